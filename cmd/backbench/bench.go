@@ -1,0 +1,408 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/fcgi"
+	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/run"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/sockets"
+)
+
+// loadOptions are the flags of bench that describe the load and the request;
+// sweep shares them.
+type loadOptions struct {
+	requests       int64
+	concurrency    int
+	timeLimit      time.Duration
+	timeout        time.Duration
+	keepAlive      bool
+	headers        []string
+	method         string
+	postFile       string
+	contentType    string
+	variableLength bool
+	quiet          bool
+	verbosity      int
+	http10         bool
+	docRoot        string
+	params         []string
+	unixSocket     string
+}
+
+// benchOptions are the flags of bench.
+type benchOptions struct {
+	loadOptions
+	gnuplotFile    string
+	percentileFile string
+	format         string
+}
+
+func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
+	fs.Int64VarP(&o.requests, "requests", "n", 1, "number of requests to perform (with -t alone: no count limit)")
+	fs.IntVarP(&o.concurrency, "concurrency", "c", 1, "number of requests to perform at a time (one connection each)")
+	fs.VarP(newSeconds(&o.timeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
+	fs.VarP(newSeconds(&o.timeout, 30*time.Second), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
+	fs.BoolVarP(&o.keepAlive, "keepalive", "k", false, "keep connections open (HTTP keep-alive, FastCGI FCGI_KEEP_CONN)")
+	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas)")
+	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
+	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m)")
+	fs.StringVarP(&o.contentType, "content-type", "T", "", "Content-Type of the body (default text/plain with -p)")
+	fs.BoolVarP(&o.variableLength, "variable-length", "l", false, "accept a variable document length (no Length failures)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output on stderr")
+	fs.IntVarP(&o.verbosity, "verbosity", "v", 1, "verbosity; 2 or more prints every request and response head on stderr")
+	fs.BoolVar(&o.http10, "http1.0", false, "send HTTP/1.0 requests, as ab does (default HTTP/1.1)")
+	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
+	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
+	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+}
+
+func newBenchFlags(o *benchOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	addLoadFlags(fs, &o.loadOptions)
+	fs.StringVarP(&o.gnuplotFile, "gnuplot", "g", "", "write every request's times to FILE as ab's gnuplot TSV")
+	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")
+	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
+	fs.SortFlags = false
+	return fs
+}
+
+const benchUsage = `Usage: backbench bench [flags] URL
+
+Runs an ab-style benchmark against one FastCGI or HTTP target and prints
+ApacheBench's report (or JSON with --format json).
+
+URL: http://HOST:PORT/PATH?QUERY, fcgi://HOST:PORT/PATH?QUERY, or with a Unix
+socket http://unix:/run/app.sock:/PATH, fcgi://unix:/run/php/fpm.sock:/PATH.
+
+Flags:
+`
+
+// parseFlags parses args with fs; it prints help to stdout and returns
+// errHelp for -h/--help, and a usage error for anything else wrong.
+func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return errHelp
+		}
+		return usagef("%s %v", fs.Name()+":", err)
+	}
+	return nil
+}
+
+// errHelp is returned after help was printed: exit status 0.
+var errHelp = errors.New("help printed")
+
+// request is a validated load description, ready to build clients from.
+type request struct {
+	target  sockets.Target
+	opts    loadOptions
+	method  string
+	body    []byte
+	ctype   string
+	headers [][2]string
+	params  [][2]string
+	docRoot string
+	limited bool // a request count applies
+}
+
+// validateLoad checks the load flags and the target URL; every error is a
+// usage error, caught before any connection is made.
+func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, error) {
+	r := &request{opts: *o}
+	tgt, err := sockets.ParseTarget(url)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if tgt.Scheme == sockets.SchemeHTTPS {
+		return nil, usagef("target %q: https is not supported yet", url)
+	}
+	if o.unixSocket != "" {
+		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
+			return nil, usagef("bad --unix-socket %q", o.unixSocket)
+		}
+		tgt = tgt.WithUnixSocket(o.unixSocket)
+	}
+	r.target = tgt
+	nSet := fs.Changed("requests")
+	r.limited = nSet || o.timeLimit == 0
+	switch {
+	case o.requests < 1 && (nSet || o.timeLimit == 0):
+		return nil, usagef("-n %d: the number of requests must be at least 1", o.requests)
+	case o.concurrency < 1:
+		return nil, usagef("-c %d: the concurrency must be at least 1", o.concurrency)
+	case o.concurrency > 1_000_000:
+		return nil, usagef("-c %d: the concurrency is at most 1000000", o.concurrency)
+	case r.limited && int64(o.concurrency) > o.requests:
+		return nil, usagef("-c %d is greater than -n %d: cannot use more workers than requests", o.concurrency, o.requests)
+	case o.timeout <= 0:
+		return nil, usagef("-s must be greater than 0 seconds")
+	case o.verbosity < 0:
+		return nil, usagef("-v %d: the verbosity must be 0 or more", o.verbosity)
+	}
+	if !r.limited {
+		r.opts.requests = 0
+	}
+	if tgt.Scheme != sockets.SchemeFCGI {
+		if o.docRoot != "" || len(o.params) > 0 {
+			return nil, usagef("--document-root and --param apply to fcgi:// targets only")
+		}
+	}
+	if tgt.Scheme == sockets.SchemeFCGI && o.http10 {
+		return nil, usagef("--http1.0 applies to http:// targets only")
+	}
+	for _, h := range o.headers {
+		kv, err := parseHeader(h)
+		if err != nil {
+			return nil, err
+		}
+		r.headers = append(r.headers, kv)
+	}
+	for _, p := range o.params {
+		kv, err := parseParam(p)
+		if err != nil {
+			return nil, err
+		}
+		r.params = append(r.params, kv)
+	}
+	r.method = o.method
+	if o.postFile != "" {
+		b, err := os.ReadFile(o.postFile)
+		if err != nil {
+			return nil, usagef("cannot read -p file: %v", err)
+		}
+		r.body = b
+		if r.method == "" {
+			r.method = "POST"
+		}
+		r.ctype = o.contentType
+		if r.ctype == "" {
+			r.ctype = "text/plain"
+		}
+	} else if o.contentType != "" {
+		return nil, usagef("-T needs a body (-p FILE)")
+	}
+	if r.method == "" {
+		r.method = "GET"
+	}
+	for _, c := range r.method {
+		if c <= ' ' || c >= 0x7f {
+			return nil, usagef("bad method %q", r.method)
+		}
+	}
+	if tgt.Scheme == sockets.SchemeFCGI {
+		dr := o.docRoot
+		if dr == "" {
+			if dr, err = os.Getwd(); err != nil {
+				return nil, usagef("cannot find the current directory for --document-root: %v", err)
+			}
+		}
+		if r.docRoot, err = filepath.Abs(dr); err != nil {
+			return nil, usagef("bad --document-root %q: %v", o.docRoot, err)
+		}
+	}
+	return r, nil
+}
+
+// factory builds the client factory for the request's protocol. verbose, if
+// not nil, receives request and response heads.
+func (r *request) factory(verbose io.Writer) (load.ClientFactory, error) {
+	if r.target.Scheme == sockets.SchemeFCGI {
+		return fcgi.NewFactory(fcgi.Config{
+			Target: r.target, Method: r.method, Headers: r.headers, Body: r.body,
+			ContentType: r.ctype, DocumentRoot: r.docRoot, Params: r.params,
+			KeepAlive: r.opts.keepAlive, Timeout: r.opts.timeout, Verbose: verbose,
+		})
+	}
+	return httpprobe.NewFactory(httpprobe.Config{
+		Target: r.target, Method: r.method, Headers: r.headers, Body: r.body,
+		ContentType: r.ctype, KeepAlive: r.opts.keepAlive, HTTP10: r.opts.http10,
+		Timeout: r.opts.timeout, Verbose: verbose,
+	})
+}
+
+// runInfo describes the run for the summary.
+func (r *request) runInfo(out run.Outcome) stats.RunInfo {
+	t := r.target
+	ri := stats.RunInfo{
+		Target:      stats.TargetInfo{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address},
+		Hostname:    t.Host,
+		Port:        t.Port,
+		Path:        t.RequestURI(),
+		Concurrency: r.opts.concurrency,
+		Requests:    r.opts.requests,
+		KeepAlive:   r.opts.keepAlive,
+		Method:      r.method,
+		BodySent:    int64(len(r.body)),
+		Elapsed:     out.Elapsed(),
+		Interrupted: out.Interrupted,
+	}
+	if t.Port == "" { // nginx-style Unix target
+		ri.Hostname = "unix:" + t.Address
+	}
+	if t.Scheme != sockets.SchemeFCGI {
+		ri.HTTPVersion = "1.1"
+		if r.opts.http10 {
+			ri.HTTPVersion = "1.0"
+		}
+	}
+	return ri
+}
+
+// lockedWriter serializes whole Write calls of several workers.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// execute checks that the target is reachable, runs the closed model and
+// returns the merged records and the summary.
+func (r *request) execute(ctx context.Context, keepRows bool, stderr io.Writer) (*stats.Merged, stats.Summary, error) {
+	o := &r.opts
+	if _, err := sockets.RaiseNoFileLimit(uint64(o.concurrency)*2 + 64); err != nil && !o.quiet {
+		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
+	}
+	if err := sockets.Check(ctx, r.target, o.timeout); err != nil {
+		if ctx.Err() != nil {
+			return nil, stats.Summary{}, errInterrupted
+		}
+		return nil, stats.Summary{}, &unreachableError{err}
+	}
+	var verbose io.Writer
+	if o.verbosity >= 2 {
+		verbose = &lockedWriter{w: stderr}
+	}
+	f, err := r.factory(verbose)
+	if err != nil {
+		return nil, stats.Summary{}, usagef("%v", err)
+	}
+	rec := stats.NewRecorder(stats.Options{Shards: o.concurrency, VariableLength: o.variableLength, KeepRows: keepRows})
+	stopProgress := r.progress(rec, stderr)
+	out, err := run.Closed(ctx, run.Config{
+		Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
+		Factory: f, Recorder: rec,
+	})
+	stopProgress()
+	if err != nil {
+		return nil, stats.Summary{}, err
+	}
+	m := rec.Merge()
+	return m, m.Summary(r.runInfo(out)), nil
+}
+
+// progress prints ab's heartbeat ("Completed N requests" every tenth of the
+// run) on stderr unless -q; the returned function stops it.
+func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
+	o := &r.opts
+	if o.quiet || o.requests <= 150 {
+		return func() {}
+	}
+	step := o.requests / 10
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		next := step
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				for n := rec.Done(); n >= next && next < o.requests; next += step {
+					fmt.Fprintf(stderr, "Completed %d requests\n", next)
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o benchOptions
+	fs := newBenchFlags(&o)
+	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())
+	}
+	r, err := validateLoad(fs, &o.loadOptions, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	// Open the output files before the run, so that a bad path costs
+	// nothing.
+	var gf, ef *os.File
+	for _, p := range []struct {
+		name string
+		f    **os.File
+	}{{o.gnuplotFile, &gf}, {o.percentileFile, &ef}} {
+		if p.name == "" {
+			continue
+		}
+		f, err := os.Create(p.name)
+		if err != nil {
+			return usagef("cannot create output file: %v", err)
+		}
+		defer f.Close()
+		*p.f = f
+	}
+	if !o.quiet && o.format == "text" {
+		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
+	}
+	m, sum, err := r.execute(ctx, gf != nil, stderr)
+	if err != nil {
+		return err
+	}
+	if o.format == "json" {
+		err = report.JSON(stdout, &sum)
+	} else {
+		err = report.Text(stdout, &sum)
+	}
+	if err != nil {
+		return err
+	}
+	if gf != nil {
+		if err := report.Gnuplot(gf, m.Rows()); err != nil {
+			return err
+		}
+	}
+	if ef != nil {
+		if err := report.PercentileCSV(ef, m.PercentileSpectrum()); err != nil {
+			return err
+		}
+	}
+	if sum.Interrupted {
+		return errInterrupted
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// secondsValue is a pflag Value for a duration given in seconds ("30",
+// "2.5") as ab takes it, or as a Go duration ("500ms", "1m").
+type secondsValue struct{ d *time.Duration }
+
+func newSeconds(p *time.Duration, def time.Duration) *secondsValue {
+	*p = def
+	return &secondsValue{p}
+}
+
+func (v *secondsValue) String() string {
+	if v.d == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(v.d.Seconds(), 'f', -1, 64)
+}
+
+func (v *secondsValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 || f > 1e9 {
+			return fmt.Errorf("want seconds from 0 to 1e9")
+		}
+		*v.d = time.Duration(f * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want seconds (30, 2.5) or a duration (500ms)")
+	}
+	*v.d = d
+	return nil
+}
+
+func (v *secondsValue) Type() string { return "seconds" }
+
+// choiceValue is a pflag Value restricted to a few words.
+type choiceValue struct {
+	p       *string
+	choices []string
+}
+
+func newChoice(p *string, def string, choices ...string) *choiceValue {
+	*p = def
+	return &choiceValue{p, choices}
+}
+
+func (v *choiceValue) String() string { return *v.p }
+
+func (v *choiceValue) Set(s string) error {
+	for _, c := range v.choices {
+		if s == c {
+			*v.p = s
+			return nil
+		}
+	}
+	return fmt.Errorf("want one of %s", strings.Join(v.choices, ", "))
+}
+
+func (v *choiceValue) Type() string { return strings.Join(v.choices, "|") }
+
+// parseHeader checks one -H value, "Name: value", and splits it.
+func parseHeader(h string) ([2]string, error) {
+	name, value, ok := strings.Cut(h, ":")
+	if !ok {
+		return [2]string{}, usagef("bad header %q: want 'Name: value'", h)
+	}
+	if name == "" || strings.ContainsFunc(name, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r)
+	}) {
+		return [2]string{}, usagef("bad header %q: the name must be a non-empty token", h)
+	}
+	value = strings.TrimSpace(value)
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return [2]string{}, usagef("bad header %q: the value has a control byte", h)
+	}
+	return [2]string{name, value}, nil
+}
+
+// parseParam checks one --param value, "NAME=VALUE".
+func parseParam(p string) ([2]string, error) {
+	name, value, ok := strings.Cut(p, "=")
+	if !ok || name == "" {
+		return [2]string{}, usagef("bad --param %q: want NAME=VALUE", p)
+	}
+	return [2]string{name, value}, nil
+}

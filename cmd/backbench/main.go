@@ -1,0 +1,139 @@
+// Command backbench benchmarks and probes web application backends directly:
+// FastCGI workers (php-fpm, fcgiwrap, ...) and HTTP/1.x app servers, over TCP
+// or Unix sockets, with no frontend in between.
+//
+// Subcommands:
+//
+//	backbench bench [flags] URL   an ab-style run with ab's report, or JSON
+//	backbench serve [flags]       built-in FastCGI and HTTP backends
+//
+// Run "backbench COMMAND --help" for the flags of each. Exit status: 0 on
+// success, 1 when the target cannot be reached, 2 for a bad command line,
+// 130 or 143 when interrupted by SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitUnreachable = 1
+	exitUsage       = 2
+	exitSIGINT      = 130
+	exitSIGTERM     = 143
+)
+
+// usageError is a bad command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// unreachableError is a target that cannot be reached at all: exit status 1.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+
+// errInterrupted reports a run stopped by a signal, after its report.
+var errInterrupted = errors.New("interrupted")
+
+const topUsage = `backbench benchmarks web backends directly: FastCGI and HTTP/1.x, TCP or Unix sockets.
+
+Usage:
+  backbench bench [flags] URL     ab-style benchmark of one target
+  backbench serve [flags]         run built-in FastCGI/HTTP backends
+
+URL forms:
+  http://HOST:PORT/PATH?QUERY        fcgi://HOST:PORT/PATH?QUERY
+  http://unix:/run/app.sock:/PATH    fcgi://unix:/run/php/fpm.sock:/PATH
+
+Run "backbench COMMAND --help" for the flags of a command.
+`
+
+func main() {
+	ctx, sig := signalContext()
+	os.Exit(Main(ctx, sig, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// signalContext returns a context cancelled by the first SIGINT or SIGTERM,
+// and a function that tells which signal it was. A second SIGINT exits at
+// once.
+func signalContext() (context.Context, func() os.Signal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	var got os.Signal
+	done := make(chan struct{})
+	go func() {
+		got = <-ch
+		close(done)
+		cancel()
+		if s := <-ch; s == syscall.SIGINT {
+			os.Exit(exitSIGINT)
+		}
+		os.Exit(exitSIGTERM)
+	}()
+	return ctx, func() os.Signal {
+		select {
+		case <-done:
+			return got
+		default:
+			return nil
+		}
+	}
+}
+
+// Main runs backbench with args (without the program name) and returns the
+// exit status. ctx stops a run; sig names the signal that cancelled ctx (nil
+// if none), to choose the exit status.
+func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "bench":
+		err = benchCmd(ctx, args[1:], stdout, stderr)
+	case "serve":
+		err = serveCmd(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, topUsage)
+		return exitOK
+	default:
+		err = usagef("unknown command %q (want bench or serve; see backbench --help)", args[0])
+	}
+	return exitStatus(err, sig, stderr)
+}
+
+func exitStatus(err error, sig func() os.Signal, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	var re *unreachableError
+	switch {
+	case errors.Is(err, errInterrupted):
+		if sig != nil && sig() == syscall.SIGTERM {
+			return exitSIGTERM
+		}
+		return exitSIGINT
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "backbench: %s\n", ue.msg)
+		return exitUsage
+	case errors.As(err, &re):
+		fmt.Fprintf(stderr, "backbench: %s\n", re.err)
+		return exitUnreachable
+	}
+	fmt.Fprintf(stderr, "backbench: %v\n", err)
+	return exitUnreachable
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/fixtures"
+)
+
+type serveOptions struct {
+	protocol   string
+	listens    []string
+	model      string
+	delay      time.Duration
+	work       time.Duration
+	body       int
+	status     int
+	keepAlive  string
+	fault      string
+	faultEvery int
+}
+
+const serveUsage = `Usage: backbench serve [flags]
+
+Runs built-in backends until SIGINT or SIGTERM, one per --listen address, and
+prints one line per address: "listening PROTOCOL NETWORK ADDRESS".
+
+Models: threaded (a goroutine per connection), serial (one connection at a
+time; others wait in the backlog), prefork:N (N connections at a time),
+evented (all connections accepted, one request processed at a time).
+
+Flags:
+`
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o serveOptions
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Var(newChoice(&o.protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
+	fs.StringArrayVar(&o.listens, "listen", nil, "address: tcp:HOST:PORT or unix:/path.sock (repeatable)")
+	fs.StringVar(&o.model, "model", "threaded", "concurrency model: threaded, serial, prefork:N, evented")
+	fs.Var(newSeconds(&o.delay, 0), "delay", "sleep per request (seconds, or a duration: 10ms)")
+	fs.Var(newSeconds(&o.work, 0), "work", "CPU busy time per request (seconds, or a duration: 1ms)")
+	fs.IntVar(&o.body, "body", 0, "response body size in bytes")
+	fs.IntVar(&o.status, "status", 200, "response status code")
+	fs.StringVar(&o.keepAlive, "keepalive", "on", "keep-alive policy: on (honour the client), off, max=N")
+	fs.StringVar(&o.fault, "fault", "", "misbehave: name of a fault (see the README)")
+	fs.IntVar(&o.faultEvery, "fault-every", 1, "apply the fault to every K-th request")
+	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if len(o.listens) == 0 {
+		return usagef("serve: need at least one --listen tcp:HOST:PORT or unix:/path.sock")
+	}
+	model, err := fixtures.ParseModel(o.model)
+	if err != nil {
+		return usagef("serve: %v", err)
+	}
+	ka, err := fixtures.ParseKeepAlive(o.keepAlive)
+	if err != nil {
+		return usagef("serve: %v", err)
+	}
+	if o.body < 0 || o.body > 1<<30 {
+		return usagef("serve: --body %d: want 0 to 1073741824 bytes", o.body)
+	}
+	if o.status < 100 || o.status > 999 {
+		return usagef("serve: --status %d: want a code from 100 to 999", o.status)
+	}
+	if o.faultEvery < 1 {
+		return usagef("serve: --fault-every must be at least 1")
+	}
+	type addr struct{ network, address string }
+	var addrs []addr
+	for _, l := range o.listens {
+		network, address, ok := strings.Cut(l, ":")
+		if !ok || address == "" || (network != "tcp" && network != "unix") {
+			return usagef("serve: bad --listen %q: want tcp:HOST:PORT or unix:/path.sock", l)
+		}
+		addrs = append(addrs, addr{network, address})
+	}
+	opts := fixtures.Options{Model: model, Delay: o.delay, Work: o.work, BodyBytes: o.body,
+		Status: o.status, KeepAlive: ka, Fault: o.fault, FaultEvery: o.faultEvery}
+	var servers []*fixtures.Server
+	defer func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}()
+	for _, a := range addrs {
+		s, err := fixtures.Start(o.protocol, a.network, a.address, opts)
+		if err != nil {
+			return &unreachableError{err}
+		}
+		servers = append(servers, s)
+		fmt.Fprintf(stdout, "listening %s %s %s\n", o.protocol, s.Network, s.Addr)
+	}
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,133 @@
+// Package load holds the leaf value types that the protocol clients, the
+// runners, the statistics and the reporters share: the outcome of one request
+// (Result), the failure classes (ErrClass), and the Client and ClientFactory
+// contracts through which a runner drives a protocol without knowing it.
+//
+// It imports the standard library only, so that every other package may
+// depend on it without cycles.
+package load
+
+import (
+	"context"
+	"time"
+)
+
+// ErrClass is the failure class of one request. The zero value, OK, means the
+// request completed with a full response (whatever its status code).
+type ErrClass uint8
+
+// The failure classes. Connect, Receive, Length and Exceptions are ab's;
+// Timeout and Protocol are ours, split out of what ab would call Receive or
+// Exceptions so that a user can tell a slow server from a broken one.
+const (
+	// OK means a complete response was read.
+	OK ErrClass = iota
+	// Connect means the connection could not be established.
+	Connect
+	// Receive means the connection failed or was cut short while the
+	// response was read (reset, EOF mid-response, a record cut short).
+	Receive
+	// Length means the body length differed from the first response's. As
+	// in ab, such a response is both complete and failed. Clients never set
+	// it; the runner does.
+	Length
+	// Exceptions means a socket error outside connect and read, such as a
+	// failed write of the request.
+	Exceptions
+	// Timeout means no complete response arrived within the request
+	// timeout.
+	Timeout
+	// Protocol means the response was malformed: a bad status line, bad
+	// FastCGI framing, a wrong request id, a head over the size limit, or a
+	// FastCGI END_REQUEST whose protocol status refuses the request.
+	Protocol
+	// NumClasses is the number of classes, for arrays indexed by ErrClass.
+	NumClasses
+)
+
+var classNames = [NumClasses]string{"ok", "connect", "receive", "length", "exceptions", "timeout", "protocol"}
+
+// String returns the lower-case name of the class, as used in JSON keys.
+func (c ErrClass) String() string {
+	if c < NumClasses {
+		return classNames[c]
+	}
+	return "unknown"
+}
+
+// Result is the outcome of one request. A Client fills it in Do; the runner
+// owns it and reuses it, so a Client must set every field it is responsible
+// for (Reset clears it first).
+//
+// All times are monotonic nanoseconds from Now (the same clock for every
+// field). Connected is meaningful only when Dialed is true.
+type Result struct {
+	// Class is the failure class; OK when a complete response was read.
+	Class ErrClass
+	// Err describes a failure; nil on success. Set only on the failure
+	// path, so that success costs no allocation.
+	Err error
+	// Status is the response status code (HTTP status, or the CGI Status
+	// header for FastCGI, 200 when absent); 0 if no head was read.
+	Status int
+	// Dialed reports that this request opened a new connection.
+	Dialed bool
+	// Reconnects counts kept connections that were found dead (closed by
+	// the server before any byte of this response) and redialed.
+	Reconnects int
+	// KeepAlive reports that the connection stayed open after the response
+	// and will be reused (ab's "Keep-Alive requests").
+	KeepAlive bool
+	// Start is when the request began (before the dial, if any), in ns.
+	Start int64
+	// Connected is when the dial completed, in ns (Start when not dialed).
+	Connected int64
+	// Written is when the last byte of the request was written, in ns.
+	Written int64
+	// FirstByte is when the first byte of the response was read, in ns.
+	FirstByte int64
+	// Done is when the response was fully read (or the failure seen), in ns.
+	Done int64
+	// BytesRead counts every byte read from the socket for this request,
+	// headers and framing included (ab's "Total transferred"), in bytes.
+	BytesRead int64
+	// BodyBytes counts the bytes of the response body (ab's "HTML
+	// transferred"), after HTTP or CGI headers and without framing.
+	BodyBytes int64
+	// StderrBytes counts FastCGI STDERR bytes; 0 for HTTP.
+	StderrBytes int64
+	// BytesWritten counts the bytes of the request written, in bytes.
+	BytesWritten int64
+	// Server is the Server header of the response (up to the first space
+	// or control byte, as ab prints it). It may point into the client's
+	// buffer and is valid only until the next Do; copy it to keep it.
+	Server []byte
+}
+
+// Reset clears r for the next request.
+func (r *Result) Reset() { *r = Result{} }
+
+// Client sends one request at a time over the connection it owns. It is used
+// by one goroutine; Close may be called once after the last Do.
+type Client interface {
+	// Do sends the request and reads the whole response, filling r. It
+	// never blocks past the client's request timeout, nor past the
+	// cancellation of the context the client was made with.
+	Do(r *Result)
+	// Close closes the client's connection, if any.
+	Close() error
+}
+
+// ClientFactory makes one Client per worker. ctx bounds every dial and every
+// read and write of the client: when it is cancelled, a Do in progress
+// returns promptly (its result is then discarded by the runner).
+type ClientFactory func(ctx context.Context) (Client, error)
+
+var epoch = time.Now()
+
+// Now returns the monotonic time in nanoseconds since the process started.
+// Every Result time uses this clock.
+func Now() int64 { return int64(time.Since(epoch)) }
+
+// Time converts a time from Now back into a wall-clock time.Time.
+func Time(ns int64) time.Time { return epoch.Add(time.Duration(ns)) }

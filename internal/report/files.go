@@ -1,0 +1,51 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// JSON writes s as one indented JSON object.
+func JSON(w io.Writer, s *stats.Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// Gnuplot writes ab's -g file: a header "starttime	seconds	ctime	dtime	ttime	wait"
+// and one row per completed request, sorted by total time as ab does:
+// the start as a ctime-style date, the start in Unix seconds, then connect,
+// processing, total and waiting times in whole milliseconds.
+func Gnuplot(w io.Writer, rows []stats.RawRow) error {
+	sorted := make([]stats.RawRow, len(rows))
+	copy(sorted, rows)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Total < sorted[j].Total })
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "starttime\tseconds\tctime\tdtime\tttime\twait\n")
+	for _, r := range sorted {
+		t := load.Time(r.Start)
+		fmt.Fprintf(bw, "%s\t%d\t%d\t%d\t%d\t%d\n", t.Format(time.ANSIC), t.Unix(),
+			nsToMs(r.Connect), nsToMs(r.Processing), nsToMs(r.Total), nsToMs(r.Waiting))
+	}
+	return bw.Flush()
+}
+
+// PercentileCSV writes ab's -e file: "Percentage served,Time in ms" and one
+// row per percentile from 0 to 100, times in ms with three decimals.
+func PercentileCSV(w io.Writer, spectrum []float64) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "Percentage served,Time in ms\n")
+	for i, v := range spectrum {
+		fmt.Fprintf(bw, "%d,%.3f\n", i, v)
+	}
+	return bw.Flush()
+}
+
+func nsToMs(ns int64) int64 { return (ns + 500_000) / 1_000_000 }

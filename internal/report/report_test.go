@@ -1,0 +1,162 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fixed is a synthetic summary: golden files never come from a live run.
+func fixed() stats.Summary {
+	return stats.Summary{
+		Target:         stats.TargetInfo{URL: "fcgi://unix:/run/php/fpm.sock:/index.php?x=1", Protocol: "fcgi", Network: "unix", Address: "/run/php/fpm.sock"},
+		ServerSoftware: "", ServerHostname: "unix:/run/php/fpm.sock", ServerPort: "",
+		DocumentPath: "/index.php?x=1", DocumentLength: 1234, Concurrency: 10, Requests: 1000,
+		Method: "POST", KeepAlive: true, TimeTaken: 0.5123,
+		Complete: 998, Failed: 3,
+		Failures:          stats.Failures{Connect: 1, Receive: 0, Length: 1, Exceptions: 0, Timeout: 1, Protocol: 0},
+		Non2xx:            2,
+		KeepAliveRequests: 998, Reconnects: 4,
+		TotalTransferred: 1432000, TotalBodySent: 12000, HTMLTransferred: 1231532, StderrBytes: 17,
+		RequestsPerSecond: 1948.08, TimePerRequest: 5.133, TimePerRequestAll: 0.513, TransferRate: 2729.77,
+		ConnectionTimes: stats.ConnectionTimes{
+			Connect:    stats.PhaseStats{Min: 0, Mean: 0.02, SD: 0.1, Median: 0, Max: 1.2},
+			Processing: stats.PhaseStats{Min: 1.1, Mean: 5.1, SD: 2.3, Median: 4.6, Max: 31.7},
+			Waiting:    stats.PhaseStats{Min: 1.0, Mean: 5.0, SD: 2.2, Median: 4.4, Max: 31.5},
+			Total:      stats.PhaseStats{Min: 1.1, Mean: 9.1, SD: 1.3, Median: 4.6, Max: 31.8},
+		},
+		Percentiles: map[string]float64{"50": 4.6, "66": 5.2, "75": 5.9, "80": 6.4, "90": 8.1, "95": 10.2, "98": 14.6, "99": 19.9, "100": 31.8},
+		ErrorSamples: []stats.ErrorSample{
+			{Message: "connect: connection refused", Count: 1},
+			{Message: "fcgi: timeout", Count: 1},
+		},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestGoldenText(t *testing.T) {
+	s := fixed()
+	var b bytes.Buffer
+	if err := Text(&b, &s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "text.golden", b.Bytes())
+	if !strings.Contains(b.String(), "ERROR: The median and mean for the total time are more than twice") {
+		t.Error("no ERROR line for a total mean 3.5 sd away from the median")
+	}
+	// ab's column: every "Label:" line has its value in column 25.
+	for _, l := range strings.Split(b.String(), "\n") {
+		if i := strings.Index(l, ": "); i > 0 && i < 23 && !strings.HasPrefix(l, " ") && !strings.Contains(l[:i], "(") &&
+			!strings.HasPrefix(l, "Connect:") && !strings.HasPrefix(l, "Processing:") && !strings.HasPrefix(l, "Waiting:") && !strings.HasPrefix(l, "Total:") &&
+			!strings.HasPrefix(l, "WARNING") && !strings.HasPrefix(l, "ERROR") {
+			if len(l) > 24 && l[23] != ' ' {
+				t.Errorf("value not in column 25: %q", l)
+			}
+		}
+	}
+}
+
+func TestGoldenTextHTTPNoFailures(t *testing.T) {
+	s := fixed()
+	s.Target = stats.TargetInfo{URL: "http://127.0.0.1:8080/", Protocol: "http", Network: "tcp", Address: "127.0.0.1:8080"}
+	s.ServerSoftware, s.ServerHostname, s.ServerPort, s.DocumentPath = "nginx/1.22.1", "127.0.0.1", "8080", "/"
+	s.HTTPVersion, s.Method, s.KeepAlive = "1.0", "GET", false
+	s.Failed, s.Failures, s.Non2xx, s.TotalBodySent, s.Reconnects, s.ErrorSamples = 0, stats.Failures{}, 0, 0, 0, nil
+	s.ConnectionTimes.Total.SD = 3
+	s.Interrupted = true
+	var b bytes.Buffer
+	if err := Text(&b, &s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "text_http.golden", b.Bytes())
+	for _, absent := range []string{"Failed requests:        0\n   (", "Keep-Alive requests", "Non-2xx", "Total body sent", "FastCGI stderr", "ERROR: The median and mean for the total"} {
+		if strings.Contains(b.String(), absent) {
+			t.Errorf("report has %q", absent)
+		}
+	}
+	for _, present := range []string{"WARNING: The median and mean for the total time", "Interrupted:", "HTTP/1.0 GET"} {
+		if !strings.Contains(b.String(), present) {
+			t.Errorf("report lacks %q", present)
+		}
+	}
+}
+
+func TestGoldenJSON(t *testing.T) {
+	s := fixed()
+	var b bytes.Buffer
+	if err := JSON(&b, &s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.json.golden", b.Bytes())
+	var back stats.Summary
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, s) {
+		t.Errorf("JSON does not round-trip:\n%+v\n%+v", back, s)
+	}
+	var generic map[string]any
+	_ = json.Unmarshal(b.Bytes(), &generic)
+	for _, k := range []string{"complete_requests", "failed_requests", "failures", "non_2xx_responses", "keep_alive_requests",
+		"document_length", "total_transferred_bytes", "html_transferred_bytes", "time_taken_seconds", "requests_per_second",
+		"connection_times_ms", "percentiles_ms", "target"} {
+		if _, ok := generic[k]; !ok {
+			t.Errorf("JSON lacks key %q", k)
+		}
+	}
+}
+
+func TestGoldenFiles(t *testing.T) {
+	rows := []stats.RawRow{
+		{Start: 3e6, Connect: 1e6, Processing: 4e6, Waiting: 3e6, Total: 5e6},
+		{Start: 1e6, Connect: 0, Processing: 2e6, Waiting: 1e6, Total: 2e6},
+	}
+	var b bytes.Buffer
+	if err := Gnuplot(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || lines[0] != "starttime\tseconds\tctime\tdtime\tttime\twait" {
+		t.Fatalf("gnuplot file:\n%s", b.String())
+	}
+	// Sorted by total time; times in whole ms; columns ctime dtime ttime wait.
+	for i, want := range []string{"\t0\t2\t2\t1", "\t1\t4\t5\t3"} {
+		if !strings.HasSuffix(lines[i+1], want) || strings.Count(lines[i+1], "\t") != 5 {
+			t.Errorf("row %d = %q, want suffix %q", i, lines[i+1], want)
+		}
+	}
+	b.Reset()
+	sp := make([]float64, 101)
+	for i := range sp {
+		sp[i] = float64(i) * 0.25
+	}
+	if err := PercentileCSV(&b, sp); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "percentiles.csv.golden", b.Bytes())
+}

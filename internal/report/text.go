@@ -1,0 +1,148 @@
+// Package report renders run summaries: ApacheBench's text report (the same
+// labels, order and column widths as ab 2.4, followed by a few lines of our
+// own), JSON, ab's gnuplot TSV (-g) and percentile CSV (-e).
+//
+// Renderers see only stats values, never clients or connections; golden
+// files in testdata pin every format (go test -run Golden -update rewrites
+// them).
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// Text writes s as ab's report, then backbench's own lines.
+func Text(w io.Writer, s *stats.Summary) error {
+	b := &strings.Builder{}
+	line := func(label, format string, a ...any) {
+		fmt.Fprintf(b, "%-24s"+format+"\n", append([]any{label + ":"}, a...)...)
+	}
+	line("Server Software", "%s", s.ServerSoftware)
+	line("Server Hostname", "%s", s.ServerHostname)
+	line("Server Port", "%s", s.ServerPort)
+	b.WriteString("\n")
+	line("Document Path", "%s", s.DocumentPath)
+	if s.VariableLength {
+		line("Document Length", "Variable")
+	} else {
+		line("Document Length", "%d bytes", s.DocumentLength)
+	}
+	b.WriteString("\n")
+	line("Concurrency Level", "%d", s.Concurrency)
+	line("Time taken for tests", "%.3f seconds", s.TimeTaken)
+	line("Complete requests", "%d", s.Complete)
+	line("Failed requests", "%d", s.Failed)
+	if s.Failed > 0 {
+		f := s.Failures
+		fmt.Fprintf(b, "   (Connect: %d, Receive: %d, Length: %d, Exceptions: %d, Timeout: %d, Protocol: %d)\n",
+			f.Connect, f.Receive, f.Length, f.Exceptions, f.Timeout, f.Protocol)
+	}
+	if s.Non2xx > 0 {
+		line("Non-2xx responses", "%d", s.Non2xx)
+	}
+	if s.KeepAlive {
+		line("Keep-Alive requests", "%d", s.KeepAliveRequests)
+	}
+	line("Total transferred", "%d bytes", s.TotalTransferred)
+	if s.TotalBodySent > 0 {
+		line("Total body sent", "%d", s.TotalBodySent)
+	}
+	line("HTML transferred", "%d bytes", s.HTMLTransferred)
+	if s.TimeTaken > 0 && s.Complete > 0 {
+		line("Requests per second", "%.2f [#/sec] (mean)", s.RequestsPerSecond)
+		line("Time per request", "%.3f [ms] (mean)", s.TimePerRequest)
+		line("Time per request", "%.3f [ms] (mean, across all concurrent requests)", s.TimePerRequestAll)
+		line("Transfer rate", "%.2f [Kbytes/sec] received", s.TransferRate)
+		if s.TotalBodySent > 0 {
+			sent := float64(s.TotalBodySent) / 1024 / s.TimeTaken
+			fmt.Fprintf(b, "%24s%.2f kb/s sent\n", "", sent)
+			fmt.Fprintf(b, "%24s%.2f kb/s total\n", "", sent+s.TransferRate)
+		}
+	}
+	if s.Complete > 0 {
+		ct := &s.ConnectionTimes
+		b.WriteString("\nConnection Times (ms)\n")
+		b.WriteString("              min  mean[+/-sd] median   max\n")
+		row := func(label string, p stats.PhaseStats) {
+			fmt.Fprintf(b, "%-12s%5d %4d %5.1f %6d %7d\n", label+":", ms(p.Min), ms(p.Mean), p.SD, ms(p.Median), ms(p.Max))
+		}
+		row("Connect", ct.Connect)
+		row("Processing", ct.Processing)
+		row("Waiting", ct.Waiting)
+		row("Total", ct.Total)
+		sane(b, "the initial connection time", ct.Connect)
+		sane(b, "the processing time", ct.Processing)
+		sane(b, "the waiting time", ct.Waiting)
+		sane(b, "the total time", ct.Total)
+
+		b.WriteString("\nPercentage of the requests served within a certain time (ms)\n")
+		for _, p := range stats.Percentiles {
+			v := ms(s.Percentiles[strconv.Itoa(p)])
+			if p == 100 {
+				fmt.Fprintf(b, " 100%%  %5d (longest request)\n", v)
+			} else {
+				fmt.Fprintf(b, "  %d%%  %5d\n", p, v)
+			}
+		}
+	}
+	ours(b, s, line)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ours writes backbench's lines after ab's block.
+func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, a ...any)) {
+	b.WriteString("\n")
+	proto := "HTTP/" + s.HTTPVersion
+	ka := "off (Connection: close)"
+	if s.Target.Protocol == "fcgi" {
+		proto = "FastCGI (RESPONDER)"
+		ka = "off (FCGI_KEEP_CONN clear)"
+		if s.KeepAlive {
+			ka = "on (FCGI_KEEP_CONN set)"
+		}
+	} else if s.KeepAlive {
+		ka = "on"
+	}
+	line("Protocol", "%s %s", proto, s.Method)
+	line("Transport", "%s %s", s.Target.Network, s.Target.Address)
+	line("Keep-alive", "%s", ka)
+	if s.Reconnects > 0 {
+		line("Reconnects", "%d (kept connections closed by the server, redialed)", s.Reconnects)
+	}
+	if s.Target.Protocol == "fcgi" {
+		line("FastCGI stderr", "%d bytes", s.StderrBytes)
+	}
+	if s.Interrupted {
+		line("Interrupted", "yes: the report covers the requests completed before the signal")
+	}
+	if len(s.ErrorSamples) > 0 {
+		b.WriteString("Errors (sample):\n")
+		for _, e := range s.ErrorSamples {
+			fmt.Fprintf(b, "  %6d  %s\n", e.Count, e.Message)
+		}
+	}
+}
+
+// sane prints ab's warning when the mean and median of a phase are more
+// than one (WARNING) or two (ERROR) standard deviations apart.
+func sane(b *strings.Builder, what string, p stats.PhaseStats) {
+	d := math.Abs(p.Mean - p.Median)
+	switch {
+	case d > 2*p.SD:
+		fmt.Fprintf(b, "ERROR: The median and mean for %s are more than twice the standard\n"+
+			"       deviation apart. These results are NOT reliable.\n", what)
+	case d > p.SD:
+		fmt.Fprintf(b, "WARNING: The median and mean for %s are not within a normal deviation\n"+
+			"        These results are probably not that reliable.\n", what)
+	}
+}
+
+// ms rounds a time in milliseconds to the nearest whole millisecond.
+func ms(v float64) int64 { return int64(math.Round(v)) }

@@ -1,0 +1,117 @@
+// Package run drives load: the closed model, where C workers each send one
+// request at a time over their own client until a shared request budget or a
+// time limit runs out.
+//
+// Counts are exact: the budget is one atomic counter, so N requests are sent
+// whatever N mod C is, and every request that was sent is recorded once,
+// except those cut short by the end of a time limit or by an interrupt (they
+// are in flight when the run stops and are neither complete nor failed).
+//
+// The runner knows no protocol: clients arrive through a load.ClientFactory.
+package run
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// Config configures a closed-model run.
+type Config struct {
+	// Concurrency is the number of workers, each with its own client.
+	Concurrency int
+	// Requests is the total number of requests; 0 means no count limit
+	// (a Duration is then required).
+	Requests int64
+	// Duration is the time limit of the run; 0 means none.
+	Duration time.Duration
+	// Factory makes one client per worker.
+	Factory load.ClientFactory
+	// Recorder receives every result.
+	Recorder *stats.Recorder
+}
+
+// Outcome describes how a run went.
+type Outcome struct {
+	// Start and End bound the run, in load.Now nanoseconds: End is when
+	// the last worker stopped.
+	Start, End int64
+	// Interrupted reports that ctx was cancelled before the run ended.
+	Interrupted bool
+}
+
+// Elapsed returns the run's wall time in nanoseconds.
+func (o Outcome) Elapsed() int64 { return o.End - o.Start }
+
+// Closed runs the closed model. It returns when the budget is spent, the
+// time limit has passed, or ctx is cancelled (Outcome.Interrupted). An error
+// is returned only when a client cannot be made.
+func Closed(ctx context.Context, cfg Config) (Outcome, error) {
+	if cfg.Concurrency < 1 {
+		return Outcome{}, errors.New("run: concurrency must be at least 1")
+	}
+	if cfg.Requests <= 0 && cfg.Duration <= 0 {
+		return Outcome{}, errors.New("run: need a request count or a duration")
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.Duration > 0 {
+		var stop context.CancelFunc
+		runCtx, stop = context.WithTimeout(runCtx, cfg.Duration)
+		defer stop()
+	}
+
+	clients := make([]load.Client, cfg.Concurrency)
+	for i := range clients {
+		c, err := cfg.Factory(runCtx)
+		if err != nil {
+			for _, c := range clients[:i] {
+				c.Close()
+			}
+			return Outcome{}, err
+		}
+		clients[i] = c
+	}
+
+	var budget atomic.Int64
+	budget.Store(cfg.Requests)
+	limited := cfg.Requests > 0
+	out := Outcome{Start: load.Now()}
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			worker(runCtx, c, cfg.Recorder.Shard(i), &budget, limited)
+		}()
+	}
+	wg.Wait()
+	out.End = load.Now()
+	out.Interrupted = ctx.Err() != nil
+	return out, nil
+}
+
+// worker is the hot loop of one worker: no allocation, channel or shared
+// lock per request beyond the shard's short lock.
+func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.Int64, limited bool) {
+	var res load.Result
+	for ctx.Err() == nil {
+		if limited && budget.Add(-1) < 0 {
+			return
+		}
+		res.Reset()
+		c.Do(&res)
+		if res.Class != load.OK && ctx.Err() != nil {
+			// Cut short by the end of the run (time limit or interrupt):
+			// neither complete nor failed.
+			return
+		}
+		sh.Record(&res)
+	}
+}

@@ -1,0 +1,357 @@
+// Package stats records the outcome of every request of a run and reduces
+// them to a Summary: pure data, with JSON tags, that the reporters render.
+//
+// Latencies go into HDR histograms (github.com/HdrHistogram/hdrhistogram-go)
+// with 3 significant digits (percentiles within 0.1% of the value) from 1 µs
+// to 1 hour, one set per shard, merged after the run; memory does not grow
+// with the request count. Exact count, min, max, mean and standard deviation
+// are kept beside the histograms. Workers record into a shard under a short
+// lock; a run has at most MaxShards shards, so the histogram memory stays a
+// few MiB whatever the concurrency.
+//
+// The Length rule is ab's: the body length of the first completed response
+// is the document length, and a later completed response whose body length
+// differs is a Length failure (still counted complete) unless the length is
+// declared variable.
+package stats
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/backbench/backbench/internal/load"
+)
+
+// MaxShards bounds the number of shards of a Recorder.
+const MaxShards = 16
+
+// MaxErrorSamples is how many distinct error messages a Recorder keeps.
+const MaxErrorSamples = 8
+
+// Histogram bounds, in microseconds.
+const (
+	histMin  = 1
+	histMax  = 3_600_000_000 // one hour
+	histSigF = 3
+)
+
+// Phase indexes the four ab phases.
+type Phase int
+
+// The ab phases (REFERENCE: Connect, Processing, Waiting, Total).
+const (
+	PhaseConnect Phase = iota
+	PhaseProcessing
+	PhaseWaiting
+	PhaseTotal
+	numPhases
+)
+
+// moments keeps exact count, sum, sum of squares, min and max of one phase,
+// in nanoseconds.
+type moments struct {
+	n          int64
+	sum, sumsq float64
+	min, max   int64
+}
+
+func (m *moments) add(v int64) {
+	if m.n == 0 || v < m.min {
+		m.min = v
+	}
+	if v > m.max {
+		m.max = v
+	}
+	m.n++
+	f := float64(v)
+	m.sum += f
+	m.sumsq += f * f
+}
+
+func (m *moments) merge(o *moments) {
+	if o.n == 0 {
+		return
+	}
+	if m.n == 0 || o.min < m.min {
+		m.min = o.min
+	}
+	if o.max > m.max {
+		m.max = o.max
+	}
+	m.n += o.n
+	m.sum += o.sum
+	m.sumsq += o.sumsq
+}
+
+// RawRow is one completed request, kept only when a Recorder is asked to keep
+// rows (ab's -g file). Times are in nanoseconds; Start is from load.Now.
+type RawRow struct {
+	Start, Connect, Processing, Waiting, Total int64
+}
+
+// Shard is the part of a Recorder that a group of workers records into.
+type Shard struct {
+	mu     sync.Mutex
+	hist   [numPhases]*hdr.Histogram
+	mom    [numPhases]moments
+	counts counts
+	rows   []RawRow
+	keep   bool
+	rec    *Recorder
+	done   atomic.Int64 // requests recorded, for progress
+}
+
+type counts struct {
+	complete, non2xx, keepAlive, reconnects int64
+	failures                                 [load.NumClasses]int64
+	bytesRead, bodyBytes, bytesWritten       int64
+	stderrBytes                              int64
+	first, last                              int64 // Start of first, Done of last request
+}
+
+// Recorder collects the results of one run.
+type Recorder struct {
+	shards   []*Shard
+	variable bool
+	docLen   atomic.Int64 // -1 until the first completed response
+	server   atomic.Pointer[string]
+
+	errMu   sync.Mutex
+	errSeen map[string]int64
+}
+
+// Options configures a Recorder.
+type Options struct {
+	// Shards is the number of shards, usually the concurrency; it is
+	// capped at MaxShards.
+	Shards int
+	// VariableLength turns the Length rule off (ab's -l).
+	VariableLength bool
+	// KeepRows keeps one RawRow per completed request (for ab's -g file);
+	// memory then grows with the request count.
+	KeepRows bool
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder(o Options) *Recorder {
+	n := min(max(o.Shards, 1), MaxShards)
+	r := &Recorder{shards: make([]*Shard, n), variable: o.VariableLength, errSeen: map[string]int64{}}
+	r.docLen.Store(-1)
+	for i := range r.shards {
+		s := &Shard{rec: r, keep: o.KeepRows}
+		for p := range s.hist {
+			s.hist[p] = hdr.New(histMin, histMax, histSigF)
+		}
+		r.shards[i] = s
+	}
+	return r
+}
+
+// Shard returns the shard for worker i.
+func (r *Recorder) Shard(i int) *Shard { return r.shards[i%len(r.shards)] }
+
+// Done returns how many requests have been recorded so far. It is safe to
+// call while workers record.
+func (r *Recorder) Done() int64 {
+	var n int64
+	for _, s := range r.shards {
+		n += s.done.Load()
+	}
+	return n
+}
+
+// Record adds one result. It applies the Length rule, which may turn an OK
+// result into a Length failure (res.Class is updated so that the caller
+// sees the final class).
+func (s *Shard) Record(res *load.Result) {
+	r := s.rec
+	if res.Class == load.OK && !r.variable {
+		if !r.docLen.CompareAndSwap(-1, res.BodyBytes) && r.docLen.Load() != res.BodyBytes {
+			res.Class = load.Length
+		}
+	} else if res.Class == load.OK {
+		r.docLen.CompareAndSwap(-1, res.BodyBytes)
+	}
+	if res.Server != nil && r.server.Load() == nil && res.Class == load.OK {
+		sv := string(res.Server)
+		r.server.CompareAndSwap(nil, &sv)
+	}
+	if res.Err != nil {
+		r.sampleError(res.Err.Error())
+	}
+
+	s.mu.Lock()
+	c := &s.counts
+	if c.first == 0 || res.Start < c.first {
+		c.first = res.Start
+	}
+	if res.Done > c.last {
+		c.last = res.Done
+	}
+	c.bytesRead += res.BytesRead
+	c.bytesWritten += res.BytesWritten
+	c.stderrBytes += res.StderrBytes
+	c.reconnects += int64(res.Reconnects)
+	if res.Class != load.OK {
+		c.failures[res.Class]++
+	}
+	if res.Class == load.OK || res.Class == load.Length {
+		c.complete++
+		c.bodyBytes += res.BodyBytes
+		if res.Status < 200 || res.Status > 299 {
+			c.non2xx++
+		}
+		if res.KeepAlive {
+			c.keepAlive++
+		}
+		connect := int64(0)
+		if res.Dialed {
+			connect = res.Connected - res.Start
+		}
+		total := res.Done - res.Start
+		wait := res.FirstByte - res.Written
+		if wait < 0 {
+			wait = 0
+		}
+		v := [numPhases]int64{connect, total - connect, wait, total}
+		for p := range v {
+			s.mom[p].add(v[p])
+			us := v[p] / 1000
+			if us > histMax {
+				us = histMax
+			}
+			_ = s.hist[p].RecordValue(us)
+		}
+		if s.keep {
+			s.rows = append(s.rows, RawRow{Start: res.Start, Connect: v[0], Processing: v[1], Waiting: v[2], Total: v[3]})
+		}
+	}
+	s.mu.Unlock()
+	s.done.Add(1)
+}
+
+func (r *Recorder) sampleError(msg string) {
+	r.errMu.Lock()
+	if _, ok := r.errSeen[msg]; ok || len(r.errSeen) < MaxErrorSamples {
+		r.errSeen[msg]++
+	}
+	r.errMu.Unlock()
+}
+
+// Merged is the union of every shard, after the run.
+type Merged struct {
+	hist     [numPhases]*hdr.Histogram
+	mom      [numPhases]moments
+	counts   counts
+	rows     []RawRow
+	docLen   int64
+	server   string
+	errSeen  map[string]int64
+	variable bool
+}
+
+// Merge combines the shards. Call it after every worker has stopped.
+func (r *Recorder) Merge() *Merged {
+	m := &Merged{docLen: r.docLen.Load(), errSeen: map[string]int64{}, variable: r.variable}
+	if m.docLen < 0 {
+		m.docLen = 0
+	}
+	if p := r.server.Load(); p != nil {
+		m.server = *p
+	}
+	for p := range m.hist {
+		m.hist[p] = hdr.New(histMin, histMax, histSigF)
+	}
+	for _, s := range r.shards {
+		s.mu.Lock()
+		for p := range m.hist {
+			m.hist[p].Merge(s.hist[p])
+			m.mom[p].merge(&s.mom[p])
+		}
+		c, o := &m.counts, &s.counts
+		if o.first != 0 && (c.first == 0 || o.first < c.first) {
+			c.first = o.first
+		}
+		c.last = max(c.last, o.last)
+		c.complete += o.complete
+		c.non2xx += o.non2xx
+		c.keepAlive += o.keepAlive
+		c.reconnects += o.reconnects
+		c.bytesRead += o.bytesRead
+		c.bodyBytes += o.bodyBytes
+		c.bytesWritten += o.bytesWritten
+		c.stderrBytes += o.stderrBytes
+		for i := range c.failures {
+			c.failures[i] += o.failures[i]
+		}
+		m.rows = append(m.rows, s.rows...)
+		s.mu.Unlock()
+	}
+	r.errMu.Lock()
+	for k, v := range r.errSeen {
+		m.errSeen[k] = v
+	}
+	r.errMu.Unlock()
+	return m
+}
+
+// Rows returns the kept raw rows (nil unless Options.KeepRows).
+func (m *Merged) Rows() []RawRow { return m.rows }
+
+// PhaseStats is one row of ab's "Connection Times (ms)" table, in
+// milliseconds, with exact min, max, mean and sample standard deviation and
+// the HDR median.
+type PhaseStats struct {
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	SD     float64 `json:"sd"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+func (m *Merged) phase(p Phase) PhaseStats {
+	mo := &m.mom[p]
+	if mo.n == 0 {
+		return PhaseStats{}
+	}
+	mean := mo.sum / float64(mo.n)
+	sd := 0.0
+	if mo.n > 1 {
+		v := (mo.sumsq - mo.sum*mean) / float64(mo.n-1)
+		if v > 0 {
+			sd = math.Sqrt(v)
+		}
+	}
+	return PhaseStats{
+		Min:    float64(mo.min) / 1e6,
+		Mean:   mean / 1e6,
+		SD:     sd / 1e6,
+		Median: m.quantile(p, 50),
+		Max:    float64(mo.max) / 1e6,
+	}
+}
+
+// quantile returns the q-th percentile (0..100) of phase p in ms. The top
+// (q = 100) is the exact maximum; other values are HDR estimates clamped to
+// the exact min and max.
+func (m *Merged) quantile(p Phase, q float64) float64 {
+	mo := &m.mom[p]
+	if mo.n == 0 {
+		return 0
+	}
+	if q >= 100 {
+		return float64(mo.max) / 1e6
+	}
+	if q <= 0 {
+		return float64(mo.min) / 1e6
+	}
+	v := float64(m.hist[p].ValueAtQuantile(q)) / 1e3 // µs to ms
+	lo, hi := float64(mo.min)/1e6, float64(mo.max)/1e6
+	return math.Min(math.Max(v, lo), hi)
+}
+
+// Quantile returns the q-th percentile (0..100) of the total time in ms.
+func (m *Merged) Quantile(q float64) float64 { return m.quantile(PhaseTotal, q) }

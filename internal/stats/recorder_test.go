@@ -1,0 +1,136 @@
+package stats
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/backbench/backbench/internal/load"
+)
+
+// ok returns a completed result whose total time is total ns.
+func ok(start, total, body int64) load.Result {
+	return load.Result{Class: load.OK, Status: 200, Start: start, Connected: start, Written: start + total/4,
+		FirstByte: start + total/2, Done: start + total, BodyBytes: body, BytesRead: body + 100}
+}
+
+func TestCountsAndLengthRule(t *testing.T) {
+	for _, variable := range []bool{false, true} {
+		rec := NewRecorder(Options{Shards: 3, VariableLength: variable})
+		results := []load.Result{
+			ok(10, 1e6, 5),
+			ok(20, 2e6, 5),
+			ok(30, 3e6, 7), // Length failure unless variable
+			{Class: load.Connect, Err: errors.New("connect: connection refused"), Start: 40, Done: 50},
+			{Class: load.Timeout, Err: errors.New("timeout"), Start: 40, Done: 50},
+			{Class: load.Protocol, Err: errors.New("bad version"), Start: 40, Done: 50},
+		}
+		results[1].Status = 404
+		results[0].KeepAlive = true
+		for i := range results {
+			rec.Shard(i).Record(&results[i])
+		}
+		s := rec.Merge().Summary(RunInfo{Concurrency: 3, Elapsed: 1e9})
+		wantLength := int64(1)
+		if variable {
+			wantLength = 0
+		}
+		if s.Complete != 3 || s.Failed != 3+wantLength || s.Failures.Length != wantLength {
+			t.Errorf("variable=%v: complete %d failed %d length %d", variable, s.Complete, s.Failed, s.Failures.Length)
+		}
+		if s.Failures.Connect != 1 || s.Failures.Timeout != 1 || s.Failures.Protocol != 1 {
+			t.Errorf("failures %+v", s.Failures)
+		}
+		if s.Non2xx != 1 || s.KeepAliveRequests != 1 || s.DocumentLength != 5 {
+			t.Errorf("non2xx %d keepalive %d doclen %d", s.Non2xx, s.KeepAliveRequests, s.DocumentLength)
+		}
+		if s.HTMLTransferred != 17 || s.TotalTransferred != 317 {
+			t.Errorf("html %d total %d", s.HTMLTransferred, s.TotalTransferred)
+		}
+		if len(s.ErrorSamples) != 3 {
+			t.Errorf("error samples %v", s.ErrorSamples)
+		}
+		if s.RequestsPerSecond != 3 || s.TimePerRequest != 1000 {
+			t.Errorf("rps %v tpr %v", s.RequestsPerSecond, s.TimePerRequest)
+		}
+	}
+}
+
+// TestPercentilesAndMoments checks HDR percentiles against the exact order
+// statistics (within 0.1% plus 1 µs) and the exact mean and sample sd.
+func TestPercentilesAndMoments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	rec := NewRecorder(Options{Shards: 8})
+	var totals []float64
+	for i := range 20000 {
+		total := int64(rng.ExpFloat64()*5e6) + 100_000 // ns
+		r := ok(int64(i), total, 10)
+		r.Dialed = true
+		r.Connected = r.Start + total/10
+		rec.Shard(i).Record(&r)
+		totals = append(totals, float64(total)/1e6)
+	}
+	m := rec.Merge()
+	s := m.Summary(RunInfo{Concurrency: 8, Elapsed: 2e9})
+	sort.Float64s(totals)
+	for _, p := range Percentiles {
+		idx := int(math.Ceil(float64(p)/100*float64(len(totals)))) - 1
+		want := totals[idx]
+		got := s.Percentiles[itoa(p)]
+		if math.Abs(got-want) > want*0.001+0.001 {
+			t.Errorf("p%d = %v, want %v", p, got, want)
+		}
+	}
+	var sum, sumsq float64
+	for _, v := range totals {
+		sum += v
+	}
+	mean := sum / float64(len(totals))
+	for _, v := range totals {
+		sumsq += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(sumsq / float64(len(totals)-1))
+	tt := s.ConnectionTimes.Total
+	if math.Abs(tt.Mean-mean) > 1e-6 || math.Abs(tt.SD-sd) > 1e-6 || tt.Min != totals[0] || tt.Max != totals[len(totals)-1] {
+		t.Errorf("total %+v, want mean %v sd %v min %v max %v", tt, mean, sd, totals[0], totals[len(totals)-1])
+	}
+	c := s.ConnectionTimes
+	if math.Abs(c.Connect.Mean+c.Processing.Mean-c.Total.Mean) > 1e-6 {
+		t.Errorf("connect %v + processing %v != total %v", c.Connect.Mean, c.Processing.Mean, c.Total.Mean)
+	}
+	if sp := m.PercentileSpectrum(); len(sp) != 101 || sp[0] != totals[0] || sp[100] != totals[len(totals)-1] {
+		t.Errorf("spectrum ends %v %v", sp[0], sp[100])
+	}
+}
+
+func TestConnectOnlyWhenDialed(t *testing.T) {
+	rec := NewRecorder(Options{Shards: 1, KeepRows: true})
+	r := ok(0, 4e6, 1)
+	r.Connected = 3e6 // not dialed: must be ignored
+	rec.Shard(0).Record(&r)
+	m := rec.Merge()
+	s := m.Summary(RunInfo{Elapsed: 1})
+	if s.ConnectionTimes.Connect.Max != 0 || s.ConnectionTimes.Processing.Max != 4 {
+		t.Errorf("%+v", s.ConnectionTimes)
+	}
+	if rows := m.Rows(); len(rows) != 1 || rows[0].Total != 4e6 || rows[0].Waiting != 1e6 {
+		t.Errorf("rows %+v", rows)
+	}
+}
+
+func TestErrorSamplesBounded(t *testing.T) {
+	rec := NewRecorder(Options{Shards: 2})
+	for i := range 100 {
+		r := load.Result{Class: load.Receive, Err: errors.New("e" + itoa(i%20))}
+		rec.Shard(i).Record(&r)
+	}
+	s := rec.Merge().Summary(RunInfo{})
+	if len(s.ErrorSamples) != MaxErrorSamples || s.Failures.Receive != 100 {
+		t.Errorf("%d samples, %d receive", len(s.ErrorSamples), s.Failures.Receive)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

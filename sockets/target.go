@@ -1,0 +1,180 @@
+// Package sockets parses benchmark targets and dials them: TCP addresses and
+// Unix sockets, in URL form (http://host:port/path, fcgi://host:port/path),
+// in nginx's Unix form (fcgi://unix:/run/php/fpm.sock:/index.php), or with
+// curl's --unix-socket override. Its Dialer always honours a context and a
+// timeout, on TCP and Unix alike, and it names the connection-level failures
+// a benchmark meets (refused, missing socket, backlog full, too many open
+// files, ephemeral ports exhausted).
+//
+// It is the only package of the module that imports golang.org/x/sys/unix.
+package sockets
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Schemes understood by ParseTarget.
+const (
+	SchemeHTTP  = "http"
+	SchemeHTTPS = "https"
+	SchemeFCGI  = "fcgi"
+)
+
+// Target is a parsed benchmark target: where to connect and what to ask for.
+type Target struct {
+	// URL is the target as the user typed it.
+	URL string
+	// Scheme is "http", "https" or "fcgi".
+	Scheme string
+	// Network is "tcp" or "unix".
+	Network string
+	// Address is host:port for TCP, the socket path for Unix.
+	Address string
+	// Host is the host name as typed ("localhost" for nginx-style Unix
+	// targets); it becomes the Host header and SERVER_NAME.
+	Host string
+	// Port is the port as typed or the scheme's default ("" for nginx-style
+	// Unix targets).
+	Port string
+	// Path is the request path, always starting with "/", without query.
+	Path string
+	// RawQuery is the query string without the "?".
+	RawQuery string
+}
+
+// DefaultPort returns the port used when a URL of the scheme has none: 80 for
+// http, 443 for https and 9000 (php-fpm's usual port) for fcgi.
+func DefaultPort(scheme string) string {
+	switch scheme {
+	case SchemeHTTPS:
+		return "443"
+	case SchemeFCGI:
+		return "9000"
+	}
+	return "80"
+}
+
+// ParseTarget parses a target URL. Accepted forms:
+//
+//	http://HOST[:PORT]/PATH?QUERY   https://...   fcgi://HOST[:PORT]/PATH?QUERY
+//	http://unix:/run/app.sock:/PATH?QUERY        (nginx's form; also fcgi and https)
+//
+// IPv6 hosts are written in brackets: http://[::1]:8080/.
+func ParseTarget(raw string) (Target, error) {
+	t := Target{URL: raw}
+	i := strings.Index(raw, "://")
+	if i <= 0 {
+		return t, fmt.Errorf("target %q: want SCHEME://HOST[:PORT]/PATH (schemes: http, https, fcgi)", raw)
+	}
+	t.Scheme = strings.ToLower(raw[:i])
+	switch t.Scheme {
+	case SchemeHTTP, SchemeHTTPS, SchemeFCGI:
+	default:
+		return t, fmt.Errorf("target %q: unknown scheme %q (want http, https or fcgi)", raw, raw[:i])
+	}
+	rest := raw[i+3:]
+	if strings.HasPrefix(rest, "unix:") {
+		// nginx's form: unix:/path/to.sock:/uri. The socket path ends at the
+		// first ':' after "unix:"; what follows is the request URI.
+		sock := rest[len("unix:"):]
+		uri := ""
+		if j := strings.IndexByte(sock, ':'); j >= 0 {
+			sock, uri = sock[:j], sock[j+1:]
+		}
+		if sock == "" {
+			return t, fmt.Errorf("target %q: empty Unix socket path (want %s://unix:/path/to.sock:/uri)", raw, t.Scheme)
+		}
+		if !strings.HasPrefix(sock, "/") && !strings.HasPrefix(sock, ".") {
+			return t, fmt.Errorf("target %q: Unix socket path %q must be absolute or start with ./", raw, sock)
+		}
+		t.Network, t.Address, t.Host = "unix", sock, "localhost"
+		return t, t.setURI(uri)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return t, fmt.Errorf("target %q: %v", raw, unwrapURLError(err))
+	}
+	if u.User != nil {
+		return t, fmt.Errorf("target %q: user info is not supported", raw)
+	}
+	if u.Fragment != "" {
+		return t, fmt.Errorf("target %q: a fragment (#...) is never sent; remove it", raw)
+	}
+	t.Host = u.Hostname()
+	if t.Host == "" {
+		return t, fmt.Errorf("target %q: missing host", raw)
+	}
+	t.Port = u.Port()
+	if t.Port == "" {
+		if strings.HasSuffix(u.Host, ":") {
+			return t, fmt.Errorf("target %q: empty port", raw)
+		}
+		t.Port = DefaultPort(t.Scheme)
+	}
+	if p, err := strconv.Atoi(t.Port); err != nil || p < 1 || p > 65535 {
+		return t, fmt.Errorf("target %q: bad port %q (want 1-65535)", raw, t.Port)
+	}
+	t.Network, t.Address = "tcp", net.JoinHostPort(t.Host, t.Port)
+	t.Path = u.EscapedPath()
+	if t.Path == "" {
+		t.Path = "/"
+	}
+	t.RawQuery = u.RawQuery
+	return t, nil
+}
+
+func (t *Target) setURI(uri string) error {
+	if uri == "" {
+		uri = "/"
+	}
+	if !strings.HasPrefix(uri, "/") {
+		return fmt.Errorf("target %q: request path %q must start with /", t.URL, uri)
+	}
+	if strings.ContainsAny(uri, " \t\r\n#") {
+		return fmt.Errorf("target %q: request path %q has a space, control byte or '#'", t.URL, uri)
+	}
+	t.Path, t.RawQuery, _ = strings.Cut(uri, "?")
+	return nil
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// WithUnixSocket returns t reached through the Unix socket at path instead of
+// its host and port (curl's --unix-socket); Host and the URI stay as typed.
+func (t Target) WithUnixSocket(path string) Target {
+	t.Network, t.Address = "unix", path
+	return t
+}
+
+// RequestURI returns the path and, if any, "?" and the query.
+func (t Target) RequestURI() string {
+	if t.RawQuery == "" {
+		return t.Path
+	}
+	return t.Path + "?" + t.RawQuery
+}
+
+// HostHeader returns the value for an HTTP Host header: the host, with the
+// port when it is not the scheme's default; "localhost" for nginx-style Unix
+// targets.
+func (t Target) HostHeader() string {
+	h := t.Host
+	if strings.Contains(h, ":") {
+		h = "[" + h + "]"
+	}
+	if t.Port == "" || t.Port == DefaultPort(t.Scheme) {
+		return h
+	}
+	return h + ":" + t.Port
+}
