@@ -134,3 +134,27 @@ func TestErrorSamplesBounded(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestRecordDoesNotAllocate(t *testing.T) {
+	rec := NewRecorder(Options{Shards: 4})
+	r := ok(1, 2e6, 10)
+	r.Server = []byte("srv")
+	sh := rec.Shard(0)
+	sh.Record(&r)
+	if n := testing.AllocsPerRun(1000, func() { sh.Record(&r) }); n != 0 {
+		t.Errorf("Record allocates %v times per call", n)
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	rec := NewRecorder(Options{Shards: 4})
+	r := ok(1, 2e6, 10)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		sh := rec.Shard(0)
+		rr := r
+		for pb.Next() {
+			sh.Record(&rr)
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// fakeClient answers at once (or after delay), failing every failEvery-th
+// request with Receive.
+type fakeClient struct {
+	ctx       context.Context
+	delay     time.Duration
+	failEvery int64
+	calls     *atomic.Int64
+	closed    *atomic.Int64
+}
+
+func (c *fakeClient) Do(r *load.Result) {
+	r.Start = load.Now()
+	n := c.calls.Add(1)
+	if c.delay > 0 {
+		select {
+		case <-time.After(c.delay):
+		case <-c.ctx.Done():
+			r.Class, r.Err, r.Done = load.Receive, c.ctx.Err(), load.Now()
+			return
+		}
+	}
+	r.Connected, r.Written, r.FirstByte = r.Start, r.Start, r.Start
+	r.Done = load.Now()
+	if c.failEvery > 0 && n%c.failEvery == 0 {
+		r.Class, r.Err = load.Receive, errors.New("receive: reset")
+		return
+	}
+	r.Status, r.BodyBytes, r.BytesRead = 200, 10, 50
+}
+
+func (c *fakeClient) Close() error { c.closed.Add(1); return nil }
+
+func factory(delay time.Duration, failEvery int64, calls, closed *atomic.Int64) load.ClientFactory {
+	return func(ctx context.Context) (load.Client, error) {
+		return &fakeClient{ctx: ctx, delay: delay, failEvery: failEvery, calls: calls, closed: closed}, nil
+	}
+}
+
+func TestClosedExactCounts(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		c    int
+		fail int64
+	}{{1, 1, 0}, {10, 3, 0}, {1000, 7, 0}, {997, 13, 5}, {5, 5, 2}} {
+		var calls, closed atomic.Int64
+		rec := stats.NewRecorder(stats.Options{Shards: tc.c})
+		out, err := Closed(context.Background(), Config{Concurrency: tc.c, Requests: tc.n, Factory: factory(0, tc.fail, &calls, &closed), Recorder: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := rec.Merge().Summary(stats.RunInfo{Elapsed: out.Elapsed()})
+		wantFailed := int64(0)
+		if tc.fail > 0 {
+			wantFailed = tc.n / tc.fail
+		}
+		if calls.Load() != tc.n || s.Complete+s.Failed != tc.n || s.Failed != wantFailed || closed.Load() != int64(tc.c) || out.Interrupted {
+			t.Errorf("n=%d c=%d: calls %d complete %d failed %d closed %d", tc.n, tc.c, calls.Load(), s.Complete, s.Failed, closed.Load())
+		}
+	}
+}
+
+func TestClosedDuration(t *testing.T) {
+	var calls, closed atomic.Int64
+	rec := stats.NewRecorder(stats.Options{Shards: 4})
+	start := time.Now()
+	out, err := Closed(context.Background(), Config{Concurrency: 4, Duration: 200 * time.Millisecond,
+		Factory: factory(10*time.Millisecond, 0, &calls, &closed), Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	el := time.Since(start)
+	s := rec.Merge().Summary(stats.RunInfo{Elapsed: out.Elapsed()})
+	if el < 190*time.Millisecond || el > 2*time.Second || s.Complete == 0 || s.Failed != 0 {
+		t.Errorf("elapsed %v complete %d failed %d", el, s.Complete, s.Failed)
+	}
+	// Requests in flight at the deadline are neither complete nor failed.
+	if s.Complete > calls.Load() || calls.Load()-s.Complete > 4 {
+		t.Errorf("calls %d complete %d", calls.Load(), s.Complete)
+	}
+}
+
+func TestClosedInterrupted(t *testing.T) {
+	var calls, closed atomic.Int64
+	rec := stats.NewRecorder(stats.Options{Shards: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	out, err := Closed(ctx, Config{Concurrency: 2, Requests: 1_000_000, Factory: factory(5*time.Millisecond, 0, &calls, &closed), Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rec.Merge().Summary(stats.RunInfo{})
+	if !out.Interrupted || s.Failed != 0 || s.Complete == 0 || s.Complete >= 1_000_000 || closed.Load() != 2 {
+		t.Errorf("interrupted %v complete %d failed %d closed %d", out.Interrupted, s.Complete, s.Failed, closed.Load())
+	}
+}
+
+func TestClosedBadConfig(t *testing.T) {
+	var calls, closed atomic.Int64
+	rec := stats.NewRecorder(stats.Options{})
+	if _, err := Closed(context.Background(), Config{Concurrency: 0, Requests: 1, Factory: factory(0, 0, &calls, &closed), Recorder: rec}); err == nil {
+		t.Error("concurrency 0 accepted")
+	}
+	if _, err := Closed(context.Background(), Config{Concurrency: 1, Factory: factory(0, 0, &calls, &closed), Recorder: rec}); err == nil {
+		t.Error("no limit accepted")
+	}
+	bad := func(context.Context) (load.Client, error) { return nil, errors.New("no client") }
+	if _, err := Closed(context.Background(), Config{Concurrency: 1, Requests: 1, Factory: bad, Recorder: rec}); err == nil {
+		t.Error("factory error lost")
+	}
+}
