@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ type loadOptions struct {
 	docRoot        string
 	params         []string
 	unixSocket     string
+	rate           float64
+	abCompat       bool
+	rawFile        string
 }
 
 // benchOptions are the flags of bench.
@@ -48,6 +52,7 @@ type benchOptions struct {
 	gnuplotFile    string
 	percentileFile string
 	format         string
+	spectrum       bool
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -67,6 +72,9 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+	fs.Float64Var(&o.rate, "rate", 0, "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
+	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
+	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
@@ -75,6 +83,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.StringVarP(&o.gnuplotFile, "gnuplot", "g", "", "write every request's times to FILE as ab's gnuplot TSV")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
+	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.SortFlags = false
 	return fs
 }
@@ -156,6 +165,8 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 		return nil, usagef("-s must be greater than 0 seconds")
 	case o.verbosity < 0:
 		return nil, usagef("-v %d: the verbosity must be 0 or more", o.verbosity)
+	case o.rate < 0 || o.rate > 10_000_000:
+		return nil, usagef("--rate %g: want requests per second from 0 to 10000000", o.rate)
 	}
 	if !r.limited {
 		r.opts.requests = 0
@@ -253,6 +264,9 @@ func (r *request) runInfo(out run.Outcome) stats.RunInfo {
 		BodySent:    int64(len(r.body)),
 		Elapsed:     out.Elapsed(),
 		Interrupted: out.Interrupted,
+		Rate:        r.opts.rate,
+		ABCompat:    r.opts.abCompat,
+		Client:      clientHealth(out),
 	}
 	if t.Port == "" { // nginx-style Unix target
 		ri.Hostname = "unix:" + t.Address
@@ -280,7 +294,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // execute checks that the target is reachable, runs the closed model and
 // returns the merged records and the summary.
-func (r *request) execute(ctx context.Context, keepRows bool, stderr io.Writer) (*stats.Merged, stats.Summary, error) {
+// With announce, it prints ab's "Benchmarking" line on stderr once the
+// target is known to be reachable.
+func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr io.Writer) (*stats.Merged, stats.Summary, error) {
 	o := &r.opts
 	if _, err := sockets.RaiseNoFileLimit(uint64(o.concurrency)*2 + 64); err != nil && !o.quiet {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
@@ -291,6 +307,9 @@ func (r *request) execute(ctx context.Context, keepRows bool, stderr io.Writer) 
 		}
 		return nil, stats.Summary{}, &unreachableError{err}
 	}
+	if announce {
+		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
+	}
 	var verbose io.Writer
 	if o.verbosity >= 2 {
 		verbose = &lockedWriter{w: stderr}
@@ -299,18 +318,68 @@ func (r *request) execute(ctx context.Context, keepRows bool, stderr io.Writer) 
 	if err != nil {
 		return nil, stats.Summary{}, usagef("%v", err)
 	}
-	rec := stats.NewRecorder(stats.Options{Shards: o.concurrency, VariableLength: o.variableLength, KeepRows: keepRows})
+	var raw *bufio.Writer
+	if o.rawFile != "" {
+		rf, err := os.Create(o.rawFile)
+		if err != nil {
+			return nil, stats.Summary{}, usagef("cannot create --raw file: %v", err)
+		}
+		defer rf.Close()
+		raw = bufio.NewWriterSize(rf, 256<<10)
+		raw.WriteString(stats.RawHeader)
+	}
+	ropts := stats.Options{Shards: o.concurrency, VariableLength: o.variableLength, KeepRows: keepRows || o.abCompat}
+	if raw != nil {
+		ropts.Raw = raw
+	}
+	rec := stats.NewRecorder(ropts)
 	stopProgress := r.progress(rec, stderr)
-	out, err := run.Closed(ctx, run.Config{
-		Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
-		Factory: f, Recorder: rec,
-	})
+	var out run.Outcome
+	if o.rate > 0 {
+		out, err = run.Open(ctx, run.OpenConfig{Rate: o.rate,
+			Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
+			Factory: f, Recorder: rec,
+		})
+	} else {
+		out, err = run.Closed(ctx, run.Config{
+			Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
+			Factory: f, Recorder: rec,
+		})
+	}
 	stopProgress()
 	if err != nil {
 		return nil, stats.Summary{}, err
 	}
 	m := rec.Merge()
+	if raw != nil {
+		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
+			return nil, stats.Summary{}, fmt.Errorf("writing --raw file: %w", err)
+		}
+	}
 	return m, m.Summary(r.runInfo(out)), nil
+}
+
+// clientHealth turns the runner's measurements into the report's lines,
+// with a warning when the client itself may have been the bottleneck.
+func clientHealth(out run.Outcome) stats.ClientHealth {
+	h := out.Health
+	c := stats.ClientHealth{
+		CPUUserSeconds:     float64(h.UserCPU) / 1e9,
+		CPUSysSeconds:      float64(h.SysCPU) / 1e9,
+		Cores:              h.Cores,
+		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
+		Warnings:           []string{},
+	}
+	if el := out.Elapsed(); el > 0 {
+		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
+	}
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) && out.Elapsed() > int64(100*time.Millisecond) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
+	}
+	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the client's goroutines waited up to %.1f ms for a CPU: latencies include client delay", c.SchedulerLateMaxMs))
+	}
+	return c
 }
 
 // progress prints ab's heartbeat ("Completed N requests" every tenth of the
@@ -329,14 +398,19 @@ func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		next := step
+		report := func() {
+			for n := rec.Done(); n >= next && next < o.requests; next += step {
+				fmt.Fprintf(stderr, "Completed %d requests\n", next)
+			}
+		}
 		for {
 			select {
 			case <-done:
+				report()
+				fmt.Fprintf(stderr, "Finished %d requests\n", rec.Done())
 				return
 			case <-tick.C:
-				for n := rec.Done(); n >= next && next < o.requests; next += step {
-					fmt.Fprintf(stderr, "Completed %d requests\n", next)
-				}
+				report()
 			}
 		}
 	}()
@@ -376,17 +450,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer f.Close()
 		*p.f = f
 	}
-	if !o.quiet && o.format == "text" {
-		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
-	}
-	m, sum, err := r.execute(ctx, gf != nil, stderr)
+	m, sum, err := r.execute(ctx, gf != nil, !o.quiet && o.format == "text", stderr)
 	if err != nil {
 		return err
 	}
 	if o.format == "json" {
 		err = report.JSON(stdout, &sum)
 	} else {
-		err = report.Text(stdout, &sum)
+		err = report.Text(stdout, &sum, report.TextOptions{Spectrum: o.spectrum})
 	}
 	if err != nil {
 		return err

@@ -78,6 +78,15 @@ type Result struct {
 	// KeepAlive reports that the connection stayed open after the response
 	// and will be reused (ab's "Keep-Alive requests").
 	KeepAlive bool
+	// Intended is when the request was scheduled to start, in ns, in the
+	// open model (0 in the closed model). The runner sets it before Do;
+	// clients leave it alone. Latency from Intended includes the time the
+	// request waited for a free worker (coordinated omission corrected).
+	Intended int64
+	// Queued reports, in the open model, that the request was taken by a
+	// worker only after its intended time, because every worker was busy:
+	// the in-flight ceiling held the rate back.
+	Queued bool
 	// Start is when the request began (before the dial, if any), in ns.
 	Start int64
 	// Connected is when the dial completed, in ns (Start when not dialed).

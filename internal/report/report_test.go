@@ -35,6 +35,8 @@ func fixed() stats.Summary {
 			Total:      stats.PhaseStats{Min: 1.1, Mean: 9.1, SD: 1.3, Median: 4.6, Max: 31.8},
 		},
 		Percentiles: map[string]float64{"50": 4.6, "66": 5.2, "75": 5.9, "80": 6.4, "90": 8.1, "95": 10.2, "98": 14.6, "99": 19.9, "100": 31.8},
+		Spectrum: map[string]float64{"50": 4.6, "75": 5.9, "90": 8.1, "95": 10.2, "99": 19.9, "99.9": 28.5, "99.99": 31.1, "99.999": 31.8, "100": 31.8},
+		Client:   stats.ClientHealth{CPUUserSeconds: 0.25, CPUSysSeconds: 0.5, CPUPercent: 146.4, Cores: 2, SchedulerLateMaxMs: 1.5, Warnings: []string{}},
 		ErrorSamples: []stats.ErrorSample{
 			{Message: "connect: connection refused", Count: 1},
 			{Message: "fcgi: timeout", Count: 1},
@@ -62,7 +64,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestGoldenText(t *testing.T) {
 	s := fixed()
 	var b bytes.Buffer
-	if err := Text(&b, &s); err != nil {
+	if err := Text(&b, &s, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "text.golden", b.Bytes())
@@ -90,7 +92,7 @@ func TestGoldenTextHTTPNoFailures(t *testing.T) {
 	s.ConnectionTimes.Total.SD = 3
 	s.Interrupted = true
 	var b bytes.Buffer
-	if err := Text(&b, &s); err != nil {
+	if err := Text(&b, &s, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "text_http.golden", b.Bytes())
@@ -104,6 +106,19 @@ func TestGoldenTextHTTPNoFailures(t *testing.T) {
 			t.Errorf("report lacks %q", present)
 		}
 	}
+}
+
+func TestGoldenTextOpenModel(t *testing.T) {
+	s := fixed()
+	s.Open = &stats.OpenModel{RateAsked: 50, RateAchieved: 49.87, LateRequests: 51, LateMeanMs: 420.5, LateMaxMs: 990.2, CeilingLate: 49, SchedulerLateMaxMs: 1.2}
+	s.UncorrectedPercentiles = map[string]float64{"50": 4.1, "66": 4.5, "75": 5.0, "80": 5.5, "90": 6.1, "95": 7.2, "98": 9.6, "99": 12.9, "100": 1001.8}
+	s.Client.Warnings = []string{"client CPU at 190% of 2 cores: the client may be the bottleneck"}
+	s.ABCompat = true
+	var b bytes.Buffer
+	if err := Text(&b, &s, TextOptions{Spectrum: true}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "text_open.golden", b.Bytes())
 }
 
 func TestGoldenJSON(t *testing.T) {

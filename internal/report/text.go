@@ -17,8 +17,14 @@ import (
 	"github.com/backbench/backbench/internal/stats"
 )
 
+// TextOptions are the choices of the text report.
+type TextOptions struct {
+	// Spectrum adds the full percentile spectrum (50 to 99.999 and max).
+	Spectrum bool
+}
+
 // Text writes s as ab's report, then backbench's own lines.
-func Text(w io.Writer, s *stats.Summary) error {
+func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 	b := &strings.Builder{}
 	line := func(label, format string, a ...any) {
 		fmt.Fprintf(b, "%-24s"+format+"\n", append([]any{label + ":"}, a...)...)
@@ -82,18 +88,34 @@ func Text(w io.Writer, s *stats.Summary) error {
 		sane(b, "the total time", ct.Total)
 
 		b.WriteString("\nPercentage of the requests served within a certain time (ms)\n")
-		for _, p := range stats.Percentiles {
-			v := ms(s.Percentiles[strconv.Itoa(p)])
-			if p == 100 {
-				fmt.Fprintf(b, " 100%%  %5d (longest request)\n", v)
-			} else {
-				fmt.Fprintf(b, "  %d%%  %5d\n", p, v)
+		percentileTable(b, s.Percentiles)
+		if s.Open != nil {
+			b.WriteString("\nThe table above counts from each request's intended start (corrected);\n" +
+				"from the actual send time (uncorrected) it is:\n")
+			percentileTable(b, s.UncorrectedPercentiles)
+		}
+		if o.Spectrum {
+			b.WriteString("\nPercentile spectrum (ms)\n")
+			for _, p := range stats.SpectrumRanks {
+				k := strconv.FormatFloat(p, 'f', -1, 64)
+				fmt.Fprintf(b, "%9s%%  %10.3f\n", k, s.Spectrum[k])
 			}
 		}
 	}
 	ours(b, s, line)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func percentileTable(b *strings.Builder, pct map[string]float64) {
+	for _, p := range stats.Percentiles {
+		v := ms(pct[strconv.Itoa(p)])
+		if p == 100 {
+			fmt.Fprintf(b, " 100%%  %5d (longest request)\n", v)
+		} else {
+			fmt.Fprintf(b, "  %d%%  %5d\n", p, v)
+		}
+	}
 }
 
 // ours writes backbench's lines after ab's block.
@@ -118,6 +140,26 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	}
 	if s.Target.Protocol == "fcgi" {
 		line("FastCGI stderr", "%d bytes", s.StderrBytes)
+	}
+	if s.ABCompat {
+		line("Arithmetic", "ab's (--ab-compat): means truncated in µs, medians and percentiles one rank high")
+	}
+	if op := s.Open; op != nil {
+		line("Open model", "%.2f [#/sec] asked, %.2f [#/sec] achieved", op.RateAsked, op.RateAchieved)
+		if op.LateRequests > 0 {
+			line("Sent late", "%d requests (> 1 ms), mean %.3f ms, max %.3f ms", op.LateRequests, op.LateMeanMs, op.LateMaxMs)
+		} else {
+			line("Sent late", "0 requests")
+		}
+		if op.CeilingLate > 0 {
+			line("Ceiling", "-c %d held the rate back: %d requests waited for a free worker", s.Concurrency, op.CeilingLate)
+		}
+	}
+	c := &s.Client
+	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %.0f%% of one core, %d cores",
+		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, c.CPUPercent, c.Cores)
+	for _, wmsg := range c.Warnings {
+		line("Client warning", "%s", wmsg)
 	}
 	if s.Interrupted {
 		line("Interrupted", "yes: the report covers the requests completed before the signal")

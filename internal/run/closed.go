@@ -1,6 +1,7 @@
-// Package run drives load: the closed model, where C workers each send one
-// request at a time over their own client until a shared request budget or a
-// time limit runs out.
+// Package run drives load. In the closed model (Closed), C workers each send
+// one request at a time over their own client until a shared request budget
+// or a time limit runs out. In the open model (Open), requests are scheduled
+// at a constant rate and C is only the ceiling of requests in flight.
 //
 // Counts are exact: the budget is one atomic counter, so N requests are sent
 // whatever N mod C is, and every request that was sent is recorded once,
@@ -43,6 +44,8 @@ type Outcome struct {
 	Start, End int64
 	// Interrupted reports that ctx was cancelled before the run ended.
 	Interrupted bool
+	// Health is the client's CPU use and scheduling delay during the run.
+	Health Health
 }
 
 // Elapsed returns the run's wall time in nanoseconds.
@@ -66,22 +69,16 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 		defer stop()
 	}
 
-	clients := make([]load.Client, cfg.Concurrency)
-	for i := range clients {
-		c, err := cfg.Factory(runCtx)
-		if err != nil {
-			for _, c := range clients[:i] {
-				c.Close()
-			}
-			return Outcome{}, err
-		}
-		clients[i] = c
+	clients, err := makeClients(runCtx, cfg.Factory, cfg.Concurrency)
+	if err != nil {
+		return Outcome{}, err
 	}
 
 	var budget atomic.Int64
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
 	out := Outcome{Start: load.Now()}
+	probe := startHealth()
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Add(1)
@@ -93,6 +90,7 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	}
 	wg.Wait()
 	out.End = load.Now()
+	out.Health = probe.finish()
 	out.Interrupted = ctx.Err() != nil
 	return out, nil
 }

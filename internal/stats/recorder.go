@@ -16,9 +16,12 @@
 package stats
 
 import (
+	"io"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -47,8 +50,15 @@ const (
 	PhaseProcessing
 	PhaseWaiting
 	PhaseTotal
+	// PhaseScheduled is the total time from the intended start (open
+	// model only): the latency corrected for coordinated omission.
+	PhaseScheduled
 	numPhases
 )
+
+// LateThreshold is how far after its intended time a request must be sent
+// to count as late in the open model, in nanoseconds.
+const LateThreshold = int64(time.Millisecond)
 
 // moments keeps exact count, sum, sum of squares, min and max of one phase,
 // in nanoseconds.
@@ -100,16 +110,22 @@ type Shard struct {
 	counts counts
 	rows   []RawRow
 	keep   bool
+	raw    []byte // pending --raw lines
 	rec    *Recorder
 	done   atomic.Int64 // requests recorded, for progress
 }
 
 type counts struct {
 	complete, non2xx, keepAlive, reconnects int64
-	failures                                 [load.NumClasses]int64
-	bytesRead, bodyBytes, bytesWritten       int64
-	stderrBytes                              int64
-	first, last                              int64 // Start of first, Done of last request
+	// Open model: requests sent late (by more than LateThreshold), how
+	// many of them because every worker was busy, and their lateness.
+	late, queued                       int64
+	lateSum, lateMax                   int64
+	schedMax                           int64 // worst lateness of a request whose worker was free
+	failures                           [load.NumClasses]int64
+	bytesRead, bodyBytes, bytesWritten int64
+	stderrBytes                        int64
+	first, last                        int64 // Start of first, Done of last request
 }
 
 // Recorder collects the results of one run.
@@ -121,6 +137,10 @@ type Recorder struct {
 
 	errMu   sync.Mutex
 	errSeen map[string]int64
+
+	rawMu  sync.Mutex
+	rawW   io.Writer
+	rawErr error
 }
 
 // Options configures a Recorder.
@@ -130,15 +150,25 @@ type Options struct {
 	Shards int
 	// VariableLength turns the Length rule off (ab's -l).
 	VariableLength bool
-	// KeepRows keeps one RawRow per completed request (for ab's -g file);
-	// memory then grows with the request count.
+	// KeepRows keeps one RawRow per completed request (for ab's -g file
+	// and --ab-compat); memory then grows with the request count.
 	KeepRows bool
+	// Raw, when not nil, receives one CSV line per request (see
+	// RawHeader), streamed in blocks of whole lines as the run goes.
+	Raw io.Writer
 }
+
+// RawHeader is the header line of the --raw CSV file. Starts are Unix times
+// in seconds; times are in milliseconds; intended_start is empty in the
+// closed model.
+const RawHeader = "intended_start,start,connect_ms,waiting_ms,total_ms,status,bytes,class\n"
+
+const rawFlushAt = 32 << 10
 
 // NewRecorder returns an empty Recorder.
 func NewRecorder(o Options) *Recorder {
 	n := min(max(o.Shards, 1), MaxShards)
-	r := &Recorder{shards: make([]*Shard, n), variable: o.VariableLength, errSeen: map[string]int64{}}
+	r := &Recorder{shards: make([]*Shard, n), variable: o.VariableLength, errSeen: map[string]int64{}, rawW: o.Raw}
 	r.docLen.Store(-1)
 	for i := range r.shards {
 		s := &Shard{rec: r, keep: o.KeepRows}
@@ -185,6 +215,18 @@ func (s *Shard) Record(res *load.Result) {
 
 	s.mu.Lock()
 	c := &s.counts
+	if res.Intended != 0 {
+		if late := res.Start - res.Intended; late > LateThreshold {
+			c.late++
+			c.lateSum += late
+			c.lateMax = max(c.lateMax, late)
+			if res.Queued {
+				c.queued++
+			} else {
+				c.schedMax = max(c.schedMax, late)
+			}
+		}
+	}
 	if c.first == 0 || res.Start < c.first {
 		c.first = res.Start
 	}
@@ -216,8 +258,13 @@ func (s *Shard) Record(res *load.Result) {
 		if wait < 0 {
 			wait = 0
 		}
-		v := [numPhases]int64{connect, total - connect, wait, total}
-		for p := range v {
+		v := [numPhases]int64{connect, total - connect, wait, total, 0}
+		np := PhaseTotal + 1
+		if res.Intended != 0 {
+			v[PhaseScheduled] = res.Done - res.Intended
+			np++
+		}
+		for p := range np {
 			s.mom[p].add(v[p])
 			us := v[p] / 1000
 			if us > histMax {
@@ -229,8 +276,64 @@ func (s *Shard) Record(res *load.Result) {
 			s.rows = append(s.rows, RawRow{Start: res.Start, Connect: v[0], Processing: v[1], Waiting: v[2], Total: v[3]})
 		}
 	}
+	if r.rawW != nil {
+		s.appendRaw(res)
+	}
 	s.mu.Unlock()
 	s.done.Add(1)
+}
+
+// appendRaw adds the CSV line of res to the shard's pending block and
+// writes the block when it is large enough. Called with s.mu held.
+func (s *Shard) appendRaw(res *load.Result) {
+	b := s.raw
+	if res.Intended != 0 {
+		b = appendUnix(b, res.Intended)
+	}
+	b = append(b, ',')
+	b = appendUnix(b, res.Start)
+	b = append(b, ',')
+	connect := int64(0)
+	if res.Dialed {
+		connect = res.Connected - res.Start
+	}
+	wait := int64(0)
+	if res.FirstByte > 0 {
+		wait = res.FirstByte - res.Written
+	}
+	for _, v := range [...]int64{connect, wait, res.Done - res.Start} {
+		b = strconv.AppendFloat(b, float64(v)/1e6, 'f', 3, 64)
+		b = append(b, ',')
+	}
+	b = strconv.AppendInt(b, int64(res.Status), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, res.BytesRead, 10)
+	b = append(b, ',')
+	b = append(b, res.Class.String()...)
+	b = append(b, '\n')
+	s.raw = b
+	if len(b) >= rawFlushAt {
+		s.flushRaw()
+	}
+}
+
+// flushRaw writes the shard's pending raw lines. Called with s.mu held.
+func (s *Shard) flushRaw() {
+	r := s.rec
+	if len(s.raw) == 0 {
+		return
+	}
+	r.rawMu.Lock()
+	if r.rawErr == nil {
+		_, r.rawErr = r.rawW.Write(s.raw)
+	}
+	r.rawMu.Unlock()
+	s.raw = s.raw[:0]
+}
+
+func appendUnix(b []byte, ns int64) []byte {
+	t := load.Time(ns)
+	return strconv.AppendFloat(b, float64(t.UnixMicro())/1e6, 'f', 6, 64)
 }
 
 func (r *Recorder) sampleError(msg string) {
@@ -251,6 +354,7 @@ type Merged struct {
 	server   string
 	errSeen  map[string]int64
 	variable bool
+	rawErr   error
 }
 
 // Merge combines the shards. Call it after every worker has stopped.
@@ -287,7 +391,15 @@ func (r *Recorder) Merge() *Merged {
 		for i := range c.failures {
 			c.failures[i] += o.failures[i]
 		}
+		c.late += o.late
+		c.queued += o.queued
+		c.lateSum += o.lateSum
+		c.lateMax = max(c.lateMax, o.lateMax)
+		c.schedMax = max(c.schedMax, o.schedMax)
 		m.rows = append(m.rows, s.rows...)
+		if r.rawW != nil {
+			s.flushRaw()
+		}
 		s.mu.Unlock()
 	}
 	r.errMu.Lock()
@@ -295,8 +407,14 @@ func (r *Recorder) Merge() *Merged {
 		m.errSeen[k] = v
 	}
 	r.errMu.Unlock()
+	r.rawMu.Lock()
+	m.rawErr = r.rawErr
+	r.rawMu.Unlock()
 	return m
 }
+
+// RawErr returns the first error writing the raw file, if any.
+func (m *Merged) RawErr() error { return m.rawErr }
 
 // Rows returns the kept raw rows (nil unless Options.KeepRows).
 func (m *Merged) Rows() []RawRow { return m.rows }

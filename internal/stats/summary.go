@@ -45,6 +45,56 @@ type RunInfo struct {
 	Elapsed int64
 	// Interrupted reports a run stopped by a signal.
 	Interrupted bool
+	// Rate is the asked arrival rate in requests per second in the open
+	// model; 0 in the closed model.
+	Rate float64
+	// ABCompat asks for ab's own arithmetic (needs kept rows).
+	ABCompat bool
+	// Client is the client's health during the run.
+	Client ClientHealth
+}
+
+// ClientHealth is the client's own resource use during a run.
+type ClientHealth struct {
+	// CPUUserSeconds and CPUSysSeconds are the process's CPU time.
+	CPUUserSeconds float64 `json:"cpu_user_seconds"`
+	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
+	// CPUPercent is (user + sys) / wall time, in percent of one core.
+	CPUPercent float64 `json:"cpu_percent"`
+	// Cores is the number of CPUs the client may use.
+	Cores int `json:"cores"`
+	// SchedulerLateMaxMs is the worst wake-up delay of a 10 ms timer during
+	// the run, in ms.
+	SchedulerLateMaxMs float64 `json:"scheduler_late_max_ms"`
+	// Warnings says when the client itself may have been the bottleneck.
+	Warnings []string `json:"warnings"`
+}
+
+// Thresholds of the client health warnings.
+const (
+	// CPUWarnFraction of the cores in use warns of a saturated client.
+	CPUWarnFraction = 0.9
+	// SchedLateWarnMs of timer lateness warns of a starved scheduler.
+	SchedLateWarnMs = 20.0
+)
+
+// OpenModel describes an open-model run.
+type OpenModel struct {
+	// RateAsked and RateAchieved are in requests per second (achieved:
+	// requests sent over the run's time).
+	RateAsked    float64 `json:"rate_asked"`
+	RateAchieved float64 `json:"rate_achieved"`
+	// LateRequests were sent more than 1 ms after their intended time;
+	// LateMeanMs and LateMaxMs say by how much.
+	LateRequests int64   `json:"late_requests"`
+	LateMeanMs   float64 `json:"late_mean_ms"`
+	LateMaxMs    float64 `json:"late_max_ms"`
+	// CeilingLate of them were late because every worker was busy: the
+	// in-flight ceiling (-c) held the rate back.
+	CeilingLate int64 `json:"ceiling_late_requests"`
+	// SchedulerLateMaxMs is the worst lateness of a request whose worker
+	// was free: the client's own timer or CPU lag.
+	SchedulerLateMaxMs float64 `json:"scheduler_late_max_ms"`
 }
 
 // Failures counts failed requests per class.
@@ -103,10 +153,22 @@ type Summary struct {
 	TransferRate      float64         `json:"transfer_rate_kbytes_per_second"`
 	ConnectionTimes   ConnectionTimes `json:"connection_times_ms"`
 	// Percentiles maps ab's ranks ("50" ... "99", "100") to the total
-	// time in ms.
-	Percentiles  map[string]float64 `json:"percentiles_ms"`
-	ErrorSamples []ErrorSample      `json:"error_samples"`
-	Interrupted  bool               `json:"interrupted"`
+	// time in ms; in the open model, from the intended start (corrected).
+	Percentiles map[string]float64 `json:"percentiles_ms"`
+	// UncorrectedPercentiles, in the open model, are the same ranks from
+	// the actual send time.
+	UncorrectedPercentiles map[string]float64 `json:"uncorrected_percentiles_ms,omitempty"`
+	// Spectrum maps "50" ... "99.999" and "100" to the total time in ms
+	// (corrected in the open model).
+	Spectrum map[string]float64 `json:"percentile_spectrum_ms"`
+	// Open is set in the open model (--rate).
+	Open *OpenModel `json:"open_model,omitempty"`
+	// ABCompat reports that ab's arithmetic was used for the connection
+	// times and percentiles.
+	ABCompat     bool          `json:"ab_compat"`
+	Client       ClientHealth  `json:"client"`
+	ErrorSamples []ErrorSample `json:"error_samples"`
+	Interrupted  bool          `json:"interrupted"`
 }
 
 // Summary reduces the merged records of a run to a Summary.
@@ -162,10 +224,41 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 	if s.TimeTaken > 0 {
 		s.TransferRate = float64(s.TotalTransferred) / 1024 / s.TimeTaken
 	}
+	latency := PhaseTotal
+	if ri.Rate > 0 {
+		latency = PhaseScheduled
+	}
+	s.Spectrum = map[string]float64{}
 	if s.Complete > 0 {
 		for _, p := range Percentiles {
-			s.Percentiles[strconv.Itoa(p)] = m.Quantile(float64(p))
+			s.Percentiles[strconv.Itoa(p)] = m.quantile(latency, float64(p))
 		}
+		for _, p := range SpectrumRanks {
+			s.Spectrum[strconv.FormatFloat(p, 'f', -1, 64)] = m.quantile(latency, p)
+		}
+	}
+	if ri.Rate > 0 {
+		s.UncorrectedPercentiles = map[string]float64{}
+		for _, p := range Percentiles {
+			s.UncorrectedPercentiles[strconv.Itoa(p)] = m.quantile(PhaseTotal, float64(p))
+		}
+		o := &OpenModel{RateAsked: ri.Rate, LateRequests: c.late, CeilingLate: c.queued,
+			LateMaxMs: float64(c.lateMax) / 1e6, SchedulerLateMaxMs: float64(c.schedMax) / 1e6}
+		if c.late > 0 {
+			o.LateMeanMs = float64(c.lateSum) / float64(c.late) / 1e6
+		}
+		if s.TimeTaken > 0 {
+			o.RateAchieved = float64(s.Complete+s.Failed-s.Failures.Length) / s.TimeTaken
+		}
+		s.Open = o
+	}
+	if ri.ABCompat && len(m.rows) > 0 {
+		s.ConnectionTimes, s.Percentiles = abArithmetic(m.rows)
+		s.ABCompat = true
+	}
+	s.Client = ri.Client
+	if s.Client.Warnings == nil {
+		s.Client.Warnings = []string{}
 	}
 	for msg, n := range m.errSeen {
 		s.ErrorSamples = append(s.ErrorSamples, ErrorSample{Message: msg, Count: n})
@@ -179,6 +272,9 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 	})
 	return s
 }
+
+// SpectrumRanks are the ranks of the full percentile spectrum.
+var SpectrumRanks = []float64{50, 75, 90, 95, 99, 99.9, 99.99, 99.999, 100}
 
 // PercentileSpectrum returns the total time in ms at every integer
 // percentile from 0 to 100 (ab's -e file).

@@ -1,0 +1,72 @@
+package run
+
+import (
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Health is the client side of a run: how much CPU the process used and how
+// late its goroutines were woken, to tell when the client itself was the
+// bottleneck.
+type Health struct {
+	// UserCPU and SysCPU are the process's CPU time during the run, in ns.
+	UserCPU, SysCPU int64
+	// Cores is the number of CPUs the process may use.
+	Cores int
+	// SchedLateMax is the worst lateness of a 10 ms sleep during the run,
+	// in ns: how long a ready goroutine could wait for a CPU.
+	SchedLateMax int64
+}
+
+// healthProbe measures Health between start and stop.
+type healthProbe struct {
+	ru0     syscall.Rusage
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	lateMax int64
+}
+
+const schedTick = 10 * time.Millisecond
+
+func startHealth() *healthProbe {
+	h := &healthProbe{stop: make(chan struct{})}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &h.ru0)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		t := time.NewTimer(schedTick)
+		defer t.Stop()
+		for {
+			before := time.Now()
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+				if late := int64(time.Since(before) - schedTick); late > h.lateMax {
+					h.lateMax = late
+				}
+				t.Reset(schedTick)
+			}
+		}
+	}()
+	return h
+}
+
+func (h *healthProbe) finish() Health {
+	close(h.stop)
+	h.wg.Wait()
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return Health{
+		UserCPU:      tvDiff(ru.Utime, h.ru0.Utime),
+		SysCPU:       tvDiff(ru.Stime, h.ru0.Stime),
+		Cores:        runtime.GOMAXPROCS(0),
+		SchedLateMax: h.lateMax,
+	}
+}
+
+func tvDiff(a, b syscall.Timeval) int64 {
+	return (a.Sec-b.Sec)*1e9 + (int64(a.Usec)-int64(b.Usec))*1e3
+}
