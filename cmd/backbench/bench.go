@@ -298,7 +298,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // target is known to be reachable.
 func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr io.Writer) (*stats.Merged, stats.Summary, error) {
 	o := &r.opts
-	if _, err := sockets.RaiseNoFileLimit(uint64(o.concurrency)*2 + 64); err != nil && !o.quiet {
+	noFile, err := sockets.RaiseNoFileLimit(uint64(o.concurrency)*2 + 64)
+	if err != nil && !o.quiet {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
 	if err := sockets.Check(ctx, r.target, o.timeout); err != nil {
@@ -356,7 +357,13 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 			return nil, stats.Summary{}, fmt.Errorf("writing --raw file: %w", err)
 		}
 	}
-	return m, m.Summary(r.runInfo(out)), nil
+	sum := m.Summary(r.runInfo(out))
+	tw := 0
+	if r.target.Network == "tcp" && !o.keepAlive {
+		tw, _ = sockets.CountTimeWait(r.target.Address)
+	}
+	sum.Notes = append(sum.Notes, connectionNotes(&sum, r.target, tw, noFile)...)
+	return m, sum, nil
 }
 
 // clientHealth turns the runner's measurements into the report's lines,

@@ -164,6 +164,9 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	if s.Interrupted {
 		line("Interrupted", "yes: the report covers the requests completed before the signal")
 	}
+	for _, n := range s.Notes {
+		line("Note", "%s", n)
+	}
 	if len(s.ErrorSamples) > 0 {
 		b.WriteString("Errors (sample):\n")
 		for _, e := range s.ErrorSamples {

@@ -168,7 +168,11 @@ type Summary struct {
 	ABCompat     bool          `json:"ab_compat"`
 	Client       ClientHealth  `json:"client"`
 	ErrorSamples []ErrorSample `json:"error_samples"`
-	Interrupted  bool          `json:"interrupted"`
+	// Notes name connection-level conditions met during the run (refused
+	// connections, a full Unix backlog, port exhaustion, reconnects) and
+	// their remedies.
+	Notes       []string `json:"notes"`
+	Interrupted bool     `json:"interrupted"`
 }
 
 // Summary reduces the merged records of a run to a Summary.
@@ -208,6 +212,7 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 		},
 		Percentiles:  map[string]float64{},
 		ErrorSamples: []ErrorSample{},
+		Notes:        []string{},
 		Interrupted:  ri.Interrupted,
 	}
 	for _, n := range f {

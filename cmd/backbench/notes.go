@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/sockets"
+)
+
+// connectionNotes names the connection-level realities a run met, with
+// their remedies, from its error samples, its counts and the TIME_WAIT
+// sockets it left: they are the client's or the kernel's limits, not the
+// server's failures, and the user should know which is which.
+func connectionNotes(s *stats.Summary, t sockets.Target, timeWait int, noFile uint64) []string {
+	var notes []string
+	seen := func(phrase string) int64 {
+		var n int64
+		for _, e := range s.ErrorSamples {
+			if strings.Contains(e.Message, phrase) {
+				n += e.Count
+			}
+		}
+		return n
+	}
+	if n := seen("connection refused"); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d connections refused: the server stopped listening or its listen queue overflowed", n))
+	}
+	if n := seen("backlog full (EAGAIN)"); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d connects failed at once with EAGAIN: the Unix socket's listen backlog was full "+
+			"(TCP would have queued them); raise the server's backlog (php-fpm listen.backlog, net.core.somaxconn) or lower -c", n))
+	}
+	if n := seen("too many open files"); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d connects failed with too many open files (the soft limit is %d): raise ulimit -n or lower -c", n, noFile))
+	}
+	if n := seen("ephemeral ports exhausted"); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d connects failed: the client ran out of ephemeral TCP ports; these are client-side "+
+			"failures, not the server's: use -k, a Unix socket, widen net.ipv4.ip_local_port_range or set net.ipv4.tcp_tw_reuse=1", n))
+	}
+	if s.Reconnects > 0 {
+		notes = append(notes, fmt.Sprintf("the server closed %d kept connections before a request; each was redialed and the request "+
+			"counted once (FastCGI servers that recycle workers do this)", s.Reconnects))
+	}
+	if t.Network == "tcp" && !s.KeepAlive {
+		if lo, hi, err := sockets.LocalPortRange(); err == nil && hi > lo && timeWait > (hi-lo+1)/2 {
+			notes = append(notes, fmt.Sprintf("%d sockets to %s are in TIME_WAIT, over half of the %d ephemeral ports (%d-%d): "+
+				"new connections will soon fail; use -k, a Unix socket, or net.ipv4.tcp_tw_reuse=1", timeWait, t.Address, hi-lo+1, lo, hi))
+		}
+	}
+	return notes
+}

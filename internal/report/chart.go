@@ -1,0 +1,131 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Chart size: two panels stacked in one image. PNG is drawn at
+// vgimg.DefaultDPI (96), so ChartWidthPx × ChartHeightPx pixels.
+const (
+	chartWidth  = 9 * vg.Inch
+	chartHeight = 10 * vg.Inch
+	// ChartWidthPx and ChartHeightPx are the size of the PNG chart, in
+	// pixels.
+	ChartWidthPx  = 864
+	ChartHeightPx = 960
+)
+
+// SweepChart draws the sweep chart in format "svg" or "png" (by
+// gonum.org/v1/plot): the top panel plots requests per second against
+// concurrency, the bottom one the 99th percentile of the total request
+// time (ms) against concurrency; one line per series, the same colour and
+// marker in both panels, a legend in the top panel (a stopped series is
+// marked there). Levels where nothing completed are left out.
+func SweepChart(w io.Writer, sw *Sweep, format string) error {
+	top, bottom, err := sweepPlots(sw)
+	if err != nil {
+		return err
+	}
+	var c vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		c = vgsvg.New(chartWidth, chartHeight)
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.New(chartWidth, chartHeight)}
+	default:
+		return fmt.Errorf("report: unknown chart format %q (want svg or png)", format)
+	}
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 8,
+		PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4, PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 6}
+	plots := [][]*plot.Plot{{top}, {bottom}}
+	canvases := plot.Align(plots, tiles, draw.New(c))
+	top.Draw(canvases[0][0])
+	bottom.Draw(canvases[1][0])
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// sweepPlots builds the two panels.
+func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
+	top, bottom = plot.New(), plot.New()
+	what := fmt.Sprintf("%d requests per level", sw.RequestsPerLevel)
+	if sw.RequestsPerLevel == 0 {
+		what = strconv.FormatFloat(sw.SecondsPerLevel, 'f', -1, 64) + " s per level"
+	}
+	top.Title.Text = "backbench sweep: requests per second (" + what + ")"
+	top.X.Label.Text = "concurrency (connections)"
+	top.Y.Label.Text = "requests / second"
+	bottom.Title.Text = "99th percentile of the request time"
+	bottom.X.Label.Text = "concurrency (connections)"
+	bottom.Y.Label.Text = "p99 latency (ms)"
+	for _, p := range []*plot.Plot{top, bottom} {
+		p.Add(plotter.NewGrid())
+		p.Y.Min = 0
+	}
+	maxRPS := 0.0
+	for i, se := range sw.Series {
+		var rps, p99 plotter.XYs
+		for _, s := range se.Levels {
+			if s.Complete == 0 {
+				continue
+			}
+			x := float64(s.Concurrency)
+			rps = append(rps, plotter.XY{X: x, Y: s.RequestsPerSecond})
+			p99 = append(p99, plotter.XY{X: x, Y: s.Percentiles["99"]})
+			maxRPS = max(maxRPS, s.RequestsPerSecond)
+		}
+		label := se.Label
+		if se.Stop != nil {
+			label += fmt.Sprintf(" (stopped at c=%d)", se.Stop.Concurrency)
+		}
+		var thumbs []plot.Thumbnailer
+		for k, pts := range []plotter.XYs{rps, p99} {
+			line, marks, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, nil, fmt.Errorf("report: chart of %q: %w", se.Label, err)
+			}
+			styleSeries(i, line, marks)
+			p := top
+			if k == 1 {
+				p = bottom
+			}
+			if len(pts) > 0 {
+				p.Add(line, marks)
+			}
+			if k == 0 {
+				thumbs = []plot.Thumbnailer{line, marks}
+			}
+		}
+		top.Legend.Add(label, thumbs...)
+	}
+	// Room above the highest line for the legend in the top-left corner.
+	if maxRPS > 0 {
+		top.Y.Max = maxRPS * (1.15 + 0.06*float64(len(sw.Series)))
+	}
+	top.Legend.Top, top.Legend.Left = true, true
+	top.Legend.XOffs, top.Legend.YOffs = vg.Millimeter*3, -vg.Millimeter*2
+	return top, bottom, nil
+}
+
+// styleSeries gives series i its colour, marker and dash pattern: colours
+// first, then dashes once the colours run out.
+func styleSeries(i int, line *plotter.Line, marks *plotter.Scatter) {
+	colors := plotutil.DarkColors
+	c := colors[i%len(colors)]
+	line.Color = c
+	line.Width = vg.Points(1.5)
+	line.Dashes = plotutil.Dashes(i / len(colors))
+	marks.Color = c
+	marks.Shape = plotutil.Shape(i)
+	marks.Radius = vg.Points(2.5)
+}

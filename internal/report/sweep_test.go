@@ -1,0 +1,201 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// level is a synthetic Summary of one sweep level.
+func level(c int, rps, p99 float64, failed int64) stats.Summary {
+	s := fixed()
+	s.Concurrency, s.Requests = c, 1000
+	s.Complete, s.Failed = 1000-failed, failed
+	s.Failures = stats.Failures{Connect: failed}
+	s.Non2xx = 0
+	s.RequestsPerSecond = rps
+	s.TransferRate = rps * 1.25
+	s.ConnectionTimes.Total.Mean = p99 / 2
+	s.ConnectionTimes.Total.Max = p99 * 1.5
+	s.Percentiles = map[string]float64{"50": p99 / 3, "66": p99 / 2.5, "75": p99 / 2, "80": p99 / 1.8,
+		"90": p99 / 1.5, "95": p99 / 1.2, "98": p99 / 1.1, "99": p99, "100": p99 * 1.5}
+	s.ErrorSamples = []stats.ErrorSample{}
+	if failed > 0 {
+		s.ErrorSamples = []stats.ErrorSample{{Message: "connect: connection refused", Count: failed}}
+	}
+	return s
+}
+
+// fixedSweep is a synthetic sweep: three series, one stopped early.
+func fixedSweep() Sweep {
+	rate := 0.1
+	return Sweep{
+		Levels: []int{1, 11, 21}, RequestsPerLevel: 1000, StopErrorRate: &rate, TimeTaken: 42.5,
+		Series: []SweepSeries{
+			{Label: "serial", Target: stats.TargetInfo{URL: "fcgi://127.0.0.1:9001/x.php", Protocol: "fcgi", Network: "tcp", Address: "127.0.0.1:9001"},
+				Levels: []stats.Summary{level(1, 98.51, 10.42, 0), level(11, 99.02, 112.3, 0), level(21, 97.7, 215.25, 0)}},
+			{Label: "prefork:4, \"ka\"", KeepAlive: true, Target: stats.TargetInfo{URL: "fcgi://unix:/tmp/p.sock:/x.php", Protocol: "fcgi", Network: "unix", Address: "/tmp/p.sock"},
+				Levels: []stats.Summary{level(1, 99.5, 10.2, 0), level(11, 395.25, 31.5, 0), level(21, 398.125, 55.75, 0)}},
+			{Label: "broken", Target: stats.TargetInfo{URL: "http://127.0.0.1:1/", Protocol: "http", Network: "tcp", Address: "127.0.0.1:1"},
+				Levels: []stats.Summary{level(1, 50, 1, 0), level(11, 12.5, 3.25, 700)},
+				Stop:   &SweepStop{Concurrency: 11, ErrorRate: 0.7, Reason: "700 of 1000 requests failed at concurrency 11 (ratio 0.7 > 0.1): connect 700 (connect: connection refused)"}},
+		},
+	}
+}
+
+func TestGoldenSweepCSV(t *testing.T) {
+	sw := fixedSweep()
+	var b bytes.Buffer
+	if err := SweepCSV(&b, &sw); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sweep.csv.golden", b.Bytes())
+	rows, err := csv.NewReader(bytes.NewReader(b.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One row per series and level run: 3 + 3 + 2.
+	if len(rows) != 1+8 || !reflect.DeepEqual(rows[0], SweepCSVHeader) {
+		t.Fatalf("%d rows, header %v", len(rows), rows[0])
+	}
+	if got := rows[4]; got[0] != `prefork:4, "ka"` || got[1] != "1" || got[6] != "99.50" || got[10] != "10.200" {
+		t.Errorf("row 4: %q", got)
+	}
+}
+
+func TestGoldenSweepTable(t *testing.T) {
+	sw := fixedSweep()
+	sw.Interrupted = true
+	var b bytes.Buffer
+	if err := SweepTable(&b, &sw); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sweep_table.golden", b.Bytes())
+	out := b.String()
+	for _, want := range []string{
+		"broken: stopped after concurrency 11: 700 of 1000 requests failed",
+		"Interrupted",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[4], "         21") || !strings.HasSuffix(lines[4], "-") {
+		t.Errorf("the level the stopped series skipped: %q", lines[4])
+	}
+}
+
+func TestSweepJSONRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sw   Sweep
+	}{
+		{"stopped", fixedSweep()},
+		{"no stop rule, time limit", func() Sweep {
+			sw := fixedSweep()
+			sw.StopErrorRate, sw.RequestsPerLevel, sw.SecondsPerLevel, sw.Interrupted = nil, 0, 2.5, true
+			return sw
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := SweepJSON(&b, &tc.sw); err != nil {
+				t.Fatal(err)
+			}
+			var back Sweep
+			if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(back, tc.sw) {
+				t.Errorf("round trip differs:\n%+v\n%+v", back, tc.sw)
+			}
+			var raw map[string]any
+			_ = json.Unmarshal(b.Bytes(), &raw)
+			for _, k := range []string{"levels", "requests_per_level", "stop_error_rate", "series", "interrupted"} {
+				if _, ok := raw[k]; !ok {
+					t.Errorf("no key %q", k)
+				}
+			}
+		})
+	}
+}
+
+func TestSweepChart(t *testing.T) {
+	empty := Sweep{Levels: []int{1, 2}, RequestsPerLevel: 10, Series: []SweepSeries{{Label: "nothing completed",
+		Levels: []stats.Summary{{Concurrency: 1, Failed: 10}}}}}
+	one := fixedSweep()
+	one.Levels = []int{1}
+	for i := range one.Series {
+		one.Series[i].Levels = one.Series[i].Levels[:1]
+	}
+	many := fixedSweep()
+	for i := range 6 { // more series than colours
+		se := many.Series[i%2]
+		se.Label += " copy " + string(rune('a'+i))
+		many.Series = append(many.Series, se)
+	}
+	for _, tc := range []struct {
+		name string
+		sw   Sweep
+	}{{"fixed", fixedSweep()}, {"no data", empty}, {"one level", one}, {"nine series", many}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := SweepChart(&b, &tc.sw, "png"); err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(&b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := img.Bounds(); r.Dx() != ChartWidthPx || r.Dy() != ChartHeightPx {
+				t.Errorf("png is %v, want %dx%d", r, ChartWidthPx, ChartHeightPx)
+			}
+			b.Reset()
+			if err := SweepChart(&b, &tc.sw, "svg"); err != nil {
+				t.Fatal(err)
+			}
+			svg := b.String()
+			var doc struct {
+				XMLName xml.Name
+				Width   string `xml:"width,attr"`
+				Height  string `xml:"height,attr"`
+			}
+			if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+				t.Fatalf("svg does not parse: %v", err)
+			}
+			if doc.XMLName.Local != "svg" || doc.Width != "648pt" || doc.Height != "720pt" {
+				t.Errorf("svg root %v %s x %s", doc.XMLName, doc.Width, doc.Height)
+			}
+			for _, want := range []string{"requests / second", "p99 latency (ms)", "concurrency (connections)"} {
+				if !strings.Contains(svg, want) {
+					t.Errorf("svg lacks %q", want)
+				}
+			}
+			for _, se := range tc.sw.Series {
+				if !strings.Contains(svg, xmlEscape(se.Label)) {
+					t.Errorf("svg legend lacks %q", se.Label)
+				}
+			}
+			if tc.name == "fixed" && !strings.Contains(svg, "broken (stopped at c=11)") {
+				t.Error("svg legend does not mark the stopped series")
+			}
+		})
+	}
+	if err := SweepChart(&bytes.Buffer{}, &empty, "gif"); err == nil {
+		t.Error("no error for format gif")
+	}
+}
+
+func xmlEscape(s string) string {
+	var b bytes.Buffer
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
