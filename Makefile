@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/backbench
 PKGS    := ./...
 
-.PHONY: build test lint demo bench-go clean
+.PHONY: build test lint demo bench bench-go fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/backbench
@@ -21,13 +21,34 @@ lint:
 	@bash scripts/depcheck.sh
 
 # The demo: built-in FastCGI and HTTP backends on TCP and Unix sockets, bench
-# against each with and without keep-alive.
+# against each with and without keep-alive; then a concurrency sweep over
+# serial, prefork:4, threaded and evented backends that leaves its chart in
+# demo-out/sweep.png. Under a minute.
 demo: build
 	@bash scripts/demo.sh
+	@bash scripts/sweepdemo.sh
 
 # Request-path benchmarks of both protocols (ns/op, allocs/op).
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./fcgi ./httpprobe ./internal/stats
 
+# Every native fuzzer of the module, FUZZTIME each (found with go test -list,
+# so that new fuzzers run without editing this file). Crashers land in the
+# package's testdata/fuzz and fail the target.
+FUZZTIME ?= 20s
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
 clean:
 	rm -rf bin
+
+# backbench side by side with wrk, ab, a gofast loop and nginx (those that
+# are installed), printing requests/sec, client CPU per 1000 requests and the
+# ratios. About two minutes.
+bench:
+	$(GO) run ./bench/harness

@@ -262,7 +262,10 @@ type client struct {
 	vreq      []byte
 
 	conn net.Conn
-	stop func() bool
+	// noLinger is set once the server failed to close a finished
+	// connection within sockets.LingerGrace.
+	noLinger bool
+	stop     func() bool
 
 	buf    []byte // read buffer; unread bytes are buf[r:w]
 	r, w   int
@@ -360,6 +363,21 @@ func (c *client) Close() error {
 }
 
 func (c *client) close() { c.Close() }
+
+// closeAfterPeer closes a connection without FCGI_KEEP_CONN after the
+// server's own close when it comes within sockets.LingerGrace (see there
+// why). A server that once let the grace pass is not waited for again.
+func (c *client) closeAfterPeer() {
+	if c.noLinger {
+		c.close()
+		return
+	}
+	c.stop()
+	if !sockets.CloseAfterPeer(c.conn, c.buf) {
+		c.noLinger = true
+	}
+	c.conn, c.stop = nil, nil
+}
 
 func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
 	r.Class, r.Err, r.Done = class, err, load.Now()
@@ -486,10 +504,13 @@ func (c *client) readResponse(r *load.Result, retryable bool) (retry bool) {
 			r.Done = load.Now()
 			// Bytes after END_REQUEST would be misread as the next
 			// response: drop the connection rather than trust it.
-			if c.keepAlive && c.r == c.w {
+			switch {
+			case c.keepAlive && c.r == c.w:
 				r.KeepAlive = true
-			} else {
+			case c.keepAlive:
 				c.close()
+			default:
+				c.closeAfterPeer()
 			}
 			return false
 		default:

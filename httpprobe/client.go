@@ -84,15 +84,18 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 
 // client is one worker's connection and buffers. Used by one goroutine.
 type client struct {
-	f      *factory
-	ctx    context.Context
-	conn   net.Conn
-	stop   func() bool // unregisters the cancellation hook of conn
-	buf    []byte
-	w      int // end of the valid bytes in buf
-	dec    ChunkedDecoder
-	head   Head
-	server [maxServer]byte
+	f    *factory
+	ctx  context.Context
+	conn net.Conn
+	// noLinger is set once the server failed to close a finished
+	// connection within sockets.LingerGrace.
+	noLinger bool
+	stop     func() bool // unregisters the cancellation hook of conn
+	buf      []byte
+	w        int // end of the valid bytes in buf
+	dec      ChunkedDecoder
+	head     Head
+	server   [maxServer]byte
 	// onBody, when set (by tests), sees every run of body bytes; the
 	// bytes are valid only during the call.
 	onBody func([]byte)
@@ -152,8 +155,23 @@ func (c *client) Do(r *load.Result) {
 	}
 	r.Done = load.Now()
 	if !r.KeepAlive {
-		c.closeConn()
+		c.closeAfterPeer()
 	}
+}
+
+// closeAfterPeer closes a connection that will not be reused, after the
+// server's own close when it comes within sockets.LingerGrace (see there
+// why). A server that once let the grace pass is not waited for again.
+func (c *client) closeAfterPeer() {
+	if c.noLinger {
+		c.closeConn()
+		return
+	}
+	c.stop()
+	if !sockets.CloseAfterPeer(c.conn, c.buf) {
+		c.noLinger = true
+	}
+	c.conn, c.stop = nil, nil
 }
 
 // Close closes the client's connection, if any.
@@ -229,6 +247,11 @@ func (c *client) read(r *load.Result) (load.ErrClass, error) {
 			end, scan = findHeadEnd(c.buf[start:c.w], scan)
 			if end >= 0 {
 				break
+			}
+			if !maybeHTTP(c.buf[start:c.w]) {
+				// Do not wait for the end of a head that cannot be
+				// one: garbage is malformed, whatever follows it.
+				return load.Protocol, errNotHTTP
 			}
 			if c.w-start > MaxHeadBytes {
 				return load.Protocol, errHeadTooLarge
@@ -331,6 +354,17 @@ func (c *client) read(r *load.Result) (load.ErrClass, error) {
 	}
 	r.KeepAlive = keep
 	return load.OK, nil
+}
+
+// errNotHTTP is a response whose first bytes are not "HTTP/".
+var errNotHTTP = errors.New("httpprobe: not an HTTP response (it does not start with HTTP/)")
+
+// maybeHTTP reports whether b may be the start of a response head: its
+// first bytes are those of "HTTP/".
+func maybeHTTP(b []byte) bool {
+	const prefix = "HTTP/"
+	n := min(len(b), len(prefix))
+	return string(b[:n]) == prefix[:n]
 }
 
 func (c *client) body(b []byte) {

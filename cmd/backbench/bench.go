@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -53,6 +54,7 @@ type benchOptions struct {
 	percentileFile string
 	format         string
 	spectrum       bool
+	cpuProfile     string
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -84,6 +86,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.SortFlags = false
 	return fs
 }
@@ -456,6 +459,17 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer f.Close()
 		*p.f = f
+	}
+	if o.cpuProfile != "" {
+		pf, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return usagef("cannot create --cpuprofile file: %v", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	m, sum, err := r.execute(ctx, gf != nil, !o.quiet && o.format == "text", stderr)
 	if err != nil {

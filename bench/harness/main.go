@@ -1,0 +1,393 @@
+// Command harness is make bench: it runs backbench and its peers side by
+// side in one run, alternating them, and prints for each pair the requests
+// per second, the client CPU seconds per 1000 requests and the ratios.
+//
+// It installs nothing: it uses nginx, wrk, ab and php-fpm when they are on
+// the machine and says which are missing (the pairs that need them are
+// skipped). Backends run on 127.0.0.1 and on Unix sockets in a temporary
+// directory, and are stopped by PID at the end. The whole run takes about
+// two minutes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	runTime = flag.Duration("d", 4*time.Second, "duration of each timed run")
+	rounds  = flag.Int("rounds", 2, "rounds of each pair (alternating the order)")
+	conns   = flag.Int("c", 10, "connections")
+)
+
+// tool is one client command and how to read its output.
+type tool struct {
+	name string
+	argv []string
+}
+
+// measure is one run's result.
+type measure struct {
+	requests int64
+	rps      float64
+	cpu      float64 // client user+sys seconds
+}
+
+// pair compares backbench (a) with a peer (b).
+type pair struct {
+	title  string
+	a, b   tool
+	target string                      // what the issue asks, in words
+	ok     func(rps, cpu float64) bool // rps and cpu ratios a/b
+}
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "harness:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	dir, err := os.MkdirTemp("", "bbbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			p.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { p.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				p.Process.Kill()
+			}
+		}
+	}()
+
+	fmt.Println("building backbench and the gofast loop ...")
+	bb, gfl := filepath.Join(dir, "backbench"), filepath.Join(dir, "gofastloop")
+	for _, b := range [][2]string{{bb, "./cmd/backbench"}, {gfl, "./bench/gofastloop"}} {
+		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+		}
+	}
+	www := filepath.Join(dir, "www")
+	os.MkdirAll(www, 0o755)
+	os.WriteFile(filepath.Join(www, "index.html"), []byte(strings.Repeat("backbench static file\n", 28)), 0o644)
+	os.WriteFile(filepath.Join(www, "index.php"), []byte("<?php echo \"hello from php-fpm\\n\";\n"), 0o644)
+
+	have := map[string]string{}
+	var missing []string
+	for _, name := range []string{"nginx", "wrk", "ab", "php-fpm"} {
+		if p := lookup(name); p != "" {
+			have[name] = p
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Printf("missing (their pairs are skipped): %s  (Debian: nginx-light wrk apache2-utils php-fpm)\n", strings.Join(missing, " "))
+	}
+
+	fpmTCP, fpmSock := "", filepath.Join(dir, "fpm.sock")
+	if p := have["php-fpm"]; p != "" {
+		port, _ := freePort()
+		fpmTCP = "127.0.0.1:" + strconv.Itoa(port)
+		conf := filepath.Join(dir, "fpm.conf")
+		pool := func(name, listen string) string {
+			return fmt.Sprintf("[%s]\nlisten = %s\nlisten.mode = 0666\npm = static\npm.max_children = 4\n", name, listen)
+		}
+		os.WriteFile(conf, []byte(fmt.Sprintf("[global]\npid = %s/fpm.pid\nerror_log = %s/fpm.log\ndaemonize = no\n", dir, dir)+
+			pool("tcp", fpmTCP)+pool("unix", fpmSock)), 0o644)
+		cmd := exec.Command(p, "-F", "-R", "-n", "-y", conf)
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		procs = append(procs, cmd)
+		if err := waitListen("unix", fpmSock); err != nil {
+			return fmt.Errorf("php-fpm: %v", err)
+		}
+		if err := waitListen("tcp", fpmTCP); err != nil {
+			return fmt.Errorf("php-fpm: %v", err)
+		}
+	}
+	nginxAddr := ""
+	if p := have["nginx"]; p != "" {
+		port, _ := freePort()
+		nginxAddr = "127.0.0.1:" + strconv.Itoa(port)
+		conf := filepath.Join(dir, "nginx.conf")
+		fcgi := ""
+		if fpmTCP != "" {
+			fcgi = fmt.Sprintf(`location ~ \.php$ {
+      fastcgi_pass unix:%s;
+      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
+      fastcgi_param SCRIPT_NAME $fastcgi_script_name;
+      fastcgi_param REQUEST_METHOD $request_method;
+      fastcgi_param QUERY_STRING $query_string;
+      fastcgi_param REQUEST_URI $request_uri;
+      fastcgi_param SERVER_PROTOCOL $server_protocol;
+      fastcgi_param GATEWAY_INTERFACE CGI/1.1;
+    }`, fpmSock)
+		}
+		os.WriteFile(conf, []byte(fmt.Sprintf(`worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/nginx-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen %[2]s;
+    root %[3]s;
+    %[4]s
+  }
+}
+`, dir, nginxAddr, www, fcgi)), 0o644)
+		cmd := exec.Command(p, "-c", conf, "-g", "daemon off;")
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		procs = append(procs, cmd)
+		if err := waitListen("tcp", nginxAddr); err != nil {
+			return fmt.Errorf("nginx: %v", err)
+		}
+	}
+	bbSock, bbFCGI := filepath.Join(dir, "bb-http.sock"), filepath.Join(dir, "bb-fcgi.sock")
+	for _, l := range [][2]string{{"http", bbSock}, {"fcgi", bbFCGI}} {
+		cmd := exec.Command(bb, "serve", "--protocol", l[0], "--body", "512", "--listen", "unix:"+l[1])
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		procs = append(procs, cmd)
+		if err := waitListen("unix", l[1]); err != nil {
+			return fmt.Errorf("backbench serve: %v", err)
+		}
+	}
+
+	secs := strconv.FormatFloat(runTime.Seconds(), 'f', -1, 64)
+	c := strconv.Itoa(*conns)
+	bench := func(extra ...string) tool {
+		return tool{"backbench", append([]string{bb, "bench", "-q"}, extra...)}
+	}
+	var pairs []pair
+	if nginxAddr != "" && have["wrk"] != "" {
+		pairs = append(pairs, pair{
+			title:  "HTTP keep-alive, nginx static file, c=" + c,
+			a:      bench("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html"),
+			b:      tool{"wrk", []string{have["wrk"], "-t2", "-c" + c, "-d" + secs + "s", "http://" + nginxAddr + "/index.html"}},
+			target: "req/s >= 0.9x wrk, CPU/req <= 1.2x wrk",
+			ok:     func(r, cpu float64) bool { return r >= 0.9 && cpu <= 1.2 },
+		})
+	}
+	if nginxAddr != "" && have["ab"] != "" {
+		pairs = append(pairs, pair{
+			title:  "HTTP without keep-alive, nginx static file, c=" + c + ", n=10000",
+			a:      bench("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html"),
+			b:      tool{"ab", []string{have["ab"], "-q", "-c", c, "-n", "10000", "http://" + nginxAddr + "/index.html"}},
+			target: "req/s >= 2x ab",
+			ok:     func(r, _ float64) bool { return r >= 2 },
+		})
+	}
+	if fpmTCP != "" {
+		script := filepath.Join(www, "index.php")
+		for _, n := range [][3]string{{"TCP", "tcp", fpmTCP}, {"Unix", "unix", fpmSock}} {
+			url := "fcgi://" + n[2] + "/index.php"
+			if n[1] == "unix" {
+				url = "fcgi://unix:" + n[2] + ":/index.php"
+			}
+			pairs = append(pairs, pair{
+				title:  "FastCGI keep-conn, php-fpm over " + n[0] + ", c=8",
+				a:      bench("-k", "-c", "8", "-t", secs, "--document-root", www, url),
+				b:      tool{"gofast", []string{gfl, "-network", n[1], "-addr", n[2], "-script", script, "-c", "8", "-d", secs + "s"}},
+				target: "req/s >= 4x the gofast loop",
+				ok:     func(r, _ float64) bool { return r >= 4 },
+			})
+		}
+		if nginxAddr != "" && have["wrk"] != "" {
+			pairs = append(pairs, pair{
+				title:  "php-fpm direct (backbench, Unix, keep-conn) vs through nginx (wrk), c=8",
+				a:      bench("-k", "-c", "8", "-t", secs, "--document-root", www, "fcgi://unix:"+fpmSock+":/index.php"),
+				b:      tool{"wrk+nginx", []string{have["wrk"], "-t2", "-c8", "-d" + secs + "s", "http://" + nginxAddr + "/index.php"}},
+				target: "req/s >= 1.5x the nginx path",
+				ok:     func(r, _ float64) bool { return r >= 1.5 },
+			})
+		}
+	}
+	pairs = append(pairs,
+		pair{
+			title:  "regression baseline: built-in HTTP backend, Unix, keep-alive, c=" + c + " (run 1 vs run 2)",
+			a:      bench("-k", "-c", c, "-t", secs, "http://unix:"+bbSock+":/"),
+			b:      tool{"backbench", []string{bb, "bench", "-q", "-k", "-c", c, "-t", secs, "http://unix:" + bbSock + ":/"}},
+			target: "about 1x (the noise of this machine)",
+		},
+		pair{
+			title:  "regression baseline: built-in FastCGI backend, Unix, keep-conn, c=" + c + " (run 1 vs run 2)",
+			a:      bench("-k", "-c", c, "-t", secs, "fcgi://unix:"+bbFCGI+":/"),
+			b:      tool{"backbench", []string{bb, "bench", "-q", "-k", "-c", c, "-t", secs, "fcgi://unix:" + bbFCGI + ":/"}},
+			target: "about 1x (the noise of this machine)",
+		},
+	)
+
+	fmt.Printf("\n%-72s %-10s %12s %14s\n", "pair", "client", "req/s", "CPU s/1k req")
+	for _, p := range pairs {
+		var ma, mb []measure
+		for r := 0; r < *rounds; r++ {
+			order := []*tool{&p.a, &p.b}
+			if r%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			for _, t := range order {
+				m, err := runTool(*t)
+				if err != nil {
+					return fmt.Errorf("%s: %s: %v", p.title, t.name, err)
+				}
+				if t == &p.a {
+					ma = append(ma, m)
+				} else {
+					mb = append(mb, m)
+				}
+			}
+		}
+		a, b := mean(ma), mean(mb)
+		rr, cr := a.rps/b.rps, cpuPer1k(a)/cpuPer1k(b)
+		fmt.Printf("%-72s %-10s %12.0f %14.4f\n", p.title, p.a.name, a.rps, cpuPer1k(a))
+		fmt.Printf("%-72s %-10s %12.0f %14.4f\n", "", p.b.name, b.rps, cpuPer1k(b))
+		verdict := ""
+		if p.ok != nil {
+			verdict = "  MISSED"
+			if p.ok(rr, cr) {
+				verdict = "  met"
+			}
+		}
+		fmt.Printf("%-72s %-10s %11.2fx %13.2fx   target: %s%s\n\n", "", "ratio", rr, cr, p.target, verdict)
+	}
+	return nil
+}
+
+func cpuPer1k(m measure) float64 {
+	if m.requests == 0 {
+		return 0
+	}
+	return m.cpu / float64(m.requests) * 1000
+}
+
+func mean(ms []measure) measure {
+	var out measure
+	for _, m := range ms {
+		out.requests += m.requests
+		out.rps += m.rps / float64(len(ms))
+		out.cpu += m.cpu
+	}
+	return out
+}
+
+var (
+	reqPatterns = []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^Complete requests:\s+(\d+)`),
+		regexp.MustCompile(`(?m)^\s*(\d+) requests in `),
+		regexp.MustCompile(`(?m)^requests (\d+)`),
+	}
+	rpsPatterns = []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^Requests per second:\s+([\d.]+)`),
+		regexp.MustCompile(`(?m)^Requests/sec:?\s+([\d.]+)`),
+	}
+)
+
+// runTool runs one client to completion and reads its requests, its rate
+// and its CPU time (from the child's rusage).
+func runTool(t tool) (measure, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), *runTime+60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.argv[0], t.argv[1:]...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return measure{}, fmt.Errorf("%v\n%s", err, out)
+	}
+	var m measure
+	for _, re := range reqPatterns {
+		if s := re.FindSubmatch(out); s != nil {
+			m.requests, _ = strconv.ParseInt(string(s[1]), 10, 64)
+			break
+		}
+	}
+	for _, re := range rpsPatterns {
+		if s := re.FindSubmatch(out); s != nil {
+			m.rps, _ = strconv.ParseFloat(string(s[1]), 64)
+			break
+		}
+	}
+	if m.requests == 0 || m.rps == 0 {
+		return m, errors.New("cannot read requests and rate from:\n" + string(out))
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.cpu = float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	}
+	return m, nil
+}
+
+func lookup(name string) string {
+	if name == "php-fpm" {
+		for _, n := range []string{"php-fpm8.2", "php-fpm"} {
+			if p, err := exec.LookPath(n); err == nil {
+				return p
+			}
+		}
+		m, _ := filepath.Glob("/usr/sbin/php-fpm*")
+		if len(m) > 0 {
+			return m[0]
+		}
+		return ""
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if p := "/usr/sbin/" + name; fileExists(p) {
+		return p
+	}
+	return ""
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitListen(network, addr string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout(network, addr, time.Second); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("nothing listens on %s %s after 10 s", network, addr)
+}
+
