@@ -63,6 +63,9 @@ type Config struct {
 	Params [][2]string
 	// KeepAlive sets FCGI_KEEP_CONN and reuses the connection.
 	KeepAlive bool
+	// Dialer, when not nil, replaces the target's own address: a cluster
+	// of upstreams (see sockets.NewClusterDialer).
+	Dialer *sockets.Dialer
 	// Timeout bounds one request, dial to last byte; 0 means
 	// DefaultTimeout.
 	Timeout time.Duration
@@ -236,7 +239,10 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 	if cfg.Verbose != nil {
 		vreq = verboseRequest(cfg)
 	}
-	dialer := sockets.NewDialer(cfg.Target, 0)
+	dialer := cfg.Dialer
+	if dialer == nil {
+		dialer = sockets.NewDialer(cfg.Target, 0)
+	}
 	return func(ctx context.Context) (load.Client, error) {
 		return &client{
 			ctx:       ctx,
@@ -262,6 +268,8 @@ type client struct {
 	vreq      []byte
 
 	conn net.Conn
+	// upstream is the index of conn's address in a cluster dialer.
+	upstream int
 	// noLinger is set once the server failed to close a finished
 	// connection within sockets.LingerGrace.
 	noLinger bool
@@ -291,6 +299,7 @@ func (c *client) Do(r *load.Result) {
 	reused := c.conn != nil
 	if reused {
 		r.Connected = r.Start
+		r.Upstream = c.upstream
 	} else if !c.dial(r, deadline) {
 		return
 	}
@@ -334,6 +343,7 @@ func (c *client) redial(r *load.Result, deadline time.Time) bool {
 func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	conn, err := c.dialer.DialDeadline(c.ctx, deadline)
 	if err != nil {
+		r.Upstream = sockets.FailedUpstream(err)
 		switch {
 		case c.ctx.Err() != nil:
 			c.fail(r, load.Timeout, errCanceled)
@@ -347,6 +357,8 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	r.Dialed = true
 	r.Connected = load.Now()
 	c.conn = conn
+	c.upstream = sockets.UpstreamIndex(conn)
+	r.Upstream = c.upstream
 	c.stop = context.AfterFunc(c.ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	return true
 }

@@ -9,7 +9,9 @@
 // and HTTP/1.0 persistence ("Connection: keep-alive"), and one silent redial
 // when a kept connection turns out to have been closed by the server.
 //
-// Its limits: no TLS (https), no pipelining, no 101 protocol switch, no
+// TLS (https) is the Dialer's business: give Config a Dialer made with TLS.
+//
+// Its limits: no pipelining, no 101 protocol switch, no
 // request bodies other than a fixed one, and a response head of at most
 // MaxHeadBytes. Bodies are counted and discarded. Response heads with
 // folded header lines are accepted unless a framing header is folded.
@@ -76,7 +78,13 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 	if f.timeout == 0 {
 		f.timeout = DefaultTimeout
 	}
-	f.dialer = sockets.NewDialer(cfg.Target, f.timeout)
+	f.dialer = cfg.Dialer
+	if f.dialer == nil {
+		if cfg.Target.Scheme == sockets.SchemeHTTPS {
+			return nil, errors.New("httpprobe: https needs a Dialer with TLS (sockets.NewClusterDialer)")
+		}
+		f.dialer = sockets.NewDialer(cfg.Target, f.timeout)
+	}
 	return func(ctx context.Context) (load.Client, error) {
 		return &client{f: f, ctx: ctx, buf: make([]byte, bufSize)}, nil
 	}, nil
@@ -87,6 +95,8 @@ type client struct {
 	f    *factory
 	ctx  context.Context
 	conn net.Conn
+	// upstream is the index of conn's address in a cluster dialer.
+	upstream int
 	// noLinger is set once the server failed to close a finished
 	// connection within sockets.LingerGrace.
 	noLinger bool
@@ -112,6 +122,7 @@ func (c *client) Do(r *load.Result) {
 	reused := c.conn != nil
 	if reused {
 		r.Connected = r.Start
+		r.Upstream = c.upstream
 	} else if !c.dial(r, deadline) {
 		return
 	}
@@ -185,10 +196,15 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	r.Dialed = true
 	r.Connected = load.Now()
 	if err != nil {
-		c.fail(r, load.Connect, fmt.Errorf("connect: %s", sockets.Describe(err)))
+		r.Upstream = sockets.FailedUpstream(err)
+		// A dial that used up the request's deadline is a Timeout, as
+		// in the fcgi client; any other dial failure is Connect.
+		c.fail(r, errClass(err, load.Connect), fmt.Errorf("connect: %s", sockets.Describe(err)))
 		return false
 	}
 	c.conn = conn
+	c.upstream = sockets.UpstreamIndex(conn)
+	r.Upstream = c.upstream
 	c.stop = context.AfterFunc(c.ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	return true
 }

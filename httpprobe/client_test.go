@@ -236,7 +236,7 @@ func TestRequestHeadErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"https", Config{Target: target(t, "https://127.0.0.1/")}, "https is not supported"},
+		{"https", Config{Target: target(t, "https://127.0.0.1/")}, "https needs a Dialer with TLS"},
 		{"fcgi", Config{Target: target(t, "fcgi://127.0.0.1/")}, "not http"},
 		{"method", Config{Target: tg, Method: "GE T"}, "bad method"},
 		{"header name", Config{Target: tg, Headers: [][2]string{{"X Y", "1"}}}, "bad header name"},

@@ -1,7 +1,6 @@
 package httpprobe
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -18,8 +17,11 @@ const DefaultTimeout = 30 * time.Second
 // Config describes the request a client sends and how.
 type Config struct {
 	// Target is where to connect and what to ask for; its scheme must be
-	// http.
+	// http or https (https needs a Dialer with TLS).
 	Target sockets.Target
+	// Dialer, when not nil, replaces the target's own address: a cluster
+	// of upstreams and/or TLS (see sockets.NewClusterDialer).
+	Dialer *sockets.Dialer
 	// Method is the request method; "" means GET.
 	Method string
 	// Headers are extra request headers, name and value, in order (from
@@ -56,11 +58,8 @@ func (cfg *Config) method() string {
 // RequestHead returns the request head that a client made from cfg sends:
 // the request line, the header lines and the blank line, without the body.
 func RequestHead(cfg Config) (string, error) {
-	if cfg.Target.Scheme != sockets.SchemeHTTP {
-		if cfg.Target.Scheme == sockets.SchemeHTTPS {
-			return "", errors.New("httpprobe: https is not supported (use http:// against the backend itself)")
-		}
-		return "", fmt.Errorf("httpprobe: target scheme %q is not http", cfg.Target.Scheme)
+	if cfg.Target.Scheme != sockets.SchemeHTTP && cfg.Target.Scheme != sockets.SchemeHTTPS {
+		return "", fmt.Errorf("httpprobe: target scheme %q is not http or https", cfg.Target.Scheme)
 	}
 	method := cfg.method()
 	if !isToken(method) {

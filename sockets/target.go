@@ -178,3 +178,41 @@ func (t Target) HostHeader() string {
 	}
 	return h + ":" + t.Port
 }
+
+// MaxExpanded bounds the number of URLs ExpandPorts makes from one range.
+const MaxExpanded = 1024
+
+// ExpandPorts expands one shell-style range "{A..B}" in a URL into one URL
+// per number, in order: fcgi://127.0.0.1:{3000..3004}/app gives five URLs, a
+// cluster of five workers. A URL without a range is returned alone.
+func ExpandPorts(raw string) ([]string, error) {
+	i := strings.IndexByte(raw, '{')
+	if i < 0 {
+		if strings.IndexByte(raw, '}') >= 0 {
+			return nil, fmt.Errorf("target %q: '}' without '{'", raw)
+		}
+		return []string{raw}, nil
+	}
+	j := strings.IndexByte(raw[i:], '}')
+	if j < 0 {
+		return nil, fmt.Errorf("target %q: '{' without '}'", raw)
+	}
+	j += i
+	if strings.ContainsAny(raw[j+1:], "{}") {
+		return nil, fmt.Errorf("target %q: only one {A..B} range is allowed", raw)
+	}
+	a, b, ok := strings.Cut(raw[i+1:j], "..")
+	lo, err1 := strconv.Atoi(a)
+	hi, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || lo < 0 || hi < lo {
+		return nil, fmt.Errorf("target %q: bad range %q (want {LOW..HIGH})", raw, raw[i:j+1])
+	}
+	if hi-lo+1 > MaxExpanded {
+		return nil, fmt.Errorf("target %q: range of %d addresses (at most %d)", raw, hi-lo+1, MaxExpanded)
+	}
+	out := make([]string, 0, hi-lo+1)
+	for n := lo; n <= hi; n++ {
+		out = append(out, raw[:i]+strconv.Itoa(n)+raw[j+1:])
+	}
+	return out, nil
+}

@@ -174,3 +174,90 @@ func TestRaiseNoFileLimit(t *testing.T) {
 		t.Errorf("RaiseNoFileLimit = %d, %v", n, err)
 	}
 }
+
+func TestExpandPorts(t *testing.T) {
+	got, err := ExpandPorts("fcgi://127.0.0.1:{3000..3002}/app")
+	if err != nil || strings.Join(got, " ") != "fcgi://127.0.0.1:3000/app fcgi://127.0.0.1:3001/app fcgi://127.0.0.1:3002/app" {
+		t.Errorf("%v %v", got, err)
+	}
+	if got, err := ExpandPorts("http://h/"); err != nil || len(got) != 1 {
+		t.Errorf("%v %v", got, err)
+	}
+	for _, bad := range []string{"http://h:{1..}/", "http://h:{3..1}/", "http://h:{1..2}/{3..4}", "http://h:{1..2/", "http://h:1}/", "http://h:{0..5000}/"} {
+		if _, err := ExpandPorts(bad); err == nil {
+			t.Errorf("ExpandPorts(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseAddrAndBalance(t *testing.T) {
+	for in, want := range map[string]Addr{
+		"tcp:127.0.0.1:3000": {"tcp", "127.0.0.1:3000"},
+		"127.0.0.1:3001":     {"tcp", "127.0.0.1:3001"},
+		"[::1]:80":           {"tcp", "[::1]:80"},
+		"unix:/run/a.sock":   {"unix", "/run/a.sock"},
+		"/run/b.sock":        {"unix", "/run/b.sock"},
+	} {
+		if got, err := ParseAddr(in); err != nil || got != want {
+			t.Errorf("ParseAddr(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "unix:", "host", "h:0", "h:x", ":80"} {
+		if _, err := ParseAddr(bad); err == nil {
+			t.Errorf("ParseAddr(%q) accepted", bad)
+		}
+	}
+	if b, err := ParseBalance("least-conn"); err != nil || b != LeastConn || b.String() != "least-conn" {
+		t.Errorf("%v %v", b, err)
+	}
+	if _, err := ParseBalance("random"); err == nil {
+		t.Error("ParseBalance accepted random")
+	}
+}
+
+// TestClusterDialer spreads connections round-robin and least-conn.
+func TestClusterDialer(t *testing.T) {
+	var ups []Addr
+	for range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+			}
+		}()
+		ups = append(ups, Addr{"tcp", ln.Addr().String()})
+	}
+	tg, _ := ParseTarget("http://" + ups[0].Address + "/")
+	ctx := context.Background()
+	d := NewClusterDialer(tg, DialerOptions{Upstreams: ups, Timeout: time.Second})
+	var conns []net.Conn
+	for i := range 6 {
+		c, err := d.DialDeadline(ctx, time.Now().Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if UpstreamIndex(c) != i%3 {
+			t.Errorf("round-robin dial %d went to %d", i, UpstreamIndex(c))
+		}
+		conns = append(conns, c)
+	}
+	lc := NewClusterDialer(tg, DialerOptions{Upstreams: ups, Balance: LeastConn, Timeout: time.Second})
+	a, _ := lc.DialDeadline(ctx, time.Now().Add(time.Second))
+	b, _ := lc.DialDeadline(ctx, time.Now().Add(time.Second))
+	a.Close()
+	c, _ := lc.DialDeadline(ctx, time.Now().Add(time.Second))
+	if UpstreamIndex(a) == UpstreamIndex(b) || UpstreamIndex(c) == UpstreamIndex(b) {
+		t.Errorf("least-conn: %d %d then %d", UpstreamIndex(a), UpstreamIndex(b), UpstreamIndex(c))
+	}
+	for _, c := range append(conns, b, c) {
+		c.Close()
+	}
+}

@@ -45,6 +45,7 @@ type loadOptions struct {
 	rate           float64
 	abCompat       bool
 	rawFile        string
+	clusterOptions
 }
 
 // benchOptions are the flags of bench.
@@ -76,6 +77,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
 	fs.Float64Var(&o.rate, "rate", 0, "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
+	addClusterFlags(fs, &o.clusterOptions)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 }
 
@@ -133,20 +135,23 @@ type request struct {
 	params  [][2]string
 	docRoot string
 	limited bool // a request count applies
+	cluster cluster
+	dialer  *sockets.Dialer // nil: the clients' own
 }
 
 // validateLoad checks the load flags and the target URL; every error is a
 // usage error, caught before any connection is made.
 func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, error) {
 	r := &request{opts: *o}
-	tgt, err := sockets.ParseTarget(url)
+	tgt, cl, err := parseTargets(url, &o.clusterOptions)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, err
 	}
-	if tgt.Scheme == sockets.SchemeHTTPS {
-		return nil, usagef("target %q: https is not supported yet", url)
-	}
+	r.cluster = cl
 	if o.unixSocket != "" {
+		if len(cl.upstreams) > 0 {
+			return nil, usagef("--unix-socket and several upstreams do not mix; use --upstream unix:/path")
+		}
 		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
 			return nil, usagef("bad --unix-socket %q", o.unixSocket)
 		}
@@ -221,6 +226,7 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 			return nil, usagef("bad method %q", r.method)
 		}
 	}
+	r.dialer = r.cluster.dialer(r.target, o.timeout)
 	if tgt.Scheme == sockets.SchemeFCGI {
 		dr := o.docRoot
 		if dr == "" {
@@ -242,13 +248,13 @@ func (r *request) factory(verbose io.Writer) (load.ClientFactory, error) {
 		return fcgi.NewFactory(fcgi.Config{
 			Target: r.target, Method: r.method, Headers: r.headers, Body: r.body,
 			ContentType: r.ctype, DocumentRoot: r.docRoot, Params: r.params,
-			KeepAlive: r.opts.keepAlive, Timeout: r.opts.timeout, Verbose: verbose,
+			KeepAlive: r.opts.keepAlive, Timeout: r.opts.timeout, Verbose: verbose, Dialer: r.dialer,
 		})
 	}
 	return httpprobe.NewFactory(httpprobe.Config{
 		Target: r.target, Method: r.method, Headers: r.headers, Body: r.body,
 		ContentType: r.ctype, KeepAlive: r.opts.keepAlive, HTTP10: r.opts.http10,
-		Timeout: r.opts.timeout, Verbose: verbose,
+		Timeout: r.opts.timeout, Verbose: verbose, Dialer: r.dialer,
 	})
 }
 
@@ -270,6 +276,10 @@ func (r *request) runInfo(out run.Outcome) stats.RunInfo {
 		Rate:        r.opts.rate,
 		ABCompat:    r.opts.abCompat,
 		Client:      clientHealth(out),
+		Balance:     r.cluster.balance.String(),
+	}
+	for _, a := range r.cluster.upstreams {
+		ri.Upstreams = append(ri.Upstreams, a.String())
 	}
 	if t.Port == "" { // nginx-style Unix target
 		ri.Hostname = "unix:" + t.Address
@@ -305,7 +315,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	if err != nil && !o.quiet {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
-	if err := sockets.Check(ctx, r.target, o.timeout); err != nil {
+	if err := checkReachable(ctx, r.target, r.cluster.upstreams, o.timeout, stderr); err != nil {
 		if ctx.Err() != nil {
 			return nil, stats.Summary{}, errInterrupted
 		}
@@ -332,12 +342,14 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		raw = bufio.NewWriterSize(rf, 256<<10)
 		raw.WriteString(stats.RawHeader)
 	}
-	ropts := stats.Options{Shards: o.concurrency, VariableLength: o.variableLength, KeepRows: keepRows || o.abCompat}
+	ropts := stats.Options{Shards: o.concurrency, VariableLength: o.variableLength, KeepRows: keepRows || o.abCompat,
+		Upstreams: len(r.cluster.upstreams)}
 	if raw != nil {
 		ropts.Raw = raw
 	}
 	rec := stats.NewRecorder(ropts)
 	stopProgress := r.progress(rec, stderr)
+	backend := startBackendProbe(ctx, r)
 	var out run.Outcome
 	if o.rate > 0 {
 		out, err = run.Open(ctx, run.OpenConfig{Rate: o.rate,
@@ -351,6 +363,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		})
 	}
 	stopProgress()
+	backendUsage := backend.finish(ctx)
 	if err != nil {
 		return nil, stats.Summary{}, err
 	}
@@ -361,6 +374,8 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		}
 	}
 	sum := m.Summary(r.runInfo(out))
+	sum.Backend = backendUsage
+	sum.TLS = tlsInfo(r.dialer, &r.cluster)
 	tw := 0
 	if r.target.Network == "tcp" && !o.keepAlive {
 		tw, _ = sockets.CountTimeWait(r.target.Address)

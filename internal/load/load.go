@@ -72,6 +72,9 @@ type Result struct {
 	Status int
 	// Dialed reports that this request opened a new connection.
 	Dialed bool
+	// Upstream is the index of the address the connection went to, when
+	// the target is a cluster of several addresses (0 otherwise).
+	Upstream int
 	// Reconnects counts kept connections that were found dead (closed by
 	// the server before any byte of this response) and redialed.
 	Reconnects int

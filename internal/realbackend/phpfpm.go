@@ -44,6 +44,10 @@ var scripts = map[string]string{
 		"echo 'STDIN=', strlen(file_get_contents('php://input')), \"\\n\";\n",
 }
 
+// StatusPath is the pool's pm.status_path: php-fpm answers its status page
+// there.
+const StatusPath = "/fpm-status"
+
 // StartTimeout bounds how long PHPFPM waits for the pool to accept
 // connections: 10 s.
 const StartTimeout = 10 * time.Second
@@ -146,8 +150,9 @@ listen = %s
 listen.mode = 0666
 pm = static
 pm.max_children = 4
+pm.status_path = %s
 clear_env = yes
-`, filepath.Join(dir, "fpm.pid"), logPath, f.Addr)
+`, filepath.Join(dir, "fpm.pid"), logPath, f.Addr, StatusPath)
 	if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
 		tb.Fatal(err)
 	}

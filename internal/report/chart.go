@@ -71,6 +71,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 	for _, p := range []*plot.Plot{top, bottom} {
 		p.Add(plotter.NewGrid())
 		p.Y.Min = 0
+		p.Y.Tick.Marker = plainTicks{}
 	}
 	maxRPS := 0.0
 	for i, se := range sw.Series {
@@ -128,4 +129,19 @@ func styleSeries(i int, line *plotter.Line, marks *plotter.Scatter) {
 	marks.Color = c
 	marks.Shape = plotutil.Shape(i)
 	marks.Radius = vg.Points(2.5)
+}
+
+// plainTicks are gonum's default ticks with labels in the shortest form
+// ("2500", not "2500.00").
+type plainTicks struct{}
+
+// Ticks returns the default ticks for min..max with plain labels.
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
 }

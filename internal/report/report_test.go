@@ -114,6 +114,17 @@ func TestGoldenTextOpenModel(t *testing.T) {
 	s.UncorrectedPercentiles = map[string]float64{"50": 4.1, "66": 4.5, "75": 5.0, "80": 5.5, "90": 6.1, "95": 7.2, "98": 9.6, "99": 12.9, "100": 1001.8}
 	s.Client.Warnings = []string{"client CPU at 190% of 2 cores: the client may be the bottleneck"}
 	s.ABCompat = true
+	s.Notes = []string{"the server closed 4 kept connections before a request; each was redialed"}
+	s.TLS = &stats.TLSInfo{Protocol: "TLSv1.3", Cipher: "TLS_AES_128_GCM_SHA256", TempKey: "X25519", ServerName: "localhost", Handshakes: 10, Resumed: 9}
+	s.Balance = "round-robin"
+	s.Upstreams = []stats.UpstreamSummary{
+		{Address: "tcp:127.0.0.1:3000", Requests: 500, Complete: 499, Failed: 1, RequestsPerSecond: 974.1, MeanMs: 5.12, P99Ms: 19.5},
+		{Address: "unix:/run/w1.sock", Requests: 501, Complete: 501, RequestsPerSecond: 977.9, MeanMs: 5.01, P99Ms: 18.2},
+	}
+	s.Backend = &stats.BackendUsage{PIDs: []int{1234}, CPUSeconds: 0.75, CPUUserSeconds: 0.5, CPUSysSeconds: 0.25,
+		PeakRSSBytes: 41 << 20, MeanRSSBytes: 40 << 20, ProcessesMax: 5, ProcessesMean: 5, Samples: 6,
+		FPMStatusStart: map[string]string{"listen queue": "0", "active processes": "1", "max children reached": "0"},
+		FPMStatusEnd:   map[string]string{"error": "status 404 (is pm.status_path = /status set?)"}}
 	var b bytes.Buffer
 	if err := Text(&b, &s, TextOptions{Spectrum: true}); err != nil {
 		t.Fatal(err)

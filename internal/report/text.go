@@ -32,6 +32,15 @@ func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 	line("Server Software", "%s", s.ServerSoftware)
 	line("Server Hostname", "%s", s.ServerHostname)
 	line("Server Port", "%s", s.ServerPort)
+	if t := s.TLS; t != nil {
+		line("SSL/TLS Protocol", "%s,%s", t.Protocol, t.Cipher)
+		if t.TempKey != "" {
+			line("Server Temp Key", "%s", t.TempKey)
+		}
+		if t.ServerName != "" {
+			line("TLS Server Name", "%s", t.ServerName)
+		}
+	}
 	b.WriteString("\n")
 	line("Document Path", "%s", s.DocumentPath)
 	if s.VariableLength {
@@ -163,6 +172,40 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	}
 	if s.Interrupted {
 		line("Interrupted", "yes: the report covers the requests completed before the signal")
+	}
+	if s.TLS != nil {
+		line("TLS handshakes", "%d (%d resumed a session)", s.TLS.Handshakes, s.TLS.Resumed)
+	}
+	if len(s.Upstreams) > 0 {
+		fmt.Fprintf(b, "\nUpstreams (%s)\n", s.Balance)
+		fmt.Fprintf(b, "  %-36s %9s %8s %10s %10s %10s\n", "address", "requests", "failed", "req/s", "mean ms", "p99 ms")
+		for _, u := range s.Upstreams {
+			fmt.Fprintf(b, "  %-36s %9d %8d %10.2f %10.3f %10.3f\n", u.Address, u.Requests, u.Failed, u.RequestsPerSecond, u.MeanMs, u.P99Ms)
+		}
+		b.WriteString("\n")
+	}
+	if bu := s.Backend; bu != nil {
+		if bu.Samples > 0 {
+			line("Backend CPU", "%.2f s (user %.2f + sys %.2f) for PIDs %v and their descendants",
+				bu.CPUSeconds, bu.CPUUserSeconds, bu.CPUSysSeconds, bu.PIDs)
+			line("Backend memory", "%.1f MiB peak, %.1f MiB mean (RSS summed over the processes)",
+				float64(bu.PeakRSSBytes)/(1<<20), float64(bu.MeanRSSBytes)/(1<<20))
+			line("Backend processes", "%d max, %.1f mean", bu.ProcessesMax, bu.ProcessesMean)
+		}
+		for _, st := range []struct {
+			when string
+			m    map[string]string
+		}{{"start", bu.FPMStatusStart}, {"end", bu.FPMStatusEnd}} {
+			if st.m == nil {
+				continue
+			}
+			if e, ok := st.m["error"]; ok {
+				line("php-fpm status", "%s: %s", st.when, e)
+				continue
+			}
+			line("php-fpm status", "%s: listen queue %s, active processes %s, max children reached %s",
+				st.when, st.m["listen queue"], st.m["active processes"], st.m["max children reached"])
+		}
 	}
 	for _, n := range s.Notes {
 		line("Note", "%s", n)

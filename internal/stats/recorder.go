@@ -111,6 +111,7 @@ type Shard struct {
 	rows   []RawRow
 	keep   bool
 	raw    []byte // pending --raw lines
+	ups    []upStats
 	rec    *Recorder
 	done   atomic.Int64 // requests recorded, for progress
 }
@@ -156,6 +157,24 @@ type Options struct {
 	// Raw, when not nil, receives one CSV line per request (see
 	// RawHeader), streamed in blocks of whole lines as the run goes.
 	Raw io.Writer
+	// Upstreams, when > 1, keeps counts and latencies per upstream
+	// address (load.Result.Upstream) of a cluster target.
+	Upstreams int
+}
+
+// upStats are the counts and total-time statistics of one upstream.
+type upStats struct {
+	complete, failed int64
+	mom              moments
+	hist             *hdr.Histogram
+}
+
+func newUpStats(n int) []upStats {
+	u := make([]upStats, n)
+	for i := range u {
+		u[i].hist = hdr.New(histMin, histMax, 2)
+	}
+	return u
 }
 
 // RawHeader is the header line of the --raw CSV file. Starts are Unix times
@@ -172,6 +191,9 @@ func NewRecorder(o Options) *Recorder {
 	r.docLen.Store(-1)
 	for i := range r.shards {
 		s := &Shard{rec: r, keep: o.KeepRows}
+		if o.Upstreams > 1 {
+			s.ups = newUpStats(o.Upstreams)
+		}
 		for p := range s.hist {
 			s.hist[p] = hdr.New(histMin, histMax, histSigF)
 		}
@@ -279,6 +301,18 @@ func (s *Shard) Record(res *load.Result) {
 	if r.rawW != nil {
 		s.appendRaw(res)
 	}
+	if res.Upstream >= 0 && res.Upstream < len(s.ups) {
+		u := &s.ups[res.Upstream]
+		if res.Class == load.OK || res.Class == load.Length {
+			u.complete++
+			t := res.Done - res.Start
+			u.mom.add(t)
+			_ = u.hist.RecordValue(min(t/1000, histMax))
+		}
+		if res.Class != load.OK {
+			u.failed++
+		}
+	}
 	s.mu.Unlock()
 	s.done.Add(1)
 }
@@ -355,6 +389,7 @@ type Merged struct {
 	errSeen  map[string]int64
 	variable bool
 	rawErr   error
+	ups      []upStats
 }
 
 // Merge combines the shards. Call it after every worker has stopped.
@@ -397,6 +432,16 @@ func (r *Recorder) Merge() *Merged {
 		c.lateMax = max(c.lateMax, o.lateMax)
 		c.schedMax = max(c.schedMax, o.schedMax)
 		m.rows = append(m.rows, s.rows...)
+		if len(s.ups) > 0 && m.ups == nil {
+			m.ups = newUpStats(len(s.ups))
+		}
+		for i := range s.ups {
+			u, o := &m.ups[i], &s.ups[i]
+			u.complete += o.complete
+			u.failed += o.failed
+			u.mom.merge(&o.mom)
+			u.hist.Merge(o.hist)
+		}
 		if r.rawW != nil {
 			s.flushRaw()
 		}

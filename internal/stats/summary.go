@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"sort"
 	"strconv"
 
@@ -52,6 +53,22 @@ type RunInfo struct {
 	ABCompat bool
 	// Client is the client's health during the run.
 	Client ClientHealth
+	// Upstreams are the addresses of a cluster target, in the order of
+	// load.Result.Upstream; empty for one address.
+	Upstreams []string
+	// Balance is the cluster's balancing policy.
+	Balance string
+}
+
+// UpstreamSummary is one address of a cluster target.
+type UpstreamSummary struct {
+	Address           string  `json:"address"`
+	Requests          int64   `json:"requests"`
+	Complete          int64   `json:"complete_requests"`
+	Failed            int64   `json:"failed_requests"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	MeanMs            float64 `json:"mean_ms"`
+	P99Ms             float64 `json:"p99_ms"`
 }
 
 // ClientHealth is the client's own resource use during a run.
@@ -168,6 +185,14 @@ type Summary struct {
 	ABCompat     bool          `json:"ab_compat"`
 	Client       ClientHealth  `json:"client"`
 	ErrorSamples []ErrorSample `json:"error_samples"`
+	// Upstreams has one entry per address of a cluster target (--balance
+	// says how connections were spread); absent for one address.
+	Upstreams []UpstreamSummary `json:"upstreams,omitempty"`
+	Balance   string            `json:"balance,omitempty"`
+	// Backend is the backend's resource use, when sampled.
+	Backend *BackendUsage `json:"backend,omitempty"`
+	// TLS describes the negotiated TLS session of an https target.
+	TLS *TLSInfo `json:"tls,omitempty"`
 	// Notes name connection-level conditions met during the run (refused
 	// connections, a full Unix backlog, port exhaustion, reconnects) and
 	// their remedies.
@@ -261,6 +286,21 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 		s.ConnectionTimes, s.Percentiles = abArithmetic(m.rows)
 		s.ABCompat = true
 	}
+	if len(ri.Upstreams) > 1 && len(m.ups) == len(ri.Upstreams) {
+		s.Balance = ri.Balance
+		for i, addr := range ri.Upstreams {
+			u := &m.ups[i]
+			us := UpstreamSummary{Address: addr, Requests: u.complete + u.failed, Complete: u.complete, Failed: u.failed}
+			if u.mom.n > 0 {
+				us.MeanMs = u.mom.sum / float64(u.mom.n) / 1e6
+				us.P99Ms = math.Min(float64(u.hist.ValueAtQuantile(99))/1e3, float64(u.mom.max)/1e6)
+			}
+			if s.TimeTaken > 0 {
+				us.RequestsPerSecond = float64(u.complete) / s.TimeTaken
+			}
+			s.Upstreams = append(s.Upstreams, us)
+		}
+	}
 	s.Client = ri.Client
 	if s.Client.Warnings == nil {
 		s.Client.Warnings = []string{}
@@ -289,4 +329,43 @@ func (m *Merged) PercentileSpectrum() []float64 {
 		out[i] = m.Quantile(float64(i))
 	}
 	return out
+}
+
+// BackendUsage is the resource use of the backend's processes during a run,
+// sampled from /proc (the given processes and all their descendants).
+type BackendUsage struct {
+	// PIDs are the root processes sampled.
+	PIDs []int `json:"pids"`
+	// CPUSeconds is user + system CPU time used during the run, including
+	// that of children that exited and were waited for.
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	CPUUserSeconds float64 `json:"cpu_user_seconds"`
+	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
+	// PeakRSSBytes and MeanRSSBytes are of the sum over the process tree.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	MeanRSSBytes int64 `json:"mean_rss_bytes"`
+	// ProcessesMax and ProcessesMean count the processes of the tree.
+	ProcessesMax  int     `json:"processes_max"`
+	ProcessesMean float64 `json:"processes_mean"`
+	// Samples is how many times /proc was read.
+	Samples int `json:"samples"`
+	// FPMStatus holds php-fpm status fields read at the start and end of
+	// the run (--fpm-status), by field name.
+	FPMStatusStart map[string]string `json:"fpm_status_start,omitempty"`
+	FPMStatusEnd   map[string]string `json:"fpm_status_end,omitempty"`
+}
+
+// TLSInfo is the TLS session of an https target, as ab prints it.
+type TLSInfo struct {
+	// Protocol is "TLSv1.3" or the like; Cipher the cipher suite name.
+	Protocol string `json:"protocol"`
+	Cipher   string `json:"cipher"`
+	// TempKey is the key exchange group ("X25519"), when known.
+	TempKey string `json:"server_temp_key,omitempty"`
+	// ServerName is the SNI name sent.
+	ServerName string `json:"server_name"`
+	// Handshakes counts full and resumed TLS handshakes; Resumed those
+	// that resumed an earlier session (tickets are shared by the workers).
+	Handshakes int64 `json:"handshakes"`
+	Resumed    int64 `json:"resumed_handshakes"`
 }
