@@ -24,6 +24,8 @@ type serveOptions struct {
 	keepAlive  string
 	fault      string
 	faultEvery int
+	behaviour  fixtures.Behaviour
+	tls        bool
 }
 
 const serveUsage = `Usage: backbench serve [flags]
@@ -50,9 +52,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.body, "body", 0, "response body size in bytes")
 	fs.IntVar(&o.status, "status", 200, "response status code")
 	fs.StringVar(&o.keepAlive, "keepalive", "on", "keep-alive policy: on (honour the client), off, max=N")
-	fs.StringVar(&o.fault, "fault", "", "misbehave: name of a fault (see the README)")
+	fs.StringVar(&o.fault, "fault", "", "misbehave: name of a fault (listed above; see the README)")
 	fs.IntVar(&o.faultEvery, "fault-every", 1, "apply the fault to every K-th request")
-	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
+	fs.BoolVar(&o.tls, "tls", false, "http: serve https with a fresh self-signed certificate (clients need --insecure)")
+	addBehaviourFlags(fs, &o.behaviour) // probe.go
+	if err := parseFlags(fs, strings.TrimSuffix(serveUsage, "Flags:\n")+fixtures.FaultHelp()+"\nFlags:\n", args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}
@@ -81,6 +85,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.faultEvery < 1 {
 		return usagef("serve: --fault-every must be at least 1")
 	}
+	if err := fixtures.ValidFault(o.protocol, o.fault); err != nil {
+		return usagef("serve: --fault: %v", err)
+	}
 	type addr struct{ network, address string }
 	var addrs []addr
 	for _, l := range o.listens {
@@ -91,7 +98,18 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		addrs = append(addrs, addr{network, address})
 	}
 	opts := fixtures.Options{Model: model, Delay: o.delay, Work: o.work, BodyBytes: o.body,
-		Status: o.status, KeepAlive: ka, Fault: o.fault, FaultEvery: o.faultEvery}
+		Status: o.status, KeepAlive: ka, Fault: o.fault, FaultEvery: o.faultEvery,
+		Behaviour: o.behaviour}
+	if o.tls {
+		if o.protocol != fixtures.ProtoHTTP {
+			return usagef("serve: --tls applies to --protocol http only")
+		}
+		cfg, err := fixtures.SelfSignedTLS()
+		if err != nil {
+			return err
+		}
+		opts.TLS = cfg
+	}
 	var servers []*fixtures.Server
 	defer func() {
 		for _, s := range servers {
