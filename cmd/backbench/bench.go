@@ -350,17 +350,12 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	rec := stats.NewRecorder(ropts)
 	stopProgress := r.progress(rec, stderr)
 	backend := startBackendProbe(ctx, r)
+	cfg := run.Config{Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit, Factory: f, Recorder: rec}
 	var out run.Outcome
 	if o.rate > 0 {
-		out, err = run.Open(ctx, run.OpenConfig{Rate: o.rate,
-			Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
-			Factory: f, Recorder: rec,
-		})
+		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: o.rate})
 	} else {
-		out, err = run.Closed(ctx, run.Config{
-			Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
-			Factory: f, Recorder: rec,
-		})
+		out, err = run.Closed(ctx, cfg)
 	}
 	stopProgress()
 	backendUsage := backend.finish(ctx)

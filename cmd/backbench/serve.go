@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/sockets"
 )
 
 type serveOptions struct {
@@ -97,6 +98,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		addrs = append(addrs, addr{network, address})
 	}
+	// A backend holding many connections needs many descriptors.
+	_, _ = sockets.RaiseNoFileLimit(1 << 20)
 	opts := fixtures.Options{Model: model, Delay: o.delay, Work: o.work, BodyBytes: o.body,
 		Status: o.status, KeepAlive: ka, Fault: o.fault, FaultEvery: o.faultEvery,
 		Behaviour: o.behaviour}

@@ -55,6 +55,19 @@ func (o Outcome) Elapsed() int64 { return o.End - o.Start }
 // time limit has passed, or ctx is cancelled (Outcome.Interrupted). An error
 // is returned only when a client cannot be made.
 func Closed(ctx context.Context, cfg Config) (Outcome, error) {
+	var budget atomic.Int64
+	budget.Store(cfg.Requests)
+	limited := cfg.Requests > 0
+	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *stats.Shard, _ int64) {
+		worker(ctx, c, sh, &budget, limited)
+	})
+}
+
+// drive checks cfg, makes one client per worker, runs work in a goroutine
+// per worker until all return, within the time limit, and measures the
+// client's health meanwhile. work gets the run's context, its client, its
+// shard and the run's start (load.Now nanoseconds).
+func drive(ctx context.Context, cfg Config, work func(context.Context, load.Client, *stats.Shard, int64)) (Outcome, error) {
 	if cfg.Concurrency < 1 {
 		return Outcome{}, errors.New("run: concurrency must be at least 1")
 	}
@@ -68,15 +81,10 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 		runCtx, stop = context.WithTimeout(runCtx, cfg.Duration)
 		defer stop()
 	}
-
 	clients, err := makeClients(runCtx, cfg.Factory, cfg.Concurrency)
 	if err != nil {
 		return Outcome{}, err
 	}
-
-	var budget atomic.Int64
-	budget.Store(cfg.Requests)
-	limited := cfg.Requests > 0
 	out := Outcome{Start: load.Now()}
 	probe := startHealth()
 	var wg sync.WaitGroup
@@ -85,7 +93,7 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 		go func() {
 			defer wg.Done()
 			defer c.Close()
-			worker(runCtx, c, cfg.Recorder.Shard(i), &budget, limited)
+			work(runCtx, c, cfg.Recorder.Shard(i), out.Start)
 		}()
 	}
 	wg.Wait()
@@ -93,6 +101,22 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	out.Health = probe.finish()
 	out.Interrupted = ctx.Err() != nil
 	return out, nil
+}
+
+// makeClients makes one client per worker, closing those made if one fails.
+func makeClients(ctx context.Context, f load.ClientFactory, n int) ([]load.Client, error) {
+	clients := make([]load.Client, n)
+	for i := range clients {
+		c, err := f(ctx)
+		if err != nil {
+			for _, c := range clients[:i] {
+				c.Close()
+			}
+			return nil, err
+		}
+		clients[i] = c
+	}
+	return clients, nil
 }
 
 // worker is the hot loop of one worker: no allocation, channel or shared

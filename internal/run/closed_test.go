@@ -121,3 +121,41 @@ func TestClosedBadConfig(t *testing.T) {
 		t.Error("factory error lost")
 	}
 }
+
+// TestOpenPacing: requests are due at start + i/rate; with one worker slower
+// than the interval, requests queue behind it and count as ceiling-late.
+func TestOpenPacing(t *testing.T) {
+	var calls, closed atomic.Int64
+	rec := stats.NewRecorder(stats.Options{Shards: 4})
+	out, err := Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 4, Requests: 50,
+		Factory: factory(0, 0, &calls, &closed), Recorder: rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rec.Merge().Summary(stats.RunInfo{Elapsed: out.Elapsed(), Rate: 200})
+	// 50 requests at 200/s: the last is due at 245 ms.
+	if el := time.Duration(out.Elapsed()); el < 240*time.Millisecond || el > 2*time.Second {
+		t.Errorf("elapsed %v", el)
+	}
+	// Free workers take each request before it is due: hardly any waits
+	// for a worker (a descheduled one on a busy machine may).
+	if s.Complete != 50 || s.Open == nil || s.Open.CeilingLate > 20 {
+		t.Errorf("complete %d open %+v", s.Complete, s.Open)
+	}
+
+	rec = stats.NewRecorder(stats.Options{Shards: 1})
+	out, err = Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 1, Requests: 20,
+		Factory: factory(20*time.Millisecond, 0, &calls, &closed), Recorder: rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = rec.Merge().Summary(stats.RunInfo{Elapsed: out.Elapsed(), Rate: 200})
+	// 20 requests of 20 ms due every 5 ms: the last is due at 95 ms and
+	// sent at about 380 ms.
+	if s.Open.CeilingLate < 15 || s.Percentiles["100"] < 200 || s.UncorrectedPercentiles["100"] > s.Percentiles["100"]/2 {
+		t.Errorf("one 20 ms worker at 200/s: open %+v p100 %v uncorrected %v", *s.Open, s.Percentiles["100"], s.UncorrectedPercentiles["100"])
+	}
+	if _, err := Open(context.Background(), OpenConfig{Rate: 0, Config: Config{Concurrency: 1, Requests: 1}}); err == nil {
+		t.Error("rate 0 accepted")
+	}
+}
