@@ -50,7 +50,10 @@ const topUsage = `backbench benchmarks web backends directly: FastCGI and HTTP/1
 
 Usage:
   backbench bench [flags] URL     ab-style benchmark of one target
+  backbench sweep [flags] -c SPEC URL...
+                                  concurrency sweep over several targets: table, CSV, JSON, chart
   backbench serve [flags]         run built-in FastCGI/HTTP backends
+  backbench probe [flags] URL     what a backend supports at the protocol level
 
 URL forms:
   http://HOST:PORT/PATH?QUERY        fcgi://HOST:PORT/PATH?QUERY
@@ -104,13 +107,17 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 	switch args[0] {
 	case "bench":
 		err = benchCmd(ctx, args[1:], stdout, stderr)
+	case "sweep":
+		err = sweepCmd(ctx, args[1:], stdout, stderr)
 	case "serve":
 		err = serveCmd(ctx, args[1:], stdout, stderr)
+	case "probe":
+		err = probeCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench or serve; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, probe or serve; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }

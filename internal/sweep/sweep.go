@@ -43,9 +43,11 @@ type Series struct {
 	Label string
 	// Factory makes one client per worker.
 	Factory load.ClientFactory
-	// Info describes the target and the request; Concurrency, Requests,
-	// Elapsed and Interrupted are filled in per level.
-	Info stats.RunInfo
+	// Info describes a finished run of the series (target, request, the
+	// run's times and client health) for its Summary; the sweep then sets
+	// Concurrency and Requests to the level's. Nil: only those two, the
+	// elapsed time and the interruption are filled in.
+	Info func(out run.Outcome) stats.RunInfo
 	// VariableLength turns the Length rule off (ab's -l).
 	VariableLength bool
 }
@@ -256,9 +258,11 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 	if p.Warmup {
 		return stats.Summary{}, nil
 	}
-	ri := s.Info
+	ri := stats.RunInfo{Elapsed: out.Elapsed(), Interrupted: out.Interrupted}
+	if s.Info != nil {
+		ri = s.Info(out)
+	}
 	ri.Concurrency, ri.Requests = p.Concurrency, p.Requests
-	ri.Elapsed, ri.Interrupted = out.Elapsed(), out.Interrupted
 	return rec.Merge().Summary(ri), nil
 }
 

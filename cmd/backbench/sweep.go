@@ -1,0 +1,458 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/run"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/sweep"
+	"github.com/backbench/backbench/sockets"
+)
+
+// sweepOptions are the flags of sweep: bench's load flags, except that -c
+// takes a list of levels and --keepalive a mode.
+type sweepOptions struct {
+	loadOptions
+	levels    string
+	out       string
+	kaMode    string // "", "both", "on", "off"
+	stopRate  string
+	warmup    int64
+	levelList []int
+}
+
+const sweepUsage = `Usage: backbench sweep [flags] --concurrency SPEC [--out DIR] [LABEL=]URL...
+
+Runs the same load against every URL (a series each) at every concurrency
+level, levels interleaved (level 1 of every series, then the next level...),
+with a short warm-up before each level that is not counted. Prints a table
+(req/s, p99 ms, failed per series and level) and writes DIR/sweep.csv,
+DIR/sweep.json, and DIR/sweep.svg and DIR/sweep.png (requests/sec and p99
+latency against concurrency, two panels in one image).
+
+SPEC: start:end:step (1:500:10 runs 1, 11, ... 491, 500) or a list (1,2,4,8),
+or both (1,2,10:100:10). -n is the number of requests per level, -t the time
+per level.
+
+Flags:
+`
+
+// newSweepFlags builds sweep's flags: the load flags of bench (shared with
+// addLoadFlags), minus -c and --keepalive, which sweep redefines.
+func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.StringVarP(&o.levels, "concurrency", "c", "", "concurrency levels `SPEC`: start:end:step (1:500:10) or a list (1,2,4,8); required")
+	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg and sweep.png into `DIR`")
+	fs.Var(newChoice(&o.kaMode, "", "both", "on", "off"), "keepalive", "keep-alive per series: on, off, or both (every series twice); default: as -k says")
+	fs.StringVar(&o.stopRate, "stop-error-rate", "", "stop a series after a level whose failure ratio passes `R` (0 to 1, or a percentage like 5%)")
+	fs.Int64Var(&o.warmup, "warmup", 0, "`N` warm-up requests before each level, not counted (default: a tenth of -n, at least 1; with -t alone a tenth of -t; 0: none)")
+	load := pflag.NewFlagSet("load", pflag.ContinueOnError)
+	load.SortFlags = false
+	addLoadFlags(load, &o.loadOptions)
+	// Only the load flags that sweep honours: -c and --keepalive are
+	// redefined above; bench's open model (--rate), --ab-compat and --raw
+	// are not part of a sweep.
+	shared := map[string]bool{"requests": true, "timelimit": true, "timeout": true, "header": true,
+		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
+		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true}
+	load.VisitAll(func(f *pflag.Flag) {
+		if !shared[f.Name] {
+			return
+		}
+		switch f.Name {
+		case "requests":
+			f.Usage = "requests per level"
+			f.DefValue = "1000"
+		case "timelimit":
+			f.Usage = "time limit of each level in seconds (or a duration: 10s); with -n too, whichever comes first"
+		}
+		fs.AddFlag(f)
+	})
+	fs.BoolVarP(&o.keepAlive, "keep-alive", "k", false, "same as --keepalive on")
+	o.requests = 1000
+	return fs
+}
+
+// sweepPlan is a validated sweep: the engine's configuration and, per
+// series, the request it sends.
+type sweepPlan struct {
+	cfg      sweep.Config
+	series   []sweep.Series
+	requests []*request
+	opts     sweepOptions
+}
+
+// parseStopRate reads "0.05" or "5%".
+func parseStopRate(s string) (float64, error) {
+	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	f, err := strconv.ParseFloat(v, 64)
+	if err == nil && pct {
+		f /= 100
+	}
+	if err != nil || !(f >= 0 && f <= 1) {
+		return 0, usagef("bad --stop-error-rate %q: want a ratio from 0 to 1 or a percentage (5%%)", s)
+	}
+	return f, nil
+}
+
+// splitLabel splits "LABEL=URL"; a "=" after the scheme's "://" belongs to
+// the URL (a query string).
+func splitLabel(arg string) (label, url string, err error) {
+	eq, scheme := strings.Index(arg, "="), strings.Index(arg, "://")
+	if eq < 0 || (scheme >= 0 && scheme < eq) {
+		return "", arg, nil
+	}
+	label, url = strings.TrimSpace(arg[:eq]), arg[eq+1:]
+	if label == "" {
+		return "", "", usagef("sweep: empty label in %q (want LABEL=URL)", arg)
+	}
+	return label, url, nil
+}
+
+// validateSweep checks the flags and URLs and builds the plan; every error
+// is a usage error, found before any connection is made.
+func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
+	if fs.NArg() == 0 {
+		return nil, usagef("sweep: want at least one URL (see backbench sweep --help)")
+	}
+	if o.levels == "" {
+		return nil, usagef("sweep: --concurrency SPEC is required (e.g. 1:500:10 or 1,2,4,8)")
+	}
+	levels, err := sweep.ParseLevels(o.levels)
+	if err != nil {
+		return nil, usagef("sweep: %v", err)
+	}
+	o.levelList = levels
+	maxLevel := levels[len(levels)-1]
+	kas := []bool{o.keepAlive}
+	switch o.kaMode {
+	case "on":
+		kas = []bool{true}
+	case "off":
+		if o.keepAlive {
+			return nil, usagef("sweep: -k and --keepalive off contradict each other")
+		}
+		kas = []bool{false}
+	case "both":
+		kas = []bool{false, true}
+	}
+	p := &sweepPlan{opts: *o}
+	if o.stopRate != "" {
+		r, err := parseStopRate(o.stopRate)
+		if err != nil {
+			return nil, err
+		}
+		p.cfg.StopOnErrors, p.cfg.StopErrorRate = true, r
+	}
+	if o.warmup < 0 {
+		return nil, usagef("sweep: --warmup %d: want 0 or more requests", o.warmup)
+	}
+	type parsed struct {
+		label string
+		r     *request
+	}
+	var targets []parsed
+	defaults := map[string]int{}
+	for _, arg := range fs.Args() {
+		label, url, err := splitLabel(arg)
+		if err != nil {
+			return nil, err
+		}
+		lo := o.loadOptions
+		lo.concurrency = 1 // the levels are checked below
+		r, err := validateLoad(fs, &lo, url)
+		if err != nil {
+			return nil, err
+		}
+		if r.limited && int64(maxLevel) > r.opts.requests {
+			return nil, usagef("sweep: -n %d is less than the highest level %d: cannot use more workers than requests", r.opts.requests, maxLevel)
+		}
+		if label == "" {
+			label = r.target.Scheme + "/" + r.target.Network
+			defaults[label]++
+		}
+		targets = append(targets, parsed{label, r})
+	}
+	seen := map[string]bool{}
+	for _, t := range targets {
+		label := t.label
+		if defaults[label] > 1 {
+			label = t.r.target.URL // the short default is ambiguous
+		}
+		for _, ka := range kas {
+			r := *t.r
+			r.opts.keepAlive = ka
+			l := label
+			if len(kas) > 1 {
+				l += map[bool]string{false: " no-ka", true: " ka"}[ka]
+			}
+			if seen[l] {
+				return nil, usagef("sweep: two series are labelled %q (use LABEL=URL)", l)
+			}
+			seen[l] = true
+			p.requests = append(p.requests, &r)
+			p.series = append(p.series, sweep.Series{Label: l, Info: r.runInfo, VariableLength: o.variableLength})
+		}
+	}
+	r0 := p.requests[0]
+	p.cfg.Levels = levels
+	p.cfg.Requests, p.cfg.Duration = r0.opts.requests, o.timeLimit
+	switch {
+	case fs.Changed("warmup"):
+		p.cfg.WarmupRequests = o.warmup
+	case r0.limited:
+		p.cfg.WarmupRequests = max(r0.opts.requests/10, 1)
+	default:
+		p.cfg.WarmupDuration = o.timeLimit / 10
+	}
+	return p, nil
+}
+
+func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o sweepOptions
+	fs := newSweepFlags(&o)
+	if err := parseFlags(fs, sweepUsage, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	p, err := validateSweep(fs, &o)
+	if err != nil {
+		return err
+	}
+	// Make --out before any connection, so that a bad path costs nothing;
+	// the files are created once a target is known to answer.
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return usagef("sweep: cannot create --out directory: %v", err)
+	}
+	maxLevel := p.cfg.Levels[len(p.cfg.Levels)-1]
+	if _, err := sockets.RaiseNoFileLimit(uint64(maxLevel)*2 + 64); err != nil && !o.quiet {
+		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
+	}
+	if err := p.check(ctx, stderr); err != nil {
+		return err
+	}
+	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png"}
+	files := make([]*os.File, len(names))
+	for i, n := range names {
+		f, err := os.Create(filepath.Join(o.out, n))
+		if err != nil {
+			return usagef("sweep: cannot create output file: %v", err)
+		}
+		defer f.Close()
+		files[i] = f
+	}
+
+	var verbose io.Writer
+	if o.verbosity >= 2 {
+		verbose = &lockedWriter{w: stderr}
+	}
+	for i, r := range p.requests {
+		f, err := r.factory(verbose)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		p.series[i].Factory = f
+	}
+	stop := func() {}
+	if !o.quiet && isTerminal(stderr) {
+		stop = startSweepProgress(&p.cfg, stderr)
+	}
+	res, err := sweep.Run(ctx, p.cfg, p.series)
+	stop()
+	if err != nil {
+		return err
+	}
+	sw := p.report(res)
+	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+	if err := report.SweepTable(stdout, &sw); err != nil {
+		return err
+	}
+	writers := []func(io.Writer) error{
+		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
+		func(w io.Writer) error { return report.SweepJSON(w, &sw) },
+		func(w io.Writer) error { return report.SweepChart(w, &sw, "svg") },
+		func(w io.Writer) error { return report.SweepChart(w, &sw, "png") },
+	}
+	for i, write := range writers {
+		if err := errors.Join(write(files[i]), files[i].Close()); err != nil {
+			return fmt.Errorf("writing %s: %w", files[i].Name(), err)
+		}
+	}
+	fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(func() []string {
+		out := make([]string, len(files))
+		for i, f := range files {
+			out[i] = f.Name()
+		}
+		return out
+	}(), ", "))
+	if res.Interrupted {
+		return errInterrupted
+	}
+	return nil
+}
+
+// perLevel describes the budget of one level for the table's title.
+func perLevel(sw *report.Sweep) string {
+	var parts []string
+	if sw.RequestsPerLevel > 0 {
+		parts = append(parts, fmt.Sprintf("%d requests per level", sw.RequestsPerLevel))
+	}
+	if sw.SecondsPerLevel > 0 {
+		parts = append(parts, fmt.Sprintf("at most %g s per level", sw.SecondsPerLevel))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// check makes sure that at least one target answers a connection. Targets
+// that do not are reported on stderr and still run (their failures are
+// data, and --stop-error-rate ends them); if none answers, the sweep is
+// not run (exit status 1).
+func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
+	type probe struct {
+		err    error
+		labels []string
+	}
+	var order []string
+	probes := map[string]*probe{}
+	failed := 0
+	for i, r := range p.requests {
+		key := r.target.Network + " " + r.target.Address
+		pr := probes[key]
+		if pr == nil {
+			pr = &probe{err: sockets.Check(ctx, r.target, r.opts.timeout)}
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			probes[key] = pr
+			order = append(order, key)
+		}
+		pr.labels = append(pr.labels, p.series[i].Label)
+		if pr.err != nil {
+			failed++
+		}
+	}
+	var errs []error
+	for _, key := range order {
+		if pr := probes[key]; pr.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", strings.Join(pr.labels, ", "), pr.err))
+		}
+	}
+	if failed == len(p.requests) {
+		return &unreachableError{errors.Join(errs...)}
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "backbench: warning: %v (the series runs; its failures are in the report)\n", err)
+	}
+	return nil
+}
+
+// report converts the engine's result for the renderers.
+func (p *sweepPlan) report(res sweep.Result) report.Sweep {
+	sw := report.Sweep{
+		Levels:           p.cfg.Levels,
+		RequestsPerLevel: p.cfg.Requests,
+		SecondsPerLevel:  p.cfg.Duration.Seconds(),
+		TimeTaken:        float64(res.Elapsed) / 1e9,
+		Interrupted:      res.Interrupted,
+	}
+	if p.cfg.StopOnErrors {
+		r := p.cfg.StopErrorRate
+		sw.StopErrorRate = &r
+	}
+	for i, sr := range res.Series {
+		se := report.SweepSeries{Label: sr.Label, Target: p.requests[i].runInfo(run.Outcome{}).Target,
+			KeepAlive: p.requests[i].opts.keepAlive, Levels: sr.Levels}
+		if se.Levels == nil {
+			se.Levels = []stats.Summary{}
+		}
+		if sr.Stop != nil {
+			se.Stop = &report.SweepStop{Concurrency: sr.Stop.Concurrency, ErrorRate: sr.Stop.ErrorRate, Reason: sr.Stop.Reason}
+		}
+		sw.Series = append(sw.Series, se)
+	}
+	return sw
+}
+
+// isTerminal reports whether w is a terminal; a variable so that tests can
+// pretend.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressEvery is how often the progress line is redrawn.
+var progressEvery = 250 * time.Millisecond
+
+// startSweepProgress redraws one progress line on stderr (level, series,
+// requests done, ETA) until the returned function is called, which erases
+// it. It hooks cfg.Progress.
+func startSweepProgress(cfg *sweep.Config, stderr io.Writer) func() {
+	var cur atomic.Pointer[sweep.Progress]
+	cfg.Progress = func(p sweep.Progress) { cur.Store(&p) }
+	levels, start := len(cfg.Levels), load.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(stderr, "\r\x1b[K")
+				return
+			case <-tick.C:
+				if p := cur.Load(); p != nil {
+					fmt.Fprint(stderr, "\r\x1b[K"+progressLine(p, levels, load.Now()-start, load.Now()))
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// progressLine is the text of the progress line for run p, elapsed ns into
+// the sweep, at time now (load.Now).
+func progressLine(p *sweep.Progress, levels int, elapsed, now int64) string {
+	done := p.Done()
+	var frac float64
+	var count string
+	switch {
+	case p.Requests > 0:
+		frac = min(float64(done)/float64(p.Requests), 1)
+		count = fmt.Sprintf("%d/%d requests", done, p.Requests)
+	case p.Duration > 0:
+		frac = min(float64(now-p.Start)/float64(p.Duration), 1)
+		count = fmt.Sprintf("%d requests", done)
+	}
+	phase := ""
+	if p.Warmup {
+		phase, frac = " warm-up", 0
+	}
+	eta := "?"
+	if total := float64(p.RunsDone + p.RunsLeft); total > 0 {
+		if f := (float64(p.RunsDone) + frac) / total; f > 0 {
+			eta = (time.Duration(float64(elapsed)*(1-f)/f) / time.Second * time.Second).String()
+		}
+	}
+	return fmt.Sprintf("level %d/%d (c=%d) %s%s: %s, ETA %s", p.LevelIndex+1, levels, p.Concurrency, p.Series, phase, count, eta)
+}

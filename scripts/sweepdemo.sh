@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The sweep demo: starts four built-in backends with the server models of the
+# 2008 study, 10 ms of service time each (backbench serve):
+#   serial     FastCGI on TCP          (a Ruby fcgi / libfcgi worker)
+#   prefork:4  FastCGI on a Unix socket (php-fpm with 4 children, Unicorn)
+#   threaded   HTTP on TCP             (Mongrel)
+#   evented    HTTP on a Unix socket   (Thin)
+# runs one backbench sweep over them, prints the table, leaves sweep.csv,
+# sweep.json, sweep.svg and sweep.png in $OUT (default ./demo-out), and stops
+# the backends by PID. About 20 seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BB=${BB:-bin/backbench}
+OUT=${OUT:-demo-out}
+N=${SWEEP_N:-100}
+LEVELS=${SWEEP_LEVELS:-1:41:10}
+dir=$(mktemp -d /tmp/bbsweep.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# start NAME PROTO MODEL LISTEN: one backend process; waits until it listens
+# and prints the address it got.
+start() {
+  local name=$1 proto=$2 model=$3 listen=$4 out=$dir/$1.out
+  "$BB" serve --protocol "$proto" --model "$model" --delay 10ms --body 512 \
+    --listen "$listen" >"$out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do
+    if grep -q '^listening' "$out"; then awk '/^listening/{print $4; exit}' "$out"; return 0; fi
+    sleep 0.05
+  done
+  echo "sweepdemo: backend $name did not start:" >&2; cat "$out" >&2; exit 1
+}
+serial=$(start serial fcgi serial tcp:127.0.0.1:0)
+prefork=$(start prefork fcgi prefork:4 "unix:$dir/prefork.sock")
+threaded=$(start threaded http threaded tcp:127.0.0.1:0)
+evented=$(start evented http evented "unix:$dir/evented.sock")
+
+cmd=("$BB" sweep -q -n "$N" -c "$LEVELS" --out "$OUT"
+  "serial fcgi tcp=fcgi://$serial/app.php"
+  "prefork:4 fcgi unix=fcgi://unix:$prefork:/app.php"
+  "threaded http tcp=http://$threaded/"
+  "evented http unix=http://unix:$evented:/")
+echo "=================================================================="
+echo "\$ backbench sweep -q -n $N -c $LEVELS --out $OUT \\"
+echo "    'serial fcgi tcp=fcgi://127.0.0.1:PORT/app.php' 'prefork:4 fcgi unix=fcgi://unix:/tmp/.../prefork.sock:/app.php' \\"
+echo "    'threaded http tcp=http://127.0.0.1:PORT/' 'evented http unix=http://unix:/tmp/.../evented.sock:/'"
+echo
+"${cmd[@]}"
+echo
+echo "The chart: $OUT/sweep.png (and $OUT/sweep.svg)"
