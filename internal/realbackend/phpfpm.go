@@ -1,5 +1,5 @@
-// Package realbackend starts real backends for tests: today php-fpm, run as a
-// child process of the test with its own configuration, scripts, port or Unix
+// Package realbackend starts real backends for tests: php-fpm and fcgiwrap,
+// each run as a child process of the test with its own configuration, scripts, port or Unix
 // socket and temporary directory, and stopped by PID when the test ends. It
 // never uses the system's php-fpm service.
 //

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/fcgi"
+	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/sockets"
+)
+
+// probeOptions are the flags of probe.
+type probeOptions struct {
+	format      string
+	timeout     time.Duration
+	idleMax     time.Duration
+	maxRequests int
+	headers     []string
+	docRoot     string
+	params      []string
+	unixSocket  string
+}
+
+const probeUsage = `Usage: backbench probe [flags] URL
+
+Finds out what a FastCGI or HTTP backend supports at the protocol level:
+keep-alive, requests per connection, multiplexing, GET_VALUES, roles,
+unknown record types, idle timeout, pipelining, framing. Each check runs on a
+fresh connection (unless it is about reuse), each exchange within -s. Prints
+one line per check (name, verdict, evidence) and what it means for
+benchmarking, or JSON with --format json.
+
+Flags:
+`
+
+func newProbeFlags(o *probeOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output format: text or json")
+	fs.VarP(newSeconds(&o.timeout, 5*time.Second), "timeout", "s", "timeout of each exchange of a check, in seconds")
+	fs.Var(newSeconds(&o.idleMax, 10*time.Second), "idle-max", "HTTP: longest wait for the server to close an idle kept connection")
+	fs.IntVar(&o.maxRequests, "max-requests", 1000, "most requests sent on one connection by max_requests_per_connection (which also stops after 10 s)")
+	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable)")
+	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
+	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
+	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+	return fs
+}
+
+// probeTarget is the target as the JSON report shows it.
+type probeTarget struct {
+	URL      string `json:"url"`
+	Protocol string `json:"protocol"`
+	Network  string `json:"network"`
+	Address  string `json:"address"`
+}
+
+// fcgiProbeOutput and httpProbeOutput are the JSON reports: the target, the
+// timeout, every check under its key, and the summary lines.
+type fcgiProbeOutput struct {
+	Target         probeTarget `json:"target"`
+	TimeoutSeconds float64     `json:"timeout_seconds"`
+	*fcgi.ProbeReport
+	Summary []string `json:"summary"`
+}
+
+type httpProbeOutput struct {
+	Target         probeTarget `json:"target"`
+	TimeoutSeconds float64     `json:"timeout_seconds"`
+	*httpprobe.ProbeReport
+	Summary []string `json:"summary"`
+}
+
+// probeLine is one text line: a check's name, verdict and evidence.
+type probeLine struct{ name, verdict, evidence string }
+
+func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o probeOptions
+	fs := newProbeFlags(&o)
+	if err := parseFlags(fs, probeUsage, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("probe: want exactly one URL, got %d (see backbench probe --help)", fs.NArg())
+	}
+	tgt, err := sockets.ParseTarget(fs.Arg(0))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	switch {
+	case tgt.Scheme == sockets.SchemeHTTPS:
+		return usagef("target %q: https is not supported", tgt.URL)
+	case o.timeout <= 0:
+		return usagef("-s must be greater than 0 seconds")
+	case o.idleMax <= 0:
+		return usagef("--idle-max must be greater than 0 seconds")
+	case o.maxRequests < 1 || o.maxRequests > 1_000_000:
+		return usagef("--max-requests %d: want 1 to 1000000", o.maxRequests)
+	}
+	if o.unixSocket != "" {
+		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
+			return usagef("bad --unix-socket %q", o.unixSocket)
+		}
+		tgt = tgt.WithUnixSocket(o.unixSocket)
+	}
+	var headers, params [][2]string
+	for _, h := range o.headers {
+		kv, err := parseHeader(h)
+		if err != nil {
+			return err
+		}
+		headers = append(headers, kv)
+	}
+	for _, p := range o.params {
+		kv, err := parseParam(p)
+		if err != nil {
+			return err
+		}
+		params = append(params, kv)
+	}
+	isFCGI := tgt.Scheme == sockets.SchemeFCGI
+	if !isFCGI && (o.docRoot != "" || len(params) > 0) {
+		return usagef("--document-root and --param apply to fcgi:// targets only")
+	}
+	docRoot := ""
+	if isFCGI {
+		dr := o.docRoot
+		if dr == "" {
+			if dr, err = os.Getwd(); err != nil {
+				return usagef("cannot find the current directory for --document-root: %v", err)
+			}
+		}
+		if docRoot, err = filepath.Abs(dr); err != nil {
+			return usagef("bad --document-root %q: %v", o.docRoot, err)
+		}
+	}
+	if err := sockets.Check(ctx, tgt, o.timeout); err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return &unreachableError{err}
+	}
+	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
+	if o.format == "text" {
+		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
+	}
+	var lines []probeLine
+	var summary []string
+	var out any
+	if isFCGI {
+		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
+			Config: fcgi.Config{Target: tgt, Headers: headers, DocumentRoot: docRoot,
+				Params: params, Timeout: o.timeout},
+			MaxRequests: o.maxRequests,
+		})
+		if err != nil {
+			return usagef("%v", err)
+		}
+		for _, l := range rep.Lines() {
+			lines = append(lines, probeLine{l.Name, l.Verdict, l.Evidence})
+		}
+		summary = rep.Summary()
+		out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, summary}
+	} else {
+		rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: headers,
+			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests})
+		if err != nil {
+			return usagef("%v", err)
+		}
+		for _, l := range rep.Lines() {
+			lines = append(lines, probeLine{l.Name, l.Verdict, l.Evidence})
+		}
+		summary = rep.Summary()
+		out = httpProbeOutput{pt, o.timeout.Seconds(), rep, summary}
+	}
+	if o.format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		for _, l := range lines {
+			fmt.Fprintf(stdout, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
+		}
+		fmt.Fprintf(stdout, "\nFor benchmarking:\n")
+		if len(summary) == 0 {
+			fmt.Fprintf(stdout, "  nothing special was seen\n")
+		}
+		for _, s := range summary {
+			fmt.Fprintf(stdout, "  %s\n", s)
+		}
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return nil
+}
+
+// addBehaviourFlags adds serve's flags for the protocol-level behaviours
+// that probe tells apart (fixtures.Behaviour).
+func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
+	fs.Var(newChoice(&b.KeepConn, fixtures.KeepConnHonour, fixtures.KeepConnHonour, fixtures.KeepConnIgnore, fixtures.KeepConnAlways),
+		"fcgi-keep-conn", "FastCGI FCGI_KEEP_CONN: honour, ignore (close after every request) or always (keep even without the flag)")
+	fs.Var(newChoice(&b.Multiplex, fixtures.MuxReject, fixtures.MuxReject, fixtures.MuxSupport, fixtures.MuxLose, fixtures.MuxClose),
+		"fcgi-multiplex", "FastCGI second request on a busy connection: reject (CANT_MPX_CONN), support, lose (ignore it) or close")
+	fs.Var(newChoice(&b.GetValues, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose, fixtures.ReplyMpxsOnly),
+		"fcgi-get-values", "FastCGI FCGI_GET_VALUES: answer, ignore (connection left open), close or mpxs-only (php-fpm's answer)")
+	fs.Var(newChoice(&b.UnknownType, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose),
+		"fcgi-unknown-type", "FastCGI unknown management record: answer (UNKNOWN_TYPE), ignore or close")
+	fs.Var(newChoice(&b.UnknownRole, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyClose),
+		"fcgi-unknown-role", "FastCGI role other than RESPONDER: answer (END_REQUEST UNKNOWN_ROLE) or close")
+	fs.Var(newSeconds(&b.IdleTimeout, 0), "idle-timeout", "close connections idle this long between requests (HTTP default 5 s; FastCGI: never)")
+	fs.Var(newChoice(&b.HTTP10KeepAlive, fixtures.HTTP10Announce, fixtures.HTTP10Announce, fixtures.HTTP10Silent, fixtures.HTTP10Ignore),
+		"http10-keep-alive", "HTTP/1.0 Connection: keep-alive: announce (kept, with Keep-Alive), silent (kept without saying so) or ignore (close)")
+	fs.BoolVar(&b.NoPipelining, "no-pipelining", false, "HTTP: drop pipelined requests (bytes that came after a request)")
+}

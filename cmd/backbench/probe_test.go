@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backbench/backbench/fixtures"
+)
+
+// TestProbeCommand runs probe end to end against built-in backends over TCP
+// and Unix sockets, in text and JSON.
+func TestProbeCommand(t *testing.T) {
+	for _, proto := range []string{fixtures.ProtoFCGI, fixtures.ProtoHTTP} {
+		for _, network := range []string{"tcp", "unix"} {
+			t.Run(proto+"/"+network, func(t *testing.T) {
+				t.Parallel()
+				s := fixtures.StartTB(t, proto, network, fixtures.Options{
+					Model:     fixtures.Model{Kind: fixtures.ModelPrefork, N: 2},
+					KeepAlive: fixtures.KeepAlive{Max: 5},
+					Behaviour: fixtures.Behaviour{IdleTimeout: 1500 * time.Millisecond, HTTP10KeepAlive: fixtures.HTTP10Silent},
+				})
+				args := []string{"probe", "-s", "3", "--idle-max", "4", "--max-requests", "50", s.URL("/x")}
+				code, out, errs := runMain(t, context.Background(), args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errs)
+				}
+				wantLines := map[string][]string{
+					fixtures.ProtoFCGI: {"get_values", "answered", "keep_conn", "honored", "max_requests_per_connection", "measured",
+						"multiplexing", "rejected", "unknown_role", "UNKNOWN_ROLE", "roles", "unknown_type", "UNKNOWN_TYPE",
+						"abort", "END_REQUEST", "params", "served", "response", "answered"},
+					fixtures.ProtoHTTP: {"http11_persistent", "honored", "http10_keep_alive", "max_requests_per_connection", "measured",
+						"idle_timeout_seconds", "pipelining", "supported", "framing", "content-length", "server", "present"},
+				}[proto]
+				for _, w := range wantLines {
+					if !strings.Contains(out, w) {
+						t.Errorf("output lacks %q:\n%s", w, out)
+					}
+				}
+				summary := map[string][]string{
+					fixtures.ProtoFCGI: {"-c above 2 will queue behind kept connections", "every 5 requests"},
+					fixtures.ProtoHTTP: {"ab -k would hang", "every 5 requests", "idle kept connections are closed after"},
+				}[proto]
+				for _, w := range summary {
+					if !strings.Contains(out, w) {
+						t.Errorf("summary lacks %q:\n%s", w, out)
+					}
+				}
+
+				code, out, errs = runMain(t, context.Background(), append([]string{"probe", "--format", "json"}, args[1:]...)...)
+				if code != 0 {
+					t.Fatalf("json: exit %d: %s", code, errs)
+				}
+				var m map[string]any
+				if err := json.Unmarshal([]byte(out), &m); err != nil {
+					t.Fatalf("bad JSON: %v\n%s", err, out)
+				}
+				mr, _ := m["max_requests_per_connection"].(map[string]any)
+				if mr["verdict"] != "measured" || mr["requests"] != 5.0 {
+					t.Errorf("max_requests_per_connection %v", mr)
+				}
+				if tg, _ := m["target"].(map[string]any); tg["network"] != network || tg["protocol"] != proto {
+					t.Errorf("target %v", m["target"])
+				}
+				if sum, _ := m["summary"].([]any); len(sum) == 0 {
+					t.Errorf("summary %v", m["summary"])
+				}
+				if proto == fixtures.ProtoHTTP {
+					h10, _ := m["http10_keep_alive"].(map[string]any)
+					if h10["verdict"] != "honored" || h10["ab_sees_keep_alive"] != false {
+						t.Errorf("http10_keep_alive %v", h10)
+					}
+					idle, _ := m["idle_timeout_seconds"].(map[string]any)
+					if _, ok := idle["idle_seconds"].(float64); !ok || idle["verdict"] != "measured" {
+						t.Errorf("idle_timeout_seconds %v", idle)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestProbeCommandErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no URL", []string{"probe"}, exitUsage, "want exactly one URL"},
+		{"bad format", []string{"probe", "--format", "xml", "http://127.0.0.1:1/"}, exitUsage, "format"},
+		{"bad timeout", []string{"probe", "-s", "0", "http://127.0.0.1:1/"}, exitUsage, "-s must be"},
+		{"bad idle", []string{"probe", "--idle-max", "0", "http://127.0.0.1:1/"}, exitUsage, "--idle-max"},
+		{"bad max", []string{"probe", "--max-requests", "0", "http://127.0.0.1:1/"}, exitUsage, "--max-requests"},
+		{"bad URL", []string{"probe", "ftp://x/"}, exitUsage, "unknown scheme"},
+		{"https", []string{"probe", "https://127.0.0.1/"}, exitUsage, "https"},
+		{"param on http", []string{"probe", "--param", "A=B", "http://127.0.0.1:1/"}, exitUsage, "fcgi:// targets only"},
+		{"refused", []string{"probe", "fcgi://" + refused + "/"}, exitUnreachable, "connection refused"},
+		{"no socket", []string{"probe", "http://unix:/nonexistent/bb.sock:/"}, exitUnreachable, "no such Unix socket"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runMain(t, context.Background(), tc.args...)
+			if code != tc.code || !strings.Contains(errs, tc.msg) {
+				t.Errorf("exit %d, stderr %q, stdout %q; want %d and %q", code, errs, out, tc.code, tc.msg)
+			}
+		})
+	}
+	code, out, _ := runMain(t, context.Background(), "probe", "--help")
+	if code != 0 || !strings.Contains(out, "--idle-max") {
+		t.Errorf("help: exit %d\n%s", code, out)
+	}
+}
+
+// TestServeBehaviourFlags: serve's behaviour flags reach the backend, as
+// probe sees it.
+func TestServeBehaviourFlags(t *testing.T) {
+	code, _, errs := runMain(t, context.Background(), "serve", "--fcgi-multiplex", "maybe", "--listen", "tcp:127.0.0.1:0")
+	if code != exitUsage || !strings.Contains(errs, "fcgi-multiplex") {
+		t.Errorf("bad word: exit %d %q", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := net.Pipe()
+	defer pr.Close()
+	done := make(chan int, 1)
+	go func() {
+		code := Main(ctx, nil, []string{"serve", "--protocol", "fcgi", "--listen", "tcp:127.0.0.1:0",
+			"--fcgi-multiplex", "support", "--fcgi-get-values", "ignore", "--fcgi-keep-conn", "ignore"}, pw, pw)
+		pw.Close()
+		done <- code
+	}()
+	buf := make([]byte, 256)
+	n, err := pr.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { // drain whatever else serve prints
+		for {
+			if _, err := pr.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	f := strings.Fields(string(buf[:n]))
+	if len(f) < 4 || f[0] != "listening" {
+		t.Fatalf("serve printed %q", buf[:n])
+	}
+	code, out, errs := runMain(t, context.Background(), "probe", "--format", "json", "-s", "0.3", "--max-requests", "5", "fcgi://"+f[3]+"/x")
+	if code != 0 {
+		t.Fatalf("probe: exit %d %s", code, errs)
+	}
+	var m map[string]map[string]any
+	json.Unmarshal([]byte(out), &m)
+	for key, want := range map[string]string{"multiplexing": "supported", "get_values": "no answer", "keep_conn": "ignored"} {
+		if m[key]["verdict"] != want {
+			t.Errorf("%s: %v, want %q", key, m[key], want)
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("serve exit %d", code)
+	}
+}

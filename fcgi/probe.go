@@ -1,0 +1,1174 @@
+package fcgi
+
+// The probe: what a FastCGI server really does at the protocol level. Each
+// check opens a fresh connection (unless it is about reuse), sends a few
+// records, and reports a verdict word, the evidence (what was sent and what
+// came back or did not) and numbers. Every exchange is bounded by the
+// timeout, so that a server that never answers costs at most one timeout per
+// check, and every read is bounded in size (records are read into one fixed
+// buffer; bodies are counted, not kept).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/backbench/backbench/sockets"
+)
+
+// Probe defaults.
+const (
+	// DefaultProbeTimeout bounds one exchange of a check when
+	// ProbeConfig.Timeout is 0: 5 s.
+	DefaultProbeTimeout = 5 * time.Second
+	// DefaultProbeMaxRequests bounds the max_requests_per_connection check
+	// when ProbeConfig.MaxRequests is 0: 1000 requests.
+	DefaultProbeMaxRequests = 1000
+	// DefaultProbeMaxRequestsTime bounds the duration of that check when
+	// ProbeConfig.MaxRequestsTime is 0: 10 s.
+	DefaultProbeMaxRequestsTime = 10 * time.Second
+	// probeSettle is the longest wait, after an answer, for the server to
+	// close the connection (1 s, or the timeout if shorter).
+	probeSettle = time.Second
+	// maxSizesKept bounds the STDOUT record sizes listed in a result.
+	maxSizesKept = 32
+)
+
+// Verdict words of the FastCGI checks. Where a check may end with another
+// END_REQUEST protocolStatus, the verdict is that status's name
+// (ProtocolStatus.String).
+const (
+	VerdictAnswered    = "answered"
+	VerdictNoAnswer    = "no answer"
+	VerdictClosed      = "closed"
+	VerdictError       = "error"
+	VerdictHonored     = "honored"
+	VerdictIgnored     = "ignored"
+	VerdictMeasured    = "measured"
+	VerdictNotReached  = "not reached"
+	VerdictSupported   = "supported"
+	VerdictRejected    = "rejected"
+	VerdictLost        = "lost"
+	VerdictServed      = "served"
+	VerdictNotServed   = "not served"
+	VerdictMixed       = "mixed"
+	VerdictUnknownRole = "UNKNOWN_ROLE"
+	VerdictUnknownType = "UNKNOWN_TYPE"
+	VerdictEndRequest  = "END_REQUEST"
+)
+
+// ProbeUnknownName is the variable name, unknown to every server, that the
+// get_values check asks for besides the three of the specification.
+const ProbeUnknownName = "BACKBENCH_PROBE_UNKNOWN"
+
+// ProbeUnknownType is the management record type of the unknown_type check:
+// 12, the first one FastCGI 1.0 leaves undefined.
+const ProbeUnknownType RecType = 12
+
+// ProbeUnknownRole is the role of the unknown_role check: 9.
+const ProbeUnknownRole = 9
+
+// ProbeConfig describes a probe of one FastCGI server.
+type ProbeConfig struct {
+	// Config gives the target and the request the checks send (Target,
+	// Method, Headers, DocumentRoot, Params). Timeout bounds each
+	// exchange (0 means DefaultProbeTimeout); Body, KeepAlive and
+	// Verbose are not used.
+	Config
+	// MaxRequests bounds the max_requests_per_connection check, in
+	// requests; 0 means DefaultProbeMaxRequests.
+	MaxRequests int
+	// MaxRequestsTime bounds the duration of that check; 0 means
+	// DefaultProbeMaxRequestsTime.
+	MaxRequestsTime time.Duration
+}
+
+// Check is what every check reports.
+type Check struct {
+	// Verdict is one word (or words) of the Verdict* constants.
+	Verdict string `json:"verdict"`
+	// Evidence says what was sent and what came back, or did not.
+	Evidence string `json:"evidence"`
+	// Seconds is how long the check took.
+	Seconds float64 `json:"seconds"`
+}
+
+// GetValuesResult is the outcome of the get_values check.
+type GetValuesResult struct {
+	Check
+	// Values are the variables answered, by name (nil when none).
+	Values map[string]string `json:"values"`
+	// MaxConns, MaxReqs and MpxsConns are the numeric values of
+	// FCGI_MAX_CONNS, FCGI_MAX_REQS and FCGI_MPXS_CONNS, nil when not
+	// answered or not a number.
+	MaxConns  *int `json:"max_conns"`
+	MaxReqs   *int `json:"max_reqs"`
+	MpxsConns *int `json:"mpxs_conns"`
+	// UnknownAnswered reports that the server answered the unknown name
+	// (which the specification says it must leave out).
+	UnknownAnswered bool `json:"unknown_answered"`
+	// ClosedAfter reports whether the server closed the connection after
+	// answering (nil when it did not answer).
+	ClosedAfter *bool `json:"closed_after"`
+}
+
+// KeepConnResult is the outcome of the keep_conn check.
+type KeepConnResult struct {
+	Check
+	// Served is how many of the two FCGI_KEEP_CONN requests were answered
+	// on the one connection.
+	Served int `json:"served"`
+	// ClosesWithoutFlag reports whether the server closes the connection
+	// after a request without FCGI_KEEP_CONN (nil when unknown).
+	ClosesWithoutFlag *bool `json:"closes_without_flag"`
+}
+
+// MaxRequestsResult is the outcome of a max_requests_per_connection check.
+type MaxRequestsResult struct {
+	Check
+	// Requests is how many requests one kept connection served before the
+	// server closed it, nil when it did not close within the bound.
+	Requests *int `json:"requests"`
+	// Served is how many requests were answered on the connection.
+	Served int `json:"served"`
+	// Bound is the most requests the check sends.
+	Bound int `json:"bound"`
+}
+
+// MultiplexResult is the outcome of the multiplexing check.
+type MultiplexResult struct {
+	Check
+	// FirstAnswered and SecondAnswered report which requests ended with
+	// END_REQUEST (any protocolStatus).
+	FirstAnswered  bool `json:"first_answered"`
+	SecondAnswered bool `json:"second_answered"`
+	// SecondStatus is the protocolStatus of request 2's END_REQUEST
+	// ("" when none).
+	SecondStatus string `json:"second_status"`
+}
+
+// RoleResult is the outcome of sending a request in one role.
+type RoleResult struct {
+	Check
+	// Role is the role number sent.
+	Role int `json:"role"`
+}
+
+// RolesResult is the outcome of the roles check: AUTHORIZER and FILTER. Its
+// verdict is theirs when they agree, else "mixed".
+type RolesResult struct {
+	Check
+	Authorizer RoleResult `json:"authorizer"`
+	Filter     RoleResult `json:"filter"`
+}
+
+// UnknownTypeResult is the outcome of the unknown_type check.
+type UnknownTypeResult struct {
+	Check
+	// Type is the record type sent.
+	Type int `json:"type"`
+}
+
+// AbortResult is the outcome of the abort check.
+type AbortResult struct {
+	Check
+	// AppStatus and ProtocolStatus are those of the END_REQUEST (nil and ""
+	// when none came).
+	AppStatus      *int64 `json:"app_status"`
+	ProtocolStatus string `json:"protocol_status"`
+	// StdoutBytes is the STDOUT content received before it.
+	StdoutBytes int64 `json:"stdout_bytes"`
+}
+
+// ParamsCase is the outcome of one name-value edge case.
+type ParamsCase struct {
+	Check
+	// Status is the CGI status of the answer (0 when none).
+	Status int `json:"status"`
+}
+
+// ParamsResult is the outcome of the params check: "served" when every case
+// was, else "not served".
+type ParamsResult struct {
+	Check
+	Length127 ParamsCase `json:"length_127"`
+	Length128 ParamsCase `json:"length_128"`
+	SplitPair ParamsCase `json:"split_pair"`
+	Value64K  ParamsCase `json:"value_64k"`
+}
+
+// ResponseResult is the outcome of the response check: how the server frames
+// an ordinary answer.
+type ResponseResult struct {
+	Check
+	// StdoutRecords is the number of STDOUT records, the empty one included.
+	StdoutRecords int `json:"stdout_records"`
+	// StdoutSizes are the content sizes of the first STDOUT records.
+	StdoutSizes []int `json:"stdout_sizes"`
+	// MaxStdoutRecord is the largest STDOUT content, in bytes.
+	MaxStdoutRecord int `json:"max_stdout_record"`
+	// Paddings are the distinct padding lengths seen, in bytes.
+	Paddings []int `json:"paddings"`
+	// PaddedTo8 reports that every record ended on a multiple of 8 bytes.
+	PaddedTo8 bool `json:"padded_to_8"`
+	// StdoutBytes and StderrBytes are the content received on each stream.
+	StdoutBytes int64 `json:"stdout_bytes"`
+	StderrBytes int64 `json:"stderr_bytes"`
+	// Stderr reports that STDERR content came.
+	Stderr bool `json:"stderr"`
+	// AppStatus and ProtocolStatus are those of the END_REQUEST.
+	AppStatus      *int64 `json:"app_status"`
+	ProtocolStatus string `json:"protocol_status"`
+	// Status is the response status (from the CGI Status header, else 200
+	// or 302), and StatusHeader the Status header as sent ("" if none).
+	Status       int    `json:"status"`
+	StatusHeader string `json:"status_header"`
+}
+
+// ProbeReport holds the outcome of every FastCGI check, under the keys of
+// the JSON report.
+type ProbeReport struct {
+	GetValues    GetValuesResult   `json:"get_values"`
+	KeepConn     KeepConnResult    `json:"keep_conn"`
+	MaxRequests  MaxRequestsResult `json:"max_requests_per_connection"`
+	Multiplexing MultiplexResult   `json:"multiplexing"`
+	UnknownRole  RoleResult        `json:"unknown_role"`
+	Roles        RolesResult       `json:"roles"`
+	UnknownType  UnknownTypeResult `json:"unknown_type"`
+	Abort        AbortResult       `json:"abort"`
+	Params       ParamsResult      `json:"params"`
+	Response     ResponseResult    `json:"response"`
+}
+
+// NamedCheck is one line of a text report: a check's key and its outcome.
+type NamedCheck struct {
+	Name string
+	Check
+}
+
+// Lines returns the checks in the order they run, with their JSON keys.
+func (r *ProbeReport) Lines() []NamedCheck {
+	return []NamedCheck{
+		{"get_values", r.GetValues.Check},
+		{"keep_conn", r.KeepConn.Check},
+		{"max_requests_per_connection", r.MaxRequests.Check},
+		{"multiplexing", r.Multiplexing.Check},
+		{"unknown_role", r.UnknownRole.Check},
+		{"roles", r.Roles.Check},
+		{"unknown_type", r.UnknownType.Check},
+		{"abort", r.Abort.Check},
+		{"params", r.Params.Check},
+		{"response", r.Response.Check},
+	}
+}
+
+// Summary returns what the outcome means for benchmarking, one sentence per
+// line (never nil).
+func (r *ProbeReport) Summary() []string {
+	s := []string{}
+	maxConns := ""
+	if r.GetValues.MaxConns != nil {
+		maxConns = strconv.Itoa(*r.GetValues.MaxConns)
+	}
+	switch r.KeepConn.Verdict {
+	case VerdictHonored:
+		line := "keep-alive: -k is meaningful (FCGI_KEEP_CONN honored)"
+		if maxConns != "" {
+			line += "; -c above " + maxConns + " will queue behind kept connections"
+			if maxConns == "1" {
+				// Seen on fcgiwrap and Perl FCGI: libfcgi answers 1 in
+				// every worker process, whatever the pool size.
+				line += " of one process (libfcgi answers FCGI_MAX_CONNS=1 in every worker: a pool of N processes, " +
+					"fcgiwrap -c N or FCGI::ProcManager, serves N kept connections and the others wait for the whole run)"
+			}
+		} else {
+			line += "; with -c above the server's worker count, the extra connections wait for the whole run"
+		}
+		s = append(s, line)
+	case VerdictIgnored:
+		line := "keep-alive: -k changes nothing (the server closes after every request)"
+		if maxConns != "" {
+			line += "; -c above " + maxConns + " will queue"
+		}
+		s = append(s, line)
+	}
+	if r.MaxRequests.Verdict == VerdictMeasured && r.MaxRequests.Requests != nil && *r.MaxRequests.Requests > 1 {
+		s = append(s, fmt.Sprintf("with -k, the server closes a kept connection every %d requests: expect about one reconnect per %d requests", *r.MaxRequests.Requests, *r.MaxRequests.Requests))
+	}
+	switch r.GetValues.Verdict {
+	case VerdictNoAnswer:
+		s = append(s, "FCGI_GET_VALUES gets no answer and the connection stays open: a frontend that sends it waits forever (backbench bench never sends it)")
+	case VerdictClosed:
+		s = append(s, "FCGI_GET_VALUES closes the connection without an answer (backbench bench never sends it)")
+	}
+	switch r.Multiplexing.Verdict {
+	case VerdictLost:
+		s = append(s, "multiplexing: a second request on a busy connection is lost silently; never multiplex (backbench sends one request per connection at a time)")
+	case VerdictSupported:
+		s = append(s, "multiplexing: supported, but backbench sends one request per connection at a time; use -c for concurrency")
+	}
+	if r.Response.Verdict != VerdictAnswered {
+		s = append(s, "no ordinary request was answered: check the URL, --document-root (SCRIPT_FILENAME) and the server before benchmarking")
+	} else if r.Response.Status >= 400 {
+		s = append(s, fmt.Sprintf("the request answers status %d: every benchmark response will be a non-2xx (check the URL and --document-root)", r.Response.Status))
+	}
+	return s
+}
+
+// Probe runs every FastCGI check against cfg.Target, one after the other.
+// It returns an error only for a bad configuration; what the server does,
+// including not answering, is in the report. Cancelling ctx ends the check
+// in progress at once (its verdict is then "no answer") and the rest quickly.
+func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
+	p, err := newProber(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &ProbeReport{}
+	r.GetValues = p.getValues(ctx)
+	r.KeepConn = p.keepConn(ctx)
+	r.MaxRequests = p.maxRequests(ctx)
+	r.Multiplexing = p.multiplexing(ctx)
+	r.UnknownRole = p.role(ctx, ProbeUnknownRole, time.Time{})
+	r.Roles = p.roles(ctx)
+	r.UnknownType = p.unknownType(ctx)
+	r.Abort = p.abort(ctx)
+	r.Params = p.params(ctx)
+	r.Response = p.response(ctx)
+	return r, nil
+}
+
+// prober holds what every check shares.
+type prober struct {
+	cfg     ProbeConfig
+	dialer  *sockets.Dialer
+	timeout time.Duration
+	pairs   [][2]string // the params of the ordinary request
+}
+
+func newProber(cfg ProbeConfig) (*prober, error) {
+	switch cfg.Target.Network {
+	case "tcp", "unix":
+	default:
+		return nil, fmt.Errorf("fcgi: unsupported network %q (want tcp or unix)", cfg.Target.Network)
+	}
+	if cfg.Timeout < 0 || cfg.MaxRequests < 0 || cfg.MaxRequestsTime < 0 {
+		return nil, errors.New("fcgi: negative probe bound")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultProbeTimeout
+	}
+	if cfg.MaxRequests == 0 {
+		cfg.MaxRequests = DefaultProbeMaxRequests
+	}
+	if cfg.MaxRequestsTime == 0 {
+		cfg.MaxRequestsTime = DefaultProbeMaxRequestsTime
+	}
+	return &prober{cfg: cfg, dialer: sockets.NewDialer(cfg.Target, 0), timeout: cfg.Timeout,
+		pairs: Params(cfg.Config)}, nil
+}
+
+// settle is how long to watch for a close after an answer.
+func (p *prober) settle() time.Duration { return min(p.timeout, probeSettle) }
+
+// requestRecords encodes a whole request for id in role with flags: BEGIN,
+// the params plus extra, the end of PARAMS, stdin and the end of STDIN (and
+// an empty DATA stream for FILTER).
+func (p *prober) requestRecords(id uint16, role uint16, flags uint8, extra [][2]string, stdin []byte) []byte {
+	b := AppendBeginRequest(nil, id, role, flags)
+	b = p.appendParams(b, id, extra)
+	if len(stdin) > 0 {
+		b = AppendRecord(b, TypeStdin, id, stdin)
+	}
+	b = AppendRecord(b, TypeStdin, id, nil)
+	if role == RoleFilter {
+		b = AppendRecord(b, TypeData, id, nil)
+	}
+	return b
+}
+
+// appendParams appends the PARAMS stream (the ordinary params plus extra)
+// and its end record.
+func (p *prober) appendParams(b []byte, id uint16, extra [][2]string) []byte {
+	pairs := AppendPairs(AppendPairs(nil, p.pairs), extra)
+	b = AppendRecord(b, TypeParams, id, pairs)
+	return AppendRecord(b, TypeParams, id, nil)
+}
+
+// pconn is a probe connection: one fixed record buffer, a count of the bytes
+// read, and a cancellation hook.
+type pconn struct {
+	c     net.Conn
+	br    *bufio.Reader
+	buf   []byte
+	read  int64
+	stop  func() bool
+	limit time.Time // no deadline later than this (zero: none)
+}
+
+type countReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	*c.n += int64(n)
+	return n, err
+}
+
+// dial opens a fresh connection whose I/O is bounded by p.timeout from now.
+func (p *prober) dial(ctx context.Context) (*pconn, error) {
+	return p.dialLimit(ctx, time.Time{})
+}
+
+// dialLimit is dial for a check whose exchanges must all end by limit (when
+// not zero): the cases of one check share its timeout.
+func (p *prober) dialLimit(ctx context.Context, limit time.Time) (*pconn, error) {
+	deadline := time.Now().Add(p.timeout)
+	if !limit.IsZero() && limit.Before(deadline) {
+		deadline = limit
+	}
+	if !time.Now().Before(deadline) {
+		return nil, errCheckTimeout
+	}
+	c, err := p.dialer.DialDeadline(ctx, deadline)
+	if err != nil {
+		return nil, err
+	}
+	pc := &pconn{c: c, buf: make([]byte, MaxContent+MaxPadding), limit: limit}
+	pc.br = bufio.NewReaderSize(countReader{c, &pc.read}, 16<<10)
+	pc.stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	c.SetDeadline(deadline)
+	if ctx.Err() != nil {
+		c.SetDeadline(time.Unix(1, 0))
+	}
+	return pc, nil
+}
+
+// exchange starts a new exchange: the deadline is the timeout from now.
+func (pc *pconn) exchange(ctx context.Context, d time.Duration) {
+	if ctx.Err() == nil {
+		deadline := time.Now().Add(d)
+		if !pc.limit.IsZero() && pc.limit.Before(deadline) {
+			deadline = pc.limit
+		}
+		pc.c.SetDeadline(deadline)
+	}
+}
+
+func (pc *pconn) close() {
+	pc.stop()
+	pc.c.Close()
+}
+
+func (pc *pconn) send(b []byte) error {
+	_, err := pc.c.Write(b)
+	return err
+}
+
+// next reads one record.
+func (pc *pconn) next() (Header, []byte, error) {
+	h, content, err := ReadRecord(pc.br, pc.buf)
+	if err == nil && h.Version != Version1 {
+		err = fmt.Errorf("fcgi: record of version %d (want 1)", h.Version)
+	}
+	return h, content, err
+}
+
+// watchClose waits up to d for the server to close the connection and
+// reports whether it did; unexpected bytes count as "not closed".
+func (pc *pconn) watchClose(ctx context.Context, d time.Duration) bool {
+	pc.exchange(ctx, d)
+	var b [1]byte
+	_, err := pc.br.Read(b[:])
+	return err != nil && verdictOf(err) == VerdictClosed
+}
+
+// verdictOf maps an I/O error to a verdict: a timeout is "no answer", a
+// close or reset is "closed", anything else "error".
+func verdictOf(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return VerdictNoAnswer
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return VerdictClosed
+	}
+	return VerdictError
+}
+
+// describeErr names an I/O error for the evidence.
+func describeErr(err error, timeout time.Duration) string {
+	switch {
+	case verdictOf(err) == VerdictNoAnswer:
+		return "no answer within " + timeout.String()
+	case errors.Is(err, io.EOF):
+		return "the server closed the connection"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection inside a record"
+	}
+	return sockets.Describe(err)
+}
+
+// reqState is what came back for one request id.
+type reqState struct {
+	id          uint16
+	any         bool // a record for this id came
+	stdout      int64
+	stdoutRecs  int
+	sizes       []int
+	maxRecord   int
+	pads        map[int]bool
+	padded8     bool
+	stderr      int64
+	head        []byte
+	headDone    bool
+	status      int
+	statusHdr   string
+	headErr     error
+	ended       bool
+	appStatus   uint32
+	ps          ProtocolStatus
+	unexpectedT []string
+}
+
+func newState(id uint16) *reqState { return &reqState{id: id, pads: map[int]bool{}, padded8: true} }
+
+// add applies one record of this id.
+func (s *reqState) add(h Header, content []byte) {
+	s.any = true
+	if (int(h.ContentLength)+int(h.PaddingLength))%8 != 0 {
+		s.padded8 = false
+	}
+	switch h.Type {
+	case TypeStdout:
+		s.stdoutRecs++
+		s.pads[int(h.PaddingLength)] = true
+		if len(s.sizes) < maxSizesKept {
+			s.sizes = append(s.sizes, len(content))
+		}
+		s.maxRecord = max(s.maxRecord, len(content))
+		s.stdout += int64(len(content))
+		if !s.headDone && len(content) > 0 {
+			take := min(len(content), MaxHeaderBlock-len(s.head))
+			s.head = append(s.head, content[:take]...)
+			if end, _, _ := FindHeaderEnd(s.head, 0); end >= 0 {
+				s.headDone = true
+				s.status, _, s.headErr = ParseCGIHead(s.head[:end])
+				s.statusHdr = cgiHeader(s.head[:end], "Status")
+				s.head = nil
+			} else if len(s.head) >= MaxHeaderBlock {
+				s.headDone, s.headErr = true, errors.New("CGI header block over 64 KiB")
+				s.head = nil
+			}
+		}
+	case TypeStderr:
+		s.stderr += int64(len(content))
+	case TypeEndRequest:
+		s.ended = true
+		app, ps, err := ParseEndRequest(content)
+		if err == nil {
+			s.appStatus, s.ps = app, ps
+		} else {
+			s.ps = 255
+		}
+	default:
+		if len(s.unexpectedT) < 4 {
+			s.unexpectedT = append(s.unexpectedT, h.Type.String())
+		}
+	}
+}
+
+// served reports a complete ordinary answer.
+func (s *reqState) served() bool {
+	return s.ended && s.ps == StatusRequestComplete && s.headDone && s.headErr == nil
+}
+
+// describe tells what came back for the request.
+func (s *reqState) describe() string {
+	if !s.any {
+		return "nothing"
+	}
+	var parts []string
+	if s.stdoutRecs > 0 {
+		parts = append(parts, fmt.Sprintf("STDOUT %d bytes in %d records", s.stdout, s.stdoutRecs))
+	}
+	if s.stderr > 0 {
+		parts = append(parts, fmt.Sprintf("STDERR %d bytes", s.stderr))
+	}
+	if s.headDone && s.headErr == nil {
+		parts = append(parts, "status "+strconv.Itoa(s.status))
+	} else if s.headErr != nil {
+		parts = append(parts, "bad CGI head: "+s.headErr.Error())
+	}
+	if len(s.unexpectedT) > 0 {
+		parts = append(parts, "unexpected "+strings.Join(s.unexpectedT, ", "))
+	}
+	if s.ended {
+		parts = append(parts, fmt.Sprintf("END_REQUEST appStatus %d %s", s.appStatus, s.ps))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// collect reads records until every state has ended. Records for other ids
+// are noted in others.
+func (pc *pconn) collect(others *[]string, states ...*reqState) error {
+	for {
+		done := true
+		for _, s := range states {
+			done = done && s.ended
+		}
+		if done {
+			return nil
+		}
+		h, content, err := pc.next()
+		if err != nil {
+			return err
+		}
+		var st *reqState
+		for _, s := range states {
+			if s.id == h.ID {
+				st = s
+			}
+		}
+		if st == nil {
+			if others != nil && len(*others) < 4 {
+				*others = append(*others, fmt.Sprintf("%s for id %d", h.Type, h.ID))
+			}
+			continue
+		}
+		st.add(h, content)
+	}
+}
+
+// cgiHeader returns the value of the named header in a CGI header block.
+func cgiHeader(block []byte, name string) string {
+	for len(block) > 0 {
+		line := block
+		if i := bytes.IndexByte(block, '\n'); i >= 0 {
+			line, block = block[:i], block[i+1:]
+		} else {
+			block = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if n, v, ok := bytes.Cut(line, []byte(":")); ok && asciiEqualFold(bytes.TrimSpace(n), name) {
+			return string(bytes.TrimSpace(v))
+		}
+	}
+	return ""
+}
+
+func since(start time.Time) float64 {
+	return float64(time.Since(start).Round(time.Millisecond)) / float64(time.Second)
+}
+
+// ordinary does one ordinary request (id 1) on pc and returns its state.
+func (p *prober) ordinary(ctx context.Context, pc *pconn, flags uint8) (*reqState, error) {
+	pc.exchange(ctx, p.timeout)
+	st := newState(RequestID)
+	if err := pc.send(p.requestRecords(RequestID, RoleResponder, flags, nil, nil)); err != nil {
+		return st, err
+	}
+	return st, pc.collect(nil, st)
+}
+
+// errCheckTimeout: a case of a check was not sent because the check's
+// timeout ran out on the earlier ones.
+var errCheckTimeout = errors.New("not sent: the check's timeout ran out on an earlier case (no answer)")
+
+func dialFailed(c *Check, err error) {
+	switch {
+	case errors.Is(err, errCheckTimeout):
+		c.Verdict, c.Evidence = VerdictNoAnswer, err.Error()
+	case verdictOf(err) == VerdictNoAnswer:
+		c.Verdict, c.Evidence = VerdictNoAnswer, "connect: no answer (timeout)"
+	default:
+		c.Verdict, c.Evidence = VerdictError, "connect: "+sockets.Describe(err)
+	}
+}
+
+// getValues sends GET_VALUES for the three variables and an unknown name as
+// the first record of a fresh connection.
+func (p *prober) getValues(ctx context.Context) (r GetValuesResult) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	names := []string{VarMaxConns, VarMaxReqs, VarMpxsConns, ProbeUnknownName}
+	sent := "sent GET_VALUES " + strings.Join(names, ", ")
+	pc, err := p.dial(ctx)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		return r
+	}
+	defer pc.close()
+	if err := pc.send(AppendGetValues(nil, names...)); err != nil {
+		r.Verdict, r.Evidence = verdictOf(err), sent+"; write: "+describeErr(err, p.timeout)
+		return r
+	}
+	for {
+		h, content, err := pc.next()
+		if err != nil {
+			r.Verdict, r.Evidence = verdictOf(err), sent+"; "+describeErr(err, p.timeout)
+			return r
+		}
+		switch {
+		case h.Type == TypeGetValuesResult:
+			pairs, perr := ParsePairs(content)
+			r.Verdict = VerdictAnswered
+			r.Values = map[string]string{}
+			var got []string
+			for _, kv := range pairs {
+				r.Values[kv[0]] = kv[1]
+				got = append(got, kv[0]+"="+kv[1])
+				n, err := strconv.Atoi(strings.TrimSpace(kv[1]))
+				num := &n
+				if err != nil {
+					num = nil
+				}
+				switch kv[0] {
+				case VarMaxConns:
+					r.MaxConns = num
+				case VarMaxReqs:
+					r.MaxReqs = num
+				case VarMpxsConns:
+					r.MpxsConns = num
+				case ProbeUnknownName:
+					r.UnknownAnswered = true
+				}
+			}
+			ev := sent + "; got GET_VALUES_RESULT "
+			if len(got) == 0 {
+				ev += "with no values"
+			} else {
+				ev += strings.Join(got, ", ")
+			}
+			if perr != nil {
+				ev += " (malformed: " + perr.Error() + ")"
+			}
+			closed := pc.watchClose(ctx, p.settle())
+			r.ClosedAfter = &closed
+			if closed {
+				ev += "; then the server closed the connection"
+			} else {
+				ev += "; the connection stayed open"
+			}
+			r.Evidence = ev
+			return r
+		case h.Type == TypeUnknownType:
+			r.Verdict = VerdictUnknownType
+			r.Evidence = sent + "; got UNKNOWN_TYPE"
+			return r
+		default:
+			r.Verdict = VerdictError
+			r.Evidence = fmt.Sprintf("%s; got %s for id %d", sent, h.Type, h.ID)
+			return r
+		}
+	}
+}
+
+// keepConn sends two FCGI_KEEP_CONN requests on one connection, then one
+// request without the flag on another and watches for the close.
+func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	pc, err := p.dial(ctx)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		return r
+	}
+	defer pc.close()
+	st, err := p.ordinary(ctx, pc, FlagKeepConn)
+	if err != nil {
+		r.Verdict = verdictOf(err)
+		r.Evidence = "request 1 with FCGI_KEEP_CONN: got " + st.describe() + "; " + describeErr(err, p.timeout)
+		return r
+	}
+	r.Served = 1
+	ev := "request 1 with FCGI_KEEP_CONN answered"
+	read := pc.read
+	st2, err := p.ordinary(ctx, pc, FlagKeepConn)
+	switch {
+	case err == nil:
+		r.Served = 2
+		r.Verdict = VerdictHonored
+		ev += "; request 2 answered on the same connection"
+	case pc.read == read && verdictOf(err) == VerdictClosed:
+		r.Verdict = VerdictIgnored
+		ev += "; the server closed the connection after it (request 2: " + describeErr(err, p.timeout) + ")"
+	default:
+		r.Verdict = verdictOf(err)
+		ev += "; request 2 on the same connection: got " + st2.describe() + "; " + describeErr(err, p.timeout)
+	}
+	pc.close()
+
+	// The flag clear: does the server close?
+	pc2, err := p.dial(ctx)
+	if err != nil {
+		r.Evidence = ev + "; without the flag: connect: " + sockets.Describe(err)
+		return r
+	}
+	defer pc2.close()
+	if _, err := p.ordinary(ctx, pc2, 0); err != nil {
+		r.Evidence = ev + "; request without the flag: " + describeErr(err, p.timeout)
+		return r
+	}
+	closes := pc2.watchClose(ctx, p.settle())
+	r.ClosesWithoutFlag = &closes
+	if closes {
+		ev += "; without the flag the server closes after the answer"
+	} else {
+		ev += "; without the flag the connection stayed open " + p.settle().String() + " after the answer"
+	}
+	r.Evidence = ev
+	return r
+}
+
+// maxRequests sends FCGI_KEEP_CONN requests on one connection until the
+// server closes it, the bound or the time budget.
+func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	r.Bound = p.cfg.MaxRequests
+	pc, err := p.dial(ctx)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		return r
+	}
+	defer pc.close()
+	stop := start.Add(p.cfg.MaxRequestsTime)
+	for r.Served < r.Bound {
+		if time.Now().After(stop) {
+			r.Verdict = VerdictNotReached
+			r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered on one connection; stopped after %v", r.Served, p.cfg.MaxRequestsTime)
+			return r
+		}
+		read := pc.read
+		st, err := p.ordinary(ctx, pc, FlagKeepConn)
+		if err != nil {
+			if r.Served > 0 && pc.read == read && verdictOf(err) == VerdictClosed {
+				n := r.Served
+				r.Requests = &n
+				r.Verdict = VerdictMeasured
+				r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered, then the server closed the connection", n)
+				return r
+			}
+			r.Verdict = verdictOf(err)
+			r.Evidence = fmt.Sprintf("request %d on the kept connection: got %s; %s", r.Served+1, st.describe(), describeErr(err, p.timeout))
+			return r
+		}
+		r.Served++
+	}
+	r.Verdict = VerdictNotReached
+	r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered on one connection, still open", r.Served)
+	return r
+}
+
+// multiplexing interleaves a second request inside the first one.
+func (p *prober) multiplexing(ctx context.Context) (r MultiplexResult) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	pc, err := p.dial(ctx)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		return r
+	}
+	defer pc.close()
+	const id1, id2 = 1, 2
+	b := AppendBeginRequest(nil, id1, RoleResponder, FlagKeepConn)
+	b = p.appendParams(b, id1, nil)
+	b = AppendRecord(b, TypeStdin, id1, []byte("backbench-probe"))
+	b = append(b, p.requestRecords(id2, RoleResponder, FlagKeepConn, nil, nil)...)
+	b = AppendRecord(b, TypeStdin, id1, nil)
+	sent := "sent request 1 (BEGIN, PARAMS, 15 bytes of STDIN), request 2 whole, then the end of request 1's STDIN, with FCGI_KEEP_CONN"
+	s1, s2 := newState(id1), newState(id2)
+	var others []string
+	err = pc.send(b)
+	if err == nil {
+		err = pc.collect(&others, s1, s2)
+	}
+	r.FirstAnswered, r.SecondAnswered = s1.ended, s2.ended
+	if s2.ended {
+		r.SecondStatus = s2.ps.String()
+	}
+	ev := sent + "; request 1: " + s1.describe() + "; request 2: " + s2.describe()
+	if len(others) > 0 {
+		ev += "; also " + strings.Join(others, ", ")
+	}
+	if err != nil {
+		ev += "; then " + describeErr(err, p.timeout)
+	}
+	r.Evidence = ev
+	switch {
+	case s2.ended && s2.ps == StatusCantMpxConn:
+		r.Verdict = VerdictRejected
+	case s1.served() && s2.served():
+		r.Verdict = VerdictSupported
+	case s2.ended:
+		r.Verdict = s2.ps.String()
+	case s1.ended:
+		r.Verdict = VerdictLost
+	case err != nil && verdictOf(err) == VerdictClosed:
+		r.Verdict = VerdictClosed
+	case err != nil:
+		r.Verdict = verdictOf(err)
+	}
+	return r
+}
+
+// roleName names a role for the evidence.
+func roleName(role int) string {
+	switch role {
+	case RoleResponder:
+		return "RESPONDER"
+	case RoleAuthorizer:
+		return "AUTHORIZER"
+	case RoleFilter:
+		return "FILTER"
+	}
+	return "role " + strconv.Itoa(role)
+}
+
+// role sends a whole request in the given role, all by limit (if not zero).
+func (p *prober) role(ctx context.Context, role int, limit time.Time) (r RoleResult) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	r.Role = role
+	pc, err := p.dialLimit(ctx, limit)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		return r
+	}
+	defer pc.close()
+	var extra [][2]string
+	if role == RoleFilter {
+		extra = [][2]string{{"FCGI_DATA_LAST_MOD", "0"}, {"FCGI_DATA_LENGTH", "0"}}
+	}
+	sent := "sent BEGIN_REQUEST " + roleName(role) + ", PARAMS, empty STDIN"
+	if role == RoleFilter {
+		sent += " and empty DATA"
+	}
+	st := newState(RequestID)
+	err = pc.send(p.requestRecords(RequestID, uint16(role), 0, extra, nil))
+	if err == nil {
+		err = pc.collect(nil, st)
+	}
+	switch {
+	case st.ended && st.ps == StatusRequestComplete:
+		r.Verdict = VerdictServed
+	case st.ended:
+		r.Verdict = st.ps.String()
+	default:
+		r.Verdict = verdictOf(err)
+	}
+	r.Evidence = sent + "; got " + st.describe()
+	if err != nil {
+		r.Evidence += "; " + describeErr(err, p.timeout)
+	}
+	return r
+}
+
+func (p *prober) roles(ctx context.Context) (r RolesResult) {
+	start := time.Now()
+	limit := start.Add(p.timeout) // both within the check's timeout
+	r.Authorizer = p.role(ctx, RoleAuthorizer, limit)
+	r.Filter = p.role(ctx, RoleFilter, limit)
+	r.Verdict = r.Authorizer.Verdict
+	if r.Filter.Verdict != r.Verdict {
+		r.Verdict = VerdictMixed
+	}
+	r.Evidence = "AUTHORIZER: " + r.Authorizer.Verdict + "; FILTER: " + r.Filter.Verdict
+	r.Seconds = since(start)
+	return r
+}
+
+// unknownType sends a management record of an undefined type.
+func (p *prober) unknownType(ctx context.Context) (r UnknownTypeResult) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	r.Type = int(ProbeUnknownType)
+	pc, err := p.dial(ctx)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		return r
+	}
+	defer pc.close()
+	sent := fmt.Sprintf("sent a management record of type %d (8 zero bytes)", r.Type)
+	if err := pc.send(AppendRecord(nil, ProbeUnknownType, NullRequestID, make([]byte, 8))); err != nil {
+		r.Verdict, r.Evidence = verdictOf(err), sent+"; write: "+describeErr(err, p.timeout)
+		return r
+	}
+	h, content, err := pc.next()
+	switch {
+	case err != nil:
+		r.Verdict, r.Evidence = verdictOf(err), sent+"; "+describeErr(err, p.timeout)
+	case h.Type == TypeUnknownType && len(content) > 0:
+		r.Verdict = VerdictUnknownType
+		r.Evidence = fmt.Sprintf("%s; got UNKNOWN_TYPE naming type %d", sent, content[0])
+	default:
+		r.Verdict = VerdictError
+		r.Evidence = fmt.Sprintf("%s; got %s for id %d (%d bytes)", sent, h.Type, h.ID, len(content))
+	}
+	return r
+}
+
+// abort sends BEGIN and PARAMS, then ABORT_REQUEST instead of STDIN.
+func (p *prober) abort(ctx context.Context) (r AbortResult) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	pc, err := p.dial(ctx)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		return r
+	}
+	defer pc.close()
+	b := AppendBeginRequest(nil, RequestID, RoleResponder, 0)
+	b = p.appendParams(b, RequestID, nil)
+	b = AppendHeader(b, TypeAbortRequest, RequestID, 0, 0)
+	sent := "sent BEGIN_REQUEST, PARAMS, then ABORT_REQUEST (no STDIN)"
+	st := newState(RequestID)
+	err = pc.send(b)
+	if err == nil {
+		err = pc.collect(nil, st)
+	}
+	r.StdoutBytes = st.stdout
+	if st.ended {
+		r.Verdict = VerdictEndRequest
+		app := int64(st.appStatus)
+		r.AppStatus, r.ProtocolStatus = &app, st.ps.String()
+	} else {
+		r.Verdict = verdictOf(err)
+	}
+	r.Evidence = sent + "; got " + st.describe()
+	if err != nil {
+		r.Evidence += "; " + describeErr(err, p.timeout)
+	}
+	return r
+}
+
+// params tries name-value pairs at the edges of the encoding.
+func (p *prober) params(ctx context.Context) (r ParamsResult) {
+	start := time.Now()
+	limit := start.Add(p.timeout) // every case within the check's timeout
+	long := func(prefix string, n int) string { return prefix + strings.Repeat("X", n-len(prefix)) }
+	r.Length127 = p.paramsCase(ctx, limit, "a name and a value of 127 bytes (1-byte lengths)",
+		[][2]string{{long("HTTP_X_BACKBENCH_", 127), strings.Repeat("v", 127)}}, -1)
+	r.Length128 = p.paramsCase(ctx, limit, "a name and a value of 128 bytes (4-byte lengths)",
+		[][2]string{{long("HTTP_X_BACKBENCH_", 128), strings.Repeat("v", 128)}}, -1)
+	r.SplitPair = p.paramsCase(ctx, limit, "a pair split across two PARAMS records",
+		[][2]string{{"HTTP_X_BACKBENCH_SPLIT", "split-value"}}, 7)
+	r.Value64K = p.paramsCase(ctx, limit, "a value of 64 KiB over two PARAMS records",
+		[][2]string{{"HTTP_X_BACKBENCH_BIG", strings.Repeat("v", 64<<10)}}, -1)
+	cases := []struct {
+		name string
+		c    *ParamsCase
+	}{{"length_127", &r.Length127}, {"length_128", &r.Length128}, {"split_pair", &r.SplitPair}, {"value_64k", &r.Value64K}}
+	r.Verdict = VerdictServed
+	var ev []string
+	for _, c := range cases {
+		if c.c.Verdict != VerdictServed {
+			r.Verdict = VerdictNotServed
+		}
+		ev = append(ev, c.name+": "+c.c.Verdict)
+	}
+	r.Evidence = strings.Join(ev, ", ")
+	r.Seconds = since(start)
+	return r
+}
+
+// paramsCase sends one request with extra pairs appended to the ordinary
+// ones. With split >= 0, the PARAMS stream is cut into two records split
+// bytes into the first extra pair.
+func (p *prober) paramsCase(ctx context.Context, limit time.Time, what string, extra [][2]string, split int) (r ParamsCase) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	pc, err := p.dialLimit(ctx, limit)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		r.Verdict = VerdictNotServed
+		return r
+	}
+	defer pc.close()
+	b := AppendBeginRequest(nil, RequestID, RoleResponder, 0)
+	base := AppendPairs(nil, p.pairs)
+	stream := AppendPairs(append([]byte(nil), base...), extra)
+	nrec := (len(stream) + ChunkSize - 1) / ChunkSize
+	if split >= 0 {
+		cut := len(base) + split
+		b = AppendRecord(b, TypeParams, RequestID, stream[:cut])
+		b = AppendRecord(b, TypeParams, RequestID, stream[cut:])
+		nrec = 2
+	} else {
+		b = AppendRecord(b, TypeParams, RequestID, stream)
+	}
+	b = AppendRecord(b, TypeParams, RequestID, nil)
+	b = AppendRecord(b, TypeStdin, RequestID, nil)
+	st := newState(RequestID)
+	err = pc.send(b)
+	if err == nil {
+		err = pc.collect(nil, st)
+	}
+	r.Status = st.status
+	if st.served() {
+		r.Verdict = VerdictServed
+	} else {
+		r.Verdict = VerdictNotServed
+	}
+	r.Evidence = fmt.Sprintf("sent %s (PARAMS stream of %d bytes in %d records); got %s", what, len(stream), nrec, st.describe())
+	if err != nil {
+		r.Evidence += "; " + describeErr(err, p.timeout)
+	}
+	return r
+}
+
+// response sends one ordinary request and describes the framing of the
+// answer.
+func (p *prober) response(ctx context.Context) (r ResponseResult) {
+	start := time.Now()
+	defer func() { r.Seconds = since(start) }()
+	pc, err := p.dial(ctx)
+	if err != nil {
+		dialFailed(&r.Check, err)
+		return r
+	}
+	defer pc.close()
+	st, err := p.ordinary(ctx, pc, 0)
+	r.StdoutRecords, r.StdoutSizes, r.MaxStdoutRecord = st.stdoutRecs, st.sizes, st.maxRecord
+	r.PaddedTo8 = st.padded8 && st.any
+	for pad := range st.pads {
+		r.Paddings = append(r.Paddings, pad)
+	}
+	sort.Ints(r.Paddings)
+	r.StdoutBytes, r.StderrBytes, r.Stderr = st.stdout, st.stderr, st.stderr > 0
+	r.Status, r.StatusHeader = st.status, st.statusHdr
+	if st.ended {
+		app := int64(st.appStatus)
+		r.AppStatus, r.ProtocolStatus = &app, st.ps.String()
+	}
+	switch {
+	case err != nil:
+		r.Verdict = verdictOf(err)
+	case st.headErr != nil || !st.headDone:
+		r.Verdict = VerdictError
+	default:
+		r.Verdict = VerdictAnswered
+	}
+	r.Evidence = "sent " + p.cfg.Target.RequestURI() + " (RESPONDER, no FCGI_KEEP_CONN); got " + st.describe()
+	if st.stdoutRecs > 0 {
+		r.Evidence += fmt.Sprintf("; STDOUT records up to %d bytes, paddings %v", st.maxRecord, r.Paddings)
+	}
+	if err != nil {
+		r.Evidence += "; " + describeErr(err, p.timeout)
+	}
+	return r
+}
