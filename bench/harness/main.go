@@ -390,4 +390,3 @@ func waitListen(network, addr string) error {
 	}
 	return fmt.Errorf("nothing listens on %s %s after 10 s", network, addr)
 }
-
