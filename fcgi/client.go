@@ -347,7 +347,9 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 		switch {
 		case c.ctx.Err() != nil:
 			c.fail(r, load.Timeout, errCanceled)
-		case isTimeout(err):
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+			// Not isTimeout: the EAGAIN of a full Unix backlog says
+			// Timeout() too, and is a Connect failure.
 			c.fail(r, load.Timeout, errors.New("connect: timeout"))
 		default:
 			c.fail(r, load.Connect, errors.New("connect: "+sockets.Describe(err)))

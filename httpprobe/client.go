@@ -198,8 +198,13 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	if err != nil {
 		r.Upstream = sockets.FailedUpstream(err)
 		// A dial that used up the request's deadline is a Timeout, as
-		// in the fcgi client; any other dial failure is Connect.
-		c.fail(r, errClass(err, load.Connect), fmt.Errorf("connect: %s", sockets.Describe(err)))
+		// in the fcgi client; any other dial failure is Connect, EAGAIN
+		// of a full Unix backlog included (whose Errno says Timeout()).
+		class := load.Connect
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+			class = load.Timeout
+		}
+		c.fail(r, class, fmt.Errorf("connect: %s", sockets.Describe(err)))
 		return false
 	}
 	c.conn = conn

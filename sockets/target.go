@@ -125,6 +125,11 @@ func ParseTarget(raw string) (Target, error) {
 		t.Path = "/"
 	}
 	t.RawQuery = u.RawQuery
+	if strings.Contains(t.RawQuery, " ") {
+		// url.Parse keeps a space of the query as typed; sent, it would
+		// split the request line.
+		return t, fmt.Errorf("target %q: the query has a space (write it as %%20 or +)", raw)
+	}
 	return t, nil
 }
 

@@ -232,6 +232,7 @@ func TestBenchExitStatus(t *testing.T) {
 		{"bad port", []string{"bench", "http://127.0.0.1:99999/"}, 2, "bad port"},
 		{"empty unix path", []string{"bench", "fcgi://unix::/x"}, 2, "empty Unix socket path"},
 		{"relative unix path", []string{"bench", "fcgi://unix:run/x.sock:/x"}, 2, "must be absolute"},
+		{"space in query", []string{"bench", "http://127.0.0.1:9/x?a b"}, 2, "the query has a space"},
 		{"n zero", []string{"bench", "-n", "0", ok}, 2, "at least 1"},
 		{"n not a number", []string{"bench", "-n", "ten", ok}, 2, "invalid argument"},
 		{"c over n", []string{"bench", "-n", "5", "-c", "10", ok}, 2, "greater than -n"},
