@@ -312,6 +312,45 @@ http {
 		}
 		fmt.Printf("%-72s %-10s %11.2fx %13.2fx   target: %s%s\n\n", "", "ratio", rr, cr, p.target, verdict)
 	}
+	return manyConnections(bb, dir, secs)
+}
+
+// manyConnections holds 10,000 kept connections against a built-in evented
+// backend for one timed run and prints the failures and the client's memory
+// per connection (peak RSS / connections).
+func manyConnections(bb, dir, secs string) error {
+	const conns = 10000
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	srv := exec.Command(bb, "serve", "--model", "evented", "--listen", "tcp:"+addr)
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	if err := waitListen("tcp", addr); err != nil {
+		return err
+	}
+	cmd := exec.Command(bb, "bench", "-q", "-k", "-c", strconv.Itoa(conns), "-t", secs, "http://"+addr+"/")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%d connections: %v\n%s", conns, err, out)
+	}
+	field := func(label string) string {
+		if m := regexp.MustCompile(`(?m)^` + label + `:\s+(\S+)`).FindSubmatch(out); m != nil {
+			return string(m[1])
+		}
+		return "?"
+	}
+	var rssKiB int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rssKiB = ru.Maxrss
+	}
+	fmt.Printf("%d kept connections, evented built-in backend, %s s: %s requests, %s failed, %s req/s; client peak RSS %.0f MiB, %.1f KiB per connection\n",
+		conns, secs, field("Complete requests"), field("Failed requests"), field("Requests per second"),
+		float64(rssKiB)/1024, float64(rssKiB)/conns)
 	return nil
 }
 
