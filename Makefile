@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/backbench
 PKGS    := ./...
 
-.PHONY: build test lint demo bench bench-go fuzz clean
+.PHONY: build test lint demo bench bench-go fuzz clean integration
 
 build:
 	$(GO) build -o $(BIN) ./cmd/backbench
@@ -28,21 +28,24 @@ demo: build
 	@bash scripts/demo.sh
 	@bash scripts/sweepdemo.sh
 
+# Every real-backend test (cmd/backbench/integration*_test.go, over
+# scripts/backends.sh): php-fpm, fcgiwrap and Thin, which `make test` runs
+# too, and Perl FCGI, Puma, Unicorn, Starman, gunicorn and nginx in front of
+# php-fpm, each skipped when not installed (`bash scripts/backends.sh
+# install` installs them all). About a minute.
+integration:
+	$(GO) test -race -count=1 -timeout 15m -tags integration -run '^TestReal' -v ./cmd/backbench
+
 # Request-path benchmarks of both protocols (ns/op, allocs/op).
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./fcgi ./httpprobe ./internal/stats
 
-# Every native fuzzer of the module, FUZZTIME each (found with go test -list,
-# so that new fuzzers run without editing this file). Crashers land in the
-# package's testdata/fuzz and fail the target.
+# Every native fuzzer of the module, FUZZTIME each (scripts/fuzz.sh finds
+# them with go test -list, so that new fuzzers run without editing this
+# file). Crashers land in the package's testdata/fuzz and fail the target.
 FUZZTIME ?= 20s
 fuzz:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 clean:
 	rm -rf bin

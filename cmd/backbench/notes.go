@@ -47,5 +47,6 @@ func connectionNotes(s *stats.Summary, t sockets.Target, timeWait int, noFile ui
 				"new connections will soon fail; use -k, a Unix socket, or net.ipv4.tcp_tw_reuse=1", timeWait, t.Address, hi-lo+1, lo, hi))
 		}
 	}
+	notes = append(notes, keepAliveNotes(s)...)
 	return notes
 }

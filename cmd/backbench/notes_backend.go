@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// keepAliveNotes names what real servers do with kept connections that
+// skews a -k run, as seen on php-fpm, libfcgi workers, Thin, Puma, Unicorn,
+// Starman and gunicorn (scripts/backends.sh):
+//
+//   - a server that closes after every response although the client asked
+//     to keep the connection (Unicorn, gunicorn's sync workers; nginx and
+//     others over HTTP/1.0 when the response has no Content-Length): -k
+//     then measures a connect per request, as without -k;
+//   - a server that gives each kept connection a worker of its own until
+//     the connection closes (php-fpm, libfcgi processes, Starman): with -c
+//     above the worker count the extra connections wait in the listen queue
+//     for most of the run, which shows as a few requests as long as the run.
+func keepAliveNotes(s *stats.Summary) []string {
+	if !s.KeepAlive || s.Complete == 0 {
+		return nil
+	}
+	var notes []string
+	// HTTP says "Connection: close", so nothing was counted as kept; a
+	// FastCGI server just closes, so every request after the first of a
+	// connection found it closed and was redialed.
+	closedEvery := s.KeepAliveRequests == 0 ||
+		(s.Reconnects > 0 && s.Complete > int64(s.Concurrency) && s.Reconnects >= s.Complete-int64(s.Concurrency))
+	if closedEvery {
+		what := "keep-alive"
+		if s.Target.Protocol == "fcgi" {
+			what = "FCGI_KEEP_CONN"
+		}
+		n := "every response"
+		if s.Complete > 1 {
+			n = fmt.Sprintf("every one of the %d responses", s.Complete)
+		}
+		line := fmt.Sprintf("-k was asked but the server closed the connection after %s: it ignores %s", n, what)
+		switch {
+		case s.Target.Protocol == "fcgi":
+			line += " (each request after the first of a connection found it closed and was redialed), so every request paid a new connection, as without -k"
+		case s.HTTPVersion == "1.0":
+			line += " over HTTP/1.0 (a response without Content-Length can only end with the close: nginx before a FastCGI app does this), " +
+				"so every request paid a new connection; try -k without --http1.0"
+		default:
+			line += " (Unicorn and gunicorn's sync workers never keep a connection), so every request paid a new connection, as without -k"
+		}
+		notes = append(notes, line)
+	}
+	total := s.ConnectionTimes.Total
+	wallMs := s.TimeTaken * 1000
+	if s.Open == nil && s.Concurrency > 1 && s.Complete >= 2*int64(s.Concurrency) && wallMs > 0 &&
+		total.Max >= 0.7*wallMs && total.Max > 5*total.Median && !closedEvery {
+		notes = append(notes, fmt.Sprintf("the longest request (%.0f ms) lasted most of the run (%.0f ms) while the median was %.0f ms: "+
+			"the mark of a server that gives each kept connection a worker until it closes (php-fpm children, libfcgi processes, "+
+			"Starman workers) while the connections above its worker count wait in the listen queue for most of the run; "+
+			"with -k keep -c at or below the worker count, or compare without -k", total.Max, wallMs, total.Median))
+	}
+	return notes
+}
