@@ -16,13 +16,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/backbench/backbench/internal/probe"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -49,14 +48,14 @@ const (
 // (ProtocolStatus.String).
 const (
 	VerdictAnswered    = "answered"
-	VerdictNoAnswer    = "no answer"
-	VerdictClosed      = "closed"
-	VerdictError       = "error"
-	VerdictHonored     = "honored"
-	VerdictIgnored     = "ignored"
-	VerdictMeasured    = "measured"
-	VerdictNotReached  = "not reached"
-	VerdictSupported   = "supported"
+	VerdictNoAnswer    = probe.VerdictNoAnswer
+	VerdictClosed      = probe.VerdictClosed
+	VerdictError       = probe.VerdictError
+	VerdictHonored     = probe.VerdictHonored
+	VerdictIgnored     = probe.VerdictIgnored
+	VerdictMeasured    = probe.VerdictMeasured
+	VerdictNotReached  = probe.VerdictNotReached
+	VerdictSupported   = probe.VerdictSupported
 	VerdictRejected    = "rejected"
 	VerdictLost        = "lost"
 	VerdictServed      = "served"
@@ -93,15 +92,8 @@ type ProbeConfig struct {
 	MaxRequestsTime time.Duration
 }
 
-// Check is what every check reports.
-type Check struct {
-	// Verdict is one word (or words) of the Verdict* constants.
-	Verdict string `json:"verdict"`
-	// Evidence says what was sent and what came back, or did not.
-	Evidence string `json:"evidence"`
-	// Seconds is how long the check took.
-	Seconds float64 `json:"seconds"`
-}
+// Check is what every check reports (see probe.Check).
+type Check = probe.Check
 
 // GetValuesResult is the outcome of the get_values check.
 type GetValuesResult struct {
@@ -251,24 +243,21 @@ type ProbeReport struct {
 }
 
 // NamedCheck is one line of a text report: a check's key and its outcome.
-type NamedCheck struct {
-	Name string
-	Check
-}
+type NamedCheck = probe.NamedCheck
 
 // Lines returns the checks in the order they run, with their JSON keys.
 func (r *ProbeReport) Lines() []NamedCheck {
 	return []NamedCheck{
-		{"get_values", r.GetValues.Check},
-		{"keep_conn", r.KeepConn.Check},
-		{"max_requests_per_connection", r.MaxRequests.Check},
-		{"multiplexing", r.Multiplexing.Check},
-		{"unknown_role", r.UnknownRole.Check},
-		{"roles", r.Roles.Check},
-		{"unknown_type", r.UnknownType.Check},
-		{"abort", r.Abort.Check},
-		{"params", r.Params.Check},
-		{"response", r.Response.Check},
+		{Name: "get_values", Check: r.GetValues.Check},
+		{Name: "keep_conn", Check: r.KeepConn.Check},
+		{Name: "max_requests_per_connection", Check: r.MaxRequests.Check},
+		{Name: "multiplexing", Check: r.Multiplexing.Check},
+		{Name: "unknown_role", Check: r.UnknownRole.Check},
+		{Name: "roles", Check: r.Roles.Check},
+		{Name: "unknown_type", Check: r.UnknownType.Check},
+		{Name: "abort", Check: r.Abort.Check},
+		{Name: "params", Check: r.Params.Check},
+		{Name: "response", Check: r.Response.Check},
 	}
 }
 
@@ -492,34 +481,7 @@ func (pc *pconn) watchClose(ctx context.Context, d time.Duration) bool {
 	pc.exchange(ctx, d)
 	var b [1]byte
 	_, err := pc.br.Read(b[:])
-	return err != nil && verdictOf(err) == VerdictClosed
-}
-
-// verdictOf maps an I/O error to a verdict: a timeout is "no answer", a
-// close or reset is "closed", anything else "error".
-func verdictOf(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return VerdictNoAnswer
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return VerdictClosed
-	}
-	return VerdictError
-}
-
-// describeErr names an I/O error for the evidence.
-func describeErr(err error, timeout time.Duration) string {
-	switch {
-	case verdictOf(err) == VerdictNoAnswer:
-		return "no answer within " + timeout.String()
-	case errors.Is(err, io.EOF):
-		return "the server closed the connection"
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the server closed the connection inside a record"
-	}
-	return sockets.Describe(err)
+	return err != nil && probe.VerdictOf(err) == VerdictClosed
 }
 
 // reqState is what came back for one request id.
@@ -670,10 +632,6 @@ func cgiHeader(block []byte, name string) string {
 	return ""
 }
 
-func since(start time.Time) float64 {
-	return float64(time.Since(start).Round(time.Millisecond)) / float64(time.Second)
-}
-
 // ordinary does one ordinary request (id 1) on pc and returns its state.
 func (p *prober) ordinary(ctx context.Context, pc *pconn, flags uint8) (*reqState, error) {
 	pc.exchange(ctx, p.timeout)
@@ -692,7 +650,7 @@ func dialFailed(c *Check, err error) {
 	switch {
 	case errors.Is(err, errCheckTimeout):
 		c.Verdict, c.Evidence = VerdictNoAnswer, err.Error()
-	case verdictOf(err) == VerdictNoAnswer:
+	case probe.VerdictOf(err) == VerdictNoAnswer:
 		c.Verdict, c.Evidence = VerdictNoAnswer, "connect: no answer (timeout)"
 	default:
 		c.Verdict, c.Evidence = VerdictError, "connect: "+sockets.Describe(err)
@@ -703,7 +661,7 @@ func dialFailed(c *Check, err error) {
 // the first record of a fresh connection.
 func (p *prober) getValues(ctx context.Context) (r GetValuesResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	names := []string{VarMaxConns, VarMaxReqs, VarMpxsConns, ProbeUnknownName}
 	sent := "sent GET_VALUES " + strings.Join(names, ", ")
 	pc, err := p.dial(ctx)
@@ -713,13 +671,13 @@ func (p *prober) getValues(ctx context.Context) (r GetValuesResult) {
 	}
 	defer pc.close()
 	if err := pc.send(AppendGetValues(nil, names...)); err != nil {
-		r.Verdict, r.Evidence = verdictOf(err), sent+"; write: "+describeErr(err, p.timeout)
+		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "a record")
 		return r
 	}
 	for {
 		h, content, err := pc.next()
 		if err != nil {
-			r.Verdict, r.Evidence = verdictOf(err), sent+"; "+describeErr(err, p.timeout)
+			r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; "+probe.DescribeErr(err, p.timeout, "a record")
 			return r
 		}
 		switch {
@@ -781,7 +739,7 @@ func (p *prober) getValues(ctx context.Context) (r GetValuesResult) {
 // request without the flag on another and watches for the close.
 func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
 		dialFailed(&r.Check, err)
@@ -790,8 +748,8 @@ func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 	defer pc.close()
 	st, err := p.ordinary(ctx, pc, FlagKeepConn)
 	if err != nil {
-		r.Verdict = verdictOf(err)
-		r.Evidence = "request 1 with FCGI_KEEP_CONN: got " + st.describe() + "; " + describeErr(err, p.timeout)
+		r.Verdict = probe.VerdictOf(err)
+		r.Evidence = "request 1 with FCGI_KEEP_CONN: got " + st.describe() + "; " + probe.DescribeErr(err, p.timeout, "a record")
 		return r
 	}
 	r.Served = 1
@@ -803,12 +761,12 @@ func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 		r.Served = 2
 		r.Verdict = VerdictHonored
 		ev += "; request 2 answered on the same connection"
-	case pc.read == read && verdictOf(err) == VerdictClosed:
+	case pc.read == read && probe.VerdictOf(err) == VerdictClosed:
 		r.Verdict = VerdictIgnored
-		ev += "; the server closed the connection after it (request 2: " + describeErr(err, p.timeout) + ")"
+		ev += "; the server closed the connection after it (request 2: " + probe.DescribeErr(err, p.timeout, "a record") + ")"
 	default:
-		r.Verdict = verdictOf(err)
-		ev += "; request 2 on the same connection: got " + st2.describe() + "; " + describeErr(err, p.timeout)
+		r.Verdict = probe.VerdictOf(err)
+		ev += "; request 2 on the same connection: got " + st2.describe() + "; " + probe.DescribeErr(err, p.timeout, "a record")
 	}
 	pc.close()
 
@@ -820,7 +778,7 @@ func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 	}
 	defer pc2.close()
 	if _, err := p.ordinary(ctx, pc2, 0); err != nil {
-		r.Evidence = ev + "; request without the flag: " + describeErr(err, p.timeout)
+		r.Evidence = ev + "; request without the flag: " + probe.DescribeErr(err, p.timeout, "a record")
 		return r
 	}
 	closes := pc2.watchClose(ctx, p.settle())
@@ -838,7 +796,7 @@ func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 // server closes it, the bound or the time budget.
 func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	r.Bound = p.cfg.MaxRequests
 	pc, err := p.dial(ctx)
 	if err != nil {
@@ -856,15 +814,15 @@ func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 		read := pc.read
 		st, err := p.ordinary(ctx, pc, FlagKeepConn)
 		if err != nil {
-			if r.Served > 0 && pc.read == read && verdictOf(err) == VerdictClosed {
+			if r.Served > 0 && pc.read == read && probe.VerdictOf(err) == VerdictClosed {
 				n := r.Served
 				r.Requests = &n
 				r.Verdict = VerdictMeasured
 				r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered, then the server closed the connection", n)
 				return r
 			}
-			r.Verdict = verdictOf(err)
-			r.Evidence = fmt.Sprintf("request %d on the kept connection: got %s; %s", r.Served+1, st.describe(), describeErr(err, p.timeout))
+			r.Verdict = probe.VerdictOf(err)
+			r.Evidence = fmt.Sprintf("request %d on the kept connection: got %s; %s", r.Served+1, st.describe(), probe.DescribeErr(err, p.timeout, "a record"))
 			return r
 		}
 		r.Served++
@@ -877,7 +835,7 @@ func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 // multiplexing interleaves a second request inside the first one.
 func (p *prober) multiplexing(ctx context.Context) (r MultiplexResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
 		dialFailed(&r.Check, err)
@@ -906,7 +864,7 @@ func (p *prober) multiplexing(ctx context.Context) (r MultiplexResult) {
 		ev += "; also " + strings.Join(others, ", ")
 	}
 	if err != nil {
-		ev += "; then " + describeErr(err, p.timeout)
+		ev += "; then " + probe.DescribeErr(err, p.timeout, "a record")
 	}
 	r.Evidence = ev
 	switch {
@@ -918,10 +876,10 @@ func (p *prober) multiplexing(ctx context.Context) (r MultiplexResult) {
 		r.Verdict = s2.ps.String()
 	case s1.ended:
 		r.Verdict = VerdictLost
-	case err != nil && verdictOf(err) == VerdictClosed:
+	case err != nil && probe.VerdictOf(err) == VerdictClosed:
 		r.Verdict = VerdictClosed
 	case err != nil:
-		r.Verdict = verdictOf(err)
+		r.Verdict = probe.VerdictOf(err)
 	}
 	return r
 }
@@ -942,7 +900,7 @@ func roleName(role int) string {
 // role sends a whole request in the given role, all by limit (if not zero).
 func (p *prober) role(ctx context.Context, role int, limit time.Time) (r RoleResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	r.Role = role
 	pc, err := p.dialLimit(ctx, limit)
 	if err != nil {
@@ -969,11 +927,11 @@ func (p *prober) role(ctx context.Context, role int, limit time.Time) (r RoleRes
 	case st.ended:
 		r.Verdict = st.ps.String()
 	default:
-		r.Verdict = verdictOf(err)
+		r.Verdict = probe.VerdictOf(err)
 	}
 	r.Evidence = sent + "; got " + st.describe()
 	if err != nil {
-		r.Evidence += "; " + describeErr(err, p.timeout)
+		r.Evidence += "; " + probe.DescribeErr(err, p.timeout, "a record")
 	}
 	return r
 }
@@ -988,14 +946,14 @@ func (p *prober) roles(ctx context.Context) (r RolesResult) {
 		r.Verdict = VerdictMixed
 	}
 	r.Evidence = "AUTHORIZER: " + r.Authorizer.Verdict + "; FILTER: " + r.Filter.Verdict
-	r.Seconds = since(start)
+	r.Seconds = probe.Since(start)
 	return r
 }
 
 // unknownType sends a management record of an undefined type.
 func (p *prober) unknownType(ctx context.Context) (r UnknownTypeResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	r.Type = int(ProbeUnknownType)
 	pc, err := p.dial(ctx)
 	if err != nil {
@@ -1005,13 +963,13 @@ func (p *prober) unknownType(ctx context.Context) (r UnknownTypeResult) {
 	defer pc.close()
 	sent := fmt.Sprintf("sent a management record of type %d (8 zero bytes)", r.Type)
 	if err := pc.send(AppendRecord(nil, ProbeUnknownType, NullRequestID, make([]byte, 8))); err != nil {
-		r.Verdict, r.Evidence = verdictOf(err), sent+"; write: "+describeErr(err, p.timeout)
+		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "a record")
 		return r
 	}
 	h, content, err := pc.next()
 	switch {
 	case err != nil:
-		r.Verdict, r.Evidence = verdictOf(err), sent+"; "+describeErr(err, p.timeout)
+		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; "+probe.DescribeErr(err, p.timeout, "a record")
 	case h.Type == TypeUnknownType && len(content) > 0:
 		r.Verdict = VerdictUnknownType
 		r.Evidence = fmt.Sprintf("%s; got UNKNOWN_TYPE naming type %d", sent, content[0])
@@ -1025,7 +983,7 @@ func (p *prober) unknownType(ctx context.Context) (r UnknownTypeResult) {
 // abort sends BEGIN and PARAMS, then ABORT_REQUEST instead of STDIN.
 func (p *prober) abort(ctx context.Context) (r AbortResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
 		dialFailed(&r.Check, err)
@@ -1047,11 +1005,11 @@ func (p *prober) abort(ctx context.Context) (r AbortResult) {
 		app := int64(st.appStatus)
 		r.AppStatus, r.ProtocolStatus = &app, st.ps.String()
 	} else {
-		r.Verdict = verdictOf(err)
+		r.Verdict = probe.VerdictOf(err)
 	}
 	r.Evidence = sent + "; got " + st.describe()
 	if err != nil {
-		r.Evidence += "; " + describeErr(err, p.timeout)
+		r.Evidence += "; " + probe.DescribeErr(err, p.timeout, "a record")
 	}
 	return r
 }
@@ -1082,7 +1040,7 @@ func (p *prober) params(ctx context.Context) (r ParamsResult) {
 		ev = append(ev, c.name+": "+c.c.Verdict)
 	}
 	r.Evidence = strings.Join(ev, ", ")
-	r.Seconds = since(start)
+	r.Seconds = probe.Since(start)
 	return r
 }
 
@@ -1091,7 +1049,7 @@ func (p *prober) params(ctx context.Context) (r ParamsResult) {
 // bytes into the first extra pair.
 func (p *prober) paramsCase(ctx context.Context, limit time.Time, what string, extra [][2]string, split int) (r ParamsCase) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dialLimit(ctx, limit)
 	if err != nil {
 		dialFailed(&r.Check, err)
@@ -1126,7 +1084,7 @@ func (p *prober) paramsCase(ctx context.Context, limit time.Time, what string, e
 	}
 	r.Evidence = fmt.Sprintf("sent %s (PARAMS stream of %d bytes in %d records); got %s", what, len(stream), nrec, st.describe())
 	if err != nil {
-		r.Evidence += "; " + describeErr(err, p.timeout)
+		r.Evidence += "; " + probe.DescribeErr(err, p.timeout, "a record")
 	}
 	return r
 }
@@ -1135,7 +1093,7 @@ func (p *prober) paramsCase(ctx context.Context, limit time.Time, what string, e
 // answer.
 func (p *prober) response(ctx context.Context) (r ResponseResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
 		dialFailed(&r.Check, err)
@@ -1157,7 +1115,7 @@ func (p *prober) response(ctx context.Context) (r ResponseResult) {
 	}
 	switch {
 	case err != nil:
-		r.Verdict = verdictOf(err)
+		r.Verdict = probe.VerdictOf(err)
 	case st.headErr != nil || !st.headDone:
 		r.Verdict = VerdictError
 	default:
@@ -1168,7 +1126,7 @@ func (p *prober) response(ctx context.Context) (r ResponseResult) {
 		r.Evidence += fmt.Sprintf("; STDOUT records up to %d bytes, paddings %v", st.maxRecord, r.Paddings)
 	}
 	if err != nil {
-		r.Evidence += "; " + describeErr(err, p.timeout)
+		r.Evidence += "; " + probe.DescribeErr(err, p.timeout, "a record")
 	}
 	return r
 }

@@ -13,10 +13,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"syscall"
 	"time"
 
+	"github.com/backbench/backbench/internal/probe"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -38,14 +37,14 @@ const (
 
 // Verdict words of the HTTP checks.
 const (
-	VerdictNoAnswer       = "no answer"
-	VerdictClosed         = "closed"
-	VerdictError          = "error"
-	VerdictHonored        = "honored"
-	VerdictIgnored        = "ignored"
-	VerdictMeasured       = "measured"
-	VerdictNotReached     = "not reached"
-	VerdictSupported      = "supported"
+	VerdictNoAnswer       = probe.VerdictNoAnswer
+	VerdictClosed         = probe.VerdictClosed
+	VerdictError          = probe.VerdictError
+	VerdictHonored        = probe.VerdictHonored
+	VerdictIgnored        = probe.VerdictIgnored
+	VerdictMeasured       = probe.VerdictMeasured
+	VerdictNotReached     = probe.VerdictNotReached
+	VerdictSupported      = probe.VerdictSupported
 	VerdictFirstOnly      = "first only"
 	VerdictContentLength  = "content-length"
 	VerdictChunked        = "chunked"
@@ -74,15 +73,8 @@ type ProbeConfig struct {
 	MaxRequestsTime time.Duration
 }
 
-// Check is what every check reports.
-type Check struct {
-	// Verdict is one of the Verdict* words.
-	Verdict string `json:"verdict"`
-	// Evidence says what was sent and what came back, or did not.
-	Evidence string `json:"evidence"`
-	// Seconds is how long the check took.
-	Seconds float64 `json:"seconds"`
-}
+// Check is what every check reports (see probe.Check).
+type Check = probe.Check
 
 // PersistResult is the outcome of the http11_persistent check.
 type PersistResult struct {
@@ -170,21 +162,18 @@ type ProbeReport struct {
 }
 
 // NamedCheck is one line of a text report: a check's key and its outcome.
-type NamedCheck struct {
-	Name string
-	Check
-}
+type NamedCheck = probe.NamedCheck
 
 // Lines returns the checks in the order they run, with their JSON keys.
 func (r *ProbeReport) Lines() []NamedCheck {
 	return []NamedCheck{
-		{"http11_persistent", r.HTTP11Persistent.Check},
-		{"http10_keep_alive", r.HTTP10KeepAlive.Check},
-		{"max_requests_per_connection", r.MaxRequests.Check},
-		{"idle_timeout_seconds", r.IdleTimeout.Check},
-		{"pipelining", r.Pipelining.Check},
-		{"framing", r.Framing.Check},
-		{"server", r.Server.Check},
+		{Name: "http11_persistent", Check: r.HTTP11Persistent.Check},
+		{Name: "http10_keep_alive", Check: r.HTTP10KeepAlive.Check},
+		{Name: "max_requests_per_connection", Check: r.MaxRequests.Check},
+		{Name: "idle_timeout_seconds", Check: r.IdleTimeout.Check},
+		{Name: "pipelining", Check: r.Pipelining.Check},
+		{Name: "framing", Check: r.Framing.Check},
+		{Name: "server", Check: r.Server.Check},
 	}
 }
 
@@ -478,36 +467,6 @@ func bodyErr(err error) error {
 	return err
 }
 
-// verdictOf maps an I/O error to a verdict: a timeout is "no answer", a
-// close or reset is "closed", anything else "error".
-func verdictOf(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return VerdictNoAnswer
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return VerdictClosed
-	}
-	return VerdictError
-}
-
-func describeErr(err error, timeout time.Duration) string {
-	switch {
-	case verdictOf(err) == VerdictNoAnswer:
-		return "no answer within " + timeout.String()
-	case errors.Is(err, io.EOF):
-		return "the server closed the connection"
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the server closed the connection inside the body"
-	}
-	return sockets.Describe(err)
-}
-
-func since(start time.Time) float64 {
-	return float64(time.Since(start).Round(time.Millisecond)) / float64(time.Second)
-}
-
 // roundTrip sends req on pc and reads the response, within the timeout.
 func (p *prober) roundTrip(ctx context.Context, pc *pconn, req []byte) (presp, error) {
 	pc.exchange(ctx, p.timeout)
@@ -518,7 +477,7 @@ func (p *prober) roundTrip(ctx context.Context, pc *pconn, req []byte) (presp, e
 }
 
 func dialFailed(c *Check, err error) {
-	if verdictOf(err) == VerdictNoAnswer {
+	if probe.VerdictOf(err) == VerdictNoAnswer {
 		c.Verdict, c.Evidence = VerdictNoAnswer, "connect: no answer (timeout)"
 		return
 	}
@@ -529,7 +488,7 @@ func dialFailed(c *Check, err error) {
 // Connection header, or HTTP/1.0 with "Connection: keep-alive".
 func (p *prober) persistent(ctx context.Context, http10 bool) (r HTTP10Result) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	req, what := p.req11, "HTTP/1.1"
 	if http10 {
 		req, what = p.req10, "HTTP/1.0 with Connection: keep-alive"
@@ -542,8 +501,8 @@ func (p *prober) persistent(ctx context.Context, http10 bool) (r HTTP10Result) {
 	defer pc.close()
 	r1, err := p.roundTrip(ctx, pc, req)
 	if err != nil {
-		r.Verdict = verdictOf(err)
-		r.Evidence = "request 1 (" + what + "): " + describeErr(err, p.timeout)
+		r.Verdict = probe.VerdictOf(err)
+		r.Evidence = "request 1 (" + what + "): " + probe.DescribeErr(err, p.timeout, "the body")
 		return r
 	}
 	r.Served = 1
@@ -566,12 +525,12 @@ func (p *prober) persistent(ctx context.Context, http10 bool) (r HTTP10Result) {
 		if !r1.keeps {
 			ev += ", although response 1 did not announce keep-alive"
 		}
-	case pc.read == read && verdictOf(err) == VerdictClosed:
+	case pc.read == read && probe.VerdictOf(err) == VerdictClosed:
 		r.Verdict = VerdictIgnored
-		ev += "; the server closed the connection after it (request 2: " + describeErr(err, p.timeout) + ")"
+		ev += "; the server closed the connection after it (request 2: " + probe.DescribeErr(err, p.timeout, "the body") + ")"
 	default:
-		r.Verdict = verdictOf(err)
-		ev += "; request 2 on the same connection: " + describeErr(err, p.timeout)
+		r.Verdict = probe.VerdictOf(err)
+		ev += "; request 2 on the same connection: " + probe.DescribeErr(err, p.timeout, "the body")
 	}
 	r.Evidence = ev
 	return r
@@ -581,7 +540,7 @@ func (p *prober) persistent(ctx context.Context, http10 bool) (r HTTP10Result) {
 // closes it, the bound or the time budget.
 func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	r.Bound = p.cfg.MaxRequests
 	pc, err := p.dial(ctx)
 	if err != nil {
@@ -599,15 +558,15 @@ func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 		read := pc.read
 		resp, err := p.roundTrip(ctx, pc, p.req11)
 		if err != nil {
-			if r.Served > 0 && pc.read == read && verdictOf(err) == VerdictClosed {
+			if r.Served > 0 && pc.read == read && probe.VerdictOf(err) == VerdictClosed {
 				n := r.Served
 				r.Requests = &n
 				r.Verdict = VerdictMeasured
 				r.Evidence = fmt.Sprintf("%d HTTP/1.1 requests answered, then the server closed the connection", n)
 				return r
 			}
-			r.Verdict = verdictOf(err)
-			r.Evidence = fmt.Sprintf("request %d on the kept connection: %s", r.Served+1, describeErr(err, p.timeout))
+			r.Verdict = probe.VerdictOf(err)
+			r.Evidence = fmt.Sprintf("request %d on the kept connection: %s", r.Served+1, probe.DescribeErr(err, p.timeout, "the body"))
 			return r
 		}
 		r.Served++
@@ -628,7 +587,7 @@ func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 // kept connection, up to IdleMax.
 func (p *prober) idle(ctx context.Context) (r IdleResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	r.MaxSeconds = p.cfg.IdleMax.Seconds()
 	pc, err := p.dial(ctx)
 	if err != nil {
@@ -638,8 +597,8 @@ func (p *prober) idle(ctx context.Context) (r IdleResult) {
 	defer pc.close()
 	resp, err := p.roundTrip(ctx, pc, p.req11)
 	if err != nil {
-		r.Verdict = verdictOf(err)
-		r.Evidence = "request (HTTP/1.1): " + describeErr(err, p.timeout)
+		r.Verdict = probe.VerdictOf(err)
+		r.Evidence = "request (HTTP/1.1): " + probe.DescribeErr(err, p.timeout, "the body")
 		return r
 	}
 	if resp.kind == BodyClose || resp.connClose {
@@ -656,7 +615,7 @@ func (p *prober) idle(ctx context.Context) (r IdleResult) {
 		}
 	}
 	waited := time.Since(idleStart)
-	switch v := verdictOf(err); {
+	switch v := probe.VerdictOf(err); {
 	case err == nil:
 		r.Verdict = VerdictError
 		r.Evidence = fmt.Sprintf("after the response, the server sent %d bytes nobody asked for", pc.w-pc.r)
@@ -670,7 +629,7 @@ func (p *prober) idle(ctx context.Context) (r IdleResult) {
 		r.Evidence = fmt.Sprintf("one HTTP/1.1 request answered, then the idle connection stayed open for %v", p.cfg.IdleMax)
 	default:
 		r.Verdict = v
-		r.Evidence = "waiting on the idle connection: " + describeErr(err, p.cfg.IdleMax)
+		r.Evidence = "waiting on the idle connection: " + probe.DescribeErr(err, p.cfg.IdleMax, "the body")
 	}
 	return r
 }
@@ -678,7 +637,7 @@ func (p *prober) idle(ctx context.Context) (r IdleResult) {
 // pipelining sends two HTTP/1.1 requests in one write.
 func (p *prober) pipelining(ctx context.Context) (r PipelineResult) {
 	start := time.Now()
-	defer func() { r.Seconds = since(start) }()
+	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
 		dialFailed(&r.Check, err)
@@ -688,12 +647,12 @@ func (p *prober) pipelining(ctx context.Context) (r PipelineResult) {
 	pc.exchange(ctx, p.timeout)
 	sent := "sent two HTTP/1.1 requests in one write"
 	if _, err := pc.c.Write(append(append([]byte(nil), p.req11...), p.req11...)); err != nil {
-		r.Verdict, r.Evidence = verdictOf(err), sent+"; write: "+describeErr(err, p.timeout)
+		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "the body")
 		return r
 	}
 	r1, err := pc.response()
 	if err != nil {
-		r.Verdict, r.Evidence = verdictOf(err), sent+"; response 1: "+describeErr(err, p.timeout)
+		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; response 1: "+probe.DescribeErr(err, p.timeout, "the body")
 		return r
 	}
 	r.Answered = 1
@@ -701,7 +660,7 @@ func (p *prober) pipelining(ctx context.Context) (r PipelineResult) {
 	r2, err := pc.response()
 	if err != nil {
 		r.Verdict = VerdictFirstOnly
-		r.Evidence = ev + "; response 2: " + describeErr(err, p.timeout)
+		r.Evidence = ev + "; response 2: " + probe.DescribeErr(err, p.timeout, "the body")
 		return r
 	}
 	r.Answered = 2
@@ -714,7 +673,7 @@ func (p *prober) pipelining(ctx context.Context) (r PipelineResult) {
 // and the Server header.
 func (p *prober) framing(ctx context.Context) (f FramingResult, s ServerResult) {
 	start := time.Now()
-	defer func() { f.Seconds = since(start); s.Seconds = f.Seconds }()
+	defer func() { f.Seconds = probe.Since(start); s.Seconds = f.Seconds }()
 	pc, err := p.dial(ctx)
 	if err != nil {
 		dialFailed(&f.Check, err)
@@ -724,8 +683,8 @@ func (p *prober) framing(ctx context.Context) (f FramingResult, s ServerResult) 
 	defer pc.close()
 	resp, err := p.roundTrip(ctx, pc, p.req11)
 	if err != nil {
-		f.Verdict = verdictOf(err)
-		f.Evidence = "request (HTTP/1.1): " + describeErr(err, p.timeout)
+		f.Verdict = probe.VerdictOf(err)
+		f.Evidence = "request (HTTP/1.1): " + probe.DescribeErr(err, p.timeout, "the body")
 		s.Check = f.Check
 		return f, s
 	}

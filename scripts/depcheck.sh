@@ -11,8 +11,9 @@ declare -A allowed=(
   [internal/sweep]="internal/load internal/run internal/stats"
   [internal/procstat]=""
   [sockets]=""
-  [fcgi]="sockets internal/load"
-  [httpprobe]="sockets internal/load"
+  [fcgi]="sockets internal/load internal/probe"
+  [httpprobe]="sockets internal/load internal/probe"
+  [internal/probe]="sockets"
   [fixtures]="sockets"
 )
 bad=0
