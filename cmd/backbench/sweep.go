@@ -176,6 +176,11 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		}
 		lo := o.loadOptions
 		lo.concurrency = 1 // the levels are checked below
+		if !strings.HasPrefix(strings.ToLower(url), sockets.SchemeFCGI+"://") {
+			// A sweep may mix protocols: the FastCGI flags go to the
+			// fcgi:// series only.
+			lo.docRoot, lo.params = "", nil
+		}
 		r, err := validateLoad(fs, &lo, url)
 		if err != nil {
 			return nil, err

@@ -183,8 +183,9 @@ func TestSweepKeepAliveBoth(t *testing.T) {
 			srv := fixtures.StartTB(t, fixtures.ProtoHTTP, network, fixtures.Options{BodyBytes: 10})
 			fsrv := fixtures.StartTB(t, fixtures.ProtoFCGI, network, fixtures.Options{BodyBytes: 20})
 			before := srv.Accepted()
+			// --document-root and --param go to the fcgi:// series only.
 			code, _, errs, dir := sweepOut(t, "-q", "-n", "20", "-c", "1,2", "--warmup", "0", "--keepalive", "both",
-				srv.URL("/"), "php="+fsrv.URL("/i.php"))
+				"--document-root", "/srv", "--param", "APP=1", srv.URL("/"), "php="+fsrv.URL("/i.php"))
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
