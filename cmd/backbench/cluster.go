@@ -188,6 +188,14 @@ func startBackendProbe(ctx context.Context, r *request) *backendProbe {
 	return p
 }
 
+// observeBackend starts sampling the backend (--backend-pid, --fpm-status)
+// for one run and returns the function that stops it and returns the use
+// (nil when nothing is sampled): sweep's per-level hook.
+func (r *request) observeBackend(ctx context.Context) func() *stats.BackendUsage {
+	p := startBackendProbe(ctx, r)
+	return func() *stats.BackendUsage { return p.finish(ctx) }
+}
+
 // finish stops the sampling and returns the usage (nil without a probe).
 func (p *backendProbe) finish(ctx context.Context) *stats.BackendUsage {
 	if p == nil {

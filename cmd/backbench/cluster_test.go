@@ -179,6 +179,24 @@ func TestBackendResourceUse(t *testing.T) {
 			t.Fatalf("serve: %q %v", line, err)
 		}
 		s := benchJSON(t, "-k", "-n", "100", "--backend-pid", strconv.Itoa(srv.Process.Pid), "fcgi://unix:"+sock+":/")
+		if work == "1ms" {
+			// A sweep records the backend's use per level: CSV columns
+			// and a third chart panel.
+			code, _, errs, dir := sweepOut(t, "-q", "-k", "-n", "20", "-c", "1,2", "--warmup", "0",
+				"--backend-pid", strconv.Itoa(srv.Process.Pid), "fcgi://unix:"+sock+":/")
+			if code != 0 {
+				t.Fatalf("sweep: exit %d: %s", code, errs)
+			}
+			sw, rows := readSweep(t, dir)
+			for _, l := range sw.Series[0].Levels {
+				if l.Backend == nil || l.Backend.Samples < 2 || l.Backend.ProcessesMax != 1 {
+					t.Errorf("sweep level %d: backend %+v", l.Concurrency, l.Backend)
+				}
+			}
+			if len(rows) != 3 || rows[0][13] != "backend_cpu_seconds" || rows[1][14] == "" || rows[2][15] != "1" {
+				t.Errorf("sweep.csv %v", rows)
+			}
+		}
 		srv.Process.Signal(syscall.SIGTERM)
 		srv.Wait()
 		b := s.Backend

@@ -70,7 +70,8 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	// are not part of a sweep.
 	shared := map[string]bool{"requests": true, "timelimit": true, "timeout": true, "header": true,
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
-		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true}
+		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
+		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
 			return
@@ -212,7 +213,8 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			}
 			seen[l] = true
 			p.requests = append(p.requests, &r)
-			p.series = append(p.series, sweep.Series{Label: l, Info: r.runInfo, VariableLength: o.variableLength})
+			p.series = append(p.series, sweep.Series{Label: l, Info: r.runInfo, VariableLength: o.variableLength,
+				Observe: r.observeBackend})
 		}
 	}
 	r0 := p.requests[0]

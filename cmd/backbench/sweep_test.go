@@ -64,8 +64,18 @@ func readSweep(t *testing.T, dir string) (report.Sweep, [][]string) {
 	}
 	defer pf.Close()
 	img, err := png.Decode(pf)
-	if err != nil || img.Bounds().Dx() != report.ChartWidthPx || img.Bounds().Dy() != report.ChartHeightPx {
+	height := report.ChartHeightPx
+	for _, se := range sw.Series {
+		for _, l := range se.Levels {
+			if l.Backend != nil && l.Backend.Samples > 0 {
+				height = report.ChartHeightBackendPx // the backend panel
+			}
+		}
+	}
+	if err != nil {
 		t.Errorf("sweep.png: %v", err)
+	} else if b := img.Bounds(); b.Dx() != report.ChartWidthPx || b.Dy() != height {
+		t.Errorf("sweep.png is %v, want %dx%d", b, report.ChartWidthPx, height)
 	}
 	svg, err := os.ReadFile(filepath.Join(dir, "sweep.svg"))
 	if err != nil {

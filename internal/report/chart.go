@@ -14,15 +14,17 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Chart size: two panels stacked in one image. PNG is drawn at
-// vgimg.DefaultDPI (96), so ChartWidthPx × ChartHeightPx pixels.
+// Chart size: two panels stacked in one image, or three when the backend's
+// resource use was sampled. PNG is drawn at vgimg.DefaultDPI (96), so
+// ChartWidthPx × ChartHeightPx pixels (ChartHeightBackendPx with three).
 const (
 	chartWidth  = 9 * vg.Inch
-	chartHeight = 10 * vg.Inch
+	panelHeight = 5 * vg.Inch
 	// ChartWidthPx and ChartHeightPx are the size of the PNG chart, in
-	// pixels.
-	ChartWidthPx  = 864
-	ChartHeightPx = 960
+	// pixels; ChartHeightBackendPx its height with the backend panel.
+	ChartWidthPx         = 864
+	ChartHeightPx        = 960
+	ChartHeightBackendPx = 1440
 )
 
 // SweepChart draws the sweep chart in format "svg" or "png" (by
@@ -30,29 +32,73 @@ const (
 // concurrency, the bottom one the 99th percentile of the total request
 // time (ms) against concurrency; one line per series, the same colour and
 // marker in both panels, a legend in the top panel (a stopped series is
-// marked there). Levels where nothing completed are left out.
+// marked there). Levels where nothing completed are left out. When the
+// backend's resource use was sampled (Summary.Backend), a third panel
+// plots its CPU use against concurrency.
 func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	top, bottom, err := sweepPlots(sw)
 	if err != nil {
 		return err
 	}
+	panels := [][]*plot.Plot{{top}, {bottom}}
+	if bp, err := backendPlot(sw); err != nil {
+		return err
+	} else if bp != nil {
+		panels = append(panels, []*plot.Plot{bp})
+	}
+	height := panelHeight * vg.Length(len(panels))
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
-		c = vgsvg.New(chartWidth, chartHeight)
+		c = vgsvg.New(chartWidth, height)
 	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.New(chartWidth, chartHeight)}
+		c = vgimg.PngCanvas{Canvas: vgimg.New(chartWidth, height)}
 	default:
 		return fmt.Errorf("report: unknown chart format %q (want svg or png)", format)
 	}
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 8,
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 8,
 		PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4, PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 6}
-	plots := [][]*plot.Plot{{top}, {bottom}}
-	canvases := plot.Align(plots, tiles, draw.New(c))
-	top.Draw(canvases[0][0])
-	bottom.Draw(canvases[1][0])
+	canvases := plot.Align(panels, tiles, draw.New(c))
+	for i := range panels {
+		panels[i][0].Draw(canvases[i][0])
+	}
 	_, err = c.WriteTo(w)
 	return err
+}
+
+// backendPlot builds the third panel, the backend's CPU use (percent of one
+// core) against concurrency, or returns nil when no level sampled it.
+func backendPlot(sw *Sweep) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "backend CPU (--backend-pid: the processes and their descendants)"
+	p.X.Label.Text = "concurrency (connections)"
+	p.Y.Label.Text = "CPU (% of one core)"
+	p.Add(plotter.NewGrid())
+	p.Y.Min = 0
+	p.Y.Tick.Marker = plainTicks{}
+	any := false
+	for i, se := range sw.Series {
+		var pts plotter.XYs
+		for _, s := range se.Levels {
+			if b := s.Backend; b != nil && b.Samples > 0 && s.TimeTaken > 0 {
+				pts = append(pts, plotter.XY{X: float64(s.Concurrency), Y: b.CPUSeconds / s.TimeTaken * 100})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		any = true
+		line, marks, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, fmt.Errorf("report: backend chart of %q: %w", se.Label, err)
+		}
+		styleSeries(i, line, marks)
+		p.Add(line, marks)
+	}
+	if !any {
+		return nil, nil
+	}
+	return p, nil
 }
 
 // sweepPlots builds the two panels.

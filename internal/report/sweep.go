@@ -58,7 +58,8 @@ type SweepStop struct {
 
 // SweepCSVHeader is the header row of SweepCSV.
 var SweepCSVHeader = []string{"label", "concurrency", "requests", "complete", "failed", "non_2xx",
-	"requests_per_second", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "transfer_rate_kbytes_per_second"}
+	"requests_per_second", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "transfer_rate_kbytes_per_second",
+	"backend_cpu_seconds", "backend_peak_rss_bytes", "backend_processes_max"}
 
 // SweepCSV writes sweep.csv: the SweepCSVHeader row, then one row per series
 // and level (series in order, each with its levels in order). Times are
@@ -78,7 +79,10 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 			row := []string{se.Label, strconv.Itoa(s.Concurrency), i(s.Requests), i(s.Complete), i(s.Failed), i(s.Non2xx),
 				f2(s.RequestsPerSecond), f3(s.ConnectionTimes.Total.Mean),
 				f3(s.Percentiles["50"]), f3(s.Percentiles["90"]), f3(s.Percentiles["99"]), f3(s.ConnectionTimes.Total.Max),
-				f2(s.TransferRate)}
+				f2(s.TransferRate), "", "", ""}
+			if b := s.Backend; b != nil && b.Samples > 0 {
+				row[13], row[14], row[15] = f3(b.CPUSeconds), i(b.PeakRSSBytes), strconv.Itoa(b.ProcessesMax)
+			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}

@@ -34,13 +34,19 @@ func level(c int, rps, p99 float64, failed int64) stats.Summary {
 }
 
 // fixedSweep is a synthetic sweep: three series, one stopped early.
+// withUse adds sampled backend use to a level.
+func withUse(s stats.Summary) stats.Summary {
+	s.Backend = &stats.BackendUsage{PIDs: []int{42}, CPUSeconds: 0.125, Samples: 4, PeakRSSBytes: 41 << 20, ProcessesMax: 5}
+	return s
+}
+
 func fixedSweep() Sweep {
 	rate := 0.1
 	return Sweep{
 		Levels: []int{1, 11, 21}, RequestsPerLevel: 1000, StopErrorRate: &rate, TimeTaken: 42.5,
 		Series: []SweepSeries{
 			{Label: "serial", Target: stats.TargetInfo{URL: "fcgi://127.0.0.1:9001/x.php", Protocol: "fcgi", Network: "tcp", Address: "127.0.0.1:9001"},
-				Levels: []stats.Summary{level(1, 98.51, 10.42, 0), level(11, 99.02, 112.3, 0), level(21, 97.7, 215.25, 0)}},
+				Levels: []stats.Summary{level(1, 98.51, 10.42, 0), withUse(level(11, 99.02, 112.3, 0)), level(21, 97.7, 215.25, 0)}},
 			{Label: "prefork:4, \"ka\"", KeepAlive: true, Target: stats.TargetInfo{URL: "fcgi://unix:/tmp/p.sock:/x.php", Protocol: "fcgi", Network: "unix", Address: "/tmp/p.sock"},
 				Levels: []stats.Summary{level(1, 99.5, 10.2, 0), level(11, 395.25, 31.5, 0), level(21, 398.125, 55.75, 0)}},
 			{Label: "broken", Target: stats.TargetInfo{URL: "http://127.0.0.1:1/", Protocol: "http", Network: "tcp", Address: "127.0.0.1:1"},
@@ -142,10 +148,13 @@ func TestSweepChart(t *testing.T) {
 		se.Label += " copy " + string(rune('a'+i))
 		many.Series = append(many.Series, se)
 	}
+	withBackend := fixedSweep()
+	withBackend.Series[0].Levels[1].Backend = &stats.BackendUsage{CPUSeconds: 1.5, Samples: 3, PeakRSSBytes: 1 << 20, ProcessesMax: 2}
+	withBackend.Series[0].Levels[1].TimeTaken = 2
 	for _, tc := range []struct {
 		name string
 		sw   Sweep
-	}{{"fixed", fixedSweep()}, {"no data", empty}, {"one level", one}, {"nine series", many}} {
+	}{{"fixed", fixedSweep()}, {"no data", empty}, {"one level", one}, {"nine series", many}, {"backend", withBackend}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
 			if err := SweepChart(&b, &tc.sw, "png"); err != nil {
@@ -155,8 +164,16 @@ func TestSweepChart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r := img.Bounds(); r.Dx() != ChartWidthPx || r.Dy() != ChartHeightPx {
-				t.Errorf("png is %v, want %dx%d", r, ChartWidthPx, ChartHeightPx)
+			height, svgHeight := ChartHeightPx, "720pt"
+			for _, se := range tc.sw.Series {
+				for _, l := range se.Levels {
+					if l.Backend != nil && l.TimeTaken > 0 { // a third panel: the backend's CPU
+						height, svgHeight = ChartHeightBackendPx, "1080pt"
+					}
+				}
+			}
+			if r := img.Bounds(); r.Dx() != ChartWidthPx || r.Dy() != height {
+				t.Errorf("png is %v, want %dx%d", r, ChartWidthPx, height)
 			}
 			b.Reset()
 			if err := SweepChart(&b, &tc.sw, "svg"); err != nil {
@@ -171,7 +188,7 @@ func TestSweepChart(t *testing.T) {
 			if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 				t.Fatalf("svg does not parse: %v", err)
 			}
-			if doc.XMLName.Local != "svg" || doc.Width != "648pt" || doc.Height != "720pt" {
+			if doc.XMLName.Local != "svg" || doc.Width != "648pt" || doc.Height != svgHeight {
 				t.Errorf("svg root %v %s x %s", doc.XMLName, doc.Width, doc.Height)
 			}
 			for _, want := range []string{"requests / second", "p99 latency (ms)", "concurrency (connections)"} {

@@ -50,6 +50,11 @@ type Series struct {
 	Info func(out run.Outcome) stats.RunInfo
 	// VariableLength turns the Length rule off (ab's -l).
 	VariableLength bool
+	// Observe, if not nil, is called right before each measured run; the
+	// function it returns is called right after, and its result (nil for
+	// none) becomes the level's Summary.Backend: the backend's resource
+	// use during that level.
+	Observe func(ctx context.Context) func() *stats.BackendUsage
 }
 
 // Config configures a sweep.
@@ -248,10 +253,18 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 	if progress != nil {
 		progress(p)
 	}
+	var observed func() *stats.BackendUsage
+	if s.Observe != nil && !p.Warmup {
+		observed = s.Observe(ctx)
+	}
 	out, err := run.Closed(ctx, run.Config{
 		Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration,
 		Factory: s.Factory, Recorder: rec,
 	})
+	var backend *stats.BackendUsage
+	if observed != nil {
+		backend = observed()
+	}
 	if err != nil {
 		return stats.Summary{}, err
 	}
@@ -263,7 +276,9 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 		ri = s.Info(out)
 	}
 	ri.Concurrency, ri.Requests = p.Concurrency, p.Requests
-	return rec.Merge().Summary(ri), nil
+	sum := rec.Merge().Summary(ri)
+	sum.Backend = backend
+	return sum, nil
 }
 
 // ErrorRate returns the failure ratio of a level: failed requests over the
