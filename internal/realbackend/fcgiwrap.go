@@ -28,26 +28,9 @@ var cgiScripts = map[string]string{
 // FCGIWrapBinary is where Debian's fcgiwrap package installs the program.
 const FCGIWrapBinary = "/usr/sbin/fcgiwrap"
 
-// FCGIWrap is an fcgiwrap server started by StartFCGIWrap.
-type FCGIWrap struct {
-	// Network is "tcp" or "unix".
-	Network string
-	// Addr is 127.0.0.1:PORT or the socket path.
-	Addr string
-	// DocRoot is the absolute directory holding the CGI scripts; pass it
-	// as the client's document root so that SCRIPT_FILENAME names them.
-	DocRoot string
-	// PID is the fcgiwrap process id (also its process group id).
-	PID int
-}
-
-// URL returns the fcgi:// target of script (which starts with "/").
-func (f *FCGIWrap) URL(script string) string {
-	if f.Network == "unix" {
-		return "fcgi://unix:" + f.Addr + ":" + script
-	}
-	return "fcgi://" + f.Addr + script
-}
+// FCGIWrap is an fcgiwrap server started by StartFCGIWrap; its PID is also
+// its process group id.
+type FCGIWrap = Backend
 
 // FCGIWrapPath returns the path of the fcgiwrap binary: fcgiwrap on $PATH,
 // else FCGIWrapBinary.

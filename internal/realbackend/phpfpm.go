@@ -52,8 +52,8 @@ const StatusPath = "/fpm-status"
 // connections: 10 s.
 const StartTimeout = 10 * time.Second
 
-// FPM is a php-fpm pool started by PHPFPM.
-type FPM struct {
+// Backend is a real backend started for a test.
+type Backend struct {
 	// Network is "tcp" or "unix".
 	Network string
 	// Addr is 127.0.0.1:PORT or the socket path.
@@ -61,13 +61,16 @@ type FPM struct {
 	// DocRoot is the absolute directory holding the scripts; pass it as
 	// the client's document root so that SCRIPT_FILENAME names them.
 	DocRoot string
-	// PID is the php-fpm master's process id.
+	// PID is the server's (master) process id.
 	PID int
 }
 
+// FPM is a php-fpm pool started by PHPFPM.
+type FPM = Backend
+
 // URL returns the fcgi:// target of script (which starts with "/"):
 // fcgi://127.0.0.1:PORT/script or fcgi://unix:/path.sock:/script.
-func (f *FPM) URL(script string) string {
+func (f *Backend) URL(script string) string {
 	if f.Network == "unix" {
 		return "fcgi://unix:" + f.Addr + ":" + script
 	}
