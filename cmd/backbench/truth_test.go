@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,27 @@ import (
 // Tests of measurement truth against built-in backends whose behaviour is
 // known. Tolerances are wide: the machines are shared and noisy.
 
+// speedAttempts is how many times a speed assertion is tried: a loaded
+// machine can wreck the timing of one run, while a broken feature fails
+// every attempt. Counts are checked on every attempt with t.Fatalf.
+const speedAttempts = 3
+
+// withSpeedRetries runs attempt until it reports no problem, at most
+// speedAttempts times, and fails the test with the last problems.
+func withSpeedRetries(t *testing.T, attempt func() []string) {
+	t.Helper()
+	for i := 1; ; i++ {
+		bad := attempt()
+		if len(bad) == 0 {
+			return
+		}
+		if i == speedAttempts {
+			t.Fatalf("after %d attempts: %s", i, strings.Join(bad, "; "))
+		}
+		t.Logf("attempt %d: %s; trying again", i, strings.Join(bad, "; "))
+	}
+}
+
 // TestClosedModelSerialBackend: a serial backend with a 10 ms service time
 // gives about 100 req/s, and at concurrency c the median latency is about
 // c × 10 ms (each request waits for the others in the listen backlog).
@@ -24,17 +46,20 @@ func TestClosedModelSerialBackend(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond})
 	for _, c := range []string{"1", "4"} {
-		s := benchJSON(t, "-n", "60", "-c", c, srv.URL("/"))
-		if s.Failed != 0 {
-			t.Fatalf("c=%s: %d failed", c, s.Failed)
-		}
-		if s.RequestsPerSecond < 60 || s.RequestsPerSecond > 105 {
-			t.Errorf("c=%s: %.1f req/s, want about 100", c, s.RequestsPerSecond)
-		}
-		want := map[string]float64{"1": 10, "4": 40}[c]
-		if med := s.ConnectionTimes.Total.Median; med < want*0.8 || med > want*1.6 {
-			t.Errorf("c=%s: median %.1f ms, want about %.0f", c, med, want)
-		}
+		withSpeedRetries(t, func() (bad []string) {
+			s := benchJSON(t, "-n", "60", "-c", c, srv.URL("/"))
+			if s.Failed != 0 || s.Complete != 60 {
+				t.Fatalf("c=%s: %d complete, %d failed", c, s.Complete, s.Failed)
+			}
+			if s.RequestsPerSecond < 60 || s.RequestsPerSecond > 105 {
+				bad = append(bad, fmt.Sprintf("c=%s: %.1f req/s, want about 100", c, s.RequestsPerSecond))
+			}
+			want := map[string]float64{"1": 10, "4": 40}[c]
+			if med := s.ConnectionTimes.Total.Median; med < want*0.8 || med > want*1.6 {
+				bad = append(bad, fmt.Sprintf("c=%s: median %.1f ms, want about %.0f", c, med, want))
+			}
+			return bad
+		})
 	}
 }
 
@@ -42,45 +67,51 @@ func TestClosedModelSerialBackend(t *testing.T) {
 // is the asked rate and the latency about 10 ms.
 func TestOpenModelRate(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{Delay: 10 * time.Millisecond})
-	s := benchJSON(t, "--rate", "50", "-n", "75", "-c", "4", "-k", srv.URL("/"))
-	if s.Open == nil || s.Failed != 0 || s.Complete != 75 {
-		t.Fatalf("open %+v failed %d complete %d", s.Open, s.Failed, s.Complete)
-	}
-	if r := s.Open.RateAchieved; r < 45 || r > 52 {
-		t.Errorf("achieved %.1f req/s, want 50", r)
-	}
-	if s.TimeTaken < 1.4 || s.TimeTaken > 2.5 {
-		t.Errorf("75 requests at 50/s took %.2f s", s.TimeTaken)
-	}
-	if med := s.Percentiles["50"]; med < 9 || med > 25 {
-		t.Errorf("median %.1f ms, want about 10", med)
-	}
-	if s.Open.CeilingLate != 0 {
-		t.Errorf("%d requests waited for a worker with 4 workers and 1 busy", s.Open.CeilingLate)
-	}
+	withSpeedRetries(t, func() (bad []string) {
+		s := benchJSON(t, "--rate", "50", "-n", "75", "-c", "4", "-k", srv.URL("/"))
+		if s.Open == nil || s.Failed != 0 || s.Complete != 75 {
+			t.Fatalf("open %+v failed %d complete %d", s.Open, s.Failed, s.Complete)
+		}
+		if r := s.Open.RateAchieved; r < 45 || r > 52 {
+			bad = append(bad, fmt.Sprintf("achieved %.1f req/s, want 50", r))
+		}
+		if s.TimeTaken < 1.4 || s.TimeTaken > 2.5 {
+			bad = append(bad, fmt.Sprintf("75 requests at 50/s took %.2f s", s.TimeTaken))
+		}
+		if med := s.Percentiles["50"]; med < 9 || med > 25 {
+			bad = append(bad, fmt.Sprintf("median %.1f ms, want about 10", med))
+		}
+		if s.Open.CeilingLate > 2 {
+			bad = append(bad, fmt.Sprintf("%d requests waited for a worker with 4 workers and 1 busy", s.Open.CeilingLate))
+		}
+		return bad
+	})
 }
 
 // TestOpenModelShowsStall: a backend that freezes for 1 s once, under an
 // open-model run with a low in-flight ceiling, shows the stall in the
 // corrected p99 and not in the uncorrected one (coordinated omission).
 func TestOpenModelShowsStall(t *testing.T) {
-	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
-		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 2 * time.Millisecond,
-		Stall: time.Second, StallAt: 100})
-	s := benchJSON(t, "--rate", "100", "-n", "400", "-c", "2", srv.URL("/"))
-	if s.Failed != 0 || s.Complete != 400 {
-		t.Fatalf("failed %d complete %d", s.Failed, s.Complete)
-	}
-	corrected, uncorrected := s.Percentiles["99"], s.UncorrectedPercentiles["99"]
-	if corrected < 500 {
-		t.Errorf("corrected p99 %.1f ms does not show the 1 s stall", corrected)
-	}
-	if uncorrected > 200 {
-		t.Errorf("uncorrected p99 %.1f ms shows the stall; only ~2 requests saw it", uncorrected)
-	}
-	if s.Open.CeilingLate < 20 || s.Open.LateMaxMs < 500 {
-		t.Errorf("open model %+v: the ceiling should have held back ~90 requests", *s.Open)
-	}
+	withSpeedRetries(t, func() (bad []string) {
+		srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
+			Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 2 * time.Millisecond,
+			Stall: time.Second, StallAt: 100})
+		s := benchJSON(t, "--rate", "100", "-n", "400", "-c", "2", srv.URL("/"))
+		if s.Failed != 0 || s.Complete != 400 {
+			t.Fatalf("failed %d complete %d", s.Failed, s.Complete)
+		}
+		corrected, uncorrected := s.Percentiles["99"], s.UncorrectedPercentiles["99"]
+		if corrected < 500 {
+			bad = append(bad, fmt.Sprintf("corrected p99 %.1f ms does not show the 1 s stall", corrected))
+		}
+		if uncorrected > 200 {
+			bad = append(bad, fmt.Sprintf("uncorrected p99 %.1f ms shows the stall; only ~2 requests saw it", uncorrected))
+		}
+		if s.Open.CeilingLate < 20 || s.Open.LateMaxMs < 500 {
+			bad = append(bad, fmt.Sprintf("open model %+v: the ceiling should have held back ~90 requests", *s.Open))
+		}
+		return bad
+	})
 }
 
 func TestRawFileAndSpectrum(t *testing.T) {
