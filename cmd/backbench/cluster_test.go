@@ -212,7 +212,9 @@ func TestBackendResourceUse(t *testing.T) {
 		cpu[work] = b.CPUSeconds
 	}
 	// 100 requests × 1 ms is 0.1 s of work; × 6 ms, 0.6 s.
-	if cpu["6ms"] < 0.4 || cpu["6ms"] < 2.5*cpu["1ms"] {
+	// (The busy loop runs until its wall time has passed, so on a loaded
+	// machine it burns less CPU than that: the bounds are loose.)
+	if cpu["6ms"] < 0.2 || cpu["6ms"] < 2*cpu["1ms"] {
 		t.Errorf("backend CPU %v does not grow with --work", cpu)
 	}
 	code, _, errs := runMain(t, context.Background(), "bench", "--backend-pid", "999999999", "http://127.0.0.1:1/")

@@ -43,7 +43,9 @@ func TestSamplerSeesTreeCPUAndProcesses(t *testing.T) {
 	if u.MaxProcs != 3 || u.Samples < 5 {
 		t.Errorf("procs %d samples %d, want 3 and several", u.MaxProcs, u.Samples)
 	}
-	if cpu := u.UserSeconds + u.SysSeconds; cpu < 0.2 {
+	// Two busy loops for 0.4 s: up to 0.8 s of CPU on two free cores; at
+	// least a little on a loaded machine.
+	if cpu := u.UserSeconds + u.SysSeconds; cpu < 0.1 {
 		t.Errorf("cpu %.2f s over 0.4 s of two busy loops", cpu)
 	}
 	if u.PeakRSS <= 0 || u.MeanRSS <= 0 {
