@@ -251,6 +251,7 @@ type UpstreamError struct {
 	Err error
 }
 
+// Error returns the dial or handshake error's text.
 func (e *UpstreamError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the dial or handshake error.
