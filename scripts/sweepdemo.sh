@@ -24,22 +24,23 @@ cleanup() {
 trap cleanup EXIT
 
 # start NAME PROTO MODEL LISTEN: one backend process; waits until it listens
-# and prints the address it got.
+# and sets addr to the address it got. (Not called in a $(...) subshell: the
+# PID must reach this shell's pids for the cleanup.)
 start() {
   local name=$1 proto=$2 model=$3 listen=$4 out=$dir/$1.out
   "$BB" serve --protocol "$proto" --model "$model" --delay 10ms --body 512 \
     --listen "$listen" >"$out" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do
-    if grep -q '^listening' "$out"; then awk '/^listening/{print $4; exit}' "$out"; return 0; fi
+    if grep -q '^listening' "$out"; then addr=$(awk '/^listening/{print $4; exit}' "$out"); return 0; fi
     sleep 0.05
   done
   echo "sweepdemo: backend $name did not start:" >&2; cat "$out" >&2; exit 1
 }
-serial=$(start serial fcgi serial tcp:127.0.0.1:0)
-prefork=$(start prefork fcgi prefork:4 "unix:$dir/prefork.sock")
-threaded=$(start threaded http threaded tcp:127.0.0.1:0)
-evented=$(start evented http evented "unix:$dir/evented.sock")
+start serial fcgi serial tcp:127.0.0.1:0; serial=$addr
+start prefork fcgi prefork:4 "unix:$dir/prefork.sock"; prefork=$addr
+start threaded http threaded tcp:127.0.0.1:0; threaded=$addr
+start evented http evented "unix:$dir/evented.sock"; evented=$addr
 
 cmd=("$BB" sweep -q -n "$N" -c "$LEVELS" --out "$OUT"
   "serial fcgi tcp=fcgi://$serial/app.php"

@@ -178,6 +178,10 @@ func TestBackendResourceUse(t *testing.T) {
 		if err := srv.Start(); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { // also when a check below fails the test
+			srv.Process.Signal(syscall.SIGTERM)
+			srv.Wait()
+		})
 		if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.HasPrefix(line, "listening") {
 			t.Fatalf("serve: %q %v", line, err)
 		}
@@ -200,8 +204,6 @@ func TestBackendResourceUse(t *testing.T) {
 				t.Errorf("sweep.csv %v", rows)
 			}
 		}
-		srv.Process.Signal(syscall.SIGTERM)
-		srv.Wait()
 		b := s.Backend
 		if b == nil || s.Failed != 0 {
 			t.Fatalf("backend %+v failed %d", b, s.Failed)
