@@ -8,15 +8,12 @@
 package realbackend
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -114,33 +111,7 @@ func PHPFPM(tb testing.TB, network string) *FPM {
 	if err != nil {
 		Missing(tb, err.Error())
 	}
-	// Not tb.TempDir: a Unix socket path must stay under 108 bytes.
-	dir, err := os.MkdirTemp("", "bb")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	docroot := filepath.Join(dir, "www")
-	if err := os.Mkdir(docroot, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	for name, src := range scripts {
-		if err := os.WriteFile(filepath.Join(docroot, name), []byte(src), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	f := &FPM{Network: network, DocRoot: docroot}
-	switch network {
-	case "tcp":
-		f.Addr, err = freePort()
-		if err != nil {
-			tb.Fatal(err)
-		}
-	case "unix":
-		f.Addr = filepath.Join(dir, "fpm.sock")
-	default:
-		tb.Fatalf("realbackend: unknown network %q", network)
-	}
+	dir, f := prepare(tb, network, "www", "fpm.sock", scripts, 0o644)
 	conf := filepath.Join(dir, "fpm.conf")
 	logPath := filepath.Join(dir, "fpm.log")
 	cfg := fmt.Sprintf(`[global]
@@ -161,51 +132,9 @@ clear_env = yes
 	}
 	// -F: foreground, -R: let workers run as root (tests often run as
 	// root), -y: our configuration only, -n: no php.ini.
-	cmd := exec.Command(bin, "-F", "-R", "-n", "-y", conf)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("realbackend: start %s: %v", bin, err)
-	}
-	f.PID = cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	tb.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
+	launch(tb, "php-fpm", exec.Command(bin, "-F", "-R", "-n", "-y", conf), f, func() string {
+		log, _ := os.ReadFile(logPath)
+		return string(log)
 	})
-	deadline := time.Now().Add(StartTimeout)
-	for {
-		c, err := net.DialTimeout(network, f.Addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return f
-		}
-		select {
-		case werr := <-exited:
-			exited <- werr // for the cleanup
-			log, _ := os.ReadFile(logPath)
-			tb.Fatalf("realbackend: php-fpm exited at start (%v):\n%s\n%s", werr, out.String(), log)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logPath)
-			tb.Fatalf("realbackend: php-fpm did not accept on %s %s within %v: %v\n%s", network, f.Addr, StartTimeout, err, log)
-		}
-	}
-}
-
-// freePort returns 127.0.0.1:PORT with a port that was free a moment ago.
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return f
 }
