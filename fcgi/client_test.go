@@ -5,12 +5,10 @@ import (
 	"context"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -355,60 +353,16 @@ func TestClientRedialsClosedKeptConnections(t *testing.T) {
 	}
 }
 
-// fake starts a listener on network whose connections are each handed to
+// fake starts a raw server on network whose connections are each handed to
 // serve after the whole request has been read; it returns the target.
 func fake(t *testing.T, network string, serve func(c net.Conn)) sockets.Target {
 	t.Helper()
-	addr := "127.0.0.1:0"
-	if network == "unix" {
-		dir, err := os.MkdirTemp("", "bb")
-		if err != nil {
-			t.Fatal(err)
+	srv := fixtures.StartRawTB(t, network, func(c net.Conn) {
+		if readRequest(c) == nil {
+			serve(c)
 		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		addr = filepath.Join(dir, "fake.sock")
-	}
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
 	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				if readRequest(c) == nil {
-					serve(c)
-				}
-			}()
-		}
-	}()
-	if network == "unix" {
-		return target(t, "fcgi://unix:"+addr+":/index.php")
-	}
-	return target(t, "fcgi://"+ln.Addr().String()+"/index.php")
+	return target(t, srv.URL("fcgi", "/index.php"))
 }
 
 // readRequest reads records up to the empty STDIN record.

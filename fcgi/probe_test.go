@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -251,47 +248,7 @@ func TestProbeFixtureBehaviours(t *testing.T) {
 // them when the test ends.
 func silentListener(t *testing.T, network string) string {
 	t.Helper()
-	addr := "127.0.0.1:0"
-	if network == "unix" {
-		dir, err := os.MkdirTemp("", "bb")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		addr = filepath.Join(dir, "silent.sock")
-	}
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	if network == "unix" {
-		return "fcgi://unix:" + ln.Addr().String() + ":/x.php"
-	}
-	return "fcgi://" + ln.Addr().String() + "/x.php"
+	return fixtures.StartRawTB(t, network, nil).URL("fcgi", "/x.php")
 }
 
 // TestProbeSilentServer: against a server that accepts and never answers,

@@ -5,10 +5,8 @@ import (
 	"context"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -317,54 +315,7 @@ func TestClientServerMaxRequests(t *testing.T) {
 // in a goroutine; it stops at the end of the test.
 func fakeServer(t *testing.T, network string, handle func(c net.Conn)) sockets.Target {
 	t.Helper()
-	addr := "127.0.0.1:0"
-	if network == "unix" {
-		dir, err := os.MkdirTemp("", "bbh")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		addr = filepath.Join(dir, "s.sock")
-	}
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				handle(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	if network == "unix" {
-		return target(t, "http://unix:"+addr+":/")
-	}
-	return target(t, "http://"+ln.Addr().String()+"/")
+	return target(t, fixtures.StartRawTB(t, network, handle).URL("http", "/"))
 }
 
 // readRequest reads a request head (no body) from c.
