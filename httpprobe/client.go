@@ -115,7 +115,7 @@ type client struct {
 // load.Client.
 func (c *client) Do(r *load.Result) {
 	r.Start = load.Now()
-	deadline := time.Now().Add(c.f.timeout)
+	deadline := load.Time(r.Start + int64(c.f.timeout))
 	if c.f.verbose != nil {
 		c.f.verbose.Write(c.f.reqHead)
 	}
