@@ -121,7 +121,7 @@ func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer
 	return nil
 }
 
-// errHelp is returned after help was printed: exit status 0.
+// errHelp is returned after help was printed; Main exits with status 0.
 var errHelp = errors.New("help printed")
 
 // request is a validated load description, ready to build clients from.
@@ -441,9 +441,6 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var o benchOptions
 	fs := newBenchFlags(&o)
 	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
-		if errors.Is(err, errHelp) {
-			return nil
-		}
 		return err
 	}
 	if fs.NArg() != 1 {

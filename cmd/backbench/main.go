@@ -129,6 +129,8 @@ func exitStatus(err error, sig func() os.Signal, stderr io.Writer) int {
 	var ue *usageError
 	var re *unreachableError
 	switch {
+	case errors.Is(err, errHelp):
+		return exitOK
 	case errors.Is(err, errInterrupted):
 		if sig != nil && sig() == syscall.SIGTERM {
 			return exitSIGTERM

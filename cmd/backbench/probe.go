@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -87,9 +86,6 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var o probeOptions
 	fs := newProbeFlags(&o)
 	if err := parseFlags(fs, probeUsage, args, stdout); err != nil {
-		if errors.Is(err, errHelp) {
-			return nil
-		}
 		return err
 	}
 	if fs.NArg() != 1 {

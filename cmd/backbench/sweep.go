@@ -235,9 +235,6 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var o sweepOptions
 	fs := newSweepFlags(&o)
 	if err := parseFlags(fs, sweepUsage, args, stdout); err != nil {
-		if errors.Is(err, errHelp) {
-			return nil
-		}
 		return err
 	}
 	p, err := validateSweep(fs, &o)
