@@ -3,6 +3,7 @@ package sockets
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -48,20 +49,28 @@ func CountTimeWait(remote string) (int, error) {
 		if err != nil {
 			continue
 		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 4 || fields[3] != "06" { // 06 is TIME_WAIT
-				continue
-			}
-			rip, rport, ok := parseProcAddr(fields[2])
-			if ok && rport == uint16(p) && rip.Equal(ip) {
-				n++
-			}
-		}
+		n += countTimeWait(f, ip, uint16(p))
 		f.Close()
 	}
 	return n, nil
+}
+
+// countTimeWait counts the lines of a /proc/net/tcp table that are in
+// TIME_WAIT towards ip:port.
+func countTimeWait(r io.Reader, ip net.IP, port uint16) int {
+	n := 0
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 || fields[3] != "06" { // 06 is TIME_WAIT
+			continue
+		}
+		rip, rport, ok := parseProcAddr(fields[2])
+		if ok && rport == port && rip.Equal(ip) {
+			n++
+		}
+	}
+	return n
 }
 
 // parseProcAddr reads an address of /proc/net/tcp{,6}: the IP as hex words
