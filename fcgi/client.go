@@ -249,6 +249,8 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 			dialer:    dialer,
 			req:       req,
 			timeout:   int64(cfg.Timeout),
+			dl:        load.NewDeadline(cfg.Timeout),
+			late:      fmt.Errorf("fcgi: response completed after the timeout of %v", cfg.Timeout),
 			keepAlive: cfg.KeepAlive,
 			verbose:   cfg.Verbose,
 			vreq:      vreq,
@@ -263,11 +265,13 @@ type client struct {
 	dialer    *sockets.Dialer
 	req       []byte // shared, read-only
 	timeout   int64  // ns
+	late      error  // a response that completed past its deadline
 	keepAlive bool
 	verbose   io.Writer
 	vreq      []byte
 
 	conn net.Conn
+	dl   load.Deadline
 	// upstream is the index of conn's address in a cluster dialer.
 	upstream int
 	// noLinger is set once the server failed to close a finished
@@ -305,7 +309,10 @@ func (c *client) Do(r *load.Result) {
 	}
 	for attempt := 0; ; attempt++ {
 		retryable := reused && attempt == 0
-		c.conn.SetDeadline(deadline)
+		if err := c.dl.Arm(c.conn, r.Start+c.timeout); err != nil {
+			c.fail(r, load.Exceptions, fmt.Errorf("fcgi: set deadline: %w", err))
+			return
+		}
 		if c.ctx.Err() != nil {
 			// The cancellation may have set its past deadline before ours.
 			c.fail(r, load.Timeout, errCanceled)
@@ -359,6 +366,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	r.Dialed = true
 	r.Connected = load.Now()
 	c.conn = conn
+	c.dl.Forget()
 	c.upstream = sockets.UpstreamIndex(conn)
 	r.Upstream = c.upstream
 	c.stop = context.AfterFunc(c.ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
@@ -516,6 +524,9 @@ func (c *client) readResponse(r *load.Result, retryable bool) (retry bool) {
 				return false
 			}
 			r.Done = load.Now()
+			if r.Done-r.Start > c.timeout {
+				r.Class, r.Err = load.Timeout, c.late
+			}
 			// Bytes after END_REQUEST would be misread as the next
 			// response: drop the connection rather than trust it.
 			switch {

@@ -634,3 +634,22 @@ func BenchmarkClientKeepAlive(b *testing.B) {
 		})
 	}
 }
+
+// TestClientLateResponse: a response that completes after the timeout is a
+// Timeout, whether the connection's deadline (which may lie a little past
+// the request's) cut it off or it arrived within that slack.
+func TestClientLateResponse(t *testing.T) {
+	for _, network := range networks {
+		t.Run(network, func(t *testing.T) {
+			t.Parallel()
+			const timeout = 1600 * time.Millisecond
+			srv := fixtures.StartTB(t, fixtures.ProtoFCGI, network, fixtures.Options{Delay: timeout + 40*time.Millisecond})
+			c := newClient(t, nil, Config{Target: target(t, srv.URL("/")), KeepAlive: true, Timeout: timeout})
+			var r load.Result
+			c.Do(&r)
+			if r.Class != load.Timeout {
+				t.Fatalf("class %v (%v), want timeout", r.Class, r.Err)
+			}
+		})
+	}
+}

@@ -50,6 +50,7 @@ type factory struct {
 	keepAlive bool
 	isHead    bool // HEAD requests get no body back
 	verbose   io.Writer
+	late      error // a response that completed past its deadline
 }
 
 // NewFactory checks cfg, serializes its request once and returns a factory
@@ -78,6 +79,7 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 	if f.timeout == 0 {
 		f.timeout = DefaultTimeout
 	}
+	f.late = fmt.Errorf("httpprobe: response completed after the timeout of %v", f.timeout)
 	f.dialer = cfg.Dialer
 	if f.dialer == nil {
 		if cfg.Target.Scheme == sockets.SchemeHTTPS {
@@ -86,7 +88,7 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 		f.dialer = sockets.NewDialer(cfg.Target, f.timeout)
 	}
 	return func(ctx context.Context) (load.Client, error) {
-		return &client{f: f, ctx: ctx, buf: make([]byte, bufSize)}, nil
+		return &client{f: f, ctx: ctx, dl: load.NewDeadline(f.timeout), buf: make([]byte, bufSize)}, nil
 	}, nil
 }
 
@@ -95,6 +97,7 @@ type client struct {
 	f    *factory
 	ctx  context.Context
 	conn net.Conn
+	dl   load.Deadline
 	// upstream is the index of conn's address in a cluster dialer.
 	upstream int
 	// noLinger is set once the server failed to close a finished
@@ -129,7 +132,7 @@ func (c *client) Do(r *load.Result) {
 	for {
 		// The deadline bounds the whole request. Setting it would undo a
 		// cancellation that ran before, hence the check after it.
-		if err := c.conn.SetDeadline(deadline); err != nil {
+		if err := c.dl.Arm(c.conn, r.Start+int64(c.f.timeout)); err != nil {
 			c.fail(r, load.Exceptions, fmt.Errorf("set deadline: %w", err))
 			return
 		}
@@ -165,6 +168,9 @@ func (c *client) Do(r *load.Result) {
 		return
 	}
 	r.Done = load.Now()
+	if r.Done-r.Start > int64(c.f.timeout) {
+		r.Class, r.Err = load.Timeout, c.f.late
+	}
 	if !r.KeepAlive {
 		c.closeAfterPeer()
 	}
@@ -208,6 +214,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 		return false
 	}
 	c.conn = conn
+	c.dl.Forget()
 	c.upstream = sockets.UpstreamIndex(conn)
 	r.Upstream = c.upstream
 	c.stop = context.AfterFunc(c.ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
