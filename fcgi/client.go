@@ -272,6 +272,7 @@ type client struct {
 
 	conn net.Conn
 	dl   load.Deadline
+	io   sockets.RawIO // reads and writes conn
 	// upstream is the index of conn's address in a cluster dialer.
 	upstream int
 	// noLinger is set once the server failed to close a finished
@@ -318,7 +319,7 @@ func (c *client) Do(r *load.Result) {
 			c.fail(r, load.Timeout, errCanceled)
 			return
 		}
-		n, err := c.conn.Write(c.req)
+		n, err := c.io.Write(c.req)
 		r.BytesWritten += int64(n)
 		if err != nil {
 			if retryable && !isTimeout(err) && c.ctx.Err() == nil {
@@ -366,6 +367,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	r.Dialed = true
 	r.Connected = load.Now()
 	c.conn = conn
+	c.io.Reset(conn)
 	c.dl.Forget()
 	c.upstream = sockets.UpstreamIndex(conn)
 	r.Upstream = c.upstream
@@ -381,6 +383,7 @@ func (c *client) Close() error {
 	err := c.conn.Close()
 	c.stop()
 	c.conn, c.stop = nil, nil
+	c.io.Reset(nil)
 	return err
 }
 
@@ -399,6 +402,7 @@ func (c *client) closeAfterPeer() {
 		c.noLinger = true
 	}
 	c.conn, c.stop = nil, nil
+	c.io.Reset(nil)
 }
 
 func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
@@ -433,7 +437,7 @@ func (c *client) more(r *load.Result) error {
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	}
-	n, err := c.conn.Read(c.buf[c.w:])
+	n, err := c.io.Read(c.buf[c.w:])
 	if n > 0 {
 		if r.FirstByte == 0 {
 			r.FirstByte = load.Now()

@@ -98,6 +98,7 @@ type client struct {
 	ctx  context.Context
 	conn net.Conn
 	dl   load.Deadline
+	io   sockets.RawIO // reads and writes conn
 	// upstream is the index of conn's address in a cluster dialer.
 	upstream int
 	// noLinger is set once the server failed to close a finished
@@ -140,7 +141,7 @@ func (c *client) Do(r *load.Result) {
 			c.fail(r, load.Timeout, err)
 			return
 		}
-		n, err := c.conn.Write(c.f.req)
+		n, err := c.io.Write(c.f.req)
 		r.BytesWritten = int64(n)
 		if err != nil {
 			if reused && c.redial(r, deadline) {
@@ -189,6 +190,7 @@ func (c *client) closeAfterPeer() {
 		c.noLinger = true
 	}
 	c.conn, c.stop = nil, nil
+	c.io.Reset(nil)
 }
 
 // Close closes the client's connection, if any.
@@ -214,6 +216,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 		return false
 	}
 	c.conn = conn
+	c.io.Reset(conn)
 	c.dl.Forget()
 	c.upstream = sockets.UpstreamIndex(conn)
 	r.Upstream = c.upstream
@@ -236,6 +239,7 @@ func (c *client) closeConn() {
 	c.stop()
 	c.conn.Close()
 	c.conn, c.stop = nil, nil
+	c.io.Reset(nil)
 }
 
 func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
@@ -248,7 +252,7 @@ func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
 // fill reads once into c.buf[c.w:], counting the bytes. It returns an error
 // only when no byte came.
 func (c *client) fill(r *load.Result) error {
-	n, err := c.conn.Read(c.buf[c.w:])
+	n, err := c.io.Read(c.buf[c.w:])
 	if n > 0 {
 		if r.BytesRead == 0 {
 			r.FirstByte = load.Now()
