@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/backbench/backbench/internal/procstat"
 )
 
 var (
@@ -42,12 +44,15 @@ type measure struct {
 	requests int64
 	rps      float64
 	cpu      float64 // client user+sys seconds
+	server   float64 // the servers' user+sys seconds (process trees)
+	wall     float64 // seconds the client ran
 }
 
 // pair compares backbench (a) with a peer (b).
 type pair struct {
 	title  string
 	a, b   tool
+	server []int                       // root PIDs of the servers measured
 	target string                      // what the issue asks, in words
 	ok     func(rps, cpu float64) bool // rps and cpu ratios a/b
 }
@@ -110,6 +115,7 @@ func run() error {
 		fmt.Printf("missing (their pairs are skipped): %s  (Debian: nginx-light wrk apache2-utils php-fpm)\n", strings.Join(missing, " "))
 	}
 
+	var fpmPID, nginxPID int // process tree roots, for the servers' CPU
 	fpmTCP, fpmSock := "", filepath.Join(dir, "fpm.sock")
 	if p := have["php-fpm"]; p != "" {
 		port, _ := freePort()
@@ -125,6 +131,7 @@ func run() error {
 			return err
 		}
 		procs = append(procs, cmd)
+		fpmPID = cmd.Process.Pid
 		if err := waitListen("unix", fpmSock); err != nil {
 			return fmt.Errorf("php-fpm: %v", err)
 		}
@@ -174,17 +181,20 @@ http {
 			return err
 		}
 		procs = append(procs, cmd)
+		nginxPID = cmd.Process.Pid
 		if err := waitListen("tcp", nginxAddr); err != nil {
 			return fmt.Errorf("nginx: %v", err)
 		}
 	}
 	bbSock, bbFCGI := filepath.Join(dir, "bb-http.sock"), filepath.Join(dir, "bb-fcgi.sock")
+	bbPID := map[string]int{}
 	for _, l := range [][2]string{{"http", bbSock}, {"fcgi", bbFCGI}} {
 		cmd := exec.Command(bb, "serve", "--protocol", l[0], "--body", "512", "--listen", "unix:"+l[1])
 		if err := cmd.Start(); err != nil {
 			return err
 		}
 		procs = append(procs, cmd)
+		bbPID[l[0]] = cmd.Process.Pid
 		if err := waitListen("unix", l[1]); err != nil {
 			return fmt.Errorf("backbench serve: %v", err)
 		}
@@ -222,6 +232,7 @@ http {
 	if nginxAddr != "" && have["wrk"] != "" {
 		pairs = append(pairs, pair{
 			title:  "HTTP keep-alive, nginx static file, c=" + c,
+			server: []int{nginxPID},
 			a:      bench("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html"),
 			b:      tool{"wrk", []string{have["wrk"], "-t2", "-c" + c, "-d" + secs + "s", "http://" + nginxAddr + "/index.html"}},
 			target: "req/s >= 0.9x wrk, CPU/req <= 1.2x wrk",
@@ -231,6 +242,7 @@ http {
 	if nginxAddr != "" && have["ab"] != "" {
 		pairs = append(pairs, pair{
 			title:  "HTTP without keep-alive, nginx static file, c=" + c + ", n=10000",
+			server: []int{nginxPID},
 			a:      bench("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html"),
 			b:      tool{"ab", []string{have["ab"], "-q", "-c", c, "-n", "10000", "http://" + nginxAddr + "/index.html"}},
 			target: "req/s >= 2x ab",
@@ -248,6 +260,7 @@ http {
 			// connections as children (4), or the rest wait all run long.
 			pairs = append(pairs, pair{
 				title:  "FastCGI keep-conn, php-fpm over " + n[0] + ", c=4 (4 children)",
+				server: []int{fpmPID},
 				a:      bench("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				b:      tool{"gofast", []string{gfl, "-network", n[1], "-addr", n[2], "-script", script, "-c", "4", "-d", secs + "s"}},
 				target: "req/s >= 4x the gofast loop",
@@ -257,6 +270,7 @@ http {
 		if nginxAddr != "" && have["wrk"] != "" {
 			pairs = append(pairs, pair{
 				title:  "php-fpm direct (backbench, Unix, keep-conn, c=4) vs through nginx (wrk, c=8)",
+				server: []int{fpmPID, nginxPID},
 				a:      bench("-k", "-c", "4", "-t", secs, "--document-root", www, "fcgi://unix:"+fpmSock+":/index.php"),
 				b:      tool{"wrk+nginx", []string{have["wrk"], "-t2", "-c8", "-d" + secs + "s", "http://" + nginxAddr + "/index.php"}},
 				target: "req/s >= 1.5x the nginx path",
@@ -267,19 +281,21 @@ http {
 	pairs = append(pairs,
 		pair{
 			title:  "regression baseline: built-in HTTP backend, Unix, keep-alive, c=" + c + " (run 1 vs run 2)",
+			server: []int{bbPID["http"]},
 			a:      bench("-k", "-c", c, "-t", secs, "http://unix:"+bbSock+":/"),
 			b:      tool{"backbench", []string{bb, "bench", "-q", "-k", "-c", c, "-t", secs, "http://unix:" + bbSock + ":/"}},
 			target: "about 1x (the noise of this machine)",
 		},
 		pair{
 			title:  "regression baseline: built-in FastCGI backend, Unix, keep-conn, c=" + c + " (run 1 vs run 2)",
+			server: []int{bbPID["fcgi"]},
 			a:      bench("-k", "-c", c, "-t", secs, "fcgi://unix:"+bbFCGI+":/"),
 			b:      tool{"backbench", []string{bb, "bench", "-q", "-k", "-c", c, "-t", secs, "fcgi://unix:" + bbFCGI + ":/"}},
 			target: "about 1x (the noise of this machine)",
 		},
 	)
 
-	fmt.Printf("\n%-72s %-10s %12s %14s\n", "pair", "client", "req/s", "CPU s/1k req")
+	fmt.Printf("\n%-72s %-10s %12s %14s %14s %8s\n", "pair", "client", "req/s", "CPU s/1k req", "server s/1k", "busy")
 	for _, p := range pairs {
 		var ma, mb []measure
 		for r := 0; r < *rounds; r++ {
@@ -288,7 +304,7 @@ http {
 				order[0], order[1] = order[1], order[0]
 			}
 			for _, t := range order {
-				m, err := runTool(*t)
+				m, err := runTool(*t, p.server)
 				if err != nil {
 					return fmt.Errorf("%s: %s: %v", p.title, t.name, err)
 				}
@@ -301,8 +317,8 @@ http {
 		}
 		a, b := mean(ma), mean(mb)
 		rr, cr := a.rps/b.rps, cpuPer1k(a)/cpuPer1k(b)
-		fmt.Printf("%-72s %-10s %12.0f %14.4f\n", p.title, p.a.name, a.rps, cpuPer1k(a))
-		fmt.Printf("%-72s %-10s %12.0f %14.4f\n", "", p.b.name, b.rps, cpuPer1k(b))
+		fmt.Printf("%-72s %-10s %12.0f %14.4f %14.4f %8.2f\n", p.title, p.a.name, a.rps, cpuPer1k(a), serverPer1k(a), busy(a))
+		fmt.Printf("%-72s %-10s %12.0f %14.4f %14.4f %8.2f\n", "", p.b.name, b.rps, cpuPer1k(b), serverPer1k(b), busy(b))
 		verdict := ""
 		if p.ok != nil {
 			verdict = "  MISSED"
@@ -361,12 +377,32 @@ func cpuPer1k(m measure) float64 {
 	return m.cpu / float64(m.requests) * 1000
 }
 
+// serverPer1k is the servers' CPU seconds per 1000 requests.
+func serverPer1k(m measure) float64 {
+	if m.requests == 0 {
+		return 0
+	}
+	return m.server / float64(m.requests) * 1000
+}
+
+// busy is the cores that the client and the servers kept busy together:
+// near the machine's core count, the pair is bound by the machine, not by
+// either program alone.
+func busy(m measure) float64 {
+	if m.wall == 0 {
+		return 0
+	}
+	return (m.cpu + m.server) / m.wall
+}
+
 func mean(ms []measure) measure {
 	var out measure
 	for _, m := range ms {
 		out.requests += m.requests
 		out.rps += m.rps / float64(len(ms))
 		out.cpu += m.cpu
+		out.server += m.server
+		out.wall += m.wall
 	}
 	return out
 }
@@ -384,12 +420,17 @@ var (
 )
 
 // runTool runs one client to completion and reads its requests, its rate
-// and its CPU time (from the child's rusage).
-func runTool(t tool) (measure, error) {
+// and its CPU time (from the child's rusage), and the CPU time of the server
+// process trees meanwhile (from /proc).
+func runTool(t tool, server []int) (measure, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), *runTime+60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, t.argv[0], t.argv[1:]...)
+	sampler := procstat.Start(server, time.Hour) // first and last samples only
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
+	wall := time.Since(start).Seconds()
+	su := sampler.Stop()
 	if err != nil {
 		return measure{}, fmt.Errorf("%v\n%s", err, out)
 	}
@@ -412,6 +453,7 @@ func runTool(t tool) (measure, error) {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.cpu = float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 	}
+	m.server, m.wall = su.UserSeconds+su.SysSeconds, wall
 	return m, nil
 }
 
