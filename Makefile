@@ -52,6 +52,6 @@ clean:
 
 # backbench side by side with wrk, ab, a gofast loop and nginx (those that
 # are installed), printing requests/sec, client CPU per 1000 requests and the
-# ratios. About two minutes.
+# ratios. About three minutes.
 bench:
 	$(GO) run ./bench/harness

@@ -1,12 +1,13 @@
 // Command harness is make bench: it runs backbench and its peers side by
 // side in one run, alternating them, and prints for each pair the requests
-// per second, the client CPU seconds per 1000 requests and the ratios.
+// per second, the client's and the servers' CPU seconds per 1000 requests,
+// the cores kept busy, and the ratios.
 //
 // It installs nothing: it uses nginx, wrk, ab and php-fpm when they are on
 // the machine and says which are missing (the pairs that need them are
 // skipped). Backends run on 127.0.0.1 and on Unix sockets in a temporary
 // directory, and are stopped by PID at the end. The whole run takes about
-// two minutes.
+// three minutes.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +54,7 @@ type measure struct {
 type pair struct {
 	title  string
 	a, b   tool
+	ref    *tool                       // a reference line (the bare loop), run in the rounds too
 	server []int                       // root PIDs of the servers measured
 	target string                      // what the issue asks, in words
 	ok     func(rps, cpu float64) bool // rps and cpu ratios a/b
@@ -90,9 +93,9 @@ func run() error {
 		}
 	}()
 
-	fmt.Println("building backbench and the gofast loop ...")
-	bb, gfl := filepath.Join(dir, "backbench"), filepath.Join(dir, "gofastloop")
-	for _, b := range [][2]string{{bb, "./cmd/backbench"}, {gfl, "./bench/gofastloop"}} {
+	fmt.Println("building backbench, the gofast loop and the bare loop ...")
+	bb, gfl, bare := filepath.Join(dir, "backbench"), filepath.Join(dir, "gofastloop"), filepath.Join(dir, "bareloop")
+	for _, b := range [][2]string{{bb, "./cmd/backbench"}, {gfl, "./bench/gofastloop"}, {bare, "./bench/bareloop"}} {
 		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
 		}
@@ -263,6 +266,7 @@ http {
 				server: []int{fpmPID},
 				a:      bench("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				b:      tool{"gofast", []string{gfl, "-network", n[1], "-addr", n[2], "-script", script, "-c", "4", "-d", secs + "s"}},
+				ref:    &tool{"bare loop", []string{bare, "-network", n[1], "-addr", n[2], "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s"}},
 				target: "req/s >= 4x the gofast loop",
 				ok:     func(r, _ float64) bool { return r >= 4 },
 			})
@@ -297,28 +301,37 @@ http {
 
 	fmt.Printf("\n%-72s %-10s %12s %14s %14s %8s\n", "pair", "client", "req/s", "CPU s/1k req", "server s/1k", "busy")
 	for _, p := range pairs {
-		var ma, mb []measure
+		var ma, mb, mr []measure
 		for r := 0; r < *rounds; r++ {
 			order := []*tool{&p.a, &p.b}
+			if p.ref != nil {
+				order = append(order, p.ref)
+			}
 			if r%2 == 1 {
-				order[0], order[1] = order[1], order[0]
+				slices.Reverse(order)
 			}
 			for _, t := range order {
 				m, err := runTool(*t, p.server)
 				if err != nil {
 					return fmt.Errorf("%s: %s: %v", p.title, t.name, err)
 				}
-				if t == &p.a {
+				switch t {
+				case &p.a:
 					ma = append(ma, m)
-				} else {
+				case &p.b:
 					mb = append(mb, m)
+				default:
+					mr = append(mr, m)
 				}
 			}
 		}
 		a, b := mean(ma), mean(mb)
 		rr, cr := a.rps/b.rps, cpuPer1k(a)/cpuPer1k(b)
-		fmt.Printf("%-72s %-10s %12.0f %14.4f %14.4f %8.2f\n", p.title, p.a.name, a.rps, cpuPer1k(a), serverPer1k(a), busy(a))
-		fmt.Printf("%-72s %-10s %12.0f %14.4f %14.4f %8.2f\n", "", p.b.name, b.rps, cpuPer1k(b), serverPer1k(b), busy(b))
+		line := func(title, name string, m measure) {
+			fmt.Printf("%-72s %-10s %12.0f %14.4f %14.4f %8.2f\n", title, name, m.rps, cpuPer1k(m), serverPer1k(m), busy(m))
+		}
+		line(p.title, p.a.name, a)
+		line("", p.b.name, b)
 		verdict := ""
 		if p.ok != nil {
 			verdict = "  MISSED"
@@ -326,7 +339,13 @@ http {
 				verdict = "  met"
 			}
 		}
-		fmt.Printf("%-72s %-10s %11.2fx %13.2fx   target: %s%s\n\n", "", "ratio", rr, cr, p.target, verdict)
+		fmt.Printf("%-72s %-10s %11.2fx %13.2fx   target: %s%s\n", "", "ratio", rr, cr, p.target, verdict)
+		if p.ref != nil {
+			ref := mean(mr)
+			line("", p.ref.name, ref)
+			fmt.Printf("%-72s %-10s %11.2fx %13.2fx   backbench / %s: what the measuring costs\n", "", "ratio", a.rps/ref.rps, cpuPer1k(a)/cpuPer1k(ref), p.ref.name)
+		}
+		fmt.Println()
 	}
 	return manyConnections(bb, dir, secs)
 }
