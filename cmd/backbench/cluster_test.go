@@ -240,6 +240,21 @@ func TestFPMStatus(t *testing.T) {
 	if b.ProcessesMax != 5 { // the master and pm.max_children = 4
 		t.Errorf("php-fpm processes %d, want 5", b.ProcessesMax)
 	}
+	// A sweep puts the status read at the end of each level in its CSV.
+	code, _, errs, dir := sweepOut(t, "-q", "-k", "-n", "20", "-c", "1,2", "--warmup", "0", "--document-root", fpm.DocRoot,
+		"--fpm-status", realbackend.StatusPath, fpm.URL(realbackend.HelloScript))
+	if code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errs)
+	}
+	_, rows := readSweep(t, dir)
+	if len(rows) != 3 || rows[0][16] != "fpm_listen_queue" {
+		t.Fatalf("sweep.csv %v", rows)
+	}
+	for _, row := range rows[1:] {
+		if active, err := strconv.Atoi(row[17]); err != nil || active < 1 || row[16] == "" || row[18] == "" {
+			t.Errorf("level %s: php-fpm columns %q", row[1], row[16:])
+		}
+	}
 }
 
 func decodeSummary(t *testing.T, out string) stats.Summary {

@@ -59,12 +59,19 @@ type SweepStop struct {
 // SweepCSVHeader is the header row of SweepCSV.
 var SweepCSVHeader = []string{"label", "concurrency", "requests", "complete", "failed", "non_2xx",
 	"requests_per_second", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "transfer_rate_kbytes_per_second",
-	"backend_cpu_seconds", "backend_peak_rss_bytes", "backend_processes_max"}
+	"backend_cpu_seconds", "backend_peak_rss_bytes", "backend_processes_max",
+	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached"}
+
+// fpmCSVFields are the php-fpm status fields of the last SweepCSVHeader
+// columns, as read at the end of each level (--fpm-status).
+var fpmCSVFields = []string{"listen queue", "active processes", "max children reached"}
 
 // SweepCSV writes sweep.csv: the SweepCSVHeader row, then one row per series
 // and level (series in order, each with its levels in order). Times are
 // total request times in ms with three decimals; rates have two.
-// "requests" is the count asked for (0 with a time limit alone).
+// "requests" is the count asked for (0 with a time limit alone). The backend
+// columns are empty when the level sampled no backend, the fpm_* columns
+// when it read no php-fpm status page.
 func SweepCSV(w io.Writer, sw *Sweep) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(SweepCSVHeader); err != nil {
@@ -82,6 +89,13 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 				f2(s.TransferRate), "", "", ""}
 			if b := s.Backend; b != nil && b.Samples > 0 {
 				row[13], row[14], row[15] = f3(b.CPUSeconds), i(b.PeakRSSBytes), strconv.Itoa(b.ProcessesMax)
+			}
+			for _, f := range fpmCSVFields {
+				var v string
+				if s.Backend != nil {
+					v = s.Backend.FPMStatusEnd[f]
+				}
+				row = append(row, v)
 			}
 			if err := cw.Write(row); err != nil {
 				return err

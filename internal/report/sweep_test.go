@@ -36,7 +36,8 @@ func level(c int, rps, p99 float64, failed int64) stats.Summary {
 // fixedSweep is a synthetic sweep: three series, one stopped early.
 // withUse adds sampled backend use to a level.
 func withUse(s stats.Summary) stats.Summary {
-	s.Backend = &stats.BackendUsage{PIDs: []int{42}, CPUSeconds: 0.125, Samples: 4, PeakRSSBytes: 41 << 20, ProcessesMax: 5}
+	s.Backend = &stats.BackendUsage{PIDs: []int{42}, CPUSeconds: 0.125, Samples: 4, PeakRSSBytes: 41 << 20, ProcessesMax: 5,
+		FPMStatusEnd: map[string]string{"pool": "www", "listen queue": "3", "active processes": "4", "max children reached": "1"}}
 	return s
 }
 
@@ -73,6 +74,9 @@ func TestGoldenSweepCSV(t *testing.T) {
 	}
 	if got := rows[4]; got[0] != `prefork:4, "ka"` || got[1] != "1" || got[6] != "99.50" || got[10] != "10.200" {
 		t.Errorf("row 4: %q", got)
+	}
+	if got := rows[2][13:]; !reflect.DeepEqual(got, []string{"0.125", "42991616", "5", "3", "4", "1"}) {
+		t.Errorf("row 2, backend and php-fpm columns: %q", got)
 	}
 }
 
