@@ -186,11 +186,10 @@ func (c *client) closeAfterPeer() {
 		return
 	}
 	c.stop()
-	if !sockets.CloseAfterPeer(c.conn, c.buf) {
+	if !c.io.CloseAfterPeer(c.buf) {
 		c.noLinger = true
 	}
 	c.conn, c.stop = nil, nil
-	c.io.Reset(nil)
 }
 
 // Close closes the client's connection, if any.

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -39,6 +38,8 @@ type Dialer struct {
 	tlsState   atomic.Pointer[tls.ConnectionState]
 	handshakes atomic.Int64
 	resumed    atomic.Int64
+
+	addrs atomic.Pointer[[]*resolved] // the upstreams resolved (dialRaw)
 }
 
 // Addr is one upstream address.
@@ -172,15 +173,12 @@ func (d *Dialer) Dial(ctx context.Context) (net.Conn, error) {
 // instant. With several upstreams it picks one by the balancing policy; use
 // UpstreamIndex on the connection to learn which.
 func (d *Dialer) DialDeadline(ctx context.Context, deadline time.Time) (net.Conn, error) {
-	nd := d.d
-	nd.Deadline = deadline
 	if len(d.ups) <= 1 && d.tls == nil {
-		return nd.DialContext(ctx, d.Network, d.Address)
+		return d.dialRaw(ctx, deadline, 0)
 	}
 	i := d.pick()
-	a := d.ups[i]
 	d.open[i].Add(1)
-	c, err := nd.DialContext(ctx, a.Network, a.Address)
+	c, err := d.dialRaw(ctx, deadline, i)
 	if err != nil {
 		d.open[i].Add(-1)
 		return nil, &UpstreamError{Index: i, Err: err}
@@ -365,31 +363,4 @@ func RaiseNoFileLimit(want uint64) (uint64, error) {
 		return 0, fmt.Errorf("sockets: setrlimit: %w", err)
 	}
 	return n, nil
-}
-
-// LingerGrace is how long CloseAfterPeer waits for the server to close
-// first: 200 ms.
-const LingerGrace = 200 * time.Millisecond
-
-// CloseAfterPeer closes a connection that will not be reused, letting the
-// server close it first: it reads (and discards, into buf) until EOF, an
-// error, or LingerGrace has passed, then closes. It reports whether the
-// server closed within the grace.
-//
-// Why: the side that closes first keeps the TIME_WAIT state. When the client
-// closes first, every request leaves one of its ephemeral ports in TIME_WAIT
-// for a minute, and connect() slows down as it searches for a free port
-// among them. ab, which waits for the server's close, does not pay that.
-func CloseAfterPeer(c net.Conn, buf []byte) bool {
-	closed := false
-	if err := c.SetReadDeadline(time.Now().Add(LingerGrace)); err == nil {
-		for {
-			if _, err := c.Read(buf); err != nil {
-				closed = errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
-				break
-			}
-		}
-	}
-	c.Close()
-	return closed
 }
