@@ -63,20 +63,9 @@ func TestDialRawErrors(t *testing.T) {
 	closed := ln.Addr().String()
 	ln.Close()
 
-	// A Unix listener that never accepts, with a backlog of 0: after the
-	// first connections are queued, the next connect gets EAGAIN.
-	full := filepath.Join(t.TempDir(), "full.sock")
-	lfd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(lfd)
-	if err := unix.Bind(lfd, &unix.SockaddrUnix{Name: full}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(lfd, 0); err != nil {
-		t.Fatal(err)
-	}
+	// After the first connections are queued, the next connect gets
+	// EAGAIN.
+	full := listenNoAccept(t, "unix")
 	d := NewDialer(Target{Network: "unix", Address: full}, time.Second)
 	var backlogErr error
 	for range 8 {
@@ -104,6 +93,35 @@ func TestDialRawErrors(t *testing.T) {
 	}
 }
 
+// listenNoAccept makes a listener on 127.0.0.1 or a Unix socket with a
+// backlog of 0 that never accepts, and returns its address.
+func listenNoAccept(t *testing.T, network string) string {
+	t.Helper()
+	family, sa := unix.AF_INET, unix.Sockaddr(&unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+	if network == "unix" {
+		family, sa = unix.AF_UNIX, &unix.SockaddrUnix{Name: filepath.Join(t.TempDir(), "full.sock")}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, sa); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	if network == "unix" {
+		return sa.(*unix.SockaddrUnix).Name
+	}
+	got, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(got.(*unix.SockaddrInet4).Port)
+}
+
 func dialOnce(t *testing.T, a Addr) error {
 	t.Helper()
 	c, err := NewDialer(Target{Network: a.Network, Address: a.Address}, time.Second).DialDeadline(context.Background(), time.Now().Add(time.Second))
@@ -118,20 +136,7 @@ func dialOnce(t *testing.T, a Addr) error {
 // listener's accept queue is full, so its SYNs are dropped) is waited for
 // until the deadline, or until the context is canceled.
 func TestDialRawInProgress(t *testing.T) {
-	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(lfd)
-	if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(lfd, 0); err != nil {
-		t.Fatal(err)
-	}
-	sa, _ := unix.Getsockname(lfd)
-	addr := "127.0.0.1:" + strconv.Itoa(sa.(*unix.SockaddrInet4).Port)
-	d := NewDialer(Target{Network: "tcp", Address: addr}, time.Second)
+	d := NewDialer(Target{Network: "tcp", Address: listenNoAccept(t, "tcp")}, time.Second)
 	// Fill the accept queue: dials that complete are queued, never
 	// accepted; the first that times out shows the queue is full.
 	var filled bool
@@ -147,7 +152,7 @@ func TestDialRawInProgress(t *testing.T) {
 		t.Fatal("the accept queue never filled")
 	}
 	start := time.Now()
-	_, err = d.DialDeadline(context.Background(), time.Now().Add(300*time.Millisecond))
+	_, err := d.DialDeadline(context.Background(), time.Now().Add(300*time.Millisecond))
 	if el := time.Since(start); !errors.Is(err, os.ErrDeadlineExceeded) || el < 250*time.Millisecond || el > 3*time.Second {
 		t.Errorf("dial to a full queue: %v after %v, want a deadline error after 300ms", err, el)
 	}
