@@ -151,3 +151,44 @@ func TestRawIOFallback(t *testing.T) {
 		t.Fatalf("%d %v %q", n, err, buf)
 	}
 }
+
+// TestRawIOCloseAfterPeer: a server that closes (after sending more bytes)
+// is seen closing; one that keeps the connection open is given up on after
+// LingerGrace. Either way the connection is closed and RawIO reset.
+func TestRawIOCloseAfterPeer(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		for _, serverCloses := range []bool{true, false} {
+			t.Run(network+"/"+map[bool]string{true: "closes", false: "stays"}[serverCloses], func(t *testing.T) {
+				release := make(chan struct{})
+				defer close(release)
+				a := listen(t, network, func(c net.Conn) {
+					c.Write([]byte("trailing bytes"))
+					if !serverCloses {
+						<-release
+					}
+				})
+				conn, err := NewDialer(Target{Network: a.Network, Address: a.Address}, time.Second).DialDeadline(context.Background(), time.Now().Add(5*time.Second))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var r RawIO
+				r.Reset(conn)
+				start := time.Now()
+				got := r.CloseAfterPeer(make([]byte, 4))
+				el := time.Since(start)
+				if got != serverCloses {
+					t.Errorf("CloseAfterPeer = %v, want %v", got, serverCloses)
+				}
+				if !serverCloses && (el < LingerGrace || el > LingerGrace+time.Second) {
+					t.Errorf("gave up after %v, want %v", el, LingerGrace)
+				}
+				if r.conn != nil || r.rc != nil {
+					t.Error("RawIO not reset")
+				}
+				if _, err := conn.Write([]byte("x")); err == nil {
+					t.Error("the connection is still open")
+				}
+			})
+		}
+	}
+}
