@@ -134,24 +134,23 @@ func (r *RawIO) CloseAfterPeer(buf []byte) bool {
 	c := r.conn
 	defer r.Reset(nil)
 	defer c.Close()
-	if r.rc != nil && len(buf) > 0 {
-		for {
-			r.b, r.n, r.errno, r.wouldBlock = buf, 0, 0, false
-			err := r.rc.Read(r.peek)
-			r.b = nil
-			switch {
-			case err != nil:
-				return false
-			case r.wouldBlock:
-			case r.errno != 0:
-				return r.errno == syscall.ECONNRESET
-			case r.n == 0:
-				return true
-			default:
-				continue // discard what came
-			}
-			break
+	for r.rc != nil && len(buf) > 0 {
+		r.b, r.n, r.errno, r.wouldBlock = buf, 0, 0, false
+		err := r.rc.Read(r.peek)
+		r.b = nil
+		if err != nil {
+			return false
 		}
+		if r.wouldBlock {
+			break // wait below, within the grace
+		}
+		if r.errno != 0 {
+			return r.errno == syscall.ECONNRESET
+		}
+		if r.n == 0 {
+			return true
+		}
+		// Bytes after the response: discarded; read on.
 	}
 	if err := c.SetReadDeadline(time.Now().Add(LingerGrace)); err != nil {
 		return false
