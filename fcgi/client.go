@@ -270,15 +270,8 @@ type client struct {
 	verbose   io.Writer
 	vreq      []byte
 
-	conn net.Conn
+	conn sockets.Conn
 	dl   load.Deadline
-	io   sockets.RawIO // reads and writes conn
-	// upstream is the index of conn's address in a cluster dialer.
-	upstream int
-	// noLinger is set once the server failed to close a finished
-	// connection within sockets.LingerGrace.
-	noLinger bool
-	stop     func() bool
 
 	buf    []byte // read buffer; unread bytes are buf[r:w]
 	r, w   int
@@ -301,16 +294,16 @@ func (c *client) Do(r *load.Result) {
 		c.fail(r, load.Timeout, errCanceled)
 		return
 	}
-	reused := c.conn != nil
+	reused := c.conn.Open()
 	if reused {
 		r.Connected = r.Start
-		r.Upstream = c.upstream
+		r.Upstream = c.conn.Upstream
 	} else if !c.dial(r, deadline) {
 		return
 	}
 	for attempt := 0; ; attempt++ {
 		retryable := reused && attempt == 0
-		if err := c.dl.Arm(c.conn, r.Start+c.timeout); err != nil {
+		if err := c.dl.Arm(c.conn.Conn, r.Start+c.timeout); err != nil {
 			c.fail(r, load.Exceptions, fmt.Errorf("fcgi: set deadline: %w", err))
 			return
 		}
@@ -319,7 +312,7 @@ func (c *client) Do(r *load.Result) {
 			c.fail(r, load.Timeout, errCanceled)
 			return
 		}
-		n, err := c.io.Write(c.req)
+		n, err := c.conn.IO.Write(c.req)
 		r.BytesWritten += int64(n)
 		if err != nil {
 			if retryable && !isTimeout(err) && c.ctx.Err() == nil {
@@ -343,14 +336,13 @@ func (c *client) Do(r *load.Result) {
 
 // redial replaces a dead kept connection.
 func (c *client) redial(r *load.Result, deadline time.Time) bool {
-	c.close()
+	c.conn.Close()
 	r.Reconnects++
 	return c.dial(r, deadline)
 }
 
 func (c *client) dial(r *load.Result, deadline time.Time) bool {
-	conn, err := c.dialer.DialDeadline(c.ctx, deadline)
-	if err != nil {
+	if err := c.conn.Dial(c.ctx, c.dialer, deadline); err != nil {
 		r.Upstream = sockets.FailedUpstream(err)
 		switch {
 		case c.ctx.Err() != nil:
@@ -366,48 +358,18 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	}
 	r.Dialed = true
 	r.Connected = load.Now()
-	c.conn = conn
-	c.io.Reset(conn)
 	c.dl.Forget()
-	c.upstream = sockets.UpstreamIndex(conn)
-	r.Upstream = c.upstream
-	c.stop = context.AfterFunc(c.ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	r.Upstream = c.conn.Upstream
 	return true
 }
 
 // Close closes the connection, if any.
-func (c *client) Close() error {
-	if c.conn == nil {
-		return nil
-	}
-	err := c.conn.Close()
-	c.stop()
-	c.conn, c.stop = nil, nil
-	c.io.Reset(nil)
-	return err
-}
-
-func (c *client) close() { c.Close() }
-
-// closeAfterPeer closes a connection without FCGI_KEEP_CONN after the
-// server's own close when it comes within sockets.LingerGrace (see there
-// why). A server that once let the grace pass is not waited for again.
-func (c *client) closeAfterPeer() {
-	if c.noLinger {
-		c.close()
-		return
-	}
-	c.stop()
-	if !c.io.CloseAfterPeer(c.buf) {
-		c.noLinger = true
-	}
-	c.conn, c.stop = nil, nil
-}
+func (c *client) Close() error { return c.conn.Close() }
 
 func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
 	r.Class, r.Err, r.Done = class, err, load.Now()
 	r.KeepAlive = false
-	c.close()
+	c.conn.Close()
 }
 
 // failIO classifies an I/O error of the named operation.
@@ -436,7 +398,7 @@ func (c *client) more(r *load.Result) error {
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	}
-	n, err := c.io.Read(c.buf[c.w:])
+	n, err := c.conn.IO.Read(c.buf[c.w:])
 	if n > 0 {
 		if r.FirstByte == 0 {
 			r.FirstByte = load.Now()
@@ -536,9 +498,9 @@ func (c *client) readResponse(r *load.Result, retryable bool) (retry bool) {
 			case c.keepAlive && c.r == c.w:
 				r.KeepAlive = true
 			case c.keepAlive:
-				c.close()
+				c.conn.Close()
 			default:
-				c.closeAfterPeer()
+				c.conn.CloseAfterPeer(c.buf) // no FCGI_KEEP_CONN
 			}
 			return false
 		default:

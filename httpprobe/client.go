@@ -94,22 +94,15 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 
 // client is one worker's connection and buffers. Used by one goroutine.
 type client struct {
-	f    *factory
-	ctx  context.Context
-	conn net.Conn
-	dl   load.Deadline
-	io   sockets.RawIO // reads and writes conn
-	// upstream is the index of conn's address in a cluster dialer.
-	upstream int
-	// noLinger is set once the server failed to close a finished
-	// connection within sockets.LingerGrace.
-	noLinger bool
-	stop     func() bool // unregisters the cancellation hook of conn
-	buf      []byte
-	w        int // end of the valid bytes in buf
-	dec      ChunkedDecoder
-	head     Head
-	server   [maxServer]byte
+	f      *factory
+	ctx    context.Context
+	conn   sockets.Conn
+	dl     load.Deadline
+	buf    []byte
+	w      int // end of the valid bytes in buf
+	dec    ChunkedDecoder
+	head   Head
+	server [maxServer]byte
 	// onBody, when set (by tests), sees every run of body bytes; the
 	// bytes are valid only during the call.
 	onBody func([]byte)
@@ -123,17 +116,17 @@ func (c *client) Do(r *load.Result) {
 	if c.f.verbose != nil {
 		c.f.verbose.Write(c.f.reqHead)
 	}
-	reused := c.conn != nil
+	reused := c.conn.Open()
 	if reused {
 		r.Connected = r.Start
-		r.Upstream = c.upstream
+		r.Upstream = c.conn.Upstream
 	} else if !c.dial(r, deadline) {
 		return
 	}
 	for {
 		// The deadline bounds the whole request. Setting it would undo a
 		// cancellation that ran before, hence the check after it.
-		if err := c.dl.Arm(c.conn, r.Start+int64(c.f.timeout)); err != nil {
+		if err := c.dl.Arm(c.conn.Conn, r.Start+int64(c.f.timeout)); err != nil {
 			c.fail(r, load.Exceptions, fmt.Errorf("set deadline: %w", err))
 			return
 		}
@@ -141,7 +134,7 @@ func (c *client) Do(r *load.Result) {
 			c.fail(r, load.Timeout, err)
 			return
 		}
-		n, err := c.io.Write(c.f.req)
+		n, err := c.conn.IO.Write(c.f.req)
 		r.BytesWritten = int64(n)
 		if err != nil {
 			if reused && c.redial(r, deadline) {
@@ -173,33 +166,15 @@ func (c *client) Do(r *load.Result) {
 		r.Class, r.Err = load.Timeout, c.f.late
 	}
 	if !r.KeepAlive {
-		c.closeAfterPeer()
+		c.conn.CloseAfterPeer(c.buf)
 	}
-}
-
-// closeAfterPeer closes a connection that will not be reused, after the
-// server's own close when it comes within sockets.LingerGrace (see there
-// why). A server that once let the grace pass is not waited for again.
-func (c *client) closeAfterPeer() {
-	if c.noLinger {
-		c.closeConn()
-		return
-	}
-	c.stop()
-	if !c.io.CloseAfterPeer(c.buf) {
-		c.noLinger = true
-	}
-	c.conn, c.stop = nil, nil
 }
 
 // Close closes the client's connection, if any.
-func (c *client) Close() error {
-	c.closeConn()
-	return nil
-}
+func (c *client) Close() error { return c.conn.Close() }
 
 func (c *client) dial(r *load.Result, deadline time.Time) bool {
-	conn, err := c.f.dialer.DialDeadline(c.ctx, deadline)
+	err := c.conn.Dial(c.ctx, c.f.dialer, deadline)
 	r.Dialed = true
 	r.Connected = load.Now()
 	if err != nil {
@@ -214,44 +189,30 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 		c.fail(r, class, fmt.Errorf("connect: %s", sockets.Describe(err)))
 		return false
 	}
-	c.conn = conn
-	c.io.Reset(conn)
 	c.dl.Forget()
-	c.upstream = sockets.UpstreamIndex(conn)
-	r.Upstream = c.upstream
-	c.stop = context.AfterFunc(c.ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	r.Upstream = c.conn.Upstream
 	return true
 }
 
 // redial replaces a kept connection found dead by a new one.
 func (c *client) redial(r *load.Result, deadline time.Time) bool {
-	c.closeConn()
+	c.conn.Close()
 	r.Reconnects++
 	r.BytesWritten, r.BytesRead = 0, 0
 	return c.dial(r, deadline)
-}
-
-func (c *client) closeConn() {
-	if c.conn == nil {
-		return
-	}
-	c.stop()
-	c.conn.Close()
-	c.conn, c.stop = nil, nil
-	c.io.Reset(nil)
 }
 
 func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
 	r.Class, r.Err = class, err
 	r.KeepAlive = false
 	r.Done = load.Now()
-	c.closeConn()
+	c.conn.Close()
 }
 
 // fill reads once into c.buf[c.w:], counting the bytes. It returns an error
 // only when no byte came.
 func (c *client) fill(r *load.Result) error {
-	n, err := c.io.Read(c.buf[c.w:])
+	n, err := c.conn.IO.Read(c.buf[c.w:])
 	if n > 0 {
 		if r.BytesRead == 0 {
 			r.FirstByte = load.Now()

@@ -152,8 +152,8 @@ func TestClientAgainstFixture(t *testing.T) {
 				if !(r.Start <= r.Connected && r.Connected <= r.Written && r.Written <= r.FirstByte && r.FirstByte <= r.Done) {
 					t.Errorf("request %d: times out of order: %+v", i, r)
 				}
-				if (cl.conn != nil) != wantKeep {
-					t.Errorf("request %d: connection open %v after the response, want %v", i, cl.conn != nil, wantKeep)
+				if cl.conn.Open() != wantKeep {
+					t.Errorf("request %d: connection open %v after the response, want %v", i, cl.conn.Open(), wantKeep)
 				}
 			}
 		})
@@ -392,7 +392,7 @@ func TestClientFailures(t *testing.T) {
 				if r.Err == nil || !strings.Contains(r.Err.Error(), tt.errText) {
 					t.Errorf("err %v, want it to contain %q", r.Err, tt.errText)
 				}
-				if cl.conn != nil || r.KeepAlive {
+				if cl.conn.Open() || r.KeepAlive {
 					t.Error("connection not closed after a failure")
 				}
 				if r.Done < r.Start {
@@ -511,8 +511,8 @@ func TestClientFraming(t *testing.T) {
 				if r.BytesRead != int64(len(tt.resp)) && !strings.Contains(tt.name, "extra") {
 					t.Errorf("BytesRead %d, want %d", r.BytesRead, len(tt.resp))
 				}
-				if (cl.conn != nil) != tt.kept {
-					t.Errorf("connection open %v, want %v", cl.conn != nil, tt.kept)
+				if cl.conn.Open() != tt.kept {
+					t.Errorf("connection open %v, want %v", cl.conn.Open(), tt.kept)
 				}
 			})
 		}
