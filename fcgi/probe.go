@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -394,15 +393,13 @@ func (p *prober) appendParams(b []byte, id uint16, extra [][2]string) []byte {
 	return AppendRecord(b, TypeParams, id, nil)
 }
 
-// pconn is a probe connection: one fixed record buffer, a count of the bytes
-// read, and a cancellation hook.
+// pconn is a probe connection with one fixed record buffer and a count of
+// the bytes read.
 type pconn struct {
-	c     net.Conn
-	br    *bufio.Reader
-	buf   []byte
-	read  int64
-	stop  func() bool
-	limit time.Time // no deadline later than this (zero: none)
+	*probe.Conn
+	br   *bufio.Reader
+	buf  []byte
+	read int64
 }
 
 type countReader struct {
@@ -424,45 +421,17 @@ func (p *prober) dial(ctx context.Context) (*pconn, error) {
 // dialLimit is dial for a check whose exchanges must all end by limit (when
 // not zero): the cases of one check share its timeout.
 func (p *prober) dialLimit(ctx context.Context, limit time.Time) (*pconn, error) {
-	deadline := time.Now().Add(p.timeout)
-	if !limit.IsZero() && limit.Before(deadline) {
-		deadline = limit
-	}
-	if !time.Now().Before(deadline) {
-		return nil, errCheckTimeout
-	}
-	c, err := p.dialer.DialDeadline(ctx, deadline)
+	c, err := probe.Dial(ctx, p.dialer, p.timeout, limit)
 	if err != nil {
 		return nil, err
 	}
-	pc := &pconn{c: c, buf: make([]byte, MaxContent+MaxPadding), limit: limit}
+	pc := &pconn{Conn: c, buf: make([]byte, MaxContent+MaxPadding)}
 	pc.br = bufio.NewReaderSize(countReader{c, &pc.read}, 16<<10)
-	pc.stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	c.SetDeadline(deadline)
-	if ctx.Err() != nil {
-		c.SetDeadline(time.Unix(1, 0))
-	}
 	return pc, nil
 }
 
-// exchange starts a new exchange: the deadline is the timeout from now.
-func (pc *pconn) exchange(ctx context.Context, d time.Duration) {
-	if ctx.Err() == nil {
-		deadline := time.Now().Add(d)
-		if !pc.limit.IsZero() && pc.limit.Before(deadline) {
-			deadline = pc.limit
-		}
-		pc.c.SetDeadline(deadline)
-	}
-}
-
-func (pc *pconn) close() {
-	pc.stop()
-	pc.c.Close()
-}
-
 func (pc *pconn) send(b []byte) error {
-	_, err := pc.c.Write(b)
+	_, err := pc.Write(b)
 	return err
 }
 
@@ -478,7 +447,7 @@ func (pc *pconn) next() (Header, []byte, error) {
 // watchClose waits up to d for the server to close the connection and
 // reports whether it did; unexpected bytes count as "not closed".
 func (pc *pconn) watchClose(ctx context.Context, d time.Duration) bool {
-	pc.exchange(ctx, d)
+	pc.Exchange(ctx, d)
 	var b [1]byte
 	_, err := pc.br.Read(b[:])
 	return err != nil && probe.VerdictOf(err) == VerdictClosed
@@ -634,27 +603,12 @@ func cgiHeader(block []byte, name string) string {
 
 // ordinary does one ordinary request (id 1) on pc and returns its state.
 func (p *prober) ordinary(ctx context.Context, pc *pconn, flags uint8) (*reqState, error) {
-	pc.exchange(ctx, p.timeout)
+	pc.Exchange(ctx, p.timeout)
 	st := newState(RequestID)
 	if err := pc.send(p.requestRecords(RequestID, RoleResponder, flags, nil, nil)); err != nil {
 		return st, err
 	}
 	return st, pc.collect(nil, st)
-}
-
-// errCheckTimeout: a case of a check was not sent because the check's
-// timeout ran out on the earlier ones.
-var errCheckTimeout = errors.New("not sent: the check's timeout ran out on an earlier case (no answer)")
-
-func dialFailed(c *Check, err error) {
-	switch {
-	case errors.Is(err, errCheckTimeout):
-		c.Verdict, c.Evidence = VerdictNoAnswer, err.Error()
-	case probe.VerdictOf(err) == VerdictNoAnswer:
-		c.Verdict, c.Evidence = VerdictNoAnswer, "connect: no answer (timeout)"
-	default:
-		c.Verdict, c.Evidence = VerdictError, "connect: "+sockets.Describe(err)
-	}
 }
 
 // getValues sends GET_VALUES for the three variables and an unknown name as
@@ -666,10 +620,10 @@ func (p *prober) getValues(ctx context.Context) (r GetValuesResult) {
 	sent := "sent GET_VALUES " + strings.Join(names, ", ")
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	if err := pc.send(AppendGetValues(nil, names...)); err != nil {
 		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "a record")
 		return r
@@ -742,10 +696,10 @@ func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	st, err := p.ordinary(ctx, pc, FlagKeepConn)
 	if err != nil {
 		r.Verdict = probe.VerdictOf(err)
@@ -768,7 +722,7 @@ func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 		r.Verdict = probe.VerdictOf(err)
 		ev += "; request 2 on the same connection: got " + st2.describe() + "; " + probe.DescribeErr(err, p.timeout, "a record")
 	}
-	pc.close()
+	pc.Close()
 
 	// The flag clear: does the server close?
 	pc2, err := p.dial(ctx)
@@ -776,7 +730,7 @@ func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 		r.Evidence = ev + "; without the flag: connect: " + sockets.Describe(err)
 		return r
 	}
-	defer pc2.close()
+	defer pc2.Close()
 	if _, err := p.ordinary(ctx, pc2, 0); err != nil {
 		r.Evidence = ev + "; request without the flag: " + probe.DescribeErr(err, p.timeout, "a record")
 		return r
@@ -800,10 +754,10 @@ func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 	r.Bound = p.cfg.MaxRequests
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	stop := start.Add(p.cfg.MaxRequestsTime)
 	for r.Served < r.Bound {
 		if time.Now().After(stop) {
@@ -838,10 +792,10 @@ func (p *prober) multiplexing(ctx context.Context) (r MultiplexResult) {
 	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	const id1, id2 = 1, 2
 	b := AppendBeginRequest(nil, id1, RoleResponder, FlagKeepConn)
 	b = p.appendParams(b, id1, nil)
@@ -904,10 +858,10 @@ func (p *prober) role(ctx context.Context, role int, limit time.Time) (r RoleRes
 	r.Role = role
 	pc, err := p.dialLimit(ctx, limit)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	var extra [][2]string
 	if role == RoleFilter {
 		extra = [][2]string{{"FCGI_DATA_LAST_MOD", "0"}, {"FCGI_DATA_LENGTH", "0"}}
@@ -957,10 +911,10 @@ func (p *prober) unknownType(ctx context.Context) (r UnknownTypeResult) {
 	r.Type = int(ProbeUnknownType)
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	sent := fmt.Sprintf("sent a management record of type %d (8 zero bytes)", r.Type)
 	if err := pc.send(AppendRecord(nil, ProbeUnknownType, NullRequestID, make([]byte, 8))); err != nil {
 		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "a record")
@@ -986,10 +940,10 @@ func (p *prober) abort(ctx context.Context) (r AbortResult) {
 	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	b := AppendBeginRequest(nil, RequestID, RoleResponder, 0)
 	b = p.appendParams(b, RequestID, nil)
 	b = AppendHeader(b, TypeAbortRequest, RequestID, 0, 0)
@@ -1052,11 +1006,11 @@ func (p *prober) paramsCase(ctx context.Context, limit time.Time, what string, e
 	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dialLimit(ctx, limit)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		r.Verdict = VerdictNotServed
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	b := AppendBeginRequest(nil, RequestID, RoleResponder, 0)
 	base := AppendPairs(nil, p.pairs)
 	stream := AppendPairs(append([]byte(nil), base...), extra)
@@ -1096,10 +1050,10 @@ func (p *prober) response(ctx context.Context) (r ResponseResult) {
 	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	st, err := p.ordinary(ctx, pc, 0)
 	r.StdoutRecords, r.StdoutSizes, r.MaxStdoutRecord = st.stdoutRecs, st.sizes, st.maxRecord
 	r.PaddedTo8 = st.padded8 && st.any

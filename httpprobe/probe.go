@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"time"
 
 	"github.com/backbench/backbench/internal/probe"
@@ -286,37 +285,19 @@ func newProber(cfg ProbeConfig) (*prober, error) {
 
 // pconn is a probe connection with its own bounded read buffer.
 type pconn struct {
-	c    net.Conn
+	*probe.Conn
 	buf  []byte
 	r, w int
 	read int64
-	stop func() bool
 }
 
+// dial opens a fresh connection whose I/O is bounded by p.timeout from now.
 func (p *prober) dial(ctx context.Context) (*pconn, error) {
-	deadline := time.Now().Add(p.timeout)
-	c, err := p.dialer.DialDeadline(ctx, deadline)
+	c, err := probe.Dial(ctx, p.dialer, p.timeout, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	pc := &pconn{c: c, buf: make([]byte, MaxHeadBytes+4<<10)}
-	pc.stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	c.SetDeadline(deadline)
-	if ctx.Err() != nil {
-		c.SetDeadline(time.Unix(1, 0))
-	}
-	return pc, nil
-}
-
-func (pc *pconn) exchange(ctx context.Context, d time.Duration) {
-	if ctx.Err() == nil {
-		pc.c.SetDeadline(time.Now().Add(d))
-	}
-}
-
-func (pc *pconn) close() {
-	pc.stop()
-	pc.c.Close()
+	return &pconn{Conn: c, buf: make([]byte, MaxHeadBytes+4<<10)}, nil
 }
 
 // fill reads once more into the buffer, making room first.
@@ -328,7 +309,7 @@ func (pc *pconn) fill() error {
 		pc.w = copy(pc.buf, pc.buf[pc.r:pc.w])
 		pc.r = 0
 	}
-	n, err := pc.c.Read(pc.buf[pc.w:])
+	n, err := pc.Read(pc.buf[pc.w:])
 	pc.w += n
 	pc.read += int64(n)
 	if n > 0 {
@@ -469,19 +450,11 @@ func bodyErr(err error) error {
 
 // roundTrip sends req on pc and reads the response, within the timeout.
 func (p *prober) roundTrip(ctx context.Context, pc *pconn, req []byte) (presp, error) {
-	pc.exchange(ctx, p.timeout)
-	if _, err := pc.c.Write(req); err != nil {
+	pc.Exchange(ctx, p.timeout)
+	if _, err := pc.Write(req); err != nil {
 		return presp{}, err
 	}
 	return pc.response()
-}
-
-func dialFailed(c *Check, err error) {
-	if probe.VerdictOf(err) == VerdictNoAnswer {
-		c.Verdict, c.Evidence = VerdictNoAnswer, "connect: no answer (timeout)"
-		return
-	}
-	c.Verdict, c.Evidence = VerdictError, "connect: "+sockets.Describe(err)
 }
 
 // persistent sends two requests on one connection: HTTP/1.1 without a
@@ -495,10 +468,10 @@ func (p *prober) persistent(ctx context.Context, http10 bool) (r HTTP10Result) {
 	}
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	r1, err := p.roundTrip(ctx, pc, req)
 	if err != nil {
 		r.Verdict = probe.VerdictOf(err)
@@ -544,10 +517,10 @@ func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 	r.Bound = p.cfg.MaxRequests
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	stop := start.Add(p.cfg.MaxRequestsTime)
 	for r.Served < r.Bound {
 		if time.Now().After(stop) {
@@ -591,10 +564,10 @@ func (p *prober) idle(ctx context.Context) (r IdleResult) {
 	r.MaxSeconds = p.cfg.IdleMax.Seconds()
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
+	defer pc.Close()
 	resp, err := p.roundTrip(ctx, pc, p.req11)
 	if err != nil {
 		r.Verdict = probe.VerdictOf(err)
@@ -607,7 +580,7 @@ func (p *prober) idle(ctx context.Context) (r IdleResult) {
 		return r
 	}
 	idleStart := time.Now()
-	pc.exchange(ctx, p.cfg.IdleMax)
+	pc.Exchange(ctx, p.cfg.IdleMax)
 	for pc.r == pc.w {
 		err = pc.fill()
 		if err != nil {
@@ -640,13 +613,13 @@ func (p *prober) pipelining(ctx context.Context) (r PipelineResult) {
 	defer func() { r.Seconds = probe.Since(start) }()
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&r.Check, err)
+		probe.DialFailed(&r.Check, err)
 		return r
 	}
-	defer pc.close()
-	pc.exchange(ctx, p.timeout)
+	defer pc.Close()
+	pc.Exchange(ctx, p.timeout)
 	sent := "sent two HTTP/1.1 requests in one write"
-	if _, err := pc.c.Write(append(append([]byte(nil), p.req11...), p.req11...)); err != nil {
+	if _, err := pc.Write(append(append([]byte(nil), p.req11...), p.req11...)); err != nil {
 		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "the body")
 		return r
 	}
@@ -676,11 +649,11 @@ func (p *prober) framing(ctx context.Context) (f FramingResult, s ServerResult) 
 	defer func() { f.Seconds = probe.Since(start); s.Seconds = f.Seconds }()
 	pc, err := p.dial(ctx)
 	if err != nil {
-		dialFailed(&f.Check, err)
+		probe.DialFailed(&f.Check, err)
 		s.Check = f.Check
 		return f, s
 	}
-	defer pc.close()
+	defer pc.Close()
 	resp, err := p.roundTrip(ctx, pc, p.req11)
 	if err != nil {
 		f.Verdict = probe.VerdictOf(err)

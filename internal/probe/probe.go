@@ -1,11 +1,13 @@
 // Package probe holds what the FastCGI and HTTP protocol probes (fcgi.Probe,
 // httpprobe.Probe) share: the outcome of one check, the verdict words common
-// to both, and how an I/O error becomes a verdict and a line of evidence.
+// to both, how an I/O error becomes a verdict and a line of evidence, and
+// the probe connection, whose every exchange is bounded by a deadline.
 //
 // It imports the standard library and sockets only.
 package probe
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -75,4 +77,72 @@ func DescribeErr(err error, timeout time.Duration, inside string) string {
 // Since returns the seconds since start, rounded to the millisecond.
 func Since(start time.Time) float64 {
 	return float64(time.Since(start).Round(time.Millisecond)) / float64(time.Second)
+}
+
+// ErrCheckTimeout is what Dial returns for a case of a check that is not
+// sent because the check's timeout ran out on an earlier case.
+var ErrCheckTimeout = errors.New("not sent: the check's timeout ran out on an earlier case (no answer)")
+
+// Conn is a probe connection: each exchange on it is bounded by a deadline,
+// and the end of the probe's context ends its I/O.
+type Conn struct {
+	net.Conn
+	stop  func() bool
+	limit time.Time // no deadline later than this (zero: none)
+}
+
+// Dial opens a fresh connection with d whose I/O is bounded by timeout from
+// now, and never runs past limit when that is not zero (the cases of one
+// check share its timeout).
+func Dial(ctx context.Context, d *sockets.Dialer, timeout time.Duration, limit time.Time) (*Conn, error) {
+	deadline := time.Now().Add(timeout)
+	if !limit.IsZero() && limit.Before(deadline) {
+		deadline = limit
+	}
+	if !time.Now().Before(deadline) {
+		return nil, ErrCheckTimeout
+	}
+	c, err := d.DialDeadline(ctx, deadline)
+	if err != nil {
+		return nil, err
+	}
+	pc := &Conn{Conn: c, limit: limit}
+	pc.stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	c.SetDeadline(deadline)
+	if ctx.Err() != nil {
+		c.SetDeadline(time.Unix(1, 0)) // the hook may have run before
+	}
+	return pc, nil
+}
+
+// Exchange starts a new exchange: its deadline is d from now, or the limit
+// when that comes first. After the context's end it changes nothing.
+func (c *Conn) Exchange(ctx context.Context, d time.Duration) {
+	if ctx.Err() != nil {
+		return
+	}
+	deadline := time.Now().Add(d)
+	if !c.limit.IsZero() && c.limit.Before(deadline) {
+		deadline = c.limit
+	}
+	c.SetDeadline(deadline)
+}
+
+// Close unregisters the cancellation hook and closes the connection.
+func (c *Conn) Close() error {
+	c.stop()
+	return c.Conn.Close()
+}
+
+// DialFailed sets the verdict and evidence of a check whose connection
+// could not be made.
+func DialFailed(c *Check, err error) {
+	switch {
+	case errors.Is(err, ErrCheckTimeout):
+		c.Verdict, c.Evidence = VerdictNoAnswer, err.Error()
+	case VerdictOf(err) == VerdictNoAnswer:
+		c.Verdict, c.Evidence = VerdictNoAnswer, "connect: no answer (timeout)"
+	default:
+		c.Verdict, c.Evidence = VerdictError, "connect: "+sockets.Describe(err)
+	}
 }
