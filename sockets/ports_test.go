@@ -52,25 +52,12 @@ func TestCountTimeWaitTable(t *testing.T) {
 // may hand a later dial the port of an earlier one still in TIME_WAIT, with
 // net.ipv4.tcp_tw_reuse, which replaces that TIME_WAIT socket.)
 func TestCountTimeWait(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			buf := make([]byte, 1)
-			c.Read(buf) // wait for the client's close
-			c.Close()
-		}
-	}()
+	a := listen(t, "tcp", func(c net.Conn) {
+		c.Read(make([]byte, 1)) // wait for the client's close, then close
+	})
 	const dials = 5
 	for range dials {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", a.Address)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +65,7 @@ func TestCountTimeWait(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		n, err := CountTimeWait(ln.Addr().String())
+		n, err := CountTimeWait(a.Address)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +76,7 @@ func TestCountTimeWait(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no TIME_WAIT socket towards %s after %d dials", ln.Addr(), dials)
+			t.Fatalf("no TIME_WAIT socket towards %s after %d dials", a.Address, dials)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -3,6 +3,7 @@ package sockets
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -219,21 +220,8 @@ func TestParseAddrAndBalance(t *testing.T) {
 func TestClusterDialer(t *testing.T) {
 	var ups []Addr
 	for range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-			}
-		}()
-		ups = append(ups, Addr{"tcp", ln.Addr().String()})
+		// Each connection stays open until the client closes it.
+		ups = append(ups, listen(t, "tcp", func(c net.Conn) { io.Copy(io.Discard, c) }))
 	}
 	tg, _ := ParseTarget("http://" + ups[0].Address + "/")
 	ctx := context.Background()
