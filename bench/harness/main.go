@@ -50,11 +50,17 @@ type measure struct {
 	wall     float64 // seconds the client ran
 }
 
+// ref is a reference line of a pair, compared with backbench (a).
+type ref struct {
+	tool
+	what string // what backbench / this line shows
+}
+
 // pair compares backbench (a) with a peer (b).
 type pair struct {
 	title  string
 	a, b   tool
-	ref    *tool                       // a reference line (the bare loop), run in the rounds too
+	refs   []ref                       // reference lines (the bare loop, SCHED_OTHER), run in the rounds too
 	server []int                       // root PIDs of the servers measured
 	target string                      // what the issue asks, in words
 	ok     func(rps, cpu float64) bool // rps and cpu ratios a/b
@@ -129,7 +135,16 @@ func run() error {
 		}
 		os.WriteFile(conf, []byte(fmt.Sprintf("[global]\npid = %s/fpm.pid\nerror_log = %s/fpm.log\ndaemonize = no\n", dir, dir)+
 			pool("tcp", fpmTCP)+pool("unix", fpmSock)), 0o644)
-		cmd := exec.Command(p, "-F", "-R", "-n", "-y", conf)
+		// -n keeps the machine's php.ini out of the run; OPcache is then
+		// loaded by hand, as Debian's php-fpm loads it from conf.d, so
+		// that the pool costs what a default install costs per request.
+		args := []string{"-F", "-R", "-n", "-y", conf}
+		if out, err := exec.Command(p, "-n", "-d", "zend_extension=opcache.so", "-m").Output(); err == nil && strings.Contains(string(out), "Zend OPcache") {
+			args = append(args, "-d", "zend_extension=opcache.so")
+		} else {
+			fmt.Println("php-fpm: OPcache not found; the pool compiles index.php on every request")
+		}
+		cmd := exec.Command(p, args...)
 		if err := cmd.Start(); err != nil {
 			return err
 		}
@@ -231,6 +246,11 @@ http {
 	bench := func(extra ...string) tool {
 		return tool{"backbench", append([]string{bb, "bench", "-q"}, extra...)}
 	}
+	// normal is backbench with its threads under SCHED_OTHER, as every
+	// peer runs: what SCHED_BATCH buys on cores shared with the server.
+	normal := func(extra ...string) ref {
+		return ref{tool{"SCHED_OTHER", append([]string{bb, "bench", "-q", "--client-sched", "normal"}, extra...)}, "what --client-sched batch buys"}
+	}
 	var pairs []pair
 	if nginxAddr != "" && have["wrk"] != "" {
 		pairs = append(pairs, pair{
@@ -238,6 +258,7 @@ http {
 			server: []int{nginxPID},
 			a:      bench("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html"),
 			b:      tool{"wrk", []string{have["wrk"], "-t2", "-c" + c, "-d" + secs + "s", "http://" + nginxAddr + "/index.html"}},
+			refs:   []ref{normal("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html")},
 			target: "req/s >= 0.9x wrk, CPU/req <= 1.2x wrk",
 			ok:     func(r, cpu float64) bool { return r >= 0.9 && cpu <= 1.2 },
 		})
@@ -248,6 +269,7 @@ http {
 			server: []int{nginxPID},
 			a:      bench("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html"),
 			b:      tool{"ab", []string{have["ab"], "-q", "-c", c, "-n", "10000", "http://" + nginxAddr + "/index.html"}},
+			refs:   []ref{normal("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html")},
 			target: "req/s >= 2x ab",
 			ok:     func(r, _ float64) bool { return r >= 2 },
 		})
@@ -266,7 +288,10 @@ http {
 				server: []int{fpmPID},
 				a:      bench("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				b:      tool{"gofast", []string{gfl, "-network", n[1], "-addr", n[2], "-script", script, "-c", "4", "-d", secs + "s"}},
-				ref:    &tool{"bare loop", []string{bare, "-network", n[1], "-addr", n[2], "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s"}},
+				refs: []ref{
+					{tool{"bare loop", []string{bare, "-network", n[1], "-addr", n[2], "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s", "-sched", "batch"}}, "what the measuring costs"},
+					normal("-k", "-c", "4", "-t", secs, "--document-root", www, url),
+				},
 				target: "req/s >= 4x the gofast loop",
 				ok:     func(r, _ float64) bool { return r >= 4 },
 			})
@@ -301,31 +326,29 @@ http {
 
 	fmt.Printf("\n%-72s %-10s %12s %14s %14s %8s\n", "pair", "client", "req/s", "CPU s/1k req", "server s/1k", "busy")
 	for _, p := range pairs {
-		var ma, mb, mr []measure
+		// ms[0] is backbench, ms[1] the peer, ms[2:] the reference lines.
+		tools := []*tool{&p.a, &p.b}
+		for i := range p.refs {
+			tools = append(tools, &p.refs[i].tool)
+		}
+		ms := make([][]measure, len(tools))
 		for r := 0; r < *rounds; r++ {
-			order := []*tool{&p.a, &p.b}
-			if p.ref != nil {
-				order = append(order, p.ref)
+			order := make([]int, len(tools))
+			for i := range order {
+				order[i] = i
 			}
 			if r%2 == 1 {
 				slices.Reverse(order)
 			}
-			for _, t := range order {
-				m, err := runTool(*t, p.server)
+			for _, i := range order {
+				m, err := runTool(*tools[i], p.server)
 				if err != nil {
-					return fmt.Errorf("%s: %s: %v", p.title, t.name, err)
+					return fmt.Errorf("%s: %s: %v", p.title, tools[i].name, err)
 				}
-				switch t {
-				case &p.a:
-					ma = append(ma, m)
-				case &p.b:
-					mb = append(mb, m)
-				default:
-					mr = append(mr, m)
-				}
+				ms[i] = append(ms[i], m)
 			}
 		}
-		a, b := mean(ma), mean(mb)
+		a, b := mean(ms[0]), mean(ms[1])
 		rr, cr := a.rps/b.rps, cpuPer1k(a)/cpuPer1k(b)
 		line := func(title, name string, m measure) {
 			fmt.Printf("%-72s %-10s %12.0f %14.4f %14.4f %8.2f\n", title, name, m.rps, cpuPer1k(m), serverPer1k(m), busy(m))
@@ -340,10 +363,10 @@ http {
 			}
 		}
 		fmt.Printf("%-72s %-10s %11.2fx %13.2fx   target: %s%s\n", "", "ratio", rr, cr, p.target, verdict)
-		if p.ref != nil {
-			ref := mean(mr)
-			line("", p.ref.name, ref)
-			fmt.Printf("%-72s %-10s %11.2fx %13.2fx   backbench / %s: what the measuring costs\n", "", "ratio", a.rps/ref.rps, cpuPer1k(a)/cpuPer1k(ref), p.ref.name)
+		for i, rf := range p.refs {
+			m := mean(ms[2+i])
+			line("", rf.name, m)
+			fmt.Printf("%-72s %-10s %11.2fx %13.2fx   backbench / %s: %s\n", "", "ratio", a.rps/m.rps, cpuPer1k(a)/cpuPer1k(m), rf.name, rf.what)
 		}
 		fmt.Println()
 	}

@@ -45,6 +45,7 @@ type loadOptions struct {
 	rate           float64
 	abCompat       bool
 	rawFile        string
+	clientSched    string
 	clusterOptions
 }
 
@@ -79,6 +80,28 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
 	addClusterFlags(fs, &o.clusterOptions)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
+	fs.Var(newChoice(&o.clientSched, "auto", "auto", "batch", "normal"), "client-sched",
+		"scheduling policy of the client's threads: batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core), normal, or auto (batch, normal with --rate)")
+}
+
+// applySched gives the client's threads the policy --client-sched asks for
+// and returns the policy they run with. auto is SCHED_BATCH in the closed
+// model; the open model's timers must start requests on time, so with --rate
+// it is SCHED_OTHER.
+func applySched(o *loadOptions, stderr io.Writer) sockets.SchedPolicy {
+	want := sockets.SchedBatch
+	if o.clientSched == "normal" || (o.clientSched != "batch" && o.rate > 0) {
+		want = sockets.SchedNormal
+	}
+	if _, err := sockets.SetSchedPolicy(want); err != nil {
+		if !o.quiet {
+			fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
+		}
+		if got, err := sockets.SchedPolicyOf(0); err == nil {
+			return got
+		}
+	}
+	return want
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
@@ -136,7 +159,8 @@ type request struct {
 	docRoot string
 	limited bool // a request count applies
 	cluster cluster
-	dialer  *sockets.Dialer // nil: the clients' own
+	dialer  *sockets.Dialer     // nil: the clients' own
+	policy  sockets.SchedPolicy // the client threads' scheduling policy during the run
 }
 
 // validateLoad checks the load flags and the target URL; every error is a
@@ -275,7 +299,7 @@ func (r *request) runInfo(out run.Outcome) stats.RunInfo {
 		Interrupted: out.Interrupted,
 		Rate:        r.opts.rate,
 		ABCompat:    r.opts.abCompat,
-		Client:      clientHealth(out),
+		Client:      clientHealth(out, r.policy),
 		Balance:     r.cluster.balance.String(),
 	}
 	for _, a := range r.cluster.upstreams {
@@ -324,6 +348,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	if announce {
 		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
 	}
+	r.policy = applySched(o, stderr)
 	var verbose io.Writer
 	if o.verbosity >= 2 {
 		verbose = &lockedWriter{w: stderr}
@@ -381,9 +406,10 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 
 // clientHealth turns the runner's measurements into the report's lines,
 // with a warning when the client itself may have been the bottleneck.
-func clientHealth(out run.Outcome) stats.ClientHealth {
+func clientHealth(out run.Outcome, policy sockets.SchedPolicy) stats.ClientHealth {
 	h := out.Health
 	c := stats.ClientHealth{
+		Scheduling:         policy.String(),
 		CPUUserSeconds:     float64(h.UserCPU) / 1e9,
 		CPUSysSeconds:      float64(h.SysCPU) / 1e9,
 		Cores:              h.Cores,

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/sockets"
 )
 
 // runMain runs the command line and returns its exit status, stdout and
@@ -291,5 +293,41 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		if fs.Lookup(name) == nil || !strings.Contains(out, "--"+name) {
 			t.Errorf("help lacks --%s", name)
 		}
+	}
+}
+
+// TestClientSched checks --client-sched: SCHED_BATCH by default in the
+// closed model, SCHED_OTHER with --rate or when asked, reported in the JSON
+// and the text report, and set on every thread of the process.
+func TestClientSched(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	t.Cleanup(func() { _, _ = sockets.SetSchedPolicy(sockets.SchedNormal) })
+	for _, c := range []struct {
+		args []string
+		want sockets.SchedPolicy
+	}{
+		{nil, sockets.SchedBatch},
+		{[]string{"--client-sched", "normal"}, sockets.SchedNormal},
+		{[]string{"--rate", "200"}, sockets.SchedNormal},
+		{[]string{"--client-sched", "batch", "--rate", "200"}, sockets.SchedBatch},
+		{[]string{"--client-sched", "auto"}, sockets.SchedBatch},
+	} {
+		s := benchJSON(t, append(c.args, "-n", "20", "-c", "2", "-k", srv.URL("/"))...)
+		if s.Complete != 20 || s.Client.Scheduling != c.want.String() {
+			t.Errorf("%v: complete %d, scheduling %q, want %v", c.args, s.Complete, s.Client.Scheduling, c.want)
+		}
+		tids, err := sockets.Threads()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tid := range tids {
+			if p, err := sockets.SchedPolicyOf(tid); err == nil && p != c.want {
+				t.Errorf("%v: thread %d runs under %v, want %v", c.args, tid, p, c.want)
+			}
+		}
+	}
+	_, out, _ := runMain(t, context.Background(), "bench", "-q", "-n", "5", srv.URL("/"))
+	if !regexp.MustCompile(`Client CPU: .* cores, SCHED_BATCH\n`).MatchString(out) {
+		t.Errorf("the text report does not name the policy:\n%s", out)
 	}
 }

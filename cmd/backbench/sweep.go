@@ -71,7 +71,8 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	shared := map[string]bool{"requests": true, "timelimit": true, "timeout": true, "header": true,
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
-		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true}
+		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
+		"client-sched": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
 			return
@@ -252,6 +253,10 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := p.check(ctx, stderr); err != nil {
 		return err
+	}
+	policy := applySched(&o.loadOptions, stderr)
+	for _, r := range p.requests {
+		r.policy = policy
 	}
 	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png"}
 	files := make([]*os.File, len(names))

@@ -36,7 +36,7 @@ func fixed() stats.Summary {
 		},
 		Percentiles: map[string]float64{"50": 4.6, "66": 5.2, "75": 5.9, "80": 6.4, "90": 8.1, "95": 10.2, "98": 14.6, "99": 19.9, "100": 31.8},
 		Spectrum:    map[string]float64{"50": 4.6, "75": 5.9, "90": 8.1, "95": 10.2, "99": 19.9, "99.9": 28.5, "99.99": 31.1, "99.999": 31.8, "100": 31.8},
-		Client:      stats.ClientHealth{CPUUserSeconds: 0.25, CPUSysSeconds: 0.5, CPUPercent: 146.4, Cores: 2, SchedulerLateMaxMs: 1.5, Warnings: []string{}},
+		Client:      stats.ClientHealth{CPUUserSeconds: 0.25, CPUSysSeconds: 0.5, CPUPercent: 146.4, Cores: 2, Scheduling: "SCHED_BATCH", SchedulerLateMaxMs: 1.5, Warnings: []string{}},
 		ErrorSamples: []stats.ErrorSample{
 			{Message: "connect: connection refused", Count: 1},
 			{Message: "fcgi: timeout", Count: 1},

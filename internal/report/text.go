@@ -165,8 +165,12 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 		}
 	}
 	c := &s.Client
-	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %.0f%% of one core, %d cores",
-		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, c.CPUPercent, c.Cores)
+	policy := ""
+	if c.Scheduling != "" {
+		policy = ", " + c.Scheduling
+	}
+	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %.0f%% of one core, %d cores%s",
+		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, c.CPUPercent, c.Cores, policy)
 	for _, wmsg := range c.Warnings {
 		line("Client warning", "%s", wmsg)
 	}

@@ -80,6 +80,9 @@ type ClientHealth struct {
 	CPUPercent float64 `json:"cpu_percent"`
 	// Cores is the number of CPUs the client may use.
 	Cores int `json:"cores"`
+	// Scheduling is the scheduling policy of the client's threads
+	// (SCHED_BATCH or SCHED_OTHER).
+	Scheduling string `json:"scheduling"`
 	// SchedulerLateMaxMs is the worst wake-up delay of a 10 ms timer during
 	// the run, in ms.
 	SchedulerLateMaxMs float64 `json:"scheduler_late_max_ms"`

@@ -1,0 +1,100 @@
+package sockets
+
+// The scheduling policy of the client's own threads.
+//
+// A load generator that shares cores with the backend it measures should not
+// take a core from the backend each time one of its threads is woken: under
+// SCHED_OTHER a thread woken by a response preempts the backend process that
+// is still running on that core (it will block in its next read a few
+// microseconds later anyway), and each such preemption is a context switch
+// paid by the machine. SCHED_BATCH keeps the client's fair share of CPU but
+// tells the scheduler not to preempt on wake-up, so the backend finishes its
+// turn first. The policy needs no privilege and is inherited by threads
+// created later.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// SchedPolicy is a scheduling policy for the client's threads.
+type SchedPolicy int
+
+// The policies SetSchedPolicy knows.
+const (
+	// SchedNormal is SCHED_OTHER (SCHED_NORMAL), the default of every process.
+	SchedNormal SchedPolicy = unix.SCHED_NORMAL
+	// SchedBatch is SCHED_BATCH: the same share of CPU, no preemption on wake-up.
+	SchedBatch SchedPolicy = unix.SCHED_BATCH
+)
+
+// String names the policy as the kernel's documentation does.
+func (p SchedPolicy) String() string {
+	switch p {
+	case SchedNormal:
+		return "SCHED_OTHER"
+	case SchedBatch:
+		return "SCHED_BATCH"
+	}
+	return "policy " + strconv.Itoa(int(p))
+}
+
+// SetSchedPolicy gives every thread of this process policy p, keeping each
+// thread's nice value. Threads started later inherit the policy of the
+// thread that starts them; SetSchedPolicy makes a second pass over the threads so that one started
+// by a thread not yet switched is caught too. It returns how many threads it
+// switched.
+func SetSchedPolicy(p SchedPolicy) (int, error) {
+	done := map[int]bool{}
+	for range 2 {
+		tids, err := Threads()
+		if err != nil {
+			return len(done), err
+		}
+		for _, tid := range tids {
+			if done[tid] {
+				continue
+			}
+			attr, err := unix.SchedGetAttr(tid, 0)
+			if err == nil {
+				attr.Policy, attr.Priority = uint32(p), 0
+				err = unix.SchedSetAttr(tid, attr, 0)
+			}
+			if err == unix.ESRCH { // the thread exited meanwhile
+				continue
+			}
+			if err != nil {
+				return len(done), fmt.Errorf("scheduling policy %v for thread %d: %v", p, tid, err)
+			}
+			done[tid] = true
+		}
+	}
+	return len(done), nil
+}
+
+// SchedPolicyOf returns the policy of thread tid (0: the calling thread).
+func SchedPolicyOf(tid int) (SchedPolicy, error) {
+	attr, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return 0, err
+	}
+	return SchedPolicy(attr.Policy), nil
+}
+
+// Threads lists the thread IDs of this process.
+func Threads() ([]int, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, fmt.Errorf("scheduling policy: %v", err)
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}

@@ -1,0 +1,83 @@
+package sockets
+
+import (
+	"runtime"
+	"testing"
+)
+
+// schedPolicies returns the policy of every thread of this process.
+func schedPolicies(t *testing.T) map[int]SchedPolicy {
+	t.Helper()
+	tids, err := Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[int]SchedPolicy{}
+	for _, tid := range tids {
+		if p, err := SchedPolicyOf(tid); err == nil {
+			m[tid] = p
+		}
+	}
+	return m
+}
+
+// onNewThread reports the policy seen by a thread the runtime starts after
+// SetSchedPolicy: goroutines locked to their threads force the runtime to start more.
+func onNewThread(t *testing.T, n int) []SchedPolicy {
+	t.Helper()
+	out := make(chan SchedPolicy, n)
+	release := make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			p, err := SchedPolicyOf(0)
+			if err != nil {
+				t.Error(err)
+			}
+			out <- p
+			<-release // keep the thread busy so the next goroutine needs another
+		}()
+	}
+	ps := make([]SchedPolicy, 0, n)
+	for range n {
+		ps = append(ps, <-out)
+	}
+	close(release)
+	return ps
+}
+
+func TestSetSchedPolicyEveryThreadAndInherited(t *testing.T) {
+	t.Cleanup(func() {
+		if _, err := SetSchedPolicy(SchedNormal); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, want := range []SchedPolicy{SchedBatch, SchedNormal, SchedBatch} {
+		n, err := SetSchedPolicy(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := schedPolicies(t)
+		if n < 1 || n > len(all)+4 {
+			t.Errorf("SetSchedPolicy(%v) switched %d threads; the process has %d", want, n, len(all))
+		}
+		for tid, p := range all {
+			if p != want {
+				t.Errorf("after SetSchedPolicy(%v), thread %d has %v", want, tid, p)
+			}
+		}
+		for _, p := range onNewThread(t, 8) {
+			if p != want {
+				t.Errorf("after SetSchedPolicy(%v), a thread started later has %v", want, p)
+			}
+		}
+	}
+}
+
+func TestSchedPolicyString(t *testing.T) {
+	for p, want := range map[SchedPolicy]string{SchedNormal: "SCHED_OTHER", SchedBatch: "SCHED_BATCH", 7: "policy 7"} {
+		if got := p.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(p), got, want)
+		}
+	}
+}
