@@ -363,8 +363,9 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	return true
 }
 
-// Close closes the connection, if any.
-func (c *client) Close() error { return c.conn.Close() }
+// Close closes the client's connection, if any, and unhooks it from the
+// run's context: the worker is done.
+func (c *client) Close() error { return c.conn.Release() }
 
 func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
 	r.Class, r.Err, r.Done = class, err, load.Now()

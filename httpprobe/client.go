@@ -170,8 +170,9 @@ func (c *client) Do(r *load.Result) {
 	}
 }
 
-// Close closes the client's connection, if any.
-func (c *client) Close() error { return c.conn.Close() }
+// Close closes the client's connection, if any, and unhooks it from the
+// run's context: the worker is done.
+func (c *client) Close() error { return c.conn.Release() }
 
 func (c *client) dial(r *load.Result, deadline time.Time) bool {
 	err := c.conn.Dial(c.ctx, c.f.dialer, deadline)

@@ -3,6 +3,7 @@ package sockets
 import (
 	"context"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -19,8 +20,44 @@ type Conn struct {
 	// Upstream is the index of Conn's address in a cluster dialer.
 	Upstream int
 
-	stop     func() bool // unregisters the cancellation hook
+	hook     *cancelHook // kept from dial to dial until Release
 	noLinger bool        // the server once let LingerGrace pass
+}
+
+// cancelHook interrupts the I/O of a Conn's open connection when the
+// context of its dials ends, by setting a deadline in the past. It is
+// registered with the context once and serves every later connection: a
+// context.AfterFunc per dial would allocate and take the lock of the run's
+// context, which all workers share, on every connect.
+type cancelHook struct {
+	done <-chan struct{} // the Done channel of the context it watches
+	stop func() bool     // unregisters it from the context
+	mu   sync.Mutex      // orders fire against watch, so no closed conn is touched
+	conn net.Conn        // the open connection; nil between connections
+	over bool            // the context has ended
+}
+
+// past is the deadline that ends any pending read or write at once.
+var past = time.Unix(1, 0)
+
+func (h *cancelHook) fire() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.over = true
+	if h.conn != nil {
+		h.conn.SetDeadline(past)
+	}
+}
+
+// watch makes conn (nil: none) the connection to interrupt; a context that
+// has already ended interrupts it at once.
+func (h *cancelHook) watch(conn net.Conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.conn = conn
+	if h.over && conn != nil {
+		conn.SetDeadline(past)
+	}
 }
 
 // Open reports whether a connection is open.
@@ -36,19 +73,42 @@ func (c *Conn) Dial(ctx context.Context, d *Dialer, deadline time.Time) error {
 	c.Conn = conn
 	c.IO.Reset(conn)
 	c.Upstream = UpstreamIndex(conn)
-	c.stop = context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	if done := ctx.Done(); c.hook == nil || c.hook.done != done {
+		c.unhook()
+		h := &cancelHook{done: done}
+		h.stop = context.AfterFunc(ctx, h.fire)
+		c.hook = h
+	}
+	c.hook.watch(conn)
 	return nil
 }
 
-// Close closes the connection, if one is open.
+// Close closes the connection, if one is open. The cancellation hook stays
+// for the next Dial; Release removes it too.
 func (c *Conn) Close() error {
 	if c.Conn == nil {
 		return nil
 	}
-	c.stop()
+	c.hook.watch(nil)
 	err := c.Conn.Close()
 	c.forget()
 	return err
+}
+
+// Release closes the connection, if one is open, and unregisters the
+// cancellation hook from the context: the end of the worker.
+func (c *Conn) Release() error {
+	err := c.Close()
+	c.unhook()
+	return err
+}
+
+func (c *Conn) unhook() {
+	if c.hook != nil {
+		c.hook.watch(nil)
+		c.hook.stop()
+		c.hook = nil
+	}
 }
 
 // CloseAfterPeer closes a connection that will not be reused after the
@@ -60,7 +120,7 @@ func (c *Conn) CloseAfterPeer(buf []byte) {
 		c.Close()
 		return
 	}
-	c.stop()
+	c.hook.watch(nil) // the wait is bounded by LingerGrace
 	if !c.IO.CloseAfterPeer(buf) {
 		c.noLinger = true
 	}
@@ -68,6 +128,6 @@ func (c *Conn) CloseAfterPeer(buf []byte) {
 }
 
 func (c *Conn) forget() {
-	c.Conn, c.stop = nil, nil
+	c.Conn = nil
 	c.IO.Reset(nil)
 }

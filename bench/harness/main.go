@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +64,7 @@ type pair struct {
 	refs   []ref                       // reference lines (the bare loop, SCHED_OTHER), run in the rounds too
 	server []int                       // root PIDs of the servers measured
 	target string                      // what the issue asks, in words
+	need   float64                     // the req/s ratio the target asks (0: none)
 	ok     func(rps, cpu float64) bool // rps and cpu ratios a/b
 }
 
@@ -260,6 +262,7 @@ http {
 			b:      tool{"wrk", []string{have["wrk"], "-t2", "-c" + c, "-d" + secs + "s", "http://" + nginxAddr + "/index.html"}},
 			refs:   []ref{normal("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html")},
 			target: "req/s >= 0.9x wrk, CPU/req <= 1.2x wrk",
+			need:   0.9,
 			ok:     func(r, cpu float64) bool { return r >= 0.9 && cpu <= 1.2 },
 		})
 	}
@@ -271,6 +274,7 @@ http {
 			b:      tool{"ab", []string{have["ab"], "-q", "-c", c, "-n", "10000", "http://" + nginxAddr + "/index.html"}},
 			refs:   []ref{normal("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html")},
 			target: "req/s >= 2x ab",
+			need:   2,
 			ok:     func(r, _ float64) bool { return r >= 2 },
 		})
 	}
@@ -293,6 +297,7 @@ http {
 					normal("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				},
 				target: "req/s >= 4x the gofast loop",
+				need:   4,
 				ok:     func(r, _ float64) bool { return r >= 4 },
 			})
 		}
@@ -303,6 +308,7 @@ http {
 				a:      bench("-k", "-c", "4", "-t", secs, "--document-root", www, "fcgi://unix:"+fpmSock+":/index.php"),
 				b:      tool{"wrk+nginx", []string{have["wrk"], "-t2", "-c8", "-d" + secs + "s", "http://" + nginxAddr + "/index.php"}},
 				target: "req/s >= 1.5x the nginx path",
+				need:   1.5,
 				ok:     func(r, _ float64) bool { return r >= 1.5 },
 			})
 		}
@@ -363,6 +369,13 @@ http {
 			}
 		}
 		fmt.Printf("%-72s %-10s %11.2fx %13.2fx   target: %s%s\n", "", "ratio", rr, cr, p.target, verdict)
+		if p.need > 0 {
+			// What the machine allows at backbench's own cost and the
+			// servers' cost per request, if every core were busy.
+			srv, cli := serverPer1k(a), cpuPer1k(a)
+			fmt.Printf("%-72s %-10s %d cores / (server %.1f + backbench %.1f µs/req) = %.0f req/s at most; the target needs %.0f\n",
+				"", "ceiling", runtime.NumCPU(), srv*1000, cli*1000, float64(runtime.NumCPU())/(srv+cli)*1000, p.need*b.rps)
+		}
 		for i, rf := range p.refs {
 			m := mean(ms[2+i])
 			line("", rf.name, m)
