@@ -166,6 +166,9 @@ func sweepModelsOnce(t *testing.T, serial, prefork, threaded, evented string) ma
 			if s.Complete != 40 || s.Failed != 0 || s.Concurrency != sw.Levels[i] || s.DocumentLength != 64 {
 				t.Errorf("%s c=%d: complete %d failed %d doclen %d", se.Label, s.Concurrency, s.Complete, s.Failed, s.DocumentLength)
 			}
+			if s.Client.Scheduling != "SCHED_BATCH" {
+				t.Errorf("%s c=%d: the client ran under %q, want SCHED_BATCH (--client-sched auto)", se.Label, s.Concurrency, s.Client.Scheduling)
+			}
 		}
 		rps[se.Label] = [2]float64{se.Levels[0].RequestsPerSecond, se.Levels[1].RequestsPerSecond}
 	}
