@@ -50,11 +50,27 @@ func TestCountTimeWaitTable(t *testing.T) {
 // sockets towards the server's address, and CountTimeWait finds them in the
 // live tables. (At least one, not exactly five: on a busy machine the kernel
 // may hand a later dial the port of an earlier one still in TIME_WAIT, with
-// net.ipv4.tcp_tw_reuse, which replaces that TIME_WAIT socket.)
+// net.ipv4.tcp_tw_reuse, which replaces that TIME_WAIT socket.) The
+// listener's port must have no TIME_WAIT socket of its own before: the
+// kernel may give it the port of an earlier test's listener, whose TIME_WAIT
+// sockets would count too.
 func TestCountTimeWait(t *testing.T) {
-	a := listen(t, "tcp", func(c net.Conn) {
-		c.Read(make([]byte, 1)) // wait for the client's close, then close
-	})
+	var a Addr
+	for try := 0; ; try++ {
+		a = listen(t, "tcp", func(c net.Conn) {
+			c.Read(make([]byte, 1)) // wait for the client's close, then close
+		})
+		n, err := CountTimeWait(a.Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if try == 20 {
+			t.Fatalf("every port tried had TIME_WAIT sockets already (%s: %d)", a.Address, n)
+		}
+	}
 	const dials = 5
 	for range dials {
 		c, err := net.Dial("tcp", a.Address)
