@@ -1,16 +1,16 @@
 package sockets
 
-// The scheduling policy of the client's own threads.
+// The scheduling policy of the client's own threads (bench and sweep's
+// --client-sched).
 //
-// A load generator that shares cores with the backend it measures should not
-// take a core from the backend each time one of its threads is woken: under
-// SCHED_OTHER a thread woken by a response preempts the backend process that
-// is still running on that core (it will block in its next read a few
-// microseconds later anyway), and each such preemption is a context switch
-// paid by the machine. SCHED_BATCH keeps the client's fair share of CPU but
-// tells the scheduler not to preempt on wake-up, so the backend finishes its
-// turn first. The policy needs no privilege and is inherited by threads
-// created later.
+// Under SCHED_OTHER, a client thread woken by a response preempts a backend
+// process still running on that core, often a few microseconds before it
+// would block in its next read; each preemption is a context switch the
+// machine pays for. SCHED_BATCH keeps the client's fair share of CPU but
+// does not preempt on wake-up, so the backend finishes its turn first: more
+// throughput from a fast backend that shares cores with the client, later
+// wake-ups of the client beside a backend that is busy for milliseconds.
+// The policy needs no privilege and is inherited by threads created later.
 
 import (
 	"fmt"

@@ -4,7 +4,8 @@
 // curl's --unix-socket override. Its Dialer always honours a context and a
 // timeout, on TCP and Unix alike, and it names the connection-level failures
 // a benchmark meets (refused, missing socket, backlog full, too many open
-// files, ephemeral ports exhausted).
+// files, ephemeral ports exhausted). It also holds the client's process-level
+// knobs: the RLIMIT_NOFILE raise and the scheduling policy of its threads.
 //
 // It is the only package of the module that imports golang.org/x/sys/unix.
 package sockets

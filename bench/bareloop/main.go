@@ -4,8 +4,7 @@
 // FCGI_KEEP_CONN) and read records up to END_REQUEST with the same raw
 // socket reads (sockets.RawIO), for a fixed time, and count. No clock is
 // read, nothing is recorded, no deadline is set: what backbench measures and
-// checks on top of this loop is its overhead. With -sched batch its threads
-// run under SCHED_BATCH, as backbench's do by default. It prints "requests N",
+// checks on top of this loop is its overhead. It prints "requests N",
 // "failed N" and "Requests/sec X".
 package main
 
@@ -30,17 +29,7 @@ func main() {
 	path := flag.String("path", "/index.php", "request path")
 	conc := flag.Int("c", 4, "connections")
 	dur := flag.Duration("d", 5*time.Second, "duration")
-	policy := flag.String("sched", "normal", "scheduling policy of the threads: normal or batch (as backbench's --client-sched)")
 	flag.Parse()
-	if *policy == "batch" {
-		if _, err := sockets.SetSchedPolicy(sockets.SchedBatch); err != nil {
-			fmt.Fprintln(os.Stderr, "bareloop:", err)
-			os.Exit(2)
-		}
-	} else if *policy != "normal" {
-		fmt.Fprintln(os.Stderr, "bareloop: -sched: want normal or batch")
-		os.Exit(2)
-	}
 
 	tg := sockets.Target{Scheme: sockets.SchemeFCGI, Network: *network, Address: *addr, Host: "localhost", Path: *path}
 	req := fcgi.EncodeRequest(fcgi.Config{Target: tg, Method: "GET", DocumentRoot: *root, KeepAlive: true})

@@ -61,7 +61,7 @@ type ref struct {
 type pair struct {
 	title  string
 	a, b   tool
-	refs   []ref                       // reference lines (the bare loop, SCHED_OTHER), run in the rounds too
+	refs   []ref                       // reference lines (the bare loop, SCHED_BATCH), run in the rounds too
 	server []int                       // root PIDs of the servers measured
 	target string                      // what the issue asks, in words
 	need   float64                     // the req/s ratio the target asks (0: none)
@@ -248,10 +248,11 @@ http {
 	bench := func(extra ...string) tool {
 		return tool{"backbench", append([]string{bb, "bench", "-q"}, extra...)}
 	}
-	// normal is backbench with its threads under SCHED_OTHER, as every
-	// peer runs: what SCHED_BATCH buys on cores shared with the server.
-	normal := func(extra ...string) ref {
-		return ref{tool{"SCHED_OTHER", append([]string{bb, "bench", "-q", "--client-sched", "normal"}, extra...)}, "what --client-sched batch buys"}
+	// batch is backbench with its threads under SCHED_BATCH (the default,
+	// like every peer, is SCHED_OTHER): what batch scheduling buys on cores
+	// shared with the server.
+	batch := func(extra ...string) ref {
+		return ref{tool{"SCHED_BATCH", append([]string{bb, "bench", "-q", "--client-sched", "batch"}, extra...)}, "below 1: --client-sched batch is faster"}
 	}
 	var pairs []pair
 	if nginxAddr != "" && have["wrk"] != "" {
@@ -260,7 +261,7 @@ http {
 			server: []int{nginxPID},
 			a:      bench("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html"),
 			b:      tool{"wrk", []string{have["wrk"], "-t2", "-c" + c, "-d" + secs + "s", "http://" + nginxAddr + "/index.html"}},
-			refs:   []ref{normal("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html")},
+			refs:   []ref{batch("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html")},
 			target: "req/s >= 0.9x wrk, CPU/req <= 1.2x wrk",
 			need:   0.9,
 			ok:     func(r, cpu float64) bool { return r >= 0.9 && cpu <= 1.2 },
@@ -272,7 +273,7 @@ http {
 			server: []int{nginxPID},
 			a:      bench("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html"),
 			b:      tool{"ab", []string{have["ab"], "-q", "-c", c, "-n", "10000", "http://" + nginxAddr + "/index.html"}},
-			refs:   []ref{normal("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html")},
+			refs:   []ref{batch("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html")},
 			target: "req/s >= 2x ab",
 			need:   2,
 			ok:     func(r, _ float64) bool { return r >= 2 },
@@ -293,8 +294,8 @@ http {
 				a:      bench("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				b:      tool{"gofast", []string{gfl, "-network", n[1], "-addr", n[2], "-script", script, "-c", "4", "-d", secs + "s"}},
 				refs: []ref{
-					{tool{"bare loop", []string{bare, "-network", n[1], "-addr", n[2], "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s", "-sched", "batch"}}, "what the measuring costs"},
-					normal("-k", "-c", "4", "-t", secs, "--document-root", www, url),
+					{tool{"bare loop", []string{bare, "-network", n[1], "-addr", n[2], "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s"}}, "what the measuring costs"},
+					batch("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				},
 				target: "req/s >= 4x the gofast loop",
 				need:   4,

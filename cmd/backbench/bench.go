@@ -80,18 +80,16 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
 	addClusterFlags(fs, &o.clusterOptions)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
-	fs.Var(newChoice(&o.clientSched, "auto", "auto", "batch", "normal"), "client-sched",
-		"scheduling policy of the client's threads: batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core), normal, or auto (batch, normal with --rate)")
+	fs.Var(newChoice(&o.clientSched, "normal", "normal", "batch"), "client-sched",
+		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core)")
 }
 
 // applySched gives the client's threads the policy --client-sched asks for
-// and returns the policy they run with. auto is SCHED_BATCH in the closed
-// model; the open model's timers must start requests on time, so with --rate
-// it is SCHED_OTHER.
+// and returns the policy they run with.
 func applySched(o *loadOptions, stderr io.Writer) sockets.SchedPolicy {
-	want := sockets.SchedBatch
-	if o.clientSched == "normal" || (o.clientSched != "batch" && o.rate > 0) {
-		want = sockets.SchedNormal
+	want := sockets.SchedNormal
+	if o.clientSched == "batch" {
+		want = sockets.SchedBatch
 	}
 	if _, err := sockets.SetSchedPolicy(want); err != nil {
 		if !o.quiet {

@@ -296,9 +296,9 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	}
 }
 
-// TestClientSched checks --client-sched: SCHED_BATCH by default in the
-// closed model, SCHED_OTHER with --rate or when asked, reported in the JSON
-// and the text report, and set on every thread of the process.
+// TestClientSched checks --client-sched: SCHED_OTHER by default, SCHED_BATCH
+// when asked (in the open model too), reported in the JSON and the text
+// report, and set on every thread of the process.
 func TestClientSched(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
 	t.Cleanup(func() { _, _ = sockets.SetSchedPolicy(sockets.SchedNormal) })
@@ -306,11 +306,11 @@ func TestClientSched(t *testing.T) {
 		args []string
 		want sockets.SchedPolicy
 	}{
-		{nil, sockets.SchedBatch},
-		{[]string{"--client-sched", "normal"}, sockets.SchedNormal},
-		{[]string{"--rate", "200"}, sockets.SchedNormal},
+		{[]string{"--client-sched", "batch"}, sockets.SchedBatch},
+		{nil, sockets.SchedNormal},
 		{[]string{"--client-sched", "batch", "--rate", "200"}, sockets.SchedBatch},
-		{[]string{"--client-sched", "auto"}, sockets.SchedBatch},
+		{[]string{"--client-sched", "normal"}, sockets.SchedNormal},
+		{[]string{"--client-sched", "batch"}, sockets.SchedBatch},
 	} {
 		s := benchJSON(t, append(c.args, "-n", "20", "-c", "2", "-k", srv.URL("/"))...)
 		if s.Complete != 20 || s.Client.Scheduling != c.want.String() {
@@ -326,7 +326,7 @@ func TestClientSched(t *testing.T) {
 			}
 		}
 	}
-	_, out, _ := runMain(t, context.Background(), "bench", "-q", "-n", "5", srv.URL("/"))
+	_, out, _ := runMain(t, context.Background(), "bench", "-q", "-n", "5", "--client-sched", "batch", srv.URL("/"))
 	if !regexp.MustCompile(`Client CPU: .* cores, SCHED_BATCH\n`).MatchString(out) {
 		t.Errorf("the text report does not name the policy:\n%s", out)
 	}

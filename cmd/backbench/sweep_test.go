@@ -21,6 +21,7 @@ import (
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/sweep"
+	"github.com/backbench/backbench/sockets"
 )
 
 // sweepOut runs a sweep into a fresh directory and returns the exit status,
@@ -166,8 +167,8 @@ func sweepModelsOnce(t *testing.T, serial, prefork, threaded, evented string) ma
 			if s.Complete != 40 || s.Failed != 0 || s.Concurrency != sw.Levels[i] || s.DocumentLength != 64 {
 				t.Errorf("%s c=%d: complete %d failed %d doclen %d", se.Label, s.Concurrency, s.Complete, s.Failed, s.DocumentLength)
 			}
-			if s.Client.Scheduling != "SCHED_BATCH" {
-				t.Errorf("%s c=%d: the client ran under %q, want SCHED_BATCH (--client-sched auto)", se.Label, s.Concurrency, s.Client.Scheduling)
+			if s.Client.Scheduling != "SCHED_OTHER" {
+				t.Errorf("%s c=%d: the client ran under %q, want SCHED_OTHER (the default)", se.Label, s.Concurrency, s.Client.Scheduling)
 			}
 		}
 		rps[se.Label] = [2]float64{se.Levels[0].RequestsPerSecond, se.Levels[1].RequestsPerSecond}
@@ -446,5 +447,27 @@ func TestSweepPHPFPM(t *testing.T) {
 		if se.Label != want[i] || se.Target.Network != map[bool]string{true: "tcp", false: "unix"}[i < 2] {
 			t.Errorf("series %d: %q on %s", i, se.Label, se.Target.Network)
 		}
+	}
+}
+
+// TestSweepClientSched: sweep takes --client-sched and every level records
+// the policy its client ran under.
+func TestSweepClientSched(t *testing.T) {
+	t.Cleanup(func() { _, _ = sockets.SetSchedPolicy(sockets.SchedNormal) })
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{BodyBytes: 10})
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1,2", "--warmup", "0", "--client-sched", "batch", srv.URL("/"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	for _, se := range sw.Series {
+		for _, s := range se.Levels {
+			if s.Complete != 10 || s.Client.Scheduling != "SCHED_BATCH" {
+				t.Errorf("c=%d: complete %d, scheduling %q, want SCHED_BATCH", s.Concurrency, s.Complete, s.Client.Scheduling)
+			}
+		}
+	}
+	if len(sw.Series) != 1 || len(sw.Series[0].Levels) != 2 {
+		t.Errorf("%d series", len(sw.Series))
 	}
 }
