@@ -114,6 +114,7 @@ type Shard struct {
 	ups    []upStats
 	rec    *Recorder
 	done   atomic.Int64 // requests recorded, for progress
+	_      [64]byte     // keeps the next shard's lock off this one's cache lines
 }
 
 type counts struct {
@@ -220,12 +221,16 @@ func (r *Recorder) Done() int64 {
 // sees the final class).
 func (s *Shard) Record(res *load.Result) {
 	r := s.rec
-	if res.Class == load.OK && !r.variable {
-		if !r.docLen.CompareAndSwap(-1, res.BodyBytes) && r.docLen.Load() != res.BodyBytes {
+	if res.Class == load.OK {
+		// Load before any CompareAndSwap: a swap, even a failed one, takes
+		// the cache line from the other workers' cores on every request.
+		dl := r.docLen.Load()
+		if dl == -1 && !r.docLen.CompareAndSwap(-1, res.BodyBytes) {
+			dl = r.docLen.Load()
+		}
+		if dl != -1 && dl != res.BodyBytes && !r.variable {
 			res.Class = load.Length
 		}
-	} else if res.Class == load.OK {
-		r.docLen.CompareAndSwap(-1, res.BodyBytes)
 	}
 	if res.Server != nil && r.server.Load() == nil && res.Class == load.OK {
 		sv := string(res.Server)

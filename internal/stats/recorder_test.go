@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/backbench/backbench/internal/load"
@@ -146,6 +147,8 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// BenchmarkRecord records from parallel goroutines into one shard (the
+// shard lock contended).
 func BenchmarkRecord(b *testing.B) {
 	rec := NewRecorder(Options{Shards: 4})
 	r := ok(1, 2e6, 10)
@@ -153,6 +156,23 @@ func BenchmarkRecord(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		sh := rec.Shard(0)
 		rr := r
+		for pb.Next() {
+			sh.Record(&rr)
+		}
+	})
+}
+
+// BenchmarkRecordShardPerWorker records from parallel goroutines, each into
+// a shard of its own, as the runners' workers do: what is left shared
+// between them (the recorder's fields, neighbouring shards' cache lines)
+// shows here.
+func BenchmarkRecordShardPerWorker(b *testing.B) {
+	rec := NewRecorder(Options{Shards: 16})
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		sh := rec.Shard(int(next.Add(1)-1) % 16)
+		rr := ok(1, 2e6, 10)
 		for pb.Next() {
 			sh.Record(&rr)
 		}
