@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 	"time"
@@ -46,6 +47,7 @@ type loadOptions struct {
 	abCompat       bool
 	rawFile        string
 	clientSched    string
+	threads        int
 	clusterOptions
 }
 
@@ -82,6 +84,17 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 	fs.Var(newChoice(&o.clientSched, "normal", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core)")
+	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU")
+}
+
+// useThreads applies --threads for the length of a run: it returns the
+// function that restores the previous GOMAXPROCS.
+func useThreads(o *loadOptions) func() {
+	if o.threads <= 0 {
+		return func() {}
+	}
+	prev := runtime.GOMAXPROCS(o.threads)
+	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 // applySched gives the client's threads the policy --client-sched asks for
@@ -197,6 +210,8 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 		return nil, usagef("-v %d: the verbosity must be 0 or more", o.verbosity)
 	case o.rate < 0 || o.rate > 10_000_000:
 		return nil, usagef("--rate %g: want requests per second from 0 to 10000000", o.rate)
+	case o.threads < 0 || o.threads > 1024:
+		return nil, usagef("--threads %d: want from 1 to 1024 (0: every CPU)", o.threads)
 	}
 	if !r.limited {
 		r.opts.requests = 0
@@ -347,6 +362,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
 	}
 	r.policy = applySched(o, stderr)
+	defer useThreads(o)()
 	var verbose io.Writer
 	if o.verbosity >= 2 {
 		verbose = &lockedWriter{w: stderr}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -239,6 +240,8 @@ func TestBenchExitStatus(t *testing.T) {
 		{"n not a number", []string{"bench", "-n", "ten", ok}, 2, "invalid argument"},
 		{"c over n", []string{"bench", "-n", "5", "-c", "10", ok}, 2, "greater than -n"},
 		{"c zero", []string{"bench", "-c", "0", ok}, 2, "at least 1"},
+		{"negative threads", []string{"bench", "--threads", "-1", ok}, 2, "--threads -1"},
+		{"bad client-sched", []string{"bench", "--client-sched", "idle", ok}, 2, "want one of"},
 		{"bad header", []string{"bench", "-H", "NoColon", ok}, 2, "bad header"},
 		{"bad header name", []string{"bench", "-H", "Bad Name: x", ok}, 2, "bad header"},
 		{"unreadable -p", []string{"bench", "-p", filepath.Join(dir, "missing"), ok}, 2, "cannot read -p file"},
@@ -329,5 +332,22 @@ func TestClientSched(t *testing.T) {
 	_, out, _ := runMain(t, context.Background(), "bench", "-q", "-n", "5", "--client-sched", "batch", srv.URL("/"))
 	if !regexp.MustCompile(`Client CPU: .* cores, SCHED_BATCH\n`).MatchString(out) {
 		t.Errorf("the text report does not name the policy:\n%s", out)
+	}
+}
+
+// TestThreads: --threads caps the client's GOMAXPROCS for the run (the
+// report's cores say so) and restores it afterwards.
+func TestThreads(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
+	before := runtime.GOMAXPROCS(0)
+	s := benchJSON(t, "--threads", "1", "-k", "-n", "50", "-c", "4", srv.URL("/"))
+	if s.Complete != 50 || s.Client.Cores != 1 {
+		t.Errorf("complete %d, cores %d, want 50 and 1", s.Complete, s.Client.Cores)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after the run, was %d", after, before)
+	}
+	if s := benchJSON(t, "-n", "5", srv.URL("/")); s.Client.Cores != before {
+		t.Errorf("without --threads: cores %d, want %d", s.Client.Cores, before)
 	}
 }

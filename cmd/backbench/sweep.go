@@ -72,7 +72,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
-		"client-sched": true}
+		"client-sched": true, "threads": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
 			return
@@ -258,6 +258,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, r := range p.requests {
 		r.policy = policy
 	}
+	defer useThreads(&o.loadOptions)()
 	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png"}
 	files := make([]*os.File, len(names))
 	for i, n := range names {

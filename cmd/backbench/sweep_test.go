@@ -450,20 +450,20 @@ func TestSweepPHPFPM(t *testing.T) {
 	}
 }
 
-// TestSweepClientSched: sweep takes --client-sched and every level records
-// the policy its client ran under.
+// TestSweepClientSched: sweep takes --client-sched and --threads, and every
+// level records the policy and the thread cap its client ran under.
 func TestSweepClientSched(t *testing.T) {
 	t.Cleanup(func() { _, _ = sockets.SetSchedPolicy(sockets.SchedNormal) })
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{BodyBytes: 10})
-	code, _, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1,2", "--warmup", "0", "--client-sched", "batch", srv.URL("/"))
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1,2", "--warmup", "0", "--client-sched", "batch", "--threads", "1", srv.URL("/"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	sw, _ := readSweep(t, dir)
 	for _, se := range sw.Series {
 		for _, s := range se.Levels {
-			if s.Complete != 10 || s.Client.Scheduling != "SCHED_BATCH" {
-				t.Errorf("c=%d: complete %d, scheduling %q, want SCHED_BATCH", s.Concurrency, s.Complete, s.Client.Scheduling)
+			if s.Complete != 10 || s.Client.Scheduling != "SCHED_BATCH" || s.Client.Cores != 1 {
+				t.Errorf("c=%d: complete %d, scheduling %q, cores %d, want SCHED_BATCH on 1", s.Concurrency, s.Complete, s.Client.Scheduling, s.Client.Cores)
 			}
 		}
 	}

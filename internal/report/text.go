@@ -169,8 +169,12 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	if c.Scheduling != "" {
 		policy = ", " + c.Scheduling
 	}
-	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %.0f%% of one core, %d cores%s",
-		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, c.CPUPercent, c.Cores, policy)
+	cores := "cores"
+	if c.Cores == 1 {
+		cores = "core"
+	}
+	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %.0f%% of one core, %d %s%s",
+		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, c.CPUPercent, c.Cores, cores, policy)
 	for _, wmsg := range c.Warnings {
 		line("Client warning", "%s", wmsg)
 	}
