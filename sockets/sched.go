@@ -31,22 +31,30 @@ const (
 	SchedBatch SchedPolicy = unix.SCHED_BATCH
 )
 
-// String names the policy as the kernel's documentation does.
+// String names the policy as sched(7) does.
 func (p SchedPolicy) String() string {
 	switch p {
 	case SchedNormal:
 		return "SCHED_OTHER"
 	case SchedBatch:
 		return "SCHED_BATCH"
+	case unix.SCHED_FIFO:
+		return "SCHED_FIFO"
+	case unix.SCHED_RR:
+		return "SCHED_RR"
+	case unix.SCHED_IDLE:
+		return "SCHED_IDLE"
+	case unix.SCHED_DEADLINE:
+		return "SCHED_DEADLINE"
 	}
 	return "policy " + strconv.Itoa(int(p))
 }
 
-// SetSchedPolicy gives every thread of this process policy p, keeping each
-// thread's nice value. Threads started later inherit the policy of the
-// thread that starts them; SetSchedPolicy makes a second pass over the threads so that one started
-// by a thread not yet switched is caught too. It returns how many threads it
-// switched.
+// SetSchedPolicy gives every thread of this process policy p (SchedNormal or
+// SchedBatch), keeping each thread's nice value. Threads started later
+// inherit the policy of the thread that starts them; a second pass over the
+// threads catches one started by a thread not yet switched. It returns how
+// many threads it switched.
 func SetSchedPolicy(p SchedPolicy) (int, error) {
 	done := map[int]bool{}
 	for range 2 {
@@ -88,7 +96,7 @@ func SchedPolicyOf(tid int) (SchedPolicy, error) {
 func Threads() ([]int, error) {
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		return nil, fmt.Errorf("scheduling policy: %v", err)
+		return nil, fmt.Errorf("listing this process's threads: %v", err)
 	}
 	tids := make([]int, 0, len(ents))
 	for _, e := range ents {

@@ -75,7 +75,7 @@ func TestSetSchedPolicyEveryThreadAndInherited(t *testing.T) {
 }
 
 func TestSchedPolicyString(t *testing.T) {
-	for p, want := range map[SchedPolicy]string{SchedNormal: "SCHED_OTHER", SchedBatch: "SCHED_BATCH", 7: "policy 7"} {
+	for p, want := range map[SchedPolicy]string{SchedNormal: "SCHED_OTHER", SchedBatch: "SCHED_BATCH", 1: "SCHED_FIFO", 5: "SCHED_IDLE", 9: "policy 9"} {
 		if got := p.String(); got != want {
 			t.Errorf("%d: %q, want %q", int(p), got, want)
 		}

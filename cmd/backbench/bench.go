@@ -82,8 +82,8 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
 	addClusterFlags(fs, &o.clusterOptions)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
-	fs.Var(newChoice(&o.clientSched, "normal", "normal", "batch"), "client-sched",
-		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core)")
+	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
+		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU")
 }
 
@@ -97,22 +97,25 @@ func useThreads(o *loadOptions) func() {
 	return func() { runtime.GOMAXPROCS(prev) }
 }
 
-// applySched gives the client's threads the policy --client-sched asks for
-// and returns the policy they run with.
-func applySched(o *loadOptions, stderr io.Writer) sockets.SchedPolicy {
-	want := sockets.SchedNormal
-	if o.clientSched == "batch" {
-		want = sockets.SchedBatch
-	}
-	if _, err := sockets.SetSchedPolicy(want); err != nil {
-		if !o.quiet {
+// applySched gives the client's threads the policy --client-sched asks for,
+// if any (otherwise they keep the one backbench was started with, chrt's
+// for example), and returns the name of the policy they run with ("" if it
+// cannot be read).
+func applySched(o *loadOptions, stderr io.Writer) string {
+	if o.clientSched != "" {
+		want := sockets.SchedNormal
+		if o.clientSched == "batch" {
+			want = sockets.SchedBatch
+		}
+		if _, err := sockets.SetSchedPolicy(want); err != nil && !o.quiet {
 			fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 		}
-		if got, err := sockets.SchedPolicyOf(0); err == nil {
-			return got
-		}
 	}
-	return want
+	p, err := sockets.SchedPolicyOf(0)
+	if err != nil {
+		return ""
+	}
+	return p.String()
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
@@ -170,8 +173,8 @@ type request struct {
 	docRoot string
 	limited bool // a request count applies
 	cluster cluster
-	dialer  *sockets.Dialer     // nil: the clients' own
-	policy  sockets.SchedPolicy // the client threads' scheduling policy during the run
+	dialer  *sockets.Dialer // nil: the clients' own
+	policy  string          // the client threads' scheduling policy during the run
 }
 
 // validateLoad checks the load flags and the target URL; every error is a
@@ -420,10 +423,10 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 
 // clientHealth turns the runner's measurements into the report's lines,
 // with a warning when the client itself may have been the bottleneck.
-func clientHealth(out run.Outcome, policy sockets.SchedPolicy) stats.ClientHealth {
+func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 	h := out.Health
 	c := stats.ClientHealth{
-		Scheduling:         policy.String(),
+		Scheduling:         policy,
 		CPUUserSeconds:     float64(h.UserCPU) / 1e9,
 		CPUSysSeconds:      float64(h.SysCPU) / 1e9,
 		Cores:              h.Cores,
