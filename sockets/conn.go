@@ -105,7 +105,6 @@ func (c *Conn) Release() error {
 
 func (c *Conn) unhook() {
 	if c.hook != nil {
-		c.hook.watch(nil)
 		c.hook.stop()
 		c.hook = nil
 	}
