@@ -115,4 +115,3 @@ func parseTargets(url string, o *clusterOptions) (sockets.Target, cluster, error
 	}
 	return tgt, cl, nil
 }
-

@@ -80,7 +80,7 @@ type Setup struct {
 	// NoFile is the soft RLIMIT_NOFILE after raising it.
 	NoFile uint64
 	// Policy is the scheduling policy's name ("" if unknown).
-	Policy string
+	Policy  string
 	restore func()
 }
 
