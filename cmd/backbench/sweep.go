@@ -362,7 +362,7 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 		Levels:           p.cfg.Levels,
 		RequestsPerLevel: p.cfg.Requests,
 		SecondsPerLevel:  p.cfg.Duration.Seconds(),
-		TimeTaken:        float64(res.Elapsed) / 1e9,
+		TimeTaken:        res.Elapsed.Seconds(),
 		Interrupted:      res.Interrupted,
 	}
 	if p.cfg.StopOnErrors {

@@ -48,8 +48,8 @@ type Outcome struct {
 	Health Health
 }
 
-// Elapsed returns the run's wall time in nanoseconds.
-func (o Outcome) Elapsed() int64 { return o.End - o.Start }
+// Elapsed returns the run's wall time.
+func (o Outcome) Elapsed() time.Duration { return time.Duration(o.End - o.Start) }
 
 // Closed runs the closed model. It returns when the budget is spent, the
 // time limit has passed, or ctx is cancelled (Outcome.Interrupted). An error
