@@ -190,9 +190,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if o.Progress && !o.Quiet {
 		stopProgress = progress(rec, p.Requests, stderr)
 	}
-	var backend *backendProbe
+	var backend *backendSampler
 	if o.Observe {
-		backend = startBackendProbe(ctx, p)
+		backend = startBackendSampler(ctx, p)
 	}
 	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec}
 	var out run.Outcome

@@ -86,7 +86,7 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 		return Outcome{}, err
 	}
 	out := Outcome{Start: load.Now()}
-	probe := startHealth()
+	health := startHealth()
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Add(1)
@@ -98,7 +98,7 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	}
 	wg.Wait()
 	out.End = load.Now()
-	out.Health = probe.finish()
+	out.Health = health.finish()
 	out.Interrupted = ctx.Err() != nil
 	return out, nil
 }

@@ -20,8 +20,8 @@ type Health struct {
 	SchedLateMax time.Duration
 }
 
-// healthProbe measures Health between start and stop.
-type healthProbe struct {
+// healthMeter measures Health between start and stop.
+type healthMeter struct {
 	ru0     syscall.Rusage
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -30,8 +30,8 @@ type healthProbe struct {
 
 const schedTick = 10 * time.Millisecond
 
-func startHealth() *healthProbe {
-	h := &healthProbe{stop: make(chan struct{})}
+func startHealth() *healthMeter {
+	h := &healthMeter{stop: make(chan struct{})}
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &h.ru0)
 	h.wg.Add(1)
 	go func() {
@@ -54,7 +54,7 @@ func startHealth() *healthProbe {
 	return h
 }
 
-func (h *healthProbe) finish() Health {
+func (h *healthMeter) finish() Health {
 	close(h.stop)
 	h.wg.Wait()
 	var ru syscall.Rusage
