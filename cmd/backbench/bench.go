@@ -119,7 +119,7 @@ func applySched(o *loadOptions, stderr io.Writer) string {
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	fs := newFlagSet("bench")
 	addLoadFlags(fs, &o.loadOptions)
 	fs.StringVarP(&o.gnuplotFile, "gnuplot", "g", "", "write every request's times to FILE as ab's gnuplot TSV")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")

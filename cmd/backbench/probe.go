@@ -42,7 +42,7 @@ Flags:
 `
 
 func newProbeFlags(o *probeOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	fs := newFlagSet("probe")
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output format: text or json")
 	fs.VarP(newSeconds(&o.timeout, 5*time.Second), "timeout", "s", "timeout of each exchange of a check, in seconds")

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/sockets"
 )
@@ -42,7 +40,7 @@ Flags:
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o serveOptions
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs := newFlagSet("serve")
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
 	fs.StringArrayVar(&o.listens, "listen", nil, "address: tcp:HOST:PORT or unix:/path.sock (repeatable)")

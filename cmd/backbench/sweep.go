@@ -25,12 +25,13 @@ import (
 )
 
 // sweepOptions are the flags of sweep: bench's load flags, except that -c
-// takes a list of levels and --keepalive a mode.
+// takes a list of levels; --keepalive-modes runs series with and without
+// keep-alive.
 type sweepOptions struct {
 	loadOptions
 	levels    string
 	out       string
-	kaMode    string // "", "both", "on", "off"
+	kaModes   string // "", or a list of on and off ("both": off,on)
 	stopRate  string
 	warmup    int64
 	levelList []int
@@ -53,22 +54,21 @@ Flags:
 `
 
 // newSweepFlags builds sweep's flags: the load flags of bench (shared with
-// addLoadFlags), minus -c and --keepalive, which sweep redefines.
+// addLoadFlags), minus -c, which sweep redefines.
 func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	fs := newFlagSet("sweep")
 	fs.SortFlags = false
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "concurrency levels `SPEC`: start:end:step (1:500:10) or a list (1,2,4,8); required")
 	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg and sweep.png into `DIR`")
-	fs.Var(newChoice(&o.kaMode, "", "both", "on", "off"), "keepalive", "keep-alive per series: on, off, or both (every series twice); default: as -k says")
+	fs.StringVar(&o.kaModes, "keepalive-modes", "", "run every series with these keep-alive `MODES`: on, off, or on,off (every series twice, also spelt both); default: as -k says")
 	fs.StringVar(&o.stopRate, "stop-error-rate", "", "stop a series after a level whose failure ratio passes `R` (0 to 1, or a percentage like 5%)")
 	fs.Int64Var(&o.warmup, "warmup", 0, "`N` warm-up requests before each level, not counted (default: a tenth of -n, at least 1; with -t alone a tenth of -t; 0: none)")
-	load := pflag.NewFlagSet("load", pflag.ContinueOnError)
+	load := newFlagSet("load")
 	load.SortFlags = false
 	addLoadFlags(load, &o.loadOptions)
-	// Only the load flags that sweep honours: -c and --keepalive are
-	// redefined above; bench's open model (--rate), --ab-compat and --raw
+	// Only the load flags that sweep honours: -c is redefined above; bench's open model (--rate), --ab-compat and --raw
 	// are not part of a sweep.
-	shared := map[string]bool{"requests": true, "timelimit": true, "timeout": true, "header": true,
+	shared := map[string]bool{"requests": true, "keepalive": true, "timelimit": true, "timeout": true, "header": true,
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
@@ -86,7 +86,6 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		}
 		fs.AddFlag(f)
 	})
-	fs.BoolVarP(&o.keepAlive, "keep-alive", "k", false, "same as --keepalive on")
 	o.requests = 1000
 	return fs
 }
@@ -127,6 +126,28 @@ func splitLabel(arg string) (label, url string, err error) {
 	return label, url, nil
 }
 
+// keepAliveModes reads --keepalive-modes: the keep-alive setting of each
+// copy of a series, in order.
+func keepAliveModes(o *sweepOptions) ([]bool, error) {
+	if o.kaModes == "" {
+		return []bool{o.keepAlive}, nil
+	}
+	var kas []bool
+	seen := map[bool]bool{}
+	for _, m := range strings.Split(strings.ReplaceAll(o.kaModes, "both", "off,on"), ",") {
+		ka, ok := map[string]bool{"on": true, "off": false}[strings.TrimSpace(m)]
+		if !ok || seen[ka] {
+			return nil, usagef("sweep: bad --keepalive-modes %q: want on, off, or on,off", o.kaModes)
+		}
+		seen[ka] = true
+		kas = append(kas, ka)
+	}
+	if o.keepAlive && seen[false] {
+		return nil, usagef("sweep: -k and --keepalive-modes %s contradict each other", o.kaModes)
+	}
+	return kas, nil
+}
+
 // validateSweep checks the flags and URLs and builds the plan; every error
 // is a usage error, found before any connection is made.
 func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
@@ -142,17 +163,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	o.levelList = levels
 	maxLevel := levels[len(levels)-1]
-	kas := []bool{o.keepAlive}
-	switch o.kaMode {
-	case "on":
-		kas = []bool{true}
-	case "off":
-		if o.keepAlive {
-			return nil, usagef("sweep: -k and --keepalive off contradict each other")
-		}
-		kas = []bool{false}
-	case "both":
-		kas = []bool{false, true}
+	kas, err := keepAliveModes(o)
+	if err != nil {
+		return nil, err
 	}
 	p := &sweepPlan{opts: *o}
 	if o.stopRate != "" {
@@ -172,6 +185,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	var targets []parsed
 	defaults := map[string]int{}
 	for _, arg := range fs.Args() {
+		if arg == "on" || arg == "off" || arg == "both" {
+			return nil, usagef("sweep: %q is not a URL; --keepalive takes no value, --keepalive-modes %s does", arg, arg)
+		}
 		label, url, err := splitLabel(arg)
 		if err != nil {
 			return nil, err
