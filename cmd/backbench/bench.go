@@ -175,6 +175,7 @@ type request struct {
 	cluster cluster
 	dialer  *sockets.Dialer // nil: the clients' own
 	policy  string          // the client threads' scheduling policy during the run
+	rawOut  io.Writer       // --raw's destination, nil without --raw
 }
 
 // validateLoad checks the load flags and the target URL; every error is a
@@ -375,13 +376,8 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		return nil, stats.Summary{}, usagef("%v", err)
 	}
 	var raw *bufio.Writer
-	if o.rawFile != "" {
-		rf, err := os.Create(o.rawFile)
-		if err != nil {
-			return nil, stats.Summary{}, usagef("cannot create --raw file: %v", err)
-		}
-		defer rf.Close()
-		raw = bufio.NewWriterSize(rf, 256<<10)
+	if r.rawOut != nil {
+		raw = bufio.NewWriterSize(r.rawOut, 256<<10)
 		raw.WriteString(stats.RawHeader)
 	}
 	ropts := stats.Options{Shards: o.concurrency, VariableLength: o.variableLength, KeepRows: keepRows || o.abCompat,
@@ -494,28 +490,30 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	// Open the output files before the run, so that a bad path costs
-	// nothing.
-	var gf, ef *os.File
+	// nothing; "-" is standard output.
+	var gf, ef, pf io.Writer
 	for _, p := range []struct {
-		name string
-		f    **os.File
-	}{{o.gnuplotFile, &gf}, {o.percentileFile, &ef}} {
+		flag, name string
+		w          *io.Writer
+	}{{"-g", o.gnuplotFile, &gf}, {"-e", o.percentileFile, &ef}, {"--raw", o.rawFile, &r.rawOut}, {"--cpuprofile", o.cpuProfile, &pf}} {
 		if p.name == "" {
+			continue
+		}
+		if p.name == "-" {
+			if p.w == &pf {
+				return usagef("--cpuprofile -: the profile is binary and would mix with the report; give a file")
+			}
+			*p.w = stdout
 			continue
 		}
 		f, err := os.Create(p.name)
 		if err != nil {
-			return usagef("cannot create output file: %v", err)
+			return usagef("cannot create %s file: %v", p.flag, err)
 		}
 		defer f.Close()
-		*p.f = f
+		*p.w = f
 	}
-	if o.cpuProfile != "" {
-		pf, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return usagef("cannot create --cpuprofile file: %v", err)
-		}
-		defer pf.Close()
+	if pf != nil {
 		if err := pprof.StartCPUProfile(pf); err != nil {
 			return fmt.Errorf("cpu profile: %w", err)
 		}

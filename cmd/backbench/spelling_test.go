@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // TestKeepAliveSpelling: -k, --keepalive and --keep-alive are the same bool
@@ -59,5 +61,37 @@ func TestKeepAliveSpelling(t *testing.T) {
 	code, _, errs := runMain(t, context.Background(), "serve", "--listen", "tcp:127.0.0.1:0", "--keep-alive", "sometimes")
 	if code != exitUsage || !strings.Contains(errs, "bad keep-alive policy") {
 		t.Errorf("serve --keep-alive sometimes: exit %d, %q", code, errs)
+	}
+}
+
+// TestDashIsStdout: "-" as the file of -g, -e and --raw is standard output,
+// and no file named "-" appears; --cpuprofile - is refused (binary).
+func TestDashIsStdout(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5})
+	t.Chdir(t.TempDir())
+	for _, tc := range []struct {
+		flag, want string
+	}{
+		{"-g", "starttime\tseconds\tctime\tdtime\tttime\twait\n"},
+		{"-e", "Percentage served,Time in ms\n0,"},
+		{"--raw", stats.RawHeader},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", tc.flag, "-", srv.URL("/"))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if !strings.Contains(out, tc.want) || !strings.Contains(out, "Complete requests:      20\n") {
+				t.Errorf("stdout lacks %q and the report:\n%.600q", tc.want, out)
+			}
+			if _, err := os.Stat("-"); err == nil {
+				t.Errorf("%s - created a file named -", tc.flag)
+				os.Remove("-")
+			}
+		})
+	}
+	code, _, errs := runMain(t, context.Background(), "bench", "-q", "--cpuprofile", "-", srv.URL("/"))
+	if code != exitUsage || !strings.Contains(errs, "give a file") {
+		t.Errorf("--cpuprofile -: exit %d, %q", code, errs)
 	}
 }
