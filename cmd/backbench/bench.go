@@ -429,10 +429,10 @@ func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
 		Warnings:           []string{},
 	}
-	if el := out.Elapsed(); el > 0 {
+	if el := out.Elapsed(); float64(el) >= stats.CPUShareMinSeconds*1e9 {
 		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
 	}
-	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) && out.Elapsed() > int64(100*time.Millisecond) {
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
 	}
 	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {

@@ -119,7 +119,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return &unreachableError{err}
 		}
 		servers = append(servers, s)
-		fmt.Fprintf(stdout, "listening %s %s %s\n", o.protocol, s.Network, s.Addr)
+		proto := o.protocol
+		if o.tls {
+			proto = "https"
+		}
+		fmt.Fprintf(stdout, "listening %s %s %s\n", proto, s.Network, s.Addr)
 	}
 	<-ctx.Done()
 	return nil

@@ -307,7 +307,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	sw := p.report(res)
-	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if err := report.SweepTable(stdout, &sw); err != nil {
 		return err
 	}

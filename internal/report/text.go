@@ -173,8 +173,12 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	if c.Cores == 1 {
 		cores = "core"
 	}
-	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %.0f%% of one core, %d %s%s",
-		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, c.CPUPercent, c.Cores, cores, policy)
+	share := "-" // too short a run to measure
+	if s.TimeTaken >= stats.CPUShareMinSeconds {
+		share = fmt.Sprintf("%.0f%%", c.CPUPercent)
+	}
+	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %s of one core, %d %s%s",
+		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, share, c.Cores, cores, policy)
 	for _, wmsg := range c.Warnings {
 		line("Client warning", "%s", wmsg)
 	}

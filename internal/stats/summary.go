@@ -76,7 +76,8 @@ type ClientHealth struct {
 	// CPUUserSeconds and CPUSysSeconds are the process's CPU time.
 	CPUUserSeconds float64 `json:"cpu_user_seconds"`
 	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
-	// CPUPercent is (user + sys) / wall time, in percent of one core.
+	// CPUPercent is (user + sys) / wall time, in percent of one core; 0
+	// for a run shorter than CPUShareMinSeconds.
 	CPUPercent float64 `json:"cpu_percent"`
 	// Cores is the number of CPUs the client may use.
 	Cores int `json:"cores"`
@@ -96,6 +97,10 @@ const (
 	CPUWarnFraction = 0.9
 	// SchedLateWarnMs of timer lateness warns of a starved scheduler.
 	SchedLateWarnMs = 20.0
+	// CPUShareMinSeconds is the shortest run whose CPU share (CPUPercent)
+	// is measured: below it the CPU clock's granularity dominates, the
+	// share is 0 in JSON and "-" in the text report.
+	CPUShareMinSeconds = 0.1
 )
 
 // OpenModel describes an open-model run.

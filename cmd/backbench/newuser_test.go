@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/stats"
@@ -93,5 +95,35 @@ func TestDashIsStdout(t *testing.T) {
 	code, _, errs := runMain(t, context.Background(), "bench", "-q", "--cpuprofile", "-", srv.URL("/"))
 	if code != exitUsage || !strings.Contains(errs, "give a file") {
 		t.Errorf("--cpuprofile -: exit %d, %q", code, errs)
+	}
+}
+
+// TestCosmetics: serve --tls says https; the sweep header labels its total
+// time; a run too short to measure prints "-" for the client's CPU share.
+// (A regular file as serve's Unix socket: TestServeExitStatus.)
+func TestCosmetics(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want *regexp.Regexp
+	}{
+		{"serve --tls", []string{"serve", "--tls", "--listen", "tcp:127.0.0.1:0"}, regexp.MustCompile(`^listening https tcp 127\.0\.0\.1:\d+\n$`)},
+		{"serve", []string{"serve", "--listen", "tcp:127.0.0.1:0"}, regexp.MustCompile(`^listening http tcp 127\.0\.0\.1:\d+\n$`)},
+		{"sweep header", []string{"sweep", "-q", "-n", "2", "-c", "1", "--warmup", "0", "--out", t.TempDir(), srv.URL("/")},
+			regexp.MustCompile(`(?m)^Sweep: 1 series, 1 levels, 2 requests per level, \d+\.\d s in all\n`)},
+		{"short run", []string{"bench", "-q", "-n", "1", srv.URL("/")},
+			regexp.MustCompile(`(?m)^Client CPU: +\d+\.\d\d s \(user \d+\.\d\d \+ sys \d+\.\d\d\), - of one core, \d+ cores?`)},
+		{"measured run", []string{"bench", "-q", "-t", "0.15", srv.URL("/")},
+			regexp.MustCompile(`(?m)^Client CPU: +\d+\.\d\d s \(user \d+\.\d\d \+ sys \d+\.\d\d\), \d+% of one core, \d+ cores?`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			code, out, errs := runMain(t, ctx, tc.args...)
+			if code != 0 || !tc.want.MatchString(out) {
+				t.Errorf("exit %d, stderr %q; stdout does not match %s:\n%s", code, errs, tc.want, out)
+			}
+		})
 	}
 }
