@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +37,11 @@ type loadOptions struct {
 	headers        []string
 	method         string
 	postFile       string
+	putFile        string
+	head           bool
+	cookies        []string
+	basicAuth      string
+	proxy          string
 	contentType    string
 	variableLength bool
 	quiet          bool
@@ -59,6 +66,7 @@ type benchOptions struct {
 	format         string
 	spectrum       bool
 	cpuProfile     string
+	version        bool
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -70,6 +78,11 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas)")
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
 	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m)")
+	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u)")
+	fs.BoolVarP(&o.head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
+	fs.StringArrayVarP(&o.cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
+	fs.StringVarP(&o.basicAuth, "basic-auth", "A", "", "HTTP basic authentication 'user:password' (an Authorization header; ab's -A)")
+	fs.StringVarP(&o.proxy, "proxy", "X", "", "ab's proxy: refused, backbench talks to the backend itself (bench the proxy's own URL instead)")
 	fs.StringVarP(&o.contentType, "content-type", "T", "", "Content-Type of the body (default text/plain with -p)")
 	fs.BoolVarP(&o.variableLength, "variable-length", "l", false, "accept a variable document length (no Length failures)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output on stderr")
@@ -126,6 +139,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
+	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
 	fs.SortFlags = false
 	return fs
 }
@@ -242,22 +256,32 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 		}
 		r.params = append(r.params, kv)
 	}
+	if err := r.abFlags(o); err != nil {
+		return nil, err
+	}
 	r.method = o.method
-	if o.postFile != "" {
-		b, err := os.ReadFile(o.postFile)
+	bodyFile, bodyFlag, bodyMethod := o.postFile, "-p", "POST"
+	if o.putFile != "" {
+		bodyFile, bodyFlag, bodyMethod = o.putFile, "-u", "PUT"
+	}
+	if o.head {
+		r.method = "HEAD"
+	}
+	if bodyFile != "" {
+		b, err := os.ReadFile(bodyFile)
 		if err != nil {
-			return nil, usagef("cannot read -p file: %v", err)
+			return nil, usagef("cannot read %s file: %v", bodyFlag, err)
 		}
 		r.body = b
 		if r.method == "" {
-			r.method = "POST"
+			r.method = bodyMethod
 		}
 		r.ctype = o.contentType
 		if r.ctype == "" {
 			r.ctype = "text/plain"
 		}
 	} else if o.contentType != "" {
-		return nil, usagef("-T needs a body (-p FILE)")
+		return nil, usagef("-T needs a body (-p FILE or -u FILE)")
 	}
 	if r.method == "" {
 		r.method = "GET"
@@ -280,6 +304,44 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 		}
 	}
 	return r, nil
+}
+
+// abFlags checks the flags that ab users type (-i, -u, -C, -A, -X) and
+// adds the headers of -C and -A.
+func (r *request) abFlags(o *loadOptions) error {
+	switch {
+	case o.proxy != "":
+		return usagef("-X %s: backbench has no proxy mode, it talks to the backend directly; to measure the proxy, bench its own URL", o.proxy)
+	case o.postFile != "" && o.putFile != "":
+		return usagef("-p and -u both give a body: choose one")
+	case o.head && (o.postFile != "" || o.putFile != ""):
+		return usagef("-i (HEAD) sends no body: drop -p or -u")
+	case o.head && o.method != "" && o.method != "HEAD":
+		return usagef("-i and -m %s contradict each other", o.method)
+	}
+	var extra []string
+	if len(o.cookies) > 0 {
+		for _, c := range o.cookies {
+			if name, _, ok := strings.Cut(c, "="); !ok || strings.TrimSpace(name) == "" {
+				return usagef("bad -C %q: want name=value", c)
+			}
+		}
+		extra = append(extra, "Cookie: "+strings.Join(o.cookies, "; "))
+	}
+	if o.basicAuth != "" {
+		if !strings.Contains(o.basicAuth, ":") {
+			return usagef("bad -A %q: want user:password", o.basicAuth)
+		}
+		extra = append(extra, "Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte(o.basicAuth)))
+	}
+	for _, h := range extra {
+		kv, err := parseHeader(h)
+		if err != nil {
+			return err
+		}
+		r.headers = append(r.headers, kv)
+	}
+	return nil
 }
 
 // factory builds the client factory for the request's protocol. verbose, if
@@ -481,6 +543,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newBenchFlags(&o)
 	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
 		return err
+	}
+	if o.version {
+		fmt.Fprint(stdout, versionLine())
+		return nil
 	}
 	if fs.NArg() != 1 {
 		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())

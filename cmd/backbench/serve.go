@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/sockets"
 )
@@ -38,8 +40,7 @@ evented (all connections accepted, one request processed at a time).
 Flags:
 `
 
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o serveOptions
+func newServeFlags(o *serveOptions) *pflag.FlagSet {
 	fs := newFlagSet("serve")
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
@@ -54,6 +55,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.faultEvery, "fault-every", 1, "apply the fault to every K-th request")
 	fs.BoolVar(&o.tls, "tls", false, "http: serve https with a fresh self-signed certificate (clients need --insecure)")
 	addBehaviourFlags(fs, &o.behaviour) // probe.go
+	return fs
+}
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o serveOptions
+	fs := newServeFlags(&o)
 	if err := parseFlags(fs, strings.TrimSuffix(serveUsage, "Flags:\n")+fixtures.FaultHelp()+"\nFlags:\n", args, stdout); err != nil {
 		return err
 	}
