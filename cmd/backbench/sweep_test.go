@@ -420,7 +420,7 @@ func TestSweepPHPFPM(t *testing.T) {
 	}
 	// pm.max_children = 4: with keep-alive a fifth connection would wait
 	// for a worker for the whole level, so the levels stop at 4.
-	code, out, errs, dir := sweepOut(t, "-q", "-n", "40", "-c", "1,2,4", "--keepalive-modes", "on,off", "--document-root", root,
+	code, out, errs, dir := sweepOut(t, "-q", "-n", "40", "-c", "1,2,4", "--keepalive-modes", "off,on", "--document-root", root,
 		"--stop-error-rate", "0", "fpm-tcp="+tcp.URL("/tcp"+realbackend.HelloScript), "fpm-unix="+unix.URL("/unix"+realbackend.HelloScript))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
