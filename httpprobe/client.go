@@ -187,7 +187,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 			class = load.Timeout
 		}
-		c.fail(r, class, fmt.Errorf("connect: %s", sockets.Describe(err)))
+		c.fail(r, class, &sockets.ConnectError{Err: err})
 		return false
 	}
 	c.dl.Forget()
