@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -27,6 +29,7 @@ type probeOptions struct {
 	docRoot     string
 	params      []string
 	unixSocket  string
+	only, skip  []string
 }
 
 const probeUsage = `Usage: backbench probe [flags] URL
@@ -52,6 +55,8 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+	fs.StringSliceVar(&o.only, "only", nil, "FastCGI: run only these checks (comma-separated names, as in the report)")
+	fs.StringSliceVar(&o.skip, "skip", nil, "FastCGI: do not run these checks (comma-separated names)")
 	return fs
 }
 
@@ -127,8 +132,11 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		params = append(params, kv)
 	}
 	isFCGI := tgt.Scheme == sockets.SchemeFCGI
-	if !isFCGI && (o.docRoot != "" || len(params) > 0) {
-		return usagef("--document-root and --param apply to fcgi:// targets only")
+	if !isFCGI && (o.docRoot != "" || len(params) > 0 || len(o.only) > 0 || len(o.skip) > 0) {
+		return usagef("--document-root, --param, --only and --skip apply to fcgi:// targets only")
+	}
+	if _, err := fcgi.SelectChecks(o.only, o.skip); err != nil {
+		return usagef("%v", err)
 	}
 	docRoot := ""
 	if isFCGI {
@@ -142,11 +150,17 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("bad --document-root %q: %v", o.docRoot, err)
 		}
 	}
-	if err := sockets.Check(ctx, tgt, o.timeout); err != nil {
+	// FastCGI: no connection without a request (Ruby's fcgi.rb exits on
+	// one); the first check's own dial decides reachability.
+	check := sockets.StatUnix(tgt)
+	if !isFCGI && check == nil {
+		check = sockets.Check(ctx, tgt, o.timeout)
+	}
+	if check != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		return &unreachableError{err}
+		return &unreachableError{check}
 	}
 	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
 	if o.format == "text" {
@@ -159,8 +173,12 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
 			Config: fcgi.Config{Target: tgt, Headers: headers, DocumentRoot: docRoot,
 				Params: params, Timeout: o.timeout},
-			MaxRequests: o.maxRequests,
+			MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip,
 		})
+		if errors.Is(err, fcgi.ErrUnreachable) {
+			return &unreachableError{fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
+				strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
+		}
 		if err != nil {
 			return usagef("%v", err)
 		}
