@@ -119,6 +119,10 @@ var crashMeaning = map[string]string{
 	"abort":                       "a frontend that aborts a request (FCGI_ABORT_REQUEST, as when a client goes away) would take it down",
 }
 
+// crashSettle is how long the probe waits after a check that the server
+// closed without an answer, before the next check dials.
+const crashSettle = 300 * time.Millisecond
+
 // ErrUnreachable is returned by Probe, wrapped with the dial's error, when
 // the first check cannot connect at all (refused, no such socket).
 var ErrUnreachable = errors.New("fcgi: the server cannot be reached")
@@ -419,6 +423,15 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
 		}
 		if p.reached {
 			last = name
+		}
+		if chk.Verdict == VerdictClosed || chk.Verdict == VerdictError {
+			// A server that closed without answering may be on its way
+			// out (Ruby prints a backtrace first): let it go before the
+			// next check dials, or that check would take the blame.
+			select {
+			case <-time.After(min(p.timeout, crashSettle)):
+			case <-ctx.Done():
+			}
 		}
 	}
 	return r, nil
