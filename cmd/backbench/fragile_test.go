@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +227,38 @@ func TestProbeFragileServer(t *testing.T) {
 	code, _, errs = runMain(t, context.Background(), "probe", "--only", "nosuch", srv.URL("/x"))
 	if code != exitUsage || !strings.Contains(errs, `unknown check "nosuch"`) {
 		t.Errorf("--only nosuch: exit %d, %s", code, errs)
+	}
+}
+
+// TestServeExitAfter: `backbench serve --exit-after 3` answers 3 requests
+// and exits with one error line saying so; bench reports the loss.
+func TestServeExitAfter(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		done <- Main(ctx, nil, []string{"serve", "--protocol", "fcgi", "--listen", "unix:" + sock, "--exit-after", "3"}, &out, &errb)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("serve did not listen")
+		}
+	}
+	s := benchJSON(t, "-n", "6", "fcgi://unix:"+sock+":/x")
+	if s.Complete != 3 || s.BackendLost == nil || s.BackendLost.AfterRequests != 3 {
+		t.Errorf("complete %d, lost %+v", s.Complete, s.BackendLost)
+	}
+	if code := <-done; code != 1 || !strings.Contains(errb.String(), "exited after 3 requests") ||
+		strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
+		t.Errorf("serve: exit %d, stderr %q", code, errb.String())
+	}
+	code, _, errs := runMain(t, context.Background(), "serve", "--listen", "unix:"+sock, "--exit-after", "-1")
+	if code != exitUsage || !strings.Contains(errs, "--exit-after") {
+		t.Errorf("--exit-after -1: exit %d, %q", code, errs)
 	}
 }
