@@ -40,7 +40,9 @@ func watchRun(t *testing.T, c, ups int, n int64, w *Watch, refuse func(i int64, 
 	t.Helper()
 	var next atomic.Int64
 	rec := stats.NewRecorder(stats.Options{Shards: c})
-	f := func(context.Context) (load.Client, error) { return &dialClient{next: &next, ups: ups, refuse: refuse}, nil }
+	f := func(context.Context) (load.Client, error) {
+		return &dialClient{next: &next, ups: ups, refuse: refuse}, nil
+	}
 	out, err := Closed(context.Background(), Config{Concurrency: c, Requests: n, Factory: f, Recorder: rec, Watch: w})
 	if err != nil {
 		t.Fatal(err)
