@@ -64,7 +64,7 @@ const (
 	VerdictUnknownRole = "UNKNOWN_ROLE"
 	VerdictUnknownType = "UNKNOWN_TYPE"
 	VerdictEndRequest  = "END_REQUEST"
-	VerdictSkipped     = "skipped"
+	VerdictSkipped     = probe.VerdictSkipped
 )
 
 // ProbeUnknownName is the variable name, unknown to every server, that the
@@ -401,7 +401,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
 	for _, name := range ProbeChecks {
 		chk := byName[name]
 		if !run[name] {
-			chk.Verdict, chk.Evidence = VerdictSkipped, "not selected (--only, --skip)"
+			chk.Verdict, chk.Evidence = VerdictSkipped, probe.NotSelected
 			continue
 		}
 		if r.CrashedOn != "" {
@@ -440,27 +440,9 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
 // SelectChecks returns the checks to run given --only and --skip lists of
 // names (ProbeChecks); an unknown name is an error.
 func SelectChecks(only, skip []string) (map[string]bool, error) {
-	known := map[string]bool{}
-	for _, n := range ProbeChecks {
-		known[n] = true
-	}
-	run := map[string]bool{}
-	for _, n := range only {
-		if !known[n] {
-			return nil, fmt.Errorf("fcgi: unknown check %q (want one of: %s)", n, strings.Join(ProbeChecks, ", "))
-		}
-		run[n] = true
-	}
-	if len(only) == 0 {
-		for n := range known {
-			run[n] = true
-		}
-	}
-	for _, n := range skip {
-		if !known[n] {
-			return nil, fmt.Errorf("fcgi: unknown check %q (want one of: %s)", n, strings.Join(ProbeChecks, ", "))
-		}
-		delete(run, n)
+	run, err := probe.Select(ProbeChecks, only, skip)
+	if err != nil {
+		return nil, fmt.Errorf("fcgi: %w", err)
 	}
 	return run, nil
 }

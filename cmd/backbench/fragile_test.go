@@ -262,3 +262,18 @@ func TestServeExitAfter(t *testing.T) {
 		t.Errorf("--exit-after -1: exit %d, %q", code, errs)
 	}
 }
+
+// TestProbeHTTPOnlySkip: --only and --skip choose the HTTP checks too.
+func TestProbeHTTPOnlySkip(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	code, out, errs := runMain(t, context.Background(), "probe", "--only", "http11_persistent,server", "--skip", "server", srv.URL("/"))
+	if code != 0 || !strings.Contains(out, "http11_persistent            honored") ||
+		!strings.Contains(out, "server                       skipped          not selected") ||
+		!strings.Contains(out, "idle_timeout_seconds         skipped") {
+		t.Errorf("exit %d %s:\n%s", code, errs, out)
+	}
+	code, _, errs = runMain(t, context.Background(), "probe", "--skip", "abort", srv.URL("/"))
+	if code != exitUsage || !strings.Contains(errs, `unknown check "abort"`) {
+		t.Errorf("--skip abort on HTTP: exit %d, %s", code, errs)
+	}
+}

@@ -55,8 +55,8 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
-	fs.StringSliceVar(&o.only, "only", nil, "FastCGI: run only these checks (comma-separated names, as in the report)")
-	fs.StringSliceVar(&o.skip, "skip", nil, "FastCGI: do not run these checks (comma-separated names)")
+	fs.StringSliceVar(&o.only, "only", nil, "run only these checks (comma-separated names, as in the report)")
+	fs.StringSliceVar(&o.skip, "skip", nil, "do not run these checks (comma-separated names)")
 	return fs
 }
 
@@ -132,10 +132,14 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		params = append(params, kv)
 	}
 	isFCGI := tgt.Scheme == sockets.SchemeFCGI
-	if !isFCGI && (o.docRoot != "" || len(params) > 0 || len(o.only) > 0 || len(o.skip) > 0) {
-		return usagef("--document-root, --param, --only and --skip apply to fcgi:// targets only")
+	if !isFCGI && (o.docRoot != "" || len(params) > 0) {
+		return usagef("--document-root and --param apply to fcgi:// targets only")
 	}
-	if _, err := fcgi.SelectChecks(o.only, o.skip); err != nil {
+	selectChecks := httpprobe.SelectChecks
+	if isFCGI {
+		selectChecks = fcgi.SelectChecks
+	}
+	if _, err := selectChecks(o.only, o.skip); err != nil {
 		return usagef("%v", err)
 	}
 	docRoot := ""
@@ -189,7 +193,7 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, summary}
 	} else {
 		rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: headers,
-			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests})
+			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
 		if err != nil {
 			return usagef("%v", err)
 		}
