@@ -167,9 +167,6 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return &unreachableError{check}
 	}
 	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
-	if o.format == "text" {
-		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
-	}
 	var lines []probeLine
 	var summary []string
 	var out any
@@ -210,6 +207,9 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	} else {
+		// After the checks: a FastCGI target that cannot be reached is
+		// known only from the first check's dial.
+		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
 		for _, l := range lines {
 			fmt.Fprintf(stdout, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
 		}
