@@ -408,24 +408,27 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// execute checks that the target is reachable, runs the closed model and
-// returns the merged records and the summary.
-// With announce, it prints ab's "Benchmarking" line on stderr once the
-// target is known to be reachable.
+// execute runs the closed (or open) model and returns the merged records
+// and the summary. It opens no connection without a request: a target that
+// cannot be reached is found by the run's own first dials (run.Watch).
+// With announce, it prints ab's "Benchmarking" line on stderr first.
 func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr io.Writer) (*stats.Merged, stats.Summary, error) {
 	o := &r.opts
 	noFile, err := sockets.RaiseNoFileLimit(uint64(o.concurrency)*2 + 64)
 	if err != nil && !o.quiet {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
-	if err := checkReachable(ctx, r.target, r.cluster.upstreams, o.timeout, stderr); err != nil {
-		if ctx.Err() != nil {
-			return nil, stats.Summary{}, errInterrupted
-		}
+	if err := checkSockets(r.target, r.cluster.upstreams, stderr); err != nil {
 		return nil, stats.Summary{}, &unreachableError{err}
 	}
-	if announce {
-		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
+	// ab's "Benchmarking" line, once a dial of the run has reached the
+	// target (or after the run), so that an unreachable target gets one
+	// error line only.
+	var announceOnce sync.Once
+	announceNow := func() {
+		if announce {
+			announceOnce.Do(func() { fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL) })
+		}
 	}
 	r.policy = applySched(o, stderr)
 	defer useThreads(o)()
@@ -450,7 +453,8 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	rec := stats.NewRecorder(ropts)
 	stopProgress := r.progress(rec, stderr)
 	backend := startBackendProbe(ctx, r)
-	cfg := run.Config{Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit, Factory: f, Recorder: rec}
+	watch := &run.Watch{Upstreams: len(r.cluster.upstreams), OnReach: announceNow}
+	cfg := run.Config{Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit, Factory: f, Recorder: rec, Watch: watch}
 	var out run.Outcome
 	if o.rate > 0 {
 		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: o.rate})
@@ -462,6 +466,11 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	if err != nil {
 		return nil, stats.Summary{}, err
 	}
+	if err := watch.Unreachable(); err != nil && ctx.Err() == nil {
+		return nil, stats.Summary{}, &unreachableError{dialError(r.target, r.cluster.upstreams, 0, err)}
+	}
+	announceNow()
+	warnDeadUpstreams(r.target, r.cluster.upstreams, watch.UpstreamErrors(), stderr)
 	m := rec.Merge()
 	if raw != nil {
 		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
@@ -470,6 +479,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	}
 	sum := m.Summary(r.runInfo(out))
 	sum.Backend = backendUsage
+	sum.BackendLost = watch.Lost()
 	sum.TLS = tlsInfo(r.dialer, &r.cluster)
 	tw := 0
 	if r.target.Network == "tcp" && !o.keepAlive {

@@ -84,6 +84,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.status < 100 || o.status > 999 {
 		return usagef("serve: --status %d: want a code from 100 to 999", o.status)
 	}
+	if o.behaviour.ExitAfter < 0 {
+		return usagef("serve: --exit-after must be 0 or more")
+	}
 	if o.faultEvery < 1 {
 		return usagef("serve: --fault-every must be at least 1")
 	}
@@ -132,6 +135,22 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "listening %s %s %s\n", proto, s.Network, s.Addr)
 	}
-	<-ctx.Done()
-	return nil
+	died := make(chan *fixtures.Server, len(servers))
+	for _, s := range servers {
+		go func() {
+			select {
+			case <-s.Died():
+				died <- s
+			case <-ctx.Done():
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case s := <-died:
+		// A behaviour switch (--die-on-empty-conn, --exit-after,
+		// --fcgi-get-values die) plays a backend that exits.
+		return fmt.Errorf("serve: the backend on %s %s exited: %s", s.Network, s.Addr, s.DeathReason())
+	}
 }

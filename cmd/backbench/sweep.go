@@ -232,11 +232,11 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			seen[l] = true
 			p.requests = append(p.requests, &r)
 			p.series = append(p.series, sweep.Series{Label: l, Info: r.runInfo, VariableLength: o.variableLength,
-				Observe: r.observeBackend})
+				Observe: r.observeBackend, Upstreams: len(r.cluster.upstreams)})
 		}
 	}
 	r0 := p.requests[0]
-	p.cfg.Levels = levels
+	p.cfg.Levels, p.cfg.EndUnreachable = levels, true
 	p.cfg.Requests, p.cfg.Duration = r0.opts.requests, o.timeLimit
 	switch {
 	case fs.Changed("warmup"):
@@ -260,7 +260,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	// Make --out before any connection, so that a bad path costs nothing;
-	// the files are created once a target is known to answer.
+	// the files are created once a target has answered.
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return usagef("sweep: cannot create --out directory: %v", err)
 	}
@@ -276,16 +276,6 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		r.policy = policy
 	}
 	defer useThreads(&o.loadOptions)()
-	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png"}
-	files := make([]*os.File, len(names))
-	for i, n := range names {
-		f, err := os.Create(filepath.Join(o.out, n))
-		if err != nil {
-			return usagef("sweep: cannot create output file: %v", err)
-		}
-		defer f.Close()
-		files[i] = f
-	}
 
 	var verbose io.Writer
 	if o.verbosity >= 2 {
@@ -306,6 +296,19 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	stop()
 	if err != nil {
 		return err
+	}
+	if err := p.unreachable(res, stderr); err != nil {
+		return err
+	}
+	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png"}
+	files := make([]*os.File, len(names))
+	for i, n := range names {
+		f, err := os.Create(filepath.Join(o.out, n))
+		if err != nil {
+			return usagef("sweep: cannot create output file: %v", err)
+		}
+		defer f.Close()
+		files[i] = f
 	}
 	sw := p.report(res)
 	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
@@ -348,10 +351,11 @@ func perLevel(sw *report.Sweep) string {
 	return strings.Join(parts, ", ")
 }
 
-// check makes sure that at least one target answers a connection. Targets
-// that do not are reported on stderr and still run (their failures are
-// data, and --stop-error-rate ends them); if none answers, the sweep is
-// not run (exit status 1).
+// check makes sure, without connecting, that at least one target's Unix
+// socket path is a socket (sockets.StatUnix); TCP targets are checked by
+// their series' own first dials (see unreachable). Targets that fail are
+// reported on stderr and still run; if none is left, the sweep is not run
+// (exit status 1).
 func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
 	type probe struct {
 		err    error
@@ -364,10 +368,7 @@ func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
 		key := r.target.Network + " " + r.target.Address
 		pr := probes[key]
 		if pr == nil {
-			pr = &probe{err: sockets.Check(ctx, r.target, r.opts.timeout)}
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
+			pr = &probe{err: checkSockets(r.target, r.cluster.upstreams, io.Discard)}
 			probes[key] = pr
 			order = append(order, key)
 		}
@@ -387,6 +388,26 @@ func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
 	}
 	for _, err := range errs {
 		fmt.Fprintf(stderr, "backbench: warning: %v (the series runs; its failures are in the report)\n", err)
+	}
+	return ctx.Err()
+}
+
+// unreachable returns the exit-1 error when no series could reach its
+// target at its first run, and otherwise warns on stderr about each
+// series that could not (it stopped; the others went on).
+func (p *sweepPlan) unreachable(res sweep.Result, stderr io.Writer) error {
+	var errs []error
+	for i, sr := range res.Series {
+		if sr.Unreachable != nil {
+			r := p.requests[i]
+			errs = append(errs, fmt.Errorf("%s: %w", sr.Label, dialError(r.target, r.cluster.upstreams, 0, sr.Unreachable)))
+		}
+	}
+	if len(errs) == len(res.Series) && !res.Interrupted {
+		return &unreachableError{errors.Join(errs...)}
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "backbench: warning: %v (the series stopped)\n", err)
 	}
 	return nil
 }

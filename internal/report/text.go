@@ -185,6 +185,9 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	if s.Interrupted {
 		line("Interrupted", "yes: the report covers the requests completed before the signal")
 	}
+	if s.BackendLost != nil {
+		line("Backend lost", "%s", s.BackendLost)
+	}
 	if s.TLS != nil {
 		line("TLS handshakes", "%d (%d resumed a session)", s.TLS.Handshakes, s.TLS.Resumed)
 	}

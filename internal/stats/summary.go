@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -206,6 +207,26 @@ type Summary struct {
 	// their remedies.
 	Notes       []string `json:"notes"`
 	Interrupted bool     `json:"interrupted"`
+	// BackendLost says when the backend stopped accepting connections
+	// during the run; nil when it did not.
+	BackendLost *BackendLost `json:"backend_lost"`
+}
+
+// BackendLost is the moment a backend that had accepted connections
+// refused them (or its Unix socket vanished) during a run.
+type BackendLost struct {
+	// AfterRequests is how many requests had completed by then.
+	AfterRequests int64 `json:"after_requests"`
+	// AtSeconds is when, in seconds from the start of the run.
+	AtSeconds float64 `json:"at_seconds"`
+	// Error is the dial's error in a user's words ("connection refused").
+	Error string `json:"error"`
+}
+
+// String is the report's sentence for the loss.
+func (b *BackendLost) String() string {
+	return fmt.Sprintf("the backend stopped accepting connections after %d completed requests, at %.2f s: %s",
+		b.AfterRequests, b.AtSeconds, b.Error)
 }
 
 // Summary reduces the merged records of a run to a Summary.
