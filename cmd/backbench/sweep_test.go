@@ -510,7 +510,7 @@ func TestSweepCluster(t *testing.T) {
 		}
 		r := se.Records[i]
 		if r.Schema != 1 || len(r.Upstreams) != 3 || r.Plan.Concurrency != s.Concurrency || r.Counts.Complete != s.Complete ||
-			r.Failures(load.KindRefused) != s.Upstreams[2].Failed || r.StartedAt.IsZero() || r.Environment.CPUs == 0 {
+			r.CauseCount(load.KindRefused) != s.Upstreams[2].Failed || r.StartedAt.IsZero() || r.Environment.CPUs == 0 {
 			t.Errorf("c=%d: record %+v", s.Concurrency, r)
 		}
 	}

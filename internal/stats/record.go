@@ -522,8 +522,9 @@ func (r *Record) Rows() []RawRow { return r.rows }
 // RawErr returns the first error writing the raw file, if any.
 func (r *Record) RawErr() error { return r.rawErr }
 
-// Failures returns the failure count of a kind (summed over classes).
-func (r *Record) Failures(k load.Kind) int64 {
+// CauseCount returns how many failures were of kind k, whatever their
+// class.
+func (r *Record) CauseCount(k load.Kind) int64 {
 	var n int64
 	for _, c := range r.Causes {
 		if c.Kind == k {
