@@ -548,5 +548,8 @@ func (m *Merged) quantile(p Phase, q float64) float64 {
 	return math.Min(math.Max(v, lo), hi)
 }
 
+// PhaseCount returns how many values phase p holds.
+func (m *Merged) PhaseCount(p Phase) int64 { return m.mom[p].n }
+
 // Quantile returns the q-th percentile (0..100) of the total time in ms.
 func (m *Merged) Quantile(q float64) float64 { return m.quantile(PhaseTotal, q) }
