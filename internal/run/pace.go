@@ -22,14 +22,17 @@ import (
 //   - then spinning on the monotonic clock for the last paceSpin.
 //
 // The nanosleep is a blocking system call (syscall.Nanosleep, not a raw
-// one): the runtime hands the goroutine's P to other workers meanwhile, so
-// at most the requests due within paceCoarse hold a thread each. The spin
+// one, which would keep the goroutine's P from the other workers): at most
+// the requests due within paceCoarse hold a thread each. paceCoarse leaves
+// room for a runtime timer that wakes late on a loaded machine. The spin
 // and the syscalls count in the client's CPU like the rest of its work.
-// Measured on a shared 2-core machine: 2 to 10 µs late at p50, 35 to 120 µs
-// at p99, from 100 to 10,000 requests a second (time.Sleep alone: 500 µs at
-// p50, 1 ms at p99).
+// Measured on a shared 2-core machine: under 10 µs late at p50, 35 to 120 µs
+// at p99, from 100 to 10,000 requests a second, when no other program held
+// the CPUs (time.Sleep alone: 500 µs at p50, 1 ms at p99); a thread woken on
+// time still waits when the kernel gives its CPU to another program, which
+// the report's client lateness shows.
 const (
-	paceCoarse = 2 * time.Millisecond
+	paceCoarse = 5 * time.Millisecond
 	paceSpin   = 20 * time.Microsecond
 )
 
