@@ -178,7 +178,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("report: chart: %w", err)
 		}
-		ring.Shape = draw.CircleGlyph{}
+		ring.Shape = draw.RingGlyph{}
 		ring.Radius = vg.Points(7)
 		ring.Color = color.RGBA{R: 200, A: 255}
 		bottom.Add(ring)
