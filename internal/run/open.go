@@ -41,7 +41,7 @@ type OpenAccount struct {
 
 // Open runs the open model. Workers take request numbers i = 0, 1, 2 ... from
 // one atomic counter; request i is due at start + i/Rate. A worker that takes
-// a number before its time waits until then (waitUntil: precise to tens of
+// a number before its time waits until then (pacer: precise to tens of
 // microseconds); one that takes it late (it was busy: the in-flight ceiling
 // held the rate back) sends at once. The recorder sees Intended on every
 // result, and tells the two kinds of lateness apart.
@@ -112,8 +112,8 @@ type pendingReq struct {
 // any.
 func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomic.Int64, limit, start int64, interval float64) (pendingReq, bool) {
 	var res load.Result
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	pc := newPacer(ctx)
+	defer pc.close()
 	for ctx.Err() == nil {
 		i := next.Add(1) - 1
 		if limit > 0 && i >= limit {
@@ -121,7 +121,7 @@ func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomi
 		}
 		due := start + int64(float64(i)*interval)
 		queued := load.Now() >= due
-		if !queued && !waitUntil(ctx, due, timer) {
+		if !queued && !pc.waitUntil(ctx, due) {
 			return pendingReq{intended: due}, true
 		}
 		if ctx.Err() != nil {

@@ -2,72 +2,105 @@ package run
 
 import (
 	"context"
-	"runtime"
+	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/backbench/backbench/internal/load"
 )
 
 // Pacing of the open model. A Go timer or sleep wakes 0.5 to 1 ms after its
-// time (the runtime's timers), which the open model would charge to every
-// latency it corrects; so a worker waits for a request's intended start in
-// three steps:
+// time (the runtime's poller sleeps in whole milliseconds), which the open
+// model would charge to every latency it corrects. A thread of its own
+// sleeping in nanosleep is precise, but a goroutine in a blocking system
+// call keeps its P until the runtime's monitor takes it back, up to 10 ms
+// later: with a few workers asleep at once on a 2-core machine, no
+// goroutine could run, responses included, and the uncorrected latencies
+// grew tenfold in a trial.
 //
-//   - while more than paceCoarse away, on a runtime timer (no thread held,
-//     and the run's cancellation is seen), until paceCoarse before the time;
-//   - then on a nanosleep of its own OS thread with the thread's timer slack
-//     at 1 ns (PR_SET_TIMERSLACK; the default 50 µs slack is itself a
-//     lateness), until paceSpin before the time;
-//   - then spinning on the monotonic clock for the last paceSpin.
-//
-// The nanosleep is a blocking system call (syscall.Nanosleep, not a raw
-// one, which would keep the goroutine's P from the other workers): at most
-// the requests due within paceCoarse hold a thread each. paceCoarse leaves
-// room for a runtime timer that wakes late on a loaded machine. The spin
-// and the syscalls count in the client's CPU like the rest of its work.
-// Measured on a shared 2-core machine: under 10 µs late at p50, 35 to 120 µs
-// at p99, from 100 to 10,000 requests a second, when no other program held
-// the CPUs (time.Sleep alone: 500 µs at p50, 1 ms at p99); a thread woken on
-// time still waits when the kernel gives its CPU to another program, which
-// the report's client lateness shows.
+// So each worker owns a timerfd (a kernel high-resolution timer that
+// becomes readable when it expires), read through the runtime's poller:
+// the goroutine parks like one waiting for a socket, holds no P and no
+// thread, and the poller wakes it within microseconds of the expiry. It is
+// armed paceSpin before the intended start, and the worker spins on the
+// monotonic clock for the rest. The spin counts in the client's CPU like
+// the rest of its work. Where no timerfd can be made, a runtime timer
+// stands in (precise to about a millisecond).
+const paceSpin = 20 * time.Microsecond
+
+// timerfd_create flags (TFD_NONBLOCK, TFD_CLOEXEC) and CLOCK_MONOTONIC.
 const (
-	paceCoarse = 5 * time.Millisecond
-	paceSpin   = 20 * time.Microsecond
+	tfdFlags       = syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	clockMonotonic = 1
 )
 
-// prSetTimerSlack is prctl's PR_SET_TIMERSLACK (linux/prctl.h).
-const prSetTimerSlack = 29
+// pacer waits for intended start times, for one worker.
+type pacer struct {
+	fd    int
+	f     *os.File // fd, read through the runtime's poller
+	buf   [8]byte
+	timer *time.Timer // without a timerfd
+	stop  func() bool
+}
 
-// waitUntil returns at due (load.Now nanoseconds) or just after, or false at
-// once when ctx is done first. timer is the worker's own, stopped.
-func waitUntil(ctx context.Context, due int64, timer *time.Timer) bool {
-	wait := due - load.Now()
-	if wait > int64(paceCoarse+time.Millisecond) {
-		timer.Reset(time.Duration(wait) - paceCoarse)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return false
-		}
-		wait = due - load.Now()
+// newPacer makes a worker's pacer; close releases it. When ctx is done the
+// pacer's timer fires at once, which ends a wait in progress.
+func newPacer(ctx context.Context) *pacer {
+	p := &pacer{fd: -1}
+	fd, _, errno := syscall.Syscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, tfdFlags, 0)
+	if errno != 0 {
+		p.timer = time.NewTimer(time.Hour)
+		p.timer.Stop()
+		return p
 	}
-	if wait > int64(paceSpin) {
-		runtime.LockOSThread()
-		// Errors are ignored: without the slack or the sleep, the spin
-		// below still ends the wait on time, at some CPU cost. A signal
-		// (the runtime's preemption) cuts a sleep short: sleep again.
-		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1, 0)
-		for ; wait > int64(paceSpin); wait = due - load.Now() {
-			ts := syscall.NsecToTimespec(wait - int64(paceSpin))
-			if syscall.Nanosleep(&ts, nil) != syscall.EINTR {
-				break
+	p.fd = int(fd)
+	p.f = os.NewFile(fd, "timerfd")
+	p.stop = context.AfterFunc(ctx, func() { p.arm(1) })
+	return p
+}
+
+func (p *pacer) close() {
+	if p.f != nil {
+		p.stop()
+		p.f.Close()
+	}
+}
+
+// arm sets the timerfd to expire once, ns nanoseconds from now.
+func (p *pacer) arm(ns int64) {
+	its := [2]syscall.Timespec{{}, syscall.NsecToTimespec(ns)} // interval, value
+	_, _, _ = syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(p.fd), 0, uintptr(unsafe.Pointer(&its)), 0, 0, 0)
+}
+
+// waitUntil returns true at due (load.Now nanoseconds) or just after, or
+// false as soon as ctx is done.
+func (p *pacer) waitUntil(ctx context.Context, due int64) bool {
+	if wait := due - load.Now() - int64(paceSpin); wait > 0 {
+		if p.f == nil {
+			p.timer.Reset(time.Duration(wait))
+			select {
+			case <-p.timer.C:
+			case <-ctx.Done():
+				p.timer.Stop()
+				return false
+			}
+		} else {
+			p.arm(wait)
+			// Armed after the cancellation's own arming, this one would
+			// hide it: look at ctx once more.
+			if ctx.Err() != nil {
+				return false
+			}
+			if _, err := p.f.Read(p.buf[:]); err != nil {
+				return false
 			}
 		}
-		runtime.UnlockOSThread()
+	}
+	if ctx.Err() != nil {
+		return false
 	}
 	for load.Now() < due {
 	}
-	return ctx.Err() == nil
+	return true
 }
