@@ -23,7 +23,13 @@ import (
 // 1,000 requests a second.
 func TestOpenModelPacingError(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
+	attempt := 0
 	withSpeedRetries(t, func() (bad []string) {
+		// A burst of other work on a shared machine holds the CPUs for
+		// tens of ms; the next attempt waits a little for it to pass.
+		if attempt++; attempt > 1 {
+			time.Sleep(2 * time.Second)
+		}
 		s := benchJSON(t, "--rate", "1000", "-n", "1000", "-c", "4", "-k", srv.URL("/"))
 		if s.Open == nil || s.Complete != 1000 || s.Failed != 0 || s.Open.ClientLatenessMs == nil {
 			t.Fatalf("complete %d failed %d open %+v", s.Complete, s.Failed, s.Open)

@@ -16,8 +16,9 @@ import (
 // sleeping in nanosleep is precise, but a goroutine in a blocking system
 // call keeps its P until the runtime's monitor takes it back, up to 10 ms
 // later: with a few workers asleep at once on a 2-core machine, no
-// goroutine could run, responses included, and the uncorrected latencies
-// grew tenfold in a trial.
+// goroutine could run, responses included: in trials the uncorrected p99
+// grew from 0.5 to 4 ms at 1,000 requests a second, and from 0.2 to 2 or
+// 3 ms at 10,000 even with only the last 300 µs slept that way.
 //
 // So each worker owns a timerfd (a kernel high-resolution timer that
 // becomes readable when it expires), read through the runtime's poller:
