@@ -21,27 +21,46 @@ import (
 // client's own pacing error, which must stay within tens of microseconds:
 // corrected minus uncorrected at most 0.05 ms at p50 and 0.3 ms at p99, at
 // 1,000 requests a second.
+//
+// A machine shared with other work takes the CPUs from the whole process
+// for tens of milliseconds at times, which no pacing can undo: an attempt
+// whose scheduler probe saw the client's goroutines wait over 2 ms for a
+// CPU is inconclusive at p99 (the p50 bound, which a broken pacer fails
+// whatever the load, still holds it); the test fails when a conclusive
+// attempt misses, or when no attempt passes at p50.
 func TestOpenModelPacingError(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	attempt := 0
 	withSpeedRetries(t, func() (bad []string) {
-		// A burst of other work on a shared machine holds the CPUs for
-		// tens of ms; the next attempt waits a little for it to pass.
+		// A burst of other work holds the CPUs for a while; the next
+		// attempt waits a little for it to pass.
 		if attempt++; attempt > 1 {
 			time.Sleep(2 * time.Second)
 		}
-		s := benchJSON(t, "--rate", "1000", "-n", "1000", "-c", "4", "-k", srv.URL("/"))
+		s := benchJSON(t, "--rate", "1000", "-n", "1000", "-c", "16", "-k", srv.URL("/"))
 		if s.Open == nil || s.Complete != 1000 || s.Failed != 0 || s.Open.ClientLatenessMs == nil {
 			t.Fatalf("complete %d failed %d open %+v", s.Complete, s.Failed, s.Open)
 		}
+		starved := s.Client.SchedulerLateMaxMs > 2
 		for _, k := range []struct {
 			rank string
 			max  float64
 		}{{"50", 0.05}, {"99", 0.3}} {
-			if d := s.Percentiles[k.rank] - s.UncorrectedPercentiles[k.rank]; d > k.max {
-				bad = append(bad, fmt.Sprintf("p%s corrected %.3f ms - uncorrected %.3f ms = %.3f ms > %.2f ms (client lateness %+v)",
-					k.rank, s.Percentiles[k.rank], s.UncorrectedPercentiles[k.rank], d, k.max, *s.Open.ClientLatenessMs))
+			d := s.Percentiles[k.rank] - s.UncorrectedPercentiles[k.rank]
+			if d <= k.max {
+				continue
 			}
+			msg := fmt.Sprintf("p%s corrected %.3f ms - uncorrected %.3f ms = %.3f ms > %.2f ms (client lateness %+v, CPU waits up to %.1f ms)",
+				k.rank, s.Percentiles[k.rank], s.UncorrectedPercentiles[k.rank], d, k.max, *s.Open.ClientLatenessMs, s.Client.SchedulerLateMaxMs)
+			if k.rank == "99" && starved {
+				if attempt < speedAttempts {
+					bad = append(bad, msg)
+				} else {
+					t.Logf("inconclusive on a starved machine: %s", msg)
+				}
+				continue
+			}
+			bad = append(bad, msg)
 		}
 		return bad
 	})
