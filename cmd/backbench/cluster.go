@@ -135,19 +135,22 @@ func (cl *cluster) dialer(t sockets.Target, timeout time.Duration) *sockets.Dial
 	return sockets.NewClusterDialer(t, sockets.DialerOptions{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Timeout: timeout})
 }
 
-// checkReachable checks every upstream before any load. It fails only when
-// none can be reached; a dead address in a cluster is reported on stderr
-// and shows in the report as that address's connect failures.
-func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, timeout time.Duration, stderr io.Writer) error {
+// checkSockets checks, without connecting, the Unix socket paths of the
+// target or of its upstreams (sockets.StatUnix): a connection without a
+// request takes some servers down, so reachability over the network is
+// decided by the run's own dials (run.Watch). It fails only when no
+// address is left; a bad path in a cluster is reported on stderr and shows
+// in the report as that address's connect failures.
+func checkSockets(t sockets.Target, ups []sockets.Addr, stderr io.Writer) error {
 	if len(ups) == 0 {
-		return sockets.Check(ctx, t, timeout)
+		return sockets.StatUnix(t)
 	}
 	var firstErr error
 	ok := 0
 	for _, a := range ups {
 		ut := t
 		ut.Network, ut.Address = a.Network, a.Address
-		if err := sockets.Check(ctx, ut, timeout); err != nil {
+		if err := sockets.StatUnix(ut); err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -162,6 +165,29 @@ func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, t
 		return firstErr
 	}
 	return nil
+}
+
+// dialError words a dial failure of upstream i (of ups; the target itself
+// when ups is empty) as the unreachable error of exit status 1.
+func dialError(t sockets.Target, ups []sockets.Addr, i int, err error) error {
+	network, address := t.Network, t.Address
+	if i >= 0 && i < len(ups) {
+		network, address = ups[i].Network, ups[i].Address
+	}
+	return fmt.Errorf("cannot connect to %s %s: %s", network, address, strings.TrimPrefix(err.Error(), "connect: "))
+}
+
+// warnDeadUpstreams reports on stderr the upstreams of a cluster that no
+// dial of the run reached (their failures are in the report).
+func warnDeadUpstreams(t sockets.Target, ups []sockets.Addr, errs []error, stderr io.Writer) {
+	if len(ups) < 2 {
+		return
+	}
+	for i, err := range errs {
+		if err != nil && i < len(ups) {
+			fmt.Fprintf(stderr, "backbench: warning: upstream %s: %v\n", ups[i], dialError(t, ups, i, err))
+		}
+	}
 }
 
 // backendProbe samples the backend's processes and php-fpm's status page

@@ -9,6 +9,8 @@ package load
 
 import (
 	"context"
+	"errors"
+	"syscall"
 	"time"
 )
 
@@ -143,3 +145,12 @@ func Now() int64 { return int64(time.Since(epoch)) }
 
 // Time converts a time from Now back into a wall-clock time.Time.
 func Time(ns int64) time.Time { return epoch.Add(time.Duration(ns)) }
+
+// Unreachable reports whether a dial error says that nothing accepts
+// connections at the address: connection refused, no such Unix socket, not
+// a socket, or permission denied (not a full backlog, a timeout or a
+// shortage of the client's own ports or files).
+func Unreachable(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) ||
+		errors.Is(err, syscall.ENOTSOCK) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+}

@@ -60,7 +60,7 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 	var mu sync.Mutex
 	var pending []pendingReq
 	out, err := drive(ctx, cfg.Config, func(ctx context.Context, c load.Client, sh *stats.Shard, start int64) {
-		if p, ok := openWorker(ctx, c, sh, &next, cfg.Requests, start, interval); ok {
+		if p, ok := openWorker(ctx, c, sh, &next, cfg.Requests, start, interval, cfg.Watch); ok {
 			mu.Lock()
 			pending = append(pending, p)
 			mu.Unlock()
@@ -110,7 +110,7 @@ type pendingReq struct {
 // openWorker sends the requests it takes at their intended times. It
 // returns the request it held without an outcome when the run ended, if
 // any.
-func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomic.Int64, limit, start int64, interval float64) (pendingReq, bool) {
+func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomic.Int64, limit, start int64, interval float64, w *Watch) (pendingReq, bool) {
 	var res load.Result
 	pc := newPacer(ctx)
 	defer pc.close()
@@ -135,6 +135,9 @@ func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomi
 			return pendingReq{intended: due, sent: true}, true
 		}
 		sh.Record(&res)
+		if w != nil {
+			w.observe(&res)
+		}
 	}
 	return pendingReq{}, false
 }
