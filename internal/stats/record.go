@@ -561,8 +561,10 @@ func (r *Record) CauseCount(k load.Kind) int64 {
 // Merge combines records of the same plan (the target and request may not
 // differ; concurrency and request budgets add up) into one, exactly: counts
 // and moments add, histograms merge bucket by bucket, the run spans the
-// earliest start to the latest end. The environment, client health,
-// backend and TLS are the first record's; notes are the union.
+// earliest start to the latest end, the listen queue counters add up. The
+// environment, client health, backend, TLS and listen backlog are the
+// first record's (the first loss of the backend too); notes are the
+// union.
 func Merge(recs ...*Record) (*Record, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("stats: no record to merge")
@@ -624,6 +626,11 @@ func Merge(recs ...*Record) (*Record, error) {
 		if out.BackendLost == nil {
 			out.BackendLost = r.BackendLost
 		}
+		if out.ListenBacklog == nil {
+			out.ListenBacklog = r.ListenBacklog
+		}
+		out.ListenOverflows = addPtr(out.ListenOverflows, r.ListenOverflows)
+		out.ListenDrops = addPtr(out.ListenDrops, r.ListenDrops)
 		for _, n := range r.Notes {
 			if !slices.Contains(out.Notes, n) {
 				out.Notes = append(out.Notes, n)
@@ -641,6 +648,18 @@ func Merge(recs ...*Record) (*Record, error) {
 	sortCauses(out.Causes)
 	out.ErrorSamples = sortedSamples(samples)
 	return out, nil
+}
+
+// addPtr adds two optional counts (nil: not read).
+func addPtr(a, b *int64) *int64 {
+	if b == nil {
+		return a
+	}
+	v := *b
+	if a != nil {
+		v += *a
+	}
+	return &v
 }
 
 // samePlan reports whether two plans may be merged: all but the
