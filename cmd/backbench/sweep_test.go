@@ -495,10 +495,13 @@ func TestSweepCluster(t *testing.T) {
 	a := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{})
 	b := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
 	dead := deadAddr(t)
-	code, _, errs, dir := sweepOut(t, "-q", "-n", "30", "-c", "1,3", "--warmup", "0",
+	code, out, errs, dir := sweepOut(t, "-q", "-n", "30", "-c", "1,3", "--warmup", "0",
 		"--upstream", "tcp:"+a.Addr, "--upstream", "unix:"+b.Addr, "--upstream", "tcp:"+dead, a.URL("/x.php"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "per address (round-robin)") || strings.Count(out, "tcp:"+dead) != 2 {
+		t.Errorf("the table has no per-address lines of both levels:\n%s", out)
 	}
 	sw, _ := readSweep(t, dir)
 	se := sw.Series[0]

@@ -138,8 +138,9 @@ const (
 
 // SweepTable writes the compact terminal table: a header with the series
 // labels, one row per level with a column group per series (req/s, p99 ms,
-// failed), "-" where a series did not run the level, and then a line per
-// stopped series saying where and why.
+// failed), "-" where a series did not run the level, then a line per
+// stopped series saying where and why, and for a cluster target the
+// per-address lines of every level, as bench prints them.
 func SweepTable(w io.Writer, sw *Sweep) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%-11s", "")
@@ -179,6 +180,29 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 	for _, se := range sw.Series {
 		if se.Stop != nil {
 			fmt.Fprintf(bw, "%s: stopped after concurrency %d: %s\n", se.Label, se.Stop.Concurrency, se.Stop.Reason)
+		}
+	}
+	for _, se := range sw.Series {
+		head := true
+		for i := range se.Levels {
+			s := &se.Levels[i]
+			if len(s.Upstreams) == 0 {
+				continue
+			}
+			if head {
+				fmt.Fprintf(bw, "\n%s: per address (%s)\n", se.Label, s.Balance)
+				fmt.Fprintf(bw, "%11s ", "concurrency")
+				writeUpstreams(bw, "", nil, true)
+				head = false
+			}
+			for k, u := range s.Upstreams {
+				c := ""
+				if k == 0 {
+					c = strconv.Itoa(s.Concurrency)
+				}
+				fmt.Fprintf(bw, "%11s ", c)
+				writeUpstreams(bw, "", []stats.UpstreamSummary{u}, false)
+			}
 		}
 	}
 	if sw.Interrupted {

@@ -203,10 +203,7 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	}
 	if len(s.Upstreams) > 0 {
 		fmt.Fprintf(b, "\nUpstreams (%s)\n", s.Balance)
-		fmt.Fprintf(b, "  %-36s %9s %8s %10s %10s %10s\n", "address", "requests", "failed", "req/s", "mean ms", "p99 ms")
-		for _, u := range s.Upstreams {
-			fmt.Fprintf(b, "  %-36s %9d %8d %10.2f %10.3f %10.3f\n", u.Address, u.Requests, u.Failed, u.RequestsPerSecond, u.MeanMs, u.P99Ms)
-		}
+		writeUpstreams(b, "  ", s.Upstreams, true)
 		b.WriteString("\n")
 	}
 	if bu := s.Backend; bu != nil {
@@ -267,3 +264,14 @@ func sane(b *strings.Builder, what string, p stats.PhaseStats) {
 
 // ms rounds a time in milliseconds to the nearest whole millisecond.
 func ms(v float64) int64 { return int64(math.Round(v)) }
+
+// writeUpstreams writes the per-address lines of a cluster target, each
+// after prefix, with the header line first when head is set.
+func writeUpstreams(w io.Writer, prefix string, ups []stats.UpstreamSummary, head bool) {
+	if head {
+		fmt.Fprintf(w, "%s%-36s %9s %8s %10s %10s %10s\n", prefix, "address", "requests", "failed", "req/s", "mean ms", "p99 ms")
+	}
+	for _, u := range ups {
+		fmt.Fprintf(w, "%s%-36s %9d %8d %10.2f %10.3f %10.3f\n", prefix, u.Address, u.Requests, u.Failed, u.RequestsPerSecond, u.MeanMs, u.P99Ms)
+	}
+}
