@@ -1,5 +1,9 @@
-// Package stats records the outcome of every request of a run and reduces
-// them to a Summary: pure data, with JSON tags, that the reporters render.
+// Package stats records the outcome of every request of a run into a
+// Recorder, whose Merge gives the run's Record: counts by failure class,
+// exact moments and HDR histograms per phase, per-upstream parts, typed
+// failure causes, the plan and the environment, in a JSON form (schema 1)
+// that is saved, read back and merged exactly (Merge). A Record's Summary is
+// ab's figures: pure data, with JSON tags, that the reporters render.
 //
 // Latencies go into HDR histograms (github.com/HdrHistogram/hdrhistogram-go)
 // with 3 significant digits (percentiles within 0.1% of the value) from 1 µs
