@@ -329,6 +329,8 @@ func (r *request) runInfo(out run.Outcome) stats.RunInfo {
 		if r.opts.http10 {
 			ri.HTTPVersion = "1.0"
 		}
+		ri.ConnectionHeader = httpprobe.ConnectionHeader(httpprobe.Config{Headers: r.headers,
+			KeepAlive: r.opts.keepAlive, HTTP10: r.opts.http10})
 	}
 	return ri
 }

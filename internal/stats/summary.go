@@ -38,6 +38,9 @@ type RunInfo struct {
 	KeepAlive bool
 	// HTTPVersion is "1.1" or "1.0" for HTTP targets, "" for FastCGI.
 	HTTPVersion string
+	// ConnectionHeader is the value of the Connection header sent to an
+	// HTTP target ("" when none is sent).
+	ConnectionHeader string
 	// Method is the request method.
 	Method string
 	// BodySent is the request body size in bytes (0 without -p).
@@ -144,17 +147,20 @@ type ErrorSample struct {
 // Summary is the result of one run: everything the reporters print, as pure
 // data. Times are in the unit their JSON key names.
 type Summary struct {
-	Target            TargetInfo      `json:"target"`
-	ServerSoftware    string          `json:"server_software"`
-	ServerHostname    string          `json:"server_hostname"`
-	ServerPort        string          `json:"server_port"`
-	DocumentPath      string          `json:"document_path"`
-	DocumentLength    int64           `json:"document_length"`
-	VariableLength    bool            `json:"variable_document_length"`
-	Concurrency       int             `json:"concurrency_level"`
-	Requests          int64           `json:"requests"`
-	Method            string          `json:"method"`
-	HTTPVersion       string          `json:"http_version,omitempty"`
+	Target         TargetInfo `json:"target"`
+	ServerSoftware string     `json:"server_software"`
+	ServerHostname string     `json:"server_hostname"`
+	ServerPort     string     `json:"server_port"`
+	DocumentPath   string     `json:"document_path"`
+	DocumentLength int64      `json:"document_length"`
+	VariableLength bool       `json:"variable_document_length"`
+	Concurrency    int        `json:"concurrency_level"`
+	Requests       int64      `json:"requests"`
+	Method         string     `json:"method"`
+	HTTPVersion    string     `json:"http_version,omitempty"`
+	// ConnectionHeader is the Connection header sent (HTTP; absent when
+	// none is sent).
+	ConnectionHeader  string          `json:"connection_header,omitempty"`
 	KeepAlive         bool            `json:"keep_alive"`
 	TimeTaken         float64         `json:"time_taken_seconds"`
 	Complete          int64           `json:"complete_requests"`
@@ -219,6 +225,7 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 		Requests:          ri.Requests,
 		Method:            ri.Method,
 		HTTPVersion:       ri.HTTPVersion,
+		ConnectionHeader:  ri.ConnectionHeader,
 		KeepAlive:         ri.KeepAlive,
 		TimeTaken:         float64(ri.Elapsed) / 1e9,
 		Complete:          c.complete,
