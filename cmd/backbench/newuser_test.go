@@ -47,3 +47,18 @@ func TestKeepAliveLineSaysWhatIsSent(t *testing.T) {
 		})
 	}
 }
+
+// TestFCGIKeepAliveCountsOpenConnections: a FastCGI server that closes
+// after every response although FCGI_KEEP_CONN was set leaves no kept
+// response but the last of each connection (which the run ends before the
+// close is seen), whatever the redials.
+func TestFCGIKeepAliveCountsOpenConnections(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{Behaviour: fixtures.Behaviour{KeepConn: fixtures.KeepConnIgnore}})
+	s := benchJSON(t, "-k", "-n", "60", "-c", "2", srv.URL("/"))
+	if s.Complete != 60 || s.Failed != 0 || s.Reconnects < 50 {
+		t.Fatalf("complete %d failed %d reconnects %d", s.Complete, s.Failed, s.Reconnects)
+	}
+	if s.KeepAliveRequests > 2 {
+		t.Errorf("%d keep-alive requests with %d reconnects, want at most 2", s.KeepAliveRequests, s.Reconnects)
+	}
+}

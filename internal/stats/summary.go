@@ -160,13 +160,16 @@ type Summary struct {
 	HTTPVersion    string     `json:"http_version,omitempty"`
 	// ConnectionHeader is the Connection header sent (HTTP; absent when
 	// none is sent).
-	ConnectionHeader  string          `json:"connection_header,omitempty"`
-	KeepAlive         bool            `json:"keep_alive"`
-	TimeTaken         float64         `json:"time_taken_seconds"`
-	Complete          int64           `json:"complete_requests"`
-	Failed            int64           `json:"failed_requests"`
-	Failures          Failures        `json:"failures"`
-	Non2xx            int64           `json:"non_2xx_responses"`
+	ConnectionHeader string   `json:"connection_header,omitempty"`
+	KeepAlive        bool     `json:"keep_alive"`
+	TimeTaken        float64  `json:"time_taken_seconds"`
+	Complete         int64    `json:"complete_requests"`
+	Failed           int64    `json:"failed_requests"`
+	Failures         Failures `json:"failures"`
+	Non2xx           int64    `json:"non_2xx_responses"`
+	// KeepAliveRequests counts the responses after which the connection
+	// stayed open: responses on a kept connection less those whose
+	// connection the next request found closed by the server (Reconnects).
 	KeepAliveRequests int64           `json:"keep_alive_requests"`
 	Reconnects        int64           `json:"reconnects"`
 	TotalTransferred  int64           `json:"total_transferred_bytes"`
@@ -230,7 +233,7 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 		TimeTaken:         float64(ri.Elapsed) / 1e9,
 		Complete:          c.complete,
 		Non2xx:            c.non2xx,
-		KeepAliveRequests: c.keepAlive,
+		KeepAliveRequests: max(c.keepAlive-c.reconnects, 0),
 		Reconnects:        c.reconnects,
 		TotalTransferred:  c.bytesRead,
 		HTMLTransferred:   c.bodyBytes,
