@@ -38,6 +38,8 @@ type Dialer struct {
 	tlsState   atomic.Pointer[tls.ConnectionState]
 	handshakes atomic.Int64
 	resumed    atomic.Int64
+	unverified func(error) // OnUnverified's hook
+	calledOnce atomic.Bool
 
 	addrs atomic.Pointer[[]*resolved] // the upstreams resolved (dialRaw)
 }
@@ -189,6 +191,9 @@ func (d *Dialer) DialDeadline(ctx context.Context, deadline time.Time) (net.Conn
 		tc.SetDeadline(deadline)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			tc.Close()
+			if d.unverified != nil && IsUnverified(err) && d.handshakes.Load() == 0 && d.calledOnce.CompareAndSwap(false, true) {
+				d.unverified(&UpstreamError{Index: i, Err: err})
+			}
 			return nil, &UpstreamError{Index: i, Err: fmt.Errorf("TLS handshake: %w", err)}
 		}
 		st := tc.ConnectionState()
@@ -202,6 +207,20 @@ func (d *Dialer) DialDeadline(ctx context.Context, deadline time.Time) (net.Conn
 		conn = tc
 	}
 	return conn, nil
+}
+
+// OnUnverified makes the Dialer call f once, from the dialing goroutine,
+// when a TLS handshake fails because the server's certificate does not
+// verify and no handshake has succeeded yet: a target that can never be
+// reached as asked. Call it before any dial.
+func (d *Dialer) OnUnverified(f func(error)) { d.unverified = f }
+
+// IsUnverified reports whether err is (or wraps) the failure to verify a
+// TLS server's certificate: unknown authority, wrong name or address,
+// expired.
+func IsUnverified(err error) bool {
+	var ve *tls.CertificateVerificationError
+	return errors.As(err, &ve)
 }
 
 func (d *Dialer) pick() int {
@@ -315,7 +334,8 @@ func describeMode(m fs.FileMode) string {
 // Describe names a dial or I/O error in a user's words: "connection refused",
 // "Unix socket backlog full (EAGAIN)", "too many open files", "ephemeral
 // ports exhausted (EADDRNOTAVAIL)", "permission denied", "connection reset",
-// "timeout", or the error text when it is none of those.
+// "timeout", a TLS certificate that does not verify, or the error text when
+// it is none of those.
 func Describe(err error) string {
 	if err == nil {
 		return ""
@@ -340,6 +360,10 @@ func Describe(err error) string {
 		return "broken pipe"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
+	case IsUnverified(err):
+		var ve *tls.CertificateVerificationError
+		errors.As(err, &ve)
+		return "the server's TLS certificate does not verify: " + ve.Err.Error()
 	}
 	return err.Error()
 }

@@ -395,15 +395,21 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	stopProgress := r.progress(rec, stderr)
 	backend := startBackendProbe(ctx, r)
 	cfg := run.Config{Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit, Factory: f, Recorder: rec}
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	unverified := r.watchUnverified(cancelRun)
 	var out run.Outcome
 	if o.rate > 0 {
-		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: o.rate})
+		out, err = run.Open(runCtx, run.OpenConfig{Config: cfg, Rate: o.rate})
 	} else {
-		out, err = run.Closed(ctx, cfg)
+		out, err = run.Closed(runCtx, cfg)
 	}
 	stopProgress()
 	backendUsage := backend.finish(ctx)
 	if err != nil {
+		return nil, stats.Summary{}, err
+	}
+	if err := unverified(); err != nil {
 		return nil, stats.Summary{}, err
 	}
 	m := rec.Merge()

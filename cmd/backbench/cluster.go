@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -84,11 +85,10 @@ func parseTargets(url string, o *clusterOptions) (sockets.Target, cluster, error
 		return tgt, cl, usagef("--balance: %v", err)
 	}
 	if tgt.Scheme == sockets.SchemeHTTPS {
-		name := tgt.Host
-		if net.ParseIP(name) != nil {
-			name = ""
-		}
-		cl.tls = &tls.Config{ServerName: name, InsecureSkipVerify: o.insecure,
+		// The name to verify, as curl does: a host name against the
+		// certificate's DNS names, an IP address against its IP
+		// addresses (and then no SNI is sent).
+		cl.tls = &tls.Config{ServerName: tgt.Host, InsecureSkipVerify: o.insecure,
 			ClientSessionCache: tls.NewLRUClientSessionCache(1024)}
 	} else if o.insecure {
 		return tgt, cl, usagef("--insecure applies to https:// targets only")
@@ -241,10 +241,39 @@ func tlsInfo(d *sockets.Dialer, cl *cluster) *stats.TLSInfo {
 	}
 	info := &stats.TLSInfo{Protocol: tlsVersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite),
 		ServerName: cl.tls.ServerName, Handshakes: hs, Resumed: res}
+	if net.ParseIP(info.ServerName) != nil {
+		info.ServerName = "" // not sent as SNI
+	}
 	if st.CurveID != 0 {
 		info.TempKey = st.CurveID.String()
 	}
 	return info
+}
+
+// watchUnverified makes the run stop at its first TLS handshake whose
+// certificate does not verify (before any succeeded): every request would
+// fail the same way. The returned function gives the error for exit status
+// 1, nil when that did not happen.
+func (r *request) watchUnverified(cancel context.CancelCauseFunc) func() error {
+	if r.dialer == nil || r.cluster.tls == nil || r.cluster.tls.InsecureSkipVerify {
+		return func() error { return nil }
+	}
+	var got atomic.Pointer[error]
+	r.dialer.OnUnverified(func(err error) {
+		got.Store(&err)
+		cancel(err)
+	})
+	return func() error {
+		p := got.Load()
+		if p == nil {
+			return nil
+		}
+		where := r.target.URL
+		if len(r.cluster.upstreams) > 1 {
+			where += " (" + r.cluster.upstreams[sockets.FailedUpstream(*p)].String() + ")"
+		}
+		return &unreachableError{fmt.Errorf("%s: %s; --insecure accepts it", where, sockets.Describe(*p))}
+	}
 }
 
 // tlsVersionName spells versions as ab (OpenSSL) does: TLSv1.3.
