@@ -285,17 +285,36 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 // not nil, receives request and response heads.
 func (r *request) factory(verbose io.Writer) (load.ClientFactory, error) {
 	if r.target.Scheme == sockets.SchemeFCGI {
-		return fcgi.NewFactory(fcgi.Config{
-			Target: r.target, Method: r.method, Headers: r.headers, Body: r.body,
-			ContentType: r.ctype, DocumentRoot: r.docRoot, Params: r.params,
-			KeepAlive: r.opts.keepAlive, Timeout: r.opts.timeout, Verbose: verbose, Dialer: r.dialer,
-		})
+		return fcgi.NewFactory(r.fcgiConfig(verbose))
 	}
 	return httpprobe.NewFactory(httpprobe.Config{
 		Target: r.target, Method: r.method, Headers: r.headers, Body: r.body,
 		ContentType: r.ctype, KeepAlive: r.opts.keepAlive, HTTP10: r.opts.http10,
 		Timeout: r.opts.timeout, Verbose: verbose, Dialer: r.dialer,
 	})
+}
+
+// fcgiConfig is the FastCGI request of an fcgi:// target.
+func (r *request) fcgiConfig(verbose io.Writer) fcgi.Config {
+	return fcgi.Config{
+		Target: r.target, Method: r.method, Headers: r.headers, Body: r.body,
+		ContentType: r.ctype, DocumentRoot: r.docRoot, Params: r.params,
+		KeepAlive: r.opts.keepAlive, Timeout: r.opts.timeout, Verbose: verbose, Dialer: r.dialer,
+	}
+}
+
+// scriptFilename is the SCRIPT_FILENAME param sent ("" for HTTP).
+func (r *request) scriptFilename() string {
+	if r.target.Scheme != sockets.SchemeFCGI {
+		return ""
+	}
+	v := ""
+	for _, p := range fcgi.Params(r.fcgiConfig(nil)) {
+		if p[0] == "SCRIPT_FILENAME" {
+			v = p[1]
+		}
+	}
+	return v
 }
 
 // runInfo describes the run for the summary.
@@ -426,6 +445,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		tw, _ = sockets.CountTimeWait(r.target.Address)
 	}
 	sum.Notes = append(sum.Notes, connectionNotes(&sum, r.target, tw, noFile)...)
+	sum.Notes = append(sum.Notes, responseNotes(&sum, r.scriptFilename())...)
 	return m, sum, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/realbackend"
 )
 
 // TestKeepAliveLineSaysWhatIsSent: the report's Keep-alive line names the
@@ -113,5 +114,58 @@ func TestTLSVerifiesIPHosts(t *testing.T) {
 				t.Errorf("an untrusted certificate took %v to report", el)
 			}
 		})
+	}
+}
+
+// TestNoteEveryResponseNon2xx: when every response is a non-2xx the report
+// says so in a Note, with what to check: for FastCGI the SCRIPT_FILENAME
+// sent, --document-root and --param SCRIPT_FILENAME=.
+func TestNoteEveryResponseNon2xx(t *testing.T) {
+	for _, proto := range []string{fixtures.ProtoFCGI, fixtures.ProtoHTTP} {
+		t.Run(proto, func(t *testing.T) {
+			srv := fixtures.StartTB(t, proto, "unix", fixtures.Options{Status: 404})
+			args := []string{"-n", "5", srv.URL("/index.php")}
+			if proto == fixtures.ProtoFCGI {
+				args = append([]string{"--document-root", "/srv/www"}, args...)
+			}
+			s := benchJSON(t, args...)
+			want := map[string]string{
+				fixtures.ProtoFCGI: "every response was non-2xx (5 of 5): the backend did not serve what you meant to measure; " +
+					"SCRIPT_FILENAME was /srv/www/index.php: check the URL's path and --document-root (default: the current directory), " +
+					"or set --param SCRIPT_FILENAME=/path/to/script",
+				fixtures.ProtoHTTP: "every response was non-2xx (5 of 5)",
+			}[proto]
+			if !notesHave(s.Notes, want) {
+				t.Errorf("notes %q lack %q", s.Notes, want)
+			}
+			// Some 2xx: no such note.
+			ok := fixtures.StartTB(t, proto, "unix", fixtures.Options{})
+			if s := benchJSON(t, "-n", "3", ok.URL("/")); notesHave(s.Notes, "non-2xx") {
+				t.Errorf("2xx responses got the note: %q", s.Notes)
+			}
+		})
+	}
+}
+
+// TestNotePHPFPMPrimaryScriptUnknown: php-fpm with the default
+// --document-root (this directory, which has no such script) answers 404
+// "File not found." and "Primary script unknown" on FastCGI stderr: the
+// report's Note quotes it and says what to check; with the right document
+// root a script that writes to stderr gets the stderr note instead.
+func TestNotePHPFPMPrimaryScriptUnknown(t *testing.T) {
+	f := realbackend.PHPFPM(t, "unix")
+	code, out, errs := runMain(t, context.Background(), "bench", "-n", "4", f.URL(realbackend.HelloScript))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Non-2xx responses:      4\n", "Note:                   every response was non-2xx (4 of 4)",
+		"--param SCRIPT_FILENAME=", `its FastCGI stderr said "Primary script unknown"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	s := benchJSON(t, "-n", "4", "--document-root", f.DocRoot, f.URL(realbackend.HelloScript))
+	if s.Non2xx != 0 || notesHave(s.Notes, "non-2xx") || s.StderrFirstLine != "" || notesHave(s.Notes, "stderr") {
+		t.Errorf("a good run: non-2xx %d, stderr %q, notes %q", s.Non2xx, s.StderrFirstLine, s.Notes)
 	}
 }

@@ -108,6 +108,11 @@ type Result struct {
 	BodyBytes int64
 	// StderrBytes counts FastCGI STDERR bytes; 0 for HTTP.
 	StderrBytes int64
+	// Stderr is the start (at most 256 bytes) of the first FastCGI STDERR
+	// content the client received in the run, on the result of the
+	// response that carried it only; nil otherwise. It may point into the
+	// client's memory and is valid only until the next Do.
+	Stderr []byte
 	// BytesWritten counts the bytes of the request written, in bytes.
 	BytesWritten int64
 	// Server is the Server header of the response (up to the first space

@@ -19,6 +19,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,6 +137,7 @@ type Recorder struct {
 	variable bool
 	docLen   atomic.Int64 // -1 until the first completed response
 	server   atomic.Pointer[string]
+	stderr   atomic.Pointer[string] // first line of the first FastCGI STDERR sample
 
 	errMu   sync.Mutex
 	errSeen map[string]int64
@@ -236,6 +238,10 @@ func (s *Shard) Record(res *load.Result) {
 		sv := string(res.Server)
 		r.server.CompareAndSwap(nil, &sv)
 	}
+	if res.Stderr != nil && r.stderr.Load() == nil {
+		line := firstLine(res.Stderr)
+		r.stderr.CompareAndSwap(nil, &line)
+	}
 	if res.Err != nil {
 		r.sampleError(res.Err.Error())
 	}
@@ -322,6 +328,19 @@ func (s *Shard) Record(res *load.Result) {
 	s.done.Add(1)
 }
 
+// firstLine returns the first non-empty line of b, without surrounding
+// space and with control bytes dropped.
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+}
+
 // appendRaw adds the CSV line of res to the shard's pending block and
 // writes the block when it is large enough. Called with s.mu held.
 func (s *Shard) appendRaw(res *load.Result) {
@@ -391,6 +410,7 @@ type Merged struct {
 	rows     []RawRow
 	docLen   int64
 	server   string
+	stderr   string
 	errSeen  map[string]int64
 	variable bool
 	rawErr   error
@@ -405,6 +425,9 @@ func (r *Recorder) Merge() *Merged {
 	}
 	if p := r.server.Load(); p != nil {
 		m.server = *p
+	}
+	if p := r.stderr.Load(); p != nil {
+		m.stderr = *p
 	}
 	for p := range m.hist {
 		m.hist[p] = hdr.New(histMin, histMax, histSigF)

@@ -170,12 +170,15 @@ type Summary struct {
 	// KeepAliveRequests counts the responses after which the connection
 	// stayed open: responses on a kept connection less those whose
 	// connection the next request found closed by the server (Reconnects).
-	KeepAliveRequests int64           `json:"keep_alive_requests"`
-	Reconnects        int64           `json:"reconnects"`
-	TotalTransferred  int64           `json:"total_transferred_bytes"`
-	TotalBodySent     int64           `json:"total_body_sent_bytes"`
-	HTMLTransferred   int64           `json:"html_transferred_bytes"`
-	StderrBytes       int64           `json:"fcgi_stderr_bytes"`
+	KeepAliveRequests int64 `json:"keep_alive_requests"`
+	Reconnects        int64 `json:"reconnects"`
+	TotalTransferred  int64 `json:"total_transferred_bytes"`
+	TotalBodySent     int64 `json:"total_body_sent_bytes"`
+	HTMLTransferred   int64 `json:"html_transferred_bytes"`
+	StderrBytes       int64 `json:"fcgi_stderr_bytes"`
+	// StderrFirstLine is the first line of the first FastCGI STDERR
+	// output ("Primary script unknown"); absent when there was none.
+	StderrFirstLine   string          `json:"fcgi_stderr_first_line,omitempty"`
 	RequestsPerSecond float64         `json:"requests_per_second"`
 	TimePerRequest    float64         `json:"time_per_request_ms"`
 	TimePerRequestAll float64         `json:"time_per_request_all_ms"`
@@ -238,6 +241,7 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 		TotalTransferred:  c.bytesRead,
 		HTMLTransferred:   c.bodyBytes,
 		StderrBytes:       c.stderrBytes,
+		StderrFirstLine:   m.stderr,
 		Failures: Failures{
 			Connect: f[load.Connect], Receive: f[load.Receive], Length: f[load.Length],
 			Exceptions: f[load.Exceptions], Timeout: f[load.Timeout], Protocol: f[load.Protocol],
