@@ -168,4 +168,9 @@ func TestNotePHPFPMPrimaryScriptUnknown(t *testing.T) {
 	if s.Non2xx != 0 || notesHave(s.Notes, "non-2xx") || s.StderrFirstLine != "" || notesHave(s.Notes, "stderr") {
 		t.Errorf("a good run: non-2xx %d, stderr %q, notes %q", s.Non2xx, s.StderrFirstLine, s.Notes)
 	}
+	s = benchJSON(t, "-n", "4", "--document-root", f.DocRoot, f.URL(realbackend.WarnScript))
+	if s.Non2xx != 0 || s.StderrBytes == 0 || !strings.Contains(s.StderrFirstLine, realbackend.WarnMessage) ||
+		!notesHave(s.Notes, "bytes to FastCGI stderr") || !notesHave(s.Notes, realbackend.WarnMessage) {
+		t.Errorf("stderr: non-2xx %d, %d bytes, first line %q, notes %q", s.Non2xx, s.StderrBytes, s.StderrFirstLine, s.Notes)
+	}
 }
