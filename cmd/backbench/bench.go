@@ -473,41 +473,6 @@ func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 	return c
 }
 
-// progress prints ab's heartbeat ("Completed N requests" every tenth of the
-// run) on stderr unless -q; the returned function stops it.
-func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
-	o := &r.opts
-	if o.quiet || o.requests <= 150 {
-		return func() {}
-	}
-	step := o.requests / 10
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		next := step
-		report := func() {
-			for n := rec.Done(); n >= next && next < o.requests; next += step {
-				fmt.Fprintf(stderr, "Completed %d requests\n", next)
-			}
-		}
-		for {
-			select {
-			case <-done:
-				report()
-				fmt.Fprintf(stderr, "Finished %d requests\n", rec.Done())
-				return
-			case <-tick.C:
-				report()
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o benchOptions
 	fs := newBenchFlags(&o)

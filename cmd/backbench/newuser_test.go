@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/pem"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +176,103 @@ func TestNotePHPFPMPrimaryScriptUnknown(t *testing.T) {
 	if s.Non2xx != 0 || s.StderrBytes == 0 || !strings.Contains(s.StderrFirstLine, realbackend.WarnMessage) ||
 		!notesHave(s.Notes, "bytes to FastCGI stderr") || !notesHave(s.Notes, realbackend.WarnMessage) {
 		t.Errorf("stderr: non-2xx %d, %d bytes, first line %q, notes %q", s.Non2xx, s.StderrBytes, s.StderrFirstLine, s.Notes)
+	}
+}
+
+func TestBenchLine(t *testing.T) {
+	cases := []struct {
+		elapsed      time.Duration
+		done, failed int64
+		n            int64
+		limit        time.Duration
+		rate         float64
+		want         string
+	}{
+		{2500 * time.Millisecond, 500, 3, 1000, 0, 200, "2.5 s: 500/1000 requests, 200 req/s, 3 failed, ETA 3s"},
+		{4 * time.Second, 100, 0, 0, 10 * time.Second, 25, "4.0 s: 100 requests, 25 req/s, 0 failed, ETA 6s"},
+		// -n and -t: whichever comes first.
+		{time.Second, 10, 0, 1000, 3 * time.Second, 10, "1.0 s: 10/1000 requests, 10 req/s, 0 failed, ETA 2s"},
+		// No rate yet: no estimate.
+		{0, 0, 0, 1000, 0, 0, "0.0 s: 0/1000 requests, 0 req/s, 0 failed"},
+	}
+	for _, c := range cases {
+		if got := benchLine(int64(c.elapsed), c.done, c.failed, c.n, c.limit, c.rate); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+}
+
+// TestBenchProgress: without a terminal, ab's heartbeat lines (every tenth
+// of -n, every 100 at least; every tenth of -t with -t alone); on a
+// terminal, one live line redrawn and erased before the report; -q
+// silences both.
+func TestBenchProgress(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	heartbeat := func(n int) string {
+		var b strings.Builder
+		for k := max(n/10, 100); k < n; k += max(n/10, 100) {
+			fmt.Fprintf(&b, "Completed %d requests\n", k)
+		}
+		return b.String() + fmt.Sprintf("Finished %d requests\n", n)
+	}
+	for _, n := range []int{1000, 200} {
+		code, out, errs := runMain(t, context.Background(), "bench", "-k", "-c", "2", "-n", strconv.Itoa(n), srv.URL("/"))
+		if want := "Benchmarking " + srv.URL("/") + " (be patient)\n" + heartbeat(n); code != 0 || errs != want {
+			t.Errorf("-n %d: exit %d, stderr %q, want %q", n, code, errs, want)
+		}
+		if strings.Contains(out, "Completed") {
+			t.Error("heartbeat on stdout")
+		}
+	}
+	if code, _, errs := runMain(t, context.Background(), "bench", "-q", "-n", "1000", srv.URL("/")); code != 0 || errs != "" {
+		t.Errorf("-q: exit %d, stderr %q", code, errs)
+	}
+
+	// -t alone, the real binary with stderr a pipe: a line every tenth of
+	// the time limit.
+	bin := buildBinary(t)
+	slow := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 2 * time.Millisecond})
+	cmd := exec.Command(bin, "bench", "-k", "-t", "1", slow.URL("/"))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("-t: %v %s", err, errb.String())
+	}
+	if lines := regexp.MustCompile(`(?m)^Completed \d+ requests$`).FindAllString(errb.String(), -1); len(lines) < 5 || len(lines) > 9 ||
+		!regexp.MustCompile(`\nFinished \d+ requests\n$`).MatchString(errb.String()) {
+		t.Errorf("-t 1: stderr %q", errb.String())
+	}
+
+	// A terminal (pretended): the live line, erased; no heartbeat.
+	old, oldEvery := isTerminal, progressEvery
+	isTerminal, progressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
+	t.Cleanup(func() { isTerminal, progressEvery = old, oldEvery })
+	code, out, errs := runMain(t, context.Background(), "bench", "-k", "-n", "300", slow.URL("/"))
+	if code != 0 || !regexp.MustCompile(`\r\x1b\[K\d+\.\d s: \d+/300 requests, \d+ req/s, 0 failed, ETA \d+s`).MatchString(errs) ||
+		!strings.HasSuffix(errs, "\r\x1b[K") || strings.Contains(errs, "Completed") || strings.Contains(out, "\r") {
+		t.Errorf("terminal: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestBenchProgressOnAPty runs the real binary on a pseudo-terminal (with
+// script(1)): the live line shows up and is erased before the report.
+func TestBenchProgressOnAPty(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to make a pty")
+	}
+	bin := buildBinary(t)
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 2 * time.Millisecond})
+	out, err := exec.Command(script, "-q", "-e", "-c", bin+" bench -k -t 0.8 "+srv.URL("/")+" 2>&1", "/dev/null").Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	s := string(out)
+	if !regexp.MustCompile(`\r\x1b\[K\d+\.\d s: \d+ requests, \d+ req/s, 0 failed, ETA \ds`).MatchString(s) ||
+		!regexp.MustCompile(`\r\x1b\[K(\r?\n)*Server Software:`).MatchString(s) {
+		t.Errorf("pty output %q", s[:min(len(s), 600)])
+	}
+	if strings.Contains(s, "Completed") {
+		t.Errorf("heartbeat lines on a terminal: %q", s[:min(len(s), 600)])
 	}
 }

@@ -115,6 +115,7 @@ type Shard struct {
 	ups    []upStats
 	rec    *Recorder
 	done   atomic.Int64 // requests recorded, for progress
+	failed atomic.Int64 // failed requests recorded, for progress
 	_      [64]byte     // keeps the next shard's lock off this one's cache lines
 }
 
@@ -214,6 +215,16 @@ func (r *Recorder) Done() int64 {
 	var n int64
 	for _, s := range r.shards {
 		n += s.done.Load()
+	}
+	return n
+}
+
+// Failed returns how many of the requests recorded so far failed (Length
+// failures included). It is safe to call while workers record.
+func (r *Recorder) Failed() int64 {
+	var n int64
+	for _, s := range r.shards {
+		n += s.failed.Load()
 	}
 	return n
 }
@@ -325,6 +336,9 @@ func (s *Shard) Record(res *load.Result) {
 		}
 	}
 	s.mu.Unlock()
+	if res.Class != load.OK {
+		s.failed.Add(1)
+	}
 	s.done.Add(1)
 }
 

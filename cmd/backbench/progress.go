@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// isTerminal reports whether w is a terminal; a variable so that tests can
+// pretend.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressEvery is how often a live line is redrawn (at most 4 times a
+// second).
+var progressEvery = 250 * time.Millisecond
+
+// heartbeatEvery is how often the heartbeat looks at the counters.
+var heartbeatEvery = 50 * time.Millisecond
+
+// startLiveLine redraws one status line on a terminal, text() every
+// progressEvery (nothing while it returns ""), until the returned function
+// is called, which erases it. It reads counters only: the run's hot path
+// never waits for it.
+func startLiveLine(w io.Writer, text func() string) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		drawn := false
+		for {
+			select {
+			case <-done:
+				if drawn {
+					fmt.Fprint(w, "\r\x1b[K")
+				}
+				return
+			case <-tick.C:
+				if s := text(); s != "" {
+					fmt.Fprint(w, "\r\x1b[K"+s)
+					drawn = true
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// progress shows how the run goes on stderr, unless -q, and returns the
+// function that ends it before the report. On a terminal (and below -v 2,
+// whose heads would tear it): one live line, see benchLine. Elsewhere ab's
+// heartbeat: "Completed N requests" every tenth of -n (every 100 at least,
+// and only for runs over 150 requests, as ab), or with -t alone every tenth
+// of the time limit, then "Finished N requests".
+func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
+	o := &r.opts
+	if o.quiet {
+		return func() {}
+	}
+	start := load.Now()
+	if isTerminal(stderr) && o.verbosity < 2 {
+		var prevDone, prevAt int64 = 0, start
+		return startLiveLine(stderr, func() string {
+			now, done := load.Now(), rec.Done()
+			rate := 0.0
+			if now > prevAt {
+				rate = float64(done-prevDone) / (float64(now-prevAt) / 1e9)
+			}
+			prevDone, prevAt = done, now
+			return benchLine(now-start, done, rec.Failed(), o.requests, o.timeLimit, rate)
+		})
+	}
+	var every time.Duration // the time step with -t alone
+	var step int64          // the request step with -n
+	switch {
+	case o.requests > 150:
+		step = max(o.requests/10, 100)
+	case o.requests == 0 && o.timeLimit > 0:
+		every = o.timeLimit / 10
+	default:
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(heartbeatEvery)
+		defer tick.Stop()
+		next, nextAt := step, start+int64(every)
+		beat := func() {
+			if every > 0 {
+				for ; load.Now() >= nextAt && nextAt-start < int64(o.timeLimit); nextAt += int64(every) {
+					fmt.Fprintf(stderr, "Completed %d requests\n", rec.Done())
+				}
+				return
+			}
+			for n := rec.Done(); n >= next && next < o.requests; next += step {
+				fmt.Fprintf(stderr, "Completed %d requests\n", next)
+			}
+		}
+		for {
+			select {
+			case <-done:
+				if every == 0 {
+					beat()
+				}
+				fmt.Fprintf(stderr, "Finished %d requests\n", rec.Done())
+				return
+			case <-tick.C:
+				beat()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// benchLine is the live line of a run elapsed ns in: requests done (of n
+// when a count applies), the current rate, failures so far, and the time
+// left: from the rate towards n, or to the time limit, whichever is first.
+func benchLine(elapsed, done, failed, n int64, limit time.Duration, rate float64) string {
+	count := fmt.Sprintf("%d requests", done)
+	if n > 0 {
+		count = fmt.Sprintf("%d/%d requests", done, n)
+	}
+	left := time.Duration(-1)
+	if n > 0 && rate > 0 {
+		left = time.Duration(float64(n-done) / rate * 1e9)
+	}
+	if limit > 0 && (left < 0 || limit-time.Duration(elapsed) < left) {
+		left = max(limit-time.Duration(elapsed), 0)
+	}
+	eta := ""
+	if left >= 0 {
+		eta = ", ETA " + (left + time.Second - 1).Truncate(time.Second).String()
+	}
+	return fmt.Sprintf("%.1f s: %s, %.0f req/s, %d failed%s", float64(elapsed)/1e9, count, rate, failed, eta)
+}
