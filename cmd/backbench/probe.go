@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -27,6 +30,7 @@ type probeOptions struct {
 	docRoot     string
 	params      []string
 	unixSocket  string
+	insecure    bool
 }
 
 const probeUsage = `Usage: backbench probe [flags] URL
@@ -52,6 +56,7 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+	fs.BoolVar(&o.insecure, "insecure", false, "https: accept any server certificate (self-signed)")
 	return fs
 }
 
@@ -91,46 +96,56 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 1 {
 		return usagef("probe: want exactly one URL, got %d (see backbench probe --help)", fs.NArg())
 	}
-	tgt, err := sockets.ParseTarget(fs.Arg(0))
+	urls, err := sockets.ExpandPorts(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)
 	}
+	var targets []sockets.Target
+	for _, u := range urls {
+		t, err := sockets.ParseTarget(u)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		targets = append(targets, t)
+	}
+	tgt := targets[0]
 	switch {
-	case tgt.Scheme == sockets.SchemeHTTPS:
-		return usagef("target %q: https is not supported", tgt.URL)
 	case o.timeout <= 0:
 		return usagef("-s must be greater than 0 seconds")
 	case o.idleMax <= 0:
 		return usagef("--idle-max must be greater than 0 seconds")
 	case o.maxRequests < 1 || o.maxRequests > 1_000_000:
 		return usagef("--max-requests %d: want 1 to 1000000", o.maxRequests)
+	case o.insecure && tgt.Scheme != sockets.SchemeHTTPS:
+		return usagef("--insecure applies to https:// targets only")
+	case o.unixSocket != "" && len(targets) > 1:
+		return usagef("--unix-socket and a {A..B} port range do not mix")
 	}
 	if o.unixSocket != "" {
 		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
 			return usagef("bad --unix-socket %q", o.unixSocket)
 		}
-		tgt = tgt.WithUnixSocket(o.unixSocket)
+		targets[0] = tgt.WithUnixSocket(o.unixSocket)
 	}
-	var headers, params [][2]string
+	p := prober{o: &o}
 	for _, h := range o.headers {
 		kv, err := parseHeader(h)
 		if err != nil {
 			return err
 		}
-		headers = append(headers, kv)
+		p.headers = append(p.headers, kv)
 	}
-	for _, p := range o.params {
-		kv, err := parseParam(p)
+	for _, prm := range o.params {
+		kv, err := parseParam(prm)
 		if err != nil {
 			return err
 		}
-		params = append(params, kv)
+		p.params = append(p.params, kv)
 	}
 	isFCGI := tgt.Scheme == sockets.SchemeFCGI
-	if !isFCGI && (o.docRoot != "" || len(params) > 0) {
+	if !isFCGI && (o.docRoot != "" || len(p.params) > 0) {
 		return usagef("--document-root and --param apply to fcgi:// targets only")
 	}
-	docRoot := ""
 	if isFCGI {
 		dr := o.docRoot
 		if dr == "" {
@@ -138,69 +153,233 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return usagef("cannot find the current directory for --document-root: %v", err)
 			}
 		}
-		if docRoot, err = filepath.Abs(dr); err != nil {
+		if p.docRoot, err = filepath.Abs(dr); err != nil {
 			return usagef("bad --document-root %q: %v", o.docRoot, err)
 		}
 	}
-	if err := sockets.Check(ctx, tgt, o.timeout); err != nil {
-		if ctx.Err() != nil {
-			return errInterrupted
+	if len(targets) == 1 {
+		res, err := p.run(ctx, targets[0], stdout)
+		if err != nil {
+			return err
 		}
-		return &unreachableError{err}
+		if o.format == "json" {
+			if err := writeJSON(stdout, res.out); err != nil {
+				return err
+			}
+		} else {
+			res.print(stdout)
+		}
+	} else if err := p.runRange(ctx, fs.Arg(0), targets, stdout); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return nil
+}
+
+// prober runs the probe of one address after another.
+type prober struct {
+	o               *probeOptions
+	headers, params [][2]string
+	docRoot         string
+}
+
+// probeResult is the probe of one address: its JSON object, its text lines
+// and summary.
+type probeResult struct {
+	out     any
+	lines   []probeLine
+	summary []string
+}
+
+// print writes the text lines and summary.
+func (r *probeResult) print(w io.Writer) {
+	for _, l := range r.lines {
+		fmt.Fprintf(w, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
+	}
+	fmt.Fprintf(w, "\nFor benchmarking:\n")
+	if len(r.summary) == 0 {
+		fmt.Fprintf(w, "  nothing special was seen\n")
+	}
+	for _, s := range r.summary {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// run checks that tgt can be reached (for https, that its certificate
+// verifies) and probes it; in text format it first writes the Probing line.
+func (p *prober) run(ctx context.Context, tgt sockets.Target, stdout io.Writer) (*probeResult, error) {
+	o := p.o
+	var dialer *sockets.Dialer
+	if tgt.Scheme == sockets.SchemeHTTPS {
+		dialer = sockets.NewClusterDialer(tgt, sockets.DialerOptions{Timeout: o.timeout,
+			TLS: &tls.Config{ServerName: tgt.Host, InsecureSkipVerify: o.insecure}})
+	}
+	if err := probeReachable(ctx, tgt, dialer, o.timeout); err != nil {
+		if ctx.Err() != nil {
+			return nil, errInterrupted
+		}
+		return nil, &unreachableError{err}
 	}
 	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
 	if o.format == "text" {
 		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
 	}
-	var lines []probeLine
-	var summary []string
-	var out any
-	if isFCGI {
+	res := &probeResult{}
+	if tgt.Scheme == sockets.SchemeFCGI {
 		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
-			Config: fcgi.Config{Target: tgt, Headers: headers, DocumentRoot: docRoot,
-				Params: params, Timeout: o.timeout},
+			Config: fcgi.Config{Target: tgt, Headers: p.headers, DocumentRoot: p.docRoot,
+				Params: p.params, Timeout: o.timeout},
 			MaxRequests: o.maxRequests,
 		})
 		if err != nil {
-			return usagef("%v", err)
+			return nil, usagef("%v", err)
 		}
 		for _, l := range rep.Lines() {
-			lines = append(lines, probeLine{l.Name, l.Verdict, l.Evidence})
+			res.lines = append(res.lines, probeLine{l.Name, l.Verdict, l.Evidence})
 		}
-		summary = rep.Summary()
-		out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, summary}
-	} else {
-		rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: headers,
-			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests})
-		if err != nil {
-			return usagef("%v", err)
-		}
-		for _, l := range rep.Lines() {
-			lines = append(lines, probeLine{l.Name, l.Verdict, l.Evidence})
-		}
-		summary = rep.Summary()
-		out = httpProbeOutput{pt, o.timeout.Seconds(), rep, summary}
+		res.summary = rep.Summary()
+		res.out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, res.summary}
+		return res, nil
 	}
-	if o.format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+	rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: p.headers, Dialer: dialer,
+		Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	for _, l := range rep.Lines() {
+		res.lines = append(res.lines, probeLine{l.Name, l.Verdict, l.Evidence})
+	}
+	res.summary = rep.Summary()
+	res.out = httpProbeOutput{pt, o.timeout.Seconds(), rep, res.summary}
+	return res, nil
+}
+
+// probeReachable checks that one connection can be made and, over TLS,
+// that the server's certificate verifies.
+func probeReachable(ctx context.Context, tgt sockets.Target, tlsDialer *sockets.Dialer, timeout time.Duration) error {
+	if err := sockets.Check(ctx, tgt, timeout); err != nil || tlsDialer == nil {
+		return err
+	}
+	c, err := tlsDialer.DialDeadline(ctx, time.Now().Add(timeout))
+	if err != nil {
+		if sockets.IsUnverified(err) {
+			return fmt.Errorf("%s: %s; --insecure accepts it", tgt.URL, sockets.Describe(err))
+		}
+		return fmt.Errorf("%s: TLS: %s", tgt.URL, sockets.Describe(err))
+	}
+	return c.Close()
+}
+
+// rangeOutput is the JSON of a probe over a {A..B} port range: one object
+// per address (the probe's, or the target and why it could not be reached)
+// and the checks whose verdicts differ between the addresses probed.
+type rangeOutput struct {
+	URL           string         `json:"url"`
+	Addresses     []any          `json:"addresses"`
+	Disagreements []disagreement `json:"disagreements"`
+}
+
+// unreachedOutput is an address of a range that could not be probed.
+type unreachedOutput struct {
+	Target probeTarget `json:"target"`
+	Error  string      `json:"error"`
+}
+
+// disagreement is a check whose verdict differs between addresses:
+// verdicts by address.
+type disagreement struct {
+	Check    string            `json:"check"`
+	Verdicts map[string]string `json:"verdicts"`
+}
+
+// runRange probes each address of a port range in turn, one section each,
+// then names the checks on which they disagree. It fails only when no
+// address could be reached.
+func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Target, stdout io.Writer) error {
+	text := p.o.format == "text"
+	if text {
+		fmt.Fprintf(stdout, "Probing %d addresses of %s, one after the other\n", len(targets), url)
+	}
+	out := rangeOutput{URL: url, Disagreements: []disagreement{}}
+	var done []*probeResult
+	var addrs []string
+	var errs []error
+	for _, t := range targets {
+		if ctx.Err() != nil {
+			break
+		}
+		if text {
+			fmt.Fprintln(stdout)
+		}
+		res, err := p.run(ctx, t, stdout)
+		var ue *unreachableError
+		switch {
+		case errors.As(err, &ue):
+			errs = append(errs, ue.err)
+			out.Addresses = append(out.Addresses, unreachedOutput{probeTarget{t.URL, t.Scheme, t.Network, t.Address}, ue.err.Error()})
+			if text {
+				fmt.Fprintf(stdout, "Probing %s (%s %s): not reached: %v\n", t.URL, t.Network, t.Address, ue.err)
+			}
+			continue
+		case err != nil:
 			return err
 		}
-	} else {
-		for _, l := range lines {
-			fmt.Fprintf(stdout, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
-		}
-		fmt.Fprintf(stdout, "\nFor benchmarking:\n")
-		if len(summary) == 0 {
-			fmt.Fprintf(stdout, "  nothing special was seen\n")
-		}
-		for _, s := range summary {
-			fmt.Fprintf(stdout, "  %s\n", s)
+		out.Addresses = append(out.Addresses, res.out)
+		done = append(done, res)
+		addrs = append(addrs, t.Network+":"+t.Address)
+		if text {
+			res.print(stdout)
 		}
 	}
-	if ctx.Err() != nil {
-		return errInterrupted
+	if len(done) == 0 && ctx.Err() == nil {
+		return &unreachableError{errors.Join(errs...)}
+	}
+	// The checks in the order of the first address probed.
+	for _, l := range done[0].lines {
+		d := disagreement{Check: l.name, Verdicts: map[string]string{}}
+		differ := false
+		for i, r := range done {
+			for _, m := range r.lines {
+				if m.name == l.name {
+					d.Verdicts[addrs[i]] = m.verdict
+					differ = differ || m.verdict != l.verdict
+				}
+			}
+		}
+		if differ {
+			out.Disagreements = append(out.Disagreements, d)
+		}
+	}
+	if !text {
+		return writeJSON(stdout, out)
+	}
+	fmt.Fprintln(stdout)
+	if len(out.Disagreements) == 0 {
+		fmt.Fprintf(stdout, "The %d addresses probed agree on every check.\n", len(done))
+	}
+	for _, d := range out.Disagreements {
+		by := map[string][]string{}
+		var order []string
+		for _, a := range addrs {
+			v := d.Verdicts[a]
+			if by[v] == nil {
+				order = append(order, v)
+			}
+			by[v] = append(by[v], a)
+		}
+		var parts []string
+		for _, v := range order {
+			parts = append(parts, fmt.Sprintf("%s at %s", v, strings.Join(by[v], ", ")))
+		}
+		fmt.Fprintf(stdout, "The addresses disagree on %s: %s\n", d.Check, strings.Join(parts, "; "))
 	}
 	return nil
 }
