@@ -42,6 +42,12 @@ fresh connection (unless it is about reuse), each exchange within -s. Prints
 one line per check (name, verdict, evidence) and what it means for
 benchmarking, or JSON with --format json.
 
+URL: every form bench takes: http://, https:// (the HTTP checks over TLS;
+--insecure for a self-signed certificate), fcgi://, a Unix socket
+(http://unix:/run/app.sock:/PATH), or a port range
+(fcgi://127.0.0.1:{3000..3004}/app: each address in turn, then the checks on
+which they disagree).
+
 Flags:
 `
 
