@@ -345,7 +345,10 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 			res.print(stdout)
 		}
 	}
-	if len(done) == 0 && ctx.Err() == nil {
+	if len(done) == 0 {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		return &unreachableError{errors.Join(errs...)}
 	}
 	// The checks in the order of the first address probed.
