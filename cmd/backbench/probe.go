@@ -371,6 +371,9 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 		return writeJSON(stdout, out)
 	}
 	fmt.Fprintln(stdout)
+	if len(errs) > 0 {
+		fmt.Fprintf(stdout, "%d of the %d addresses could not be reached (see above).\n", len(errs), len(targets))
+	}
 	if len(out.Disagreements) == 0 {
 		fmt.Fprintf(stdout, "The %d addresses probed agree on every check.\n", len(done))
 	}
