@@ -374,7 +374,10 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 	if len(errs) > 0 {
 		fmt.Fprintf(stdout, "%d of the %d addresses could not be reached (see above).\n", len(errs), len(targets))
 	}
-	if len(out.Disagreements) == 0 {
+	switch {
+	case len(done) == 1:
+		fmt.Fprintf(stdout, "Only one address was probed: nothing to compare.\n")
+	case len(out.Disagreements) == 0:
 		fmt.Fprintf(stdout, "The %d addresses probed agree on every check.\n", len(done))
 	}
 	for _, d := range out.Disagreements {

@@ -177,8 +177,9 @@ func TestServeBehaviourFlags(t *testing.T) {
 }
 
 // startPortRange starts one built-in FastCGI backend per options on
-// consecutive 127.0.0.1 ports and returns the {A..B} URL of the range.
-func startPortRange(t *testing.T, opts ...fixtures.Options) string {
+// consecutive 127.0.0.1 ports and returns the {A..B} URL of the range and
+// the servers.
+func startPortRange(t *testing.T, opts ...fixtures.Options) (string, []*fixtures.Server) {
 	t.Helper()
 	for try := 0; try < 50; try++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -199,14 +200,14 @@ func startPortRange(t *testing.T, opts ...fixtures.Options) string {
 			for _, s := range started {
 				t.Cleanup(func() { s.Close() })
 			}
-			return fmt.Sprintf("fcgi://127.0.0.1:{%d..%d}/x", base, base+len(opts)-1)
+			return fmt.Sprintf("fcgi://127.0.0.1:{%d..%d}/x", base, base+len(opts)-1), started
 		}
 		for _, s := range started {
 			s.Close()
 		}
 	}
 	t.Fatal("no consecutive free ports")
-	return ""
+	return "", nil
 }
 
 // TestProbePortRangeAndHTTPS: probe takes bench's URL forms. A {A..B} range
@@ -215,7 +216,7 @@ func startPortRange(t *testing.T, opts ...fixtures.Options) string {
 // over TLS, with --insecure for a self-signed certificate, which without it
 // is one line and exit 1.
 func TestProbePortRangeAndHTTPS(t *testing.T) {
-	url := startPortRange(t, fixtures.Options{}, fixtures.Options{Behaviour: fixtures.Behaviour{KeepConn: fixtures.KeepConnIgnore}})
+	url, _ := startPortRange(t, fixtures.Options{}, fixtures.Options{Behaviour: fixtures.Behaviour{KeepConn: fixtures.KeepConnIgnore}})
 	args := []string{"probe", "-s", "2", "--max-requests", "20", url}
 	code, out, errs := runMain(t, context.Background(), args...)
 	if code != 0 {
@@ -256,6 +257,20 @@ func TestProbePortRangeAndHTTPS(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("json disagreements %+v", rj.Disagreements)
+	}
+
+	// An address that cannot be reached: one line, the others go on; all
+	// of them: exit 1.
+	url, srvs := startPortRange(t, fixtures.Options{}, fixtures.Options{})
+	srvs[1].Close()
+	code, out, errs = runMain(t, context.Background(), "probe", "-s", "2", "--max-requests", "5", url)
+	if code != 0 || !strings.Contains(out, "): not reached: cannot connect to tcp ") || !strings.Contains(out, "\n1 of the 2 addresses could not be reached (see above).\n") ||
+		!strings.Contains(out, "Only one address was probed: nothing to compare.") {
+		t.Errorf("one dead address: exit %d %s\n%s", code, errs, out)
+	}
+	srvs[0].Close()
+	if code, _, errs = runMain(t, context.Background(), "probe", "-s", "2", url); code != 1 || !strings.Contains(errs, "connection refused") {
+		t.Errorf("all dead: exit %d %q", code, errs)
 	}
 
 	cfg, err := fixtures.SelfSignedTLS()
