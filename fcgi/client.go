@@ -358,7 +358,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 			// Timeout() too, and is a Connect failure.
 			c.fail(r, load.Timeout, errors.New("connect: timeout"))
 		default:
-			c.fail(r, load.Connect, errors.New("connect: "+sockets.Describe(err)))
+			c.fail(r, load.Connect, &sockets.ConnectError{Err: err})
 		}
 		return false
 	}

@@ -106,6 +106,11 @@ type client struct {
 	// onBody, when set (by tests), sees every run of body bytes; the
 	// bytes are valid only during the call.
 	onBody func([]byte)
+	// peerCloses reports that the last response said the server closes
+	// the connection after it (Connection: close, HTTP/1.0 without
+	// keep-alive, or a body that ran to the close): only then does the
+	// client wait for that close (TIME_WAIT stays on the server's side).
+	peerCloses bool
 }
 
 // Do sends the request and reads the whole response into r. See
@@ -165,8 +170,15 @@ func (c *client) Do(r *load.Result) {
 	if r.Done-r.Start > int64(c.f.timeout) {
 		r.Class, r.Err = load.Timeout, c.f.late
 	}
-	if !r.KeepAlive {
+	switch {
+	case r.KeepAlive:
+	case c.peerCloses:
 		c.conn.CloseAfterPeer(c.buf)
+	default:
+		// The server did not say it would close (uWSGI's
+		// --http11-socket keeps the connection after Connection:
+		// close): waiting for it would hold one of its workers.
+		c.conn.Close()
 	}
 }
 
@@ -187,7 +199,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 			class = load.Timeout
 		}
-		c.fail(r, class, fmt.Errorf("connect: %s", sockets.Describe(err)))
+		c.fail(r, class, &sockets.ConnectError{Err: err})
 		return false
 	}
 	c.dl.Forget()
@@ -280,6 +292,7 @@ func (c *client) read(r *load.Result) (load.ErrClass, error) {
 		r.Server = c.server[:copy(c.server[:], h.ServerToken())]
 	}
 	keep := c.f.keepAlive && h.KeepsConn()
+	c.peerCloses = !h.KeepsConn()
 	avail := c.w - start
 	switch h.Body(c.f.isHead) {
 	case BodyNone:
@@ -330,6 +343,7 @@ func (c *client) read(r *load.Result) (load.ErrClass, error) {
 		}
 	case BodyClose:
 		keep = false
+		c.peerCloses = true
 		c.body(c.buf[start:c.w])
 		r.BodyBytes += int64(avail)
 		for {

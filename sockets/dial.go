@@ -38,8 +38,6 @@ type Dialer struct {
 	tlsState   atomic.Pointer[tls.ConnectionState]
 	handshakes atomic.Int64
 	resumed    atomic.Int64
-	unverified func(error) // OnUnverified's hook
-	calledOnce atomic.Bool
 
 	addrs atomic.Pointer[[]*resolved] // the upstreams resolved (dialRaw)
 }
@@ -191,9 +189,6 @@ func (d *Dialer) DialDeadline(ctx context.Context, deadline time.Time) (net.Conn
 		tc.SetDeadline(deadline)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			tc.Close()
-			if d.unverified != nil && IsUnverified(err) && d.handshakes.Load() == 0 && d.calledOnce.CompareAndSwap(false, true) {
-				d.unverified(&UpstreamError{Index: i, Err: err})
-			}
 			return nil, &UpstreamError{Index: i, Err: fmt.Errorf("TLS handshake: %w", err)}
 		}
 		st := tc.ConnectionState()
@@ -208,12 +203,6 @@ func (d *Dialer) DialDeadline(ctx context.Context, deadline time.Time) (net.Conn
 	}
 	return conn, nil
 }
-
-// OnUnverified makes the Dialer call f once, from the dialing goroutine,
-// when a TLS handshake fails because the server's certificate does not
-// verify and no handshake has succeeded yet: a target that can never be
-// reached as asked. Call it before any dial.
-func (d *Dialer) OnUnverified(f func(error)) { d.unverified = f }
 
 // IsUnverified reports whether err is (or wraps) the failure to verify a
 // TLS server's certificate: unknown authority, wrong name or address,
@@ -301,6 +290,20 @@ func UpstreamIndex(c net.Conn) int {
 // both networks that one connection can be made (it is closed at once, with
 // nothing sent). The error names the cause in a user's words.
 func Check(ctx context.Context, t Target, timeout time.Duration) error {
+	if err := StatUnix(t); err != nil {
+		return err
+	}
+	c, err := NewDialer(t, timeout).Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot connect to %s %s: %s", t.Network, t.Address, Describe(err))
+	}
+	return c.Close()
+}
+
+// StatUnix checks, without connecting, that a Unix target's path is a
+// socket: "no such Unix socket", "permission denied" or "not a Unix socket"
+// otherwise. It returns nil for any other network.
+func StatUnix(t Target) error {
 	if t.Network == "unix" {
 		fi, err := os.Stat(t.Address)
 		switch {
@@ -314,12 +317,18 @@ func Check(ctx context.Context, t Target, timeout time.Duration) error {
 			return fmt.Errorf("not a Unix socket: %s (%s)", t.Address, describeMode(fi.Mode()))
 		}
 	}
-	c, err := NewDialer(t, timeout).Dial(ctx)
-	if err != nil {
-		return fmt.Errorf("cannot connect to %s %s: %s", t.Network, t.Address, Describe(err))
-	}
-	return c.Close()
+	return nil
 }
+
+// ConnectError is a failed dial as the load clients report it: its text is
+// "connect: " and Describe's words, and it unwraps to the dial's error, so
+// that load.Unreachable still sees the errno.
+type ConnectError struct{ Err error }
+
+func (e *ConnectError) Error() string { return "connect: " + Describe(e.Err) }
+
+// Unwrap returns the dial's error.
+func (e *ConnectError) Unwrap() error { return e.Err }
 
 func describeMode(m fs.FileMode) string {
 	switch {

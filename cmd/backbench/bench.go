@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +37,11 @@ type loadOptions struct {
 	headers        []string
 	method         string
 	postFile       string
+	putFile        string
+	head           bool
+	cookies        []string
+	basicAuth      string
+	proxy          string
 	contentType    string
 	variableLength bool
 	quiet          bool
@@ -59,6 +66,7 @@ type benchOptions struct {
 	format         string
 	spectrum       bool
 	cpuProfile     string
+	version        bool
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -70,6 +78,11 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas)")
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
 	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m)")
+	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u)")
+	fs.BoolVarP(&o.head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
+	fs.StringArrayVarP(&o.cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
+	fs.StringVarP(&o.basicAuth, "basic-auth", "A", "", "HTTP basic authentication 'user:password' (an Authorization header; ab's -A)")
+	fs.StringVarP(&o.proxy, "proxy", "X", "", "ab's proxy: refused, backbench talks to the backend itself (bench the proxy's own URL instead)")
 	fs.StringVarP(&o.contentType, "content-type", "T", "", "Content-Type of the body (default text/plain with -p)")
 	fs.BoolVarP(&o.variableLength, "variable-length", "l", false, "accept a variable document length (no Length failures)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output on stderr")
@@ -119,13 +132,14 @@ func applySched(o *loadOptions, stderr io.Writer) string {
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	fs := newFlagSet("bench")
 	addLoadFlags(fs, &o.loadOptions)
 	fs.StringVarP(&o.gnuplotFile, "gnuplot", "g", "", "write every request's times to FILE as ab's gnuplot TSV")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
+	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
 	fs.SortFlags = false
 	return fs
 }
@@ -175,6 +189,7 @@ type request struct {
 	cluster cluster
 	dialer  *sockets.Dialer // nil: the clients' own
 	policy  string          // the client threads' scheduling policy during the run
+	rawOut  io.Writer       // --raw's destination, nil without --raw
 }
 
 // validateLoad checks the load flags and the target URL; every error is a
@@ -241,22 +256,32 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 		}
 		r.params = append(r.params, kv)
 	}
+	if err := r.abFlags(o); err != nil {
+		return nil, err
+	}
 	r.method = o.method
-	if o.postFile != "" {
-		b, err := os.ReadFile(o.postFile)
+	bodyFile, bodyFlag, bodyMethod := o.postFile, "-p", "POST"
+	if o.putFile != "" {
+		bodyFile, bodyFlag, bodyMethod = o.putFile, "-u", "PUT"
+	}
+	if o.head {
+		r.method = "HEAD"
+	}
+	if bodyFile != "" {
+		b, err := os.ReadFile(bodyFile)
 		if err != nil {
-			return nil, usagef("cannot read -p file: %v", err)
+			return nil, usagef("cannot read %s file: %v", bodyFlag, err)
 		}
 		r.body = b
 		if r.method == "" {
-			r.method = "POST"
+			r.method = bodyMethod
 		}
 		r.ctype = o.contentType
 		if r.ctype == "" {
 			r.ctype = "text/plain"
 		}
 	} else if o.contentType != "" {
-		return nil, usagef("-T needs a body (-p FILE)")
+		return nil, usagef("-T needs a body (-p FILE or -u FILE)")
 	}
 	if r.method == "" {
 		r.method = "GET"
@@ -279,6 +304,44 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 		}
 	}
 	return r, nil
+}
+
+// abFlags checks the flags that ab users type (-i, -u, -C, -A, -X) and
+// adds the headers of -C and -A.
+func (r *request) abFlags(o *loadOptions) error {
+	switch {
+	case o.proxy != "":
+		return usagef("-X %s: backbench has no proxy mode, it talks to the backend directly; to measure the proxy, bench its own URL", o.proxy)
+	case o.postFile != "" && o.putFile != "":
+		return usagef("-p and -u both give a body: choose one")
+	case o.head && (o.postFile != "" || o.putFile != ""):
+		return usagef("-i (HEAD) sends no body: drop -p or -u")
+	case o.head && o.method != "" && o.method != "HEAD":
+		return usagef("-i and -m %s contradict each other", o.method)
+	}
+	var extra []string
+	if len(o.cookies) > 0 {
+		for _, c := range o.cookies {
+			if name, _, ok := strings.Cut(c, "="); !ok || strings.TrimSpace(name) == "" {
+				return usagef("bad -C %q: want name=value", c)
+			}
+		}
+		extra = append(extra, "Cookie: "+strings.Join(o.cookies, "; "))
+	}
+	if o.basicAuth != "" {
+		if !strings.Contains(o.basicAuth, ":") {
+			return usagef("bad -A %q: want user:password", o.basicAuth)
+		}
+		extra = append(extra, "Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte(o.basicAuth)))
+	}
+	for _, h := range extra {
+		kv, err := parseHeader(h)
+		if err != nil {
+			return err
+		}
+		r.headers = append(r.headers, kv)
+	}
+	return nil
 }
 
 // factory builds the client factory for the request's protocol. verbose, if
@@ -366,24 +429,27 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// execute checks that the target is reachable, runs the closed model and
-// returns the merged records and the summary.
-// With announce, it prints ab's "Benchmarking" line on stderr once the
-// target is known to be reachable.
+// execute runs the closed (or open) model and returns the merged records
+// and the summary. It opens no connection without a request: a target that
+// cannot be reached is found by the run's own first dials (run.Watch).
+// With announce, it prints ab's "Benchmarking" line on stderr first.
 func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr io.Writer) (*stats.Merged, stats.Summary, error) {
 	o := &r.opts
 	noFile, err := sockets.RaiseNoFileLimit(uint64(o.concurrency)*2 + 64)
 	if err != nil && !o.quiet {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
-	if err := checkReachable(ctx, r.target, r.cluster.upstreams, o.timeout, stderr); err != nil {
-		if ctx.Err() != nil {
-			return nil, stats.Summary{}, errInterrupted
-		}
+	if err := checkSockets(r.target, r.cluster.upstreams, stderr); err != nil {
 		return nil, stats.Summary{}, &unreachableError{err}
 	}
-	if announce {
-		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
+	// ab's "Benchmarking" line, once a dial of the run has reached the
+	// target (or after the run), so that an unreachable target gets one
+	// error line only.
+	var announceOnce sync.Once
+	announceNow := func() {
+		if announce {
+			announceOnce.Do(func() { fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL) })
+		}
 	}
 	r.policy = applySched(o, stderr)
 	defer useThreads(o)()
@@ -396,13 +462,8 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		return nil, stats.Summary{}, usagef("%v", err)
 	}
 	var raw *bufio.Writer
-	if o.rawFile != "" {
-		rf, err := os.Create(o.rawFile)
-		if err != nil {
-			return nil, stats.Summary{}, usagef("cannot create --raw file: %v", err)
-		}
-		defer rf.Close()
-		raw = bufio.NewWriterSize(rf, 256<<10)
+	if r.rawOut != nil {
+		raw = bufio.NewWriterSize(r.rawOut, 256<<10)
 		raw.WriteString(stats.RawHeader)
 	}
 	ropts := stats.Options{Shards: o.concurrency, VariableLength: o.variableLength, KeepRows: keepRows || o.abCompat,
@@ -413,24 +474,24 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	rec := stats.NewRecorder(ropts)
 	stopProgress := r.progress(rec, stderr)
 	backend := startBackendProbe(ctx, r)
-	cfg := run.Config{Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit, Factory: f, Recorder: rec}
-	runCtx, cancelRun := context.WithCancelCause(ctx)
-	defer cancelRun(nil)
-	unverified := r.watchUnverified(cancelRun)
+	watch := &run.Watch{Upstreams: len(r.cluster.upstreams), OnReach: announceNow}
+	cfg := run.Config{Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit, Factory: f, Recorder: rec, Watch: watch}
 	var out run.Outcome
 	if o.rate > 0 {
-		out, err = run.Open(runCtx, run.OpenConfig{Config: cfg, Rate: o.rate})
+		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: o.rate})
 	} else {
-		out, err = run.Closed(runCtx, cfg)
+		out, err = run.Closed(ctx, cfg)
 	}
 	stopProgress()
 	backendUsage := backend.finish(ctx)
 	if err != nil {
 		return nil, stats.Summary{}, err
 	}
-	if err := unverified(); err != nil {
-		return nil, stats.Summary{}, err
+	if err := watch.Unreachable(); err != nil && ctx.Err() == nil {
+		return nil, stats.Summary{}, &unreachableError{dialError(r.target, r.cluster.upstreams, 0, err)}
 	}
+	announceNow()
+	warnDeadUpstreams(r.target, r.cluster.upstreams, watch.UpstreamErrors(), stderr)
 	m := rec.Merge()
 	if raw != nil {
 		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
@@ -439,6 +500,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	}
 	sum := m.Summary(r.runInfo(out))
 	sum.Backend = backendUsage
+	sum.BackendLost = watch.Lost()
 	sum.TLS = tlsInfo(r.dialer, &r.cluster)
 	tw := 0
 	if r.target.Network == "tcp" && !o.keepAlive {
@@ -461,10 +523,10 @@ func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
 		Warnings:           []string{},
 	}
-	if el := out.Elapsed(); el > 0 {
+	if el := out.Elapsed(); float64(el) >= stats.CPUShareMinSeconds*1e9 {
 		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
 	}
-	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) && out.Elapsed() > int64(100*time.Millisecond) {
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
 	}
 	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {
@@ -479,6 +541,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
 		return err
 	}
+	if o.version {
+		fmt.Fprint(stdout, versionLine())
+		return nil
+	}
 	if fs.NArg() != 1 {
 		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())
 	}
@@ -487,28 +553,30 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	// Open the output files before the run, so that a bad path costs
-	// nothing.
-	var gf, ef *os.File
+	// nothing; "-" is standard output.
+	var gf, ef, pf io.Writer
 	for _, p := range []struct {
-		name string
-		f    **os.File
-	}{{o.gnuplotFile, &gf}, {o.percentileFile, &ef}} {
+		flag, name string
+		w          *io.Writer
+	}{{"-g", o.gnuplotFile, &gf}, {"-e", o.percentileFile, &ef}, {"--raw", o.rawFile, &r.rawOut}, {"--cpuprofile", o.cpuProfile, &pf}} {
 		if p.name == "" {
+			continue
+		}
+		if p.name == "-" {
+			if p.w == &pf {
+				return usagef("--cpuprofile -: the profile is binary and would mix with the report; give a file")
+			}
+			*p.w = stdout
 			continue
 		}
 		f, err := os.Create(p.name)
 		if err != nil {
-			return usagef("cannot create output file: %v", err)
+			return usagef("cannot create %s file: %v", p.flag, err)
 		}
 		defer f.Close()
-		*p.f = f
+		*p.w = f
 	}
-	if o.cpuProfile != "" {
-		pf, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return usagef("cannot create --cpuprofile file: %v", err)
-		}
-		defer pf.Close()
+	if pf != nil {
 		if err := pprof.StartCPUProfile(pf); err != nil {
 			return fmt.Errorf("cpu profile: %w", err)
 		}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -135,19 +134,22 @@ func (cl *cluster) dialer(t sockets.Target, timeout time.Duration) *sockets.Dial
 	return sockets.NewClusterDialer(t, sockets.DialerOptions{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Timeout: timeout})
 }
 
-// checkReachable checks every upstream before any load. It fails only when
-// none can be reached; a dead address in a cluster is reported on stderr
-// and shows in the report as that address's connect failures.
-func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, timeout time.Duration, stderr io.Writer) error {
+// checkSockets checks, without connecting, the Unix socket paths of the
+// target or of its upstreams (sockets.StatUnix): a connection without a
+// request takes some servers down, so reachability over the network is
+// decided by the run's own dials (run.Watch). It fails only when no
+// address is left; a bad path in a cluster is reported on stderr and shows
+// in the report as that address's connect failures.
+func checkSockets(t sockets.Target, ups []sockets.Addr, stderr io.Writer) error {
 	if len(ups) == 0 {
-		return sockets.Check(ctx, t, timeout)
+		return sockets.StatUnix(t)
 	}
 	var firstErr error
 	ok := 0
 	for _, a := range ups {
 		ut := t
 		ut.Network, ut.Address = a.Network, a.Address
-		if err := sockets.Check(ctx, ut, timeout); err != nil {
+		if err := sockets.StatUnix(ut); err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -162,6 +164,33 @@ func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, t
 		return firstErr
 	}
 	return nil
+}
+
+// dialError words a dial failure of upstream i (of ups; the target itself
+// when ups is empty) as the unreachable error of exit status 1.
+func dialError(t sockets.Target, ups []sockets.Addr, i int, err error) error {
+	network, address := t.Network, t.Address
+	if i >= 0 && i < len(ups) {
+		network, address = ups[i].Network, ups[i].Address
+	}
+	hint := ""
+	if sockets.IsUnverified(err) {
+		hint = "; --insecure accepts it"
+	}
+	return fmt.Errorf("cannot connect to %s %s: %s%s", network, address, strings.TrimPrefix(err.Error(), "connect: "), hint)
+}
+
+// warnDeadUpstreams reports on stderr the upstreams of a cluster that no
+// dial of the run reached (their failures are in the report).
+func warnDeadUpstreams(t sockets.Target, ups []sockets.Addr, errs []error, stderr io.Writer) {
+	if len(ups) < 2 {
+		return
+	}
+	for i, err := range errs {
+		if err != nil && i < len(ups) {
+			fmt.Fprintf(stderr, "backbench: warning: upstream %s: %v\n", ups[i], dialError(t, ups, i, err))
+		}
+	}
 }
 
 // backendProbe samples the backend's processes and php-fpm's status page
@@ -248,32 +277,6 @@ func tlsInfo(d *sockets.Dialer, cl *cluster) *stats.TLSInfo {
 		info.TempKey = st.CurveID.String()
 	}
 	return info
-}
-
-// watchUnverified makes the run stop at its first TLS handshake whose
-// certificate does not verify (before any succeeded): every request would
-// fail the same way. The returned function gives the error for exit status
-// 1, nil when that did not happen.
-func (r *request) watchUnverified(cancel context.CancelCauseFunc) func() error {
-	if r.dialer == nil || r.cluster.tls == nil || r.cluster.tls.InsecureSkipVerify {
-		return func() error { return nil }
-	}
-	var got atomic.Pointer[error]
-	r.dialer.OnUnverified(func(err error) {
-		got.Store(&err)
-		cancel(err)
-	})
-	return func() error {
-		p := got.Load()
-		if p == nil {
-			return nil
-		}
-		where := r.target.URL
-		if len(r.cluster.upstreams) > 1 {
-			where += " (" + r.cluster.upstreams[sockets.FailedUpstream(*p)].String() + ")"
-		}
-		return &unreachableError{fmt.Errorf("%s: %s; --insecure accepts it", where, sockets.Describe(*p))}
-	}
 }
 
 // tlsVersionName spells versions as ab (OpenSSL) does: TLSv1.3.

@@ -31,6 +31,7 @@ type probeOptions struct {
 	params      []string
 	unixSocket  string
 	insecure    bool
+	only, skip  []string
 }
 
 const probeUsage = `Usage: backbench probe [flags] URL
@@ -52,7 +53,7 @@ Flags:
 `
 
 func newProbeFlags(o *probeOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	fs := newFlagSet("probe")
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output format: text or json")
 	fs.VarP(newSeconds(&o.timeout, 5*time.Second), "timeout", "s", "timeout of each exchange of a check, in seconds")
@@ -63,6 +64,8 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
 	fs.BoolVar(&o.insecure, "insecure", false, "https: accept any server certificate (self-signed)")
+	fs.StringSliceVar(&o.only, "only", nil, "run only these checks (comma-separated names, as in the report)")
+	fs.StringSliceVar(&o.skip, "skip", nil, "do not run these checks (comma-separated names)")
 	return fs
 }
 
@@ -152,6 +155,13 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !isFCGI && (o.docRoot != "" || len(p.params) > 0) {
 		return usagef("--document-root and --param apply to fcgi:// targets only")
 	}
+	selectChecks := httpprobe.SelectChecks
+	if isFCGI {
+		selectChecks = fcgi.SelectChecks
+	}
+	if _, err := selectChecks(o.only, o.skip); err != nil {
+		return usagef("%v", err)
+	}
 	if isFCGI {
 		dr := o.docRoot
 		if dr == "" {
@@ -164,7 +174,7 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if len(targets) == 1 {
-		res, err := p.run(ctx, targets[0], stdout)
+		res, err := p.run(ctx, targets[0])
 		if err != nil {
 			return err
 		}
@@ -191,16 +201,21 @@ type prober struct {
 	docRoot         string
 }
 
-// probeResult is the probe of one address: its JSON object, its text lines
-// and summary.
+// probeResult is the probe of one address: its target, JSON object, text
+// lines and summary.
 type probeResult struct {
+	tgt     sockets.Target
+	timeout time.Duration
 	out     any
 	lines   []probeLine
 	summary []string
 }
 
-// print writes the text lines and summary.
+// print writes the text: the Probing line (after the checks: a FastCGI
+// target that cannot be reached is known only from the first check's
+// dial), the lines and the summary.
 func (r *probeResult) print(w io.Writer) {
+	fmt.Fprintf(w, "Probing %s (%s %s), each exchange within %v\n\n", r.tgt.URL, r.tgt.Network, r.tgt.Address, r.timeout)
 	for _, l := range r.lines {
 		fmt.Fprintf(w, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
 	}
@@ -219,32 +234,39 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// run checks that tgt can be reached (for https, that its certificate
-// verifies) and probes it; in text format it first writes the Probing line.
-func (p *prober) run(ctx context.Context, tgt sockets.Target, stdout io.Writer) (*probeResult, error) {
+// run probes tgt. FastCGI: no connection without a request (Ruby's fcgi.rb
+// exits on one); the first check's own dial decides reachability. HTTP: one
+// connection first, and for https one TLS handshake, whose certificate must
+// verify unless --insecure.
+func (p *prober) run(ctx context.Context, tgt sockets.Target) (*probeResult, error) {
 	o := p.o
 	var dialer *sockets.Dialer
 	if tgt.Scheme == sockets.SchemeHTTPS {
 		dialer = sockets.NewClusterDialer(tgt, sockets.DialerOptions{Timeout: o.timeout,
 			TLS: &tls.Config{ServerName: tgt.Host, InsecureSkipVerify: o.insecure}})
 	}
-	if err := probeReachable(ctx, tgt, dialer, o.timeout); err != nil {
+	check := sockets.StatUnix(tgt)
+	if tgt.Scheme != sockets.SchemeFCGI && check == nil {
+		check = probeReachable(ctx, tgt, dialer, o.timeout)
+	}
+	if check != nil {
 		if ctx.Err() != nil {
 			return nil, errInterrupted
 		}
-		return nil, &unreachableError{err}
+		return nil, &unreachableError{check}
 	}
 	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
-	if o.format == "text" {
-		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
-	}
-	res := &probeResult{}
+	res := &probeResult{tgt: tgt, timeout: o.timeout}
 	if tgt.Scheme == sockets.SchemeFCGI {
 		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
 			Config: fcgi.Config{Target: tgt, Headers: p.headers, DocumentRoot: p.docRoot,
 				Params: p.params, Timeout: o.timeout},
-			MaxRequests: o.maxRequests,
+			MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip,
 		})
+		if errors.Is(err, fcgi.ErrUnreachable) {
+			return nil, &unreachableError{fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
+				strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
+		}
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
@@ -256,7 +278,7 @@ func (p *prober) run(ctx context.Context, tgt sockets.Target, stdout io.Writer) 
 		return res, nil
 	}
 	rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: p.headers, Dialer: dialer,
-		Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests})
+		Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -268,18 +290,15 @@ func (p *prober) run(ctx context.Context, tgt sockets.Target, stdout io.Writer) 
 	return res, nil
 }
 
-// probeReachable checks that one connection can be made and, over TLS,
-// that the server's certificate verifies.
+// probeReachable checks that one connection can be made and, over TLS
+// (tlsDialer not nil), that the server's certificate verifies.
 func probeReachable(ctx context.Context, tgt sockets.Target, tlsDialer *sockets.Dialer, timeout time.Duration) error {
 	if err := sockets.Check(ctx, tgt, timeout); err != nil || tlsDialer == nil {
 		return err
 	}
 	c, err := tlsDialer.DialDeadline(ctx, time.Now().Add(timeout))
 	if err != nil {
-		if sockets.IsUnverified(err) {
-			return fmt.Errorf("%s: %s; --insecure accepts it", tgt.URL, sockets.Describe(err))
-		}
-		return fmt.Errorf("%s: TLS: %s", tgt.URL, sockets.Describe(err))
+		return dialError(tgt, nil, 0, &sockets.ConnectError{Err: err})
 	}
 	return c.Close()
 }
@@ -325,7 +344,7 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 		if text {
 			fmt.Fprintln(stdout)
 		}
-		res, err := p.run(ctx, t, stdout)
+		res, err := p.run(ctx, t)
 		var ue *unreachableError
 		switch {
 		case errors.As(err, &ue):
@@ -406,8 +425,8 @@ func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
 		"fcgi-keep-conn", "FastCGI FCGI_KEEP_CONN: honour, ignore (close after every request) or always (keep even without the flag)")
 	fs.Var(newChoice(&b.Multiplex, fixtures.MuxReject, fixtures.MuxReject, fixtures.MuxSupport, fixtures.MuxLose, fixtures.MuxClose),
 		"fcgi-multiplex", "FastCGI second request on a busy connection: reject (CANT_MPX_CONN), support, lose (ignore it) or close")
-	fs.Var(newChoice(&b.GetValues, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose, fixtures.ReplyMpxsOnly),
-		"fcgi-get-values", "FastCGI FCGI_GET_VALUES: answer, ignore (connection left open), close or mpxs-only (php-fpm's answer)")
+	fs.Var(newChoice(&b.GetValues, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose, fixtures.ReplyMpxsOnly, fixtures.ReplyDie),
+		"fcgi-get-values", "FastCGI FCGI_GET_VALUES: answer, ignore (connection left open), close, mpxs-only (php-fpm's answer) or die (any name asked takes the server down: Ruby's fcgi.rb)")
 	fs.Var(newChoice(&b.UnknownType, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose),
 		"fcgi-unknown-type", "FastCGI unknown management record: answer (UNKNOWN_TYPE), ignore or close")
 	fs.Var(newChoice(&b.UnknownRole, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyClose),
@@ -416,4 +435,7 @@ func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
 	fs.Var(newChoice(&b.HTTP10KeepAlive, fixtures.HTTP10Announce, fixtures.HTTP10Announce, fixtures.HTTP10Silent, fixtures.HTTP10Ignore),
 		"http10-keep-alive", "HTTP/1.0 Connection: keep-alive: announce (kept, with Keep-Alive), silent (kept without saying so) or ignore (close)")
 	fs.BoolVar(&b.NoPipelining, "no-pipelining", false, "HTTP: drop pipelined requests (bytes that came after a request)")
+	fs.BoolVar(&b.DieOnEmptyConn, "die-on-empty-conn", false, "exit when a client closes a connection before sending a byte (Ruby's fcgi.rb)")
+	fs.Int64Var(&b.ExitAfter, "exit-after", 0, "exit after answering N requests (0: never)")
+	fs.BoolVar(&b.IgnoreClose, "ignore-close", false, "HTTP/1.1: keep the connection after Connection: close, without saying so (uWSGI's --http11-socket)")
 }

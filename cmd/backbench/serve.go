@@ -40,9 +40,8 @@ evented (all connections accepted, one request processed at a time).
 Flags:
 `
 
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o serveOptions
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+func newServeFlags(o *serveOptions) *pflag.FlagSet {
+	fs := newFlagSet("serve")
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
 	fs.StringArrayVar(&o.listens, "listen", nil, "address: tcp:HOST:PORT or unix:/path.sock (repeatable)")
@@ -56,6 +55,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.faultEvery, "fault-every", 1, "apply the fault to every K-th request")
 	fs.BoolVar(&o.tls, "tls", false, "http: serve https with a fresh self-signed certificate (clients need --insecure)")
 	addBehaviourFlags(fs, &o.behaviour) // probe.go
+	return fs
+}
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o serveOptions
+	fs := newServeFlags(&o)
 	if err := parseFlags(fs, strings.TrimSuffix(serveUsage, "Flags:\n")+fixtures.FaultHelp()+"\nFlags:\n", args, stdout); err != nil {
 		return err
 	}
@@ -78,6 +83,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.status < 100 || o.status > 999 {
 		return usagef("serve: --status %d: want a code from 100 to 999", o.status)
+	}
+	if o.behaviour.ExitAfter < 0 {
+		return usagef("serve: --exit-after must be 0 or more")
 	}
 	if o.faultEvery < 1 {
 		return usagef("serve: --fault-every must be at least 1")
@@ -121,8 +129,28 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return &unreachableError{err}
 		}
 		servers = append(servers, s)
-		fmt.Fprintf(stdout, "listening %s %s %s\n", o.protocol, s.Network, s.Addr)
+		proto := o.protocol
+		if o.tls {
+			proto = "https"
+		}
+		fmt.Fprintf(stdout, "listening %s %s %s\n", proto, s.Network, s.Addr)
 	}
-	<-ctx.Done()
-	return nil
+	died := make(chan *fixtures.Server, len(servers))
+	for _, s := range servers {
+		go func() {
+			select {
+			case <-s.Died():
+				died <- s
+			case <-ctx.Done():
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case s := <-died:
+		// A behaviour switch (--die-on-empty-conn, --exit-after,
+		// --fcgi-get-values die) plays a backend that exits.
+		return fmt.Errorf("serve: the backend on %s %s exited: %s", s.Network, s.Addr, s.DeathReason())
+	}
 }

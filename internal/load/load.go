@@ -9,6 +9,9 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"syscall"
 	"time"
 )
 
@@ -148,3 +151,16 @@ func Now() int64 { return int64(time.Since(epoch)) }
 
 // Time converts a time from Now back into a wall-clock time.Time.
 func Time(ns int64) time.Time { return epoch.Add(time.Duration(ns)) }
+
+// Unreachable reports whether a dial error says that nothing accepts
+// connections at the address: connection refused, no such Unix socket, not
+// a socket, or permission denied (not a full backlog, a timeout or a
+// shortage of the client's own ports or files); or that the address is a
+// TLS server whose certificate does not verify, which no later dial would
+// change either.
+func Unreachable(err error) bool {
+	var ve *tls.CertificateVerificationError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) ||
+		errors.Is(err, syscall.ENOTSOCK) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) ||
+		errors.As(err, &ve)
+}

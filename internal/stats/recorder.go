@@ -560,3 +560,16 @@ func (m *Merged) quantile(p Phase, q float64) float64 {
 
 // Quantile returns the q-th percentile (0..100) of the total time in ms.
 func (m *Merged) Quantile(q float64) float64 { return m.quantile(PhaseTotal, q) }
+
+// Completed returns how many requests have completed so far (Length
+// failures included, as in the report's Complete requests). It takes each
+// shard's lock: not for the hot path.
+func (r *Recorder) Completed() int64 {
+	var n int64
+	for _, s := range r.shards {
+		s.mu.Lock()
+		n += s.counts.complete
+		s.mu.Unlock()
+	}
+	return n
+}

@@ -55,6 +55,9 @@ type Series struct {
 	// none) becomes the level's Summary.Backend: the backend's resource
 	// use during that level.
 	Observe func(ctx context.Context) func() *stats.BackendUsage
+	// Upstreams is the number of addresses of the series' target (0 or 1:
+	// one), for run.Watch.
+	Upstreams int
 }
 
 // Config configures a sweep.
@@ -77,6 +80,9 @@ type Config struct {
 	// failure).
 	StopOnErrors  bool
 	StopErrorRate float64
+	// EndUnreachable ends the sweep after the first level when no series
+	// could reach its target (SeriesResult.Unreachable).
+	EndUnreachable bool
 	// Progress, if not nil, is called from the sweep's goroutine at the
 	// start of every run (warm-up or measured).
 	Progress func(Progress)
@@ -124,8 +130,12 @@ type SeriesResult struct {
 	Label string
 	// Levels holds one Summary per level run.
 	Levels []stats.Summary
-	// Stop is set when the stop rule ended the series early.
+	// Stop is set when the stop rule ended the series early, or when its
+	// backend was lost during a level (the level's Summary.BackendLost).
 	Stop *Stop
+	// Unreachable is the dial error of a series whose first level made no
+	// connection to its target at all (see Config.EndUnreachable).
+	Unreachable error
 }
 
 // Result is the outcome of a sweep.
@@ -198,8 +208,14 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				RunsDone: runsDone, RunsLeft: nActive*(len(cfg.Levels)-li) - countBefore(active, si)}
 			if cfg.WarmupRequests > 0 || cfg.WarmupDuration > 0 {
 				p.Warmup, p.Requests, p.Duration = true, cfg.WarmupRequests, cfg.WarmupDuration
-				if _, err := runOnce(ctx, cfg.Progress, p, s); err != nil {
+				_, w, err := runOnce(ctx, cfg.Progress, p, s)
+				if err != nil {
 					return res, fmt.Errorf("sweep: %s at concurrency %d: %w", s.Label, level, err)
+				}
+				if stopLost(&res.Series[si], w, nil, level, li) {
+					active[si] = false
+					nActive--
+					continue
 				}
 				if ctx.Err() != nil {
 					res.Interrupted = true
@@ -207,7 +223,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				}
 			}
 			p.Warmup, p.Requests, p.Duration = false, cfg.Requests, cfg.Duration
-			sum, err := runOnce(ctx, cfg.Progress, p, s)
+			sum, w, err := runOnce(ctx, cfg.Progress, p, s)
 			if err != nil {
 				return res, fmt.Errorf("sweep: %s at concurrency %d: %w", s.Label, level, err)
 			}
@@ -218,6 +234,11 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				res.Interrupted = true
 				return res, nil
 			}
+			if stopLost(sr, w, &sum, level, li) {
+				active[si] = false
+				nActive--
+				continue
+			}
 			if cfg.StopOnErrors {
 				if st := stopRule(&sum, cfg.StopErrorRate); st != nil {
 					sr.Stop = st
@@ -226,7 +247,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				}
 			}
 		}
-		if nActive == 0 {
+		if nActive == 0 || li == 0 && cfg.EndUnreachable && allUnreachable(res.Series) {
 			break
 		}
 	}
@@ -245,9 +266,39 @@ func countBefore(active []bool, si int) int {
 	return n
 }
 
+// allUnreachable reports whether no series could reach its target.
+func allUnreachable(series []SeriesResult) bool {
+	for _, sr := range series {
+		if sr.Unreachable == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// stopLost ends series sr after a run at level (index li) whose target was
+// lost (sum, nil for a warm-up, is the level's Summary); false when it was
+// not. A target that no dial of the first level reached is noted in
+// sr.Unreachable, and the series goes on (its failures are data).
+func stopLost(sr *SeriesResult, w *run.Watch, sum *stats.Summary, level, li int) bool {
+	if err := w.Unreachable(); err != nil && li == 0 && sr.Unreachable == nil {
+		sr.Unreachable = err
+	}
+	lost := w.Lost()
+	if lost == nil {
+		return false
+	}
+	st := &Stop{Concurrency: level, ErrorRate: 1, Reason: lost.String()}
+	if sum != nil {
+		st.ErrorRate = ErrorRate(sum)
+	}
+	sr.Stop = st
+	return true
+}
+
 // runOnce runs one closed-model run of series s as p describes and returns
-// its Summary.
-func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series) (stats.Summary, error) {
+// its Summary (none for a warm-up) and the run's Watch.
+func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series) (stats.Summary, *run.Watch, error) {
 	rec := stats.NewRecorder(stats.Options{Shards: p.Concurrency, VariableLength: s.VariableLength})
 	p.Start, p.Done = load.Now(), rec.Done
 	if progress != nil {
@@ -257,19 +308,20 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 	if s.Observe != nil && !p.Warmup {
 		observed = s.Observe(ctx)
 	}
+	w := &run.Watch{Upstreams: s.Upstreams, StopOnLoss: true, KeepOnUnreachable: true}
 	out, err := run.Closed(ctx, run.Config{
 		Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration,
-		Factory: s.Factory, Recorder: rec,
+		Factory: s.Factory, Recorder: rec, Watch: w,
 	})
 	var backend *stats.BackendUsage
 	if observed != nil {
 		backend = observed()
 	}
 	if err != nil {
-		return stats.Summary{}, err
+		return stats.Summary{}, w, err
 	}
 	if p.Warmup {
-		return stats.Summary{}, nil
+		return stats.Summary{}, w, nil
 	}
 	ri := stats.RunInfo{Elapsed: out.Elapsed(), Interrupted: out.Interrupted}
 	if s.Info != nil {
@@ -278,7 +330,8 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 	ri.Concurrency, ri.Requests = p.Concurrency, p.Requests
 	sum := rec.Merge().Summary(ri)
 	sum.Backend = backend
-	return sum, nil
+	sum.BackendLost = w.Lost()
+	return sum, w, nil
 }
 
 // ErrorRate returns the failure ratio of a level: failed requests over the
