@@ -442,6 +442,16 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	if err := checkSockets(r.target, r.cluster.upstreams, stderr); err != nil {
 		return nil, stats.Summary{}, &unreachableError{err}
 	}
+	// From here workers (the Benchmarking line, -v 2) and the progress
+	// write to stderr at once: whole writes, one at a time, under the live
+	// line on a terminal.
+	var lw *liveWriter
+	if isTerminal(stderr) {
+		lw = &liveWriter{w: stderr}
+		stderr = lw
+	} else {
+		stderr = &lockedWriter{w: stderr}
+	}
 	// ab's "Benchmarking" line, once a dial of the run has reached the
 	// target (or after the run), so that an unreachable target gets one
 	// error line only.
@@ -455,7 +465,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	defer useThreads(o)()
 	var verbose io.Writer
 	if o.verbosity >= 2 {
-		verbose = &lockedWriter{w: stderr}
+		verbose = stderr
 	}
 	f, err := r.factory(verbose)
 	if err != nil {
@@ -472,7 +482,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		ropts.Raw = raw
 	}
 	rec := stats.NewRecorder(ropts)
-	stopProgress := r.progress(rec, stderr)
+	stopProgress := r.progress(rec, stderr, lw)
 	backend := startBackendProbe(ctx, r)
 	watch := &run.Watch{Upstreams: len(r.cluster.upstreams), OnReach: announceNow}
 	cfg := run.Config{Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit, Factory: f, Recorder: rec, Watch: watch}
@@ -482,7 +492,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	} else {
 		out, err = run.Closed(ctx, cfg)
 	}
-	stopProgress()
+	stopProgress(watch.Unreachable() == nil)
 	backendUsage := backend.finish(ctx)
 	if err != nil {
 		return nil, stats.Summary{}, err

@@ -107,10 +107,11 @@ func TestTLSVerifiesIPHosts(t *testing.T) {
 			if want := map[string]string{"tcp": "", "unix": "localhost"}[network]; s.TLS.ServerName != want {
 				t.Errorf("server name %q, want %q (no SNI for an IP)", s.TLS.ServerName, want)
 			}
-			// Untrusted (the test process's own roots): at once, one line.
+			// Untrusted (the test process's own roots): at once, one line
+			// (no heartbeat around it).
 			start := time.Now()
 			code, stdout, errs := runMain(t, context.Background(), "bench", "-t", "30", "-c", "4", srv.URL("/"))
-			if code != 1 || stdout != "" || !strings.HasSuffix(errs, "certificate does not verify: x509: certificate signed by unknown authority; --insecure accepts it\n") ||
+			if code != 1 || stdout != "" || strings.Count(errs, "\n") != 1 || !strings.HasSuffix(errs, "certificate does not verify: x509: certificate signed by unknown authority; --insecure accepts it\n") ||
 				strings.Count(errs, "backbench:") != 1 || strings.Contains(errs, "ServerName") {
 				t.Errorf("untrusted: exit %d, stderr %q, stdout %q", code, errs, stdout)
 			}
@@ -274,5 +275,22 @@ func TestBenchProgressOnAPty(t *testing.T) {
 	}
 	if strings.Contains(s, "Completed") {
 		t.Errorf("heartbeat lines on a terminal: %q", s[:min(len(s), 600)])
+	}
+}
+
+// TestLiveWriter: a line written by another writer (the Benchmarking line,
+// -v 2 heads) first erases the live line, which is then shown again.
+func TestLiveWriter(t *testing.T) {
+	var b bytes.Buffer
+	lw := &liveWriter{w: &b}
+	lw.erase()
+	lw.show("1.0 s: 5 requests")
+	fmt.Fprint(lw, "Benchmarking x (be patient)\n")
+	fmt.Fprint(lw, "another line\n")
+	lw.show("1.2 s: 6 requests")
+	lw.erase()
+	lw.erase()
+	if want := "\r\x1b[K1.0 s: 5 requests\r\x1b[KBenchmarking x (be patient)\nanother line\n\r\x1b[K1.2 s: 6 requests\r\x1b[K"; b.String() != want {
+		t.Errorf("got  %q\nwant %q", b.String(), want)
 	}
 }

@@ -27,11 +27,48 @@ var progressEvery = 250 * time.Millisecond
 // heartbeatEvery is how often the heartbeat looks at the counters.
 var heartbeatEvery = 50 * time.Millisecond
 
-// startLiveLine redraws one status line on a terminal, text() every
+// liveWriter is a terminal that shows one status line under what other
+// writers write: a Write (whole lines, from any goroutine) first erases the
+// line, which the next redraw puts back.
+type liveWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	shown bool
+}
+
+// Write erases the status line, if shown, and writes p.
+func (l *liveWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.eraseLocked()
+	return l.w.Write(p)
+}
+
+func (l *liveWriter) show(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprint(l.w, "\r\x1b[K"+s)
+	l.shown = true
+}
+
+func (l *liveWriter) erase() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.eraseLocked()
+}
+
+func (l *liveWriter) eraseLocked() {
+	if l.shown {
+		fmt.Fprint(l.w, "\r\x1b[K")
+		l.shown = false
+	}
+}
+
+// startLiveLine redraws one status line on the terminal lw, text() every
 // progressEvery (nothing while it returns ""), until the returned function
 // is called, which erases it. It reads counters only: the run's hot path
 // never waits for it.
-func startLiveLine(w io.Writer, text func() string) func() {
+func startLiveLine(lw *liveWriter, text func() string) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -39,18 +76,14 @@ func startLiveLine(w io.Writer, text func() string) func() {
 		defer wg.Done()
 		tick := time.NewTicker(progressEvery)
 		defer tick.Stop()
-		drawn := false
 		for {
 			select {
 			case <-done:
-				if drawn {
-					fmt.Fprint(w, "\r\x1b[K")
-				}
+				lw.erase()
 				return
 			case <-tick.C:
 				if s := text(); s != "" {
-					fmt.Fprint(w, "\r\x1b[K"+s)
-					drawn = true
+					lw.show(s)
 				}
 			}
 		}
@@ -58,21 +91,23 @@ func startLiveLine(w io.Writer, text func() string) func() {
 	return func() { close(done); wg.Wait() }
 }
 
-// progress shows how the run goes on stderr, unless -q, and returns the
-// function that ends it before the report. On a terminal (and below -v 2,
+// progress shows how the run goes on stderr (the terminal lw, when it is
+// one), unless -q, and returns the
+// function that ends it before the report (with ran false, when the target
+// could not be reached, the heartbeat's last line is left out). On a terminal (and below -v 2,
 // whose heads would tear it): one live line, see benchLine. Elsewhere ab's
 // heartbeat: "Completed N requests" every tenth of -n (every 100 at least,
 // and only for runs over 150 requests, as ab), or with -t alone every tenth
 // of the time limit, then "Finished N requests".
-func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
+func (r *request) progress(rec *stats.Recorder, stderr io.Writer, lw *liveWriter) func(ran bool) {
 	o := &r.opts
 	if o.quiet {
-		return func() {}
+		return func(bool) {}
 	}
 	start := load.Now()
-	if isTerminal(stderr) && o.verbosity < 2 {
+	if lw != nil && o.verbosity < 2 {
 		var prevDone, prevAt int64 = 0, start
-		return startLiveLine(stderr, func() string {
+		stop := startLiveLine(lw, func() string {
 			now, done := load.Now(), rec.Done()
 			rate := 0.0
 			if now > prevAt {
@@ -81,6 +116,7 @@ func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
 			prevDone, prevAt = done, now
 			return benchLine(now-start, done, rec.Failed(), o.requests, o.timeLimit, rate)
 		})
+		return func(bool) { stop() }
 	}
 	var every time.Duration // the time step with -t alone
 	var step int64          // the request step with -n
@@ -90,9 +126,9 @@ func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
 	case o.requests == 0 && o.timeLimit > 0:
 		every = o.timeLimit / 10
 	default:
-		return func() {}
+		return func(bool) {}
 	}
-	done := make(chan struct{})
+	done := make(chan bool)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -113,7 +149,10 @@ func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
 		}
 		for {
 			select {
-			case <-done:
+			case ran := <-done:
+				if !ran {
+					return
+				}
 				if every == 0 {
 					beat()
 				}
@@ -124,7 +163,7 @@ func (r *request) progress(rec *stats.Recorder, stderr io.Writer) func() {
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	return func(ran bool) { done <- ran; wg.Wait() }
 }
 
 // benchLine is the live line of a run elapsed ns in: requests done (of n

@@ -444,7 +444,7 @@ func startSweepProgress(cfg *sweep.Config, stderr io.Writer) func() {
 	var cur atomic.Pointer[sweep.Progress]
 	cfg.Progress = func(p sweep.Progress) { cur.Store(&p) }
 	levels, start := len(cfg.Levels), load.Now()
-	return startLiveLine(stderr, func() string {
+	return startLiveLine(&liveWriter{w: stderr}, func() string {
 		if p := cur.Load(); p != nil {
 			return progressLine(p, levels, load.Now()-start, load.Now())
 		}
