@@ -483,21 +483,23 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	}
 	rec := stats.NewRecorder(ropts)
 	stopProgress := r.progress(rec, stderr, lw)
-	backend := startBackendProbe(ctx, r)
+	observed := r.observe(ctx)
 	watch := &run.Watch{Upstreams: len(r.cluster.upstreams), OnReach: announceNow}
 	cfg := run.Config{Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit, Factory: f, Recorder: rec, Watch: watch}
 	var out run.Outcome
+	var acc run.OpenAccount
 	if o.rate > 0 {
-		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: o.rate})
+		out, acc, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: o.rate})
 	} else {
 		out, err = run.Closed(ctx, cfg)
 	}
 	stopProgress(watch.Unreachable() == nil)
-	backendUsage := backend.finish(ctx)
 	if err != nil {
+		observed(&stats.Summary{})
 		return nil, stats.Summary{}, err
 	}
 	if err := watch.Unreachable(); err != nil && ctx.Err() == nil {
+		observed(&stats.Summary{})
 		return nil, stats.Summary{}, &unreachableError{dialError(r.target, r.cluster.upstreams, 0, err)}
 	}
 	announceNow()
@@ -508,8 +510,10 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 			return nil, stats.Summary{}, fmt.Errorf("writing --raw file: %w", err)
 		}
 	}
-	sum := m.Summary(r.runInfo(out))
-	sum.Backend = backendUsage
+	ri := r.runInfo(out)
+	ri.Due, ri.Unsent, ri.CutInFlight = acc.Due, acc.Unsent, acc.CutInFlight
+	sum := m.Summary(ri)
+	observed(&sum)
 	sum.BackendLost = watch.Lost()
 	sum.TLS = tlsInfo(r.dialer, &r.cluster)
 	tw := 0

@@ -217,14 +217,6 @@ func startBackendProbe(ctx context.Context, r *request) *backendProbe {
 	return p
 }
 
-// observeBackend starts sampling the backend (--backend-pid, --fpm-status)
-// for one run and returns the function that stops it and returns the use
-// (nil when nothing is sampled): sweep's per-level hook.
-func (r *request) observeBackend(ctx context.Context) func() *stats.BackendUsage {
-	p := startBackendProbe(ctx, r)
-	return func() *stats.BackendUsage { return p.finish(ctx) }
-}
-
 // finish stops the sampling and returns the usage (nil without a probe).
 func (p *backendProbe) finish(ctx context.Context) *stats.BackendUsage {
 	if p == nil {
@@ -235,6 +227,8 @@ func (p *backendProbe) finish(ctx context.Context) *stats.BackendUsage {
 		p.usage.CPUUserSeconds, p.usage.CPUSysSeconds = u.UserSeconds, u.SysSeconds
 		p.usage.CPUSeconds = u.UserSeconds + u.SysSeconds
 		p.usage.PeakRSSBytes, p.usage.MeanRSSBytes = u.PeakRSS, u.MeanRSS
+		p.usage.PeakPSSBytes, p.usage.MeanPSSBytes, p.usage.PSSFallback = u.PeakPSS, u.MeanPSS, u.PSSFallback
+		p.usage.USSMeanBytes, p.usage.USSMaxBytes = u.USSMean, u.USSMax
 		p.usage.ProcessesMax, p.usage.ProcessesMean = u.MaxProcs, u.MeanProcs
 		p.usage.Samples = u.Samples
 	}

@@ -230,7 +230,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			seen[l] = true
 			p.requests = append(p.requests, &r)
 			p.series = append(p.series, sweep.Series{Label: l, Info: r.runInfo, VariableLength: o.variableLength,
-				Observe: r.observeBackend, Upstreams: len(r.cluster.upstreams)})
+				Observe: r.observe, Upstreams: len(r.cluster.upstreams)})
 		}
 	}
 	r0 := p.requests[0]

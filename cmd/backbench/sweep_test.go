@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,18 @@ func readSweep(t *testing.T, dir string) (report.Sweep, [][]string) {
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil || len(rows) == 0 || !reflect.DeepEqual(rows[0], report.SweepCSVHeader) {
 		t.Fatalf("sweep.csv: %v %v", err, rows)
+	}
+	// The listen queue counters are read per level for a loopback TCP
+	// target, and only then.
+	network := map[string]string{}
+	for _, se := range sw.Series {
+		network[se.Label] = se.Target.Network
+	}
+	col := slices.Index(report.SweepCSVHeader, "listen_overflows")
+	for _, r := range rows[1:] {
+		if got, tcp := r[col] != "", network[r[0]] == "tcp"; got != tcp {
+			t.Errorf("series %q (%s), level %s: listen_overflows %q", r[0], network[r[0]], r[1], r[col])
+		}
 	}
 	pf, err := os.Open(filepath.Join(dir, "sweep.png"))
 	if err != nil {

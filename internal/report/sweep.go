@@ -60,7 +60,8 @@ type SweepStop struct {
 var SweepCSVHeader = []string{"label", "concurrency", "requests", "complete", "failed", "non_2xx",
 	"requests_per_second", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "transfer_rate_kbytes_per_second",
 	"backend_cpu_seconds", "backend_peak_rss_bytes", "backend_processes_max",
-	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached"}
+	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached",
+	"listen_overflows", "backend_peak_pss_bytes", "backend_mean_pss_bytes"}
 
 // fpmCSVFields are the php-fpm status fields of the last SweepCSVHeader
 // columns, as read at the end of each level (--fpm-status).
@@ -71,7 +72,9 @@ var fpmCSVFields = []string{"listen queue", "active processes", "max children re
 // total request times in ms with three decimals; rates have two.
 // "requests" is the count asked for (0 with a time limit alone). The backend
 // columns are empty when the level sampled no backend, the fpm_* columns
-// when it read no php-fpm status page.
+// when it read no php-fpm status page. listen_overflows is the rise of the
+// kernel's machine-wide TcpExt ListenOverflows during the level, empty when
+// not read (the target is not a local TCP address).
 func SweepCSV(w io.Writer, sw *Sweep) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(SweepCSVHeader); err != nil {
@@ -97,6 +100,14 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 				}
 				row = append(row, v)
 			}
+			lo, pssPeak, pssMean := "", "", ""
+			if s.ListenOverflows != nil {
+				lo = i(*s.ListenOverflows)
+			}
+			if b := s.Backend; b != nil && b.Samples > 0 {
+				pssPeak, pssMean = i(b.PeakPSSBytes), i(b.MeanPSSBytes)
+			}
+			row = append(row, lo, pssPeak, pssMean)
 			if err := cw.Write(row); err != nil {
 				return err
 			}

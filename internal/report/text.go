@@ -159,6 +159,16 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	}
 	if op := s.Open; op != nil {
 		line("Open model", "%.2f [#/sec] asked, %.2f [#/sec] achieved", op.RateAsked, op.RateAchieved)
+		unsent := fmt.Sprintf("%d unsent", op.UnsentRequests)
+		if op.UnsentInFlight > 0 {
+			unsent += fmt.Sprintf(" (%d cut off in flight at the end)", op.UnsentInFlight)
+		}
+		line("Due requests", "%d = %d complete + %d failed + %s", op.DueRequests,
+			s.Complete, s.Failed-s.Failures.Length, unsent)
+		if l := op.ClientLatenessMs; l != nil {
+			line("Client lateness", "p50 %.3f ms, p99 %.3f ms, max %.3f ms (sent after the intended start by a free worker)",
+				l.P50, l.P99, l.Max)
+		}
 		if op.LateRequests > 0 {
 			line("Sent late", "%d requests (> 1 ms), mean %.3f ms, max %.3f ms", op.LateRequests, op.LateMeanMs, op.LateMaxMs)
 		} else {
@@ -207,8 +217,16 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 		if bu.Samples > 0 {
 			line("Backend CPU", "%.2f s (user %.2f + sys %.2f) for PIDs %v and their descendants",
 				bu.CPUSeconds, bu.CPUUserSeconds, bu.CPUSysSeconds, bu.PIDs)
-			line("Backend memory", "%.1f MiB peak, %.1f MiB mean (RSS summed over the processes)",
-				float64(bu.PeakRSSBytes)/(1<<20), float64(bu.MeanRSSBytes)/(1<<20))
+			mib := func(v int64) float64 { return float64(v) / (1 << 20) }
+			src := "PSS summed over the processes"
+			if bu.PSSFallback > 0 {
+				src += fmt.Sprintf("; RSS stood in for %d unreadable smaps_rollup readings", bu.PSSFallback)
+			}
+			line("Backend memory", "%.1f MiB peak, %.1f MiB mean (%s)", mib(bu.PeakPSSBytes), mib(bu.MeanPSSBytes), src)
+			line("Backend RSS", "%.1f MiB peak, %.1f MiB mean (summed: counts every shared page once per process)",
+				mib(bu.PeakRSSBytes), mib(bu.MeanRSSBytes))
+			line("Backend USS", "%.1f MiB mean, %.1f MiB max per process (private memory: what one more worker costs)",
+				mib(bu.USSMeanBytes), mib(bu.USSMaxBytes))
 			line("Backend processes", "%d max, %.1f mean", bu.ProcessesMax, bu.ProcessesMean)
 		}
 		for _, st := range []struct {

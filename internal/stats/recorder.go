@@ -54,6 +54,11 @@ const (
 	// PhaseScheduled is the total time from the intended start (open
 	// model only): the latency corrected for coordinated omission.
 	PhaseScheduled
+	// PhaseClientLate is, in the open model, how late the client sent a
+	// request whose worker was free and waiting for its intended start
+	// (actual start minus intended start): the client's own pacing error,
+	// which the corrected latencies include.
+	PhaseClientLate
 	numPhases
 )
 
@@ -121,6 +126,7 @@ type Shard struct {
 
 type counts struct {
 	complete, non2xx, keepAlive, reconnects int64
+	slowConnects                            int64 // connects of 1 s or more
 	// Open model: requests sent late (by more than LateThreshold), how
 	// many of them because every worker was busy, and their lateness.
 	late, queued                       int64
@@ -260,6 +266,11 @@ func (s *Shard) Record(res *load.Result) {
 	s.mu.Lock()
 	c := &s.counts
 	if res.Intended != 0 {
+		if !res.Queued {
+			late := max(res.Start-res.Intended, 0)
+			s.mom[PhaseClientLate].add(late)
+			_ = s.hist[PhaseClientLate].RecordValue(min((late+500)/1000, histMax))
+		}
 		if late := res.Start - res.Intended; late > LateThreshold {
 			c.late++
 			c.lateSum += late
@@ -296,13 +307,16 @@ func (s *Shard) Record(res *load.Result) {
 		connect := int64(0)
 		if res.Dialed {
 			connect = res.Connected - res.Start
+			if connect >= int64(time.Second) {
+				c.slowConnects++
+			}
 		}
 		total := res.Done - res.Start
 		wait := res.FirstByte - res.Written
 		if wait < 0 {
 			wait = 0
 		}
-		v := [numPhases]int64{connect, total - connect, wait, total, 0}
+		v := [PhaseScheduled + 1]int64{connect, total - connect, wait, total, 0}
 		np := PhaseTotal + 1
 		if res.Intended != 0 {
 			v[PhaseScheduled] = res.Done - res.Intended
@@ -353,6 +367,18 @@ func firstLine(b []byte) string {
 		}
 		return r
 	}, strings.TrimSpace(s))
+}
+
+// RecordUnsent adds, in the open model, a request that was due but got no
+// outcome, to the corrected latencies (PhaseScheduled) only: latency is
+// the time from its intended start to the end of the run, in ns. It is not
+// counted as complete or failed.
+func (r *Recorder) RecordUnsent(latency int64) {
+	s := r.shards[0]
+	s.mu.Lock()
+	s.mom[PhaseScheduled].add(latency)
+	_ = s.hist[PhaseScheduled].RecordValue(min(latency/1000, histMax))
+	s.mu.Unlock()
 }
 
 // appendRaw adds the CSV line of res to the shard's pending block and
@@ -461,6 +487,7 @@ func (r *Recorder) Merge() *Merged {
 		c.non2xx += o.non2xx
 		c.keepAlive += o.keepAlive
 		c.reconnects += o.reconnects
+		c.slowConnects += o.slowConnects
 		c.bytesRead += o.bytesRead
 		c.bodyBytes += o.bodyBytes
 		c.bytesWritten += o.bytesWritten
@@ -557,6 +584,9 @@ func (m *Merged) quantile(p Phase, q float64) float64 {
 	lo, hi := float64(mo.min)/1e6, float64(mo.max)/1e6
 	return math.Min(math.Max(v, lo), hi)
 }
+
+// PhaseCount returns how many values phase p holds.
+func (m *Merged) PhaseCount(p Phase) int64 { return m.mom[p].n }
 
 // Quantile returns the q-th percentile (0..100) of the total time in ms.
 func (m *Merged) Quantile(q float64) float64 { return m.quantile(PhaseTotal, q) }

@@ -51,10 +51,11 @@ type Series struct {
 	// VariableLength turns the Length rule off (ab's -l).
 	VariableLength bool
 	// Observe, if not nil, is called right before each measured run; the
-	// function it returns is called right after, and its result (nil for
-	// none) becomes the level's Summary.Backend: the backend's resource
-	// use during that level.
-	Observe func(ctx context.Context) func() *stats.BackendUsage
+	// function it returns is called right after with the level's Summary,
+	// to add what was observed meanwhile outside the client (the
+	// backend's resource use, the kernel's listen queue counters, and
+	// their notes).
+	Observe func(ctx context.Context) func(*stats.Summary)
 	// Upstreams is the number of addresses of the series' target (0 or 1:
 	// one), for run.Watch.
 	Upstreams int
@@ -304,7 +305,7 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 	if progress != nil {
 		progress(p)
 	}
-	var observed func() *stats.BackendUsage
+	var observed func(*stats.Summary)
 	if s.Observe != nil && !p.Warmup {
 		observed = s.Observe(ctx)
 	}
@@ -313,11 +314,10 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 		Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration,
 		Factory: s.Factory, Recorder: rec, Watch: w,
 	})
-	var backend *stats.BackendUsage
-	if observed != nil {
-		backend = observed()
-	}
 	if err != nil {
+		if observed != nil {
+			observed(&stats.Summary{})
+		}
 		return stats.Summary{}, w, err
 	}
 	if p.Warmup {
@@ -329,7 +329,9 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 	}
 	ri.Concurrency, ri.Requests = p.Concurrency, p.Requests
 	sum := rec.Merge().Summary(ri)
-	sum.Backend = backend
+	if observed != nil {
+		observed(&sum)
+	}
 	sum.BackendLost = w.Lost()
 	return sum, w, nil
 }
