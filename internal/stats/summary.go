@@ -201,6 +201,20 @@ type Summary struct {
 	// their remedies.
 	Notes       []string `json:"notes"`
 	Interrupted bool     `json:"interrupted"`
+	// SLO holds the verdict on each objective given with --slo, in order;
+	// absent without objectives.
+	SLO []SLOResult `json:"slo_results,omitempty"`
+}
+
+// SLOResult is the verdict on one service level objective.
+type SLOResult struct {
+	// Objective is the objective as given ("p99<=50ms").
+	Objective string `json:"objective"`
+	// Value is the measured value in the objective's unit: ms for a
+	// latency, percent for errors.
+	Value float64 `json:"value"`
+	// Pass reports Value <= the objective's bound.
+	Pass bool `json:"pass"`
 }
 
 // Summary reduces the merged records of a run to a Summary.
