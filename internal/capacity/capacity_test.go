@@ -68,7 +68,7 @@ type fakeBackend struct {
 	capacity float64
 	now      time.Time
 	levels   []float64
-	limitAt  float64         // from this level, the client is the limit
+	limitAt  float64 // from this level, the client is the limit
 }
 
 func (f *fakeBackend) step(_ context.Context, level float64) (Measure, error) {
