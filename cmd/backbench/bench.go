@@ -17,6 +17,7 @@ import (
 
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/run"
@@ -48,6 +49,7 @@ type loadOptions struct {
 	rawFile        string
 	clientSched    string
 	threads        int
+	slo            []string
 	clusterOptions
 }
 
@@ -85,6 +87,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU")
+	fs.StringArrayVar(&o.slo, "slo", nil, "service level objective `p50|p90|p99|p99.9|max<=DURATION` or `errors<=PERCENT` (repeatable; all must hold): exit status 3 when one fails")
 }
 
 // useThreads applies --threads for the length of a run: it returns the
@@ -175,6 +178,12 @@ type request struct {
 	cluster cluster
 	dialer  *sockets.Dialer // nil: the clients' own
 	policy  string          // the client threads' scheduling policy during the run
+	// objectives are --slo's, judged on every run.
+	objectives []capacity.Objective
+	// reachable skips the reachability check before a run (a capacity
+	// step: the search checked once, and a backend refusing connections
+	// under load is a failing step, not an end).
+	reachable bool
 }
 
 // validateLoad checks the load flags and the target URL; every error is a
@@ -218,6 +227,11 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 	}
 	if !r.limited {
 		r.opts.requests = 0
+	}
+	if len(o.slo) > 0 {
+		if r.objectives, err = capacity.ParseAll(o.slo); err != nil {
+			return nil, usagef("--slo: %v", err)
+		}
 	}
 	if tgt.Scheme != sockets.SchemeFCGI {
 		if o.docRoot != "" || len(o.params) > 0 {
@@ -355,7 +369,7 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	if err != nil && !o.quiet {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
-	if err := checkReachable(ctx, r.target, r.cluster.upstreams, o.timeout, stderr); err != nil {
+	if err := r.checkOnce(ctx, stderr); err != nil {
 		if ctx.Err() != nil {
 			return nil, stats.Summary{}, errInterrupted
 		}
@@ -418,7 +432,20 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 		tw, _ = sockets.CountTimeWait(r.target.Address)
 	}
 	sum.Notes = append(sum.Notes, connectionNotes(&sum, r.target, tw, noFile)...)
+	if len(r.objectives) > 0 {
+		ms := capacity.FromSummary(&sum, r.objectives)
+		sum.SLO = capacity.Evaluate(r.objectives, &ms)
+	}
 	return m, sum, nil
+}
+
+// checkOnce checks that the target is reachable, unless r.reachable says
+// that it was already.
+func (r *request) checkOnce(ctx context.Context, stderr io.Writer) error {
+	if r.reachable {
+		return nil
+	}
+	return checkReachable(ctx, r.target, r.cluster.upstreams, r.opts.timeout, stderr)
 }
 
 // clientHealth turns the runner's measurements into the report's lines,
@@ -546,5 +573,5 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sum.Interrupted {
 		return errInterrupted
 	}
-	return nil
+	return sloGate(stdout, o.format == "text", r.objectives, sum.SLO)
 }

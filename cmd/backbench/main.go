@@ -4,12 +4,14 @@
 //
 // Subcommands:
 //
-//	backbench bench [flags] URL   an ab-style run with ab's report, or JSON
-//	backbench serve [flags]       built-in FastCGI and HTTP backends
+//	backbench bench [flags] URL     an ab-style run with ab's report, or JSON
+//	backbench capacity [flags] URL  the highest load within objectives
+//	backbench serve [flags]         built-in FastCGI and HTTP backends
 //
 // Run "backbench COMMAND --help" for the flags of each. Exit status: 0 on
 // success, 1 when the target cannot be reached, 2 for a bad command line,
-// 130 or 143 when interrupted by SIGINT or SIGTERM.
+// 3 when a --slo objective failed, 130 or 143 when interrupted by SIGINT or
+// SIGTERM.
 package main
 
 import (
@@ -19,7 +21,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // Exit statuses.
@@ -27,6 +33,7 @@ const (
 	exitOK          = 0
 	exitUnreachable = 1
 	exitUsage       = 2
+	exitSLO         = 3
 	exitSIGINT      = 130
 	exitSIGTERM     = 143
 )
@@ -43,6 +50,36 @@ type unreachableError struct{ err error }
 
 func (e *unreachableError) Error() string { return e.err.Error() }
 
+// sloError is a run that failed a --slo objective: exit status 3.
+type sloError struct{ failed []string }
+
+func (e *sloError) Error() string { return "objective failed: " + strings.Join(e.failed, "; ") }
+
+// sloGate prints the verdict on each objective (with text, after the
+// report) and returns a sloError if one failed.
+func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []stats.SLOResult) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	lines := capacity.Verdicts(objs, rs)
+	if text {
+		fmt.Fprintln(stdout, "\nObjectives:")
+		for _, l := range lines {
+			fmt.Fprintln(stdout, "  "+l)
+		}
+	}
+	var failed []string
+	for i, r := range rs {
+		if !r.Pass {
+			failed = append(failed, lines[i])
+		}
+	}
+	if failed != nil {
+		return &sloError{failed}
+	}
+	return nil
+}
+
 // errInterrupted reports a run stopped by a signal, after its report.
 var errInterrupted = errors.New("interrupted")
 
@@ -52,6 +89,8 @@ Usage:
   backbench bench [flags] URL     ab-style benchmark of one target
   backbench sweep [flags] -c SPEC URL...
                                   concurrency sweep over several targets: table, CSV, JSON, chart
+  backbench capacity --slo OBJECTIVE [flags] URL
+                                  the highest rate (or concurrency) within latency/error objectives
   backbench serve [flags]         run built-in FastCGI/HTTP backends
   backbench probe [flags] URL     what a backend supports at the protocol level
 
@@ -109,6 +148,8 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = benchCmd(ctx, args[1:], stdout, stderr)
 	case "sweep":
 		err = sweepCmd(ctx, args[1:], stdout, stderr)
+	case "capacity":
+		err = capacityCmd(ctx, args[1:], stdout, stderr)
 	case "serve":
 		err = serveCmd(ctx, args[1:], stdout, stderr)
 	case "probe":
@@ -117,7 +158,7 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, probe or serve; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, capacity, probe or serve; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }
@@ -128,6 +169,7 @@ func exitStatus(err error, sig func() os.Signal, stderr io.Writer) int {
 	}
 	var ue *usageError
 	var re *unreachableError
+	var se *sloError
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
@@ -139,6 +181,9 @@ func exitStatus(err error, sig func() os.Signal, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "backbench: %s\n", ue.msg)
 		return exitUsage
+	case errors.As(err, &se):
+		fmt.Fprintf(stderr, "backbench: %s\n", se)
+		return exitSLO
 	case errors.As(err, &re):
 		fmt.Fprintf(stderr, "backbench: %s\n", re.err)
 		return exitUnreachable
