@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/run"
@@ -72,7 +73,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
-		"client-sched": true, "threads": true}
+		"client-sched": true, "threads": true, "slo": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
 			return
@@ -295,9 +296,13 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	sw := p.report(res)
+	sloLines, sloErr := p.judge(&sw)
 	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if err := report.SweepTable(stdout, &sw); err != nil {
 		return err
+	}
+	for _, l := range sloLines {
+		fmt.Fprintln(stdout, l)
 	}
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
@@ -320,7 +325,52 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if res.Interrupted {
 		return errInterrupted
 	}
-	return nil
+	return sloErr
+}
+
+// judge applies the --slo objectives to every level of every series: it
+// fills each level's SLO verdicts and each series' highest passing level,
+// and returns the lines that say so, and a sloError if any level failed.
+func (p *sweepPlan) judge(sw *report.Sweep) ([]string, error) {
+	objs := p.requests[0].objectives
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	lines := []string{"", "Objectives " + strings.Join(capacity.Texts(objs), ", ") + ":"}
+	var failed []string
+	for i := range sw.Series {
+		se := &sw.Series[i]
+		highest, verdicts := 0, []string{}
+		for k := range se.Levels {
+			l := &se.Levels[k]
+			m := capacity.FromSummary(l, objs)
+			l.SLO = capacity.Evaluate(objs, &m)
+			v := fmt.Sprintf("c=%d pass", l.Concurrency)
+			if capacity.Passed(l.SLO) {
+				highest = max(highest, l.Concurrency)
+			} else {
+				var why []string
+				for j, r := range l.SLO {
+					if !r.Pass {
+						why = append(why, objs[j].Metric+" "+objs[j].Format(r.Value))
+					}
+				}
+				v = fmt.Sprintf("c=%d FAIL (%s)", l.Concurrency, strings.Join(why, ", "))
+				failed = append(failed, fmt.Sprintf("%s at c=%d", se.Label, l.Concurrency))
+			}
+			verdicts = append(verdicts, v)
+		}
+		se.SLOHighestPass = &highest
+		best := "none"
+		if highest > 0 {
+			best = fmt.Sprintf("c=%d", highest)
+		}
+		lines = append(lines, fmt.Sprintf("  %s: highest level that passes: %s; %s", se.Label, best, strings.Join(verdicts, ", ")))
+	}
+	if failed != nil {
+		return lines, &sloError{failed}
+	}
+	return lines, nil
 }
 
 // perLevel describes the budget of one level for the table's title.

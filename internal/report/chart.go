@@ -238,7 +238,7 @@ func CapacityChart(w io.Writer, pts []CapacityPoint, xLabel string, boundMs floa
 		if err != nil {
 			return fmt.Errorf("report: capacity chart: %w", err)
 		}
-		sc.Color = plotutil.DarkColors[i]
+		sc.Color = plotutil.DarkColors[1-i] // green passes, red fails
 		sc.Radius = vg.Points(3.5)
 		sc.Shape = draw.CircleGlyph{}
 		if i == 1 {
