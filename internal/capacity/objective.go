@@ -10,8 +10,9 @@
 // between the highest passing and the lowest failing level until they are
 // within Config.Resolution of each other, and runs the answer Config.Confirm
 // more times, all of which must pass. A step that the client, not the
-// backend, held back (its CPU, its own lateness, the in-flight ceiling)
-// ends the search with a lower bound ("at least"). Config.MaxTime bounds
+// backend, held back (its CPU, its own lateness, the in-flight ceiling) is
+// run again, up to twice; if the client still held it back, the search
+// ends with a lower bound ("at least"). Config.MaxTime bounds
 // the whole search: a step that would end past it is not started, and the
 // best passing level so far is the answer.
 //

@@ -89,6 +89,10 @@ type Result struct {
 // maxSteps bounds a search whatever its configuration.
 const maxSteps = 200
 
+// clientRetries is how many more times a step that the client held back
+// is run before the search ends on it.
+const clientRetries = 2
+
 // Search runs the capacity search with step. It returns the steps run so
 // far with an error from step; an interruption (ctx) is a Result with
 // Interrupted set, not an error.
@@ -166,6 +170,11 @@ func (s *searcher) run(ctx context.Context) error {
 			level = s.round((s.lo + s.hi) / 2)
 		}
 		st, err := s.try(ctx, level, false)
+		// A step the client held back is run again: a passing hiccup
+		// of a shared machine should not end the search.
+		for retry := 0; err == nil && !s.done() && st.ClientLimit != "" && retry < clientRetries; retry++ {
+			st, err = s.try(ctx, level, false)
+		}
 		if err != nil || s.done() {
 			return err
 		}
