@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,7 +79,13 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	o.timeLimit = capacityStepTime
 	fs.Lookup("timelimit").Usage = "length of each step in seconds (or a duration: 10s)"
 	fs.Lookup("timelimit").DefValue = "5"
-	fs.Lookup("concurrency").Usage = "open model: the ceiling of requests in flight (default 256); the closed model searches it"
+	fs.Lookup("concurrency").Usage = "open model: the ceiling of requests in flight (the closed model searches it)"
+	fs.Lookup("concurrency").DefValue = strconv.Itoa(capacityCeiling)
+	// Bench's flags that a search sets itself or cannot use (refused by
+	// validateCapacity).
+	for _, name := range []string{"requests", "rate", "raw"} {
+		_ = fs.MarkHidden(name)
+	}
 	return fs
 }
 
