@@ -131,7 +131,8 @@ func (r *Report) Answer() string {
 }
 
 // Table writes every step: level, achieved rate, p50, p99, error rate and
-// the verdict (with the failing objectives).
+// the verdict (with the failing objectives, and whether it was a
+// confirmation or held back by the client).
 func (r *Report) Table(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\tachieved req/s\tp50 ms\tp99 ms\terrors\t\n", r.noun())
@@ -143,6 +144,9 @@ func (r *Report) Table(w io.Writer) error {
 		}
 		if st.Confirm {
 			verdict += " (confirm)"
+		}
+		if st.ClientLimit != "" {
+			verdict += " (held back by the client)"
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.2f\t%.2f%%\t  %s\n", r.FormatLevel(st.Level), st.AchievedRPS, st.P50, st.P99,
 			st.ErrorRate*100, verdict)
@@ -169,6 +173,9 @@ type StepJSON struct {
 	Pass bool `json:"pass"`
 	// Confirm marks a confirmation run.
 	Confirm bool `json:"confirm"`
+	// ClientLimit, when not empty, says how the client held the step back
+	// (such a step is run again, up to twice).
+	ClientLimit string `json:"client_limit,omitempty"`
 }
 
 // JSONReport is the JSON form of a Report.
@@ -213,7 +220,7 @@ func (r *Report) JSON(concurrency int) JSONReport {
 	}
 	for _, st := range res.Steps {
 		sj := StepJSON{Concurrency: concurrency, AchievedRPS: st.AchievedRPS, P50Ms: st.P50, P99Ms: st.P99,
-			ErrorRate: st.ErrorRate, Pass: st.Pass, Confirm: st.Confirm}
+			ErrorRate: st.ErrorRate, Pass: st.Pass, Confirm: st.Confirm, ClientLimit: st.ClientLimit}
 		if r.Model == ModelOpen {
 			sj.Rate = st.Level
 		} else {
