@@ -63,6 +63,8 @@ Exit status 3 when no step met the objectives.
 Flags:
 `
 
+// newCapacityFlags builds capacity's flags: the search's own, then bench's
+// load flags (-t is a step's length; -c the open model's ceiling).
 func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("capacity", pflag.ContinueOnError)
 	fs.SortFlags = false
@@ -99,6 +101,8 @@ type capacityPlan struct {
 	quickest float64
 }
 
+// validateCapacity checks the flags and the URL and builds the plan; every
+// error is a usage error, found before any connection is made.
 func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, error) {
 	if fs.NArg() != 1 {
 		return nil, usagef("capacity: want exactly one URL, got %d (see backbench capacity --help)", fs.NArg())
@@ -238,6 +242,7 @@ func (p *capacityPlan) settle(ctx context.Context) {
 	}
 }
 
+// capacityCmd runs the capacity command.
 func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o capacityOptions
 	fs := newCapacityFlags(&o)
@@ -311,6 +316,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
+// capacityFiles are the paths of the files capacity writes into dir.
 func capacityFiles(dir string) []string {
 	var out []string
 	for _, n := range []string{"capacity.json", "capacity.svg", "capacity.png"} {
