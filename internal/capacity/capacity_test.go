@@ -286,3 +286,30 @@ func TestTableAndJSON(t *testing.T) {
 		t.Errorf("json %+v", j)
 	}
 }
+
+// TestSearchClientHiccup: a step the client held back once is run again
+// and the search goes on; the hiccup leaves no mark on the answer.
+func TestSearchClientHiccup(t *testing.T) {
+	f := &fakeBackend{capacity: 20}
+	runs := map[float64]int{}
+	step := func(ctx context.Context, level float64) (Measure, error) {
+		m, err := f.step(ctx, level)
+		// The first run of 8 (a search step) and the second of 20 (its
+		// confirmation) are held back.
+		if runs[level]++; runs[level] == 1 && level == 8 || runs[level] == 2 && level == 20 {
+			m.ClientLimit, m.P99 = "the client sent requests up to 80 ms late", 90
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1, Integer: true, Confirm: 1}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Capacity != 20 || res.LimitedBy != LimitedByBackend || runs[8] != 2 || runs[20] != 3 {
+		t.Fatalf("result %+v, levels %v", res, f.levels)
+	}
+	last := res.Steps[len(res.Steps)-1]
+	if !last.Confirm || !last.Pass || last.Level != 20 {
+		t.Errorf("levels %v: want 20 confirmed after a retry", f.levels)
+	}
+}

@@ -150,7 +150,7 @@ func (s *searcher) run(ctx context.Context) error {
 			if s.confirmed {
 				return nil
 			}
-			if err := s.confirm(ctx); err != nil || s.confirmed || s.done() {
+			if err := s.confirm(ctx); err != nil || s.confirmed || s.done() || s.limit != "" {
 				return err
 			}
 			continue
@@ -169,12 +169,7 @@ func (s *searcher) run(ctx context.Context) error {
 		default:
 			level = s.round((s.lo + s.hi) / 2)
 		}
-		st, err := s.try(ctx, level, false)
-		// A step the client held back is run again: a passing hiccup
-		// of a shared machine should not end the search.
-		for retry := 0; err == nil && !s.done() && st.ClientLimit != "" && retry < clientRetries; retry++ {
-			st, err = s.try(ctx, level, false)
-		}
+		st, err := s.tryAgain(ctx, level, false)
 		if err != nil || s.done() {
 			return err
 		}
@@ -199,6 +194,17 @@ func (s *searcher) run(ctx context.Context) error {
 
 // done reports that the search must stop: interrupted or out of time.
 func (s *searcher) done() bool { return s.stopped || s.early }
+
+// tryAgain runs a step, and again, up to clientRetries times, while the
+// client held it back: a passing hiccup of a shared machine should not end
+// the search.
+func (s *searcher) tryAgain(ctx context.Context, level float64, confirm bool) (Step, error) {
+	st, err := s.try(ctx, level, confirm)
+	for retry := 0; err == nil && !s.done() && st.ClientLimit != "" && retry < clientRetries; retry++ {
+		st, err = s.try(ctx, level, confirm)
+	}
+	return st, err
+}
 
 // try runs one step unless it would end past the deadline.
 func (s *searcher) try(ctx context.Context, level float64, confirm bool) (Step, error) {
@@ -225,15 +231,17 @@ func (s *searcher) try(ctx context.Context, level float64, confirm bool) (Step, 
 
 // confirm runs lo Config.Confirm more times. If one fails, lo becomes the
 // lowest failing level and the highest passing level below it the new lo
-// (0 if none), and the search goes on.
+// (0 if none), and the search goes on. A confirmation that the client
+// still held back after its retries ends the search: lo is a lower bound.
 func (s *searcher) confirm(ctx context.Context) error {
 	for range s.cfg.Confirm {
-		st, err := s.try(ctx, s.lo, true)
+		st, err := s.tryAgain(ctx, s.lo, true)
 		if err != nil || s.done() {
 			return err
 		}
 		if st.ClientLimit != "" {
 			s.limit = st.ClientLimit
+			return nil
 		}
 		if !st.Pass {
 			s.hi, s.lo, s.atMax = s.lo, 0, false
@@ -243,9 +251,6 @@ func (s *searcher) confirm(ctx context.Context) error {
 				}
 			}
 			return nil
-		}
-		if s.limit != "" {
-			break
 		}
 	}
 	s.confirmed = true
