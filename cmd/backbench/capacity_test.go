@@ -194,36 +194,46 @@ func TestSLOGate(t *testing.T) {
 		strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q", errs)
 	}
-	code, out, errs = runMain(t, context.Background(), "bench", "-q", "-n", "20", "--slo", "p99<=50ms", "--format", "json", srv.URL("/"))
-	if code != 0 || errs != "" {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	var s struct {
-		SLO []struct {
-			Objective string  `json:"objective"`
-			Value     float64 `json:"value"`
-			Pass      bool    `json:"pass"`
-		} `json:"slo_results"`
-	}
-	if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 || s.SLO[0].Objective != "p99<=50ms" ||
-		!s.SLO[0].Pass || s.SLO[0].Value < 9 || s.SLO[0].Value > 50 {
-		t.Errorf("slo_results %+v (%v)", s.SLO, err)
-	}
+	// The same run within p99 <= 50 ms exits 0 (tried again if a loaded
+	// machine stalls the run past 50 ms).
+	withSpeedRetries(t, func() []string {
+		code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", "--slo", "p99<=50ms", "--format", "json", srv.URL("/"))
+		var s struct {
+			SLO []struct {
+				Objective string  `json:"objective"`
+				Value     float64 `json:"value"`
+				Pass      bool    `json:"pass"`
+			} `json:"slo_results"`
+		}
+		if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 || s.SLO[0].Objective != "p99<=50ms" ||
+			s.SLO[0].Value < 9 || s.SLO[0].Pass != (code == 0) {
+			t.Fatalf("exit %d, slo_results %+v (%v) %s", code, s.SLO, err, errs)
+		}
+		if code != 0 {
+			return []string{fmt.Sprintf("exit %d: %s", code, errs)}
+		}
+		return nil
+	})
 	// A sweep: the highest level that passes, per level in the JSON, and
 	// exit status 3 since one level fails.
 	serial := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond})
-	dir := t.TempDir()
-	code, out, errs = runMain(t, context.Background(), "sweep", "-q", "-c", "1,16", "-n", "48", "--warmup", "0", "--out", dir,
-		"--slo", "p99<=60ms", serial.URL("/"))
-	if code != exitSLO || !strings.Contains(out, "highest level that passes: c=1; c=1 pass, c=16 FAIL (p99 ") ||
-		!strings.Contains(errs, "objective failed: http/unix at c=16") {
-		t.Fatalf("exit %d\n%s%s", code, out, errs)
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "sweep.json"))
-	if !strings.Contains(string(b), `"slo_highest_passing_level": 1`) || strings.Count(string(b), `"slo_results"`) != 2 {
-		t.Errorf("sweep.json lacks the verdicts")
-	}
+	withSpeedRetries(t, func() []string {
+		dir := t.TempDir()
+		code, out, errs := runMain(t, context.Background(), "sweep", "-q", "-c", "1,16", "-n", "48", "--warmup", "0", "--out", dir,
+			"--slo", "p99<=60ms", serial.URL("/"))
+		if code != exitSLO || !strings.Contains(out, "c=16 FAIL (p99 ") || !strings.Contains(errs, "objective failed: http/unix at c=16") {
+			t.Fatalf("exit %d\n%s%s", code, out, errs)
+		}
+		if !strings.Contains(out, "highest level that passes: c=1; c=1 pass, c=16 FAIL (p99 ") {
+			return []string{"c=1 did not pass: " + out}
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "sweep.json"))
+		if !strings.Contains(string(b), `"slo_highest_passing_level": 1`) || strings.Count(string(b), `"slo_results"`) != 2 {
+			t.Errorf("sweep.json lacks the verdicts")
+		}
+		return nil
+	})
 }
 
 // TestCapacityBadInput: a bad objective or flag is one line and exit

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/backbench/backbench/internal/stats"
 )
 
 func TestParse(t *testing.T) {
@@ -311,5 +313,56 @@ func TestSearchClientHiccup(t *testing.T) {
 	last := res.Steps[len(res.Steps)-1]
 	if !last.Confirm || !last.Pass || last.Level != 20 {
 		t.Errorf("levels %v: want 20 confirmed after a retry", f.levels)
+	}
+}
+
+func TestFromSummary(t *testing.T) {
+	objs := search0Objs()
+	base := func(p99 float64) stats.Summary {
+		return stats.Summary{Complete: 1000, RequestsPerSecond: 200, TimeTaken: 5,
+			Spectrum: map[string]float64{"50": 10, "90": 12, "99": p99, "99.9": p99 + 1, "100": p99 + 2},
+			Client:   stats.ClientHealth{Cores: 2, CPUPercent: 20, SchedulerLateMaxMs: 3}}
+	}
+	open := func(s stats.Summary, asked, achieved float64, ceilingLate int64, uncorrectedP99 float64) stats.Summary {
+		s.Open = &stats.OpenModel{RateAsked: asked, RateAchieved: achieved, CeilingLate: ceilingLate, SchedulerLateMaxMs: 4}
+		s.UncorrectedPercentiles = map[string]float64{"50": 10, "90": 11, "99": uncorrectedP99, "100": uncorrectedP99}
+		s.Concurrency = 8
+		return s
+	}
+	cpu := base(20)
+	cpu.Client.CPUPercent = 190
+	late := base(60)
+	late.Client.SchedulerLateMaxMs = 15
+	veryLate := base(90)
+	veryLate.Client.SchedulerLateMaxMs = 15
+	failing := base(20)
+	failing.Failed, failing.Non2xx = 10, 5
+	none := stats.Summary{Failed: 10, TimeTaken: 2}
+	for _, c := range []struct {
+		name  string
+		s     stats.Summary
+		limit string // a part of the reason, "" for none
+	}{
+		{"backend", base(20), ""},
+		{"client CPU", cpu, "the client's CPU was at 190% of 2 cores"},
+		{"closed, client delay explains", late, "waited up to 15.0 ms for a CPU"},
+		{"closed, too slow for client delay", veryLate, ""},
+		{"open, rate not sent", open(base(20), 100, 50, 0, 20), "the client sent 50 req/s of the 100 asked"},
+		{"open, ceiling", open(base(80), 200, 200, 50, 20), "the in-flight ceiling (-c 8) held back 50 of 1000"},
+		{"open, client late", open(base(80), 200, 200, 0, 20), "requests up to 4.0 ms late"},
+		{"open, backend slow", open(base(80), 200, 200, 50, 70), ""},
+	} {
+		m := FromSummary(&c.s, objs)
+		if c.limit == "" && m.ClientLimit != "" || !strings.Contains(m.ClientLimit, c.limit) {
+			t.Errorf("%s: limit %q, want %q", c.name, m.ClientLimit, c.limit)
+		}
+	}
+	m := FromSummary(&failing, objs)
+	if m.ErrorRate != 15.0/1010 || m.P99 != 20 || m.AchievedRPS != 200 {
+		t.Errorf("measure %+v", m)
+	}
+	m = FromSummary(&none, objs)
+	if m.ErrorRate != 1 || m.P99 != 2000 || m.Max != 2000 {
+		t.Errorf("no response: measure %+v, want the run's length as latency", m)
 	}
 }

@@ -213,7 +213,9 @@ func Verdicts(objs []Objective, rs []stats.SLOResult) []string {
 // run that met the objectives while the client sent less than 90% of the
 // asked rate; or a run that failed a latency objective counted from the
 // intended send times but met it counted from the actual ones, so that the
-// delay was the client's (the in-flight ceiling -c, or its own lateness).
+// delay was the client's (the in-flight ceiling -c, or its own lateness);
+// or, in either model, a run whose failing latencies were over their bound
+// by no more than the client's goroutines waited for a CPU.
 func FromSummary(s *stats.Summary, objs []Objective) Measure {
 	m := Measure{ErrorRate: ErrorRate(s), AchievedRPS: s.RequestsPerSecond}
 	if s.Complete > 0 {
@@ -223,33 +225,47 @@ func FromSummary(s *stats.Summary, objs []Objective) Measure {
 		t := s.TimeTaken * 1000
 		m.P50, m.P90, m.P99, m.P999, m.Max = t, t, t, t, t
 	}
+	if o := s.Open; o != nil {
+		m.AchievedRPS = o.RateAchieved
+	}
+	m.ClientLimit = clientLimit(s, objs, &m)
+	return m
+}
+
+// clientLimit says why the client may have limited the run of s, measured
+// as m, or returns "".
+func clientLimit(s *stats.Summary, objs []Objective, m *Measure) string {
 	c := s.Client
 	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
-		m.ClientLimit = fmt.Sprintf("the client's CPU was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
+		return fmt.Sprintf("the client's CPU was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
 	}
-	o := s.Open
-	if o == nil || m.ClientLimit != "" {
-		return m
-	}
-	m.AchievedRPS = o.RateAchieved
-	rs := Evaluate(objs, &m)
-	latencyFails := false
+	rs := Evaluate(objs, m)
+	latencyFails, lateExplains := false, c.SchedulerLateMaxMs > 0
 	for i, r := range rs {
-		latencyFails = latencyFails || !r.Pass && objs[i].Latency()
+		if r.Pass {
+			continue
+		}
+		latencyFails = latencyFails || objs[i].Latency()
+		lateExplains = lateExplains && objs[i].Latency() && r.Value-c.SchedulerLateMaxMs <= objs[i].Bound
 	}
-	sent := s.Complete + s.Failed - s.Failures.Length
-	switch {
-	case Passed(rs) && o.RateAchieved < 0.9*o.RateAsked:
-		m.ClientLimit = fmt.Sprintf("the client sent %.0f req/s of the %.0f asked", o.RateAchieved, o.RateAsked)
-	case !latencyFails || !uncorrectedWithin(s, objs):
-	case o.CeilingLate*100 > sent:
-		m.ClientLimit = fmt.Sprintf("the in-flight ceiling (-c %d) held back %d of %d requests while the backend answered within the objectives",
-			s.Concurrency, o.CeilingLate, sent)
-	default:
-		m.ClientLimit = fmt.Sprintf("the client sent requests up to %.1f ms late (its own timer and CPU lag) while the backend answered within the objectives",
-			o.SchedulerLateMaxMs)
+	if o := s.Open; o != nil {
+		sent := s.Complete + s.Failed - s.Failures.Length
+		switch {
+		case Passed(rs) && o.RateAchieved < 0.9*o.RateAsked:
+			return fmt.Sprintf("the client sent %.0f req/s of the %.0f asked", o.RateAchieved, o.RateAsked)
+		case !latencyFails || !uncorrectedWithin(s, objs):
+		case o.CeilingLate*100 > sent:
+			return fmt.Sprintf("the in-flight ceiling (-c %d) held back %d of %d requests while the backend answered within the objectives",
+				s.Concurrency, o.CeilingLate, sent)
+		default:
+			return fmt.Sprintf("the client sent requests up to %.1f ms late (its own timer and CPU lag) while the backend answered within the objectives",
+				o.SchedulerLateMaxMs)
+		}
 	}
-	return m
+	if latencyFails && lateExplains {
+		return fmt.Sprintf("the client's goroutines waited up to %.1f ms for a CPU, as much as the latency was over the objective", c.SchedulerLateMaxMs)
+	}
+	return ""
 }
 
 // uncorrectedWithin reports whether the latencies from the actual send
