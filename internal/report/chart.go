@@ -210,7 +210,8 @@ type CapacityPoint struct {
 // CapacityChart draws a capacity search in format "svg" or "png": the 99th
 // percentile (ms) against the offered load, passing steps as filled dots
 // and failing ones as crosses, with the p99 objective as a horizontal line
-// when boundMs > 0. xLabel names the load's axis.
+// when boundMs > 0; the latency axis is logarithmic when the highest value
+// is more than 20 times the lowest. xLabel names the load's axis.
 func CapacityChart(w io.Writer, pts []CapacityPoint, xLabel string, boundMs float64, format string) error {
 	p := plot.New()
 	p.Title.Text = "backbench capacity: p99 latency against offered load"
@@ -221,9 +222,23 @@ func CapacityChart(w io.Writer, pts []CapacityPoint, xLabel string, boundMs floa
 	p.X.Min = 0
 	p.Y.Tick.Marker = plainTicks{}
 	p.X.Tick.Marker = plainTicks{}
+	// A log scale when overloaded steps would squash the objective's
+	// region into the bottom of the panel.
+	lo, hi := boundMs, boundMs
+	for _, pt := range pts {
+		if lo <= 0 || pt.P99Ms < lo {
+			lo = pt.P99Ms
+		}
+		hi = max(hi, pt.P99Ms)
+	}
+	logY := lo > 0 && hi > 20*lo
+	if logY {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Min, p.Y.Label.Text = lo/2, "p99 latency (ms, log scale)"
+	}
 	var pass, fail plotter.XYs
 	for _, pt := range pts {
-		xy := plotter.XY{X: pt.Load, Y: pt.P99Ms}
+		xy := plotter.XY{X: pt.Load, Y: max(pt.P99Ms, lo/2)}
 		if pt.Pass {
 			pass = append(pass, xy)
 		} else {

@@ -252,6 +252,9 @@ func TestCapacityChart(t *testing.T) {
 				strings.Contains(svg, "step failed") != (tc.pts != nil) {
 				t.Errorf("svg lacks the axis, the objective line or the legend")
 			}
+			if strings.Contains(svg, "log scale") != (tc.pts != nil) { // 11 to 300 ms: a log scale
+				t.Errorf("log scale %v, want %v", strings.Contains(svg, "log scale"), tc.pts != nil)
+			}
 		})
 	}
 }
