@@ -16,6 +16,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // capacityOptions are the flags of capacity: bench's load flags (--slo
@@ -354,6 +355,36 @@ func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) erro
 		if err := errors.Join(writers[i](f), f.Close()); err != nil {
 			return fmt.Errorf("writing %s: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// sloError is a run that failed a --slo objective: exit status 3.
+type sloError struct{ failed []string }
+
+func (e *sloError) Error() string { return "objective failed: " + strings.Join(e.failed, "; ") }
+
+// sloGate prints the verdict on each objective (with text, after the
+// report) and returns a sloError if one failed.
+func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []stats.SLOResult) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	lines := capacity.Verdicts(objs, rs)
+	if text {
+		fmt.Fprintln(stdout, "\nObjectives:")
+		for _, l := range lines {
+			fmt.Fprintln(stdout, "  "+l)
+		}
+	}
+	var failed []string
+	for i, r := range rs {
+		if !r.Pass {
+			failed = append(failed, lines[i])
+		}
+	}
+	if failed != nil {
+		return &sloError{failed}
 	}
 	return nil
 }

@@ -21,11 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-
-	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/stats"
 )
 
 // Exit statuses.
@@ -49,36 +45,6 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 type unreachableError struct{ err error }
 
 func (e *unreachableError) Error() string { return e.err.Error() }
-
-// sloError is a run that failed a --slo objective: exit status 3.
-type sloError struct{ failed []string }
-
-func (e *sloError) Error() string { return "objective failed: " + strings.Join(e.failed, "; ") }
-
-// sloGate prints the verdict on each objective (with text, after the
-// report) and returns a sloError if one failed.
-func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []stats.SLOResult) error {
-	if len(objs) == 0 {
-		return nil
-	}
-	lines := capacity.Verdicts(objs, rs)
-	if text {
-		fmt.Fprintln(stdout, "\nObjectives:")
-		for _, l := range lines {
-			fmt.Fprintln(stdout, "  "+l)
-		}
-	}
-	var failed []string
-	for i, r := range rs {
-		if !r.Pass {
-			failed = append(failed, lines[i])
-		}
-	}
-	if failed != nil {
-		return &sloError{failed}
-	}
-	return nil
-}
 
 // errInterrupted reports a run stopped by a signal, after its report.
 var errInterrupted = errors.New("interrupted")
