@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/run"
@@ -326,51 +325,6 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errInterrupted
 	}
 	return sloErr
-}
-
-// judge applies the --slo objectives to every level of every series: it
-// fills each level's SLO verdicts and each series' highest passing level,
-// and returns the lines that say so, and a sloError if any level failed.
-func (p *sweepPlan) judge(sw *report.Sweep) ([]string, error) {
-	objs := p.requests[0].objectives
-	if len(objs) == 0 {
-		return nil, nil
-	}
-	lines := []string{"", "Objectives " + strings.Join(capacity.Texts(objs), ", ") + ":"}
-	var failed []string
-	for i := range sw.Series {
-		se := &sw.Series[i]
-		highest, verdicts := 0, []string{}
-		for k := range se.Levels {
-			l := &se.Levels[k]
-			m := capacity.FromSummary(l, objs)
-			l.SLO = capacity.Evaluate(objs, &m)
-			v := fmt.Sprintf("c=%d pass", l.Concurrency)
-			if capacity.Passed(l.SLO) {
-				highest = max(highest, l.Concurrency)
-			} else {
-				var why []string
-				for j, r := range l.SLO {
-					if !r.Pass {
-						why = append(why, objs[j].Metric+" "+objs[j].Format(r.Value))
-					}
-				}
-				v = fmt.Sprintf("c=%d FAIL (%s)", l.Concurrency, strings.Join(why, ", "))
-				failed = append(failed, fmt.Sprintf("%s at c=%d", se.Label, l.Concurrency))
-			}
-			verdicts = append(verdicts, v)
-		}
-		se.SLOHighestPass = &highest
-		best := "none"
-		if highest > 0 {
-			best = fmt.Sprintf("c=%d", highest)
-		}
-		lines = append(lines, fmt.Sprintf("  %s: highest level that passes: %s; %s", se.Label, best, strings.Join(verdicts, ", ")))
-	}
-	if failed != nil {
-		return lines, &sloError{failed}
-	}
-	return lines, nil
 }
 
 // perLevel describes the budget of one level for the table's title.
