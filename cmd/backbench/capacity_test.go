@@ -257,3 +257,23 @@ func TestCapacityBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityMaxTime: at --max-time the search stops, answers with the
+// best passing step so far and says that it stopped early.
+func TestCapacityMaxTime(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
+	dir := t.TempDir()
+	code, out, errs := runMain(t, context.Background(), "capacity", "-q", "-t", "0.3", "--warmup", "0", "--max-time", "1",
+		"--slo", "p99<=1s", "--out", dir, srv.URL("/"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	first := strings.SplitN(out, "\n", 2)[0]
+	if !strings.HasPrefix(first, "sustains at least ") || !strings.Contains(first, "stopped early at --max-time 1s: the best passing step so far") {
+		t.Errorf("first line %q", first)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "capacity.json"))
+	if !strings.Contains(string(b), `"stopped_early": true`) {
+		t.Errorf("capacity.json: %s", b)
+	}
+}
