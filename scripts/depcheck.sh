@@ -9,6 +9,7 @@ declare -A allowed=(
   [internal/run]="internal/load internal/stats"
   [internal/report]="internal/load internal/stats"
   [internal/sweep]="internal/load internal/run internal/stats"
+  [internal/capacity]="internal/load internal/stats"
   [internal/procstat]=""
   [sockets]=""
   [fcgi]="sockets internal/load internal/probe"

@@ -19,6 +19,7 @@ import (
 
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/run"
@@ -55,6 +56,7 @@ type loadOptions struct {
 	rawFile        string
 	clientSched    string
 	threads        int
+	slo            []string
 	clusterOptions
 }
 
@@ -98,6 +100,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU")
+	fs.StringArrayVar(&o.slo, "slo", nil, "service level `OBJECTIVE` the run must meet: p50|p90|p99|p99.9|max<=DURATION (p99<=50ms) or errors<=PERCENT (errors<=1%) (repeatable; all must hold): exit status 3 when one fails")
 }
 
 // useThreads applies --threads for the length of a run: it returns the
@@ -190,6 +193,8 @@ type request struct {
 	dialer  *sockets.Dialer // nil: the clients' own
 	policy  string          // the client threads' scheduling policy during the run
 	rawOut  io.Writer       // --raw's destination, nil without --raw
+	// objectives are --slo's, judged on every run.
+	objectives []capacity.Objective
 }
 
 // validateLoad checks the load flags and the target URL; every error is a
@@ -233,6 +238,11 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*request, erro
 	}
 	if !r.limited {
 		r.opts.requests = 0
+	}
+	if len(o.slo) > 0 {
+		if r.objectives, err = capacity.ParseAll(o.slo); err != nil {
+			return nil, usagef("--slo: %v", err)
+		}
 	}
 	if tgt.Scheme != sockets.SchemeFCGI {
 		if o.docRoot != "" || len(o.params) > 0 {
@@ -522,6 +532,10 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	}
 	sum.Notes = append(sum.Notes, connectionNotes(&sum, r.target, tw, noFile)...)
 	sum.Notes = append(sum.Notes, responseNotes(&sum, r.scriptFilename())...)
+	if len(r.objectives) > 0 {
+		ms := capacity.FromSummary(&sum, r.objectives)
+		sum.SLO = capacity.Evaluate(r.objectives, &ms)
+	}
 	return m, sum, nil
 }
 
@@ -621,5 +635,5 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sum.Interrupted {
 		return errInterrupted
 	}
-	return nil
+	return sloGate(stdout, o.format == "text", r.objectives, sum.SLO)
 }

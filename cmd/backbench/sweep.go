@@ -70,7 +70,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
-		"client-sched": true, "threads": true,
+		"client-sched": true, "threads": true, "slo": true,
 		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
@@ -99,14 +99,18 @@ type sweepPlan struct {
 }
 
 // parseStopRate reads "0.05" or "5%".
-func parseStopRate(s string) (float64, error) {
+func parseStopRate(s string) (float64, error) { return parseRatio("--stop-error-rate", s) }
+
+// parseRatio reads the value of flag name, a ratio ("0.05") or a
+// percentage ("5%"), from 0 to 1.
+func parseRatio(name, s string) (float64, error) {
 	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
 	f, err := strconv.ParseFloat(v, 64)
 	if err == nil && pct {
 		f /= 100
 	}
 	if err != nil || !(f >= 0 && f <= 1) {
-		return 0, usagef("bad --stop-error-rate %q: want a ratio from 0 to 1 or a percentage (5%%)", s)
+		return 0, usagef("bad %s %q: want a ratio from 0 to 1 or a percentage (5%%)", name, s)
 	}
 	return f, nil
 }
@@ -309,9 +313,13 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		files[i] = f
 	}
 	sw := p.report(res)
+	sloLines, sloErr := p.judge(&sw)
 	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if err := report.SweepTable(stdout, &sw); err != nil {
 		return err
+	}
+	for _, l := range sloLines {
+		fmt.Fprintln(stdout, l)
 	}
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
@@ -334,7 +342,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if res.Interrupted {
 		return errInterrupted
 	}
-	return nil
+	return sloErr
 }
 
 // perLevel describes the budget of one level for the table's title.
