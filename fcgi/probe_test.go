@@ -55,7 +55,7 @@ func TestProbeFixtureDefault(t *testing.T) {
 				}
 			}
 			want := map[string]string{
-				"get_values": VerdictAnswered, "get_values_empty": VerdictNoAnswer, "keep_conn": VerdictHonored,
+				"get_values": VerdictAnswered, "get_values_empty": VerdictAnswered, "keep_conn": VerdictHonored,
 				"max_requests_per_connection": VerdictNotReached, "multiplexing": VerdictRejected,
 				"unknown_role": VerdictUnknownRole, "roles": VerdictUnknownRole,
 				"unknown_type": VerdictUnknownType, "abort": VerdictEndRequest,
@@ -349,7 +349,7 @@ func TestProbePHPFPM(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := map[string]string{
-				"get_values": VerdictAnswered, "get_values_empty": VerdictNoAnswer, "keep_conn": VerdictHonored,
+				"get_values": VerdictAnswered, "get_values_empty": VerdictAnswered, "keep_conn": VerdictHonored,
 				"max_requests_per_connection": VerdictNotReached, "multiplexing": VerdictLost,
 				"unknown_role": VerdictClosed, "roles": VerdictServed,
 				"unknown_type": VerdictClosed, "abort": VerdictEndRequest,
