@@ -41,6 +41,7 @@ type loadOptions struct {
 	rawFile        string
 	clientSched    string
 	threads        int
+	startAt        time.Time
 	clusterOptions
 }
 
@@ -78,6 +79,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU")
+	fs.Var(&startAtValue{&o.startAt}, "start-at", "set up, then start the load at TIME (RFC 3339 or Unix seconds), to start generators on several machines together (see backbench merge)")
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
@@ -164,6 +166,9 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan,
 		return nil, usagef("--rate %g: want requests per second from 0 to 10000000", o.rate)
 	case o.threads < 0 || o.threads > 1024:
 		return nil, usagef("--threads %d: want from 1 to 1024 (0: every CPU)", o.threads)
+	}
+	if err := checkStartAt(o.startAt, time.Now()); err != nil {
+		return nil, err
 	}
 	if !limited {
 		r.Requests = 0
@@ -271,7 +276,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer pprof.StopCPUProfile()
 	}
 	m, err := execute.Run(ctx, r, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-		Announce: !o.quiet && o.format == "text", Progress: true, KeepRows: gf != nil, RawFile: o.rawFile, Observe: true})
+		Announce: !o.quiet && o.format == "text", Progress: true, KeepRows: gf != nil, RawFile: o.rawFile, Observe: true,
+		StartAt: o.startAt})
 	if err != nil {
 		return executeError(err)
 	}

@@ -72,7 +72,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
-		"client-sched": true, "threads": true}
+		"client-sched": true, "threads": true, "start-at": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
 			return
@@ -83,6 +83,8 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 			f.DefValue = "1000"
 		case "timelimit":
 			f.Usage = "time limit of each level in seconds (or a duration: 10s); with -n too, whichever comes first"
+		case "start-at":
+			f.Usage = "set up, then start the first level (its warm-up first) at TIME (RFC 3339 or Unix seconds)"
 		}
 		fs.AddFlag(f)
 	})
@@ -262,6 +264,9 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		files[i] = f
 	}
 
+	if _, err := execute.WaitUntil(ctx, o.startAt); err != nil {
+		return executeError(err)
+	}
 	stop := func() {}
 	if !o.quiet && isTerminal(stderr) {
 		stop = startSweepProgress(&p.cfg, stderr)
