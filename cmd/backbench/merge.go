@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -59,7 +60,16 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("merge: want at least one FILE.json (see backbench merge --help)")
 	}
 	var ins []mergeInput
+	seen := map[string]string{}
 	for _, name := range fs.Args() {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return usagef("merge: %v", err)
+		}
+		if prev, ok := seen[abs]; ok {
+			return usagef("merge: %s and %s are the same file: given twice, its requests would count twice", prev, name)
+		}
+		seen[abs] = name
 		in, err := readMergeInput(name)
 		if err != nil {
 			return err
