@@ -46,13 +46,18 @@ Flags:
 // without a warning.
 const minOverlap = 0.9
 
-func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	var o mergeOptions
+func newMergeFlags(o *mergeOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's, then the generators) or json")
 	fs.BoolVar(&o.force, "force", false, "merge runs whose plans differ (the report says so)")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum to the text report")
+	return fs
+}
+
+func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var o mergeOptions
+	fs := newMergeFlags(&o)
 	if err := parseFlags(fs, mergeUsage, args, stdout); err != nil {
 		return err
 	}

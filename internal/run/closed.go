@@ -35,6 +35,9 @@ type Config struct {
 	Factory load.ClientFactory
 	// Recorder receives every result.
 	Recorder *stats.Recorder
+	// Watch, when set, follows the run's dials and stops the run when its
+	// target cannot be reached (see Watch).
+	Watch *Watch
 }
 
 // Outcome describes how a run went.
@@ -59,7 +62,7 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
 	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *stats.Shard, _ int64) {
-		worker(ctx, c, sh, &budget, limited)
+		worker(ctx, c, sh, &budget, limited, cfg.Watch)
 	})
 }
 
@@ -86,6 +89,9 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 		return Outcome{}, err
 	}
 	out := Outcome{Start: load.Now()}
+	if cfg.Watch != nil {
+		cfg.Watch.begin(cancel, cfg.Recorder, out.Start)
+	}
 	health := startHealth()
 	var wg sync.WaitGroup
 	for i, c := range clients {
@@ -121,7 +127,7 @@ func makeClients(ctx context.Context, f load.ClientFactory, n int) ([]load.Clien
 
 // worker is the hot loop of one worker: no allocation, channel or shared
 // lock per request beyond the shard's short lock.
-func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.Int64, limited bool) {
+func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.Int64, limited bool, w *Watch) {
 	var res load.Result
 	for ctx.Err() == nil {
 		if limited && budget.Add(-1) < 0 {
@@ -135,5 +141,8 @@ func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.
 			return
 		}
 		sh.Record(&res)
+		if w != nil {
+			w.observe(&res)
+		}
 	}
 }

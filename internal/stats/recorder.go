@@ -395,3 +395,16 @@ func (r *Recorder) Merge() *Record {
 	r.rawMu.Unlock()
 	return m
 }
+
+// Completed returns how many requests have completed so far (Length
+// failures included, as in the report's Complete requests). It takes each
+// shard's lock: not for the hot path.
+func (r *Recorder) Completed() int64 {
+	var n int64
+	for _, s := range r.shards {
+		s.mu.Lock()
+		n += s.counts.Complete
+		s.mu.Unlock()
+	}
+	return n
+}
