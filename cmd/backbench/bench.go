@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -155,14 +154,8 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan,
 	if err := parseBackend(&o.backendOptions, tgt.Scheme, r); err != nil {
 		return nil, err
 	}
-	if o.unixSocket != "" {
-		if len(cl.upstreams) > 0 {
-			return nil, usagef("--unix-socket and several upstreams do not mix; use --upstream unix:/path")
-		}
-		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
-			return nil, usagef("bad --unix-socket %q", o.unixSocket)
-		}
-		tgt = tgt.WithUnixSocket(o.unixSocket)
+	if tgt, err = withUnixSocket(tgt, o.unixSocket, len(cl.upstreams)); err != nil {
+		return nil, err
 	}
 	r.Target = tgt
 	nSet := fs.Changed("requests")
@@ -191,27 +184,11 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan,
 	if !limited {
 		r.Requests = 0
 	}
-	if tgt.Scheme != sockets.SchemeFCGI {
-		if o.docRoot != "" || len(o.params) > 0 {
-			return nil, usagef("--document-root and --param apply to fcgi:// targets only")
-		}
-	}
 	if tgt.Scheme == sockets.SchemeFCGI && o.http10 {
 		return nil, usagef("--http1.0 applies to http:// targets only")
 	}
-	for _, h := range o.headers {
-		kv, err := parseHeader(h)
-		if err != nil {
-			return nil, err
-		}
-		r.Headers = append(r.Headers, kv)
-	}
-	for _, p := range o.params {
-		kv, err := parseParam(p)
-		if err != nil {
-			return nil, err
-		}
-		r.Params = append(r.Params, kv)
+	if r.Headers, r.Params, r.DocumentRoot, err = requestParts(tgt.Scheme, o.headers, o.params, o.docRoot); err != nil {
+		return nil, err
 	}
 	if err := abFlags(o, r); err != nil {
 		return nil, err
@@ -246,17 +223,6 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan,
 	for _, c := range r.Method {
 		if c <= ' ' || c >= 0x7f {
 			return nil, usagef("bad method %q", r.Method)
-		}
-	}
-	if tgt.Scheme == sockets.SchemeFCGI {
-		dr := o.docRoot
-		if dr == "" {
-			if dr, err = os.Getwd(); err != nil {
-				return nil, usagef("cannot find the current directory for --document-root: %v", err)
-			}
-		}
-		if r.DocumentRoot, err = filepath.Abs(dr); err != nil {
-			return nil, usagef("bad --document-root %q: %v", o.docRoot, err)
 		}
 	}
 	return r, nil

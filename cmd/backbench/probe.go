@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -109,49 +107,20 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case o.maxRequests < 1 || o.maxRequests > 1_000_000:
 		return usagef("--max-requests %d: want 1 to 1000000", o.maxRequests)
 	}
-	if o.unixSocket != "" {
-		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
-			return usagef("bad --unix-socket %q", o.unixSocket)
-		}
-		tgt = tgt.WithUnixSocket(o.unixSocket)
+	if tgt, err = withUnixSocket(tgt, o.unixSocket, 0); err != nil {
+		return err
 	}
-	var headers, params [][2]string
-	for _, h := range o.headers {
-		kv, err := parseHeader(h)
-		if err != nil {
-			return err
-		}
-		headers = append(headers, kv)
-	}
-	for _, p := range o.params {
-		kv, err := parseParam(p)
-		if err != nil {
-			return err
-		}
-		params = append(params, kv)
+	headers, params, docRoot, err := requestParts(tgt.Scheme, o.headers, o.params, o.docRoot)
+	if err != nil {
+		return err
 	}
 	isFCGI := tgt.Scheme == sockets.SchemeFCGI
-	if !isFCGI && (o.docRoot != "" || len(params) > 0) {
-		return usagef("--document-root and --param apply to fcgi:// targets only")
-	}
 	selectChecks := httpprobe.SelectChecks
 	if isFCGI {
 		selectChecks = fcgi.SelectChecks
 	}
 	if _, err := selectChecks(o.only, o.skip); err != nil {
 		return usagef("%v", err)
-	}
-	docRoot := ""
-	if isFCGI {
-		dr := o.docRoot
-		if dr == "" {
-			if dr, err = os.Getwd(); err != nil {
-				return usagef("cannot find the current directory for --document-root: %v", err)
-			}
-		}
-		if docRoot, err = filepath.Abs(dr); err != nil {
-			return usagef("bad --document-root %q: %v", o.docRoot, err)
-		}
 	}
 	// FastCGI: no connection without a request (Ruby's fcgi.rb exits on
 	// one); the first check's own dial decides reachability.
