@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -20,9 +21,11 @@ import (
 )
 
 type mergeOptions struct {
-	format   string
-	force    bool
-	spectrum bool
+	format         string
+	force          bool
+	spectrum       bool
+	percentileFile string
+	quiet          bool
 }
 
 const mergeUsage = `Usage: backbench merge [flags] FILE.json...
@@ -52,6 +55,8 @@ func newMergeFlags(o *mergeOptions) *pflag.FlagSet {
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's, then the generators) or json")
 	fs.BoolVar(&o.force, "force", false, "merge runs whose plans differ (the report says so)")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum to the text report")
+	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the merged percentiles 0..100 to FILE as ab's CSV (not for sweeps)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no warnings on stderr (the report keeps them)")
 	return fs
 }
 
@@ -85,6 +90,9 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		ins = append(ins, in)
 	}
 	if ins[0].sweep != nil {
+		if o.percentileFile != "" {
+			return usagef("merge: --csv is for bench runs, not sweeps")
+		}
 		return mergeSweeps(ins, &o, stdout, stderr)
 	}
 	recs := make([]*stats.Record, len(ins))
@@ -102,7 +110,17 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		gens[i] = report.Generator{File: in.file, Host: in.rec.Environment.Hostname, Complete: s.Complete,
 			RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"], ClientCPUPercent: s.Client.CPUPercent}
 	}
-	warn(stderr, info)
+	if o.percentileFile != "" {
+		f, err := os.Create(o.percentileFile)
+		if err != nil {
+			return usagef("merge: cannot create output file: %v", err)
+		}
+		err = report.PercentileCSV(f, m.PercentileSpectrum())
+		if err := errors.Join(err, f.Close()); err != nil {
+			return fmt.Errorf("writing %s: %w", o.percentileFile, err)
+		}
+	}
+	warn(stderr, info, o.quiet)
 	sum := m.Summary()
 	if o.format == "json" {
 		return report.MergeJSON(stdout, &sum, m, gens, info)
@@ -110,8 +128,11 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	return report.MergeText(stdout, &sum, gens, info, report.TextOptions{Spectrum: o.spectrum})
 }
 
-// warn prints the merge's warnings on stderr too.
-func warn(stderr io.Writer, info *report.MergeInfo) {
+// warn prints the merge's warnings on stderr too, unless quiet.
+func warn(stderr io.Writer, info *report.MergeInfo, quiet bool) {
+	if quiet {
+		return
+	}
 	if info.Forced {
 		fmt.Fprintf(stderr, "backbench: warning: merged with --force although the plans differ: %s\n", strings.Join(info.PlanDifferences, "; "))
 	}
@@ -418,7 +439,7 @@ func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) er
 		out.Levels = append(out.Levels, c)
 	}
 	sort.Ints(out.Levels)
-	warn(stderr, info)
+	warn(stderr, info, o.quiet)
 	if o.format == "json" {
 		return report.MergeSweepJSON(stdout, &out, gens, info)
 	}

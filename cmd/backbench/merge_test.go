@@ -194,8 +194,14 @@ func TestMergeThreeGenerators(t *testing.T) {
 		t.Errorf("merge info %+v, want window %.6f s, not forced, no warning", m.Merge, window)
 	}
 
-	// The text report: ab's, then one line per generator.
-	code, text, errs := runMain(t, context.Background(), append([]string{"merge"}, files...)...)
+	// The text report: ab's, then one line per generator; -e writes the
+	// merged percentiles as ab's CSV.
+	csvFile := filepath.Join(dir, "pct.csv")
+	code, text, errs := runMain(t, context.Background(), append([]string{"merge", "-e", csvFile}, files...)...)
+	if b, err := os.ReadFile(csvFile); err != nil || strings.Count(string(b), "\n") != 102 ||
+		!strings.Contains(string(b), fmt.Sprintf("\n50,%.3f\n", m.Percentiles["50"])) {
+		t.Errorf("merge -e: %v\n%s", err, b)
+	}
 	if code != 0 || !strings.Contains(text, fmt.Sprintf("Complete requests:      %d\n", gens*n)) ||
 		!strings.Contains(text, "Merged:                 3 generators") || strings.Count(text, ".json ") != gens {
 		t.Errorf("merge text: exit %d, %s\n%s", code, errs, text)
