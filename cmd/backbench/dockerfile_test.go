@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
 )
 
 // repoFile reads a file of the repository from cmd/backbench.
