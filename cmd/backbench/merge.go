@@ -80,14 +80,16 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("merge: %s and %s are the same file: given twice, its requests would count twice", prev, name)
 		}
 		seen[abs] = name
-		in, err := readMergeInput(name)
+		got, err := readMergeInputs(name)
 		if err != nil {
 			return err
 		}
-		if len(ins) > 0 && (in.sweep == nil) != (ins[0].sweep == nil) {
-			return usagef("merge: %s and %s: cannot merge a bench run with a sweep", ins[0].file, name)
+		for _, in := range got {
+			if len(ins) > 0 && (in.sweep == nil) != (ins[0].sweep == nil) {
+				return usagef("merge: %s and %s: cannot merge a bench run with a sweep", ins[0].file, in.file)
+			}
+			ins = append(ins, in)
 		}
-		ins = append(ins, in)
 	}
 	if ins[0].sweep != nil {
 		if o.percentileFile != "" {
@@ -156,14 +158,51 @@ func fileNames(ins []mergeInput) []string {
 	return out
 }
 
-// readMergeInput reads a bench JSON report (its "record"), a bare record,
-// or a sweep.json (its series' "records").
-func readMergeInput(name string) (mergeInput, error) {
-	in := mergeInput{file: name}
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return in, usagef("merge: %v", err)
+// readMergeInputs reads the JSON values of a file ("-": standard input),
+// one after the other: several generators' outputs may come in one file
+// (GNU parallel's or kubectl logs' output); each is then named FILE#K.
+func readMergeInputs(name string) ([]mergeInput, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(name)
 	}
+	if err != nil {
+		return nil, usagef("merge: %v", err)
+	}
+	var raws []json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, usagef("merge: %s: not JSON: %v", name, err)
+		}
+		raws = append(raws, raw)
+	}
+	if len(raws) == 0 {
+		return nil, usagef("merge: %s: empty", name)
+	}
+	ins := make([]mergeInput, len(raws))
+	for k, raw := range raws {
+		label := name
+		if len(raws) > 1 {
+			label = fmt.Sprintf("%s#%d", name, k+1)
+		}
+		if ins[k], err = decodeMergeInput(label, raw); err != nil {
+			return nil, err
+		}
+	}
+	return ins, nil
+}
+
+// decodeMergeInput reads a bench JSON report (its "record"), a bare record,
+// or a sweep.json (its series' "records").
+func decodeMergeInput(name string, b []byte) (mergeInput, error) {
+	in := mergeInput{file: name}
 	var probe struct {
 		Record json.RawMessage `json:"record"`
 		Series json.RawMessage `json:"series"`

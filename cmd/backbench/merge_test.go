@@ -194,6 +194,22 @@ func TestMergeThreeGenerators(t *testing.T) {
 		t.Errorf("merge info %+v, want window %.6f s, not forced, no warning", m.Merge, window)
 	}
 
+	// The three outputs one after the other in one file (GNU parallel's
+	// --nonall output) merge the same, named FILE#K.
+	var cat []byte
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		cat = append(cat, b...)
+	}
+	one := filepath.Join(dir, "all.json")
+	os.WriteFile(one, cat, 0o644)
+	code, out, errs = runMain(t, context.Background(), "merge", "--format", "json", one)
+	var m2 mergedRun
+	if err := json.Unmarshal([]byte(out), &m2); code != 0 || err != nil || m2.Complete != m.Complete ||
+		m2.Percentiles["99"] != m.Percentiles["99"] || len(m2.Generators) != gens || m2.Generators[2].File != one+"#3" {
+		t.Errorf("merge of one file holding the three: exit %d, %v, %s", code, err, errs)
+	}
+
 	// The text report: ab's, then one line per generator; -e writes the
 	// merged percentiles as ab's CSV.
 	csvFile := filepath.Join(dir, "pct.csv")
