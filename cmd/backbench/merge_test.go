@@ -97,7 +97,7 @@ func TestMergeThreeGenerators(t *testing.T) {
 	const gens, n = 3, 1500
 	prefixes := netnsRunner(t, gens)
 	dir := t.TempDir()
-	at := time.Now().Add(2 * time.Second).Truncate(time.Millisecond)
+	at := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)
 	// Both forms of TIME: RFC 3339 for the first, Unix seconds for the others.
 	times := []string{at.UTC().Format(time.RFC3339Nano), fmt.Sprintf("%d.%03d", at.Unix(), at.Nanosecond()/1e6)}
 	var cmds []*exec.Cmd
@@ -391,5 +391,58 @@ func TestStartAtRefused(t *testing.T) {
 				t.Errorf("%s --start-at %s: exit %d, stderr %q; want 2 and one line", cmd, v, code, errs)
 			}
 		}
+	}
+}
+
+// TestParallelRecipe runs the README's GNU parallel recipe with a stand-in
+// for ssh that runs each "host's" command on this machine: three
+// generators started with --nonall -j0 and the same --start-at, their JSON
+// one after the other on parallel's stdout, merged as one file.
+func TestParallelRecipe(t *testing.T) {
+	parallel, err := exec.LookPath("parallel")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("GNU parallel is not installed (.ci/run installs it)")
+		}
+		t.Skip("GNU parallel is not installed")
+	}
+	bin := buildBinary(t)
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
+	dir := t.TempDir()
+	ssh := filepath.Join(dir, "ssh")
+	// ssh [options] HOST [--] COMMAND: run COMMAND here.
+	script := "#!/bin/bash\nwhile [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n" +
+		"shift; [ \"$1\" = -- ] && shift\nexec bash -c \"$*\"\n"
+	if err := os.WriteFile(ssh, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(3 * time.Second).Unix()
+	cmd := exec.Command(parallel, "-j0", "--nonall", "--sshlogin", "gen1,gen2,gen3", "--ssh", ssh,
+		"backbench", "bench", "-q", "--format", "json", "--start-at", strconv.FormatInt(at, 10), "-n", "2000", "-c", "2", srv.URL("/"))
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"), "HOME="+dir)
+	runs := filepath.Join(dir, "runs.json")
+	f, err := os.Create(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = f
+	out, err := func() ([]byte, error) {
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		return []byte(stderr.String()), err
+	}()
+	f.Close()
+	if err != nil {
+		t.Fatalf("parallel: %v\n%s", err, out)
+	}
+	code, text, errs := runMain(t, context.Background(), "merge", "--format", "json", runs)
+	var m mergedRun
+	if err := json.Unmarshal([]byte(text), &m); code != 0 || err != nil {
+		t.Fatalf("merge: exit %d, %v, %s", code, err, errs)
+	}
+	if m.Complete != 6000 || len(m.Generators) != 3 || len(m.Merge.Warnings) != 0 {
+		t.Errorf("merged %d requests from %d generators, overlap %.2f, warnings %q; want 6000 from 3 that ran together",
+			m.Complete, len(m.Generators), m.Merge.Overlap, m.Merge.Warnings)
 	}
 }
