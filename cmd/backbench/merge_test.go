@@ -94,7 +94,8 @@ func rawTotals(t *testing.T, path string) ([]float64, float64) {
 func TestMergeThreeGenerators(t *testing.T) {
 	bin := buildBinary(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelPrefork, N: 6}, Delay: 200 * time.Microsecond})
-	const gens, n = 3, 1500
+	// A time limit, as a scale-out run has: the runs end together too.
+	const gens = 3
 	prefixes := netnsRunner(t, gens)
 	dir := t.TempDir()
 	at := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)
@@ -106,7 +107,7 @@ func TestMergeThreeGenerators(t *testing.T) {
 		out := filepath.Join(dir, fmt.Sprintf("gen%d.json", i))
 		raw := filepath.Join(dir, fmt.Sprintf("gen%d.csv", i))
 		args := append(slices.Clone(prefixes[i]), bin, "bench", "-q", "--format", "json", "--start-at", times[min(i, 1)],
-			"-n", strconv.Itoa(n), "-c", "3", "--raw", raw, srv.URL("/"))
+			"-t", "1", "-c", "3", "--raw", raw, srv.URL("/"))
 		cmd := exec.Command(args[0], args[1:]...)
 		f, err := os.Create(out)
 		if err != nil {
@@ -163,8 +164,8 @@ func TestMergeThreeGenerators(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("merge JSON: %v\n%s", err, out)
 	}
-	if m.Complete != gens*n || int64(len(all)) != m.Complete {
-		t.Errorf("merged complete %d, want %d (%d raw rows)", m.Complete, gens*n, len(all))
+	if m.Complete < 100 || int64(len(all)) != m.Complete {
+		t.Errorf("merged complete %d, want every complete raw row: %d", m.Complete, len(all))
 	}
 	var sum int64
 	for _, g := range m.Generators {
@@ -218,7 +219,7 @@ func TestMergeThreeGenerators(t *testing.T) {
 		!strings.Contains(string(b), fmt.Sprintf("\n50,%.3f\n", m.Percentiles["50"])) {
 		t.Errorf("merge -e: %v\n%s", err, b)
 	}
-	if code != 0 || !strings.Contains(text, fmt.Sprintf("Complete requests:      %d\n", gens*n)) ||
+	if code != 0 || !strings.Contains(text, fmt.Sprintf("Complete requests:      %d\n", m.Complete)) ||
 		!strings.Contains(text, "Merged:                 3 generators") || strings.Count(text, ".json ") != gens {
 		t.Errorf("merge text: exit %d, %s\n%s", code, errs, text)
 	}
@@ -416,9 +417,9 @@ func TestParallelRecipe(t *testing.T) {
 	if err := os.WriteFile(ssh, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	at := time.Now().Add(3 * time.Second).Unix()
+	at := time.Now().Add(4 * time.Second).Unix()
 	cmd := exec.Command(parallel, "-j0", "--nonall", "--sshlogin", "gen1,gen2,gen3", "--ssh", ssh,
-		"backbench", "bench", "-q", "--format", "json", "--start-at", strconv.FormatInt(at, 10), "-n", "2000", "-c", "2", srv.URL("/"))
+		"backbench", "bench", "-q", "--format", "json", "--start-at", strconv.FormatInt(at, 10), "-t", "1", "-c", "2", srv.URL("/"))
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"), "HOME="+dir)
 	runs := filepath.Join(dir, "runs.json")
 	f, err := os.Create(runs)
@@ -441,8 +442,12 @@ func TestParallelRecipe(t *testing.T) {
 	if err := json.Unmarshal([]byte(text), &m); code != 0 || err != nil {
 		t.Fatalf("merge: exit %d, %v, %s", code, err, errs)
 	}
-	if m.Complete != 6000 || len(m.Generators) != 3 || len(m.Merge.Warnings) != 0 {
-		t.Errorf("merged %d requests from %d generators, overlap %.2f, warnings %q; want 6000 from 3 that ran together",
-			m.Complete, len(m.Generators), m.Merge.Overlap, m.Merge.Warnings)
+	var sum int64
+	for _, g := range m.Generators {
+		sum += g.Complete
+	}
+	if m.Complete != sum || m.Complete < 100 || len(m.Generators) != 3 || len(m.Merge.Warnings) != 0 {
+		t.Errorf("merged %d requests from %d generators (%d), overlap %.2f, warnings %q; want 3 that ran together",
+			m.Complete, len(m.Generators), sum, m.Merge.Overlap, m.Merge.Warnings)
 	}
 }
