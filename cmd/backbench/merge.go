@@ -285,6 +285,10 @@ func mergeRecords(recs []*stats.Record, files []string, o *mergeOptions, info *r
 			}
 		}
 	}
+	var rate float64
+	for _, r := range recs {
+		rate += r.Plan.Rate
+	}
 	if info.Forced {
 		recs = forcePlan(recs)
 	}
@@ -296,6 +300,9 @@ func mergeRecords(recs []*stats.Record, files []string, o *mergeOptions, info *r
 		// The window, exactly: earliest start to latest end.
 		m.Elapsed = m.EndedAt.Sub(m.StartedAt.Time)
 		m.Client = clientsTogether(recs, files)
+		// In the open model the generators' rates add up, as their
+		// concurrencies do.
+		m.Plan.Rate = rate
 	}
 	latestStart, earliestEnd := first.StartedAt.Time, first.EndedAt.Time
 	for _, r := range recs {

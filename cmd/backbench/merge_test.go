@@ -451,3 +451,35 @@ func TestParallelRecipe(t *testing.T) {
 			m.Complete, len(m.Generators), sum, m.Merge.Overlap, m.Merge.Warnings)
 	}
 }
+
+// TestMergeOpenModel merges two open-model runs made together: the rates
+// asked add up, as the concurrencies do.
+func TestMergeOpenModel(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
+	dir := t.TempDir()
+	at := time.Now().Add(500 * time.Millisecond).Format(time.RFC3339Nano)
+	files := make([]string, 2)
+	outs := make(chan string, 2)
+	for range files {
+		go func() {
+			code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "--rate", "200", "-n", "100", "-c", "4",
+				"--start-at", at, srv.URL("/"))
+			if code != 0 {
+				out = errs
+			}
+			outs <- out
+		}()
+	}
+	for i := range files {
+		files[i] = filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		os.WriteFile(files[i], []byte(<-outs), 0o644)
+	}
+	code, out, errs := runMain(t, context.Background(), "merge", "--format", "json", files[0], files[1])
+	var m mergedRun
+	if err := json.Unmarshal([]byte(out), &m); code != 0 || err != nil {
+		t.Fatalf("merge: exit %d, %v, %s", code, err, errs)
+	}
+	if m.Open == nil || m.Open.RateAsked != 400 || m.Complete != 200 || m.Concurrency != 8 {
+		t.Errorf("merged open model %+v, complete %d, concurrency %d; want 400/s asked, 200, 8", m.Open, m.Complete, m.Concurrency)
+	}
+}
