@@ -122,9 +122,9 @@ func mergeLines(w io.Writer, gens []Generator, info *MergeInfo) error {
 	}
 	sweep := len(gens) > 0 && gens[0].Levels != nil
 	if sweep {
-		fmt.Fprintf(bw, "  %-28s %-20s %10s %10s\n", "file", "host", "requests", "client CPU")
+		fmt.Fprintf(bw, "  %-28s %-20s %10s %11s\n", "file", "host", "requests", "client CPU")
 	} else {
-		fmt.Fprintf(bw, "  %-28s %-20s %10s %10s %10s %10s\n", "file", "host", "requests", "req/s", "p99 ms", "client CPU")
+		fmt.Fprintf(bw, "  %-28s %-20s %10s %10s %10s %11s\n", "file", "host", "requests", "req/s", "p99 ms", "client CPU")
 	}
 	for _, g := range gens {
 		name := g.File
@@ -135,9 +135,9 @@ func mergeLines(w io.Writer, gens []Generator, info *MergeInfo) error {
 			}
 		}
 		if sweep {
-			fmt.Fprintf(bw, "  %-28s %-20s %10d %9.0f%%\n", name, g.Host, g.Complete, g.ClientCPUPercent)
+			fmt.Fprintf(bw, "  %-28s %-20s %10d %10.0f%%\n", name, g.Host, g.Complete, g.ClientCPUPercent)
 		} else {
-			fmt.Fprintf(bw, "  %-28s %-20s %10d %10.2f %10.3f %9.0f%%\n", name, g.Host, g.Complete, g.RequestsPerSecond, g.P99Ms, g.ClientCPUPercent)
+			fmt.Fprintf(bw, "  %-28s %-20s %10d %10.2f %10.3f %10.0f%%\n", name, g.Host, g.Complete, g.RequestsPerSecond, g.P99Ms, g.ClientCPUPercent)
 		}
 	}
 	return bw.Flush()
