@@ -172,6 +172,12 @@ func readMergeInputs(name string) ([]mergeInput, error) {
 	if err != nil {
 		return nil, usagef("merge: %v", err)
 	}
+	return parseMergeInputs(name, b)
+}
+
+// parseMergeInputs reads the JSON values of b, the contents of the file
+// name.
+func parseMergeInputs(name string, b []byte) ([]mergeInput, error) {
 	var raws []json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
 	for {
@@ -192,6 +198,7 @@ func readMergeInputs(name string) ([]mergeInput, error) {
 		if len(raws) > 1 {
 			label = fmt.Sprintf("%s#%d", name, k+1)
 		}
+		var err error
 		if ins[k], err = decodeMergeInput(label, raw); err != nil {
 			return nil, err
 		}
@@ -313,9 +320,9 @@ func mergeRecords(recs []*stats.Record, files []string, o *mergeOptions, info *r
 			earliestEnd = r.EndedAt.Time
 		}
 	}
-	overlap := 1.0
-	if m.Elapsed > 0 {
-		overlap = max(float64(earliestEnd.Sub(latestStart)), 0) / float64(m.Elapsed)
+	overlap := 1.0 // one run covers its own window
+	if len(recs) > 1 && m.Elapsed > 0 {
+		overlap = min(max(float64(earliestEnd.Sub(latestStart))/float64(m.Elapsed), 0), 1)
 	}
 	if info.WindowSeconds == 0 || m.Elapsed.Seconds() < info.WindowSeconds {
 		info.WindowSeconds = m.Elapsed.Seconds()
