@@ -324,6 +324,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		stderr = &execute.LockedWriter{W: stderr}
 	}
+	announceStart(stderr, o.startAt, o.quiet)
 	m, err := execute.Run(ctx, r, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r, rec, stderr, lw) },

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -141,6 +142,15 @@ func (v *startAtValue) Set(s string) error {
 }
 
 func (v *startAtValue) Type() string { return "TIME" }
+
+// announceStart says on stderr, unless quiet, when a --start-at run will
+// start.
+func announceStart(stderr io.Writer, t time.Time, quiet bool) {
+	if t.IsZero() || quiet {
+		return
+	}
+	fmt.Fprintf(stderr, "Starting at %s (in %.1f s)\n", t.Format(time.RFC3339Nano), max(time.Until(t).Seconds(), 0))
+}
 
 // maxStartAhead bounds how far in the future --start-at may be: further
 // is more likely a unit mistake (milliseconds for seconds) than a plan.

@@ -269,6 +269,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version()}
 
+	announceStart(stderr, o.startAt, o.quiet)
 	execute.WaitUntil(ctx, o.startAt)
 	stop := func() {}
 	if !o.quiet && isTerminal(stderr) {
