@@ -338,6 +338,17 @@ func TestMergeSweeps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// --start-at held the first level (its warm-up first) until TIME.
+	for _, f := range files {
+		var sw report.Sweep
+		b, _ := os.ReadFile(f)
+		if err := json.Unmarshal(b, &sw); err != nil || len(sw.Series) == 0 || len(sw.Series[0].Records) == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if st := sw.Series[0].Records[0].StartedAt.Time; st.Before(at) {
+			t.Errorf("%s: the first level started at %v, before --start-at %v", f, st, at)
+		}
+	}
 	code, out, errs := runMain(t, context.Background(), append([]string{"merge", "--format", "json"}, files...)...)
 	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, errs)
