@@ -49,6 +49,7 @@ type loadOptions struct {
 	rawFile        string
 	clientSched    string
 	threads        int
+	startAt        time.Time
 	slo            []string
 	targetOptions
 	backendOptions
@@ -95,6 +96,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU")
+	fs.Var(&startAtValue{&o.startAt}, "start-at", "set up, then start the load at TIME (RFC 3339 or Unix seconds), to start generators on several machines together (see backbench merge)")
 	fs.StringArrayVar(&o.slo, "slo", nil, "service level `OBJECTIVE` the run must meet: p50|p90|p99|p99.9|max<=DURATION (p99<=50ms) or errors<=PERCENT (errors<=1%) (repeatable; all must hold): exit status 3 when one fails")
 }
 
@@ -186,6 +188,9 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, err
 		return nil, usagef("--rate %g: want requests per second from 0 to 10000000", o.rate)
 	case o.threads < 0 || o.threads > 1024:
 		return nil, usagef("--threads %d: want from 1 to 1024 (0: every CPU)", o.threads)
+	}
+	if err := checkStartAt(o.startAt, time.Now()); err != nil {
+		return nil, err
 	}
 	if !limited {
 		r.Requests = 0
@@ -335,9 +340,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		stderr = &execute.LockedWriter{W: stderr}
 	}
+	announceStart(stderr, o.startAt, o.quiet)
 	m, err := execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
-		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) }})
+		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
+		StartAt:  o.startAt})
 	if err != nil {
 		return executeError(err)
 	}

@@ -87,7 +87,7 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Lookup("concurrency").DefValue = strconv.Itoa(capacityCeiling)
 	// Bench's flags that a search sets itself or cannot use (refused by
 	// validateCapacity).
-	for _, name := range []string{"requests", "rate", "raw"} {
+	for _, name := range []string{"requests", "rate", "raw", "start-at"} {
 		_ = fs.MarkHidden(name)
 	}
 	return fs
@@ -114,6 +114,7 @@ func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, err
 		{"requests", "each step runs for -t seconds"},
 		{"rate", "the search sets the rate"},
 		{"raw", "a search makes many runs"},
+		{"start-at", "a search's steps depend on each other, so generators do not merge"},
 	} {
 		if fs.Changed(f.name) {
 			return nil, usagef("capacity: --%s does not apply: %s", f.name, f.why)

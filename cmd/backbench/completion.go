@@ -17,6 +17,7 @@ var commands = map[string]func() *pflag.FlagSet{
 	"sweep": func() *pflag.FlagSet { return newSweepFlags(&sweepOptions{}) },
 	"probe": func() *pflag.FlagSet { return newProbeFlags(&probeOptions{}) },
 	"serve": func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
+	"merge": func() *pflag.FlagSet { return newMergeFlags(&mergeOptions{}) },
 }
 
 // commandNames returns the names in commands, sorted.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -109,4 +110,62 @@ func parseParam(p string) ([2]string, error) {
 		return [2]string{}, usagef("bad --param %q: want NAME=VALUE", p)
 	}
 	return [2]string{name, value}, nil
+}
+
+// startAtValue is the pflag Value of --start-at: a wall-clock time as RFC
+// 3339 (2026-12-01T04:00:00Z, fractions allowed) or Unix seconds
+// (1764561600, 1764561600.25).
+type startAtValue struct{ t *time.Time }
+
+func (v *startAtValue) String() string {
+	if v.t == nil || v.t.IsZero() {
+		return ""
+	}
+	return v.t.Format(time.RFC3339Nano)
+}
+
+func (v *startAtValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		*v.t = t
+		return nil
+	}
+	secs, frac, _ := strings.Cut(s, ".")
+	sec, err1 := strconv.ParseInt(secs, 10, 64)
+	_, err2 := strconv.ParseUint("0"+frac, 10, 64)
+	if err1 != nil || err2 != nil || sec < 0 || len(frac) > 9 {
+		return fmt.Errorf("want RFC 3339 (2026-12-01T04:00:00Z) or Unix seconds (1764561600)")
+	}
+	ns, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+	*v.t = time.Unix(sec, ns)
+	return nil
+}
+
+func (v *startAtValue) Type() string { return "TIME" }
+
+// announceStart says on stderr, unless quiet, when a --start-at run will
+// start.
+func announceStart(stderr io.Writer, t time.Time, quiet bool) {
+	if t.IsZero() || quiet {
+		return
+	}
+	fmt.Fprintf(stderr, "Starting at %s (in %.1f s)\n", t.Format(time.RFC3339Nano), max(time.Until(t).Seconds(), 0))
+}
+
+// maxStartAhead bounds how far in the future --start-at may be: further
+// is more likely a unit mistake (milliseconds for seconds) than a plan.
+const maxStartAhead = 24 * time.Hour
+
+// checkStartAt refuses a --start-at more than a second in the past or more
+// than maxStartAhead ahead of now.
+func checkStartAt(t, now time.Time) error {
+	switch d := t.Sub(now); {
+	case t.IsZero():
+		return nil
+	case d < -time.Second:
+		return usagef("--start-at %s is %.1f s in the past (more than 1 s): give a time ahead", t.Format(time.RFC3339Nano), -d.Seconds())
+	case d > maxStartAhead:
+		return usagef("--start-at %s is more than %v ahead (Unix seconds, not milliseconds?)", t.Format(time.RFC3339Nano), maxStartAhead)
+	}
+	return nil
 }

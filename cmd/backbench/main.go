@@ -9,6 +9,7 @@
 //	backbench capacity [flags] URL  the highest load within objectives
 //	backbench probe [flags] URL     what a backend supports
 //	backbench serve [flags]         built-in FastCGI and HTTP backends
+//	backbench merge FILE.json...    one report from runs made on several generators
 //	backbench version               the version, from the build info
 //	backbench completion bash|zsh   a shell completion script
 //
@@ -65,6 +66,8 @@ Usage:
                                   the highest rate (or concurrency) within latency/error objectives
   backbench serve [flags]         run built-in FastCGI/HTTP backends
   backbench probe [flags] URL     what a backend supports at the protocol level
+  backbench merge [flags] FILE.json...
+                                  one report from the JSON of runs made together on several generators
   backbench version               version, commit and Go version (also --version, -V)
   backbench completion bash|zsh   print a completion script for the shell
 
@@ -128,6 +131,8 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = serveCmd(ctx, args[1:], stdout, stderr)
 	case "probe":
 		err = probeCmd(ctx, args[1:], stdout, stderr)
+	case "merge":
+		err = mergeCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-V":
 		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
 			fmt.Fprint(stdout, versionUsage)
@@ -151,7 +156,7 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, capacity, probe, serve, version or completion; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, capacity, probe, serve, merge, version or completion; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }

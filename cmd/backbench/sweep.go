@@ -71,7 +71,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
-		"client-sched": true, "threads": true, "slo": true,
+		"client-sched": true, "threads": true, "slo": true, "start-at": true,
 		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
@@ -83,6 +83,8 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 			f.DefValue = "1000"
 		case "timelimit":
 			f.Usage = "time limit of each level in seconds (or a duration: 10s); with -n too, whichever comes first"
+		case "start-at":
+			f.Usage = "set up, then start the first level (its warm-up first) at TIME (RFC 3339 or Unix seconds)"
 		}
 		fs.AddFlag(f)
 	})
@@ -275,6 +277,8 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version()}
 
+	announceStart(stderr, o.startAt, o.quiet)
+	execute.WaitUntil(ctx, o.startAt)
 	stop := func() {}
 	if !o.quiet && isTerminal(stderr) {
 		stop = startSweepProgress(&p.cfg, stderr)

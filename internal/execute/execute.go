@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/run"
@@ -75,6 +76,9 @@ type Options struct {
 	Started func(done func() int64)
 	// Version is backbench's version, for the record's environment.
 	Version string
+	// StartAt, when not zero, is the wall-clock time at which the load
+	// starts: Run sets everything up, then waits for it (--start-at).
+	StartAt time.Time
 }
 
 // Setup is the process-wide state of a run: the file limit in force, the
@@ -189,6 +193,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		ropts.Raw = raw
 	}
 	rec := stats.NewRecorder(ropts)
+	late := WaitUntil(ctx, o.StartAt)
 	if o.Started != nil {
 		o.Started(rec.Done)
 	}
@@ -255,7 +260,38 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	m.Notes = append(m.Notes, connectionNotes(m, p.Target, tw, setup.NoFile)...)
 	sum := m.Summary()
 	m.Notes = append(m.Notes, responseNotes(&sum, p.ScriptFilename())...)
+	if late > LateStart {
+		m.Notes = append(m.Notes, lateNote(late))
+	}
 	return m, nil
+}
+
+// LateStart is how late after StartAt a run may start before its record
+// says so in a note: a generator that started late does not cover the
+// same window as the others.
+const LateStart = 10 * time.Millisecond
+
+// WaitUntil waits until the wall-clock time t (at once when t is zero or
+// past), or until ctx ends (the run that follows is then interrupted at
+// once), and returns how late after t it returned.
+func WaitUntil(ctx context.Context, t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	if d := time.Until(t); d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-timer.C:
+		}
+	}
+	return max(time.Since(t), 0)
+}
+
+func lateNote(late time.Duration) string {
+	return fmt.Sprintf("the load started %.1f ms after --start-at (setup took longer than the wait): its window is shifted", float64(late)/1e6)
 }
 
 // clientHealth turns the runner's measurements into the report's lines,

@@ -1,0 +1,500 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
+)
+
+type mergeOptions struct {
+	format         string
+	force          bool
+	spectrum       bool
+	percentileFile string
+	quiet          bool
+}
+
+const mergeUsage = `Usage: backbench merge [flags] FILE.json...
+
+Merges the JSON of runs made at the same time on several generators (bench
+--format json, or a sweep's sweep.json) into one report, as if one client
+had made every request: counts summed, connection times and percentiles
+from the merged histograms (exact at HDR precision), requests per second
+over the window from the earliest start to the latest end, then one line
+per generator. Sweep files merge level by level.
+
+Runs of different plans (target, request, keep-alive, concurrency per
+generator, ...) are refused (exit status 2) unless --force; a warning says
+when the runs overlap for less than 90% of the window (start them together
+with --start-at).
+
+Flags:
+`
+
+// minOverlap is the part of the merged window that every run must cover
+// without a warning.
+const minOverlap = 0.9
+
+func newMergeFlags(o *mergeOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's, then the generators) or json")
+	fs.BoolVar(&o.force, "force", false, "merge runs whose plans differ (the report says so)")
+	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum to the text report")
+	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the merged percentiles 0..100 to FILE as ab's CSV (not for sweeps)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no warnings on stderr (the report keeps them)")
+	return fs
+}
+
+func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	var o mergeOptions
+	fs := newMergeFlags(&o)
+	if err := parseFlags(fs, mergeUsage, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("merge: want at least one FILE.json (see backbench merge --help)")
+	}
+	var ins []mergeInput
+	seen := map[string]string{}
+	for _, name := range fs.Args() {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return usagef("merge: %v", err)
+		}
+		if prev, ok := seen[abs]; ok {
+			return usagef("merge: %s and %s are the same file: given twice, its requests would count twice", prev, name)
+		}
+		seen[abs] = name
+		got, err := readMergeInputs(name)
+		if err != nil {
+			return err
+		}
+		for _, in := range got {
+			if len(ins) > 0 && (in.sweep == nil) != (ins[0].sweep == nil) {
+				return usagef("merge: %s and %s: cannot merge a bench run with a sweep", ins[0].file, in.file)
+			}
+			ins = append(ins, in)
+		}
+	}
+	if ins[0].sweep != nil {
+		if o.percentileFile != "" {
+			return usagef("merge: --csv is for bench runs, not sweeps")
+		}
+		return mergeSweeps(ins, &o, stdout, stderr)
+	}
+	recs := make([]*stats.Record, len(ins))
+	for i, in := range ins {
+		recs[i] = in.rec
+	}
+	info := &report.MergeInfo{Warnings: []string{}}
+	m, err := mergeRecords(recs, fileNames(ins), &o, info, "")
+	if err != nil {
+		return err
+	}
+	gens := make([]report.Generator, len(ins))
+	for i, in := range ins {
+		s := in.rec.Summary()
+		gens[i] = report.Generator{File: in.file, Host: in.rec.Environment.Hostname, Complete: s.Complete,
+			RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"], ClientCPUPercent: s.Client.CPUPercent}
+	}
+	if o.percentileFile != "" {
+		f, err := os.Create(o.percentileFile)
+		if err != nil {
+			return usagef("merge: cannot create output file: %v", err)
+		}
+		err = report.PercentileCSV(f, m.PercentileSpectrum())
+		if err := errors.Join(err, f.Close()); err != nil {
+			return fmt.Errorf("writing %s: %w", o.percentileFile, err)
+		}
+	}
+	warn(stderr, info, o.quiet)
+	sum := m.Summary()
+	if o.format == "json" {
+		return report.MergeJSON(stdout, &sum, m, gens, info)
+	}
+	return report.MergeText(stdout, &sum, gens, info, report.TextOptions{Spectrum: o.spectrum})
+}
+
+// warn prints the merge's warnings on stderr too, unless quiet.
+func warn(stderr io.Writer, info *report.MergeInfo, quiet bool) {
+	if quiet {
+		return
+	}
+	if info.Forced {
+		fmt.Fprintf(stderr, "backbench: warning: merged with --force although the plans differ: %s\n", strings.Join(info.PlanDifferences, "; "))
+	}
+	for _, w := range info.Warnings {
+		fmt.Fprintf(stderr, "backbench: warning: %s\n", w)
+	}
+}
+
+// mergeInput is one file given to merge: a bench run's record or a sweep.
+type mergeInput struct {
+	file  string
+	rec   *stats.Record
+	sweep *report.Sweep
+}
+
+func fileNames(ins []mergeInput) []string {
+	out := make([]string, len(ins))
+	for i, in := range ins {
+		out[i] = in.file
+	}
+	return out
+}
+
+// readMergeInputs reads the JSON values of a file ("-": standard input),
+// one after the other: several generators' outputs may come in one file
+// (GNU parallel's or kubectl logs' output); each is then named FILE#K.
+func readMergeInputs(name string) ([]mergeInput, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, usagef("merge: %v", err)
+	}
+	return parseMergeInputs(name, b)
+}
+
+// parseMergeInputs reads the JSON values of b, the contents of the file
+// name.
+func parseMergeInputs(name string, b []byte) ([]mergeInput, error) {
+	var raws []json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, usagef("merge: %s: not JSON: %v", name, err)
+		}
+		raws = append(raws, raw)
+	}
+	if len(raws) == 0 {
+		return nil, usagef("merge: %s: empty", name)
+	}
+	ins := make([]mergeInput, len(raws))
+	for k, raw := range raws {
+		label := name
+		if len(raws) > 1 {
+			label = fmt.Sprintf("%s#%d", name, k+1)
+		}
+		var err error
+		if ins[k], err = decodeMergeInput(label, raw); err != nil {
+			return nil, err
+		}
+	}
+	return ins, nil
+}
+
+// decodeMergeInput reads a bench JSON report (its "record"), a bare record,
+// or a sweep.json (its series' "records").
+func decodeMergeInput(name string, b []byte) (mergeInput, error) {
+	in := mergeInput{file: name}
+	var probe struct {
+		Record json.RawMessage `json:"record"`
+		Series json.RawMessage `json:"series"`
+		Schema *int            `json:"schema"`
+	}
+	bad := func(err error) error { return usagef("merge: %s: %v", name, err) }
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return in, bad(fmt.Errorf("not JSON: %v", err))
+	}
+	switch {
+	case probe.Series != nil:
+		in.sweep = &report.Sweep{}
+		if err := json.Unmarshal(b, in.sweep); err != nil {
+			return in, bad(err)
+		}
+		if len(in.sweep.Series) == 0 {
+			return in, bad(fmt.Errorf("a sweep without series"))
+		}
+		for _, se := range in.sweep.Series {
+			if len(se.Records) != len(se.Levels) {
+				return in, bad(fmt.Errorf("series %q has no run records (made by an older backbench?)", se.Label))
+			}
+			for _, r := range se.Records {
+				if err := checkRecord(r); err != nil {
+					return in, bad(err)
+				}
+			}
+		}
+	case probe.Record != nil || probe.Schema != nil:
+		raw := probe.Record
+		if raw == nil {
+			raw = b
+		}
+		in.rec = &stats.Record{}
+		if err := json.Unmarshal(raw, in.rec); err != nil {
+			return in, bad(err)
+		}
+		if err := checkRecord(in.rec); err != nil {
+			return in, bad(err)
+		}
+	default:
+		return in, bad(fmt.Errorf("no run record: want the JSON of bench --format json or a sweep.json"))
+	}
+	return in, nil
+}
+
+// checkRecord refuses records that cannot be merged as they are.
+func checkRecord(r *stats.Record) error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("an empty run record")
+	case r.Schema > stats.Schema:
+		return fmt.Errorf("record schema %d is newer than this backbench's (%d)", r.Schema, stats.Schema)
+	case r.StartedAt.IsZero() || r.EndedAt.IsZero():
+		return fmt.Errorf("the run record has no wall-clock start and end")
+	}
+	return nil
+}
+
+// mergeRecords merges the records of the named files with stats.Merge,
+// after checking their plans (refused unless --force), and sets the
+// window and overlap in info. where prefixes messages ("series X, c=4: ")
+// for a sweep's level.
+func mergeRecords(recs []*stats.Record, files []string, o *mergeOptions, info *report.MergeInfo, where string) (*stats.Record, error) {
+	first := recs[0]
+	for i, r := range recs[1:] {
+		d := planDiff(&first.Plan, &r.Plan)
+		if len(d) == 0 {
+			continue
+		}
+		if !o.force {
+			return nil, usagef("merge: %s%s: not the plan of %s: %s (--force merges them anyway)",
+				where, files[i+1], files[0], strings.Join(d, "; "))
+		}
+		info.Forced = true
+		for _, s := range d {
+			s = where + files[i+1] + ": " + s
+			if !slices.Contains(info.PlanDifferences, s) {
+				info.PlanDifferences = append(info.PlanDifferences, s)
+			}
+		}
+	}
+	var rate float64
+	for _, r := range recs {
+		rate += r.Plan.Rate
+	}
+	if info.Forced {
+		recs = forcePlan(recs)
+	}
+	m, err := stats.Merge(recs...)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) > 1 {
+		// The window, exactly: earliest start to latest end.
+		m.Elapsed = m.EndedAt.Sub(m.StartedAt.Time)
+		m.Client = clientsTogether(recs, files)
+		// In the open model the generators' rates add up, as their
+		// concurrencies do.
+		m.Plan.Rate = rate
+	}
+	latestStart, earliestEnd := first.StartedAt.Time, first.EndedAt.Time
+	for _, r := range recs {
+		if r.StartedAt.After(latestStart) {
+			latestStart = r.StartedAt.Time
+		}
+		if r.EndedAt.Before(earliestEnd) {
+			earliestEnd = r.EndedAt.Time
+		}
+	}
+	overlap := 1.0 // one run covers its own window
+	if len(recs) > 1 && m.Elapsed > 0 {
+		overlap = min(max(float64(earliestEnd.Sub(latestStart))/float64(m.Elapsed), 0), 1)
+	}
+	if info.WindowSeconds == 0 || m.Elapsed.Seconds() < info.WindowSeconds {
+		info.WindowSeconds = m.Elapsed.Seconds()
+	}
+	if info.Overlap == 0 || overlap < info.Overlap {
+		info.Overlap = overlap
+	}
+	if overlap < minOverlap {
+		info.Warnings = append(info.Warnings, fmt.Sprintf("%sthe runs overlap for only %.1f%% of the window (%.3f s from the earliest start to the latest end): "+
+			"req/s is over the whole window; start the generators together with --start-at", where, overlap*100, m.Elapsed.Seconds()))
+	}
+	return m, nil
+}
+
+// clientsTogether adds up the generators' client CPU (as if one client
+// of all their cores had run), keeping the worst scheduler lateness and
+// every warning with its file's name.
+func clientsTogether(recs []*stats.Record, files []string) stats.ClientHealth {
+	c := stats.ClientHealth{Scheduling: recs[0].Client.Scheduling, Warnings: []string{}}
+	for i, r := range recs {
+		h := &r.Client
+		c.CPUUserSeconds += h.CPUUserSeconds
+		c.CPUSysSeconds += h.CPUSysSeconds
+		c.CPUPercent += h.CPUPercent
+		c.Cores += h.Cores
+		c.SchedulerLateMaxMs = max(c.SchedulerLateMaxMs, h.SchedulerLateMaxMs)
+		for _, w := range h.Warnings {
+			c.Warnings = append(c.Warnings, files[i]+": "+w)
+		}
+	}
+	return c
+}
+
+// planDiff lists how plan b differs from plan a, as "key: A vs B" with
+// the record's JSON names; the request budget (-n) may differ.
+func planDiff(a, b *stats.Plan) []string {
+	flat := func(p *stats.Plan) map[string]json.RawMessage {
+		q := *p
+		q.Requests = 0
+		j, _ := json.Marshal(q)
+		var m map[string]json.RawMessage
+		json.Unmarshal(j, &m)
+		return m
+	}
+	ma, mb := flat(a), flat(b)
+	keys := map[string]bool{}
+	for k := range ma {
+		keys[k] = true
+	}
+	for k := range mb {
+		keys[k] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if !bytes.Equal(ma[k], mb[k]) {
+			out = append(out, fmt.Sprintf("%s %s vs %s", k, orNone(ma[k]), orNone(mb[k])))
+		}
+	}
+	return out
+}
+
+func orNone(j json.RawMessage) string {
+	if j == nil {
+		return "(none)"
+	}
+	return string(j)
+}
+
+// forcePlan returns copies of recs whose plans are the first's (each
+// keeping its concurrency and request budget), so that stats.Merge takes
+// them; per-upstream parts are dropped when the records do not have the
+// same number.
+func forcePlan(recs []*stats.Record) []*stats.Record {
+	out := make([]*stats.Record, len(recs))
+	dropUps := false
+	for _, r := range recs {
+		dropUps = dropUps || len(r.Upstreams) != len(recs[0].Upstreams)
+	}
+	for i, r := range recs {
+		c := *r
+		c.Plan = recs[0].Plan
+		c.Plan.Concurrency, c.Plan.Requests = r.Plan.Concurrency, r.Plan.Requests
+		if dropUps {
+			c.Upstreams, c.Plan.Upstreams = nil, nil
+		}
+		out[i] = &c
+	}
+	return out
+}
+
+// mergeSweeps merges sweep files series by series and level by level
+// (levels matched by their concurrency per generator).
+func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) error {
+	first := ins[0].sweep
+	info := &report.MergeInfo{Warnings: []string{}}
+	out := report.Sweep{StopErrorRate: first.StopErrorRate, SecondsPerLevel: first.SecondsPerLevel}
+	gens := make([]report.Generator, len(ins))
+	for i, in := range ins {
+		sw := in.sweep
+		gens[i] = report.Generator{File: in.file, Levels: []report.GeneratorLevel{}}
+		if len(sw.Series) != len(first.Series) {
+			return usagef("merge: %s has %d series, %s %d", in.file, len(sw.Series), ins[0].file, len(first.Series))
+		}
+		for k, se := range sw.Series {
+			if se.Label != first.Series[k].Label {
+				return usagef("merge: %s: series %d is %q, in %s %q", in.file, k+1, se.Label, ins[0].file, first.Series[k].Label)
+			}
+		}
+		out.RequestsPerLevel += sw.RequestsPerLevel
+		out.TimeTaken = max(out.TimeTaken, sw.TimeTaken)
+		out.Interrupted = out.Interrupted || sw.Interrupted
+	}
+	levels := map[int]bool{}
+	for k, se0 := range first.Series {
+		ms := report.SweepSeries{Label: se0.Label, Target: se0.Target, KeepAlive: se0.KeepAlive,
+			Levels: []stats.Summary{}, Records: []*stats.Record{}}
+		// Levels by concurrency per generator, in the first file's order.
+		var order []int
+		byLevel := map[int][]*stats.Record{}
+		for i, in := range ins {
+			se := &in.sweep.Series[k]
+			if se.Stop != nil {
+				info.Warnings = append(info.Warnings, fmt.Sprintf("%s: series %q stopped after concurrency %d: %s", in.file, se.Label, se.Stop.Concurrency, se.Stop.Reason))
+			}
+			for j, r := range se.Records {
+				c := r.Plan.Concurrency
+				if i == 0 {
+					order = append(order, c)
+				}
+				byLevel[c] = append(byLevel[c], r)
+				s := &se.Levels[j]
+				gens[i].Host = r.Environment.Hostname
+				gens[i].Complete += s.Complete
+				gens[i].ClientCPUPercent = s.Client.CPUPercent
+				gens[i].Levels = append(gens[i].Levels, report.GeneratorLevel{Label: se.Label, Concurrency: c,
+					Complete: s.Complete, RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"]})
+			}
+		}
+		for c := range byLevel {
+			if !slices.Contains(order, c) {
+				order = append(order, c)
+			}
+		}
+		sort.Ints(order)
+		for _, c := range order {
+			recs := byLevel[c]
+			where := fmt.Sprintf("series %q, concurrency %d: ", se0.Label, c)
+			if len(recs) != len(ins) {
+				if !o.force {
+					return usagef("merge: %sin %d of %d files only (--force merges the levels all files have)", where, len(recs), len(ins))
+				}
+				info.Forced = true
+				info.PlanDifferences = append(info.PlanDifferences, where+"left out: not in every file")
+				continue
+			}
+			m, err := mergeRecords(recs, fileNames(ins), o, info, where)
+			if err != nil {
+				return err
+			}
+			ms.Records = append(ms.Records, m)
+			ms.Levels = append(ms.Levels, m.Summary())
+			levels[m.Plan.Concurrency] = true
+		}
+		out.Series = append(out.Series, ms)
+	}
+	for c := range levels {
+		out.Levels = append(out.Levels, c)
+	}
+	sort.Ints(out.Levels)
+	warn(stderr, info, o.quiet)
+	if o.format == "json" {
+		return report.MergeSweepJSON(stdout, &out, gens, info)
+	}
+	return report.MergeSweepText(stdout, &out, gens, info)
+}
