@@ -14,6 +14,7 @@ declare -A allowed=(
   [fcgi]="sockets internal/load internal/probe"
   [httpprobe]="sockets internal/load internal/probe"
   [internal/probe]="sockets"
+  [internal/trials]=""
   [fixtures]="sockets"
 )
 bad=0
