@@ -54,6 +54,8 @@ Usage:
                                   concurrency sweep over several targets: table, CSV, JSON, chart
   backbench serve [flags]         run built-in FastCGI/HTTP backends
   backbench probe [flags] URL     what a backend supports at the protocol level
+  backbench compare OLD.json NEW.json
+                                  compare saved results: ratios, 95% intervals, verdicts
 
 URL forms:
   http://HOST:PORT/PATH?QUERY        fcgi://HOST:PORT/PATH?QUERY
@@ -113,11 +115,13 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = serveCmd(ctx, args[1:], stdout, stderr)
 	case "probe":
 		err = probeCmd(ctx, args[1:], stdout, stderr)
+	case "compare":
+		err = compareCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, probe or serve; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, probe, compare or serve; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }
