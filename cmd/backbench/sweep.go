@@ -34,6 +34,7 @@ type sweepOptions struct {
 	stopRate  string
 	warmup    int64
 	levelList []int
+	repeatOptions
 }
 
 const sweepUsage = `Usage: backbench sweep [flags] --concurrency SPEC [--out DIR] [LABEL=]URL...
@@ -87,6 +88,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		fs.AddFlag(f)
 	})
 	fs.BoolVarP(&o.keepAlive, "keep-alive", "k", false, "same as --keepalive on")
+	addRepeatFlags(fs, &o.repeatOptions, true)
 	o.requests = 1000
 	return fs
 }
@@ -98,6 +100,7 @@ type sweepPlan struct {
 	series   []sweep.Series
 	requests []*request
 	opts     sweepOptions
+	trials   trialPlan
 }
 
 // parseStopRate reads "0.05" or "5%".
@@ -218,6 +221,14 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 				Observe: r.observeBackend})
 		}
 	}
+	if p.trials, err = validateRepeat(fs, &o.repeatOptions); err != nil {
+		return nil, err
+	}
+	if p.trials.baseline == "" {
+		p.trials.baseline = p.series[0].Label
+	} else if !seen[p.trials.baseline] {
+		return nil, usagef("sweep: --baseline %q is not a series label (%s)", p.trials.baseline, strings.Join(labels(p.series), ", "))
+	}
 	r0 := p.requests[0]
 	p.cfg.Levels = levels
 	p.cfg.Requests, p.cfg.Duration = r0.opts.requests, o.timeLimit
@@ -285,15 +296,35 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !o.quiet && isTerminal(stderr) {
 		stop = startSweepProgress(&p.cfg, stderr)
 	}
-	res, err := sweep.Run(ctx, p.cfg, p.series)
+	var res sweep.Result
+	var notes []string
+	if p.trials.on {
+		res, notes, err = p.sweepTrials(ctx, &p.trials)
+	} else {
+		res, err = sweep.Run(ctx, p.cfg, p.series)
+	}
 	stop()
 	if err != nil {
 		return err
 	}
 	sw := p.report(res)
-	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+	if p.trials.on {
+		tp := &p.trials
+		sw.SweepTrials = &report.SweepTrials{Repeat: tp.plan.Repeat, Precision: tp.plan.Precision, MaxRepeat: tp.plan.MaxRepeat,
+			Seed: tp.plan.Seed, Noise: tp.noise, Baseline: tp.baseline,
+			Comparisons: sweepComparisons(res.Series, tp.baseline, tp.noise), Notes: append([]string{}, notes...)}
+		fmt.Fprintln(stdout, tp.describe())
+	}
+	fmt.Fprintln(stdout)
 	if err := report.SweepTable(stdout, &sw); err != nil {
 		return err
+	}
+	if sw.SweepTrials != nil {
+		writeComparisons(stdout, sw.Comparisons, sw.Noise)
+		for _, n := range sw.Notes {
+			fmt.Fprintf(stdout, "Note: %s\n", n)
+		}
 	}
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
@@ -317,6 +348,15 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errInterrupted
 	}
 	return nil
+}
+
+// labels returns the labels of series.
+func labels(series []sweep.Series) []string {
+	out := make([]string, len(series))
+	for i, s := range series {
+		out[i] = s.Label
+	}
+	return out
 }
 
 // perLevel describes the budget of one level for the table's title.

@@ -201,6 +201,8 @@ type Summary struct {
 	// their remedies.
 	Notes       []string `json:"notes"`
 	Interrupted bool     `json:"interrupted"`
+	// Repeated is set on the result of repeated trials.
+	*Repeated
 }
 
 // Summary reduces the merged records of a run to a Summary.

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/sweep"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// repeatOptions are the flags of repeated trials, shared by bench and
+// sweep (--baseline is sweep's only).
+type repeatOptions struct {
+	repeat    int
+	precision string
+	maxRepeat int
+	seed      uint64
+	noise     string
+	baseline  string
+}
+
+// addRepeatFlags adds the trial flags to fs; withBaseline adds sweep's
+// --baseline.
+func addRepeatFlags(fs *pflag.FlagSet, o *repeatOptions, withBaseline bool) {
+	fs.IntVar(&o.repeat, "repeat", 1, "run `N` trials of every series at every level (fresh connections, own warm-up each), interleaved in rounds; medians with 95% intervals")
+	fs.StringVar(&o.precision, "precision", "", "add rounds until the 95% interval of each series' req/s is within ±`P` of its median (2%), from --repeat (default 5) trials up to --max-repeat")
+	fs.IntVar(&o.maxRepeat, "max-repeat", trials.DefaultMaxRepeat, "with --precision, at most `N` trials")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series within each round (default: a random one, printed)")
+	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose ratio interval reaches within 1 ± P is no difference")
+	if withBaseline {
+		fs.StringVar(&o.baseline, "baseline", "", "compare every other series with the series of this `LABEL` (default: the first)")
+	}
+}
+
+// trialPlan is a validated set of trial flags.
+type trialPlan struct {
+	// on reports trials: --repeat or --precision given.
+	on       bool
+	plan     trials.Plan
+	noise    float64
+	baseline string
+}
+
+// validateRepeat checks the trial flags; every error is a usage error.
+func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
+	tp := trialPlan{baseline: o.baseline}
+	noise, err := parsePercent("--noise", o.noise)
+	if err != nil {
+		return tp, err
+	}
+	tp.noise = noise
+	tp.on = fs.Changed("repeat") || fs.Changed("precision")
+	if !tp.on {
+		for _, f := range []string{"max-repeat", "seed", "noise", "baseline"} {
+			if fs.Changed(f) {
+				return tp, usagef("--%s needs --repeat N or --precision P", f)
+			}
+		}
+		return tp, nil
+	}
+	p := trials.Plan{Repeat: o.repeat, MaxRepeat: o.maxRepeat, Seed: o.seed}
+	if o.precision != "" {
+		v, ok := strings.CutSuffix(strings.TrimSpace(o.precision), "%")
+		f, err := parseStopRate(v)
+		if !ok || err != nil || f <= 0 || f >= 1 {
+			return tp, usagef("bad --precision %q: want a percentage above 0%% and below 100%% (2%%)", o.precision)
+		}
+		p.Precision = f / 100
+		if !fs.Changed("repeat") {
+			p.Repeat = trials.DefaultRepeat
+		}
+	} else if fs.Changed("max-repeat") {
+		return tp, usagef("--max-repeat needs --precision P")
+	}
+	if err := p.Validate(); err != nil {
+		return tp, usagef("%v", err)
+	}
+	if !fs.Changed("seed") {
+		var b [8]byte
+		rand.Read(b[:])
+		p.Seed = binary.LittleEndian.Uint64(b[:]) >> 1
+	}
+	tp.plan = p
+	return tp, nil
+}
+
+// describe is the line that says how the trials ran, seed included.
+func (tp *trialPlan) describe() string {
+	p := tp.plan
+	s := fmt.Sprintf("%d trials per level", p.Repeat)
+	if p.Precision > 0 {
+		s = fmt.Sprintf("trials until the req/s interval is within ±%g%% (from %d, at most %d)", 100*p.Precision, p.Repeat, p.MaxRepeat)
+	}
+	return fmt.Sprintf("Trials: %s, in rounds shuffled with --seed %d", s, p.Seed)
+}
+
+// trialOf is what the statistics read of a trial's result.
+func trialOf(s *stats.Summary) trials.Trial {
+	return trials.Trial{RequestsPerSecond: s.RequestsPerSecond, P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"],
+		Failed: s.Failed, Finished: s.Complete + s.Failed - s.Failures.Length}
+}
+
+// trialsOf returns the trials of a result, or the result as one trial.
+func trialsOf(s *stats.Summary) []trials.Trial {
+	if s.Repeated == nil {
+		return []trials.Trial{trialOf(s)}
+	}
+	out := make([]trials.Trial, len(s.Trials))
+	for i := range s.Trials {
+		out[i] = trialOf(&s.Trials[i])
+	}
+	return out
+}
+
+// pooled is the result of a series at a level over its trials: the pooled
+// figures, the median requests/sec, and the intervals. precise, with
+// --precision, says whether the interval got within the precision asked.
+func pooled(runs []stats.Summary, precise *bool) stats.Summary {
+	s := runs[len(runs)-1]
+	s.Repeated = &stats.Repeated{Trials: runs, Precise: precise}
+	ts := trialsOf(&s)
+	sum := trials.Summarize(ts)
+	s.RequestsPerSecond = sum.RequestsPerSecond.Median
+	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
+	s.P50Ms, s.P50MsCI95 = sum.P50Ms.Median, sum.P50Ms.Interval()
+	s.P99Ms, s.P99MsCI95 = sum.P99Ms.Median, sum.P99Ms.Interval()
+	s.Confidence = sum.RequestsPerSecond.Confidence
+	return s
+}
+
+// sweepTrials runs the sweep in rounds of trials: at each level, trial k
+// of every active series (in a shuffled order) before trial k+1 of any,
+// each trial one run of sweep.Run with its own warm-up. The stop rule
+// applies to a level's pooled trials.
+func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.Result, notes []string, err error) {
+	res = sweep.Result{Series: make([]sweep.SeriesResult, len(p.series))}
+	for i, s := range p.series {
+		res.Series[i].Label = s.Label
+	}
+	start := load.Now()
+	defer func() { res.Elapsed = load.Now() - start }()
+	rounds := trials.NewRounds(tp.plan)
+	active := make([]int, len(p.series))
+	for i := range active {
+		active[i] = i
+	}
+	runsDone := 0
+	for li, level := range p.cfg.Levels {
+		runs := map[int][]stats.Summary{}
+		one := p.cfg
+		one.Levels, one.StopOnErrors = []int{level}, false
+		lr, err := rounds.Level(active, func(si int) (float64, error) {
+			if progress := p.cfg.Progress; progress != nil {
+				k := len(runs[si]) + 1
+				left := len(active)*(len(p.cfg.Levels)-li)*tp.plan.Repeat - runsDone
+				one.Progress = func(pr sweep.Progress) {
+					pr.LevelIndex, pr.RunsDone, pr.RunsLeft = li, runsDone, max(left, 1)
+					pr.Series = fmt.Sprintf("%s trial %d", pr.Series, k)
+					progress(pr)
+				}
+			}
+			r, err := sweep.Run(ctx, one, p.series[si:si+1])
+			if err != nil {
+				return 0, err
+			}
+			runsDone++
+			if lv := r.Series[0].Levels; len(lv) > 0 && !lv[0].Interrupted {
+				runs[si] = append(runs[si], lv[0])
+			}
+			if r.Interrupted || len(runs[si]) == 0 {
+				return 0, trials.ErrStop
+			}
+			return r.Series[0].Levels[0].RequestsPerSecond, nil
+		})
+		stopped := errors.Is(err, trials.ErrStop)
+		if err != nil && !stopped {
+			return res, notes, err
+		}
+		imprecise := map[int]bool{}
+		for _, si := range lr.Imprecise {
+			imprecise[si] = true
+		}
+		var next []int
+		for _, si := range active {
+			if len(runs[si]) == 0 {
+				continue
+			}
+			var precise *bool
+			if tp.plan.Precision > 0 && !stopped {
+				ok := !imprecise[si]
+				precise = &ok
+				if !ok {
+					notes = append(notes, fmt.Sprintf("%s at concurrency %d: the req/s interval is still wider than ±%g%% after %d trials",
+						p.series[si].Label, level, 100*tp.plan.Precision, lr.Rounds))
+				}
+			}
+			sum := pooled(runs[si], precise)
+			sr := &res.Series[si]
+			sr.Levels = append(sr.Levels, sum)
+			if p.cfg.StopOnErrors {
+				if rate := sweep.ErrorRate(&sum); rate > p.cfg.StopErrorRate {
+					sr.Stop = &sweep.Stop{Concurrency: level, ErrorRate: rate,
+						Reason: fmt.Sprintf("%d of %d requests failed over %d trials at concurrency %d (ratio %.3g > %g)",
+							sum.Failed, sum.Complete+sum.Failed-sum.Failures.Length, len(runs[si]), level, rate, p.cfg.StopErrorRate)}
+					continue
+				}
+			}
+			next = append(next, si)
+		}
+		if stopped {
+			res.Interrupted = true
+			return res, notes, nil
+		}
+		active = next
+		if len(active) == 0 {
+			break
+		}
+	}
+	return res, notes, nil
+}
+
+// comparisons compares, at every level, every series with the baseline,
+// and with --keepalive both each series' ka with its no-ka.
+func sweepComparisons(series []sweep.SeriesResult, baseline string, noise float64) []trials.Comparison {
+	out := []trials.Comparison{}
+	base := 0
+	for i, s := range series {
+		if s.Label == baseline {
+			base = i
+		}
+	}
+	type pair struct{ s, b int }
+	var pairs []pair
+	seen := map[pair]bool{}
+	add := func(s, b int) {
+		if s != b && !seen[pair{s, b}] && !seen[pair{b, s}] {
+			seen[pair{s, b}] = true
+			pairs = append(pairs, pair{s, b})
+		}
+	}
+	for i := range series {
+		add(i, base)
+	}
+	for i, s := range series {
+		if stem, ok := strings.CutSuffix(s.Label, " ka"); ok {
+			for j, o := range series {
+				if o.Label == stem+" no-ka" {
+					add(i, j)
+				}
+			}
+		}
+	}
+	for _, pr := range pairs {
+		s, b := &series[pr.s], &series[pr.b]
+		for k := range s.Levels {
+			sl := &s.Levels[k]
+			for m := range b.Levels {
+				if bl := &b.Levels[m]; bl.Concurrency == sl.Concurrency {
+					out = append(out, trials.CompareLevel(s.Label, b.Label, sl.Concurrency, trialsOf(sl), trialsOf(bl), noise)...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// writeComparisons prints the comparisons table under a title.
+func writeComparisons(w io.Writer, cs []trials.Comparison, noise float64) {
+	if len(cs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nComparisons (ratio series / baseline, 95%% interval, Mann-Whitney p, noise threshold ±%g%%):\n", 100*noise)
+	report.ComparisonTable(w, cs)
+}

@@ -1,0 +1,26 @@
+package stats
+
+// Repeated is what a result of repeated trials (--repeat) adds to its
+// Summary, which is then the pooled trials' with the median requests/sec.
+// Its fields appear in the result's own JSON object; without trials it is
+// nil and none of them do.
+type Repeated struct {
+	// Trials are the trials' own results, in the order they ran.
+	Trials []Summary `json:"trials"`
+	// RequestsPerSecondCI95 is the 95% interval of the median
+	// requests/sec (Summary.RequestsPerSecond), [low, high]; null with
+	// one trial.
+	RequestsPerSecondCI95 []float64 `json:"requests_per_second_ci95"`
+	// P50Ms and P99Ms are the medians of the trials' p50 and p99 of the
+	// total request time, in ms; the _CI95 fields their intervals.
+	P50Ms     float64   `json:"p50_ms"`
+	P50MsCI95 []float64 `json:"p50_ms_ci95"`
+	P99Ms     float64   `json:"p99_ms"`
+	P99MsCI95 []float64 `json:"p99_ms_ci95"`
+	// Confidence is the level of the intervals: 0.95 from 6 trials, less
+	// with fewer (the range of the trials: 0.9375 with 5).
+	Confidence float64 `json:"ci_confidence"`
+	// Precise, with --precision, reports whether the requests/sec
+	// interval got within the precision asked before --max-repeat.
+	Precise *bool `json:"precise,omitempty"`
+}
