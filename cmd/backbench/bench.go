@@ -59,6 +59,7 @@ type benchOptions struct {
 	format         string
 	spectrum       bool
 	cpuProfile     string
+	repeatOptions
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -126,6 +127,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
+	addRepeatFlags(fs, &o.repeatOptions, false)
 	fs.SortFlags = false
 	return fs
 }
@@ -493,6 +495,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	tp, err := validateRepeat(fs, &o.repeatOptions)
+	if err != nil {
+		return err
+	}
+	if tp.on && (o.gnuplotFile != "" || o.percentileFile != "" || o.rawFile != "" || o.abCompat) {
+		return usagef("bench: -g, -e, --raw and --ab-compat describe one run: not with --repeat or --precision")
+	}
 	// Open the output files before the run, so that a bad path costs
 	// nothing.
 	var gf, ef *os.File
@@ -521,7 +530,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
-	m, sum, err := r.execute(ctx, gf != nil, !o.quiet && o.format == "text", stderr)
+	var m *stats.Merged
+	var sum stats.Summary
+	if tp.on {
+		sum, err = r.executeTrials(ctx, &tp, !o.quiet && o.format == "text", stderr)
+	} else {
+		m, sum, err = r.execute(ctx, gf != nil, !o.quiet && o.format == "text", stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -529,6 +544,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err = report.JSON(stdout, &sum)
 	} else {
 		err = report.Text(stdout, &sum, report.TextOptions{Spectrum: o.spectrum})
+		if err == nil && sum.Repeated != nil {
+			writeTrials(stdout, &sum, &tp)
+		}
 	}
 	if err != nil {
 		return err

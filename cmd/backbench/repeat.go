@@ -282,3 +282,82 @@ func writeComparisons(w io.Writer, cs []trials.Comparison, noise float64) {
 	fmt.Fprintf(w, "\nComparisons (ratio series / baseline, 95%% interval, Mann-Whitney p, noise threshold ±%g%%):\n", 100*noise)
 	report.ComparisonTable(w, cs)
 }
+
+// executeTrials runs bench's trials: each a fresh run with its own
+// warm-up (a tenth of -n, or of -t), one after the other, as many as the
+// plan says. It returns the pooled result.
+func (r *request) executeTrials(ctx context.Context, tp *trialPlan, announce bool, stderr io.Writer) (stats.Summary, error) {
+	quiet := r.opts.quiet
+	r.opts.quiet = true // no heartbeat per trial: one line per trial instead
+	defer func() { r.opts.quiet = quiet }()
+	warm := *r
+	if r.limited {
+		warm.opts.requests = max(r.opts.requests/10, 1)
+		warm.opts.concurrency = int(min(int64(r.opts.concurrency), warm.opts.requests))
+	} else {
+		warm.opts.timeLimit = r.opts.timeLimit / 10
+	}
+	warm.opts.rawFile = ""
+	var runs []stats.Summary
+	lr, err := trials.NewRounds(tp.plan).Level([]int{0}, func(int) (float64, error) {
+		if _, _, err := warm.execute(ctx, false, false, io.Discard); err != nil {
+			return 0, err
+		}
+		if ctx.Err() != nil {
+			return 0, trials.ErrStop
+		}
+		_, sum, err := r.execute(ctx, false, announce && len(runs) == 0, stderr)
+		if err != nil {
+			return 0, err
+		}
+		if sum.Interrupted {
+			return 0, trials.ErrStop
+		}
+		runs = append(runs, sum)
+		if !quiet {
+			fmt.Fprintf(stderr, "Trial %d: %.2f requests/sec, p99 %.3f ms, %d failed\n", len(runs), sum.RequestsPerSecond, sum.Percentiles["99"], sum.Failed)
+		}
+		return sum.RequestsPerSecond, nil
+	})
+	stopped := errors.Is(err, trials.ErrStop)
+	if err != nil && !stopped {
+		return stats.Summary{}, err
+	}
+	if len(runs) == 0 {
+		return stats.Summary{Interrupted: true}, errInterrupted
+	}
+	var precise *bool
+	if tp.plan.Precision > 0 && !stopped {
+		ok := len(lr.Imprecise) == 0
+		precise = &ok
+	}
+	sum := pooled(runs, precise)
+	sum.Interrupted, sum.Seed = stopped, tp.plan.Seed
+	return sum, nil
+}
+
+// writeTrials prints what bench's trials add to the ab report: the
+// medians with their intervals, and whether the precision was reached.
+func writeTrials(w io.Writer, s *stats.Summary, tp *trialPlan) {
+	t := s.Repeated
+	fmt.Fprintf(w, "\n%s\n", tp.describe())
+	conf := "no interval with one trial"
+	if t.Confidence > 0 {
+		conf = fmt.Sprintf("%.4g%% interval", 100*t.Confidence)
+	}
+	fmt.Fprintf(w, "Median of %d trials (%s):\n", len(t.Trials), conf)
+	line := func(name string, med float64, ci []float64, unit string) {
+		if ci == nil {
+			fmt.Fprintf(w, "  %-20s %.3f %s\n", name, med, unit)
+			return
+		}
+		e := trials.Estimate{Median: med, Lo: ci[0], Hi: ci[1], N: 2}
+		fmt.Fprintf(w, "  %-20s %.3f %s %s [%.3f, %.3f]\n", name, med, unit, e.PlusMinus(), ci[0], ci[1])
+	}
+	line("Requests per second:", s.RequestsPerSecond, t.RequestsPerSecondCI95, "[#/sec]")
+	line("p50:", t.P50Ms, t.P50MsCI95, "[ms]")
+	line("p99:", t.P99Ms, t.P99MsCI95, "[ms]")
+	if t.Precise != nil && !*t.Precise {
+		fmt.Fprintf(w, "Note: the requests/sec interval is still wider than ±%g%% after %d trials (--max-repeat)\n", 100*tp.plan.Precision, len(t.Trials))
+	}
+}

@@ -20,6 +20,9 @@ type Repeated struct {
 	// Confidence is the level of the intervals: 0.95 from 6 trials, less
 	// with fewer (the range of the trials: 0.9375 with 5).
 	Confidence float64 `json:"ci_confidence"`
+	// Seed, in a bench result, seeded the trials' rounds (a sweep says it
+	// once, at the top).
+	Seed uint64 `json:"seed,omitempty"`
 	// Precise, with --precision, reports whether the requests/sec
 	// interval got within the precision asked before --max-repeat.
 	Precise *bool `json:"precise,omitempty"`
