@@ -300,25 +300,25 @@ func (r *request) factory(verbose io.Writer) (load.ClientFactory, error) {
 	})
 }
 
-// runInfo describes the run for the summary.
-func (r *request) runInfo(out run.Outcome) stats.RunInfo {
+// plan describes the run for its record.
+func (r *request) plan() stats.Plan {
 	t := r.target
-	ri := stats.RunInfo{
-		Target:      stats.TargetInfo{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address},
-		Hostname:    t.Host,
-		Port:        t.Port,
-		Path:        t.RequestURI(),
-		Concurrency: r.opts.concurrency,
-		Requests:    r.opts.requests,
-		KeepAlive:   r.opts.keepAlive,
-		Method:      r.method,
-		BodySent:    int64(len(r.body)),
-		Elapsed:     out.Elapsed(),
-		Interrupted: out.Interrupted,
-		Rate:        r.opts.rate,
-		ABCompat:    r.opts.abCompat,
-		Client:      clientHealth(out, r.policy),
-		Balance:     r.cluster.balance.String(),
+	ri := stats.Plan{
+		Target:         stats.TargetInfo{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address},
+		Hostname:       t.Host,
+		Port:           t.Port,
+		Path:           t.RequestURI(),
+		Concurrency:    r.opts.concurrency,
+		Requests:       r.opts.requests,
+		Duration:       r.opts.timeLimit,
+		Timeout:        r.opts.timeout,
+		KeepAlive:      r.opts.keepAlive,
+		Method:         r.method,
+		BodySize:       int64(len(r.body)),
+		Rate:           r.opts.rate,
+		ABCompat:       r.opts.abCompat,
+		VariableLength: r.opts.variableLength,
+		Balance:        r.cluster.balance.String(),
 	}
 	for _, a := range r.cluster.upstreams {
 		ri.Upstreams = append(ri.Upstreams, a.String())
@@ -348,10 +348,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // execute checks that the target is reachable, runs the closed model and
-// returns the merged records and the summary.
+// returns the run's record.
 // With announce, it prints ab's "Benchmarking" line on stderr once the
 // target is known to be reachable.
-func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr io.Writer) (*stats.Merged, stats.Summary, error) {
+func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr io.Writer) (*stats.Record, error) {
 	o := &r.opts
 	noFile, err := sockets.RaiseNoFileLimit(uint64(o.concurrency)*2 + 64)
 	if err != nil && !o.quiet {
@@ -359,9 +359,9 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	}
 	if err := checkReachable(ctx, r.target, r.cluster.upstreams, o.timeout, stderr); err != nil {
 		if ctx.Err() != nil {
-			return nil, stats.Summary{}, errInterrupted
+			return nil, errInterrupted
 		}
-		return nil, stats.Summary{}, &unreachableError{err}
+		return nil, &unreachableError{err}
 	}
 	if announce {
 		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
@@ -374,13 +374,13 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	}
 	f, err := r.factory(verbose)
 	if err != nil {
-		return nil, stats.Summary{}, usagef("%v", err)
+		return nil, usagef("%v", err)
 	}
 	var raw *bufio.Writer
 	if o.rawFile != "" {
 		rf, err := os.Create(o.rawFile)
 		if err != nil {
-			return nil, stats.Summary{}, usagef("cannot create --raw file: %v", err)
+			return nil, usagef("cannot create --raw file: %v", err)
 		}
 		defer rf.Close()
 		raw = bufio.NewWriterSize(rf, 256<<10)
@@ -404,23 +404,36 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	stopProgress()
 	backendUsage := backend.finish(ctx)
 	if err != nil {
-		return nil, stats.Summary{}, err
+		return nil, err
 	}
 	m := rec.Merge()
 	if raw != nil {
 		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
-			return nil, stats.Summary{}, fmt.Errorf("writing --raw file: %w", err)
+			return nil, fmt.Errorf("writing --raw file: %w", err)
 		}
 	}
-	sum := m.Summary(r.runInfo(out))
-	sum.Backend = backendUsage
-	sum.TLS = tlsInfo(r.dialer, &r.cluster)
+	r.finishRecord(out, m)
+	m.Backend = backendUsage
+	m.TLS = tlsInfo(r.dialer, &r.cluster)
 	tw := 0
 	if r.target.Network == "tcp" && !o.keepAlive {
 		tw, _ = sockets.CountTimeWait(r.target.Address)
 	}
-	sum.Notes = append(sum.Notes, connectionNotes(&sum, r.target, tw, noFile)...)
-	return m, sum, nil
+	m.Notes = append(m.Notes, connectionNotes(m, r.target, tw, noFile)...)
+	return m, nil
+}
+
+// finishRecord sets what the run knows beside its recorder: the plan, the
+// wall-clock times, the environment and the client's health.
+func (r *request) finishRecord(out run.Outcome, m *stats.Record) {
+	m.Plan = r.plan()
+	m.StartedAt, m.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
+	m.Elapsed, m.Interrupted = time.Duration(out.Elapsed()), out.Interrupted
+	m.Environment = stats.CurrentEnvironment("")
+	m.Client = clientHealth(out, r.policy)
+	for i := range m.Upstreams {
+		m.Upstreams[i].Address = m.Plan.Upstreams[i]
+	}
 }
 
 // clientHealth turns the runner's measurements into the report's lines,
@@ -499,8 +512,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if tp.on && (o.gnuplotFile != "" || o.percentileFile != "" || o.rawFile != "" || o.abCompat) {
-		return usagef("bench: -g, -e, --raw and --ab-compat describe one run: not with --repeat or --precision")
+	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
+		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
 	// Open the output files before the run, so that a bad path costs
 	// nothing.
@@ -530,18 +543,18 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var m *stats.Merged
+	var m *stats.Record
 	var sum stats.Summary
 	if tp.on {
-		sum, err = r.executeTrials(ctx, &tp, !o.quiet && o.format == "text", stderr)
-	} else {
-		m, sum, err = r.execute(ctx, gf != nil, !o.quiet && o.format == "text", stderr)
+		sum, m, err = r.executeTrials(ctx, &tp, !o.quiet && o.format == "text", stderr)
+	} else if m, err = r.execute(ctx, gf != nil, !o.quiet && o.format == "text", stderr); err == nil {
+		sum = m.Summary()
 	}
 	if err != nil {
 		return err
 	}
 	if o.format == "json" {
-		err = report.JSON(stdout, &sum)
+		err = report.JSON(stdout, &sum, m)
 	} else {
 		err = report.Text(stdout, &sum, report.TextOptions{Spectrum: o.spectrum})
 		if err == nil && sum.Repeated != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -38,56 +39,21 @@ type compareOptions struct {
 	force  bool
 }
 
-// savedRun is what compare reads of a bench result (or a level of a sweep,
-// or a trial of either).
-type savedRun struct {
-	Target struct {
-		URL string `json:"url"`
-	} `json:"target"`
-	Concurrency       int                    `json:"concurrency_level"`
-	Requests          int64                  `json:"requests"`
-	KeepAlive         bool                   `json:"keep_alive"`
-	Method            string                 `json:"method"`
-	HTTPVersion       string                 `json:"http_version"`
-	Complete          int64                  `json:"complete_requests"`
-	Failed            int64                  `json:"failed_requests"`
-	Failures          struct{ Length int64 } `json:"failures"`
-	RequestsPerSecond *float64               `json:"requests_per_second"`
-	Percentiles       map[string]float64     `json:"percentiles_ms"`
-	Open              *struct {
-		RateAsked float64 `json:"rate_asked"`
-	} `json:"open_model"`
-	Trials []savedRun `json:"trials"`
-}
-
-// trial is the run as the statistics read it.
-func (r *savedRun) trial() trials.Trial {
-	t := trials.Trial{P50Ms: r.Percentiles["50"], P99Ms: r.Percentiles["99"], Failed: r.Failed,
-		Finished: r.Complete + r.Failed - r.Failures.Length}
-	if r.RequestsPerSecond != nil {
-		t.RequestsPerSecond = *r.RequestsPerSecond
+// runRequests is the request budget of one run of a saved result (of a
+// trial, for a result of trials, whose Requests add up).
+func runRequests(s *stats.Summary) int64 {
+	if s.Repeated != nil && len(s.Trials) > 0 {
+		return s.Trials[0].Plan.Requests
 	}
-	return t
-}
-
-// trials returns the run's trials, or the run itself as one trial.
-func (r *savedRun) trials() []trials.Trial {
-	if len(r.Trials) == 0 {
-		return []trials.Trial{r.trial()}
-	}
-	out := make([]trials.Trial, len(r.Trials))
-	for i := range r.Trials {
-		out[i] = r.Trials[i].trial()
-	}
-	return out
+	return s.Requests
 }
 
 // savedSeries is a series of a saved file: a bench result is one series
 // with one level.
 type savedSeries struct {
-	Label     string     `json:"label"`
-	KeepAlive bool       `json:"keep_alive"`
-	Levels    []savedRun `json:"levels"`
+	Label     string          `json:"label"`
+	KeepAlive bool            `json:"keep_alive"`
+	Levels    []stats.Summary `json:"levels"`
 	Target    struct {
 		URL string `json:"url"`
 	} `json:"target"`
@@ -127,18 +93,16 @@ func loadSaved(path string) (*savedFile, error) {
 			return nil, notResult
 		}
 		for _, s := range f.Series {
-			for _, l := range s.Levels {
-				if l.RequestsPerSecond == nil {
-					return nil, notResult
-				}
+			if len(s.Levels) == 0 {
+				return nil, notResult
 			}
 		}
 	case keys["target"] != nil && keys["requests_per_second"] != nil:
-		var r savedRun
+		var r stats.Summary
 		if dec(&r) != nil {
 			return nil, notResult
 		}
-		s := savedSeries{Label: r.Target.URL, KeepAlive: r.KeepAlive, Levels: []savedRun{r}}
+		s := savedSeries{Label: r.Target.URL, KeepAlive: r.KeepAlive, Levels: []stats.Summary{r}}
 		s.Target.URL = r.Target.URL
 		f.Series = []savedSeries{s}
 	default:
@@ -183,8 +147,8 @@ func (f *savedFile) differences(other *savedFile) []string {
 			if a.Concurrency != b.Concurrency {
 				d = append(d, fmt.Sprintf("concurrency %d and %d", a.Concurrency, b.Concurrency))
 			}
-			if a.Requests != b.Requests {
-				d = append(d, fmt.Sprintf("%d and %d requests", a.Requests, b.Requests))
+			if na, nb := runRequests(a), runRequests(b); na != nb {
+				d = append(d, fmt.Sprintf("%d and %d requests", na, nb))
 			}
 			if a.Method != b.Method || a.HTTPVersion != b.HTTPVersion {
 				d = append(d, "the request method or HTTP version")
@@ -223,7 +187,7 @@ func (f *savedFile) series(label string, sweep bool) *savedSeries {
 
 // level finds a level by concurrency; a bench result's only level matches
 // any (their difference is a shape difference).
-func (s *savedSeries) level(c int, sweep bool) *savedRun {
+func (s *savedSeries) level(c int, sweep bool) *stats.Summary {
 	if !sweep {
 		return &s.Levels[0]
 	}
@@ -327,7 +291,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 func (f *savedFile) hasTrials() bool {
 	for _, s := range f.Series {
 		for _, l := range s.Levels {
-			if len(l.Trials) == 0 {
+			if l.Repeated == nil {
 				return false
 			}
 		}
@@ -350,7 +314,7 @@ func compareFiles(old, f *savedFile, noise float64, notes *[]string) []trials.Co
 			if ol == nil {
 				continue
 			}
-			for _, c := range trials.CompareLevel(s.Label, o.Label, l.Concurrency, l.trials(), ol.trials(), noise) {
+			for _, c := range trials.CompareLevel(s.Label, o.Label, l.Concurrency, trialsOf(l), trialsOf(ol), noise) {
 				c.File, c.BaselineFile = f.path, old.path
 				out = append(out, c)
 			}

@@ -116,26 +116,36 @@ func trialsOf(s *stats.Summary) []trials.Trial {
 		return []trials.Trial{trialOf(s)}
 	}
 	out := make([]trials.Trial, len(s.Trials))
-	for i := range s.Trials {
-		out[i] = trialOf(&s.Trials[i])
+	for i, r := range s.Trials {
+		ts := r.Summary()
+		out[i] = trialOf(&ts)
 	}
 	return out
 }
 
-// pooled is the result of a series at a level over its trials: the pooled
-// figures, the median requests/sec, and the intervals. precise, with
-// --precision, says whether the interval got within the precision asked.
-func pooled(runs []stats.Summary, precise *bool) stats.Summary {
-	s := runs[len(runs)-1]
-	s.Repeated = &stats.Repeated{Trials: runs, Precise: precise}
-	ts := trialsOf(&s)
-	sum := trials.Summarize(ts)
+// pooled is the result of a series at a level over its trials: the
+// trials' records merged (as if run back to back: their times add up, the
+// concurrency is a trial's), its Summary with the median requests/sec
+// and the intervals. precise, with --precision, says whether the interval
+// got within the precision asked.
+func pooled(recs []*stats.Record, precise *bool) (stats.Summary, *stats.Record, error) {
+	m, err := stats.Merge(recs...)
+	if err != nil {
+		return stats.Summary{}, nil, err
+	}
+	m.Plan.Concurrency, m.Elapsed = recs[0].Plan.Concurrency, 0
+	for _, r := range recs {
+		m.Elapsed += r.Elapsed
+	}
+	s := m.Summary()
+	s.Repeated = &stats.Repeated{Trials: recs, Precise: precise}
+	sum := trials.Summarize(trialsOf(&s))
 	s.RequestsPerSecond = sum.RequestsPerSecond.Median
 	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
 	s.P50Ms, s.P50MsCI95 = sum.P50Ms.Median, sum.P50Ms.Interval()
 	s.P99Ms, s.P99MsCI95 = sum.P99Ms.Median, sum.P99Ms.Interval()
 	s.Confidence = sum.RequestsPerSecond.Confidence
-	return s
+	return s, m, nil
 }
 
 // sweepTrials runs the sweep in rounds of trials: at each level, trial k
@@ -156,7 +166,7 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 	}
 	runsDone := 0
 	for li, level := range p.cfg.Levels {
-		runs := map[int][]stats.Summary{}
+		runs := map[int][]*stats.Record{}
 		one := p.cfg
 		one.Levels, one.StopOnErrors = []int{level}, false
 		lr, err := rounds.Level(active, func(si int) (float64, error) {
@@ -174,10 +184,11 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 				return 0, err
 			}
 			runsDone++
+			n := len(runs[si])
 			if lv := r.Series[0].Levels; len(lv) > 0 && !lv[0].Interrupted {
-				runs[si] = append(runs[si], lv[0])
+				runs[si] = append(runs[si], r.Series[0].Records[0])
 			}
-			if r.Interrupted || len(runs[si]) == 0 {
+			if r.Interrupted || len(runs[si]) == n {
 				return 0, trials.ErrStop
 			}
 			return r.Series[0].Levels[0].RequestsPerSecond, nil
@@ -204,9 +215,12 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 						p.series[si].Label, level, 100*tp.plan.Precision, lr.Rounds))
 				}
 			}
-			sum := pooled(runs[si], precise)
+			sum, rec, err := pooled(runs[si], precise)
+			if err != nil {
+				return res, notes, err
+			}
 			sr := &res.Series[si]
-			sr.Levels = append(sr.Levels, sum)
+			sr.Levels, sr.Records = append(sr.Levels, sum), append(sr.Records, rec)
 			if p.cfg.StopOnErrors {
 				if rate := sweep.ErrorRate(&sum); rate > p.cfg.StopErrorRate {
 					sr.Stop = &sweep.Stop{Concurrency: level, ErrorRate: rate,
@@ -286,7 +300,7 @@ func writeComparisons(w io.Writer, cs []trials.Comparison, noise float64) {
 // executeTrials runs bench's trials: each a fresh run with its own
 // warm-up (a tenth of -n, or of -t), one after the other, as many as the
 // plan says. It returns the pooled result.
-func (r *request) executeTrials(ctx context.Context, tp *trialPlan, announce bool, stderr io.Writer) (stats.Summary, error) {
+func (r *request) executeTrials(ctx context.Context, tp *trialPlan, announce bool, stderr io.Writer) (stats.Summary, *stats.Record, error) {
 	quiet := r.opts.quiet
 	r.opts.quiet = true // no heartbeat per trial: one line per trial instead
 	defer func() { r.opts.quiet = quiet }()
@@ -298,22 +312,23 @@ func (r *request) executeTrials(ctx context.Context, tp *trialPlan, announce boo
 		warm.opts.timeLimit = r.opts.timeLimit / 10
 	}
 	warm.opts.rawFile = ""
-	var runs []stats.Summary
+	var runs []*stats.Record
 	lr, err := trials.NewRounds(tp.plan).Level([]int{0}, func(int) (float64, error) {
-		if _, _, err := warm.execute(ctx, false, false, io.Discard); err != nil {
+		if _, err := warm.execute(ctx, false, false, io.Discard); err != nil {
 			return 0, err
 		}
 		if ctx.Err() != nil {
 			return 0, trials.ErrStop
 		}
-		_, sum, err := r.execute(ctx, false, announce && len(runs) == 0, stderr)
+		rec, err := r.execute(ctx, false, announce && len(runs) == 0, stderr)
 		if err != nil {
 			return 0, err
 		}
-		if sum.Interrupted {
+		if rec.Interrupted {
 			return 0, trials.ErrStop
 		}
-		runs = append(runs, sum)
+		runs = append(runs, rec)
+		sum := rec.Summary()
 		if !quiet {
 			fmt.Fprintf(stderr, "Trial %d: %.2f requests/sec, p99 %.3f ms, %d failed\n", len(runs), sum.RequestsPerSecond, sum.Percentiles["99"], sum.Failed)
 		}
@@ -321,19 +336,22 @@ func (r *request) executeTrials(ctx context.Context, tp *trialPlan, announce boo
 	})
 	stopped := errors.Is(err, trials.ErrStop)
 	if err != nil && !stopped {
-		return stats.Summary{}, err
+		return stats.Summary{}, nil, err
 	}
 	if len(runs) == 0 {
-		return stats.Summary{Interrupted: true}, errInterrupted
+		return stats.Summary{}, nil, errInterrupted
 	}
 	var precise *bool
 	if tp.plan.Precision > 0 && !stopped {
 		ok := len(lr.Imprecise) == 0
 		precise = &ok
 	}
-	sum := pooled(runs, precise)
+	sum, rec, err := pooled(runs, precise)
+	if err != nil {
+		return sum, nil, err
+	}
 	sum.Interrupted, sum.Seed = stopped, tp.plan.Seed
-	return sum, nil
+	return sum, rec, nil
 }
 
 // writeTrials prints what bench's trials add to the ab report: the

@@ -5,8 +5,9 @@ package stats
 // Its fields appear in the result's own JSON object; without trials it is
 // nil and none of them do.
 type Repeated struct {
-	// Trials are the trials' own results, in the order they ran.
-	Trials []Summary `json:"trials"`
+	// Trials are the trials' own records, in the order they ran (each
+	// with its started_at); the result is their Merge.
+	Trials []*Record `json:"trials"`
 	// RequestsPerSecondCI95 is the 95% interval of the median
 	// requests/sec (Summary.RequestsPerSecond), [low, high]; null with
 	// one trial.
