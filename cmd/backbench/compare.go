@@ -266,6 +266,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s has no trials (one run per level): there is no interval, and so no verdict; run with --repeat N", f.path))
 		}
 	}
+	res.Notes = append(res.Notes, fewTrialsNotes(res.Comparisons)...)
 	if len(res.Comparisons) == 0 {
 		return usagef("compare: no series and level in common between %s", strings.Join(res.Files, ", "))
 	}
@@ -274,8 +275,19 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(&res)
 	}
-	fmt.Fprintf(stdout, "Baseline: %s; noise threshold ±%g%%\n\n", old.path, 100*noise)
-	if err := report.ComparisonTable(stdout, res.Comparisons); err != nil {
+	rows := res.Comparisons
+	if len(files) == 2 {
+		// One pair of files: named once, above the table.
+		fmt.Fprintf(stdout, "Baseline: %s\nNew:      %s\n", old.path, files[1].path)
+		rows = slices.Clone(rows)
+		for i := range rows {
+			rows[i].File, rows[i].BaselineFile = "", ""
+		}
+	} else {
+		fmt.Fprintf(stdout, "Baseline: %s\n", old.path)
+	}
+	fmt.Fprintf(stdout, "Noise threshold: ±%g%%\n\n", 100*noise)
+	if err := report.ComparisonTable(stdout, rows); err != nil {
 		return err
 	}
 	for _, n := range res.Notes {

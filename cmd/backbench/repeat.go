@@ -379,3 +379,17 @@ func writeTrials(w io.Writer, s *stats.Summary, tp *trialPlan) {
 		fmt.Fprintf(w, "Note: the requests/sec interval is still wider than ±%g%% after %d trials (--max-repeat)\n", 100*tp.plan.Precision, len(t.Trials))
 	}
 }
+
+// fewTrialsNotes warns once when a comparison has trials on both sides but
+// fewer than 4 on one: the rank test cannot then reach p < 0.05 (3 against
+// 3 gives p = 0.1 at best), so no verdict can be anything but "no
+// difference".
+func fewTrialsNotes(cs []trials.Comparison) []string {
+	for _, c := range cs {
+		if n := min(c.Trials, c.BaselineTrials); n > 1 && n < 4 {
+			return []string{fmt.Sprintf("%d trials on a side cannot give p < %g: every verdict is %q; use 4 or more (--repeat 5)",
+				n, trials.Alpha, trials.NoDifference)}
+		}
+	}
+	return nil
+}

@@ -313,6 +313,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		sw.SweepTrials = &report.SweepTrials{Repeat: tp.plan.Repeat, Precision: tp.plan.Precision, MaxRepeat: tp.plan.MaxRepeat,
 			Seed: tp.plan.Seed, Noise: tp.noise, Baseline: tp.baseline,
 			Comparisons: sweepComparisons(res.Series, tp.baseline, tp.noise), Notes: append([]string{}, notes...)}
+		sw.Notes = append(sw.Notes, fewTrialsNotes(sw.Comparisons)...)
 		fmt.Fprintln(stdout, tp.describe())
 	}
 	fmt.Fprintln(stdout)

@@ -67,7 +67,8 @@ type SweepStop struct {
 var SweepCSVHeader = []string{"label", "concurrency", "requests", "complete", "failed", "non_2xx",
 	"requests_per_second", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "transfer_rate_kbytes_per_second",
 	"backend_cpu_seconds", "backend_peak_rss_bytes", "backend_processes_max",
-	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached"}
+	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached",
+	"trials", "requests_per_second_ci95_low", "requests_per_second_ci95_high", "p99_ms_ci95_low", "p99_ms_ci95_high"}
 
 // fpmCSVFields are the php-fpm status fields of the last SweepCSVHeader
 // columns, as read at the end of each level (--fpm-status).
@@ -78,7 +79,10 @@ var fpmCSVFields = []string{"listen queue", "active processes", "max children re
 // total request times in ms with three decimals; rates have two.
 // "requests" is the count asked for (0 with a time limit alone). The backend
 // columns are empty when the level sampled no backend, the fpm_* columns
-// when it read no php-fpm status page.
+// when it read no php-fpm status page. With trials (--repeat), p50_ms and
+// p99_ms are the medians of the trials' and the last five columns say how
+// many trials ran and give the 95% intervals of the median req/s and p99;
+// without trials they are empty.
 func SweepCSV(w io.Writer, sw *Sweep) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(SweepCSVHeader); err != nil {
@@ -92,7 +96,7 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 			s := &se.Levels[k]
 			row := []string{se.Label, strconv.Itoa(s.Concurrency), i(s.Requests), i(s.Complete), i(s.Failed), i(s.Non2xx),
 				f2(s.RequestsPerSecond), f3(s.ConnectionTimes.Total.Mean),
-				f3(s.Percentiles["50"]), f3(s.Percentiles["90"]), f3(s.Percentiles["99"]), f3(s.ConnectionTimes.Total.Max),
+				f3(P50Of(s)), f3(s.Percentiles["90"]), f3(P99Of(s)), f3(s.ConnectionTimes.Total.Max),
 				f2(s.TransferRate), "", "", ""}
 			if b := s.Backend; b != nil && b.Samples > 0 {
 				row[13], row[14], row[15] = f3(b.CPUSeconds), i(b.PeakRSSBytes), strconv.Itoa(b.ProcessesMax)
@@ -103,6 +107,17 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 					v = s.Backend.FPMStatusEnd[f]
 				}
 				row = append(row, v)
+			}
+			row = append(row, "", "", "", "", "")
+			if t := s.Repeated; t != nil {
+				n := len(row)
+				row[n-5] = strconv.Itoa(len(t.Trials))
+				if ci := t.RequestsPerSecondCI95; ci != nil {
+					row[n-4], row[n-3] = f2(ci[0]), f2(ci[1])
+				}
+				if ci := t.P99MsCI95; ci != nil {
+					row[n-2], row[n-1] = f3(ci[0]), f3(ci[1])
+				}
 			}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -149,7 +164,13 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 		if sw.SweepTrials != nil {
 			groups[i] = slices.Insert(groups[i], 1, column{"±", tabPM})
 			if se.Label != sw.Baseline {
-				groups[i] = append(groups[i], column{"vs " + sw.Baseline, tabVerdict})
+				width := tabVerdict
+				for _, level := range sw.Levels {
+					if c := sw.comparison(se.Label, level); c != nil {
+						width = max(width, len(c.VerdictText()))
+					}
+				}
+				groups[i] = append(groups[i], column{"vs " + sw.Baseline, width})
 			}
 		}
 	}
@@ -213,7 +234,7 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 			ran = true
 			p99 := "-"
 			if s.Complete > 0 {
-				p99 = strconv.FormatFloat(s.Percentiles["99"], 'f', 1, 64)
+				p99 = strconv.FormatFloat(P99Of(s), 'f', 1, 64)
 			}
 			vals[0] = strconv.FormatFloat(s.RequestsPerSecond, 'f', 1, 64)
 			k := 1
@@ -262,6 +283,24 @@ func (sw *Sweep) comparison(label string, level int) *trials.Comparison {
 		}
 	}
 	return nil
+}
+
+// P50Of and P99Of return a result's p50 and p99 of the total request
+// time in ms: with trials the medians of the trials', whose intervals the
+// result carries, else the run's own.
+func P50Of(s *stats.Summary) float64 {
+	if s.Repeated != nil {
+		return s.P50Ms
+	}
+	return s.Percentiles["50"]
+}
+
+// P99Of: see P50Of.
+func P99Of(s *stats.Summary) float64 {
+	if s.Repeated != nil {
+		return s.P99Ms
+	}
+	return s.Percentiles["99"]
 }
 
 // levelOf returns the Summary of se at the given concurrency, or nil.
