@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -71,8 +72,8 @@ func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
 	p := trials.Plan{Repeat: o.repeat, MaxRepeat: o.maxRepeat, Seed: o.seed}
 	if o.precision != "" {
 		v, ok := strings.CutSuffix(strings.TrimSpace(o.precision), "%")
-		f, err := parseStopRate(v)
-		if !ok || err != nil || f <= 0 || f >= 1 {
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || !(f > 0 && f < 100) {
 			return tp, usagef("bad --precision %q: want a percentage above 0%% and below 100%% (2%%)", o.precision)
 		}
 		p.Precision = f / 100
