@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -298,43 +299,53 @@ func writeComparisons(w io.Writer, cs []trials.Comparison, noise float64) {
 	report.ComparisonTable(w, cs)
 }
 
-// executeTrials runs bench's trials: each a fresh run with its own
-// warm-up (a tenth of -n, or of -t), one after the other, as many as the
-// plan says. It returns the pooled result.
-func (r *request) executeTrials(ctx context.Context, tp *trialPlan, announce bool, stderr io.Writer) (stats.Summary, *stats.Record, error) {
-	quiet := r.opts.quiet
-	r.opts.quiet = true // no heartbeat per trial: one line per trial instead
-	defer func() { r.opts.quiet = quiet }()
-	warm := *r
-	if r.limited {
-		warm.opts.requests = max(r.opts.requests/10, 1)
-		warm.opts.concurrency = int(min(int64(r.opts.concurrency), warm.opts.requests))
+// executeTrials runs bench's trials of plan: each a fresh run with its own
+// warm-up (a tenth of -n, or of -t), one after the other, as many as tp
+// says, through the executor with o. It returns the pooled result and the
+// merged record.
+func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (stats.Summary, *stats.Record, error) {
+	stderr := o.Stderr
+	warm := *plan
+	if plan.Requests > 0 {
+		warm.Requests = max(plan.Requests/10, 1)
+		warm.Concurrency = int(min(int64(plan.Concurrency), warm.Requests))
 	} else {
-		warm.opts.timeLimit = r.opts.timeLimit / 10
+		warm.Duration = plan.Duration / 10
 	}
-	warm.opts.rawFile = ""
+	wo := execute.Options{Stderr: stderr, Quiet: true, Discard: true}
+	o.Progress, o.KeepRows, o.RawFile = false, false, "" // one line per trial instead
 	var runs []*stats.Record
 	lr, err := trials.NewRounds(tp.plan).Level([]int{0}, func(int) (float64, error) {
-		if _, err := warm.execute(ctx, false, false, io.Discard); err != nil {
+		// The first warm-up checks that the target answers and prepares
+		// the process (file limit, scheduling, threads) for every run.
+		if _, err := execute.Run(ctx, &warm, wo); err != nil {
 			return 0, err
+		}
+		if wo.Setup == nil {
+			wo.Setup = execute.Prepare(plan, plan.Concurrency, o.Quiet, stderr)
+			o.Setup = wo.Setup
 		}
 		if ctx.Err() != nil {
 			return 0, trials.ErrStop
 		}
-		rec, err := r.execute(ctx, false, announce && len(runs) == 0, stderr)
+		rec, err := execute.Run(ctx, plan, o)
 		if err != nil {
 			return 0, err
 		}
 		if rec.Interrupted {
 			return 0, trials.ErrStop
 		}
+		o.Announce = false
 		runs = append(runs, rec)
 		sum := rec.Summary()
-		if !quiet {
+		if !o.Quiet {
 			fmt.Fprintf(stderr, "Trial %d: %.2f requests/sec, p99 %.3f ms, %d failed\n", len(runs), sum.RequestsPerSecond, sum.Percentiles["99"], sum.Failed)
 		}
 		return sum.RequestsPerSecond, nil
 	})
+	if wo.Setup != nil {
+		wo.Setup.Done()
+	}
 	stopped := errors.Is(err, trials.ErrStop)
 	if err != nil && !stopped {
 		return stats.Summary{}, nil, err
