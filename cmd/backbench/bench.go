@@ -42,7 +42,8 @@ type loadOptions struct {
 	rawFile        string
 	clientSched    string
 	threads        int
-	clusterOptions
+	targetOptions
+	backendOptions
 }
 
 // benchOptions are the flags of bench.
@@ -75,7 +76,8 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
 	fs.Float64Var(&o.rate, "rate", 0, "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
-	addClusterFlags(fs, &o.clusterOptions)
+	addTargetFlags(fs, &o.targetOptions)
+	addBackendFlags(fs, &o.backendOptions)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
@@ -130,14 +132,16 @@ var errHelp = errors.New("help printed")
 // plan of the run; every error is a usage error, caught before any
 // connection is made.
 func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan, error) {
-	tgt, cl, err := parseTargets(url, &o.clusterOptions)
+	tgt, cl, err := parseTargets(url, &o.targetOptions)
 	if err != nil {
 		return nil, err
 	}
-	r := &execute.Plan{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, BackendPIDs: cl.pids,
-		FPMStatus: cl.fpmStatus, Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
+	r := &execute.Plan{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
 		Rate: o.rate, Timeout: o.timeout, KeepAlive: o.keepAlive, VariableLength: o.variableLength,
 		ABCompat: o.abCompat, HTTP10: o.http10, Threads: o.threads, Sched: o.clientSched}
+	if err := parseBackend(&o.backendOptions, tgt.Scheme, r); err != nil {
+		return nil, err
+	}
 	if o.unixSocket != "" {
 		if len(cl.upstreams) > 0 {
 			return nil, usagef("--unix-socket and several upstreams do not mix; use --upstream unix:/path")

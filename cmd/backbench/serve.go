@@ -55,7 +55,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.fault, "fault", "", "misbehave: name of a fault (listed above; see the README)")
 	fs.IntVar(&o.faultEvery, "fault-every", 1, "apply the fault to every K-th request")
 	fs.BoolVar(&o.tls, "tls", false, "http: serve https with a fresh self-signed certificate (clients need --insecure)")
-	addBehaviourFlags(fs, &o.behaviour) // probe.go
+	addBehaviourFlags(fs, &o.behaviour)
 	if err := parseFlags(fs, strings.TrimSuffix(serveUsage, "Flags:\n")+fixtures.FaultHelp()+"\nFlags:\n", args, stdout); err != nil {
 		return err
 	}
@@ -125,4 +125,23 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// addBehaviourFlags adds serve's flags for the protocol-level behaviours
+// that probe tells apart (fixtures.Behaviour).
+func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
+	fs.Var(newChoice(&b.KeepConn, fixtures.KeepConnHonour, fixtures.KeepConnHonour, fixtures.KeepConnIgnore, fixtures.KeepConnAlways),
+		"fcgi-keep-conn", "FastCGI FCGI_KEEP_CONN: honour, ignore (close after every request) or always (keep even without the flag)")
+	fs.Var(newChoice(&b.Multiplex, fixtures.MuxReject, fixtures.MuxReject, fixtures.MuxSupport, fixtures.MuxLose, fixtures.MuxClose),
+		"fcgi-multiplex", "FastCGI second request on a busy connection: reject (CANT_MPX_CONN), support, lose (ignore it) or close")
+	fs.Var(newChoice(&b.GetValues, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose, fixtures.ReplyMpxsOnly),
+		"fcgi-get-values", "FastCGI FCGI_GET_VALUES: answer, ignore (connection left open), close or mpxs-only (php-fpm's answer)")
+	fs.Var(newChoice(&b.UnknownType, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose),
+		"fcgi-unknown-type", "FastCGI unknown management record: answer (UNKNOWN_TYPE), ignore or close")
+	fs.Var(newChoice(&b.UnknownRole, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyClose),
+		"fcgi-unknown-role", "FastCGI role other than RESPONDER: answer (END_REQUEST UNKNOWN_ROLE) or close")
+	fs.Var(newSeconds(&b.IdleTimeout, 0), "idle-timeout", "close connections idle this long between requests (HTTP default 5 s; FastCGI: never)")
+	fs.Var(newChoice(&b.HTTP10KeepAlive, fixtures.HTTP10Announce, fixtures.HTTP10Announce, fixtures.HTTP10Silent, fixtures.HTTP10Ignore),
+		"http10-keep-alive", "HTTP/1.0 Connection: keep-alive: announce (kept, with Keep-Alive), silent (kept without saying so) or ignore (close)")
+	fs.BoolVar(&b.NoPipelining, "no-pipelining", false, "HTTP: drop pipelined requests (bytes that came after a request)")
 }

@@ -358,23 +358,23 @@ func perLevel(sw *report.Sweep) string {
 // data, and --stop-error-rate ends them); if none answers, the sweep is
 // not run (exit status 1).
 func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
-	type probe struct {
+	type reach struct {
 		err    error
 		labels []string
 	}
 	var order []string
-	probes := map[string]*probe{}
+	reached := map[string]*reach{}
 	failed := 0
 	for i, se := range p.series {
 		r := se.Plan
 		key := r.Target.Network + " " + r.Target.Address
-		pr := probes[key]
+		pr := reached[key]
 		if pr == nil {
-			pr = &probe{err: sockets.Check(ctx, r.Target, r.Timeout)}
+			pr = &reach{err: sockets.Check(ctx, r.Target, r.Timeout)}
 			if ctx.Err() != nil {
 				return errInterrupted
 			}
-			probes[key] = pr
+			reached[key] = pr
 			order = append(order, key)
 		}
 		pr.labels = append(pr.labels, p.series[i].Label)
@@ -384,7 +384,7 @@ func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
 	}
 	var errs []error
 	for _, key := range order {
-		if pr := probes[key]; pr.err != nil {
+		if pr := reached[key]; pr.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", strings.Join(pr.labels, ", "), pr.err))
 		}
 	}
@@ -403,7 +403,7 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 		Levels:           p.cfg.Levels,
 		RequestsPerLevel: p.cfg.Requests,
 		SecondsPerLevel:  p.cfg.Duration.Seconds(),
-		TimeTaken:        float64(res.Elapsed) / 1e9,
+		TimeTaken:        res.Elapsed.Seconds(),
 		Interrupted:      res.Interrupted,
 	}
 	if p.cfg.StopOnErrors {

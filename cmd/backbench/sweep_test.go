@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/sockets"

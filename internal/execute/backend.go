@@ -43,21 +43,21 @@ func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, t
 	return nil
 }
 
-// backendProbe samples the backend's processes and php-fpm's status page
+// backendSampler samples the backend's processes and php-fpm's status page
 // during a run.
-type backendProbe struct {
+type backendSampler struct {
 	plan    *Plan
 	sampler *procstat.Sampler
 	usage   stats.BackendUsage
 }
 
-// startBackendProbe starts sampling what the plan asks for; nil when it
+// startBackendSampler starts sampling what the plan asks for; nil when it
 // asks for nothing.
-func startBackendProbe(ctx context.Context, p *Plan) *backendProbe {
+func startBackendSampler(ctx context.Context, p *Plan) *backendSampler {
 	if len(p.BackendPIDs) == 0 && p.FPMStatus == "" {
 		return nil
 	}
-	b := &backendProbe{plan: p, usage: stats.BackendUsage{PIDs: p.BackendPIDs}}
+	b := &backendSampler{plan: p, usage: stats.BackendUsage{PIDs: p.BackendPIDs}}
 	if p.FPMStatus != "" {
 		b.usage.FPMStatusStart = b.fpmStatus(ctx)
 	}
@@ -68,7 +68,7 @@ func startBackendProbe(ctx context.Context, p *Plan) *backendProbe {
 }
 
 // finish stops the sampling and returns the usage (nil without a probe).
-func (b *backendProbe) finish(ctx context.Context) *stats.BackendUsage {
+func (b *backendSampler) finish(ctx context.Context) *stats.BackendUsage {
 	if b == nil {
 		return nil
 	}
@@ -87,7 +87,7 @@ func (b *backendProbe) finish(ctx context.Context) *stats.BackendUsage {
 }
 
 // fpmStatus reads php-fpm's status page; on failure the map holds "error".
-func (b *backendProbe) fpmStatus(ctx context.Context) map[string]string {
+func (b *backendSampler) fpmStatus(ctx context.Context) map[string]string {
 	p := b.plan
 	t := p.Target
 	t.Path, t.RawQuery = p.FPMStatus, ""

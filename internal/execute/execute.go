@@ -80,7 +80,7 @@ type Setup struct {
 	// NoFile is the soft RLIMIT_NOFILE after raising it.
 	NoFile uint64
 	// Policy is the scheduling policy's name ("" if unknown).
-	Policy string
+	Policy  string
 	restore func()
 }
 
@@ -190,9 +190,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if o.Progress && !o.Quiet {
 		stopProgress = progress(rec, p.Requests, stderr)
 	}
-	var backend *backendProbe
+	var backend *backendSampler
 	if o.Observe {
-		backend = startBackendProbe(ctx, p)
+		backend = startBackendSampler(ctx, p)
 	}
 	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec}
 	var out run.Outcome
@@ -214,7 +214,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	}
 	m.Plan = p.Record()
 	m.StartedAt, m.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
-	m.Elapsed, m.Interrupted = time.Duration(out.Elapsed()), out.Interrupted
+	m.Elapsed, m.Interrupted = out.Elapsed(), out.Interrupted
 	for i := range m.Upstreams {
 		m.Upstreams[i].Address = m.Plan.Upstreams[i]
 	}
@@ -239,8 +239,8 @@ func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 	h := out.Health
 	c := stats.ClientHealth{
 		Scheduling:         policy,
-		CPUUserSeconds:     float64(h.UserCPU) / 1e9,
-		CPUSysSeconds:      float64(h.SysCPU) / 1e9,
+		CPUUserSeconds:     h.UserCPU.Seconds(),
+		CPUSysSeconds:      h.SysCPU.Seconds(),
 		Cores:              h.Cores,
 		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
 		Warnings:           []string{},
@@ -248,7 +248,7 @@ func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 	if el := out.Elapsed(); el > 0 {
 		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
 	}
-	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) && out.Elapsed() > int64(100*time.Millisecond) {
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) && out.Elapsed() > 100*time.Millisecond {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
 	}
 	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {

@@ -52,4 +52,4 @@ func PercentileCSV(w io.Writer, spectrum []float64) error {
 	return bw.Flush()
 }
 
-func nsToMs(ns int64) int64 { return (ns + 500_000) / 1_000_000 }
+func nsToMs(d time.Duration) int64 { return int64(d+500*time.Microsecond) / 1_000_000 }

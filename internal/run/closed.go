@@ -48,8 +48,8 @@ type Outcome struct {
 	Health Health
 }
 
-// Elapsed returns the run's wall time in nanoseconds.
-func (o Outcome) Elapsed() int64 { return o.End - o.Start }
+// Elapsed returns the run's wall time.
+func (o Outcome) Elapsed() time.Duration { return time.Duration(o.End - o.Start) }
 
 // Closed runs the closed model. It returns when the budget is spent, the
 // time limit has passed, or ctx is cancelled (Outcome.Interrupted). An error
@@ -86,7 +86,7 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 		return Outcome{}, err
 	}
 	out := Outcome{Start: load.Now()}
-	probe := startHealth()
+	health := startHealth()
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Add(1)
@@ -98,7 +98,7 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	}
 	wg.Wait()
 	out.End = load.Now()
-	out.Health = probe.finish()
+	out.Health = health.finish()
 	out.Interrupted = ctx.Err() != nil
 	return out, nil
 }

@@ -129,8 +129,9 @@ type SeriesResult struct {
 type Result struct {
 	// Series holds one result per series, in the order given.
 	Series []SeriesResult
-	// Elapsed is the sweep's wall time, warm-ups included, in nanoseconds.
-	Elapsed int64
+	// Elapsed is the sweep's wall time, warm-ups included.
+	Elapsed time.Duration
+
 	// Interrupted reports that ctx was cancelled: the level in progress is
 	// kept (its Summary is marked Interrupted) and later ones are not run.
 	Interrupted bool
@@ -178,7 +179,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 		res.Series[i].Label = s.Label
 	}
 	start := load.Now()
-	defer func() { res.Elapsed = load.Now() - start }()
+	defer func() { res.Elapsed = time.Duration(load.Now() - start) }()
 	if cfg.Options.Setup == nil {
 		setup := execute.Prepare(series[0].Plan, cfg.Levels[len(cfg.Levels)-1], true, nil)
 		defer setup.Done()

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
