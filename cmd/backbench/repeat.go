@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -160,7 +161,7 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 		res.Series[i].Label = s.Label
 	}
 	start := load.Now()
-	defer func() { res.Elapsed = load.Now() - start }()
+	defer func() { res.Elapsed = time.Duration(load.Now() - start) }()
 	rounds := trials.NewRounds(tp.plan)
 	active := make([]int, len(p.series))
 	for i := range active {
