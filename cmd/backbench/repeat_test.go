@@ -79,6 +79,19 @@ func TestTrialsTruth(t *testing.T) {
 			}
 		}
 		checkRounds(t, &sw)
+		// compare reads sweep.json: against itself, every series and level
+		// matches and nothing differs.
+		f := filepath.Join(dir, "sweep.json")
+		code, out, errs = runMain(t, context.Background(), "compare", "--format", "json", f, f)
+		var cr compareResult
+		if err := json.Unmarshal([]byte(out), &cr); code != 0 || err != nil || len(cr.Comparisons) != 3*2*2 {
+			t.Fatalf("compare of sweep.json with itself: exit %d %s %v, %d comparisons", code, errs, err, len(cr.Comparisons))
+		}
+		for _, c := range cr.Comparisons {
+			if c.Verdict != trials.NoDifference || *c.Ratio != 1 {
+				t.Errorf("sweep.json against itself: %+v", c)
+			}
+		}
 		// sweep.csv: the trials and the intervals of every row.
 		n := len(report.SweepCSVHeader)
 		for _, r := range rows[1:] {
@@ -267,5 +280,27 @@ func TestTrialsBadInput(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q: want 2 and one line with %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// TestVerdictCarriesFailures: a series whose every other request fails at
+// once looks faster, and its verdict says how many failed, in the table
+// and in sweep.json.
+func TestVerdictCarriesFailures(t *testing.T) {
+	ok := serialFCGI(t, 5*time.Millisecond, "")
+	broken := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelSerial},
+		Delay: 5 * time.Millisecond, Fault: "garbage", FaultEvery: 2})
+	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", "--warmup", "0",
+		"ok="+ok.URL("/x"), "broken="+broken.URL("/x"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	c := find(t, sw.Comparisons, "broken", "ok", 1, trials.MetricRequestsPerSecond)
+	if c.FailedRatio == nil || c.FailedRatio.Series < 0.4 || c.FailedRatio.Series > 0.6 || c.FailedRatio.Baseline != 0 {
+		t.Fatalf("failed_ratio %+v, want about 0.5 for the series and 0 for the baseline", c.FailedRatio)
+	}
+	if want := c.Verdict + " (50% failed)"; c.VerdictText() != want || !strings.Contains(out, want) {
+		t.Errorf("verdict text %q, want %q in the table:\n%s", c.VerdictText(), want, out)
 	}
 }
