@@ -105,6 +105,9 @@ ApacheBench's report (or JSON with --format json).
 URL: http://HOST:PORT/PATH?QUERY, fcgi://HOST:PORT/PATH?QUERY, or with a Unix
 socket http://unix:/run/app.sock:/PATH, fcgi://unix:/run/php/fpm.sock:/PATH.
 
+With --repeat N (or --precision P) it runs N trials and reports the pooled
+trials, then the medians of req/s, p50 and p99 with their 95% intervals.
+
 Flags:
 `
 

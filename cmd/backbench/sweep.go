@@ -50,6 +50,11 @@ SPEC: start:end:step (1:500:10 runs 1, 11, ... 491, 500) or a list (1,2,4,8),
 or both (1,2,10:100:10). -n is the number of requests per level, -t the time
 per level.
 
+With --repeat N (or --precision P), every series runs N trials at every
+level in interleaved rounds; the table gives medians with their 95%
+intervals and every series' verdict against --baseline (faster, slower or
+no difference), and a comparisons table follows.
+
 Flags:
 `
 
