@@ -97,10 +97,14 @@ func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
 	return tp, nil
 }
 
-// describe is the line that says how the trials ran, seed included.
-func (tp *trialPlan) describe() string {
+// describe is the line that says how the trials ran, seed included; a
+// sweep's run at every level.
+func (tp *trialPlan) describe(sweep bool) string {
 	p := tp.plan
-	s := fmt.Sprintf("%d trials per level", p.Repeat)
+	s := fmt.Sprintf("%d trials", p.Repeat)
+	if sweep {
+		s += " per level"
+	}
 	if p.Precision > 0 {
 		s = fmt.Sprintf("trials until the req/s interval is within ±%g%% (from %d, at most %d)", 100*p.Precision, p.Repeat, p.MaxRepeat)
 	}
@@ -371,7 +375,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 // medians with their intervals, and whether the precision was reached.
 func writeTrials(w io.Writer, s *stats.Summary, tp *trialPlan) {
 	t := s.Repeated
-	fmt.Fprintf(w, "\n%s\n", tp.describe())
+	fmt.Fprintf(w, "\n%s\n", tp.describe(false))
 	conf := "no interval with one trial"
 	if t.Confidence > 0 {
 		conf = fmt.Sprintf("%.4g%% interval", 100*t.Confidence)

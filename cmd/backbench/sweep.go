@@ -301,7 +301,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Seed: tp.plan.Seed, Noise: tp.noise, Baseline: tp.baseline,
 			Comparisons: sweepComparisons(res.Series, tp.baseline, tp.noise), Notes: append([]string{}, notes...)}
 		sw.Notes = append(sw.Notes, fewTrialsNotes(sw.Comparisons)...)
-		fmt.Fprintln(stdout, tp.describe())
+		fmt.Fprintln(stdout, tp.describe(true))
 	}
 	fmt.Fprintln(stdout)
 	if err := report.SweepTable(stdout, &sw); err != nil {
