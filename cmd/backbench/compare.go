@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,24 +81,15 @@ func loadSaved(path string) (*savedFile, error) {
 		return nil, notResult
 	}
 	f := &savedFile{path: path}
-	dec := func(v any) error {
-		d := json.NewDecoder(bytes.NewReader(b))
-		return d.Decode(v)
-	}
 	switch {
 	case keys["series"] != nil && keys["levels"] != nil:
 		f.sweep = true
-		if dec(f) != nil || len(f.Series) == 0 {
+		if json.Unmarshal(b, f) != nil || len(f.Series) == 0 {
 			return nil, notResult
-		}
-		for _, s := range f.Series {
-			if len(s.Levels) == 0 {
-				return nil, notResult
-			}
 		}
 	case keys["target"] != nil && keys["requests_per_second"] != nil:
 		var r stats.Summary
-		if dec(&r) != nil {
+		if json.Unmarshal(b, &r) != nil {
 			return nil, notResult
 		}
 		s := savedSeries{Label: r.Target.URL, KeepAlive: r.KeepAlive, Levels: []stats.Summary{r}}
@@ -111,8 +101,8 @@ func loadSaved(path string) (*savedFile, error) {
 	return f, nil
 }
 
-// shape describes what a file measured and how, for the --force check:
-// one line per difference from other.
+// differences lists how f differs from other in what it measured and how
+// (targets and load shapes), for the --force check.
 func (f *savedFile) differences(other *savedFile) []string {
 	var d []string
 	if f.sweep != other.sweep {
