@@ -108,6 +108,9 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 	if sw.RequestsPerLevel == 0 {
 		what = strconv.FormatFloat(sw.SecondsPerLevel, 'f', -1, 64) + " s per level"
 	}
+	if sw.SweepTrials != nil {
+		what += ", medians of trials with 95% intervals"
+	}
 	top.Title.Text = "backbench sweep: requests per second (" + what + ")"
 	top.X.Label.Text = "concurrency (connections)"
 	top.Y.Label.Text = "requests / second"
