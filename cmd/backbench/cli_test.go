@@ -29,6 +29,10 @@ func TestServeExitStatus(t *testing.T) {
 	}
 	defer busy.Close()
 	okListen := "unix:" + filepath.Join(dir, "ok.sock")
+	regular := filepath.Join(dir, "regular")
+	if err := os.WriteFile(regular, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -44,6 +48,9 @@ func TestServeExitStatus(t *testing.T) {
 		{"prefork zero", []string{"serve", "--listen", okListen, "--model", "prefork:0"}, 2, "prefork:N"},
 		{"serial with N", []string{"serve", "--listen", okListen, "--model", "serial:2"}, 2, "takes no :N"},
 		{"unknown fault", []string{"serve", "--listen", okListen, "--fault", "explode"}, 2, `unknown http fault "explode"`},
+		{"negative backlog", []string{"serve", "--listen", okListen, "--backlog", "-1"}, 2, "--backlog -1"},
+		{"no processes", []string{"serve", "--listen", okListen, "--processes", "0"}, 2, "--processes 0"},
+		{"preload alone", []string{"serve", "--listen", okListen, "--preload", "4096"}, 2, "--preload needs --processes"},
 		{"fault of the other protocol", []string{"serve", "--protocol", "fcgi", "--listen", okListen, "--fault", "bad-status"}, 2, `unknown fcgi fault "bad-status"`},
 		{"fault every zero", []string{"serve", "--listen", okListen, "--fault", "hang", "--fault-every", "0"}, 2, "--fault-every must be at least 1"},
 		{"bad keepalive", []string{"serve", "--listen", okListen, "--keepalive", "sometimes"}, 2, "bad keep-alive policy"},
@@ -55,6 +62,7 @@ func TestServeExitStatus(t *testing.T) {
 		{"unexpected argument", []string{"serve", "--listen", okListen, "extra"}, 2, "unexpected argument"},
 		{"unknown flag", []string{"serve", "--frob"}, 2, "unknown flag"},
 		{"address in use", []string{"serve", "--listen", "tcp:" + busy.Addr().String()}, 1, "address already in use"},
+		{"listen on a regular file", []string{"serve", "--listen", "unix:" + regular}, 1, "is not a socket (left alone)"},
 		{"socket directory missing", []string{"serve", "--listen", "unix:" + filepath.Join(dir, "no", "such", "s.sock")}, 1, "no such file or directory"},
 	}
 	for _, c := range cases {
@@ -75,7 +83,13 @@ func TestServeExitStatus(t *testing.T) {
 			if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
 				t.Errorf("stack trace: %s", errs)
 			}
+			if strings.Count(errs, "listen ") > 1 {
+				t.Errorf("stderr says listen twice: %q", errs)
+			}
 		})
+	}
+	if b, err := os.ReadFile(regular); err != nil || string(b) != "data" {
+		t.Errorf("serve touched the regular file: %q, %v", b, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ok.sock")); err == nil {
 		t.Error("a bad command line left a listening socket behind")

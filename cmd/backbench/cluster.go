@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -96,6 +97,58 @@ func parseTargets(url string, o *targetOptions) (sockets.Target, cluster, error)
 		return tgt, cl, usagef("--insecure applies to https:// targets only")
 	}
 	return tgt, cl, nil
+}
+
+// withUnixSocket applies --unix-socket (path, when set) to tgt, a target
+// of the given number of upstreams.
+func withUnixSocket(tgt sockets.Target, path string, upstreams int) (sockets.Target, error) {
+	if path == "" {
+		return tgt, nil
+	}
+	if upstreams > 0 {
+		return tgt, usagef("--unix-socket and several upstreams do not mix; use --upstream unix:/path")
+	}
+	if !filepath.IsAbs(path) && !filepath.IsLocal(path) {
+		return tgt, usagef("bad --unix-socket %q", path)
+	}
+	return tgt.WithUnixSocket(path), nil
+}
+
+// requestParts checks the request flags that bench, sweep and probe share
+// (-H, --param, --document-root) for a target of the given scheme and
+// returns the headers, the FastCGI params and the absolute document root
+// (the current directory by default; "" for HTTP).
+func requestParts(scheme string, headers, params []string, docRoot string) (hs, ps [][2]string, root string, err error) {
+	if scheme != sockets.SchemeFCGI && (docRoot != "" || len(params) > 0) {
+		return nil, nil, "", usagef("--document-root and --param apply to fcgi:// targets only")
+	}
+	for _, h := range headers {
+		kv, err := parseHeader(h)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		hs = append(hs, kv)
+	}
+	for _, p := range params {
+		kv, err := parseParam(p)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		ps = append(ps, kv)
+	}
+	if scheme != sockets.SchemeFCGI {
+		return hs, ps, "", nil
+	}
+	dr := docRoot
+	if dr == "" {
+		if dr, err = os.Getwd(); err != nil {
+			return nil, nil, "", usagef("cannot find the current directory for --document-root: %v", err)
+		}
+	}
+	if root, err = filepath.Abs(dr); err != nil {
+		return nil, nil, "", usagef("bad --document-root %q: %v", docRoot, err)
+	}
+	return hs, ps, root, nil
 }
 
 // parseBackend checks what to sample of the backend of a target of the

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -26,6 +26,7 @@ type probeOptions struct {
 	docRoot     string
 	params      []string
 	unixSocket  string
+	only, skip  []string
 }
 
 const probeUsage = `Usage: backbench probe [flags] URL
@@ -41,7 +42,7 @@ Flags:
 `
 
 func newProbeFlags(o *probeOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	fs := newFlagSet("probe")
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output format: text or json")
 	fs.VarP(newSeconds(&o.timeout, 5*time.Second), "timeout", "s", "timeout of each exchange of a check, in seconds")
@@ -51,6 +52,8 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+	fs.StringSliceVar(&o.only, "only", nil, "run only these checks (comma-separated names, as in the report)")
+	fs.StringSliceVar(&o.skip, "skip", nil, "do not run these checks (comma-separated names)")
 	return fs
 }
 
@@ -104,53 +107,34 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case o.maxRequests < 1 || o.maxRequests > 1_000_000:
 		return usagef("--max-requests %d: want 1 to 1000000", o.maxRequests)
 	}
-	if o.unixSocket != "" {
-		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
-			return usagef("bad --unix-socket %q", o.unixSocket)
-		}
-		tgt = tgt.WithUnixSocket(o.unixSocket)
+	if tgt, err = withUnixSocket(tgt, o.unixSocket, 0); err != nil {
+		return err
 	}
-	var headers, params [][2]string
-	for _, h := range o.headers {
-		kv, err := parseHeader(h)
-		if err != nil {
-			return err
-		}
-		headers = append(headers, kv)
-	}
-	for _, p := range o.params {
-		kv, err := parseParam(p)
-		if err != nil {
-			return err
-		}
-		params = append(params, kv)
+	headers, params, docRoot, err := requestParts(tgt.Scheme, o.headers, o.params, o.docRoot)
+	if err != nil {
+		return err
 	}
 	isFCGI := tgt.Scheme == sockets.SchemeFCGI
-	if !isFCGI && (o.docRoot != "" || len(params) > 0) {
-		return usagef("--document-root and --param apply to fcgi:// targets only")
-	}
-	docRoot := ""
+	selectChecks := httpprobe.SelectChecks
 	if isFCGI {
-		dr := o.docRoot
-		if dr == "" {
-			if dr, err = os.Getwd(); err != nil {
-				return usagef("cannot find the current directory for --document-root: %v", err)
-			}
-		}
-		if docRoot, err = filepath.Abs(dr); err != nil {
-			return usagef("bad --document-root %q: %v", o.docRoot, err)
-		}
+		selectChecks = fcgi.SelectChecks
 	}
-	if err := sockets.Check(ctx, tgt, o.timeout); err != nil {
+	if _, err := selectChecks(o.only, o.skip); err != nil {
+		return usagef("%v", err)
+	}
+	// FastCGI: no connection without a request (Ruby's fcgi.rb exits on
+	// one); the first check's own dial decides reachability.
+	check := sockets.StatUnix(tgt)
+	if !isFCGI && check == nil {
+		check = sockets.Check(ctx, tgt, o.timeout)
+	}
+	if check != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		return &unreachableError{err}
+		return &unreachableError{check}
 	}
 	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
-	if o.format == "text" {
-		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
-	}
 	var lines []probeLine
 	var summary []string
 	var out any
@@ -158,8 +142,12 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
 			Config: fcgi.Config{Target: tgt, Headers: headers, DocumentRoot: docRoot,
 				Params: params, Timeout: o.timeout},
-			MaxRequests: o.maxRequests,
+			MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip,
 		})
+		if errors.Is(err, fcgi.ErrUnreachable) {
+			return &unreachableError{fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
+				strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
+		}
 		if err != nil {
 			return usagef("%v", err)
 		}
@@ -170,7 +158,7 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, summary}
 	} else {
 		rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: headers,
-			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests})
+			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
 		if err != nil {
 			return usagef("%v", err)
 		}
@@ -187,6 +175,9 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	} else {
+		// After the checks: a FastCGI target that cannot be reached is
+		// known only from the first check's dial.
+		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
 		for _, l := range lines {
 			fmt.Fprintf(stdout, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
 		}

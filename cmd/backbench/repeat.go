@@ -174,6 +174,7 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 	runsDone := 0
 	for li, level := range p.cfg.Levels {
 		runs := map[int][]*stats.Record{}
+		unreachable, unreached, lost := map[int]error{}, map[int]int{}, map[int]*sweep.Stop{}
 		one := p.cfg
 		one.Levels, one.StopOnErrors = []int{level}, false
 		lr, err := rounds.Level(active, func(si int) (float64, error) {
@@ -191,6 +192,15 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 				return 0, err
 			}
 			runsDone++
+			// A target that no trial of the first level reached, or a
+			// backend lost during a trial, ends the series after the
+			// level, as it ends a sweep's series after a run.
+			if u := r.Series[0].Unreachable; u != nil && li == 0 {
+				unreachable[si] = u
+				unreached[si]++
+			} else if st := r.Series[0].Stop; st != nil {
+				lost[si] = st
+			}
 			n := len(runs[si])
 			if lv := r.Series[0].Levels; len(lv) > 0 && !lv[0].Interrupted {
 				runs[si] = append(runs[si], r.Series[0].Records[0])
@@ -228,6 +238,14 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 			}
 			sr := &res.Series[si]
 			sr.Levels, sr.Records = append(sr.Levels, sum), append(sr.Records, rec)
+			if u := unreachable[si]; u != nil && unreached[si] == len(runs[si]) {
+				sr.Unreachable = u
+				continue
+			}
+			if st := lost[si]; st != nil {
+				sr.Stop = st
+				continue
+			}
 			if p.cfg.StopOnErrors {
 				if rate := sweep.ErrorRate(&sum); rate > p.cfg.StopErrorRate {
 					sr.Stop = &sweep.Stop{Concurrency: level, ErrorRate: rate,
@@ -318,7 +336,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 		warm.Duration = plan.Duration / 10
 	}
 	wo := execute.Options{Stderr: stderr, Quiet: true, Discard: true}
-	o.Progress, o.KeepRows, o.RawFile = false, false, "" // one line per trial instead
+	o.Progress, o.KeepRows, o.Raw = false, false, nil // one line per trial instead
 	var runs []*stats.Record
 	lr, err := trials.NewRounds(tp.plan).Level([]int{0}, func(int) (float64, error) {
 		// The first warm-up checks that the target answers and prepares

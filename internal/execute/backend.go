@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/internal/procstat"
@@ -14,19 +13,22 @@ import (
 	"github.com/backbench/backbench/sockets"
 )
 
-// checkReachable checks every upstream before any load. It fails only when
-// none can be reached; a dead address in a cluster is reported on stderr
-// and shows in the report as that address's connect failures.
-func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, timeout time.Duration, stderr io.Writer) error {
+// CheckSockets checks, without connecting, the Unix socket paths of the
+// target or of its upstreams (sockets.StatUnix): a connection without a
+// request takes some servers down, so reachability over the network is
+// decided by the run's own dials (run.Watch). It fails only when no
+// address is left; a bad path in a cluster is reported on stderr and shows
+// in the report as that address's connect failures.
+func CheckSockets(t sockets.Target, ups []sockets.Addr, stderr io.Writer) error {
 	if len(ups) == 0 {
-		return sockets.Check(ctx, t, timeout)
+		return sockets.StatUnix(t)
 	}
 	var firstErr error
 	ok := 0
 	for _, a := range ups {
 		ut := t
 		ut.Network, ut.Address = a.Network, a.Address
-		if err := sockets.Check(ctx, ut, timeout); err != nil {
+		if err := sockets.StatUnix(ut); err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -41,6 +43,29 @@ func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, t
 		return firstErr
 	}
 	return nil
+}
+
+// DialError words a dial failure of upstream i (of ups; the target itself
+// when ups is empty) as the unreachable error of exit status 1.
+func DialError(t sockets.Target, ups []sockets.Addr, i int, err error) error {
+	network, address := t.Network, t.Address
+	if i >= 0 && i < len(ups) {
+		network, address = ups[i].Network, ups[i].Address
+	}
+	return fmt.Errorf("cannot connect to %s %s: %s", network, address, strings.TrimPrefix(err.Error(), "connect: "))
+}
+
+// warnDeadUpstreams reports on stderr the upstreams of a cluster that no
+// dial of the run reached (their failures are in the report).
+func warnDeadUpstreams(t sockets.Target, ups []sockets.Addr, errs []error, stderr io.Writer) {
+	if len(ups) < 2 {
+		return
+	}
+	for i, err := range errs {
+		if err != nil && i < len(ups) {
+			fmt.Fprintf(stderr, "backbench: warning: upstream %s: %v\n", ups[i], DialError(t, ups, i, err))
+		}
+	}
 }
 
 // backendSampler samples the backend's processes and php-fpm's status page
@@ -77,6 +102,8 @@ func (b *backendSampler) finish(ctx context.Context) *stats.BackendUsage {
 		b.usage.CPUUserSeconds, b.usage.CPUSysSeconds = u.UserSeconds, u.SysSeconds
 		b.usage.CPUSeconds = u.UserSeconds + u.SysSeconds
 		b.usage.PeakRSSBytes, b.usage.MeanRSSBytes = u.PeakRSS, u.MeanRSS
+		b.usage.PeakPSSBytes, b.usage.MeanPSSBytes, b.usage.PSSFallback = u.PeakPSS, u.MeanPSS, u.PSSFallback
+		b.usage.USSMeanBytes, b.usage.USSMaxBytes = u.USSMean, u.USSMax
 		b.usage.ProcessesMax, b.usage.ProcessesMean = u.MaxProcs, u.MeanProcs
 		b.usage.Samples = u.Samples
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -17,12 +16,9 @@ import (
 	"github.com/backbench/backbench/sockets"
 )
 
-// ErrInterrupted is returned when the context was cancelled before the run
-// started (a run cut short by it returns its record, marked Interrupted).
-var ErrInterrupted = errors.New("execute: interrupted")
-
-// UnreachableError is returned when no address of the target accepts a
-// connection before the run.
+// UnreachableError is returned when no address of the target can be
+// reached: a Unix socket path that is no socket, or a run none of whose
+// dials reached the target (unless Options.KeepOnUnreachable).
 type UnreachableError struct{ Err error }
 
 func (e *UnreachableError) Error() string { return e.Err.Error() }
@@ -53,13 +49,20 @@ type Options struct {
 	Progress bool
 	// KeepRows keeps every request's times in the record (Record.Rows).
 	KeepRows bool
-	// RawFile, when set, receives one CSV line per request.
-	RawFile string
+	// Raw, when not nil, receives the --raw CSV: a header and one line
+	// per request.
+	Raw io.Writer
 	// Setup, when not nil, is the process-wide setup made once by the
 	// caller for several runs (a sweep): Run then neither raises the file
-	// limit, nor checks the target, nor changes the scheduling or thread
-	// cap.
+	// limit, nor checks the Unix socket paths, nor changes the scheduling
+	// or thread cap, nor warns of dead upstreams.
 	Setup *Setup
+	// StopOnLoss ends the run when its backend is lost (run.Watch).
+	StopOnLoss bool
+	// KeepOnUnreachable runs on when no dial reaches the target and
+	// returns the record, with Record.Unreachable set, instead of an
+	// UnreachableError.
+	KeepOnUnreachable bool
 	// Observe samples the backend (Plan.BackendPIDs, Plan.FPMStatus)
 	// during the run.
 	Observe bool
@@ -138,8 +141,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// Run checks that the target is reachable (unless o.Setup says the caller
-// did), runs the plan and returns its record.
+// Run runs the plan and returns its record. It opens no connection without
+// a request: whether the target can be reached is decided by the run's own
+// first dials (run.Watch), after a check of the Unix socket paths (unless
+// o.Setup says the caller made it).
 func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	stderr := o.Stderr
 	if stderr == nil {
@@ -149,15 +154,18 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if setup == nil {
 		setup = Prepare(p, p.Concurrency, o.Quiet, stderr)
 		defer setup.Done()
-		if err := checkReachable(ctx, p.Target, p.Upstreams, p.Timeout, stderr); err != nil {
-			if ctx.Err() != nil {
-				return nil, ErrInterrupted
-			}
+		if err := CheckSockets(p.Target, p.Upstreams, stderr); err != nil {
 			return nil, &UnreachableError{err}
 		}
 	}
-	if o.Announce {
-		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", p.Target.URL)
+	// ab's "Benchmarking" line, once a dial of the run has reached the
+	// target (or after the run), so that an unreachable target gets one
+	// error line only.
+	var announceOnce sync.Once
+	announce := func() {
+		if o.Announce {
+			announceOnce.Do(func() { fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", p.Target.URL) })
+		}
 	}
 	var verbose io.Writer
 	if o.Verbosity >= 2 {
@@ -168,13 +176,8 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		return nil, &SetupError{err}
 	}
 	var raw *bufio.Writer
-	if o.RawFile != "" {
-		rf, err := os.Create(o.RawFile)
-		if err != nil {
-			return nil, &SetupError{fmt.Errorf("cannot create --raw file: %w", err)}
-		}
-		defer rf.Close()
-		raw = bufio.NewWriterSize(rf, 256<<10)
+	if o.Raw != nil {
+		raw = bufio.NewWriterSize(o.Raw, 256<<10)
 		raw.WriteString(stats.RawHeader)
 	}
 	ropts := stats.Options{Shards: p.Concurrency, VariableLength: p.VariableLength, KeepRows: o.KeepRows || p.ABCompat,
@@ -190,25 +193,41 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if o.Progress && !o.Quiet {
 		stopProgress = progress(rec, p.Requests, stderr)
 	}
-	var backend *backendSampler
+	observed := func(*stats.Record) {}
 	if o.Observe {
-		backend = startBackendSampler(ctx, p)
+		observed = observe(ctx, p)
 	}
-	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec}
+	watch := &run.Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
+		KeepOnUnreachable: o.KeepOnUnreachable}
+	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
+		Watch: watch}
 	var out run.Outcome
+	var acc run.OpenAccount
 	if p.Rate > 0 {
-		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: p.Rate})
+		out, acc, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: p.Rate})
 	} else {
 		out, err = run.Closed(ctx, cfg)
 	}
 	stopProgress()
-	backendUsage := backend.finish(ctx)
 	if err != nil {
+		observed(nil)
 		return nil, err
 	}
+	unreachable := watch.Unreachable()
+	if unreachable != nil && ctx.Err() == nil && !o.KeepOnUnreachable {
+		observed(nil)
+		return nil, &UnreachableError{DialError(p.Target, p.Upstreams, 0, unreachable)}
+	}
+	announce()
+	if o.Setup == nil {
+		warnDeadUpstreams(p.Target, p.Upstreams, watch.UpstreamErrors(), stderr)
+	}
 	m := rec.Merge()
+	m.Unreachable, m.BackendLost = unreachable, watch.Lost()
+	m.Counts.Due, m.Counts.Unsent, m.Counts.UnsentInFlight = acc.Due, acc.Unsent, acc.CutInFlight
 	if raw != nil {
 		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
+			observed(nil)
 			return nil, fmt.Errorf("writing --raw file: %w", err)
 		}
 	}
@@ -219,11 +238,12 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		m.Upstreams[i].Address = m.Plan.Upstreams[i]
 	}
 	if o.Discard {
+		observed(nil)
 		return m, nil
 	}
 	m.Environment = stats.CurrentEnvironment(o.Version)
 	m.Client = clientHealth(out, setup.Policy)
-	m.Backend = backendUsage
+	observed(m)
 	m.TLS = tlsInfo(p.dialer, p.TLS)
 	tw := 0
 	if p.Target.Network == "tcp" && !p.KeepAlive {
@@ -245,10 +265,10 @@ func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
 		Warnings:           []string{},
 	}
-	if el := out.Elapsed(); el > 0 {
+	if el := out.Elapsed(); el.Seconds() >= stats.CPUShareMinSeconds {
 		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
 	}
-	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) && out.Elapsed() > 100*time.Millisecond {
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
 	}
 	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"strconv"
 
@@ -14,17 +15,17 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Chart size: two panels stacked in one image, or three when the backend's
+// Chart size: two panels stacked in one image, or four when the backend's
 // resource use was sampled. PNG is drawn at vgimg.DefaultDPI (96), so
-// ChartWidthPx × ChartHeightPx pixels (ChartHeightBackendPx with three).
+// ChartWidthPx × ChartHeightPx pixels (ChartHeightBackendPx with four).
 const (
 	chartWidth  = 9 * vg.Inch
 	panelHeight = 5 * vg.Inch
 	// ChartWidthPx and ChartHeightPx are the size of the PNG chart, in
-	// pixels; ChartHeightBackendPx its height with the backend panel.
+	// pixels; ChartHeightBackendPx its height with the backend panels.
 	ChartWidthPx         = 864
 	ChartHeightPx        = 960
-	ChartHeightBackendPx = 1440
+	ChartHeightBackendPx = 1920
 )
 
 // SweepChart draws the sweep chart in format "svg" or "png" (by
@@ -32,19 +33,23 @@ const (
 // concurrency, the bottom one the 99th percentile of the total request
 // time (ms) against concurrency; one line per series, the same colour and
 // marker in both panels, a legend in the top panel (a stopped series is
-// marked there). Levels where nothing completed are left out. When the
-// backend's resource use was sampled (Summary.Backend), a third panel
-// plots its CPU use against concurrency.
+// marked there). Levels where nothing completed are left out; levels where
+// the kernel's listen queue overflowed (Summary.ListenOverflows) are
+// ringed in the p99 panel. When the backend's resource use was sampled
+// (Summary.Backend), a third panel plots its CPU use and a fourth its
+// memory (PSS summed over its processes) against concurrency.
 func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	top, bottom, err := sweepPlots(sw)
 	if err != nil {
 		return err
 	}
 	panels := [][]*plot.Plot{{top}, {bottom}}
-	if bp, err := backendPlot(sw); err != nil {
+	cpu, mem, err := backendPlots(sw)
+	if err != nil {
 		return err
-	} else if bp != nil {
-		panels = append(panels, []*plot.Plot{bp})
+	}
+	if cpu != nil {
+		panels = append(panels, []*plot.Plot{cpu}, []*plot.Plot{mem})
 	}
 	height := panelHeight * vg.Length(len(panels))
 	var c vg.CanvasWriterTo
@@ -66,39 +71,48 @@ func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	return err
 }
 
-// backendPlot builds the third panel, the backend's CPU use (percent of one
-// core) against concurrency, or returns nil when no level sampled it.
-func backendPlot(sw *Sweep) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "backend CPU (--backend-pid: the processes and their descendants)"
-	p.X.Label.Text = "concurrency (connections)"
-	p.Y.Label.Text = "CPU (% of one core)"
-	p.Add(plotter.NewGrid())
-	p.Y.Min = 0
-	p.Y.Tick.Marker = plainTicks{}
+// backendPlots builds the third and fourth panels, the backend's CPU use
+// (percent of one core) and its memory (PSS summed over the processes, MiB)
+// against concurrency, or returns nils when no level sampled it.
+func backendPlots(sw *Sweep) (cpu, mem *plot.Plot, err error) {
+	cpu, mem = plot.New(), plot.New()
+	cpu.Title.Text = "backend CPU (--backend-pid: the processes and their descendants)"
+	cpu.Y.Label.Text = "CPU (% of one core)"
+	mem.Title.Text = "backend memory (PSS summed over the processes: shared pages divided among their sharers)"
+	mem.Y.Label.Text = "PSS (MiB)"
+	for _, p := range []*plot.Plot{cpu, mem} {
+		p.X.Label.Text = "concurrency (connections)"
+		p.Add(plotter.NewGrid())
+		p.Y.Min = 0
+		p.Y.Tick.Marker = plainTicks{}
+	}
 	any := false
 	for i, se := range sw.Series {
-		var pts plotter.XYs
+		var cpts, mpts plotter.XYs
 		for _, s := range se.Levels {
 			if b := s.Backend; b != nil && b.Samples > 0 && s.TimeTaken > 0 {
-				pts = append(pts, plotter.XY{X: float64(s.Concurrency), Y: b.CPUSeconds / s.TimeTaken * 100})
+				x := float64(s.Concurrency)
+				cpts = append(cpts, plotter.XY{X: x, Y: b.CPUSeconds / s.TimeTaken * 100})
+				mpts = append(mpts, plotter.XY{X: x, Y: float64(b.MeanPSSBytes) / (1 << 20)})
 			}
 		}
-		if len(pts) == 0 {
+		if len(cpts) == 0 {
 			continue
 		}
 		any = true
-		line, marks, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return nil, fmt.Errorf("report: backend chart of %q: %w", se.Label, err)
+		for k, pts := range []plotter.XYs{cpts, mpts} {
+			line, marks, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, nil, fmt.Errorf("report: backend chart of %q: %w", se.Label, err)
+			}
+			styleSeries(i, line, marks)
+			[]*plot.Plot{cpu, mem}[k].Add(line, marks)
 		}
-		styleSeries(i, line, marks)
-		p.Add(line, marks)
 	}
 	if !any {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return p, nil
+	return cpu, mem, nil
 }
 
 // sweepPlots builds the two panels.
@@ -123,6 +137,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		p.Y.Tick.Marker = plainTicks{}
 	}
 	maxRPS := 0.0
+	var overflowed plotter.XYs
 	for i, se := range sw.Series {
 		var rps, p99 plotter.XYs
 		var rpsErr, p99Err errorBars
@@ -134,6 +149,9 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			x := float64(s.Concurrency)
 			rps = append(rps, plotter.XY{X: x, Y: s.RequestsPerSecond})
 			p99 = append(p99, plotter.XY{X: x, Y: P99Of(s)})
+			if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
+				overflowed = append(overflowed, plotter.XY{X: x, Y: P99Of(s)})
+			}
 			maxRPS = max(maxRPS, s.RequestsPerSecond)
 			if t := s.Repeated; t != nil {
 				rpsErr.add(x, s.RequestsPerSecond, t.RequestsPerSecondCI95)
@@ -175,6 +193,18 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			}
 		}
 		top.Legend.Add(label, thumbs...)
+	}
+	if len(overflowed) > 0 {
+		ring, err := plotter.NewScatter(overflowed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("report: chart: %w", err)
+		}
+		ring.Shape = draw.RingGlyph{}
+		ring.Radius = vg.Points(7)
+		ring.Color = color.RGBA{R: 200, A: 255}
+		bottom.Add(ring)
+		bottom.Legend.Add("listen queue overflowed (TcpExt ListenOverflows rose)", ring)
+		bottom.Legend.Top, bottom.Legend.Left = true, true
 	}
 	// Room above the highest line for the legend in the top-left corner.
 	if maxRPS > 0 {

@@ -68,6 +68,7 @@ var SweepCSVHeader = []string{"label", "concurrency", "requests", "complete", "f
 	"requests_per_second", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "transfer_rate_kbytes_per_second",
 	"backend_cpu_seconds", "backend_peak_rss_bytes", "backend_processes_max",
 	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached",
+	"listen_overflows", "backend_peak_pss_bytes", "backend_mean_pss_bytes",
 	"trials", "requests_per_second_ci95_low", "requests_per_second_ci95_high", "p99_ms_ci95_low", "p99_ms_ci95_high"}
 
 // fpmCSVFields are the php-fpm status fields of the last SweepCSVHeader
@@ -79,10 +80,12 @@ var fpmCSVFields = []string{"listen queue", "active processes", "max children re
 // total request times in ms with three decimals; rates have two.
 // "requests" is the count asked for (0 with a time limit alone). The backend
 // columns are empty when the level sampled no backend, the fpm_* columns
-// when it read no php-fpm status page. With trials (--repeat), p50_ms and
-// p99_ms are the medians of the trials' and the last five columns say how
-// many trials ran and give the 95% intervals of the median req/s and p99;
-// without trials they are empty.
+// when it read no php-fpm status page. listen_overflows is the rise of the
+// kernel's machine-wide TcpExt ListenOverflows during the level, empty when
+// not read (the target is not a local TCP address). With trials
+// (--repeat), p50_ms and p99_ms are the medians of the trials' and the
+// last five columns say how many trials ran and give the 95% intervals of
+// the median req/s and p99; without trials they are empty.
 func SweepCSV(w io.Writer, sw *Sweep) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(SweepCSVHeader); err != nil {
@@ -108,6 +111,14 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 				}
 				row = append(row, v)
 			}
+			lo, pssPeak, pssMean := "", "", ""
+			if s.ListenOverflows != nil {
+				lo = i(*s.ListenOverflows)
+			}
+			if b := s.Backend; b != nil && b.Samples > 0 {
+				pssPeak, pssMean = i(b.PeakPSSBytes), i(b.MeanPSSBytes)
+			}
+			row = append(row, lo, pssPeak, pssMean)
 			row = append(row, "", "", "", "", "")
 			if t := s.Repeated; t != nil {
 				n := len(row)
@@ -148,10 +159,12 @@ const (
 
 // SweepTable writes the compact terminal table: a header with the series
 // labels, one row per level with a column group per series (req/s, p99 ms,
-// failed), "-" where a series did not run the level, and then a line per
-// stopped series saying where and why. A sweep of trials adds "± x%" (the
-// 95% interval of the median req/s) after req/s and, to every series but
-// the baseline, the req/s verdict against the baseline.
+// failed), "-" where a series did not run the level, then a line per
+// stopped series saying where and why, and for a cluster target the
+// per-address lines of every level, as bench prints them. A sweep of
+// trials adds "± x%" (the 95% interval of the median req/s) after req/s
+// and, to every series but the baseline, the req/s verdict against the
+// baseline.
 func SweepTable(w io.Writer, sw *Sweep) error {
 	bw := bufio.NewWriter(w)
 	type column struct {
@@ -262,6 +275,29 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 	for _, se := range sw.Series {
 		if se.Stop != nil {
 			fmt.Fprintf(bw, "%s: stopped after concurrency %d: %s\n", se.Label, se.Stop.Concurrency, se.Stop.Reason)
+		}
+	}
+	for _, se := range sw.Series {
+		head := true
+		for i := range se.Levels {
+			s := &se.Levels[i]
+			if len(s.Upstreams) == 0 {
+				continue
+			}
+			if head {
+				fmt.Fprintf(bw, "\n%s: per address (%s)\n", se.Label, s.Balance)
+				fmt.Fprintf(bw, "%11s ", "concurrency")
+				writeUpstreams(bw, "", nil, true)
+				head = false
+			}
+			for k, u := range s.Upstreams {
+				c := ""
+				if k == 0 {
+					c = strconv.Itoa(s.Concurrency)
+				}
+				fmt.Fprintf(bw, "%11s ", c)
+				writeUpstreams(bw, "", []stats.UpstreamSummary{u}, false)
+			}
 		}
 	}
 	if sw.Interrupted {

@@ -35,13 +35,18 @@ type Config struct {
 	Factory load.ClientFactory
 	// Recorder receives every result.
 	Recorder *stats.Recorder
+	// Watch, when set, follows the run's dials and stops the run when its
+	// target cannot be reached (see Watch).
+	Watch *Watch
 }
 
 // Outcome describes how a run went.
 type Outcome struct {
 	// Start and End bound the run, in load.Now nanoseconds: End is when
-	// the last worker stopped.
-	Start, End int64
+	// the last worker stopped. Stop is when the run was told to stop (its
+	// time limit, or an interrupt), or End if earlier: the end of the
+	// schedule in the open model.
+	Start, End, Stop int64
 	// Interrupted reports that ctx was cancelled before the run ended.
 	Interrupted bool
 	// Health is the client's CPU use and scheduling delay during the run.
@@ -59,7 +64,7 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
 	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *stats.Shard, _ int64) {
-		worker(ctx, c, sh, &budget, limited)
+		worker(ctx, c, sh, &budget, limited, cfg.Watch)
 	})
 }
 
@@ -81,11 +86,16 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 		runCtx, stop = context.WithTimeout(runCtx, cfg.Duration)
 		defer stop()
 	}
+	var stopAt atomic.Int64
+	defer context.AfterFunc(runCtx, func() { stopAt.Store(load.Now()) })()
 	clients, err := makeClients(runCtx, cfg.Factory, cfg.Concurrency)
 	if err != nil {
 		return Outcome{}, err
 	}
 	out := Outcome{Start: load.Now()}
+	if cfg.Watch != nil {
+		cfg.Watch.begin(cancel, cfg.Recorder, out.Start)
+	}
 	health := startHealth()
 	var wg sync.WaitGroup
 	for i, c := range clients {
@@ -98,6 +108,10 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	}
 	wg.Wait()
 	out.End = load.Now()
+	out.Stop = out.End
+	if t := stopAt.Load(); t != 0 && t < out.End {
+		out.Stop = t
+	}
 	out.Health = health.finish()
 	out.Interrupted = ctx.Err() != nil
 	return out, nil
@@ -121,7 +135,7 @@ func makeClients(ctx context.Context, f load.ClientFactory, n int) ([]load.Clien
 
 // worker is the hot loop of one worker: no allocation, channel or shared
 // lock per request beyond the shard's short lock.
-func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.Int64, limited bool) {
+func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.Int64, limited bool, w *Watch) {
 	var res load.Result
 	for ctx.Err() == nil {
 		if limited && budget.Add(-1) < 0 {
@@ -135,5 +149,8 @@ func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.
 			return
 		}
 		sh.Record(&res)
+		if w != nil {
+			w.observe(&res)
+		}
 	}
 }

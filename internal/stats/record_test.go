@@ -109,8 +109,8 @@ func TestMergeHalves(t *testing.T) {
 	if !reflect.DeepEqual(merged.Causes, whole.Causes) {
 		t.Errorf("causes %+v, want %+v", merged.Causes, whole.Causes)
 	}
-	if merged.Failures(load.KindRefused) != whole.Counts.Failures[load.Connect] || merged.Failures(load.KindReset) == 0 ||
-		merged.Failures(load.KindTimeout) == 0 {
+	if merged.CauseCount(load.KindRefused) != whole.Counts.Failures[load.Connect] || merged.CauseCount(load.KindReset) == 0 ||
+		merged.CauseCount(load.KindTimeout) == 0 {
 		t.Errorf("causes by kind %+v", merged.Causes)
 	}
 	if merged.Plan.Requests != 5000 || !merged.StartedAt.Equal(t0) || merged.Elapsed != 2*time.Second {
