@@ -269,7 +269,7 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 }
 
 // sweepComparisons compares, at every level, every series with the baseline,
-// and with --keepalive both each series' ka with its no-ka.
+// and with --keepalive-modes on,off each series' ka with its no-ka.
 func sweepComparisons(series []sweep.SeriesResult, baseline string, noise float64) []trials.Comparison {
 	out := []trials.Comparison{}
 	base := 0
