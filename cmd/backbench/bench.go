@@ -321,13 +321,24 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// From here workers (the Benchmarking line, -v 2) and the progress
+	// write to stderr at once: whole writes, one at a time, under the live
+	// line on a terminal.
+	var lw *liveWriter
+	if isTerminal(stderr) {
+		lw = &liveWriter{w: stderr}
+		stderr = lw
+	} else {
+		stderr = &execute.LockedWriter{W: stderr}
+	}
 	var m *stats.Record
 	var sum stats.Summary
 	if tp.on {
 		sum, m, err = executeTrials(ctx, r, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 			Announce: !o.quiet && o.format == "text", Observe: true, Version: version()})
 	} else if m, err = execute.Run(ctx, r, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-		Announce: !o.quiet && o.format == "text", Progress: true, KeepRows: gf != nil, Raw: raw, Observe: true, Version: version()}); err == nil {
+		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
+		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r, rec, stderr, lw) }}); err == nil {
 		sum = m.Summary()
 	}
 	if err != nil {

@@ -336,7 +336,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 		warm.Duration = plan.Duration / 10
 	}
 	wo := execute.Options{Stderr: stderr, Quiet: true, Discard: true}
-	o.Progress, o.KeepRows, o.Raw = false, false, nil // one line per trial instead
+	o.Progress, o.KeepRows, o.Raw = nil, false, nil // one line per trial instead
 	var runs []*stats.Record
 	lr, err := trials.NewRounds(tp.plan).Level([]int{0}, func(int) (float64, error) {
 		// The first warm-up checks that the target answers and prepares

@@ -118,8 +118,33 @@ func (p *Plan) Record() stats.Plan {
 		if p.HTTP10 {
 			rp.HTTPVersion = "1.0"
 		}
+		rp.ConnectionHeader = httpprobe.ConnectionHeader(httpprobe.Config{Headers: p.Headers,
+			KeepAlive: p.KeepAlive, HTTP10: p.HTTP10})
 	}
 	return rp
+}
+
+// ScriptFilename is the SCRIPT_FILENAME param sent ("" for HTTP).
+func (p *Plan) ScriptFilename() string {
+	if p.Target.Scheme != sockets.SchemeFCGI {
+		return ""
+	}
+	v := ""
+	for _, kv := range fcgi.Params(p.fcgiConfig(nil)) {
+		if kv[0] == "SCRIPT_FILENAME" {
+			v = kv[1]
+		}
+	}
+	return v
+}
+
+// fcgiConfig is the FastCGI request of an fcgi:// target.
+func (p *Plan) fcgiConfig(verbose io.Writer) fcgi.Config {
+	return fcgi.Config{
+		Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
+		ContentType: p.ContentType, DocumentRoot: p.DocumentRoot, Params: p.Params,
+		KeepAlive: p.KeepAlive, Timeout: p.Timeout, Verbose: verbose, Dialer: p.Dialer(),
+	}
 }
 
 // Dialer returns the Dialer of a cluster or TLS target, made once; nil
@@ -147,11 +172,7 @@ func (p *Plan) factory(verbose io.Writer) (load.ClientFactory, error) {
 		return p.Factory, nil
 	}
 	if p.Target.Scheme == sockets.SchemeFCGI {
-		return fcgi.NewFactory(fcgi.Config{
-			Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
-			ContentType: p.ContentType, DocumentRoot: p.DocumentRoot, Params: p.Params,
-			KeepAlive: p.KeepAlive, Timeout: p.Timeout, Verbose: verbose, Dialer: p.Dialer(),
-		})
+		return fcgi.NewFactory(p.fcgiConfig(verbose))
 	}
 	return httpprobe.NewFactory(httpprobe.Config{
 		Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
