@@ -98,6 +98,13 @@ func loadSaved(path string) (*savedFile, error) {
 	default:
 		return nil, notResult
 	}
+	for _, se := range f.Series {
+		for _, l := range se.Levels {
+			if l.Repeated != nil && (len(l.Trials) == 0 || slices.Contains(l.Trials, nil)) {
+				return nil, notResult
+			}
+		}
+	}
 	return f, nil
 }
 

@@ -227,8 +227,8 @@ func mosesRank(m, n int) rank {
 	}
 	var cdf func(u int) float64
 	if m <= stats.MannWhitneyExactLimit && n <= stats.MannWhitneyExactLimit {
-		d := stats.UDist{N1: m, N2: n}
-		cdf = func(u int) float64 { return d.CDF(float64(u)) }
+		c := uCDF(m, n)
+		cdf = func(u int) float64 { return c[u] }
 	} else {
 		mean := float64(m*n) / 2
 		sd := math.Sqrt(float64(m*n*(m+n+1)) / 12)
@@ -246,6 +246,46 @@ func mosesRank(m, n int) rank {
 	}
 	ranks.Store(key, r)
 	return r
+}
+
+// uCDF returns P(U <= u) for u = 0..m·n, U the Mann-Whitney statistic of
+// samples of m and n values without ties: the number of arrangements of
+// i x's and j y's with u pairs x < y, N(i, j, u) = N(i-1, j, u-j) +
+// N(i, j-1, u), over all C(m+n, m) (one pass, O(m²n²); go-moremath's UDist
+// recomputes it for every u asked).
+func uCDF(m, n int) []float64 {
+	// row[j][u] is N(i, j, u) for the current i.
+	row := make([][]float64, n+1)
+	for j := range row {
+		row[j] = make([]float64, m*n+1)
+		row[j][0] = 1 // i = 0: one arrangement, no pair
+	}
+	for i := 1; i <= m; i++ {
+		// N(i, 0, 0) = 1 stays; N(i, j, u) adds N(i, j-1, u) (this row)
+		// to N(i-1, j, u-j) (the last row, still in row[j]): walk u
+		// downwards so that row[j][u-j] is still the last row's.
+		for j := 1; j <= n; j++ {
+			r, left := row[j], row[j-1]
+			for u := i * j; u >= 0; u-- {
+				v := left[u]
+				if u >= j {
+					v += r[u-j]
+				}
+				r[u] = v
+			}
+		}
+	}
+	c := row[n]
+	total := 0.0
+	for _, v := range c {
+		total += v
+	}
+	sum := 0.0
+	for u, v := range c {
+		sum += v
+		c[u] = math.Min(sum/total, 1)
+	}
+	return c
 }
 
 // Verdict words: requests/sec is "faster" or "slower", a latency "lower"

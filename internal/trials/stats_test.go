@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 // dist is a distribution of known median that draws trial values.
@@ -190,5 +192,19 @@ func TestVerdictEdges(t *testing.T) {
 	c = Compare(b, a)
 	if c.P >= 0.05 || c.Verdict(0.02, Faster, Slower) != NoDifference || c.Verdict(0, Faster, Slower) != Faster {
 		t.Errorf("1%% apart: %+v: want significant, no difference at 2%% noise, faster at 0", c)
+	}
+}
+
+// TestUCDF: the one-pass distribution of U is go-moremath's.
+func TestUCDF(t *testing.T) {
+	for _, mn := range [][2]int{{1, 1}, {3, 3}, {5, 5}, {4, 7}, {12, 9}} {
+		m, n := mn[0], mn[1]
+		got := uCDF(m, n)
+		d := stats.UDist{N1: m, N2: n}
+		for u := range got {
+			if want := d.CDF(float64(u)); math.Abs(got[u]-want) > 1e-12 {
+				t.Fatalf("m=%d n=%d: P(U <= %d) = %v, want %v", m, n, u, got[u], want)
+			}
+		}
 	}
 }
