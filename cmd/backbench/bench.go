@@ -347,7 +347,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.format == "json" {
 		err = report.JSON(stdout, &sum, m)
 	} else {
-		err = report.Text(stdout, &sum, report.TextOptions{Spectrum: o.spectrum})
+		ab := sum
+		if sum.Repeated != nil {
+			// The ab report is the pooled trials'; their medians follow.
+			ab.RequestsPerSecond = sum.PooledRequestsPerSecond
+		}
+		err = report.Text(stdout, &ab, report.TextOptions{Spectrum: o.spectrum})
 		if err == nil && sum.Repeated != nil {
 			writeTrials(stdout, &sum, &tp)
 		}

@@ -145,7 +145,7 @@ func pooled(recs []*stats.Record, precise *bool) (stats.Summary, *stats.Record, 
 		m.Elapsed += r.Elapsed
 	}
 	s := m.Summary()
-	s.Repeated = &stats.Repeated{Trials: recs, Precise: precise}
+	s.Repeated = &stats.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
 	sum := trials.Summarize(trialsOf(&s))
 	s.RequestsPerSecond = sum.RequestsPerSecond.Median
 	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()

@@ -12,6 +12,9 @@ type Repeated struct {
 	// requests/sec (Summary.RequestsPerSecond), [low, high]; null with
 	// one trial.
 	RequestsPerSecondCI95 []float64 `json:"requests_per_second_ci95"`
+	// PooledRequestsPerSecond is the pooled trials' complete requests
+	// over their time added up: the figure of the ab report.
+	PooledRequestsPerSecond float64 `json:"pooled_requests_per_second"`
 	// P50Ms and P99Ms are the medians of the trials' p50 and p99 of the
 	// total request time, in ms; the _CI95 fields their intervals.
 	P50Ms     float64   `json:"p50_ms"`
