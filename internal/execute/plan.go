@@ -4,12 +4,17 @@
 // that puts load on a backend (bench, each level of sweep) goes through Run;
 // package main only parses flags into a Plan and renders records.
 //
-// Run raises the file limit, checks that the target answers, applies the
-// client's scheduling policy and thread cap, builds the protocol's clients,
-// runs the closed or the open model (package run), samples the backend
-// (/proc, php-fpm's status page), and completes the record: wall-clock
-// times, environment, client health, TLS session, per-upstream parts and
-// notes from the typed failure causes.
+// Run raises the file limit, applies the client's scheduling policy and
+// thread cap, checks the Unix socket paths (it opens no connection without a
+// request: whether the target answers is decided by the run's own first
+// dials, run.Watch), builds the protocol's clients, runs the closed or the
+// open model (package run), samples the backend (/proc, php-fpm's status
+// page) and the kernel's listen queue counters, and completes the record:
+// wall-clock times, environment, client health, TLS session, per-upstream
+// parts, and notes from the typed failure causes and the responses.
+//
+// Presentation stays with the caller: progress display is a hook
+// (Options.Progress), and the record is rendered by package report.
 package execute
 
 import (
