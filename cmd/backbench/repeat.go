@@ -313,13 +313,29 @@ func sweepComparisons(series []sweep.SeriesResult, baseline string, noise float6
 	return out
 }
 
-// writeComparisons prints the comparisons table under a title.
-func writeComparisons(w io.Writer, cs []trials.Comparison, noise float64) {
-	if len(cs) == 0 {
+// report is what the trials add to a sweep's report: the plan, the
+// comparisons of series (see sweepComparisons) and the notes.
+func (tp *trialPlan) report(series []sweep.SeriesResult, notes []string) *report.SweepTrials {
+	st := &report.SweepTrials{Repeat: tp.plan.Repeat, Precision: tp.plan.Precision, MaxRepeat: tp.plan.MaxRepeat,
+		Seed: tp.plan.Seed, Noise: tp.noise, Baseline: tp.baseline,
+		Comparisons: sweepComparisons(series, tp.baseline, tp.noise), Notes: append([]string{}, notes...)}
+	st.Notes = append(st.Notes, fewTrialsNotes(st.Comparisons)...)
+	return st
+}
+
+// writeComparisons prints a sweep's comparisons table under a title, and
+// its notes; nothing without trials.
+func writeComparisons(w io.Writer, st *report.SweepTrials) {
+	if st == nil {
 		return
 	}
-	fmt.Fprintf(w, "\nComparisons (ratio series / baseline, 95%% interval, Mann-Whitney p, noise threshold ±%g%%):\n", 100*noise)
-	report.ComparisonTable(w, cs)
+	if len(st.Comparisons) > 0 {
+		fmt.Fprintf(w, "\nComparisons (ratio series / baseline, 95%% interval, Mann-Whitney p, noise threshold ±%g%%):\n", 100*st.Noise)
+		report.ComparisonTable(w, st.Comparisons)
+	}
+	for _, n := range st.Notes {
+		fmt.Fprintf(w, "Note: %s\n", n)
+	}
 }
 
 // executeTrials runs bench's trials of plan: each a fresh run with its own

@@ -314,23 +314,14 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sw := p.report(res)
 	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if p.trials.on {
-		tp := &p.trials
-		sw.SweepTrials = &report.SweepTrials{Repeat: tp.plan.Repeat, Precision: tp.plan.Precision, MaxRepeat: tp.plan.MaxRepeat,
-			Seed: tp.plan.Seed, Noise: tp.noise, Baseline: tp.baseline,
-			Comparisons: sweepComparisons(res.Series, tp.baseline, tp.noise), Notes: append([]string{}, notes...)}
-		sw.Notes = append(sw.Notes, fewTrialsNotes(sw.Comparisons)...)
-		fmt.Fprintln(stdout, tp.describe(true))
+		sw.SweepTrials = p.trials.report(res.Series, notes)
+		fmt.Fprintln(stdout, p.trials.describe(true))
 	}
 	fmt.Fprintln(stdout)
 	if err := report.SweepTable(stdout, &sw); err != nil {
 		return err
 	}
-	if sw.SweepTrials != nil {
-		writeComparisons(stdout, sw.Comparisons, sw.Noise)
-		for _, n := range sw.Notes {
-			fmt.Fprintf(stdout, "Note: %s\n", n)
-		}
-	}
+	writeComparisons(stdout, sw.SweepTrials)
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
 		func(w io.Writer) error { return report.SweepJSON(w, &sw) },
