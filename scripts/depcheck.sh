@@ -10,6 +10,7 @@ declare -A allowed=(
   [internal/report]="internal/load internal/stats internal/trials"
   [internal/sweep]="internal/load internal/execute internal/stats"
   [internal/execute]="internal/load internal/run internal/stats internal/procstat sockets fcgi httpprobe"
+  [internal/capacity]="internal/load internal/stats"
   [internal/procstat]=""
   [sockets]=""
   [fcgi]="sockets internal/load internal/probe internal/exchange"

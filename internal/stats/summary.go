@@ -218,6 +218,9 @@ type Summary struct {
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *BackendLost `json:"backend_lost"`
+	// SLO holds the verdict on each objective given with --slo, in order;
+	// absent without objectives.
+	SLO []SLOResult `json:"slo_results,omitempty"`
 	// Repeated is set on the result of repeated trials.
 	*Repeated
 }
@@ -237,6 +240,17 @@ type BackendLost struct {
 func (b *BackendLost) String() string {
 	return fmt.Sprintf("the backend stopped accepting connections after %d completed requests, at %.2f s: %s",
 		b.AfterRequests, b.AtSeconds, b.Error)
+}
+
+// SLOResult is the verdict on one service level objective.
+type SLOResult struct {
+	// Objective is the objective as given ("p99<=50ms").
+	Objective string `json:"objective"`
+	// Value is the measured value in the objective's unit: ms for a
+	// latency, percent for errors.
+	Value float64 `json:"value"`
+	// Pass reports Value <= the objective's bound.
+	Pass bool `json:"pass"`
 }
 
 // PhaseStats is one row of ab's "Connection Times (ms)" table, in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recipe 5: is a Unix socket really faster than TCP? One php-fpm pool (pm =
+# Recipe 6: is a Unix socket really faster than TCP? One php-fpm pool (pm =
 # static, 4 children) on both, with and without FCGI_KEEP_CONN, in REPEAT
 # (default 5) interleaved trials per level: medians with 95% intervals,
 # ratios Unix / TCP with their intervals, p-values and verdicts.
