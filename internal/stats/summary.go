@@ -121,6 +121,22 @@ type Failures struct {
 	Protocol   int64 `json:"protocol"`
 }
 
+// failuresOf gives each class's count its JSON key. With ByClass, the only
+// place besides package load that names the classes one by one.
+func failuresOf(c ClassCounts) Failures {
+	return Failures{Connect: c[load.Connect], Receive: c[load.Receive], Length: c[load.Length],
+		Exceptions: c[load.Exceptions], Timeout: c[load.Timeout], Protocol: c[load.Protocol]}
+}
+
+// ByClass returns the counts indexed by class, for code that walks the
+// classes (load.ErrClass(1) to load.NumClasses-1) instead of naming them.
+func (f Failures) ByClass() ClassCounts {
+	var c ClassCounts
+	c[load.Connect], c[load.Receive], c[load.Length] = f.Connect, f.Receive, f.Length
+	c[load.Exceptions], c[load.Timeout], c[load.Protocol] = f.Exceptions, f.Timeout, f.Protocol
+	return c
+}
+
 // ConnectionTimes is ab's "Connection Times (ms)" table.
 type ConnectionTimes struct {
 	Connect    PhaseStats `json:"connect"`
@@ -318,10 +334,7 @@ func (m *Record) Summary() Summary {
 		HTMLTransferred:   c.BodyBytes,
 		StderrBytes:       c.StderrBytes,
 		StderrFirstLine:   m.StderrFirstLine,
-		Failures: Failures{
-			Connect: f[load.Connect], Receive: f[load.Receive], Length: f[load.Length],
-			Exceptions: f[load.Exceptions], Timeout: f[load.Timeout], Protocol: f[load.Protocol],
-		},
+		Failures:          failuresOf(f),
 		ConnectionTimes: ConnectionTimes{
 			Connect:    m.phase(PhaseConnect),
 			Processing: m.phase(PhaseProcessing),
