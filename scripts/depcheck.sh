@@ -7,7 +7,7 @@ declare -A allowed=(
   [internal/load]=""
   [internal/stats]="internal/load"
   [internal/run]="internal/load internal/stats"
-  [internal/report]="internal/load internal/stats"
+  [internal/report]="internal/load internal/stats internal/trials"
   [internal/sweep]="internal/load internal/execute internal/stats"
   [internal/execute]="internal/load internal/run internal/stats internal/procstat sockets fcgi httpprobe"
   [internal/capacity]="internal/load internal/stats"
@@ -17,6 +17,7 @@ declare -A allowed=(
   [httpprobe]="sockets internal/load internal/probe internal/exchange"
   [internal/exchange]="sockets internal/load"
   [internal/probe]="sockets"
+  [internal/trials]=""
   [fixtures]="sockets"
 )
 bad=0

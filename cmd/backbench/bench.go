@@ -64,6 +64,7 @@ type benchOptions struct {
 	spectrum       bool
 	cpuProfile     string
 	version        bool
+	repeatOptions
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -109,6 +110,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
+	addRepeatFlags(fs, &o.repeatOptions, false)
 	fs.SortFlags = false
 	return fs
 }
@@ -120,6 +122,9 @@ ApacheBench's report (or JSON with --format json).
 
 URL: http://HOST:PORT/PATH?QUERY, fcgi://HOST:PORT/PATH?QUERY, or with a Unix
 socket http://unix:/run/app.sock:/PATH, fcgi://unix:/run/php/fpm.sock:/PATH.
+
+With --repeat N (or --precision P) it runs N trials and reports the pooled
+trials, then the medians of req/s, p50 and p99 with their 95% intervals.
 
 Flags:
 `
@@ -300,6 +305,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	tp, err := validateRepeat(fs, &o.repeatOptions)
+	if err != nil {
+		return err
+	}
+	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
+		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
+	}
 	// Open the output files before the run, so that a bad path costs
 	// nothing; "-" is standard output.
 	var gf, ef, pf, raw io.Writer
@@ -341,18 +353,33 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		stderr = &execute.LockedWriter{W: stderr}
 	}
 	announceStart(stderr, o.startAt, o.quiet)
-	m, err := execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
+	var m *stats.Record
+	var sum stats.Summary
+	if tp.on {
+		sum, m, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
+			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt})
+	} else if m, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
-		StartAt:  o.startAt})
+		StartAt:  o.startAt}); err == nil {
+		sum = m.Summary()
+	}
 	if err != nil {
 		return executeError(err)
 	}
-	sum := r.summary(m)
+	r.judge(&sum)
 	if o.format == "json" {
 		err = report.JSON(stdout, &sum, m)
 	} else {
-		err = report.Text(stdout, &sum, report.TextOptions{Spectrum: o.spectrum})
+		ab := sum
+		if sum.Repeated != nil {
+			// The ab report is the pooled trials'; their medians follow.
+			ab.RequestsPerSecond = sum.PooledRequestsPerSecond
+		}
+		err = report.Text(stdout, &ab, report.TextOptions{Spectrum: o.spectrum})
+		if err == nil && sum.Repeated != nil {
+			writeTrials(stdout, &sum, &tp)
+		}
 	}
 	if err != nil {
 		return err
@@ -373,15 +400,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return sloGate(stdout, o.format == "text", r.objectives, sum.SLO)
 }
 
-// summary derives the report's figures from a run's record, with the
-// verdicts of the --slo objectives.
-func (r *loadPlan) summary(m *stats.Record) stats.Summary {
-	sum := m.Summary()
+// judge adds to a run's figures the verdicts of the --slo objectives (of
+// the pooled trials, with --repeat: on their median requests/sec).
+func (r *loadPlan) judge(sum *stats.Summary) {
 	if len(r.objectives) > 0 {
-		ms := capacity.FromSummary(&sum, r.objectives)
+		ms := capacity.FromSummary(sum, r.objectives)
 		sum.SLO = capacity.Evaluate(r.objectives, &ms)
 	}
-	return sum
 }
 
 // executeError turns the executor's errors into the command's: usage,

@@ -13,11 +13,12 @@ import (
 // builds its flag set: "help COMMAND" and the completion scripts come from
 // it, so that a new flag needs no other change.
 var commands = map[string]func() *pflag.FlagSet{
-	"bench": func() *pflag.FlagSet { return newBenchFlags(&benchOptions{}) },
-	"sweep": func() *pflag.FlagSet { return newSweepFlags(&sweepOptions{}) },
-	"probe": func() *pflag.FlagSet { return newProbeFlags(&probeOptions{}) },
-	"serve": func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
-	"merge": func() *pflag.FlagSet { return newMergeFlags(&mergeOptions{}) },
+	"bench":   func() *pflag.FlagSet { return newBenchFlags(&benchOptions{}) },
+	"sweep":   func() *pflag.FlagSet { return newSweepFlags(&sweepOptions{}) },
+	"probe":   func() *pflag.FlagSet { return newProbeFlags(&probeOptions{}) },
+	"serve":   func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
+	"merge":   func() *pflag.FlagSet { return newMergeFlags(&mergeOptions{}) },
+	"compare": func() *pflag.FlagSet { return newCompareFlags(&compareOptions{}) },
 }
 
 // commandNames returns the names in commands, sorted.

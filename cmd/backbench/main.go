@@ -7,6 +7,7 @@
 //	backbench bench [flags] URL     an ab-style run with ab's report, or JSON
 //	backbench sweep [flags] URL...  a concurrency sweep over several targets
 //	backbench capacity [flags] URL  the highest load within objectives
+//	backbench compare OLD NEW       saved results compared: ratios, intervals, verdicts
 //	backbench probe [flags] URL     what a backend supports
 //	backbench serve [flags]         built-in FastCGI and HTTP backends
 //	backbench merge FILE.json...    one report from runs made on several generators
@@ -68,6 +69,8 @@ Usage:
   backbench probe [flags] URL     what a backend supports at the protocol level
   backbench merge [flags] FILE.json...
                                   one report from the JSON of runs made together on several generators
+  backbench compare OLD.json NEW.json
+                                  compare saved results: ratios, 95% intervals, verdicts
   backbench version               version, commit and Go version (also --version, -V)
   backbench completion bash|zsh   print a completion script for the shell
 
@@ -133,6 +136,8 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = probeCmd(ctx, args[1:], stdout, stderr)
 	case "merge":
 		err = mergeCmd(ctx, args[1:], stdout, stderr)
+	case "compare":
+		err = compareCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-V":
 		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
 			fmt.Fprint(stdout, versionUsage)
@@ -156,7 +161,7 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, capacity, probe, serve, merge, version or completion; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, capacity, compare, probe, serve, merge, version or completion; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }

@@ -34,6 +34,7 @@ type sweepOptions struct {
 	stopRate  string
 	warmup    int64
 	levelList []int
+	repeatOptions
 }
 
 const sweepUsage = `Usage: backbench sweep [flags] --concurrency SPEC [--out DIR] [LABEL=]URL...
@@ -48,6 +49,11 @@ latency against concurrency, two panels in one image).
 SPEC: start:end:step (1:500:10 runs 1, 11, ... 491, 500) or a list (1,2,4,8),
 or both (1,2,10:100:10). -n is the number of requests per level, -t the time
 per level.
+
+With --repeat N (or --precision P), every series runs N trials at every
+level in interleaved rounds; the table gives medians with their 95%
+intervals and every series' verdict against --baseline (faster, slower or
+no difference), and a comparisons table follows.
 
 Flags:
 `
@@ -88,6 +94,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		}
 		fs.AddFlag(f)
 	})
+	addRepeatFlags(fs, &o.repeatOptions, true)
 	o.requests = 1000
 	return fs
 }
@@ -100,6 +107,7 @@ type sweepPlan struct {
 	opts   sweepOptions
 	// objectives are --slo's, judged on every level.
 	objectives []capacity.Objective
+	trials     trialPlan
 }
 
 // parseStopRate reads "0.05" or "5%".
@@ -240,6 +248,14 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		}
 	}
 	p.objectives = targets[0].r.objectives
+	if p.trials, err = validateRepeat(fs, &o.repeatOptions); err != nil {
+		return nil, err
+	}
+	if p.trials.baseline == "" {
+		p.trials.baseline = p.series[0].Label
+	} else if !seen[p.trials.baseline] {
+		return nil, usagef("sweep: --baseline %q is not a series label (%s)", p.trials.baseline, strings.Join(labels(p.series), ", "))
+	}
 	r0 := p.series[0].Plan
 	p.cfg.Levels, p.cfg.EndUnreachable = levels, true
 	p.cfg.Requests, p.cfg.Duration = r0.Requests, o.timeLimit
@@ -283,7 +299,13 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !o.quiet && isTerminal(stderr) {
 		stop = startSweepProgress(&p.cfg, stderr)
 	}
-	res, err := sweep.Run(ctx, p.cfg, p.series)
+	var res sweep.Result
+	var notes []string
+	if p.trials.on {
+		res, notes, err = p.sweepTrials(ctx, &p.trials)
+	} else {
+		res, err = sweep.Run(ctx, p.cfg, p.series)
+	}
 	stop()
 	if err != nil {
 		return executeError(err)
@@ -303,10 +325,16 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	sw := p.report(res)
 	sloLines, sloErr := p.judge(&sw)
-	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+	if p.trials.on {
+		sw.SweepTrials = p.trials.report(res.Series, notes)
+		fmt.Fprintln(stdout, p.trials.describe(true))
+	}
+	fmt.Fprintln(stdout)
 	if err := report.SweepTable(stdout, &sw); err != nil {
 		return err
 	}
+	writeComparisons(stdout, sw.SweepTrials)
 	for _, l := range sloLines {
 		fmt.Fprintln(stdout, l)
 	}
@@ -332,6 +360,15 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errInterrupted
 	}
 	return sloErr
+}
+
+// labels returns the labels of series.
+func labels(series []sweep.Series) []string {
+	out := make([]string, len(series))
+	for i, s := range series {
+		out[i] = s.Label
+	}
+	return out
 }
 
 // perLevel describes the budget of one level for the table's title.

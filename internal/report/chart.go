@@ -127,6 +127,9 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 	if sw.RequestsPerLevel == 0 {
 		what = strconv.FormatFloat(sw.SecondsPerLevel, 'f', -1, 64) + " s per level"
 	}
+	if sw.SweepTrials != nil {
+		what += ", medians of trials with 95% intervals"
+	}
 	top.Title.Text = "backbench sweep: requests per second (" + what + ")"
 	top.X.Label.Text = "concurrency (connections)"
 	top.Y.Label.Text = "requests / second"
@@ -142,17 +145,26 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 	var overflowed plotter.XYs
 	for i, se := range sw.Series {
 		var rps, p99 plotter.XYs
-		for _, s := range se.Levels {
+		var rpsErr, p99Err errorBars
+		for k := range se.Levels {
+			s := &se.Levels[k]
 			if s.Complete == 0 {
 				continue
 			}
 			x := float64(s.Concurrency)
 			rps = append(rps, plotter.XY{X: x, Y: s.RequestsPerSecond})
-			p99 = append(p99, plotter.XY{X: x, Y: s.Percentiles["99"]})
+			p99 = append(p99, plotter.XY{X: x, Y: P99Of(s)})
 			if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
-				overflowed = append(overflowed, plotter.XY{X: x, Y: s.Percentiles["99"]})
+				overflowed = append(overflowed, plotter.XY{X: x, Y: P99Of(s)})
 			}
 			maxRPS = max(maxRPS, s.RequestsPerSecond)
+			if t := s.Repeated; t != nil {
+				rpsErr.add(x, s.RequestsPerSecond, t.RequestsPerSecondCI95)
+				p99Err.add(x, t.P99Ms, t.P99MsCI95)
+				if t.RequestsPerSecondCI95 != nil {
+					maxRPS = max(maxRPS, t.RequestsPerSecondCI95[1])
+				}
+			}
 		}
 		label := se.Label
 		if se.Stop != nil {
@@ -171,6 +183,15 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			}
 			if len(pts) > 0 {
 				p.Add(line, marks)
+			}
+			// The 95% intervals of trials, as error bars.
+			if bars := []errorBars{rpsErr, p99Err}[k]; len(bars.XYs) > 0 {
+				eb, err := plotter.NewYErrorBars(bars)
+				if err != nil {
+					return nil, nil, fmt.Errorf("report: chart of %q: %w", se.Label, err)
+				}
+				eb.Color, eb.CapWidth = line.Color, vg.Points(5)
+				p.Add(eb)
 			}
 			if k == 0 {
 				thumbs = []plot.Thumbnailer{line, marks}
@@ -197,6 +218,22 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 	top.Legend.Top, top.Legend.Left = true, true
 	top.Legend.XOffs, top.Legend.YOffs = vg.Millimeter*3, -vg.Millimeter*2
 	return top, bottom, nil
+}
+
+// errorBars are the 95% intervals of a series' levels, for
+// plotter.NewYErrorBars.
+type errorBars struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// add adds the interval ci (nil: none) of value v at x.
+func (e *errorBars) add(x, v float64, ci []float64) {
+	if ci == nil {
+		return
+	}
+	e.XYs = append(e.XYs, plotter.XY{X: x, Y: v})
+	e.YErrors = append(e.YErrors, struct{ Low, High float64 }{v - ci[0], ci[1] - v})
 }
 
 // styleSeries gives series i its colour, marker and dash pattern: colours

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // Sweep is the result of a concurrency sweep as the sweep renderers see it:
@@ -30,6 +32,8 @@ type Sweep struct {
 	Series []SweepSeries `json:"series"`
 	// Interrupted reports a sweep stopped by a signal.
 	Interrupted bool `json:"interrupted"`
+	// SweepTrials is set for a sweep of repeated trials.
+	*SweepTrials
 }
 
 // SweepSeries is one series of a sweep.
@@ -68,7 +72,8 @@ var SweepCSVHeader = []string{"label", "concurrency", "requests", "complete", "f
 	"requests_per_second", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "transfer_rate_kbytes_per_second",
 	"backend_cpu_seconds", "backend_peak_rss_bytes", "backend_processes_max",
 	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached",
-	"listen_overflows", "backend_peak_pss_bytes", "backend_mean_pss_bytes"}
+	"listen_overflows", "backend_peak_pss_bytes", "backend_mean_pss_bytes",
+	"trials", "requests_per_second_ci95_low", "requests_per_second_ci95_high", "p99_ms_ci95_low", "p99_ms_ci95_high"}
 
 // fpmCSVFields are the php-fpm status fields of the last SweepCSVHeader
 // columns, as read at the end of each level (--fpm-status).
@@ -81,7 +86,10 @@ var fpmCSVFields = []string{"listen queue", "active processes", "max children re
 // columns are empty when the level sampled no backend, the fpm_* columns
 // when it read no php-fpm status page. listen_overflows is the rise of the
 // kernel's machine-wide TcpExt ListenOverflows during the level, empty when
-// not read (the target is not a local TCP address).
+// not read (the target is not a local TCP address). With trials
+// (--repeat), p50_ms and p99_ms are the medians of the trials' and the
+// last five columns say how many trials ran and give the 95% intervals of
+// the median req/s and p99; without trials they are empty.
 func SweepCSV(w io.Writer, sw *Sweep) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(SweepCSVHeader); err != nil {
@@ -95,7 +103,7 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 			s := &se.Levels[k]
 			row := []string{se.Label, strconv.Itoa(s.Concurrency), i(s.Requests), i(s.Complete), i(s.Failed), i(s.Non2xx),
 				f2(s.RequestsPerSecond), f3(s.ConnectionTimes.Total.Mean),
-				f3(s.Percentiles["50"]), f3(s.Percentiles["90"]), f3(s.Percentiles["99"]), f3(s.ConnectionTimes.Total.Max),
+				f3(P50Of(s)), f3(s.Percentiles["90"]), f3(P99Of(s)), f3(s.ConnectionTimes.Total.Max),
 				f2(s.TransferRate), "", "", ""}
 			if b := s.Backend; b != nil && b.Samples > 0 {
 				row[13], row[14], row[15] = f3(b.CPUSeconds), i(b.PeakRSSBytes), strconv.Itoa(b.ProcessesMax)
@@ -115,6 +123,17 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 				pssPeak, pssMean = i(b.PeakPSSBytes), i(b.MeanPSSBytes)
 			}
 			row = append(row, lo, pssPeak, pssMean)
+			row = append(row, "", "", "", "", "")
+			if t := s.Repeated; t != nil {
+				n := len(row)
+				row[n-5] = strconv.Itoa(len(t.Trials))
+				if ci := t.RequestsPerSecondCI95; ci != nil {
+					row[n-4], row[n-3] = f2(ci[0]), f2(ci[1])
+				}
+				if ci := t.P99MsCI95; ci != nil {
+					row[n-2], row[n-1] = f3(ci[0]), f3(ci[1])
+				}
+			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -136,46 +155,122 @@ const (
 	tabRPS    = 9
 	tabP99    = 8
 	tabFailed = 7
-	tabGroup  = tabRPS + 1 + tabP99 + 1 + tabFailed
-	tabSep    = "   "
+	// With trials: the "± x%" of req/s and the verdict.
+	tabPM      = 7
+	tabVerdict = 13
+	tabSep     = "   "
 )
 
 // SweepTable writes the compact terminal table: a header with the series
 // labels, one row per level with a column group per series (req/s, p99 ms,
 // failed), "-" where a series did not run the level, then a line per
 // stopped series saying where and why, and for a cluster target the
-// per-address lines of every level, as bench prints them.
+// per-address lines of every level, as bench prints them. A sweep of
+// trials adds "± x%" (the 95% interval of the median req/s) after req/s
+// and, to every series but the baseline, the req/s verdict against the
+// baseline.
 func SweepTable(w io.Writer, sw *Sweep) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%-11s", "")
-	for _, se := range sw.Series {
-		label := se.Label
-		if len(label) > tabGroup {
-			label = label[:tabGroup-1] + "~"
+	type column struct {
+		name  string
+		width int
+	}
+	groups := make([][]column, len(sw.Series))
+	for i, se := range sw.Series {
+		groups[i] = []column{{"req/s", tabRPS}, {"p99 ms", tabP99}, {"failed", tabFailed}}
+		if sw.SweepTrials != nil {
+			groups[i] = slices.Insert(groups[i], 1, column{"±", tabPM})
+			if se.Label != sw.Baseline {
+				width := tabVerdict
+				for _, level := range sw.Levels {
+					if c := sw.comparison(se.Label, level); c != nil {
+						width = max(width, len(c.VerdictText()))
+					}
+				}
+				groups[i] = append(groups[i], column{"vs " + sw.Baseline, width})
+			}
 		}
-		fmt.Fprintf(bw, "%s%*s", tabSep, tabGroup, label)
 	}
-	fmt.Fprintf(bw, "\n%-11s", "concurrency")
-	for range sw.Series {
-		fmt.Fprintf(bw, "%s%*s %*s %*s", tabSep, tabRPS, "req/s", tabP99, "p99 ms", tabFailed, "failed")
+	groupWidth := func(g []column) int {
+		n := -1
+		for _, c := range g {
+			n += c.width + 1
+		}
+		return n
 	}
-	bw.WriteString("\n")
+	// cells writes one group's cells, right-aligned but the verdict.
+	cells := func(b *strings.Builder, g []column, vals []string) {
+		b.WriteString(tabSep)
+		for k, c := range g {
+			if k > 0 {
+				b.WriteString(" ")
+			}
+			if strings.HasPrefix(c.name, "vs ") {
+				fmt.Fprintf(b, "%-*s", c.width, vals[k])
+			} else {
+				fmt.Fprintf(b, "%*s", c.width, vals[k])
+			}
+		}
+	}
+	fmt.Fprintf(bw, "%-11s", "")
+	for i, se := range sw.Series {
+		label, gw := se.Label, groupWidth(groups[i])
+		if len(label) > gw {
+			label = label[:gw-1] + "~"
+		}
+		fmt.Fprintf(bw, "%s%*s", tabSep, gw, label)
+	}
+	var head strings.Builder
+	fmt.Fprintf(&head, "\n%-11s", "concurrency")
+	for _, g := range groups {
+		names := make([]string, len(g))
+		for k, c := range g {
+			names[k] = c.name
+			if len(names[k]) > c.width {
+				names[k] = names[k][:c.width-1] + "~"
+			}
+		}
+		cells(&head, g, names)
+	}
+	bw.WriteString(strings.TrimRight(head.String(), " ") + "\n")
 	for _, level := range sw.Levels {
 		var row strings.Builder
 		ran := false
 		fmt.Fprintf(&row, "%11d", level)
-		for _, se := range sw.Series {
+		for i, se := range sw.Series {
+			g := groups[i]
+			vals := make([]string, len(g))
 			s := levelOf(&se, level)
 			if s == nil {
-				fmt.Fprintf(&row, "%s%*s %*s %*s", tabSep, tabRPS, "-", tabP99, "-", tabFailed, "-")
+				for k := range vals {
+					vals[k] = "-"
+				}
+				cells(&row, g, vals)
 				continue
 			}
 			ran = true
 			p99 := "-"
 			if s.Complete > 0 {
-				p99 = strconv.FormatFloat(s.Percentiles["99"], 'f', 1, 64)
+				p99 = strconv.FormatFloat(P99Of(s), 'f', 1, 64)
 			}
-			fmt.Fprintf(&row, "%s%*.1f %*s %*d", tabSep, tabRPS, s.RequestsPerSecond, tabP99, p99, tabFailed, s.Failed)
+			vals[0] = strconv.FormatFloat(s.RequestsPerSecond, 'f', 1, 64)
+			k := 1
+			if sw.SweepTrials != nil {
+				vals[1] = "-"
+				if s.Repeated != nil && s.RequestsPerSecondCI95 != nil {
+					e := trials.Estimate{Median: s.RequestsPerSecond, Lo: s.RequestsPerSecondCI95[0], Hi: s.RequestsPerSecondCI95[1], N: 2}
+					vals[1] = e.PlusMinus()
+				}
+				k = 2
+			}
+			vals[k], vals[k+1] = p99, strconv.FormatInt(s.Failed, 10)
+			if k+2 < len(vals) {
+				vals[k+2] = "-"
+				if c := sw.comparison(se.Label, level); c != nil {
+					vals[k+2] = c.VerdictText()
+				}
+			}
+			cells(&row, g, vals)
 		}
 		if ran {
 			bw.WriteString(strings.TrimRight(row.String(), " ") + "\n")
@@ -213,6 +308,39 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 		bw.WriteString("Interrupted: the sweep was stopped by a signal; the last level is partial.\n")
 	}
 	return bw.Flush()
+}
+
+// comparison returns the requests/sec comparison of series label against
+// the baseline at a level, or nil.
+func (sw *Sweep) comparison(label string, level int) *trials.Comparison {
+	if sw.SweepTrials == nil {
+		return nil
+	}
+	for i := range sw.Comparisons {
+		c := &sw.Comparisons[i]
+		if c.Series == label && c.Baseline == sw.Baseline && c.Concurrency == level && c.Metric == trials.MetricRequestsPerSecond {
+			return c
+		}
+	}
+	return nil
+}
+
+// P50Of and P99Of return a result's p50 and p99 of the total request
+// time in ms: with trials the medians of the trials', whose intervals the
+// result carries, else the run's own.
+func P50Of(s *stats.Summary) float64 {
+	if s.Repeated != nil {
+		return s.P50Ms
+	}
+	return s.Percentiles["50"]
+}
+
+// P99Of: see P50Of.
+func P99Of(s *stats.Summary) float64 {
+	if s.Repeated != nil {
+		return s.P99Ms
+	}
+	return s.Percentiles["99"]
 }
 
 // levelOf returns the Summary of se at the given concurrency, or nil.

@@ -5,12 +5,14 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"image/png"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // level is a synthetic Summary of one sweep level.
@@ -78,8 +80,46 @@ func TestGoldenSweepCSV(t *testing.T) {
 	if got := rows[4]; got[0] != `prefork:4, "ka"` || got[1] != "1" || got[6] != "99.50" || got[10] != "10.200" {
 		t.Errorf("row 4: %q", got)
 	}
-	if got := rows[2][13:]; !reflect.DeepEqual(got, []string{"0.125", "42991616", "5", "3", "4", "1", "175", "12582912", "11534336"}) {
-		t.Errorf("row 2, backend and php-fpm columns: %q", got)
+	if got := rows[2][13:]; !reflect.DeepEqual(got, []string{"0.125", "42991616", "5", "3", "4", "1", "175", "12582912", "11534336", "", "", "", "", ""}) {
+		t.Errorf("row 2, backend and php-fpm columns, no trial columns: %q", got)
+	}
+}
+
+// TestSweepTrials: a sweep of trials puts its trial count and intervals in
+// sweep.csv, "± x%" and the verdict against the baseline in the table, and
+// the comparisons in sweep.json.
+func TestSweepTrials(t *testing.T) {
+	sw := fixedSweep()
+	base, other := sw.Series[0].Label, sw.Series[1].Label
+	for i := range sw.Series[:2] {
+		l := &sw.Series[i].Levels[0]
+		l.Repeated = &stats.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{l.RequestsPerSecond * 0.98, l.RequestsPerSecond * 1.03},
+			P99Ms: 10.5, P99MsCI95: []float64{10, 12}, Confidence: 0.9375}
+	}
+	ratio := 0.8
+	sw.SweepTrials = &SweepTrials{Repeat: 5, Seed: 7, Noise: 0.02, Baseline: base, Comparisons: []trials.Comparison{
+		{Series: other, Baseline: base, Concurrency: sw.Levels[0], Metric: trials.MetricRequestsPerSecond,
+			Ratio: &ratio, RatioCI95: []float64{0.78, 0.82}, PValue: 0.008, Verdict: trials.Slower,
+			FailedRatio: &trials.Sides{Series: 0.62}}}}
+	var csvOut, table, js bytes.Buffer
+	if err := errors.Join(SweepCSV(&csvOut, &sw), SweepTable(&table, &sw), SweepJSON(&js, &sw)); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := csv.NewReader(&csvOut).ReadAll()
+	n := len(SweepCSVHeader)
+	if got := rows[1][n-5:]; got[0] != "5" || got[3] != "10.000" || got[4] != "12.000" || rows[1][10] != "10.500" {
+		t.Errorf("trial columns %q, p99_ms %q: want 5 trials, p99 interval 10 to 12, p99 the trials' median", got, rows[1][10])
+	}
+	if rows[2][n-5] != "" {
+		t.Errorf("a level without trials has trial columns: %q", rows[2][n-5:])
+	}
+	if s := table.String(); !strings.Contains(s, "± 3.0%") || !strings.Contains(s, "slower (62% failed)") || !strings.Contains(s, "vs "+base) {
+		t.Errorf("table without ±, verdict or its failures:\n%s", s)
+	}
+	for _, k := range []string{`"comparisons"`, `"ratio_ci95"`, `"requests_per_second_ci95"`, `"p99_ms_ci95"`, `"trials"`, `"seed": 7`, `"failed_ratio"`} {
+		if !strings.Contains(js.String(), k) {
+			t.Errorf("sweep.json has no %s", k)
+		}
 	}
 }
 

@@ -237,6 +237,8 @@ type Summary struct {
 	// SLO holds the verdict on each objective given with --slo, in order;
 	// absent without objectives.
 	SLO []SLOResult `json:"slo_results,omitempty"`
+	// Repeated is set on the result of repeated trials.
+	*Repeated
 }
 
 // BackendLost is the moment a backend that had accepted connections

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+const compareUsage = `Usage: backbench compare [flags] OLD.json NEW.json [MORE.json...]
+
+Compares saved results: bench JSON (--format json) or sweep.json, with or
+without trials (--repeat). Series are matched by label, levels by
+concurrency; every file after the first is compared with the first. Per
+series, level and metric (requests/sec, p99): both medians with their 95%
+intervals, the ratio new/old with its 95% interval, the Mann-Whitney
+p-value and a verdict (faster, slower, lower, higher or no difference).
+A result without trials has no interval, and so no verdict.
+
+Files of different targets or load shapes compare only with --force.
+
+Flags:
+`
+
+// compareOptions are the flags of compare.
+type compareOptions struct {
+	format string
+	noise  string
+	force  bool
+}
+
+// runRequests is the request budget of one run of a saved result (of a
+// trial, for a result of trials, whose Requests add up).
+func runRequests(s *stats.Summary) int64 {
+	if s.Repeated != nil && len(s.Trials) > 0 {
+		return s.Trials[0].Plan.Requests
+	}
+	return s.Requests
+}
+
+// savedSeries is a series of a saved file: a bench result is one series
+// with one level.
+type savedSeries struct {
+	Label     string          `json:"label"`
+	KeepAlive bool            `json:"keep_alive"`
+	Levels    []stats.Summary `json:"levels"`
+	Target    struct {
+		URL string `json:"url"`
+	} `json:"target"`
+}
+
+// savedFile is a saved bench or sweep result.
+type savedFile struct {
+	path  string
+	sweep bool
+	// The sweep's load shape.
+	Levels           []int         `json:"levels"`
+	RequestsPerLevel int64         `json:"requests_per_level"`
+	SecondsPerLevel  float64       `json:"seconds_per_level"`
+	Series           []savedSeries `json:"series"`
+}
+
+// loadSaved reads a saved result; anything else is a usage error.
+func loadSaved(path string) (*savedFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("compare: %v", err)
+	}
+	notResult := usagef("compare: %s is not a bench or sweep result (want the JSON of bench --format json or a sweep.json)", path)
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(b, &keys) != nil {
+		return nil, notResult
+	}
+	f := &savedFile{path: path}
+	switch {
+	case keys["series"] != nil && keys["levels"] != nil:
+		f.sweep = true
+		if json.Unmarshal(b, f) != nil || len(f.Series) == 0 {
+			return nil, notResult
+		}
+	case keys["target"] != nil && keys["requests_per_second"] != nil:
+		var r stats.Summary
+		if json.Unmarshal(b, &r) != nil {
+			return nil, notResult
+		}
+		s := savedSeries{Label: r.Target.URL, KeepAlive: r.KeepAlive, Levels: []stats.Summary{r}}
+		s.Target.URL = r.Target.URL
+		f.Series = []savedSeries{s}
+	default:
+		return nil, notResult
+	}
+	for _, se := range f.Series {
+		for _, l := range se.Levels {
+			if l.Repeated != nil && (len(l.Trials) == 0 || slices.Contains(l.Trials, nil)) {
+				return nil, notResult
+			}
+		}
+	}
+	return f, nil
+}
+
+// differences lists how f differs from other in what it measured and how
+// (targets and load shapes), for the --force check.
+func (f *savedFile) differences(other *savedFile) []string {
+	var d []string
+	if f.sweep != other.sweep {
+		return []string{"one is a bench result, the other a sweep"}
+	}
+	if f.sweep {
+		if !slices.Equal(f.Levels, other.Levels) {
+			d = append(d, fmt.Sprintf("levels %v and %v", other.Levels, f.Levels))
+		}
+		if f.RequestsPerLevel != other.RequestsPerLevel || f.SecondsPerLevel != other.SecondsPerLevel {
+			d = append(d, fmt.Sprintf("%s and %s per level", budget(other.RequestsPerLevel, other.SecondsPerLevel),
+				budget(f.RequestsPerLevel, f.SecondsPerLevel)))
+		}
+	}
+	for _, s := range f.Series {
+		o := other.series(s.Label, f.sweep)
+		if o == nil {
+			continue
+		}
+		name := ""
+		if f.sweep {
+			name = "series " + s.Label + ": "
+		}
+		if s.Target.URL != o.Target.URL {
+			d = append(d, fmt.Sprintf("%stargets %s and %s", name, o.Target.URL, s.Target.URL))
+		}
+		if s.KeepAlive != o.KeepAlive {
+			d = append(d, name+"keep-alive on one side only")
+		}
+		if !f.sweep {
+			a, b := &o.Levels[0], &s.Levels[0]
+			if a.Concurrency != b.Concurrency {
+				d = append(d, fmt.Sprintf("concurrency %d and %d", a.Concurrency, b.Concurrency))
+			}
+			if na, nb := runRequests(a), runRequests(b); na != nb {
+				d = append(d, fmt.Sprintf("%d and %d requests", na, nb))
+			}
+			if a.Method != b.Method || a.HTTPVersion != b.HTTPVersion {
+				d = append(d, "the request method or HTTP version")
+			}
+			if (a.Open == nil) != (b.Open == nil) || a.Open != nil && a.Open.RateAsked != b.Open.RateAsked {
+				d = append(d, "the load model (--rate)")
+			}
+		}
+	}
+	return d
+}
+
+func budget(n int64, secs float64) string {
+	switch {
+	case n > 0 && secs > 0:
+		return fmt.Sprintf("%d requests or %g s", n, secs)
+	case n > 0:
+		return fmt.Sprintf("%d requests", n)
+	}
+	return fmt.Sprintf("%g s", secs)
+}
+
+// series finds a series by label; a bench result's only series matches any
+// label.
+func (f *savedFile) series(label string, sweep bool) *savedSeries {
+	if !sweep {
+		return &f.Series[0]
+	}
+	for i := range f.Series {
+		if f.Series[i].Label == label {
+			return &f.Series[i]
+		}
+	}
+	return nil
+}
+
+// level finds a level by concurrency; a bench result's only level matches
+// any (their difference is a shape difference).
+func (s *savedSeries) level(c int, sweep bool) *stats.Summary {
+	if !sweep {
+		return &s.Levels[0]
+	}
+	for i := range s.Levels {
+		if s.Levels[i].Concurrency == c {
+			return &s.Levels[i]
+		}
+	}
+	return nil
+}
+
+// compareResult is compare's JSON output.
+type compareResult struct {
+	Files       []string            `json:"files"`
+	Noise       float64             `json:"noise"`
+	Forced      bool                `json:"forced"`
+	Notes       []string            `json:"notes"`
+	Comparisons []trials.Comparison `json:"comparisons"`
+}
+
+func newCompareFlags(o *compareOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output: text (a table) or json")
+	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose interval reaches within 1 ± P is no difference")
+	fs.BoolVar(&o.force, "force", false, "compare files of different targets or load shapes (and say so)")
+	return fs
+}
+
+// parsePercent reads "2%" or "0.02" as a fraction from 0 to below 1.
+func parsePercent(flag, s string) (float64, error) {
+	f, err := parseStopRate(s)
+	if err != nil || f >= 1 {
+		return 0, usagef("bad %s %q: want a percentage from 0%% to below 100%% (2%%) or a fraction (0.02)", flag, s)
+	}
+	return f, nil
+}
+
+func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	var o compareOptions
+	fs := newCompareFlags(&o)
+	if err := parseFlags(fs, compareUsage, args, stdout); err != nil {
+		return err
+	}
+	noise, err := parsePercent("--noise", o.noise)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() < 2 {
+		return usagef("compare: want at least two files, OLD.json NEW.json (see backbench compare --help)")
+	}
+	var files []*savedFile
+	for _, p := range fs.Args() {
+		f, err := loadSaved(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+	}
+	res := compareResult{Noise: noise, Forced: o.force, Notes: []string{}, Comparisons: []trials.Comparison{}}
+	old := files[0]
+	for _, f := range files {
+		res.Files = append(res.Files, f.path)
+	}
+	for _, f := range files[1:] {
+		if d := f.differences(old); len(d) > 0 {
+			if !o.force {
+				return usagef("compare: %s and %s differ (%s); --force compares them anyway", old.path, f.path, strings.Join(d, "; "))
+			}
+			res.Notes = append(res.Notes, fmt.Sprintf("compared with --force, although %s and %s differ: %s", old.path, f.path, strings.Join(d, "; ")))
+		}
+		res.Comparisons = append(res.Comparisons, compareFiles(old, f, noise, &res.Notes)...)
+	}
+	for _, f := range files {
+		if !f.hasTrials() {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s has no trials (one run per level): there is no interval, and so no verdict; run with --repeat N", f.path))
+		}
+	}
+	res.Notes = append(res.Notes, fewTrialsNotes(res.Comparisons)...)
+	if len(res.Comparisons) == 0 {
+		return usagef("compare: no series and level in common between %s", strings.Join(res.Files, ", "))
+	}
+	if o.format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(&res)
+	}
+	rows := res.Comparisons
+	if len(files) == 2 {
+		// One pair of files: named once, above the table.
+		fmt.Fprintf(stdout, "Baseline: %s\nNew:      %s\n", old.path, files[1].path)
+		rows = slices.Clone(rows)
+		for i := range rows {
+			rows[i].File, rows[i].BaselineFile = "", ""
+		}
+	} else {
+		fmt.Fprintf(stdout, "Baseline: %s\n", old.path)
+	}
+	fmt.Fprintf(stdout, "Noise threshold: ±%g%%\n\n", 100*noise)
+	if err := report.ComparisonTable(stdout, rows); err != nil {
+		return err
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(stdout, "\nNote: %s", n)
+	}
+	if len(res.Notes) > 0 {
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}
+
+// hasTrials reports whether every level of f has trials.
+func (f *savedFile) hasTrials() bool {
+	for _, s := range f.Series {
+		for _, l := range s.Levels {
+			if l.Repeated == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// compareFiles compares every series and level of f found in old.
+func compareFiles(old, f *savedFile, noise float64, notes *[]string) []trials.Comparison {
+	var out []trials.Comparison
+	for _, s := range f.Series {
+		o := old.series(s.Label, f.sweep)
+		if o == nil {
+			*notes = append(*notes, fmt.Sprintf("series %q of %s is not in %s", s.Label, f.path, old.path))
+			continue
+		}
+		for i := range s.Levels {
+			l := &s.Levels[i]
+			ol := o.level(l.Concurrency, f.sweep)
+			if ol == nil {
+				continue
+			}
+			for _, c := range trials.CompareLevel(s.Label, o.Label, l.Concurrency, trialsOf(l), trialsOf(ol), noise) {
+				c.File, c.BaselineFile = f.path, old.path
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoadSaved: whatever a file holds, compare either refuses it with a
+// usage error or reads it, and then compares it with itself without
+// panicking, every comparison with one of the verdict words.
+func FuzzLoadSaved(f *testing.F) {
+	for _, seed := range []string{
+		`{"target": {"url": "fcgi://x/"}, "requests_per_second": 1, "percentiles_ms": {"99": 2}}`,
+		`{"target": {"url": "fcgi://x/"}, "requests_per_second": 1, "trials": [null]}`,
+		`{"target": {"url": "fcgi://x/"}, "requests_per_second": 1, "trials": []}`,
+		`{"levels": [1], "series": [{"label": "a", "levels": [{"concurrency_level": 1, "requests_per_second": 3}]}]}`,
+		`{"levels": [1], "series": [{"label": "a", "levels": []}, {"label": "a"}]}`,
+		`{"levels": [1], "series": [{"label": "a", "levels": [{"trials": [{"schema": 1}]}]}]}`,
+		`[]`, `null`, `{"series": 1, "levels": 2}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "f.json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sf, err := loadSaved(p)
+		if err != nil {
+			if _, ok := err.(*usageError); !ok {
+				t.Fatalf("loadSaved: %T %v, want a usage error", err, err)
+			}
+			return
+		}
+		var notes []string
+		for _, c := range compareFiles(sf, sf, 0.02, &notes) {
+			switch c.Verdict {
+			case "faster", "slower", "lower", "higher", "no difference":
+			default:
+				t.Fatalf("verdict %q", c.Verdict)
+			}
+		}
+		sf.differences(sf)
+		sf.hasTrials()
+	})
+}

@@ -1,0 +1,59 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// ComparisonTable writes comparisons as a table, one row per series, level
+// and metric, benchstat's way: the baseline's median ± its interval, the
+// series', the ratio with its 95% interval, the p-value and the verdict
+// (with the failures of either side).
+func ComparisonTable(w io.Writer, cs []trials.Comparison) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "series\tbaseline\tc\tmetric\tbaseline value\tvalue\tratio [95% interval]\tp\tverdict")
+	for i := range cs {
+		c := &cs[i]
+		series, baseline := c.Series, c.Baseline
+		if c.File != "" {
+			series, baseline = c.Series+" ("+c.File+")", c.Baseline+" ("+c.BaselineFile+")"
+		}
+		p := "-"
+		if c.RatioCI95 != nil {
+			p = fmt.Sprintf("%.3f", c.PValue)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", series, baseline, c.Concurrency,
+			metricName(c.Metric), valueText(c.BaselineValue, c.BaselineValueCI95),
+			valueText(c.Value, c.ValueCI95), c.RatioText(), p, c.VerdictText())
+	}
+	return tw.Flush()
+}
+
+// metricName is the table's name of a metric.
+func metricName(m string) string {
+	switch m {
+	case trials.MetricRequestsPerSecond:
+		return "req/s"
+	case trials.MetricP99Ms:
+		return "p99 ms"
+	}
+	return m
+}
+
+// valueText is "93.41 ± 0.8%", the median alone without an interval, or
+// "-" without a value.
+func valueText(v *float64, ci []float64) string {
+	if v == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%.2f", *v)
+	if ci != nil && *v != 0 {
+		e := trials.Estimate{Median: *v, Lo: ci[0], Hi: ci[1], N: 2}
+		s += " " + e.PlusMinus()
+	}
+	return strings.TrimSpace(s)
+}

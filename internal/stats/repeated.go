@@ -1,0 +1,33 @@
+package stats
+
+// Repeated is what a result of repeated trials (--repeat) adds to its
+// Summary, which is then the pooled trials' with the median requests/sec.
+// Its fields appear in the result's own JSON object; without trials it is
+// nil and none of them do.
+type Repeated struct {
+	// Trials are the trials' own records, in the order they ran (each
+	// with its started_at); the result is their Merge.
+	Trials []*Record `json:"trials"`
+	// RequestsPerSecondCI95 is the 95% interval of the median
+	// requests/sec (Summary.RequestsPerSecond), [low, high]; null with
+	// one trial.
+	RequestsPerSecondCI95 []float64 `json:"requests_per_second_ci95"`
+	// PooledRequestsPerSecond is the pooled trials' complete requests
+	// over their time added up: the figure of the ab report.
+	PooledRequestsPerSecond float64 `json:"pooled_requests_per_second"`
+	// P50Ms and P99Ms are the medians of the trials' p50 and p99 of the
+	// total request time, in ms; the _CI95 fields their intervals.
+	P50Ms     float64   `json:"p50_ms"`
+	P50MsCI95 []float64 `json:"p50_ms_ci95"`
+	P99Ms     float64   `json:"p99_ms"`
+	P99MsCI95 []float64 `json:"p99_ms_ci95"`
+	// Confidence is the level of the intervals: 0.95 from 6 trials, less
+	// with fewer (the range of the trials: 0.9375 with 5).
+	Confidence float64 `json:"ci_confidence"`
+	// Seed, in a bench result, seeded the trials' rounds (a sweep says it
+	// once, at the top).
+	Seed uint64 `json:"seed,omitempty"`
+	// Precise, with --precision, reports whether the requests/sec
+	// interval got within the precision asked before --max-repeat.
+	Precise *bool `json:"precise,omitempty"`
+}
