@@ -8,6 +8,7 @@ declare -A allowed=(
   [internal/stats]="internal/load"
   [internal/run]="internal/load internal/stats"
   [internal/report]="internal/load internal/stats"
+  [internal/report/page]="internal/report internal/load internal/stats"
   [internal/sweep]="internal/load internal/run internal/stats"
   [internal/procstat]=""
   [sockets]=""

@@ -6,6 +6,7 @@
 //
 //	backbench bench [flags] URL   an ab-style run with ab's report, or JSON
 //	backbench serve [flags]       built-in FastCGI and HTTP backends
+//	backbench report FILE...      an HTML page of saved results
 //
 // Run "backbench COMMAND --help" for the flags of each. Exit status: 0 on
 // success, 1 when the target cannot be reached, 2 for a bad command line,
@@ -54,6 +55,8 @@ Usage:
                                   concurrency sweep over several targets: table, CSV, JSON, chart
   backbench serve [flags]         run built-in FastCGI/HTTP backends
   backbench probe [flags] URL     what a backend supports at the protocol level
+  backbench report [-o FILE] RESULT.json...
+                                  one self-contained HTML page of saved results
 
 URL forms:
   http://HOST:PORT/PATH?QUERY        fcgi://HOST:PORT/PATH?QUERY
@@ -113,11 +116,13 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = serveCmd(ctx, args[1:], stdout, stderr)
 	case "probe":
 		err = probeCmd(ctx, args[1:], stdout, stderr)
+	case "report":
+		err = reportCmd(args[1:], stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, probe or serve; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, probe, report or serve; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }
