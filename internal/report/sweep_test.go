@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"image/png"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -168,14 +169,19 @@ func TestSweepChart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			height, svgHeight := ChartHeightPx, "720pt"
+			panels, failed, backend := 2, false, false
 			for _, se := range tc.sw.Series {
 				for _, l := range se.Levels {
-					if l.Backend != nil && l.TimeTaken > 0 { // a third panel: the backend's CPU
-						height, svgHeight = ChartHeightBackendPx, "1080pt"
-					}
+					failed = failed || l.Failed > 0                            // a panel of the failure ratio
+					backend = backend || (l.Backend != nil && l.TimeTaken > 0) // a panel of the backend's CPU
 				}
 			}
+			for _, b := range []bool{failed, backend} {
+				if b {
+					panels++
+				}
+			}
+			height, svgHeight := panels*PanelHeightPx, strconv.Itoa(panels*360)+"pt"
 			if r := img.Bounds(); r.Dx() != ChartWidthPx || r.Dy() != height {
 				t.Errorf("png is %v, want %dx%d", r, ChartWidthPx, height)
 			}
@@ -203,6 +209,11 @@ func TestSweepChart(t *testing.T) {
 			for _, se := range tc.sw.Series {
 				if !strings.Contains(svg, xmlEscape(se.Label)) {
 					t.Errorf("svg legend lacks %q", se.Label)
+				}
+			}
+			for _, want := range []string{"failed requests (failed / finished)", "ringed: a level with failed requests"} {
+				if strings.Contains(svg, want) != failed {
+					t.Errorf("svg has %q: %v, want %v", want, !failed, failed)
 				}
 			}
 			if tc.name == "fixed" && !strings.Contains(svg, "broken (stopped at c=11)") {
