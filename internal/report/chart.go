@@ -271,6 +271,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 	if anyFailed {
 		rings, _ := plotter.NewScatter(plotter.XYs{})
 		styleRings(rings)
+		rings.Radius = vg.Points(3.5) // to fit a legend row
 		top.Legend.Add("ringed: a level with failed requests", rings)
 	}
 	// Room above the highest line for the legend in the top-left corner.

@@ -75,7 +75,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
 		}
 	}
-	fmt.Fprintf(b, "<p>%d results: %s.", len(results), strings.Join(kinds, ", "))
+	fmt.Fprintf(b, "<p>%s: %s.", plural(len(results), "result"), strings.Join(kinds, ", "))
 	if !o.Generated.IsZero() {
 		fmt.Fprintf(b, " Page made %s.", o.Generated.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
@@ -299,8 +299,10 @@ func spectrumLine(label string, style int, s *stats.Summary) *line {
 		ps = append(ps, pc)
 	}
 	sort.Float64s(ps)
-	for _, pc := range ps {
-		l.pts = append(l.pts, point{x: spectrumX(pc), y: seen[pc], failed: s.Failed > 0,
+	for i, pc := range ps {
+		// A failed run is ringed once, at its first point: the line is
+		// the level.
+		l.pts = append(l.pts, point{x: spectrumX(pc), y: seen[pc], failed: s.Failed > 0 && i == 0,
 			tip: fmt.Sprintf("%s: p%s = %.3f ms%s", label, fnum(pc), seen[pc], failedText(s))})
 	}
 	return l
@@ -374,6 +376,14 @@ func (p *pager) comparisons(cs []comparison) {
 	}
 	p.table("Comparisons: each series against its baseline (ratio = series / baseline; a verdict only when p < 0.05 and the interval is outside the noise)",
 		[]string{"series", "baseline", "concurrency", "metric", "ratio", "ratio 95% interval", "p", "verdict"}, rows)
+}
+
+// plural writes "1 result", "2 results".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // esc escapes text for HTML.

@@ -187,8 +187,8 @@ func (c *chart) svg(b *strings.Builder) {
 		y += legendRow
 	}
 	if anyFailed {
-		fmt.Fprintf(b, "<g class=\"legend-fail\"><circle class=\"fail\" cx=\"%g\" cy=\"%g\" r=\"9\"/><text x=\"%g\" y=\"%g\">ringed: a level with failed requests</text></g>\n",
-			legendX+14, y+4, legendX+36, y+8)
+		fmt.Fprintf(b, "<g class=\"legend-fail\"><circle class=\"fail\" cx=\"%g\" cy=\"%g\" r=\"9\"/><text x=\"%g\" y=\"%g\">ringed: a level with</text><text x=\"%g\" y=\"%g\">failed requests</text></g>\n",
+			legendX+14, y+4, legendX+36, y+2, legendX+36, y+18)
 	}
 	b.WriteString("</g>\n</svg>\n")
 	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n</figure>\n", esc(c.title))
