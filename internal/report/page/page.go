@@ -130,9 +130,8 @@ var kindTitle = map[Kind]string{KindBench: "Bench", KindSweep: "Sweep", KindProb
 
 // provenance writes what was run, when and where.
 func (p *pager) provenance(r *Result) {
-	b := &p.b
-	b.WriteString("<dl class=\"prov\">\n")
-	dd := func(k, v string) { fmt.Fprintf(b, "<dt>%s</dt><dd>%s</dd>\n", k, v) }
+	var b strings.Builder
+	dd := func(k, v string) { fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>\n", k, v) }
 	env := r.prov.Environment
 	if env != nil && len(env.Command) > 0 {
 		dd("command", "<code>"+esc(shellJoin(env.Command))+"</code>")
@@ -161,7 +160,9 @@ func (p *pager) provenance(r *Result) {
 	if s := r.prov.Schema; s != nil {
 		dd("schema", fnum(*s))
 	}
-	b.WriteString("</dl>\n")
+	if b.Len() > 0 {
+		fmt.Fprintf(&p.b, "<dl class=\"prov\">\n%s</dl>\n", b.String())
+	}
 }
 
 // unixTime converts Unix seconds (with a fraction) to a UTC time.
