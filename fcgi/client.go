@@ -352,7 +352,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 			// Timeout() too, and is a Connect failure.
 			c.fail(r, load.Timeout, errors.New("connect: timeout"))
 		default:
-			c.fail(r, load.Connect, errors.New("connect: "+sockets.Describe(err)))
+			c.fail(r, load.Connect, sockets.DescribeError("connect: ", err))
 		}
 		return false
 	}
@@ -381,7 +381,7 @@ func (c *client) failIO(r *load.Result, class load.ErrClass, op string, err erro
 	case isTimeout(err):
 		c.fail(r, load.Timeout, fmt.Errorf("fcgi: %s: timeout after %v", op, time.Duration(c.timeout)))
 	default:
-		c.fail(r, class, fmt.Errorf("fcgi: %s: %s", op, sockets.Describe(err)))
+		c.fail(r, class, sockets.DescribeError("fcgi: "+op+": ", err))
 	}
 }
 

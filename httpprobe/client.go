@@ -142,7 +142,7 @@ func (c *client) Do(r *load.Result) {
 				continue
 			}
 			if r.Class == load.OK {
-				c.fail(r, errClass(err, load.Exceptions), fmt.Errorf("write: %s", sockets.Describe(err)))
+				c.fail(r, errClass(err, load.Exceptions), sockets.DescribeError("write: ", err))
 			}
 			return
 		}
@@ -187,7 +187,7 @@ func (c *client) dial(r *load.Result, deadline time.Time) bool {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 			class = load.Timeout
 		}
-		c.fail(r, class, fmt.Errorf("connect: %s", sockets.Describe(err)))
+		c.fail(r, class, sockets.DescribeError("connect: ", err))
 		return false
 	}
 	c.dl.Forget()

@@ -344,6 +344,20 @@ func Describe(err error) string {
 	return err.Error()
 }
 
+// DescribeError returns an error that reads prefix + Describe(err) and
+// unwraps to err, so that callers can still test its errno (load.KindOf).
+func DescribeError(prefix string, err error) error {
+	return &describedError{msg: prefix + Describe(err), err: err}
+}
+
+type describedError struct {
+	msg string
+	err error
+}
+
+func (e *describedError) Error() string { return e.msg }
+func (e *describedError) Unwrap() error { return e.err }
+
 // RaiseNoFileLimit raises the soft RLIMIT_NOFILE towards want (never above
 // the hard limit) and returns the soft limit in force afterwards.
 func RaiseNoFileLimit(want uint64) (uint64, error) {

@@ -298,25 +298,25 @@ func (r *request) factory(verbose io.Writer) (load.ClientFactory, error) {
 	})
 }
 
-// runInfo describes the run for the summary.
-func (r *request) runInfo(out run.Outcome) stats.RunInfo {
+// plan describes the run for its record.
+func (r *request) plan() stats.Plan {
 	t := r.target
-	ri := stats.RunInfo{
-		Target:      stats.TargetInfo{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address},
-		Hostname:    t.Host,
-		Port:        t.Port,
-		Path:        t.RequestURI(),
-		Concurrency: r.opts.concurrency,
-		Requests:    r.opts.requests,
-		KeepAlive:   r.opts.keepAlive,
-		Method:      r.method,
-		BodySent:    int64(len(r.body)),
-		Elapsed:     out.Elapsed(),
-		Interrupted: out.Interrupted,
-		Rate:        r.opts.rate,
-		ABCompat:    r.opts.abCompat,
-		Client:      clientHealth(out, r.policy),
-		Balance:     r.cluster.balance.String(),
+	ri := stats.Plan{
+		Target:         stats.TargetInfo{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address},
+		Hostname:       t.Host,
+		Port:           t.Port,
+		Path:           t.RequestURI(),
+		Concurrency:    r.opts.concurrency,
+		Requests:       r.opts.requests,
+		Duration:       r.opts.timeLimit,
+		Timeout:        r.opts.timeout,
+		KeepAlive:      r.opts.keepAlive,
+		Method:         r.method,
+		BodySize:       int64(len(r.body)),
+		Rate:           r.opts.rate,
+		ABCompat:       r.opts.abCompat,
+		VariableLength: r.opts.variableLength,
+		Balance:        r.cluster.balance.String(),
 	}
 	for _, a := range r.cluster.upstreams {
 		ri.Upstreams = append(ri.Upstreams, a.String())
@@ -346,10 +346,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // execute checks that the target is reachable, runs the closed model and
-// returns the merged records and the summary.
+// returns the run's record.
 // With announce, it prints ab's "Benchmarking" line on stderr once the
 // target is known to be reachable.
-func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr io.Writer) (*stats.Merged, stats.Summary, error) {
+func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr io.Writer) (*stats.Record, error) {
 	o := &r.opts
 	noFile, err := sockets.RaiseNoFileLimit(uint64(o.concurrency)*2 + 64)
 	if err != nil && !o.quiet {
@@ -357,9 +357,9 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	}
 	if err := checkReachable(ctx, r.target, r.cluster.upstreams, o.timeout, stderr); err != nil {
 		if ctx.Err() != nil {
-			return nil, stats.Summary{}, errInterrupted
+			return nil, errInterrupted
 		}
-		return nil, stats.Summary{}, &unreachableError{err}
+		return nil, &unreachableError{err}
 	}
 	if announce {
 		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", r.target.URL)
@@ -372,13 +372,13 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	}
 	f, err := r.factory(verbose)
 	if err != nil {
-		return nil, stats.Summary{}, usagef("%v", err)
+		return nil, usagef("%v", err)
 	}
 	var raw *bufio.Writer
 	if o.rawFile != "" {
 		rf, err := os.Create(o.rawFile)
 		if err != nil {
-			return nil, stats.Summary{}, usagef("cannot create --raw file: %v", err)
+			return nil, usagef("cannot create --raw file: %v", err)
 		}
 		defer rf.Close()
 		raw = bufio.NewWriterSize(rf, 256<<10)
@@ -402,23 +402,36 @@ func (r *request) execute(ctx context.Context, keepRows, announce bool, stderr i
 	stopProgress()
 	backendUsage := backend.finish(ctx)
 	if err != nil {
-		return nil, stats.Summary{}, err
+		return nil, err
 	}
 	m := rec.Merge()
 	if raw != nil {
 		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
-			return nil, stats.Summary{}, fmt.Errorf("writing --raw file: %w", err)
+			return nil, fmt.Errorf("writing --raw file: %w", err)
 		}
 	}
-	sum := m.Summary(r.runInfo(out))
-	sum.Backend = backendUsage
-	sum.TLS = tlsInfo(r.dialer, &r.cluster)
+	r.finishRecord(out, m)
+	m.Backend = backendUsage
+	m.TLS = tlsInfo(r.dialer, &r.cluster)
 	tw := 0
 	if r.target.Network == "tcp" && !o.keepAlive {
 		tw, _ = sockets.CountTimeWait(r.target.Address)
 	}
-	sum.Notes = append(sum.Notes, connectionNotes(&sum, r.target, tw, noFile)...)
-	return m, sum, nil
+	m.Notes = append(m.Notes, connectionNotes(m, r.target, tw, noFile)...)
+	return m, nil
+}
+
+// finishRecord sets what the run knows beside its recorder: the plan, the
+// wall-clock times, the environment and the client's health.
+func (r *request) finishRecord(out run.Outcome, m *stats.Record) {
+	m.Plan = r.plan()
+	m.StartedAt, m.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
+	m.Elapsed, m.Interrupted = time.Duration(out.Elapsed()), out.Interrupted
+	m.Environment = stats.CurrentEnvironment("")
+	m.Client = clientHealth(out, r.policy)
+	for i := range m.Upstreams {
+		m.Upstreams[i].Address = m.Plan.Upstreams[i]
+	}
 }
 
 // clientHealth turns the runner's measurements into the report's lines,
@@ -521,12 +534,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
-	m, sum, err := r.execute(ctx, gf != nil, !o.quiet && o.format == "text", stderr)
+	m, err := r.execute(ctx, gf != nil, !o.quiet && o.format == "text", stderr)
 	if err != nil {
 		return err
 	}
+	sum := m.Summary()
 	if o.format == "json" {
-		err = report.JSON(stdout, &sum)
+		err = report.JSON(stdout, &sum, m)
 	} else {
 		err = report.Text(stdout, &sum, report.TextOptions{Spectrum: o.spectrum})
 	}

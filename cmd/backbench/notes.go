@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
@@ -12,28 +12,20 @@ import (
 // their remedies, from its error samples, its counts and the TIME_WAIT
 // sockets it left: they are the client's or the kernel's limits, not the
 // server's failures, and the user should know which is which.
-func connectionNotes(s *stats.Summary, t sockets.Target, timeWait int, noFile uint64) []string {
+func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uint64) []string {
 	var notes []string
-	seen := func(phrase string) int64 {
-		var n int64
-		for _, e := range s.ErrorSamples {
-			if strings.Contains(e.Message, phrase) {
-				n += e.Count
-			}
-		}
-		return n
-	}
-	if n := seen("connection refused"); n > 0 {
+	s := m.Summary()
+	if n := m.Failures(load.KindRefused); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connections refused: the server stopped listening or its listen queue overflowed", n))
 	}
-	if n := seen("backlog full (EAGAIN)"); n > 0 {
+	if n := m.Failures(load.KindBacklogFull); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connects failed at once with EAGAIN: the Unix socket's listen backlog was full "+
 			"(TCP would have queued them); raise the server's backlog (php-fpm listen.backlog, net.core.somaxconn) or lower -c", n))
 	}
-	if n := seen("too many open files"); n > 0 {
+	if n := m.Failures(load.KindNoFiles); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connects failed with too many open files (the soft limit is %d): raise ulimit -n or lower -c", n, noFile))
 	}
-	if n := seen("ephemeral ports exhausted"); n > 0 {
+	if n := m.Failures(load.KindNoPorts); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connects failed: the client ran out of ephemeral TCP ports; these are client-side "+
 			"failures, not the server's: use -k, a Unix socket, widen net.ipv4.ip_local_port_range or set net.ipv4.tcp_tw_reuse=1", n))
 	}
@@ -47,6 +39,6 @@ func connectionNotes(s *stats.Summary, t sockets.Target, timeWait int, noFile ui
 				"new connections will soon fail; use -k, a Unix socket, or net.ipv4.tcp_tw_reuse=1", timeWait, t.Address, hi-lo+1, lo, hi))
 		}
 	}
-	notes = append(notes, keepAliveNotes(s)...)
+	notes = append(notes, keepAliveNotes(&s)...)
 	return notes
 }

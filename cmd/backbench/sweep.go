@@ -18,7 +18,6 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/run"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/sockets"
@@ -216,7 +215,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			}
 			seen[l] = true
 			p.requests = append(p.requests, &r)
-			p.series = append(p.series, sweep.Series{Label: l, Info: r.runInfo, VariableLength: o.variableLength,
+			p.series = append(p.series, sweep.Series{Label: l, Info: r.finishRecord, VariableLength: o.variableLength,
 				Observe: r.observeBackend})
 		}
 	}
@@ -391,8 +390,8 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 		sw.StopErrorRate = &r
 	}
 	for i, sr := range res.Series {
-		se := report.SweepSeries{Label: sr.Label, Target: p.requests[i].runInfo(run.Outcome{}).Target,
-			KeepAlive: p.requests[i].opts.keepAlive, Levels: sr.Levels}
+		se := report.SweepSeries{Label: sr.Label, Target: p.requests[i].plan().Target,
+			KeepAlive: p.requests[i].opts.keepAlive, Levels: sr.Levels, Records: sr.Records}
 		if se.Levels == nil {
 			se.Levels = []stats.Summary{}
 		}

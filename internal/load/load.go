@@ -9,6 +9,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -143,3 +144,26 @@ func Now() int64 { return int64(time.Since(epoch)) }
 
 // Time converts a time from Now back into a wall-clock time.Time.
 func Time(ns int64) time.Time { return epoch.Add(time.Duration(ns)) }
+
+// ParseErrClass returns the class named name (as String spells it).
+func ParseErrClass(name string) (ErrClass, bool) {
+	for c, n := range classNames {
+		if n == name {
+			return ErrClass(c), true
+		}
+	}
+	return 0, false
+}
+
+// MarshalText returns the class's name.
+func (c ErrClass) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads a class's name.
+func (c *ErrClass) UnmarshalText(b []byte) error {
+	v, ok := ParseErrClass(string(b))
+	if !ok {
+		return fmt.Errorf("load: unknown failure class %q", b)
+	}
+	*c = v
+	return nil
+}

@@ -12,11 +12,15 @@ import (
 	"github.com/backbench/backbench/internal/stats"
 )
 
-// JSON writes s as one indented JSON object.
-func JSON(w io.Writer, s *stats.Summary) error {
+// JSON writes s as one indented JSON object, with the run's record under
+// "record" when rec is not nil.
+func JSON(w io.Writer, s *stats.Summary, rec *stats.Record) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(s)
+	return enc.Encode(struct {
+		*stats.Summary
+		Record *stats.Record `json:"record,omitempty"`
+	}{s, rec})
 }
 
 // Gnuplot writes ab's -g file: a header "starttime	seconds	ctime	dtime	ttime	wait"

@@ -135,7 +135,7 @@ func TestGoldenTextOpenModel(t *testing.T) {
 func TestGoldenJSON(t *testing.T) {
 	s := fixed()
 	var b bytes.Buffer
-	if err := JSON(&b, &s); err != nil {
+	if err := JSON(&b, &s, nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "summary.json.golden", b.Bytes())

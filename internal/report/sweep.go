@@ -42,6 +42,9 @@ type SweepSeries struct {
 	KeepAlive bool `json:"keep_alive"`
 	// Levels holds one Summary per level run, in order.
 	Levels []stats.Summary `json:"levels"`
+	// Records holds the run record of every level, in the order of
+	// Levels (absent when not known).
+	Records []*stats.Record `json:"records,omitempty"`
 	// Stop is set when the stop rule ended the series early.
 	Stop *SweepStop `json:"stopped,omitempty"`
 }

@@ -61,7 +61,7 @@ func TestClosedExactCounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := rec.Merge().Summary(stats.RunInfo{Elapsed: out.Elapsed()})
+		s := summarize(rec, stats.Plan{}, out.Elapsed())
 		wantFailed := int64(0)
 		if tc.fail > 0 {
 			wantFailed = tc.n / tc.fail
@@ -82,7 +82,7 @@ func TestClosedDuration(t *testing.T) {
 		t.Fatal(err)
 	}
 	el := time.Since(start)
-	s := rec.Merge().Summary(stats.RunInfo{Elapsed: out.Elapsed()})
+	s := summarize(rec, stats.Plan{}, out.Elapsed())
 	if el < 190*time.Millisecond || el > 2*time.Second || s.Complete == 0 || s.Failed != 0 {
 		t.Errorf("elapsed %v complete %d failed %d", el, s.Complete, s.Failed)
 	}
@@ -101,7 +101,7 @@ func TestClosedInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rec.Merge().Summary(stats.RunInfo{})
+	s := summarize(rec, stats.Plan{}, 0)
 	if !out.Interrupted || s.Failed != 0 || s.Complete == 0 || s.Complete >= 1_000_000 || closed.Load() != 2 {
 		t.Errorf("interrupted %v complete %d failed %d closed %d", out.Interrupted, s.Complete, s.Failed, closed.Load())
 	}
@@ -132,7 +132,7 @@ func TestOpenPacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rec.Merge().Summary(stats.RunInfo{Elapsed: out.Elapsed(), Rate: 200})
+	s := summarize(rec, stats.Plan{Rate: 200}, out.Elapsed())
 	// 50 requests at 200/s: the last is due at 245 ms.
 	if el := time.Duration(out.Elapsed()); el < 240*time.Millisecond || el > 2*time.Second {
 		t.Errorf("elapsed %v", el)
@@ -149,7 +149,7 @@ func TestOpenPacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = rec.Merge().Summary(stats.RunInfo{Elapsed: out.Elapsed(), Rate: 200})
+	s = summarize(rec, stats.Plan{Rate: 200}, out.Elapsed())
 	// 20 requests of 20 ms due every 5 ms: the last is due at 95 ms and
 	// sent at about 380 ms.
 	if s.Open.CeilingLate < 15 || s.Percentiles["100"] < 200 || s.UncorrectedPercentiles["100"] > s.Percentiles["100"]/2 {
@@ -158,4 +158,12 @@ func TestOpenPacing(t *testing.T) {
 	if _, err := Open(context.Background(), OpenConfig{Rate: 0, Config: Config{Concurrency: 1, Requests: 1}}); err == nil {
 		t.Error("rate 0 accepted")
 	}
+}
+
+// summarize merges rec under plan p and derives its Summary.
+func summarize(rec *stats.Recorder, p stats.Plan, elapsed int64) stats.Summary {
+	m := rec.Merge()
+	p.VariableLength = m.Plan.VariableLength
+	m.Plan, m.Elapsed = p, time.Duration(elapsed)
+	return m.Summary()
 }

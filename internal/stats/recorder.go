@@ -17,7 +17,6 @@ package stats
 
 import (
 	"io"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,43 +57,7 @@ const (
 
 // LateThreshold is how far after its intended time a request must be sent
 // to count as late in the open model, in nanoseconds.
-const LateThreshold = int64(time.Millisecond)
-
-// moments keeps exact count, sum, sum of squares, min and max of one phase,
-// in nanoseconds.
-type moments struct {
-	n          int64
-	sum, sumsq float64
-	min, max   int64
-}
-
-func (m *moments) add(v int64) {
-	if m.n == 0 || v < m.min {
-		m.min = v
-	}
-	if v > m.max {
-		m.max = v
-	}
-	m.n++
-	f := float64(v)
-	m.sum += f
-	m.sumsq += f * f
-}
-
-func (m *moments) merge(o *moments) {
-	if o.n == 0 {
-		return
-	}
-	if m.n == 0 || o.min < m.min {
-		m.min = o.min
-	}
-	if o.max > m.max {
-		m.max = o.max
-	}
-	m.n += o.n
-	m.sum += o.sum
-	m.sumsq += o.sumsq
-}
+const LateThreshold = time.Millisecond
 
 // RawRow is one completed request, kept only when a Recorder is asked to keep
 // rows (ab's -g file). Times are in nanoseconds; Start is from load.Now.
@@ -105,29 +68,22 @@ type RawRow struct {
 // Shard is the part of a Recorder that a group of workers records into.
 type Shard struct {
 	mu     sync.Mutex
-	hist   [numPhases]*hdr.Histogram
-	mom    [numPhases]moments
-	counts counts
+	phases Phases
+	counts Counts
+	causes [load.NumClasses][load.NumKinds]causeSlot
 	rows   []RawRow
 	keep   bool
 	raw    []byte // pending --raw lines
-	ups    []upStats
+	ups    []UpstreamRecord
 	rec    *Recorder
 	done   atomic.Int64 // requests recorded, for progress
 	_      [64]byte     // keeps the next shard's lock off this one's cache lines
 }
 
-type counts struct {
-	complete, non2xx, keepAlive, reconnects int64
-	// Open model: requests sent late (by more than LateThreshold), how
-	// many of them because every worker was busy, and their lateness.
-	late, queued                       int64
-	lateSum, lateMax                   int64
-	schedMax                           int64 // worst lateness of a request whose worker was free
-	failures                           [load.NumClasses]int64
-	bytesRead, bodyBytes, bytesWritten int64
-	stderrBytes                        int64
-	first, last                        int64 // Start of first, Done of last request
+// causeSlot counts the failures of one class and kind.
+type causeSlot struct {
+	n   int64
+	msg string
 }
 
 // Recorder collects the results of one run.
@@ -163,17 +119,10 @@ type Options struct {
 	Upstreams int
 }
 
-// upStats are the counts and total-time statistics of one upstream.
-type upStats struct {
-	complete, failed int64
-	mom              moments
-	hist             *hdr.Histogram
-}
-
-func newUpStats(n int) []upStats {
-	u := make([]upStats, n)
+func newUpstreams(n int) []UpstreamRecord {
+	u := make([]UpstreamRecord, n)
 	for i := range u {
-		u[i].hist = hdr.New(histMin, histMax, 2)
+		u[i].Total.Hist = hdr.New(histMin, histMax, 2)
 	}
 	return u
 }
@@ -193,10 +142,10 @@ func NewRecorder(o Options) *Recorder {
 	for i := range r.shards {
 		s := &Shard{rec: r, keep: o.KeepRows}
 		if o.Upstreams > 1 {
-			s.ups = newUpStats(o.Upstreams)
+			s.ups = newUpstreams(o.Upstreams)
 		}
-		for p := range s.hist {
-			s.hist[p] = hdr.New(histMin, histMax, histSigF)
+		for p := range s.phases {
+			s.phases[p].Hist = newHist()
 		}
 		r.shards[i] = s
 	}
@@ -236,45 +185,49 @@ func (s *Shard) Record(res *load.Result) {
 		sv := string(res.Server)
 		r.server.CompareAndSwap(nil, &sv)
 	}
+	kind := load.KindOther
 	if res.Err != nil {
 		r.sampleError(res.Err.Error())
+		kind = load.KindOf(res.Err)
+	}
+	if kind == load.KindOther && res.Class == load.Timeout {
+		kind = load.KindTimeout
 	}
 
 	s.mu.Lock()
 	c := &s.counts
 	if res.Intended != 0 {
-		if late := res.Start - res.Intended; late > LateThreshold {
-			c.late++
-			c.lateSum += late
-			c.lateMax = max(c.lateMax, late)
+		if late := time.Duration(res.Start - res.Intended); late > LateThreshold {
+			c.Late++
+			c.LateSum += late
+			c.LateMax = max(c.LateMax, late)
 			if res.Queued {
-				c.queued++
+				c.Queued++
 			} else {
-				c.schedMax = max(c.schedMax, late)
+				c.SchedMax = max(c.SchedMax, late)
 			}
 		}
 	}
-	if c.first == 0 || res.Start < c.first {
-		c.first = res.Start
-	}
-	if res.Done > c.last {
-		c.last = res.Done
-	}
-	c.bytesRead += res.BytesRead
-	c.bytesWritten += res.BytesWritten
-	c.stderrBytes += res.StderrBytes
-	c.reconnects += int64(res.Reconnects)
+	c.BytesRead += res.BytesRead
+	c.BytesWritten += res.BytesWritten
+	c.StderrBytes += res.StderrBytes
+	c.Reconnects += int64(res.Reconnects)
 	if res.Class != load.OK {
-		c.failures[res.Class]++
+		c.Failures[res.Class]++
+		cs := &s.causes[res.Class][kind]
+		if cs.n == 0 && res.Err != nil {
+			cs.msg = res.Err.Error()
+		}
+		cs.n++
 	}
 	if res.Class == load.OK || res.Class == load.Length {
-		c.complete++
-		c.bodyBytes += res.BodyBytes
+		c.Complete++
+		c.BodyBytes += res.BodyBytes
 		if res.Status < 200 || res.Status > 299 {
-			c.non2xx++
+			c.Non2xx++
 		}
 		if res.KeepAlive {
-			c.keepAlive++
+			c.KeepAlive++
 		}
 		connect := int64(0)
 		if res.Dialed {
@@ -292,12 +245,9 @@ func (s *Shard) Record(res *load.Result) {
 			np++
 		}
 		for p := range np {
-			s.mom[p].add(v[p])
-			us := v[p] / 1000
-			if us > histMax {
-				us = histMax
-			}
-			_ = s.hist[p].RecordValue(us)
+			ph := &s.phases[p]
+			ph.add(v[p])
+			_ = ph.Hist.RecordValue(min(v[p]/1000, histMax))
 		}
 		if s.keep {
 			s.rows = append(s.rows, RawRow{Start: res.Start, Connect: v[0], Processing: v[1], Waiting: v[2], Total: v[3]})
@@ -309,13 +259,13 @@ func (s *Shard) Record(res *load.Result) {
 	if res.Upstream >= 0 && res.Upstream < len(s.ups) {
 		u := &s.ups[res.Upstream]
 		if res.Class == load.OK || res.Class == load.Length {
-			u.complete++
+			u.Complete++
 			t := res.Done - res.Start
-			u.mom.add(t)
-			_ = u.hist.RecordValue(min(t/1000, histMax))
+			u.Total.add(t)
+			_ = u.Total.Hist.RecordValue(min(t/1000, histMax))
 		}
 		if res.Class != load.OK {
-			u.failed++
+			u.Failed++
 		}
 	}
 	s.mu.Unlock()
@@ -383,143 +333,61 @@ func (r *Recorder) sampleError(msg string) {
 	r.errMu.Unlock()
 }
 
-// Merged is the union of every shard, after the run.
-type Merged struct {
-	hist     [numPhases]*hdr.Histogram
-	mom      [numPhases]moments
-	counts   counts
-	rows     []RawRow
-	docLen   int64
-	server   string
-	errSeen  map[string]int64
-	variable bool
-	rawErr   error
-	ups      []upStats
-}
-
-// Merge combines the shards. Call it after every worker has stopped.
-func (r *Recorder) Merge() *Merged {
-	m := &Merged{docLen: r.docLen.Load(), errSeen: map[string]int64{}, variable: r.variable}
-	if m.docLen < 0 {
-		m.docLen = 0
-	}
+// Merge combines the shards into the run's Record: its counts, phases,
+// upstream parts and causes. Call it after every worker has stopped; the
+// caller sets the plan, times, environment and health.
+func (r *Recorder) Merge() *Record {
+	m := &Record{Schema: Schema, DocumentLength: max(r.docLen.Load(), 0), Causes: []Cause{}, Notes: []string{}}
+	m.Plan.VariableLength = r.variable
 	if p := r.server.Load(); p != nil {
-		m.server = *p
+		m.ServerSoftware = *p
 	}
-	for p := range m.hist {
-		m.hist[p] = hdr.New(histMin, histMax, histSigF)
+	for p := range m.Phases {
+		m.Phases[p].Hist = newHist()
 	}
+	var causes [load.NumClasses][load.NumKinds]causeSlot
 	for _, s := range r.shards {
 		s.mu.Lock()
-		for p := range m.hist {
-			m.hist[p].Merge(s.hist[p])
-			m.mom[p].merge(&s.mom[p])
+		for p := range m.Phases {
+			m.Phases[p].Merge(&s.phases[p])
 		}
-		c, o := &m.counts, &s.counts
-		if o.first != 0 && (c.first == 0 || o.first < c.first) {
-			c.first = o.first
-		}
-		c.last = max(c.last, o.last)
-		c.complete += o.complete
-		c.non2xx += o.non2xx
-		c.keepAlive += o.keepAlive
-		c.reconnects += o.reconnects
-		c.bytesRead += o.bytesRead
-		c.bodyBytes += o.bodyBytes
-		c.bytesWritten += o.bytesWritten
-		c.stderrBytes += o.stderrBytes
-		for i := range c.failures {
-			c.failures[i] += o.failures[i]
-		}
-		c.late += o.late
-		c.queued += o.queued
-		c.lateSum += o.lateSum
-		c.lateMax = max(c.lateMax, o.lateMax)
-		c.schedMax = max(c.schedMax, o.schedMax)
+		m.Counts.Merge(&s.counts)
 		m.rows = append(m.rows, s.rows...)
-		if len(s.ups) > 0 && m.ups == nil {
-			m.ups = newUpStats(len(s.ups))
+		if len(s.ups) > 0 && m.Upstreams == nil {
+			m.Upstreams = newUpstreams(len(s.ups))
 		}
 		for i := range s.ups {
-			u, o := &m.ups[i], &s.ups[i]
-			u.complete += o.complete
-			u.failed += o.failed
-			u.mom.merge(&o.mom)
-			u.hist.Merge(o.hist)
+			u, o := &m.Upstreams[i], &s.ups[i]
+			u.Complete += o.Complete
+			u.Failed += o.Failed
+			u.Total.Merge(&o.Total)
+		}
+		for cl := range causes {
+			for k := range causes[cl] {
+				c, o := &causes[cl][k], &s.causes[cl][k]
+				if c.msg == "" {
+					c.msg = o.msg
+				}
+				c.n += o.n
+			}
 		}
 		if r.rawW != nil {
 			s.flushRaw()
 		}
 		s.mu.Unlock()
 	}
-	r.errMu.Lock()
-	for k, v := range r.errSeen {
-		m.errSeen[k] = v
+	for cl := range causes {
+		for k, c := range causes[cl] {
+			if c.n > 0 {
+				m.Causes = append(m.Causes, Cause{Class: load.ErrClass(cl), Kind: load.Kind(k), Count: c.n, Message: c.msg})
+			}
+		}
 	}
+	r.errMu.Lock()
+	m.ErrorSamples = sortedSamples(r.errSeen)
 	r.errMu.Unlock()
 	r.rawMu.Lock()
 	m.rawErr = r.rawErr
 	r.rawMu.Unlock()
 	return m
 }
-
-// RawErr returns the first error writing the raw file, if any.
-func (m *Merged) RawErr() error { return m.rawErr }
-
-// Rows returns the kept raw rows (nil unless Options.KeepRows).
-func (m *Merged) Rows() []RawRow { return m.rows }
-
-// PhaseStats is one row of ab's "Connection Times (ms)" table, in
-// milliseconds, with exact min, max, mean and sample standard deviation and
-// the HDR median.
-type PhaseStats struct {
-	Min    float64 `json:"min"`
-	Mean   float64 `json:"mean"`
-	SD     float64 `json:"sd"`
-	Median float64 `json:"median"`
-	Max    float64 `json:"max"`
-}
-
-func (m *Merged) phase(p Phase) PhaseStats {
-	mo := &m.mom[p]
-	if mo.n == 0 {
-		return PhaseStats{}
-	}
-	mean := mo.sum / float64(mo.n)
-	sd := 0.0
-	if mo.n > 1 {
-		v := (mo.sumsq - mo.sum*mean) / float64(mo.n-1)
-		if v > 0 {
-			sd = math.Sqrt(v)
-		}
-	}
-	return PhaseStats{
-		Min:    float64(mo.min) / 1e6,
-		Mean:   mean / 1e6,
-		SD:     sd / 1e6,
-		Median: m.quantile(p, 50),
-		Max:    float64(mo.max) / 1e6,
-	}
-}
-
-// quantile returns the q-th percentile (0..100) of phase p in ms. The top
-// (q = 100) is the exact maximum; other values are HDR estimates clamped to
-// the exact min and max.
-func (m *Merged) quantile(p Phase, q float64) float64 {
-	mo := &m.mom[p]
-	if mo.n == 0 {
-		return 0
-	}
-	if q >= 100 {
-		return float64(mo.max) / 1e6
-	}
-	if q <= 0 {
-		return float64(mo.min) / 1e6
-	}
-	v := float64(m.hist[p].ValueAtQuantile(q)) / 1e3 // µs to ms
-	lo, hi := float64(mo.min)/1e6, float64(mo.max)/1e6
-	return math.Min(math.Max(v, lo), hi)
-}
-
-// Quantile returns the q-th percentile (0..100) of the total time in ms.
-func (m *Merged) Quantile(q float64) float64 { return m.quantile(PhaseTotal, q) }

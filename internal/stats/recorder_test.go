@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/backbench/backbench/internal/load"
 )
@@ -34,7 +35,7 @@ func TestCountsAndLengthRule(t *testing.T) {
 		for i := range results {
 			rec.Shard(i).Record(&results[i])
 		}
-		s := rec.Merge().Summary(RunInfo{Concurrency: 3, Elapsed: 1e9})
+		s := summarize(rec.Merge(), Plan{Concurrency: 3}, 1e9)
 		wantLength := int64(1)
 		if variable {
 			wantLength = 0
@@ -75,7 +76,7 @@ func TestPercentilesAndMoments(t *testing.T) {
 		totals = append(totals, float64(total)/1e6)
 	}
 	m := rec.Merge()
-	s := m.Summary(RunInfo{Concurrency: 8, Elapsed: 2e9})
+	s := summarize(m, Plan{Concurrency: 8}, 2e9)
 	sort.Float64s(totals)
 	for _, p := range Percentiles {
 		idx := int(math.Ceil(float64(p)/100*float64(len(totals)))) - 1
@@ -113,7 +114,7 @@ func TestConnectOnlyWhenDialed(t *testing.T) {
 	r.Connected = 3e6 // not dialed: must be ignored
 	rec.Shard(0).Record(&r)
 	m := rec.Merge()
-	s := m.Summary(RunInfo{Elapsed: 1})
+	s := summarize(m, Plan{}, 1)
 	if s.ConnectionTimes.Connect.Max != 0 || s.ConnectionTimes.Processing.Max != 4 {
 		t.Errorf("%+v", s.ConnectionTimes)
 	}
@@ -128,7 +129,7 @@ func TestErrorSamplesBounded(t *testing.T) {
 		r := load.Result{Class: load.Receive, Err: errors.New("e" + itoa(i%20))}
 		rec.Shard(i).Record(&r)
 	}
-	s := rec.Merge().Summary(RunInfo{})
+	s := summarize(rec.Merge(), Plan{}, 0)
 	if len(s.ErrorSamples) != MaxErrorSamples || s.Failures.Receive != 100 {
 		t.Errorf("%d samples, %d receive", len(s.ErrorSamples), s.Failures.Receive)
 	}
@@ -177,4 +178,11 @@ func BenchmarkRecordShardPerWorker(b *testing.B) {
 			sh.Record(&rr)
 		}
 	})
+}
+
+// summarize derives m's Summary under plan p and an elapsed time.
+func summarize(m *Record, p Plan, elapsed time.Duration) Summary {
+	p.VariableLength = m.Plan.VariableLength
+	m.Plan, m.Elapsed = p, elapsed
+	return m.Summary()
 }

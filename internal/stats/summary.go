@@ -2,8 +2,8 @@ package stats
 
 import (
 	"math"
-	"sort"
 	"strconv"
+	"time"
 
 	"github.com/backbench/backbench/internal/load"
 )
@@ -21,43 +21,6 @@ type TargetInfo struct {
 	Network string `json:"network"`
 	// Address is host:port or the socket path.
 	Address string `json:"address"`
-}
-
-// RunInfo is what the runner and the command line know about a run.
-type RunInfo struct {
-	Target TargetInfo
-	// Hostname, Port and Path are ab's "Server Hostname", "Server Port"
-	// and "Document Path".
-	Hostname, Port, Path string
-	// Concurrency is the number of workers (-c).
-	Concurrency int
-	// Requests is the number of requests asked for (-n); 0 with a time
-	// limit alone.
-	Requests int64
-	// KeepAlive reports -k.
-	KeepAlive bool
-	// HTTPVersion is "1.1" or "1.0" for HTTP targets, "" for FastCGI.
-	HTTPVersion string
-	// Method is the request method.
-	Method string
-	// BodySent is the request body size in bytes (0 without -p).
-	BodySent int64
-	// Elapsed is the run's wall time in nanoseconds.
-	Elapsed int64
-	// Interrupted reports a run stopped by a signal.
-	Interrupted bool
-	// Rate is the asked arrival rate in requests per second in the open
-	// model; 0 in the closed model.
-	Rate float64
-	// ABCompat asks for ab's own arithmetic (needs kept rows).
-	ABCompat bool
-	// Client is the client's health during the run.
-	Client ClientHealth
-	// Upstreams are the addresses of a cluster target, in the order of
-	// load.Result.Upstream; empty for one address.
-	Upstreams []string
-	// Balance is the cluster's balancing policy.
-	Balance string
 }
 
 // UpstreamSummary is one address of a cluster target.
@@ -203,31 +166,69 @@ type Summary struct {
 	Interrupted bool     `json:"interrupted"`
 }
 
-// Summary reduces the merged records of a run to a Summary.
-func (m *Merged) Summary(ri RunInfo) Summary {
-	c := &m.counts
-	f := c.failures
+// PhaseStats is one row of ab's "Connection Times (ms)" table, in
+// milliseconds, with exact min, max, mean and sample standard deviation and
+// the HDR median.
+type PhaseStats struct {
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	SD     float64 `json:"sd"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func (m *Record) phase(p Phase) PhaseStats {
+	ph := &m.Phases[p]
+	if ph.N == 0 {
+		return PhaseStats{}
+	}
+	return PhaseStats{Min: ms(ph.Min), Mean: float64(ph.Sum) / float64(ph.N) / 1e6, SD: ms(ph.SD()),
+		Median: m.quantile(p, 50), Max: ms(ph.Max)}
+}
+
+// quantile returns the q-th percentile (0..100) of phase p in ms (see
+// PhaseRecord.Quantile).
+func (m *Record) quantile(p Phase, q float64) float64 {
+	ph := &m.Phases[p]
+	if ph.N == 0 || q >= 100 || q <= 0 {
+		return ms(ph.Quantile(q))
+	}
+	v := float64(ph.Hist.ValueAtQuantile(q)) / 1e3 // µs to ms
+	return math.Min(math.Max(v, ms(ph.Min)), ms(ph.Max))
+}
+
+// Quantile returns the q-th percentile (0..100) of the total time in ms.
+func (m *Record) Quantile(q float64) float64 { return m.quantile(PhaseTotal, q) }
+
+// Summary derives ab's figures from the record.
+func (m *Record) Summary() Summary {
+	c := &m.Counts
+	f := c.Failures
+	pl := &m.Plan
 	s := Summary{
-		Target:            ri.Target,
-		ServerSoftware:    m.server,
-		ServerHostname:    ri.Hostname,
-		ServerPort:        ri.Port,
-		DocumentPath:      ri.Path,
-		DocumentLength:    m.docLen,
-		VariableLength:    m.variable,
-		Concurrency:       ri.Concurrency,
-		Requests:          ri.Requests,
-		Method:            ri.Method,
-		HTTPVersion:       ri.HTTPVersion,
-		KeepAlive:         ri.KeepAlive,
-		TimeTaken:         float64(ri.Elapsed) / 1e9,
-		Complete:          c.complete,
-		Non2xx:            c.non2xx,
-		KeepAliveRequests: c.keepAlive,
-		Reconnects:        c.reconnects,
-		TotalTransferred:  c.bytesRead,
-		HTMLTransferred:   c.bodyBytes,
-		StderrBytes:       c.stderrBytes,
+		Target:            pl.Target,
+		ServerSoftware:    m.ServerSoftware,
+		ServerHostname:    pl.Hostname,
+		ServerPort:        pl.Port,
+		DocumentPath:      pl.Path,
+		DocumentLength:    m.DocumentLength,
+		VariableLength:    pl.VariableLength,
+		Concurrency:       pl.Concurrency,
+		Requests:          pl.Requests,
+		Method:            pl.Method,
+		HTTPVersion:       pl.HTTPVersion,
+		KeepAlive:         pl.KeepAlive,
+		TimeTaken:         m.Elapsed.Seconds(),
+		Complete:          c.Complete,
+		Failed:            c.Failed(),
+		Non2xx:            c.Non2xx,
+		KeepAliveRequests: c.KeepAlive,
+		Reconnects:        c.Reconnects,
+		TotalTransferred:  c.BytesRead,
+		HTMLTransferred:   c.BodyBytes,
+		StderrBytes:       c.StderrBytes,
 		Failures: Failures{
 			Connect: f[load.Connect], Receive: f[load.Receive], Length: f[load.Length],
 			Exceptions: f[load.Exceptions], Timeout: f[load.Timeout], Protocol: f[load.Protocol],
@@ -239,15 +240,14 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 			Total:      m.phase(PhaseTotal),
 		},
 		Percentiles:  map[string]float64{},
-		ErrorSamples: []ErrorSample{},
-		Notes:        []string{},
-		Interrupted:  ri.Interrupted,
+		ErrorSamples: append([]ErrorSample{}, m.ErrorSamples...),
+		Notes:        append([]string{}, m.Notes...),
+		Interrupted:  m.Interrupted,
+		Backend:      m.Backend,
+		TLS:          m.TLS,
 	}
-	for _, n := range f {
-		s.Failed += n
-	}
-	if ri.BodySent > 0 {
-		s.TotalBodySent = c.bytesWritten
+	if pl.BodySize > 0 {
+		s.TotalBodySent = c.BytesWritten
 	}
 	if s.TimeTaken > 0 && s.Complete > 0 {
 		s.RequestsPerSecond = float64(s.Complete) / s.TimeTaken
@@ -258,7 +258,7 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 		s.TransferRate = float64(s.TotalTransferred) / 1024 / s.TimeTaken
 	}
 	latency := PhaseTotal
-	if ri.Rate > 0 {
+	if pl.Rate > 0 {
 		latency = PhaseScheduled
 	}
 	s.Spectrum = map[string]float64{}
@@ -270,54 +270,42 @@ func (m *Merged) Summary(ri RunInfo) Summary {
 			s.Spectrum[strconv.FormatFloat(p, 'f', -1, 64)] = m.quantile(latency, p)
 		}
 	}
-	if ri.Rate > 0 {
+	if pl.Rate > 0 {
 		s.UncorrectedPercentiles = map[string]float64{}
 		for _, p := range Percentiles {
 			s.UncorrectedPercentiles[strconv.Itoa(p)] = m.quantile(PhaseTotal, float64(p))
 		}
-		o := &OpenModel{RateAsked: ri.Rate, LateRequests: c.late, CeilingLate: c.queued,
-			LateMaxMs: float64(c.lateMax) / 1e6, SchedulerLateMaxMs: float64(c.schedMax) / 1e6}
-		if c.late > 0 {
-			o.LateMeanMs = float64(c.lateSum) / float64(c.late) / 1e6
+		o := &OpenModel{RateAsked: pl.Rate, LateRequests: c.Late, CeilingLate: c.Queued,
+			LateMaxMs: ms(c.LateMax), SchedulerLateMaxMs: ms(c.SchedMax)}
+		if c.Late > 0 {
+			o.LateMeanMs = float64(c.LateSum) / float64(c.Late) / 1e6
 		}
 		if s.TimeTaken > 0 {
 			o.RateAchieved = float64(s.Complete+s.Failed-s.Failures.Length) / s.TimeTaken
 		}
 		s.Open = o
 	}
-	if ri.ABCompat && len(m.rows) > 0 {
+	if pl.ABCompat && len(m.rows) > 0 {
 		s.ConnectionTimes, s.Percentiles = abArithmetic(m.rows)
 		s.ABCompat = true
 	}
-	if len(ri.Upstreams) > 1 && len(m.ups) == len(ri.Upstreams) {
-		s.Balance = ri.Balance
-		for i, addr := range ri.Upstreams {
-			u := &m.ups[i]
-			us := UpstreamSummary{Address: addr, Requests: u.complete + u.failed, Complete: u.complete, Failed: u.failed}
-			if u.mom.n > 0 {
-				us.MeanMs = u.mom.sum / float64(u.mom.n) / 1e6
-				us.P99Ms = math.Min(float64(u.hist.ValueAtQuantile(99))/1e3, float64(u.mom.max)/1e6)
+	if len(pl.Upstreams) > 1 && len(m.Upstreams) == len(pl.Upstreams) {
+		s.Balance = pl.Balance
+		for i, addr := range pl.Upstreams {
+			u := &m.Upstreams[i]
+			us := UpstreamSummary{Address: addr, Requests: u.Complete + u.Failed, Complete: u.Complete, Failed: u.Failed}
+			if u.Total.N > 0 {
+				us.MeanMs = float64(u.Total.Sum) / float64(u.Total.N) / 1e6
+				us.P99Ms = math.Min(float64(u.Total.Hist.ValueAtQuantile(99))/1e3, ms(u.Total.Max))
 			}
 			if s.TimeTaken > 0 {
-				us.RequestsPerSecond = float64(u.complete) / s.TimeTaken
+				us.RequestsPerSecond = float64(u.Complete) / s.TimeTaken
 			}
 			s.Upstreams = append(s.Upstreams, us)
 		}
 	}
-	s.Client = ri.Client
-	if s.Client.Warnings == nil {
-		s.Client.Warnings = []string{}
-	}
-	for msg, n := range m.errSeen {
-		s.ErrorSamples = append(s.ErrorSamples, ErrorSample{Message: msg, Count: n})
-	}
-	sort.Slice(s.ErrorSamples, func(i, j int) bool {
-		a, b := s.ErrorSamples[i], s.ErrorSamples[j]
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		return a.Message < b.Message
-	})
+	s.Client = m.Client
+	s.Client.Warnings = append([]string{}, m.Client.Warnings...)
 	return s
 }
 
@@ -326,7 +314,7 @@ var SpectrumRanks = []float64{50, 75, 90, 95, 99, 99.9, 99.99, 99.999, 100}
 
 // PercentileSpectrum returns the total time in ms at every integer
 // percentile from 0 to 100 (ab's -e file).
-func (m *Merged) PercentileSpectrum() []float64 {
+func (m *Record) PercentileSpectrum() []float64 {
 	out := make([]float64, 101)
 	for i := range out {
 		out[i] = m.Quantile(float64(i))

@@ -43,11 +43,11 @@ type Series struct {
 	Label string
 	// Factory makes one client per worker.
 	Factory load.ClientFactory
-	// Info describes a finished run of the series (target, request, the
-	// run's times and client health) for its Summary; the sweep then sets
-	// Concurrency and Requests to the level's. Nil: only those two, the
-	// elapsed time and the interruption are filled in.
-	Info func(out run.Outcome) stats.RunInfo
+	// Info completes the record of a finished run of the series (plan,
+	// client health); the sweep has set the times and the interruption
+	// before, and sets the plan's Concurrency and Requests to the level's
+	// after. Nil: only those are filled in.
+	Info func(out run.Outcome, rec *stats.Record)
 	// VariableLength turns the Length rule off (ab's -l).
 	VariableLength bool
 	// Observe, if not nil, is called right before each measured run; the
@@ -124,6 +124,8 @@ type SeriesResult struct {
 	Label string
 	// Levels holds one Summary per level run.
 	Levels []stats.Summary
+	// Records holds the Record of every level run, beside Levels.
+	Records []*stats.Record
 	// Stop is set when the stop rule ended the series early.
 	Stop *Stop
 }
@@ -207,13 +209,15 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				}
 			}
 			p.Warmup, p.Requests, p.Duration = false, cfg.Requests, cfg.Duration
-			sum, err := runOnce(ctx, cfg.Progress, p, s)
+			rec, err := runOnce(ctx, cfg.Progress, p, s)
 			if err != nil {
 				return res, fmt.Errorf("sweep: %s at concurrency %d: %w", s.Label, level, err)
 			}
 			runsDone++
 			sr := &res.Series[si]
+			sum := rec.Summary()
 			sr.Levels = append(sr.Levels, sum)
+			sr.Records = append(sr.Records, rec)
 			if sum.Interrupted || ctx.Err() != nil {
 				res.Interrupted = true
 				return res, nil
@@ -246,8 +250,8 @@ func countBefore(active []bool, si int) int {
 }
 
 // runOnce runs one closed-model run of series s as p describes and returns
-// its Summary.
-func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series) (stats.Summary, error) {
+// its Record (nil for a warm-up).
+func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series) (*stats.Record, error) {
 	rec := stats.NewRecorder(stats.Options{Shards: p.Concurrency, VariableLength: s.VariableLength})
 	p.Start, p.Done = load.Now(), rec.Done
 	if progress != nil {
@@ -265,20 +269,18 @@ func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series
 	if observed != nil {
 		backend = observed()
 	}
-	if err != nil {
-		return stats.Summary{}, err
+	if err != nil || p.Warmup {
+		return nil, err
 	}
-	if p.Warmup {
-		return stats.Summary{}, nil
-	}
-	ri := stats.RunInfo{Elapsed: out.Elapsed(), Interrupted: out.Interrupted}
+	r := rec.Merge()
+	r.StartedAt, r.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
+	r.Elapsed, r.Interrupted = time.Duration(out.Elapsed()), out.Interrupted
 	if s.Info != nil {
-		ri = s.Info(out)
+		s.Info(out, r)
 	}
-	ri.Concurrency, ri.Requests = p.Concurrency, p.Requests
-	sum := rec.Merge().Summary(ri)
-	sum.Backend = backend
-	return sum, nil
+	r.Plan.Concurrency, r.Plan.Requests = p.Concurrency, p.Requests
+	r.Backend = backend
+	return r, nil
 }
 
 // ErrorRate returns the failure ratio of a level: failed requests over the

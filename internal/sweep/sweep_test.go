@@ -36,11 +36,10 @@ func series(t *testing.T, label, url string, keepAlive bool) Series {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Series{Label: label, Factory: f, Info: func(out run.Outcome) stats.RunInfo {
-		return stats.RunInfo{
+	return Series{Label: label, Factory: f, Info: func(out run.Outcome, rec *stats.Record) {
+		rec.Plan = stats.Plan{
 			Target: stats.TargetInfo{URL: url, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address},
 			Path:   tgt.RequestURI(), Method: "GET", KeepAlive: keepAlive,
-			Elapsed: out.Elapsed(), Interrupted: out.Interrupted,
 		}
 	}}
 }

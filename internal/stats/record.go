@@ -1,0 +1,644 @@
+package stats
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/backbench/backbench/internal/load"
+)
+
+// Schema is the version of the Record's JSON form (README: "The run
+// record"). It changes only when a key changes meaning or goes away; new
+// keys do not change it.
+const Schema = 1
+
+// Record is everything one run (or several merged runs of the same plan)
+// measured, in a form that is saved as JSON, read back and merged exactly:
+// counts by failure class, bytes, each phase's exact moments and HDR
+// histogram, per-upstream parts, typed failure causes, the wall-clock start
+// and end, the plan and the environment. The ab figures are derived from it
+// by Summary; nothing in a Summary is kept that a Record cannot give again.
+type Record struct {
+	// Schema is the version of the JSON form: always Schema when written.
+	Schema int `json:"schema"`
+	// StartedAt and EndedAt bound the run in wall-clock time (Unix seconds
+	// with microseconds in JSON).
+	StartedAt Wall `json:"started_at"`
+	EndedAt   Wall `json:"ended_at"`
+	// Elapsed is the run's duration on the monotonic clock (for merged
+	// records: from the earliest start to the latest end).
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Interrupted reports a run stopped by a signal.
+	Interrupted bool `json:"interrupted"`
+	// Plan is what was asked for.
+	Plan Plan `json:"plan"`
+	// Environment is where the run was made.
+	Environment Environment `json:"environment"`
+	// Counts are the request, failure and byte counts.
+	Counts Counts `json:"counts"`
+	// Phases holds the latency of every completed request, per ab phase.
+	Phases Phases `json:"phases"`
+	// Upstreams has one part per address of a cluster target, in the
+	// order of Plan.Upstreams; empty for one address.
+	Upstreams []UpstreamRecord `json:"upstreams,omitempty"`
+	// Causes count the failures by class and kind, with one sample message
+	// each, in class then kind order.
+	Causes []Cause `json:"causes"`
+	// ErrorSamples are up to MaxErrorSamples distinct failure messages and
+	// how often each was seen.
+	ErrorSamples []ErrorSample `json:"error_samples"`
+	// DocumentLength is the body length of the first completed response,
+	// in bytes (ab's "Document Length").
+	DocumentLength int64 `json:"document_length"`
+	// ServerSoftware is the Server header of the first complete response.
+	ServerSoftware string `json:"server_software"`
+	// Client is the client's own resource use during the run.
+	Client ClientHealth `json:"client"`
+	// Backend is the backend's resource use, when sampled.
+	Backend *BackendUsage `json:"backend,omitempty"`
+	// TLS describes the TLS sessions of an https target.
+	TLS *TLSInfo `json:"tls,omitempty"`
+	// Notes name connection-level conditions met during the run.
+	Notes []string `json:"notes"`
+
+	rows   []RawRow
+	rawErr error
+}
+
+// Plan describes a run as asked for: the target, the load shape and the
+// client's options. It is pure data; the executor builds clients from it.
+type Plan struct {
+	// Target is what was measured (the URL as typed, protocol, network,
+	// address).
+	Target TargetInfo `json:"target"`
+	// Hostname, Port and Path are ab's "Server Hostname", "Server Port"
+	// and "Document Path".
+	Hostname string `json:"server_hostname"`
+	Port     string `json:"server_port"`
+	Path     string `json:"document_path"`
+	// Upstreams are the addresses of a cluster target (load.Result.Upstream
+	// indexes them); Balance spreads connections over them.
+	Upstreams []string `json:"upstreams,omitempty"`
+	Balance   string   `json:"balance,omitempty"`
+	// Concurrency is the number of workers (-c); merged records add them.
+	Concurrency int `json:"concurrency"`
+	// Requests is the request budget (-n); 0 with a time limit alone.
+	// Merged records add them.
+	Requests int64 `json:"requests"`
+	// Duration is the time limit of the run (-t); 0 for none.
+	Duration time.Duration `json:"time_limit_ns"`
+	// Rate is the open model's arrival rate in requests per second; 0 in
+	// the closed model.
+	Rate float64 `json:"rate"`
+	// Timeout bounds one request, from dial to last byte.
+	Timeout time.Duration `json:"timeout_ns"`
+	// KeepAlive reports -k.
+	KeepAlive bool `json:"keep_alive"`
+	// HTTPVersion is "1.1" or "1.0" for HTTP targets, "" for FastCGI.
+	HTTPVersion string `json:"http_version,omitempty"`
+	// Method is the request method.
+	Method string `json:"method"`
+	// BodySize is the size of the request body, in bytes.
+	BodySize int64 `json:"body_bytes"`
+	// VariableLength turns the Length rule off (-l).
+	VariableLength bool `json:"variable_length"`
+	// ABCompat asks for ab's own arithmetic (kept rows).
+	ABCompat bool `json:"ab_compat"`
+}
+
+// Wall is a wall-clock time, in JSON as Unix seconds with microseconds
+// (1764556800.123456), read back exactly.
+type Wall struct{ time.Time }
+
+// MarshalJSON writes the time as Unix seconds with six decimals.
+func (w Wall) MarshalJSON() ([]byte, error) {
+	if w.IsZero() {
+		return []byte("0"), nil
+	}
+	us := w.UnixMicro()
+	sign := ""
+	if us < 0 {
+		sign, us = "-", -us
+	}
+	return fmt.Appendf(nil, "%s%d.%06d", sign, us/1e6, us%1e6), nil
+}
+
+// UnmarshalJSON reads Unix seconds with up to six decimals.
+func (w *Wall) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "0" || s == "null" {
+		*w = Wall{}
+		return nil
+	}
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	secs, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 6 {
+		return fmt.Errorf("stats: time %s: more than microseconds", b)
+	}
+	frac += strings.Repeat("0", 6-len(frac))
+	sec, err1 := strconv.ParseInt(secs, 10, 64)
+	us, err2 := strconv.ParseInt(frac, 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("stats: time %s: want Unix seconds", b)
+	}
+	v := sec*1e6 + us
+	if neg {
+		v = -v
+	}
+	w.Time = time.UnixMicro(v)
+	return nil
+}
+
+// Counts are the request, failure and byte counts of a run.
+type Counts struct {
+	// Complete counts full responses (Length failures included, as ab).
+	Complete int64 `json:"complete"`
+	// Failures counts failed requests by class.
+	Failures ClassCounts `json:"failures"`
+	// Non2xx counts complete responses whose status is not 2xx.
+	Non2xx int64 `json:"non_2xx"`
+	// KeepAlive counts responses after which the connection stayed open.
+	KeepAlive int64 `json:"keep_alive"`
+	// Reconnects counts dead kept connections redialed.
+	Reconnects int64 `json:"reconnects"`
+	// BytesRead, BodyBytes, BytesWritten and StderrBytes are in bytes:
+	// everything read, the response bodies of complete responses, the
+	// requests written, and FastCGI stderr.
+	BytesRead    int64 `json:"bytes_read"`
+	BodyBytes    int64 `json:"body_bytes"`
+	BytesWritten int64 `json:"bytes_written"`
+	StderrBytes  int64 `json:"stderr_bytes"`
+	// Late counts open-model requests sent more than LateThreshold after
+	// their intended time; Queued those late because every worker was
+	// busy. LateSum and LateMax add up their lateness; SchedMax is the
+	// worst lateness of a request whose worker was free.
+	Late     int64         `json:"late"`
+	Queued   int64         `json:"queued"`
+	LateSum  time.Duration `json:"late_sum_ns"`
+	LateMax  time.Duration `json:"late_max_ns"`
+	SchedMax time.Duration `json:"sched_late_max_ns"`
+}
+
+// Merge adds o's counts to c.
+func (c *Counts) Merge(o *Counts) {
+	c.Complete += o.Complete
+	c.Failures.Merge(&o.Failures)
+	c.Non2xx += o.Non2xx
+	c.KeepAlive += o.KeepAlive
+	c.Reconnects += o.Reconnects
+	c.BytesRead += o.BytesRead
+	c.BodyBytes += o.BodyBytes
+	c.BytesWritten += o.BytesWritten
+	c.StderrBytes += o.StderrBytes
+	c.Late += o.Late
+	c.Queued += o.Queued
+	c.LateSum += o.LateSum
+	c.LateMax = max(c.LateMax, o.LateMax)
+	c.SchedMax = max(c.SchedMax, o.SchedMax)
+}
+
+// Failed returns the number of failed requests (every class but OK).
+func (c *Counts) Failed() int64 {
+	var n int64
+	for _, v := range c.Failures[1:] {
+		n += v
+	}
+	return n
+}
+
+// ClassCounts counts requests by failure class, indexed by load.ErrClass
+// (the OK slot stays 0). In JSON it is an object keyed by class name.
+type ClassCounts [load.NumClasses]int64
+
+// Merge adds o to c.
+func (c *ClassCounts) Merge(o *ClassCounts) {
+	for i := range c {
+		c[i] += o[i]
+	}
+}
+
+// MarshalJSON writes the failure classes as an object by name.
+func (c ClassCounts) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for cl := load.ErrClass(1); cl < load.NumClasses; cl++ {
+		if cl > 1 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, cl.String())
+		b = append(b, ':')
+		b = strconv.AppendInt(b, c[cl], 10)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads the object MarshalJSON writes; an unknown class is
+// an error.
+func (c *ClassCounts) UnmarshalJSON(b []byte) error {
+	var m map[string]int64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*c = ClassCounts{}
+	for k, v := range m {
+		cl, ok := load.ParseErrClass(k)
+		if !ok || cl == load.OK {
+			return fmt.Errorf("stats: unknown failure class %q", k)
+		}
+		c[cl] = v
+	}
+	return nil
+}
+
+// Moments are the exact count, sum, sum of squares, minimum and maximum of
+// one phase's durations. They merge exactly: the sums are integers (the sum
+// of squares in 128 bits).
+type Moments struct {
+	N     int64
+	Sum   time.Duration
+	SumSq Uint128 // of nanoseconds squared
+	Min   time.Duration
+	Max   time.Duration
+}
+
+func (m *Moments) add(v int64) {
+	if m.N == 0 || time.Duration(v) < m.Min {
+		m.Min = time.Duration(v)
+	}
+	if time.Duration(v) > m.Max {
+		m.Max = time.Duration(v)
+	}
+	m.N++
+	m.Sum += time.Duration(v)
+	a := uint64(v)
+	if v < 0 {
+		a = uint64(-v)
+	}
+	hi, lo := bits.Mul64(a, a)
+	m.SumSq.add(Uint128{hi, lo})
+}
+
+// Merge adds o to m.
+func (m *Moments) Merge(o *Moments) {
+	if o.N == 0 {
+		return
+	}
+	if m.N == 0 || o.Min < m.Min {
+		m.Min = o.Min
+	}
+	if m.N == 0 || o.Max > m.Max {
+		m.Max = o.Max
+	}
+	m.N += o.N
+	m.Sum += o.Sum
+	m.SumSq.add(o.SumSq)
+}
+
+// Mean returns the mean (0 without values).
+func (m *Moments) Mean() time.Duration {
+	if m.N == 0 {
+		return 0
+	}
+	return time.Duration(float64(m.Sum) / float64(m.N))
+}
+
+// SD returns the sample standard deviation (0 for fewer than two values).
+func (m *Moments) SD() time.Duration {
+	if m.N < 2 {
+		return 0
+	}
+	mean := float64(m.Sum) / float64(m.N)
+	v := (m.SumSq.Float() - float64(m.Sum)*mean) / float64(m.N-1)
+	if v <= 0 {
+		return 0
+	}
+	return time.Duration(math.Sqrt(v))
+}
+
+// Uint128 is an unsigned 128-bit integer (Hi·2⁶⁴ + Lo); in JSON, a decimal
+// string.
+type Uint128 struct{ Hi, Lo uint64 }
+
+func (u *Uint128) add(o Uint128) {
+	var c uint64
+	u.Lo, c = bits.Add64(u.Lo, o.Lo, 0)
+	u.Hi, _ = bits.Add64(u.Hi, o.Hi, c)
+}
+
+// Float returns u as a float64.
+func (u Uint128) Float() float64 { return float64(u.Hi)*(1<<64) + float64(u.Lo) }
+
+func (u Uint128) big() *big.Int {
+	b := new(big.Int).SetUint64(u.Hi)
+	return b.Lsh(b, 64).Or(b, new(big.Int).SetUint64(u.Lo))
+}
+
+// MarshalJSON writes u as a decimal string.
+func (u Uint128) MarshalJSON() ([]byte, error) { return strconv.AppendQuote(nil, u.big().String()), nil }
+
+// UnmarshalJSON reads a decimal string.
+func (u *Uint128) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return fmt.Errorf("stats: want a decimal string, got %s", b)
+	}
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok || v.Sign() < 0 || v.BitLen() > 128 {
+		return fmt.Errorf("stats: bad 128-bit integer %q", s)
+	}
+	lo := new(big.Int).And(v, new(big.Int).SetUint64(^uint64(0)))
+	*u = Uint128{Hi: new(big.Int).Rsh(v, 64).Uint64(), Lo: lo.Uint64()}
+	return nil
+}
+
+// PhaseRecord is one phase's durations: exact moments and an HDR histogram
+// of microseconds (3 significant digits from 1 µs to 1 hour). In JSON the
+// histogram is hdrhistogram's own V2 compressed encoding (base64).
+type PhaseRecord struct {
+	Moments
+	Hist *hdr.Histogram
+}
+
+type phaseJSON struct {
+	Count int64         `json:"count"`
+	Sum   time.Duration `json:"sum_ns"`
+	SumSq Uint128       `json:"sum_squares_ns2"`
+	Min   time.Duration `json:"min_ns"`
+	Max   time.Duration `json:"max_ns"`
+	Hist  string        `json:"histogram_us"`
+}
+
+// MarshalJSON writes the moments and the encoded histogram.
+func (p PhaseRecord) MarshalJSON() ([]byte, error) {
+	h := p.Hist
+	if h == nil {
+		h = newHist()
+	}
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return nil, fmt.Errorf("stats: encoding a histogram: %w", err)
+	}
+	m := p.Moments
+	return json.Marshal(phaseJSON{Count: m.N, Sum: m.Sum, SumSq: m.SumSq, Min: m.Min, Max: m.Max, Hist: string(enc)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *PhaseRecord) UnmarshalJSON(b []byte) error {
+	var j phaseJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	h, err := hdr.Decode([]byte(j.Hist))
+	if err != nil {
+		return fmt.Errorf("stats: decoding a histogram: %w", err)
+	}
+	if h.TotalCount() != j.Count {
+		return fmt.Errorf("stats: histogram holds %d values, count says %d", h.TotalCount(), j.Count)
+	}
+	*p = PhaseRecord{Moments: Moments{N: j.Count, Sum: j.Sum, SumSq: j.SumSq, Min: j.Min, Max: j.Max}, Hist: h}
+	return nil
+}
+
+// Merge adds o to p.
+func (p *PhaseRecord) Merge(o *PhaseRecord) {
+	p.Moments.Merge(&o.Moments)
+	if o.Hist != nil {
+		if p.Hist == nil {
+			p.Hist = hdr.New(o.Hist.LowestTrackableValue(), o.Hist.HighestTrackableValue(), int(o.Hist.SignificantFigures()))
+		}
+		p.Hist.Merge(o.Hist)
+	}
+}
+
+// Quantile returns the q-th percentile (0..100). The top (q = 100) is the
+// exact maximum and the bottom the exact minimum; other values are HDR
+// estimates clamped to them.
+func (p *PhaseRecord) Quantile(q float64) time.Duration {
+	m := &p.Moments
+	switch {
+	case m.N == 0:
+		return 0
+	case q >= 100:
+		return m.Max
+	case q <= 0:
+		return m.Min
+	}
+	v := time.Duration(p.Hist.ValueAtQuantile(q)) * time.Microsecond
+	return min(max(v, m.Min), m.Max)
+}
+
+func newHist() *hdr.Histogram { return hdr.New(histMin, histMax, histSigF) }
+
+// Phases holds the PhaseRecord of every ab phase, indexed by Phase. In
+// JSON it is an object keyed by phase name; the scheduled phase is written
+// only when it holds values (open model).
+type Phases [numPhases]PhaseRecord
+
+var phaseNames = [numPhases]string{"connect", "processing", "waiting", "total", "scheduled"}
+
+// String returns the phase's name, as in the record's JSON keys.
+func (p Phase) String() string {
+	if p >= 0 && p < numPhases {
+		return phaseNames[p]
+	}
+	return "unknown"
+}
+
+// MarshalJSON writes the phases by name.
+func (ps Phases) MarshalJSON() ([]byte, error) {
+	m := map[string]PhaseRecord{}
+	for p := range ps {
+		if Phase(p) == PhaseScheduled && ps[p].N == 0 {
+			continue
+		}
+		m[phaseNames[p]] = ps[p]
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads the phases by name; a missing phase is empty.
+func (ps *Phases) UnmarshalJSON(b []byte) error {
+	var m map[string]PhaseRecord
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	for p := range ps {
+		ps[p] = PhaseRecord{Hist: newHist()}
+		if v, ok := m[phaseNames[p]]; ok {
+			ps[p] = v
+			delete(m, phaseNames[p])
+		}
+	}
+	for k := range m {
+		return fmt.Errorf("stats: unknown phase %q", k)
+	}
+	return nil
+}
+
+// UpstreamRecord is the part of a run that went to one address of a
+// cluster target.
+type UpstreamRecord struct {
+	// Address is the upstream's address.
+	Address string `json:"address"`
+	// Complete and Failed count its requests as the whole run does.
+	Complete int64 `json:"complete"`
+	Failed   int64 `json:"failed"`
+	// Total is the total time of its complete requests.
+	Total PhaseRecord `json:"total"`
+}
+
+// Cause counts the failures of one class and kind, with the message of the
+// first one.
+type Cause struct {
+	Class   load.ErrClass `json:"class"`
+	Kind    load.Kind     `json:"kind"`
+	Count   int64         `json:"count"`
+	Message string        `json:"message"`
+}
+
+// Rows returns the kept raw rows (nil unless Options.KeepRows); they are
+// not part of the JSON form.
+func (r *Record) Rows() []RawRow { return r.rows }
+
+// RawErr returns the first error writing the raw file, if any.
+func (r *Record) RawErr() error { return r.rawErr }
+
+// Failures returns the failure count of a kind (summed over classes).
+func (r *Record) Failures(k load.Kind) int64 {
+	var n int64
+	for _, c := range r.Causes {
+		if c.Kind == k {
+			n += c.Count
+		}
+	}
+	return n
+}
+
+// Merge combines records of the same plan (the target and request may not
+// differ; concurrency and request budgets add up) into one, exactly: counts
+// and moments add, histograms merge bucket by bucket, the run spans the
+// earliest start to the latest end. The environment, client health,
+// backend and TLS are the first record's; notes are the union.
+func Merge(recs ...*Record) (*Record, error) {
+	if len(recs) == 0 {
+		return nil, errors.New("stats: no record to merge")
+	}
+	first := recs[0]
+	out := &Record{Schema: Schema, Plan: first.Plan, Environment: first.Environment, Client: first.Client,
+		Backend: first.Backend, TLS: first.TLS, DocumentLength: first.DocumentLength,
+		ServerSoftware: first.ServerSoftware, StartedAt: first.StartedAt, EndedAt: first.EndedAt,
+		Upstreams: make([]UpstreamRecord, len(first.Upstreams)), Notes: []string{}}
+	out.Plan.Upstreams = slices.Clone(first.Plan.Upstreams)
+	out.Plan.Concurrency, out.Plan.Requests = 0, 0
+	for p := range out.Phases {
+		out.Phases[p].Hist = newHist()
+	}
+	for i, u := range first.Upstreams {
+		out.Upstreams[i] = UpstreamRecord{Address: u.Address}
+	}
+	causes := map[[2]uint8]*Cause{}
+	samples := map[string]int64{}
+	for _, r := range recs {
+		if !samePlan(&first.Plan, &r.Plan) || len(r.Upstreams) != len(first.Upstreams) {
+			return nil, fmt.Errorf("stats: cannot merge a record of %s with one of %s: the plans differ",
+				r.Plan.Target.URL, first.Plan.Target.URL)
+		}
+		out.Plan.Concurrency += r.Plan.Concurrency
+		out.Plan.Requests += r.Plan.Requests
+		if r.StartedAt.Before(out.StartedAt.Time) {
+			out.StartedAt = r.StartedAt
+		}
+		if r.EndedAt.After(out.EndedAt.Time) {
+			out.EndedAt = r.EndedAt
+		}
+		out.Elapsed = max(out.Elapsed, r.Elapsed)
+		out.Interrupted = out.Interrupted || r.Interrupted
+		out.Counts.Merge(&r.Counts)
+		for p := range out.Phases {
+			out.Phases[p].Merge(&r.Phases[p])
+		}
+		for i := range r.Upstreams {
+			u, o := &out.Upstreams[i], &r.Upstreams[i]
+			u.Complete += o.Complete
+			u.Failed += o.Failed
+			u.Total.Merge(&o.Total)
+		}
+		for _, c := range r.Causes {
+			k := [2]uint8{uint8(c.Class), uint8(c.Kind)}
+			if causes[k] == nil {
+				cc := c
+				cc.Count = 0
+				causes[k] = &cc
+			}
+			causes[k].Count += c.Count
+		}
+		for _, e := range r.ErrorSamples {
+			if _, ok := samples[e.Message]; ok || len(samples) < MaxErrorSamples {
+				samples[e.Message] += e.Count
+			}
+		}
+		for _, n := range r.Notes {
+			if !slices.Contains(out.Notes, n) {
+				out.Notes = append(out.Notes, n)
+			}
+		}
+		out.rows = append(out.rows, r.rows...)
+		out.rawErr = errors.Join(out.rawErr, r.rawErr)
+	}
+	if span := out.EndedAt.Sub(out.StartedAt.Time); len(recs) > 1 && span > out.Elapsed {
+		out.Elapsed = span
+	}
+	for _, c := range causes {
+		out.Causes = append(out.Causes, *c)
+	}
+	sortCauses(out.Causes)
+	out.ErrorSamples = sortedSamples(samples)
+	return out, nil
+}
+
+// samePlan reports whether two plans may be merged: all but the
+// concurrency and the request budget agree.
+func samePlan(a, b *Plan) bool {
+	x, y := *a, *b
+	x.Concurrency, y.Concurrency, x.Requests, y.Requests = 0, 0, 0, 0
+	return reflect.DeepEqual(x, y)
+}
+
+func sortCauses(cs []Cause) {
+	slices.SortFunc(cs, func(a, b Cause) int {
+		if a.Class != b.Class {
+			return int(a.Class) - int(b.Class)
+		}
+		return int(a.Kind) - int(b.Kind)
+	})
+}
+
+// sortedSamples turns message counts into ErrorSamples, most frequent
+// first.
+func sortedSamples(m map[string]int64) []ErrorSample {
+	out := []ErrorSample{}
+	for msg, n := range m {
+		out = append(out, ErrorSample{Message: msg, Count: n})
+	}
+	slices.SortFunc(out, func(a, b ErrorSample) int {
+		if a.Count != b.Count {
+			if a.Count > b.Count {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	return out
+}

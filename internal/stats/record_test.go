@@ -1,0 +1,187 @@
+package stats
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/backbench/backbench/internal/load"
+)
+
+// results makes n deterministic results of every kind: fast and slow
+// successes over two upstreams, refused connects, resets, timeouts.
+func results(n int) []load.Result {
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := make([]load.Result, n)
+	for i := range out {
+		start := int64(1e9 + i*1000)
+		total := int64(rng.ExpFloat64()*2e6) + 50_000
+		r := load.Result{Start: start, Connected: start + total/10, Written: start + total/5,
+			FirstByte: start + total/2, Done: start + total, Dialed: i%3 == 0, Status: 200,
+			BytesRead: 300, BodyBytes: 100, BytesWritten: 80, Upstream: i % 2, KeepAlive: i%4 != 0}
+		switch i % 17 {
+		case 3:
+			r.Class, r.Err = load.Connect, errors.New("connect: connection refused")
+			r.Err = &wrapped{"connect: connection refused", syscall.ECONNREFUSED}
+		case 5:
+			r.Class, r.Err = load.Receive, &wrapped{"receive: connection reset by peer", syscall.ECONNRESET}
+		case 7:
+			r.Class, r.Err = load.Timeout, errors.New("timeout after 1s")
+		case 11:
+			r.Status = 404
+		}
+		out[i] = r
+	}
+	return out
+}
+
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
+
+// recordOf records rs into a fresh Recorder and returns its Record, with
+// a plan of two upstreams.
+func recordOf(rs []load.Result, start, end time.Time) *Record {
+	rec := NewRecorder(Options{Shards: 3, Upstreams: 2})
+	for i := range rs {
+		r := rs[i]
+		rec.Shard(i).Record(&r)
+	}
+	m := rec.Merge()
+	m.Plan = Plan{Target: TargetInfo{URL: "fcgi://127.0.0.1:{9000..9001}/x", Protocol: "fcgi", Network: "tcp"},
+		Upstreams: []string{"tcp:127.0.0.1:9000", "tcp:127.0.0.1:9001"}, Concurrency: 2, Requests: int64(len(rs)), Method: "GET"}
+	m.StartedAt, m.EndedAt, m.Elapsed = Wall{start}, Wall{end}, end.Sub(start)
+	m.Environment = CurrentEnvironment("test")
+	return m
+}
+
+// TestMergeHalves: a run's requests split into two records and merged give
+// the record of the whole run: equal counts, moments, causes and every
+// percentile at HDR precision.
+func TestMergeHalves(t *testing.T) {
+	rs := results(5000)
+	t0 := time.UnixMicro(1_764_556_800_123_456)
+	whole := recordOf(rs, t0, t0.Add(2*time.Second))
+	a := recordOf(rs[:1800], t0, t0.Add(time.Second))
+	b := recordOf(rs[1800:], t0.Add(time.Second), t0.Add(2*time.Second))
+	// The document length is the first response's; make both halves
+	// agree with the whole (their first responses differ in length in no
+	// way here, but say so).
+	merged, err := Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Counts != whole.Counts {
+		t.Errorf("counts\n%+v, want\n%+v", merged.Counts, whole.Counts)
+	}
+	if merged.Counts.Complete == 0 || merged.Counts.Failures[load.Connect] == 0 {
+		t.Fatalf("the test's results have no variety: %+v", merged.Counts)
+	}
+	for p := range whole.Phases {
+		w, m := &whole.Phases[p], &merged.Phases[p]
+		if w.Moments != m.Moments {
+			t.Errorf("%s moments %+v, want %+v", Phase(p), m.Moments, w.Moments)
+		}
+		if !w.Hist.Equals(m.Hist) {
+			t.Errorf("%s histograms differ", Phase(p))
+		}
+		for q := 0.0; q <= 100; q += 0.1 {
+			if got, want := m.Quantile(q), w.Quantile(q); got != want {
+				t.Fatalf("%s p%g = %v, want %v", Phase(p), q, got, want)
+			}
+		}
+	}
+	for i := range whole.Upstreams {
+		w, m := whole.Upstreams[i], merged.Upstreams[i]
+		if w.Complete != m.Complete || w.Failed != m.Failed || w.Total.Moments != m.Total.Moments || !w.Total.Hist.Equals(m.Total.Hist) {
+			t.Errorf("upstream %d: %+v, want %+v", i, m, w)
+		}
+	}
+	if !reflect.DeepEqual(merged.Causes, whole.Causes) {
+		t.Errorf("causes %+v, want %+v", merged.Causes, whole.Causes)
+	}
+	if merged.Failures(load.KindRefused) != whole.Counts.Failures[load.Connect] || merged.Failures(load.KindReset) == 0 ||
+		merged.Failures(load.KindTimeout) == 0 {
+		t.Errorf("causes by kind %+v", merged.Causes)
+	}
+	if merged.Plan.Requests != 5000 || !merged.StartedAt.Equal(t0) || merged.Elapsed != 2*time.Second {
+		t.Errorf("plan %+v start %v elapsed %v", merged.Plan, merged.StartedAt, merged.Elapsed)
+	}
+	ws, ms := whole.Summary(), merged.Summary()
+	if !reflect.DeepEqual(ws.Percentiles, ms.Percentiles) || ws.ConnectionTimes != ms.ConnectionTimes || ws.Failed != ms.Failed {
+		t.Errorf("summaries differ:\n%+v\n%+v", ms, ws)
+	}
+}
+
+// TestRecordJSONRoundTrip: a record written as JSON and read back is the
+// same record: same counts, moments, histograms, times and summary.
+func TestRecordJSONRoundTrip(t *testing.T) {
+	t0 := time.UnixMicro(1_764_556_800_000_001)
+	m := recordOf(results(3000), t0, t0.Add(1500*time.Millisecond))
+	m.Environment.Command = []string{"backbench", "bench", "-n", "3000"}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"schema":1`, `"started_at":1764556800.000001`, `"ended_at":1764556801.500001`,
+		`"hostname":`, `"kernel":`, `"cpu_model":`, `"cpus":`, `"version":"test"`, `"go_version":`,
+		`"command":["backbench","bench","-n","3000"]`, `"histogram_us":"HIST`, `"kind":"refused"`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+	var back Record
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Counts != m.Counts || !back.StartedAt.Equal(m.StartedAt.Time) || !back.EndedAt.Equal(m.EndedAt.Time) ||
+		back.Elapsed != m.Elapsed || !reflect.DeepEqual(back.Causes, m.Causes) || !reflect.DeepEqual(back.Plan, m.Plan) ||
+		!reflect.DeepEqual(back.Environment, m.Environment) {
+		t.Errorf("round trip changed the record:\n%+v\n%+v", back, *m)
+	}
+	for p := range m.Phases {
+		if back.Phases[p].Moments != m.Phases[p].Moments || !back.Phases[p].Hist.Equals(m.Phases[p].Hist) {
+			t.Errorf("phase %s changed", Phase(p))
+		}
+	}
+	if !reflect.DeepEqual(back.Summary(), m.Summary()) {
+		t.Errorf("summary changed:\n%+v\n%+v", back.Summary(), m.Summary())
+	}
+	// A merged copy of the read-back record is the record again.
+	again, err := Merge(&back)
+	if err != nil || again.Counts != m.Counts {
+		t.Errorf("merge of one: %v %+v", err, again)
+	}
+}
+
+func TestMergeRefusesOtherPlans(t *testing.T) {
+	a, b := recordOf(results(10), time.Now(), time.Now()), recordOf(results(10), time.Now(), time.Now())
+	b.Plan.Method = "POST"
+	if _, err := Merge(a, b); err == nil {
+		t.Error("records of different plans merged")
+	}
+}
+
+func TestBadRecordJSON(t *testing.T) {
+	for _, in := range []string{
+		`{"started_at": "x"}`,
+		`{"counts": {"failures": {"nope": 1}}}`,
+		`{"phases": {"total": {"count": 1, "histogram_us": "garbage"}}}`,
+		`{"phases": {"later": {}}}`,
+		`{"phases": {"total": {"sum_squares_ns2": "-1"}}}`,
+	} {
+		var r Record
+		if err := json.Unmarshal([]byte(in), &r); err == nil {
+			t.Errorf("%s: no error", in)
+		}
+	}
+}
