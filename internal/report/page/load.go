@@ -99,6 +99,8 @@ type seriesDoc struct {
 	KeepAlive bool              `json:"keep_alive"`
 	Levels    []benchDoc        `json:"levels"`
 	Stop      *report.SweepStop `json:"stopped"`
+	// Records are the run records of the levels (their provenance only).
+	Records []*provenance `json:"records"`
 }
 
 // sweepDoc is a sweep result.
@@ -181,8 +183,8 @@ func Parse(name string, data []byte) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w: %v", name, ErrNotResult, err)
 	}
 	r.prov = wr.merged()
-	if s := r.prov.Schema; s != nil && *s > Schema {
-		return nil, fmt.Errorf("%s: %w: schema %g is newer than this backbench reads (%d); use a newer backbench", name, ErrNewerSchema, *s, Schema)
+	if err := r.checkSchema(); err != nil {
+		return nil, err
 	}
 	var target any
 	switch {
@@ -204,6 +206,12 @@ func Parse(name string, data []byte) (*Result, error) {
 	if err := json.Unmarshal(data, target); err != nil {
 		return nil, fmt.Errorf("%s: %w: %s JSON: %v", name, ErrNotResult, r.Kind, err)
 	}
+	if r.sweep != nil {
+		r.prov = sweepProvenance(r.prov, r.sweep)
+		if err := r.checkSchema(); err != nil {
+			return nil, err
+		}
+	}
 	if r.probe != nil {
 		for _, f := range fields {
 			if isCheck(f.raw) {
@@ -212,6 +220,38 @@ func Parse(name string, data []byte) (*Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// checkSchema refuses a record of a newer schema than Schema.
+func (r *Result) checkSchema() error {
+	if s := r.prov.Schema; s != nil && *s > Schema {
+		return fmt.Errorf("%s: %w: schema %g is newer than this backbench reads (%d); use a newer backbench", r.Name, ErrNewerSchema, *s, Schema)
+	}
+	return nil
+}
+
+// sweepProvenance completes a sweep's provenance from the records of its
+// levels: the newest schema, the first environment, the earliest start and
+// the latest end.
+func sweepProvenance(p provenance, sw *sweepDoc) provenance {
+	for _, se := range sw.Series {
+		for _, rec := range se.Records {
+			if rec == nil {
+				continue
+			}
+			if rec.Schema != nil && (p.Schema == nil || *rec.Schema > *p.Schema) {
+				p.Schema = rec.Schema
+			}
+			if p.Environment == nil {
+				p.Environment = rec.Environment
+			}
+			if rec.StartedAt > 0 && (p.StartedAt == 0 || rec.StartedAt < p.StartedAt) {
+				p.StartedAt = rec.StartedAt
+			}
+			p.EndedAt = max(p.EndedAt, rec.EndedAt)
+		}
+	}
+	return p
 }
 
 // isCheck reports whether raw is a probe check: an object with a verdict.
