@@ -1,21 +1,15 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
-	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/internal/procstat"
-	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -120,134 +114,4 @@ func parseTargets(url string, o *clusterOptions) (sockets.Target, cluster, error
 		cl.fpmStatus = o.fpmStatus
 	}
 	return tgt, cl, nil
-}
-
-// dialer returns the Dialer for a cluster or TLS target; nil when the
-// clients' own plain dialer will do.
-func (cl *cluster) dialer(t sockets.Target, timeout time.Duration) *sockets.Dialer {
-	if len(cl.upstreams) <= 1 && cl.tls == nil {
-		if len(cl.upstreams) == 1 {
-			a := cl.upstreams[0]
-			return sockets.NewClusterDialer(t, sockets.DialerOptions{Upstreams: []sockets.Addr{a}, Timeout: timeout})
-		}
-		return nil
-	}
-	return sockets.NewClusterDialer(t, sockets.DialerOptions{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Timeout: timeout})
-}
-
-// checkReachable checks every upstream before any load. It fails only when
-// none can be reached; a dead address in a cluster is reported on stderr
-// and shows in the report as that address's connect failures.
-func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, timeout time.Duration, stderr io.Writer) error {
-	if len(ups) == 0 {
-		return sockets.Check(ctx, t, timeout)
-	}
-	var firstErr error
-	ok := 0
-	for _, a := range ups {
-		ut := t
-		ut.Network, ut.Address = a.Network, a.Address
-		if err := sockets.Check(ctx, ut, timeout); err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			if len(ups) > 1 {
-				fmt.Fprintf(stderr, "backbench: warning: upstream %s: %v\n", a, err)
-			}
-			continue
-		}
-		ok++
-	}
-	if ok == 0 {
-		return firstErr
-	}
-	return nil
-}
-
-// backendProbe samples the backend's processes and php-fpm's status page
-// during a run.
-type backendProbe struct {
-	cl      *cluster
-	req     *request
-	sampler *procstat.Sampler
-	usage   stats.BackendUsage
-}
-
-func startBackendProbe(ctx context.Context, r *request) *backendProbe {
-	cl := &r.cluster
-	if len(cl.pids) == 0 && cl.fpmStatus == "" {
-		return nil
-	}
-	p := &backendProbe{cl: cl, req: r, usage: stats.BackendUsage{PIDs: cl.pids}}
-	if cl.fpmStatus != "" {
-		p.usage.FPMStatusStart = p.fpmStatus(ctx)
-	}
-	if len(cl.pids) > 0 {
-		p.sampler = procstat.Start(cl.pids, 0)
-	}
-	return p
-}
-
-// observeBackend starts sampling the backend (--backend-pid, --fpm-status)
-// for one run and returns the function that stops it and returns the use
-// (nil when nothing is sampled): sweep's per-level hook.
-func (r *request) observeBackend(ctx context.Context) func() *stats.BackendUsage {
-	p := startBackendProbe(ctx, r)
-	return func() *stats.BackendUsage { return p.finish(ctx) }
-}
-
-// finish stops the sampling and returns the usage (nil without a probe).
-func (p *backendProbe) finish(ctx context.Context) *stats.BackendUsage {
-	if p == nil {
-		return nil
-	}
-	if p.sampler != nil {
-		u := p.sampler.Stop()
-		p.usage.CPUUserSeconds, p.usage.CPUSysSeconds = u.UserSeconds, u.SysSeconds
-		p.usage.CPUSeconds = u.UserSeconds + u.SysSeconds
-		p.usage.PeakRSSBytes, p.usage.MeanRSSBytes = u.PeakRSS, u.MeanRSS
-		p.usage.ProcessesMax, p.usage.ProcessesMean = u.MaxProcs, u.MeanProcs
-		p.usage.Samples = u.Samples
-	}
-	if p.cl.fpmStatus != "" {
-		p.usage.FPMStatusEnd = p.fpmStatus(context.WithoutCancel(ctx))
-	}
-	return &p.usage
-}
-
-// fpmStatus reads php-fpm's status page; on failure the map holds "error".
-func (p *backendProbe) fpmStatus(ctx context.Context) map[string]string {
-	t := p.req.target
-	t.Path, t.RawQuery = p.cl.fpmStatus, ""
-	status, body, err := fcgi.Fetch(ctx, fcgi.Config{Target: t, Method: "GET", DocumentRoot: p.req.docRoot,
-		Timeout: p.req.opts.timeout, Dialer: p.req.dialer})
-	switch {
-	case err != nil:
-		return map[string]string{"error": err.Error()}
-	case status != 200:
-		return map[string]string{"error": fmt.Sprintf("status %d (is pm.status_path = %s set?)", status, p.cl.fpmStatus)}
-	}
-	return fcgi.ParseFPMStatus(body)
-}
-
-// tlsInfo describes the TLS sessions of a run (nil without TLS).
-func tlsInfo(d *sockets.Dialer, cl *cluster) *stats.TLSInfo {
-	if d == nil || cl.tls == nil {
-		return nil
-	}
-	st, hs, res := d.TLSState()
-	if st == nil {
-		return nil
-	}
-	info := &stats.TLSInfo{Protocol: tlsVersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite),
-		ServerName: cl.tls.ServerName, Handshakes: hs, Resumed: res}
-	if st.CurveID != 0 {
-		info.TempKey = st.CurveID.String()
-	}
-	return info
-}
-
-// tlsVersionName spells versions as ab (OpenSSL) does: TLSv1.3.
-func tlsVersionName(v uint16) string {
-	return strings.Replace(tls.VersionName(v), "TLS 1", "TLSv1", 1)
 }

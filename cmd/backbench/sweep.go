@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -92,13 +93,12 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	return fs
 }
 
-// sweepPlan is a validated sweep: the engine's configuration and, per
-// series, the request it sends.
+// sweepPlan is a validated sweep: the engine's configuration and its
+// series, each with its plan.
 type sweepPlan struct {
-	cfg      sweep.Config
-	series   []sweep.Series
-	requests []*request
-	opts     sweepOptions
+	cfg    sweep.Config
+	series []sweep.Series
+	opts   sweepOptions
 }
 
 // parseStopRate reads "0.05" or "5%".
@@ -168,7 +168,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	type parsed struct {
 		label string
-		r     *request
+		r     *execute.Plan
 	}
 	var targets []parsed
 	defaults := map[string]int{}
@@ -188,11 +188,11 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.limited && int64(maxLevel) > r.opts.requests {
-			return nil, usagef("sweep: -n %d is less than the highest level %d: cannot use more workers than requests", r.opts.requests, maxLevel)
+		if r.Requests > 0 && int64(maxLevel) > r.Requests {
+			return nil, usagef("sweep: -n %d is less than the highest level %d: cannot use more workers than requests", r.Requests, maxLevel)
 		}
 		if label == "" {
-			label = r.target.Scheme + "/" + r.target.Network
+			label = r.Target.Scheme + "/" + r.Target.Network
 			defaults[label]++
 		}
 		targets = append(targets, parsed{label, r})
@@ -201,11 +201,11 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	for _, t := range targets {
 		label := t.label
 		if defaults[label] > 1 {
-			label = t.r.target.URL // the short default is ambiguous
+			label = t.r.Target.URL // the short default is ambiguous
 		}
 		for _, ka := range kas {
 			r := *t.r
-			r.opts.keepAlive = ka
+			r.KeepAlive = ka
 			l := label
 			if len(kas) > 1 {
 				l += map[bool]string{false: " no-ka", true: " ka"}[ka]
@@ -214,19 +214,17 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 				return nil, usagef("sweep: two series are labelled %q (use LABEL=URL)", l)
 			}
 			seen[l] = true
-			p.requests = append(p.requests, &r)
-			p.series = append(p.series, sweep.Series{Label: l, Info: r.finishRecord, VariableLength: o.variableLength,
-				Observe: r.observeBackend})
+			p.series = append(p.series, sweep.Series{Label: l, Plan: &r})
 		}
 	}
-	r0 := p.requests[0]
+	r0 := p.series[0].Plan
 	p.cfg.Levels = levels
-	p.cfg.Requests, p.cfg.Duration = r0.opts.requests, o.timeLimit
+	p.cfg.Requests, p.cfg.Duration = r0.Requests, o.timeLimit
 	switch {
 	case fs.Changed("warmup"):
 		p.cfg.WarmupRequests = o.warmup
-	case r0.limited:
-		p.cfg.WarmupRequests = max(r0.opts.requests/10, 1)
+	case r0.Requests > 0:
+		p.cfg.WarmupRequests = max(r0.Requests/10, 1)
 	default:
 		p.cfg.WarmupDuration = o.timeLimit / 10
 	}
@@ -249,17 +247,12 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("sweep: cannot create --out directory: %v", err)
 	}
 	maxLevel := p.cfg.Levels[len(p.cfg.Levels)-1]
-	if _, err := sockets.RaiseNoFileLimit(uint64(maxLevel)*2 + 64); err != nil && !o.quiet {
-		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
-	}
+	setup := execute.Prepare(p.series[0].Plan, maxLevel, o.quiet, stderr)
+	defer setup.Done()
 	if err := p.check(ctx, stderr); err != nil {
 		return err
 	}
-	policy := applySched(&o.loadOptions, stderr)
-	for _, r := range p.requests {
-		r.policy = policy
-	}
-	defer useThreads(&o.loadOptions)()
+	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup}
 	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png", "sweep.html"}
 	files := make([]*os.File, len(names))
 	for i, n := range names {
@@ -271,17 +264,6 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		files[i] = f
 	}
 
-	var verbose io.Writer
-	if o.verbosity >= 2 {
-		verbose = &lockedWriter{w: stderr}
-	}
-	for i, r := range p.requests {
-		f, err := r.factory(verbose)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		p.series[i].Factory = f
-	}
 	stop := func() {}
 	if !o.quiet && isTerminal(stderr) {
 		stop = startSweepProgress(&p.cfg, stderr)
@@ -289,7 +271,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	res, err := sweep.Run(ctx, p.cfg, p.series)
 	stop()
 	if err != nil {
-		return err
+		return executeError(err)
 	}
 	sw := p.report(res)
 	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
@@ -345,11 +327,12 @@ func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
 	var order []string
 	probes := map[string]*probe{}
 	failed := 0
-	for i, r := range p.requests {
-		key := r.target.Network + " " + r.target.Address
+	for i, se := range p.series {
+		r := se.Plan
+		key := r.Target.Network + " " + r.Target.Address
 		pr := probes[key]
 		if pr == nil {
-			pr = &probe{err: sockets.Check(ctx, r.target, r.opts.timeout)}
+			pr = &probe{err: sockets.Check(ctx, r.Target, r.Timeout)}
 			if ctx.Err() != nil {
 				return errInterrupted
 			}
@@ -367,7 +350,7 @@ func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
 			errs = append(errs, fmt.Errorf("%s: %w", strings.Join(pr.labels, ", "), pr.err))
 		}
 	}
-	if failed == len(p.requests) {
+	if failed == len(p.series) {
 		return &unreachableError{errors.Join(errs...)}
 	}
 	for _, err := range errs {
@@ -390,8 +373,9 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 		sw.StopErrorRate = &r
 	}
 	for i, sr := range res.Series {
-		se := report.SweepSeries{Label: sr.Label, Target: p.requests[i].plan().Target,
-			KeepAlive: p.requests[i].opts.keepAlive, Levels: sr.Levels, Records: sr.Records}
+		plan := p.series[i].Plan
+		se := report.SweepSeries{Label: sr.Label, Target: plan.Record().Target,
+			KeepAlive: plan.KeepAlive, Levels: sr.Levels, Records: sr.Records}
 		if se.Levels == nil {
 			se.Levels = []stats.Summary{}
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/sweep"
@@ -487,5 +488,46 @@ func TestSweepClientSched(t *testing.T) {
 	}
 	if len(sw.Series) != 1 || len(sw.Series[0].Levels) != 2 {
 		t.Errorf("%d series", len(sw.Series))
+	}
+}
+
+// TestSweepCluster: a sweep of a cluster goes through bench's executor, so
+// every level keeps bench's per-address lines, its notes and its record:
+// two live workers and a dead one, the dead one's connects refused.
+func TestSweepCluster(t *testing.T) {
+	a := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{})
+	b := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
+	dead := deadAddr(t)
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "30", "-c", "1,3", "--warmup", "0",
+		"--upstream", "tcp:"+a.Addr, "--upstream", "unix:"+b.Addr, "--upstream", "tcp:"+dead, a.URL("/x.php"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	se := sw.Series[0]
+	if len(se.Levels) != 2 || len(se.Records) != 2 {
+		t.Fatalf("%d levels, %d records", len(se.Levels), len(se.Records))
+	}
+	for i, s := range se.Levels {
+		if len(s.Upstreams) != 3 || s.Balance != "round-robin" {
+			t.Fatalf("c=%d: upstreams %+v", s.Concurrency, s.Upstreams)
+		}
+		var complete, failed int64
+		for _, u := range s.Upstreams {
+			complete += u.Complete
+			failed += u.Failed
+		}
+		if complete != s.Complete || failed != s.Failed || s.Upstreams[2].Complete != 0 || s.Upstreams[2].Failed == 0 ||
+			s.Upstreams[0].Complete == 0 || s.Upstreams[1].Complete == 0 {
+			t.Errorf("c=%d: per-address lines %+v do not add up to complete %d failed %d", s.Concurrency, s.Upstreams, s.Complete, s.Failed)
+		}
+		if !notesHave(s.Notes, "connections refused") {
+			t.Errorf("c=%d: notes %q", s.Concurrency, s.Notes)
+		}
+		r := se.Records[i]
+		if r.Schema != 1 || len(r.Upstreams) != 3 || r.Plan.Concurrency != s.Concurrency || r.Counts.Complete != s.Complete ||
+			r.Failures(load.KindRefused) != s.Upstreams[2].Failed || r.StartedAt.IsZero() || r.Environment.CPUs == 0 {
+			t.Errorf("c=%d: record %+v", s.Concurrency, r)
+		}
 	}
 }

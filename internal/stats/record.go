@@ -345,7 +345,9 @@ func (u Uint128) big() *big.Int {
 }
 
 // MarshalJSON writes u as a decimal string.
-func (u Uint128) MarshalJSON() ([]byte, error) { return strconv.AppendQuote(nil, u.big().String()), nil }
+func (u Uint128) MarshalJSON() ([]byte, error) {
+	return strconv.AppendQuote(nil, u.big().String()), nil
+}
 
 // UnmarshalJSON reads a decimal string.
 func (u *Uint128) UnmarshalJSON(b []byte) error {

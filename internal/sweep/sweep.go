@@ -15,8 +15,9 @@
 //     bound; the result says at which level and why. The other series go on.
 //
 // The package knows no protocol and reads no flags: series arrive as
-// load.ClientFactory values and results leave as one stats.Summary per
-// series and level.
+// execute.Plan values, every run (warm-up or measured) goes through
+// execute.Run like bench's, and results leave as one stats.Record and its
+// stats.Summary per series and level.
 //
 // Limits: connections are not carried from the warm-up into the measured run
 // (each run dials its own), so with keep-alive the first request of every
@@ -31,30 +32,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/run"
 	"github.com/backbench/backbench/internal/stats"
 )
 
-// Series is one line of the sweep: a label, a way to make clients, and what
-// to say about the target in every Summary.
+// Series is one line of the sweep: a label and the plan of its runs (whose
+// concurrency, request budget and time limit each level replaces).
 type Series struct {
 	// Label names the series in reports (e.g. "fcgi-unix ka").
 	Label string
-	// Factory makes one client per worker.
-	Factory load.ClientFactory
-	// Info completes the record of a finished run of the series (plan,
-	// client health); the sweep has set the times and the interruption
-	// before, and sets the plan's Concurrency and Requests to the level's
-	// after. Nil: only those are filled in.
-	Info func(out run.Outcome, rec *stats.Record)
-	// VariableLength turns the Length rule off (ab's -l).
-	VariableLength bool
-	// Observe, if not nil, is called right before each measured run; the
-	// function it returns is called right after, and its result (nil for
-	// none) becomes the level's Summary.Backend: the backend's resource
-	// use during that level.
-	Observe func(ctx context.Context) func() *stats.BackendUsage
+	// Plan is what every run of the series sends; the backend it names
+	// (Plan.BackendPIDs, Plan.FPMStatus) is sampled during each measured
+	// level.
+	Plan *execute.Plan
 }
 
 // Config configures a sweep.
@@ -80,6 +71,10 @@ type Config struct {
 	// Progress, if not nil, is called from the sweep's goroutine at the
 	// start of every run (warm-up or measured).
 	Progress func(Progress)
+	// Options are the executor's options for every run (Stderr,
+	// Verbosity, Version, Setup). Without a Setup, Run makes one (the file
+	// limit for the highest level) and checks no target.
+	Options execute.Options
 }
 
 // Progress describes the run that is starting, for a progress display.
@@ -164,8 +159,8 @@ func (cfg *Config) Validate(series []Series) error {
 		return fmt.Errorf("sweep: stop error rate %v is not a ratio from 0 to 1", cfg.StopErrorRate)
 	}
 	for i, s := range series {
-		if s.Factory == nil {
-			return fmt.Errorf("sweep: series %d (%q) has no client factory", i, s.Label)
+		if s.Plan == nil {
+			return fmt.Errorf("sweep: series %d (%q) has no plan, so no client factory", i, s.Label)
 		}
 	}
 	return nil
@@ -184,6 +179,11 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 	}
 	start := load.Now()
 	defer func() { res.Elapsed = load.Now() - start }()
+	if cfg.Options.Setup == nil {
+		setup := execute.Prepare(series[0].Plan, cfg.Levels[len(cfg.Levels)-1], true, nil)
+		defer setup.Done()
+		cfg.Options.Setup = setup
+	}
 	active := make([]bool, len(series))
 	for i := range active {
 		active[i] = true
@@ -200,7 +200,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				RunsDone: runsDone, RunsLeft: nActive*(len(cfg.Levels)-li) - countBefore(active, si)}
 			if cfg.WarmupRequests > 0 || cfg.WarmupDuration > 0 {
 				p.Warmup, p.Requests, p.Duration = true, cfg.WarmupRequests, cfg.WarmupDuration
-				if _, err := runOnce(ctx, cfg.Progress, p, s); err != nil {
+				if _, err := runOnce(ctx, &cfg, p, s); err != nil {
 					return res, fmt.Errorf("sweep: %s at concurrency %d: %w", s.Label, level, err)
 				}
 				if ctx.Err() != nil {
@@ -209,7 +209,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				}
 			}
 			p.Warmup, p.Requests, p.Duration = false, cfg.Requests, cfg.Duration
-			rec, err := runOnce(ctx, cfg.Progress, p, s)
+			rec, err := runOnce(ctx, &cfg, p, s)
 			if err != nil {
 				return res, fmt.Errorf("sweep: %s at concurrency %d: %w", s.Label, level, err)
 			}
@@ -249,38 +249,21 @@ func countBefore(active []bool, si int) int {
 	return n
 }
 
-// runOnce runs one closed-model run of series s as p describes and returns
-// its Record (nil for a warm-up).
-func runOnce(ctx context.Context, progress func(Progress), p Progress, s *Series) (*stats.Record, error) {
-	rec := stats.NewRecorder(stats.Options{Shards: p.Concurrency, VariableLength: s.VariableLength})
-	p.Start, p.Done = load.Now(), rec.Done
-	if progress != nil {
-		progress(p)
+// runOnce runs one run of series s as p describes and returns its Record
+// (with counts only for a warm-up).
+func runOnce(ctx context.Context, cfg *Config, p Progress, s *Series) (*stats.Record, error) {
+	plan := *s.Plan
+	plan.Concurrency, plan.Requests, plan.Duration = p.Concurrency, p.Requests, p.Duration
+	o := cfg.Options
+	o.Observe, o.Discard = !p.Warmup, p.Warmup
+	o.Announce, o.Progress, o.KeepRows, o.RawFile = false, false, false, ""
+	o.Started = func(done func() int64) {
+		p.Start, p.Done = load.Now(), done
+		if cfg.Progress != nil {
+			cfg.Progress(p)
+		}
 	}
-	var observed func() *stats.BackendUsage
-	if s.Observe != nil && !p.Warmup {
-		observed = s.Observe(ctx)
-	}
-	out, err := run.Closed(ctx, run.Config{
-		Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration,
-		Factory: s.Factory, Recorder: rec,
-	})
-	var backend *stats.BackendUsage
-	if observed != nil {
-		backend = observed()
-	}
-	if err != nil || p.Warmup {
-		return nil, err
-	}
-	r := rec.Merge()
-	r.StartedAt, r.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
-	r.Elapsed, r.Interrupted = time.Duration(out.Elapsed()), out.Interrupted
-	if s.Info != nil {
-		s.Info(out, r)
-	}
-	r.Plan.Concurrency, r.Plan.Requests = p.Concurrency, p.Requests
-	r.Backend = backend
-	return r, nil
+	return execute.Run(ctx, &plan, o)
 }
 
 // ErrorRate returns the failure ratio of a level: failed requests over the

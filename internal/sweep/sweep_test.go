@@ -11,11 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/httpprobe"
-	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/run"
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
@@ -27,21 +24,8 @@ func series(t *testing.T, label, url string, keepAlive bool) Series {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f load.ClientFactory
-	if tgt.Scheme == sockets.SchemeFCGI {
-		f, err = fcgi.NewFactory(fcgi.Config{Target: tgt, KeepAlive: keepAlive, Timeout: 5 * time.Second, DocumentRoot: "/srv"})
-	} else {
-		f, err = httpprobe.NewFactory(httpprobe.Config{Target: tgt, KeepAlive: keepAlive, Timeout: 5 * time.Second})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Series{Label: label, Factory: f, Info: func(out run.Outcome, rec *stats.Record) {
-		rec.Plan = stats.Plan{
-			Target: stats.TargetInfo{URL: url, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address},
-			Path:   tgt.RequestURI(), Method: "GET", KeepAlive: keepAlive,
-		}
-	}}
+	return Series{Label: label, Plan: &execute.Plan{Target: tgt, KeepAlive: keepAlive, Timeout: 5 * time.Second,
+		DocumentRoot: "/srv", Method: "GET"}}
 }
 
 // checkCounts asserts the exact request accounting of every level.
@@ -149,7 +133,6 @@ func TestStopRule(t *testing.T) {
 // TestNoStopRule: without the rule a failing series runs every level.
 func TestNoStopRule(t *testing.T) {
 	ser := []Series{series(t, "bad", "http://"+closedTCP(t)+"/", false)}
-	ser[0].Info = nil // the sweep still fills in the level
 	res, err := Run(context.Background(), Config{Levels: []int{1, 3}, Requests: 6}, ser)
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +206,7 @@ func TestInterrupt(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	f := func(context.Context) (load.Client, error) { return nil, nil }
-	ok := []Series{{Label: "a", Factory: f}}
+	ok := []Series{{Label: "a", Plan: &execute.Plan{}}}
 	for _, tc := range []struct {
 		name   string
 		cfg    Config

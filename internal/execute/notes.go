@@ -1,4 +1,4 @@
-package main
+package execute
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // connectionNotes names the connection-level realities a run met, with
-// their remedies, from its error samples, its counts and the TIME_WAIT
+// their remedies, from its typed failure causes, its counts and the TIME_WAIT
 // sockets it left: they are the client's or the kernel's limits, not the
 // server's failures, and the user should know which is which.
 func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uint64) []string {

@@ -1,0 +1,293 @@
+package execute
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/run"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/sockets"
+)
+
+// ErrInterrupted is returned when the context was cancelled before the run
+// started (a run cut short by it returns its record, marked Interrupted).
+var ErrInterrupted = errors.New("execute: interrupted")
+
+// UnreachableError is returned when no address of the target accepts a
+// connection before the run.
+type UnreachableError struct{ Err error }
+
+func (e *UnreachableError) Error() string { return e.Err.Error() }
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// SetupError is a problem with what the user asked for, found only when the
+// run is set up (a client that cannot be built, a file that cannot be
+// created): the command line is at fault, not the backend.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// Options are how one run is carried out and reported while it goes; none
+// of them changes what is measured.
+type Options struct {
+	// Stderr receives warnings, the progress lines and, with Verbosity 2
+	// or more, every request and response head. Nil: discarded.
+	Stderr io.Writer
+	// Quiet drops the warnings and progress lines.
+	Quiet bool
+	// Verbosity 2 or more prints every request and response head.
+	Verbosity int
+	// Announce prints ab's "Benchmarking URL (be patient)" line once the
+	// target is known to answer.
+	Announce bool
+	// Progress prints ab's "Completed N requests" every tenth of the run.
+	Progress bool
+	// KeepRows keeps every request's times in the record (Record.Rows).
+	KeepRows bool
+	// RawFile, when set, receives one CSV line per request.
+	RawFile string
+	// Setup, when not nil, is the process-wide setup made once by the
+	// caller for several runs (a sweep): Run then neither raises the file
+	// limit, nor checks the target, nor changes the scheduling or thread
+	// cap.
+	Setup *Setup
+	// Observe samples the backend (Plan.BackendPIDs, Plan.FPMStatus)
+	// during the run.
+	Observe bool
+	// Discard, for a warm-up, returns a record with counts only: no
+	// notes, environment or backend.
+	Discard bool
+	// Started, if not nil, is called when the run starts, with a
+	// function that counts the requests finished so far.
+	Started func(done func() int64)
+	// Version is backbench's version, for the record's environment.
+	Version string
+}
+
+// Setup is the process-wide state of a run: the file limit in force, the
+// scheduling policy of the client's threads, and how to undo the thread
+// cap.
+type Setup struct {
+	// NoFile is the soft RLIMIT_NOFILE after raising it.
+	NoFile uint64
+	// Policy is the scheduling policy's name ("" if unknown).
+	Policy  string
+	restore func()
+}
+
+// Prepare raises the file limit for concurrency workers, applies the
+// plan's scheduling policy and thread cap, and returns the setup; call
+// Done on it after the last run. Warnings go to stderr unless quiet.
+func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
+	s := &Setup{restore: func() {}}
+	var err error
+	s.NoFile, err = sockets.RaiseNoFileLimit(uint64(concurrency)*2 + 64)
+	if err != nil && !quiet {
+		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
+	}
+	s.Policy = applySched(p.Sched, quiet, stderr)
+	if p.Threads > 0 {
+		prev := runtime.GOMAXPROCS(p.Threads)
+		s.restore = func() { runtime.GOMAXPROCS(prev) }
+	}
+	return s
+}
+
+// Done undoes the thread cap.
+func (s *Setup) Done() { s.restore() }
+
+// applySched gives the client's threads the policy sched asks for, if any
+// (otherwise they keep the one backbench was started with, chrt's for
+// example), and returns the name of the policy they run with ("" if it
+// cannot be read).
+func applySched(sched string, quiet bool, stderr io.Writer) string {
+	if sched != "" {
+		want := sockets.SchedNormal
+		if sched == "batch" {
+			want = sockets.SchedBatch
+		}
+		if _, err := sockets.SetSchedPolicy(want); err != nil && !quiet {
+			fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
+		}
+	}
+	p, err := sockets.SchedPolicyOf(0)
+	if err != nil {
+		return ""
+	}
+	return p.String()
+}
+
+// lockedWriter serializes whole Write calls of several workers.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Run checks that the target is reachable (unless o.Setup says the caller
+// did), runs the plan and returns its record.
+func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
+	stderr := o.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	setup := o.Setup
+	if setup == nil {
+		setup = Prepare(p, p.Concurrency, o.Quiet, stderr)
+		defer setup.Done()
+		if err := checkReachable(ctx, p.Target, p.Upstreams, p.Timeout, stderr); err != nil {
+			if ctx.Err() != nil {
+				return nil, ErrInterrupted
+			}
+			return nil, &UnreachableError{err}
+		}
+	}
+	if o.Announce {
+		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", p.Target.URL)
+	}
+	var verbose io.Writer
+	if o.Verbosity >= 2 {
+		verbose = &lockedWriter{w: stderr}
+	}
+	f, err := p.factory(verbose)
+	if err != nil {
+		return nil, &SetupError{err}
+	}
+	var raw *bufio.Writer
+	if o.RawFile != "" {
+		rf, err := os.Create(o.RawFile)
+		if err != nil {
+			return nil, &SetupError{fmt.Errorf("cannot create --raw file: %w", err)}
+		}
+		defer rf.Close()
+		raw = bufio.NewWriterSize(rf, 256<<10)
+		raw.WriteString(stats.RawHeader)
+	}
+	ropts := stats.Options{Shards: p.Concurrency, VariableLength: p.VariableLength, KeepRows: o.KeepRows || p.ABCompat,
+		Upstreams: len(p.Upstreams)}
+	if raw != nil {
+		ropts.Raw = raw
+	}
+	rec := stats.NewRecorder(ropts)
+	if o.Started != nil {
+		o.Started(rec.Done)
+	}
+	stopProgress := func() {}
+	if o.Progress && !o.Quiet {
+		stopProgress = progress(rec, p.Requests, stderr)
+	}
+	var backend *backendProbe
+	if o.Observe {
+		backend = startBackendProbe(ctx, p)
+	}
+	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec}
+	var out run.Outcome
+	if p.Rate > 0 {
+		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: p.Rate})
+	} else {
+		out, err = run.Closed(ctx, cfg)
+	}
+	stopProgress()
+	backendUsage := backend.finish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := rec.Merge()
+	if raw != nil {
+		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
+			return nil, fmt.Errorf("writing --raw file: %w", err)
+		}
+	}
+	m.Plan = p.Record()
+	m.StartedAt, m.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
+	m.Elapsed, m.Interrupted = time.Duration(out.Elapsed()), out.Interrupted
+	for i := range m.Upstreams {
+		m.Upstreams[i].Address = m.Plan.Upstreams[i]
+	}
+	if o.Discard {
+		return m, nil
+	}
+	m.Environment = stats.CurrentEnvironment(o.Version)
+	m.Client = clientHealth(out, setup.Policy)
+	m.Backend = backendUsage
+	m.TLS = tlsInfo(p.dialer, p.TLS)
+	tw := 0
+	if p.Target.Network == "tcp" && !p.KeepAlive {
+		tw, _ = sockets.CountTimeWait(p.Target.Address)
+	}
+	m.Notes = append(m.Notes, connectionNotes(m, p.Target, tw, setup.NoFile)...)
+	return m, nil
+}
+
+// clientHealth turns the runner's measurements into the report's lines,
+// with a warning when the client itself may have been the bottleneck.
+func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
+	h := out.Health
+	c := stats.ClientHealth{
+		Scheduling:         policy,
+		CPUUserSeconds:     float64(h.UserCPU) / 1e9,
+		CPUSysSeconds:      float64(h.SysCPU) / 1e9,
+		Cores:              h.Cores,
+		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
+		Warnings:           []string{},
+	}
+	if el := out.Elapsed(); el > 0 {
+		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
+	}
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) && out.Elapsed() > int64(100*time.Millisecond) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
+	}
+	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the client's goroutines waited up to %.1f ms for a CPU: latencies include client delay", c.SchedulerLateMaxMs))
+	}
+	return c
+}
+
+// progress prints ab's heartbeat ("Completed N requests" every tenth of the
+// run) on stderr for runs of more than 150 requests; the returned function
+// stops it.
+func progress(rec *stats.Recorder, requests int64, stderr io.Writer) func() {
+	if requests <= 150 {
+		return func() {}
+	}
+	step := requests / 10
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		next := step
+		report := func() {
+			for n := rec.Done(); n >= next && next < requests; next += step {
+				fmt.Fprintf(stderr, "Completed %d requests\n", next)
+			}
+		}
+		for {
+			select {
+			case <-done:
+				report()
+				fmt.Fprintf(stderr, "Finished %d requests\n", rec.Done())
+				return
+			case <-tick.C:
+				report()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

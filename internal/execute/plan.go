@@ -1,0 +1,161 @@
+// Package execute runs one load test: it takes a Plan (the target and its
+// upstreams, the request, the load shape, the client's options, what to
+// sample of the backend) and returns the run's stats.Record. Every command
+// that puts load on a backend (bench, each level of sweep) goes through Run;
+// package main only parses flags into a Plan and renders records.
+//
+// Run raises the file limit, checks that the target answers, applies the
+// client's scheduling policy and thread cap, builds the protocol's clients,
+// runs the closed or the open model (package run), samples the backend
+// (/proc, php-fpm's status page), and completes the record: wall-clock
+// times, environment, client health, TLS session, per-upstream parts and
+// notes from the typed failure causes.
+package execute
+
+import (
+	"crypto/tls"
+	"io"
+	"time"
+
+	"github.com/backbench/backbench/fcgi"
+	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/sockets"
+)
+
+// Plan is a validated description of one run. The zero value of an
+// optional field means "none" or the default named in its comment.
+type Plan struct {
+	// Target is the URL's target (its address replaced by --unix-socket).
+	Target sockets.Target
+	// Upstreams are the addresses of a cluster target (a port range or
+	// --upstream); Balance spreads connections over them. Empty: the
+	// target's own address.
+	Upstreams []sockets.Addr
+	Balance   sockets.Balance
+	// TLS configures an https target (nil for http and fcgi).
+	TLS *tls.Config
+
+	// Method, Headers and Body make the request; ContentType is the
+	// body's type. DocumentRoot and Params are FastCGI's; HTTP10 asks for
+	// HTTP/1.0.
+	Method       string
+	Headers      [][2]string
+	Body         []byte
+	ContentType  string
+	DocumentRoot string
+	Params       [][2]string
+	HTTP10       bool
+
+	// Concurrency is the number of workers (the in-flight ceiling in the
+	// open model).
+	Concurrency int
+	// Requests is the request budget; 0 means none (Duration applies).
+	Requests int64
+	// Duration is the time limit; 0 means none.
+	Duration time.Duration
+	// Rate, when > 0, runs the open model at this many requests per
+	// second.
+	Rate float64
+	// Timeout bounds one request, from dial to last byte.
+	Timeout time.Duration
+	// KeepAlive keeps connections open (HTTP keep-alive, FCGI_KEEP_CONN).
+	KeepAlive bool
+	// VariableLength turns ab's Length rule off.
+	VariableLength bool
+	// ABCompat uses ab's own arithmetic for the report (keeps every row).
+	ABCompat bool
+
+	// Threads caps the client's GOMAXPROCS during the run (0: every CPU).
+	Threads int
+	// Sched is the client threads' scheduling policy: "normal", "batch",
+	// or "" for the one backbench was started with.
+	Sched string
+
+	// BackendPIDs are sampled from /proc during the run, with their
+	// descendants; FPMStatus is php-fpm's status path, read at the start
+	// and the end (fcgi only).
+	BackendPIDs []int
+	FPMStatus   string
+
+	// Factory, when not nil, makes the clients instead of the protocol
+	// package named by Target (tests, and commands that bring their own
+	// client).
+	Factory load.ClientFactory
+
+	dialer *sockets.Dialer // built once by Prepare
+}
+
+// Record returns the plan as the record keeps it.
+func (p *Plan) Record() stats.Plan {
+	t := p.Target
+	rp := stats.Plan{
+		Target:         stats.TargetInfo{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address},
+		Hostname:       t.Host,
+		Port:           t.Port,
+		Path:           t.RequestURI(),
+		Concurrency:    p.Concurrency,
+		Requests:       p.Requests,
+		Duration:       p.Duration,
+		Timeout:        p.Timeout,
+		KeepAlive:      p.KeepAlive,
+		Method:         p.Method,
+		BodySize:       int64(len(p.Body)),
+		Rate:           p.Rate,
+		ABCompat:       p.ABCompat,
+		VariableLength: p.VariableLength,
+		Balance:        p.Balance.String(),
+	}
+	for _, a := range p.Upstreams {
+		rp.Upstreams = append(rp.Upstreams, a.String())
+	}
+	if t.Port == "" { // nginx-style Unix target
+		rp.Hostname = "unix:" + t.Address
+	}
+	if t.Scheme != sockets.SchemeFCGI {
+		rp.HTTPVersion = "1.1"
+		if p.HTTP10 {
+			rp.HTTPVersion = "1.0"
+		}
+	}
+	return rp
+}
+
+// Dialer returns the Dialer of a cluster or TLS target, made once; nil
+// when the clients' own plain dialer will do.
+func (p *Plan) Dialer() *sockets.Dialer {
+	if p.dialer != nil {
+		return p.dialer
+	}
+	switch {
+	case len(p.Upstreams) <= 1 && p.TLS == nil:
+		if len(p.Upstreams) == 1 {
+			p.dialer = sockets.NewClusterDialer(p.Target, sockets.DialerOptions{Upstreams: p.Upstreams, Timeout: p.Timeout})
+		}
+	default:
+		p.dialer = sockets.NewClusterDialer(p.Target, sockets.DialerOptions{Upstreams: p.Upstreams, Balance: p.Balance,
+			TLS: p.TLS, Timeout: p.Timeout})
+	}
+	return p.dialer
+}
+
+// factory builds the client factory for the plan's protocol. verbose, if
+// not nil, receives request and response heads.
+func (p *Plan) factory(verbose io.Writer) (load.ClientFactory, error) {
+	if p.Factory != nil {
+		return p.Factory, nil
+	}
+	if p.Target.Scheme == sockets.SchemeFCGI {
+		return fcgi.NewFactory(fcgi.Config{
+			Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
+			ContentType: p.ContentType, DocumentRoot: p.DocumentRoot, Params: p.Params,
+			KeepAlive: p.KeepAlive, Timeout: p.Timeout, Verbose: verbose, Dialer: p.Dialer(),
+		})
+	}
+	return httpprobe.NewFactory(httpprobe.Config{
+		Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
+		ContentType: p.ContentType, KeepAlive: p.KeepAlive, HTTP10: p.HTTP10,
+		Timeout: p.Timeout, Verbose: verbose, Dialer: p.Dialer(),
+	})
+}
