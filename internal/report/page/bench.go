@@ -142,13 +142,7 @@ func (p *pager) bench(d *benchDoc) {
 		}
 		p.table("Upstreams ("+s.Balance+")", []string{"address", "requests", "failed", "req/s", "mean ms", "p99 ms"}, rows)
 	}
-	if len(s.Notes) > 0 {
-		b.WriteString("<h3>Notes</h3>\n<ul class=\"notes\">\n")
-		for _, n := range s.Notes {
-			fmt.Fprintf(b, "<li>%s</li>\n", esc(n))
-		}
-		b.WriteString("</ul>\n")
-	}
+	p.notes("Notes", s.Notes)
 }
 
 // pctOf reads the rank of a percentile row header ("99.9%").

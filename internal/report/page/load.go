@@ -105,31 +105,51 @@ type seriesDoc struct {
 
 // sweepDoc is a sweep result.
 type sweepDoc struct {
-	Levels           []int        `json:"levels"`
-	RequestsPerLevel int64        `json:"requests_per_level"`
-	SecondsPerLevel  float64      `json:"seconds_per_level"`
-	StopErrorRate    *float64     `json:"stop_error_rate"`
-	TimeTaken        float64      `json:"time_taken_seconds"`
-	Series           []seriesDoc  `json:"series"`
-	Interrupted      bool         `json:"interrupted"`
-	Comparisons      []comparison `json:"comparisons"`
+	Levels           []int       `json:"levels"`
+	RequestsPerLevel int64       `json:"requests_per_level"`
+	SecondsPerLevel  float64     `json:"seconds_per_level"`
+	StopErrorRate    *float64    `json:"stop_error_rate"`
+	TimeTaken        float64     `json:"time_taken_seconds"`
+	Series           []seriesDoc `json:"series"`
+	Interrupted      bool        `json:"interrupted"`
+	// The keys of repeated trials (--repeat, --precision).
+	Repeat      int          `json:"repeat"`
+	Precision   float64      `json:"precision"`
+	MaxRepeat   int          `json:"max_repeat"`
+	Seed        *uint64      `json:"seed"`
+	Noise       float64      `json:"noise"`
+	Baseline    string       `json:"baseline"`
+	Comparisons []comparison `json:"comparisons"`
+	Notes       []string     `json:"notes"`
 }
 
 // comparison is one row of a sweep's or compare's `comparisons`.
 type comparison struct {
-	Series      string          `json:"series"`
-	Baseline    string          `json:"baseline"`
-	Concurrency *int            `json:"concurrency"`
-	Metric      string          `json:"metric"`
-	Ratio       float64         `json:"ratio"`
-	RatioCI95   []float64       `json:"ratio_ci95"`
-	PValue      *float64        `json:"p_value"`
-	Verdict     string          `json:"verdict"`
-	FailedRatio json.RawMessage `json:"failed_ratio"`
+	Series            string          `json:"series"`
+	Baseline          string          `json:"baseline"`
+	File              string          `json:"file"`
+	BaselineFile      string          `json:"baseline_file"`
+	Concurrency       *int            `json:"concurrency"`
+	Metric            string          `json:"metric"`
+	Trials            *int            `json:"trials"`
+	BaselineTrials    *int            `json:"baseline_trials"`
+	Value             *float64        `json:"value"`
+	BaselineValue     *float64        `json:"baseline_value"`
+	ValueCI95         []float64       `json:"value_ci95"`
+	BaselineValueCI95 []float64       `json:"baseline_value_ci95"`
+	Ratio             *float64        `json:"ratio"`
+	RatioCI95         []float64       `json:"ratio_ci95"`
+	PValue            *float64        `json:"p_value"`
+	Verdict           string          `json:"verdict"`
+	FailedRatio       json.RawMessage `json:"failed_ratio"`
 }
 
 // compareDoc is the JSON of backbench compare.
 type compareDoc struct {
+	Files       []string     `json:"files"`
+	Noise       float64      `json:"noise"`
+	Forced      bool         `json:"forced"`
+	Notes       []string     `json:"notes"`
 	Comparisons []comparison `json:"comparisons"`
 }
 

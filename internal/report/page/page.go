@@ -107,7 +107,16 @@ func Write(w io.Writer, results []*Result, o Options) error {
 		case KindProbe:
 			p.probe(r.probe)
 		case KindCompare:
-			p.comparisons(r.compare.Comparisons)
+			c := r.compare
+			if len(c.Files) > 0 {
+				fmt.Fprintf(b, "<p>Compared: %s; noise threshold %g%%.", esc(strings.Join(c.Files, ", ")), c.Noise*100)
+				if c.Forced {
+					b.WriteString(" <strong>Forced</strong>: the files differ in target or load shape.")
+				}
+				b.WriteString("</p>\n")
+			}
+			p.comparisons(c.Comparisons)
+			p.notes("Notes", c.Notes)
 		}
 		b.WriteString("</section>\n")
 	}
@@ -351,11 +360,31 @@ func maxNumber(raw json.RawMessage) float64 {
 }
 
 // comparisons writes the table of comparisons with their verdicts: the
-// word, coloured, and the failed share when either side failed.
+// word, on a coloured cell, and the failed share when either side failed.
 func (p *pager) comparisons(cs []comparison) {
 	if len(cs) == 0 {
 		p.b.WriteString("<p>No comparisons in this file.</p>\n")
 		return
+	}
+	opt := func(v *float64, dec int) string {
+		if v == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(*v, 'f', dec, 64)
+	}
+	side := func(label, file string, v *float64, iv []float64, trials *int, dec int) []cell {
+		if file != "" {
+			label += " (" + file + ")"
+		}
+		val := opt(v, dec)
+		if len(iv) == 2 {
+			val += " [" + ci(iv, dec) + "]"
+		}
+		n := "-"
+		if trials != nil {
+			n = strconv.Itoa(*trials)
+		}
+		return []cell{txt(label), num(val), num(n)}
 	}
 	var rows [][]cell
 	for _, c := range cs {
@@ -363,20 +392,37 @@ func (p *pager) comparisons(cs []comparison) {
 		if c.Concurrency != nil {
 			level = strconv.Itoa(*c.Concurrency)
 		}
-		pv := "-"
-		if c.PValue != nil {
-			pv = strconv.FormatFloat(*c.PValue, 'g', 3, 64)
+		dec := 2
+		if c.Metric == "p99_ms" {
+			dec = 3
 		}
 		verdict := c.Verdict
 		if f := maxNumber(c.FailedRatio); f > 0 {
 			verdict += fmt.Sprintf(" (%.0f%% failed)", f*100)
 		}
-		rows = append(rows, []cell{hdr(c.Series), txt(c.Baseline), num(level), txt(c.Metric),
-			num(strconv.FormatFloat(c.Ratio, 'f', 3, 64)), num(ci(c.RatioCI95, 3)), num(pv),
-			{text: esc(verdict), class: "verdict " + verdictClass(c.Verdict)}})
+		row := []cell{num(level), txt(c.Metric)}
+		row = append(row, side(c.Series, c.File, c.Value, c.ValueCI95, c.Trials, dec)...)
+		row = append(row, side(c.Baseline, c.BaselineFile, c.BaselineValue, c.BaselineValueCI95, c.BaselineTrials, dec)...)
+		row = append(row, num(opt(c.Ratio, 3)), num(ci(c.RatioCI95, 3)), num(opt(c.PValue, 3)),
+			cell{text: esc(verdict), class: "verdict " + verdictClass(c.Verdict)})
+		row[2].th = true
+		rows = append(rows, row)
 	}
-	p.table("Comparisons: each series against its baseline (ratio = series / baseline; a verdict only when p < 0.05 and the interval is outside the noise)",
-		[]string{"series", "baseline", "concurrency", "metric", "ratio", "ratio 95% interval", "p", "verdict"}, rows)
+	p.table("Comparisons: each series against its baseline (ratio = series / baseline; faster, slower, lower or higher only when p < 0.05 and the whole interval is outside the noise)",
+		[]string{"concurrency", "metric", "series", "median [95% interval]", "trials", "baseline", "median [95% interval]", "trials",
+			"ratio", "ratio 95% interval", "p", "verdict"}, rows)
+}
+
+// notes writes a list of notes under a heading, if any.
+func (p *pager) notes(title string, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(&p.b, "<h3>%s</h3>\n<ul class=\"notes\">\n", esc(title))
+	for _, n := range notes {
+		fmt.Fprintf(&p.b, "<li>%s</li>\n", esc(n))
+	}
+	p.b.WriteString("</ul>\n")
 }
 
 // plural writes "1 result", "2 results".

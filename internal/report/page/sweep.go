@@ -23,7 +23,18 @@ func (p *pager) sweep(sw *sweepDoc) {
 	if sw.Interrupted {
 		b.WriteString(" <strong>Interrupted</strong>: the sweep was stopped by a signal; the last level is partial.")
 	}
+	if sw.Repeat > 0 || sw.Precision > 0 {
+		fmt.Fprintf(b, " Trials: %d per series and level", sw.Repeat)
+		if sw.Precision > 0 {
+			fmt.Fprintf(b, ", more until the 95%% interval is within ±%g%% (at most %d)", sw.Precision*100, sw.MaxRepeat)
+		}
+		if sw.Seed != nil {
+			fmt.Fprintf(b, ", series order seeded with %d", *sw.Seed)
+		}
+		fmt.Fprintf(b, "; noise threshold %g%%; baseline %s.", sw.Noise*100, esc(sw.Baseline))
+	}
 	b.WriteString("</p>\n")
+	p.notes("Notes", sw.Notes)
 	var stops []string
 	for _, se := range sw.Series {
 		if se.Stop != nil {
