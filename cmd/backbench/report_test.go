@@ -122,6 +122,19 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatalf("report: exit %d: %s%s", code, out, errs)
 	}
 
+	// What was run and where, from the records of bench and sweep.
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if n := strings.Count(string(html), "<dt>host</dt><dd>"+host+"</dd>"); n != 2 {
+		t.Errorf("the page names the host %q %d times, want 2 (bench and sweep)", host, n)
+	}
+	if n := strings.Count(string(html), "<dt>command</dt>"); n != 2 {
+		t.Errorf("the page has %d command lines, want 2 (bench and sweep)", n)
+	}
+
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
@@ -140,7 +153,7 @@ func TestReportInBrowser(t *testing.T) {
 	// before the first action, so every event of the page arrives here.
 	var mu sync.Mutex
 	var requests, problems []string
-	err := chromedp.Listen(ctx, func(ev any) {
+	err = chromedp.Listen(ctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch e := ev.(type) {

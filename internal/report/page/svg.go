@@ -191,7 +191,17 @@ func (c *chart) svg(b *strings.Builder) {
 			legendX+14, y+4, legendX+36, y+2, legendX+36, y+18)
 	}
 	b.WriteString("</g>\n</svg>\n")
-	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n</figure>\n", esc(c.title))
+	caption := c.title + "."
+	for _, l := range c.lines {
+		if len(l.band) > 0 {
+			caption += " Shaded: the 95% interval of the trials."
+			break
+		}
+	}
+	if anyFailed {
+		caption += " Ringed: a level with failed requests."
+	}
+	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n</figure>\n", esc(caption))
 }
 
 // tick is an axis tick: its value and label.
