@@ -6,15 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/backbench/backbench/internal/exchange"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/sockets"
 )
@@ -244,34 +242,20 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 		dialer = sockets.NewDialer(cfg.Target, 0)
 	}
 	return func(ctx context.Context) (load.Client, error) {
-		return &client{
-			ctx:       ctx,
-			dialer:    dialer,
-			req:       req,
-			timeout:   int64(cfg.Timeout),
-			dl:        load.NewDeadline(cfg.Timeout),
-			late:      fmt.Errorf("fcgi: response completed after the timeout of %v", cfg.Timeout),
-			keepAlive: cfg.KeepAlive,
-			verbose:   cfg.Verbose,
-			vreq:      vreq,
-			buf:       make([]byte, readBufSize),
-		}, nil
+		c := &client{keepAlive: cfg.KeepAlive, verbose: cfg.Verbose, buf: make([]byte, readBufSize)}
+		c.Loop = exchange.Loop{Ctx: ctx, Dialer: dialer, Timeout: cfg.Timeout, Request: req,
+			Verbose: cfg.Verbose, VerboseRequest: vreq, Prefix: "fcgi: ", Buf: c.buf}
+		c.Init()
+		return c, nil
 	}, nil
 }
 
-// client is one worker's connection. Fields after buf are per-request state.
+// client is one worker's connection: the shared exchange loop and the
+// FastCGI response parser's state. Fields after buf are per-request state.
 type client struct {
-	ctx       context.Context
-	dialer    *sockets.Dialer
-	req       []byte // shared, read-only
-	timeout   int64  // ns
-	late      error  // a response that completed past its deadline
+	exchange.Loop
 	keepAlive bool
 	verbose   io.Writer
-	vreq      []byte
-
-	conn sockets.Conn
-	dl   load.Deadline
 
 	buf    []byte // read buffer; unread bytes are buf[r:w]
 	r, w   int
@@ -281,136 +265,16 @@ type client struct {
 	server [serverCap]byte
 }
 
-var errCanceled = errors.New("fcgi: canceled")
-
 // Do sends the request and reads the response; see load.Client.
-func (c *client) Do(r *load.Result) {
-	r.Start = load.Now()
-	deadline := load.Time(r.Start + c.timeout)
-	if c.verbose != nil {
-		c.verbose.Write(c.vreq)
-	}
-	if c.ctx.Err() != nil {
-		c.fail(r, load.Timeout, errCanceled)
-		return
-	}
-	reused := c.conn.Open()
-	if reused {
-		r.Connected = r.Start
-		r.Upstream = c.conn.Upstream
-	} else if !c.dial(r, deadline) {
-		return
-	}
-	for attempt := 0; ; attempt++ {
-		retryable := reused && attempt == 0
-		if err := c.dl.Arm(c.conn.Conn, r.Start+c.timeout); err != nil {
-			c.fail(r, load.Exceptions, fmt.Errorf("fcgi: set deadline: %w", err))
-			return
-		}
-		if c.ctx.Err() != nil {
-			// The cancellation may have set its past deadline before ours.
-			c.fail(r, load.Timeout, errCanceled)
-			return
-		}
-		n, err := c.conn.IO.Write(c.req)
-		r.BytesWritten += int64(n)
-		if err != nil {
-			if retryable && !isTimeout(err) && c.ctx.Err() == nil {
-				if !c.redial(r, deadline) {
-					return
-				}
-				continue
-			}
-			c.failIO(r, load.Exceptions, "write", err)
-			return
-		}
-		r.Written = load.Now()
-		if !c.readResponse(r, retryable) {
-			return
-		}
-		if !c.redial(r, deadline) {
-			return
-		}
-	}
-}
-
-// redial replaces a dead kept connection.
-func (c *client) redial(r *load.Result, deadline time.Time) bool {
-	c.conn.Close()
-	r.Reconnects++
-	return c.dial(r, deadline)
-}
-
-func (c *client) dial(r *load.Result, deadline time.Time) bool {
-	if err := c.conn.Dial(c.ctx, c.dialer, deadline); err != nil {
-		r.Upstream = sockets.FailedUpstream(err)
-		switch {
-		case c.ctx.Err() != nil:
-			c.fail(r, load.Timeout, errCanceled)
-		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
-			// Not isTimeout: the EAGAIN of a full Unix backlog says
-			// Timeout() too, and is a Connect failure.
-			c.fail(r, load.Timeout, errors.New("connect: timeout"))
-		default:
-			c.fail(r, load.Connect, sockets.DescribeError("connect: ", err))
-		}
-		return false
-	}
-	r.Dialed = true
-	r.Connected = load.Now()
-	c.dl.Forget()
-	r.Upstream = c.conn.Upstream
-	return true
-}
-
-// Close closes the client's connection, if any, and unhooks it from the
-// run's context: the worker is done.
-func (c *client) Close() error { return c.conn.Release() }
-
-func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
-	r.Class, r.Err, r.Done = class, err, load.Now()
-	r.KeepAlive = false
-	c.conn.Close()
-}
-
-// failIO classifies an I/O error of the named operation.
-func (c *client) failIO(r *load.Result, class load.ErrClass, op string, err error) {
-	switch {
-	case c.ctx.Err() != nil:
-		c.fail(r, load.Timeout, errCanceled)
-	case isTimeout(err):
-		c.fail(r, load.Timeout, fmt.Errorf("fcgi: %s: timeout after %v", op, time.Duration(c.timeout)))
-	default:
-		c.fail(r, class, sockets.DescribeError("fcgi: "+op+": ", err))
-	}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
-}
-
-func isDeadConn(err error) bool {
-	return err == io.EOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
+func (c *client) Do(r *load.Result) { c.Loop.Do(r, c) }
 
 // more reads once into the free end of the buffer.
 func (c *client) more(r *load.Result) error {
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	}
-	n, err := c.conn.IO.Read(c.buf[c.w:])
-	if n > 0 {
-		if r.FirstByte == 0 {
-			r.FirstByte = load.Now()
-		}
-		r.BytesRead += int64(n)
-		c.w += n
-		return nil
-	}
-	if err == nil {
-		err = io.ErrNoProgress
-	}
+	n, err := c.Read(r, c.buf[c.w:])
+	c.w += n
 	return err
 }
 
@@ -429,23 +293,20 @@ func (c *client) fill(r *load.Result, need int) error {
 	return nil
 }
 
-// readResponse reads records up to END_REQUEST. It returns true when the
-// connection turned out dead before any byte arrived and may be redialed.
-func (c *client) readResponse(r *load.Result, retryable bool) (retry bool) {
+// ReadResponse reads records up to END_REQUEST; see exchange.Reader.
+func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 	c.r, c.w = 0, 0
 	c.hdr, c.scan, c.inBody = c.hdr[:0], 0, false
 	for {
 		if err := c.fill(r, HeaderLen); err != nil {
-			return c.readFailed(r, err, retryable)
+			return c.readFailed(r, err)
 		}
 		h, _ := ParseHeader(c.buf[c.r:])
 		if h.Version != Version1 {
-			c.fail(r, load.Protocol, fmt.Errorf("fcgi: bad record version %d", h.Version))
-			return false
+			return load.Protocol, fmt.Errorf("fcgi: bad record version %d", h.Version)
 		}
 		if h.ID != RequestID {
-			c.fail(r, load.Protocol, fmt.Errorf("fcgi: %s record for request id %d, want %d", h.Type, h.ID, RequestID))
-			return false
+			return load.Protocol, fmt.Errorf("fcgi: %s record for request id %d, want %d", h.Type, h.ID, RequestID)
 		}
 		c.r += HeaderLen
 		switch h.Type {
@@ -454,59 +315,48 @@ func (c *client) readResponse(r *load.Result, retryable bool) (retry bool) {
 			for n > 0 {
 				if c.r == c.w {
 					if err := c.more(r); err != nil {
-						return c.readFailed(r, err, false)
+						return c.readFailed(r, err)
 					}
 				}
 				k := min(n, c.w-c.r)
 				if h.Type == TypeStderr {
 					r.StderrBytes += int64(k)
 				} else if err := c.stdout(r, c.buf[c.r:c.r+k]); err != nil {
-					c.fail(r, load.Protocol, err)
-					return false
+					return load.Protocol, err
 				}
 				c.r += k
 				n -= k
 			}
 			if err := c.skip(r, int(h.PaddingLength)); err != nil {
-				return c.readFailed(r, err, false)
+				return c.readFailed(r, err)
 			}
 		case TypeEndRequest:
 			if h.ContentLength < 8 {
-				c.fail(r, load.Protocol, fmt.Errorf("fcgi: END_REQUEST body of %d bytes, want 8", h.ContentLength))
-				return false
+				return load.Protocol, fmt.Errorf("fcgi: END_REQUEST body of %d bytes, want 8", h.ContentLength)
 			}
 			need := int(h.ContentLength) + int(h.PaddingLength)
 			if err := c.fill(r, need); err != nil {
-				return c.readFailed(r, err, false)
+				return c.readFailed(r, err)
 			}
 			_, ps, _ := ParseEndRequest(c.buf[c.r:])
 			c.r += need
 			if ps != StatusRequestComplete {
-				c.fail(r, load.Protocol, errors.New("fcgi: END_REQUEST "+ps.String()))
-				return false
+				return load.Protocol, errors.New("fcgi: END_REQUEST " + ps.String())
 			}
 			if !c.inBody {
-				c.fail(r, load.Protocol, errors.New("fcgi: STDOUT ended inside the CGI headers"))
-				return false
-			}
-			r.Done = load.Now()
-			if r.Done-r.Start > c.timeout {
-				r.Class, r.Err = load.Timeout, c.late
+				return load.Protocol, errors.New("fcgi: STDOUT ended inside the CGI headers")
 			}
 			// Bytes after END_REQUEST would be misread as the next
 			// response: drop the connection rather than trust it.
-			switch {
-			case c.keepAlive && c.r == c.w:
-				r.KeepAlive = true
-			case c.keepAlive:
-				c.conn.Close()
-			default:
-				c.conn.CloseAfterPeer(c.buf) // no FCGI_KEEP_CONN
+			// Without FCGI_KEEP_CONN the loop lingers for the server's
+			// close.
+			r.KeepAlive = c.keepAlive && c.r == c.w
+			if c.keepAlive && c.r != c.w {
+				c.Conn.Close()
 			}
-			return false
+			return load.OK, nil
 		default:
-			c.fail(r, load.Protocol, fmt.Errorf("fcgi: unexpected %s record", h.Type))
-			return false
+			return load.Protocol, fmt.Errorf("fcgi: unexpected %s record", h.Type)
 		}
 	}
 }
@@ -526,20 +376,15 @@ func (c *client) skip(r *load.Result, n int) error {
 	return nil
 }
 
-func (c *client) readFailed(r *load.Result, err error, retryable bool) bool {
-	if retryable && r.BytesRead == 0 && isDeadConn(err) && c.ctx.Err() == nil {
-		return true
+// readFailed words a read error met in a response.
+func (c *client) readFailed(r *load.Result, err error) (load.ErrClass, error) {
+	switch {
+	case (err == io.EOF || err == io.ErrUnexpectedEOF) && r.BytesRead == 0:
+		return exchange.IOError(load.Receive, err, "fcgi: connection closed with no response")
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return exchange.IOError(load.Receive, err, "fcgi: connection closed before END_REQUEST")
 	}
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		if r.BytesRead == 0 {
-			c.fail(r, load.Receive, errors.New("fcgi: connection closed with no response"))
-		} else {
-			c.fail(r, load.Receive, errors.New("fcgi: connection closed before END_REQUEST"))
-		}
-		return false
-	}
-	c.failIO(r, load.Receive, "read", err)
-	return false
+	return c.IOFailure(load.Receive, "read", err)
 }
 
 // stdout consumes STDOUT content: first the CGI header block, then body

@@ -25,11 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"os"
-	"syscall"
 	"time"
 
+	"github.com/backbench/backbench/internal/exchange"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/sockets"
 )
@@ -88,16 +86,19 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 		f.dialer = sockets.NewDialer(cfg.Target, f.timeout)
 	}
 	return func(ctx context.Context) (load.Client, error) {
-		return &client{f: f, ctx: ctx, dl: load.NewDeadline(f.timeout), buf: make([]byte, bufSize)}, nil
+		c := &client{f: f, buf: make([]byte, bufSize)}
+		c.Loop = exchange.Loop{Ctx: ctx, Dialer: f.dialer, Timeout: f.timeout, Request: f.req,
+			Verbose: f.verbose, VerboseRequest: f.reqHead, Late: f.late, Buf: c.buf}
+		c.Init()
+		return c, nil
 	}, nil
 }
 
-// client is one worker's connection and buffers. Used by one goroutine.
+// client is one worker's connection and buffers: the shared exchange loop
+// and the HTTP response parser's state. Used by one goroutine.
 type client struct {
+	exchange.Loop
 	f      *factory
-	ctx    context.Context
-	conn   sockets.Conn
-	dl     load.Deadline
 	buf    []byte
 	w      int // end of the valid bytes in buf
 	dec    ChunkedDecoder
@@ -110,127 +111,20 @@ type client struct {
 
 // Do sends the request and reads the whole response into r. See
 // load.Client.
-func (c *client) Do(r *load.Result) {
-	r.Start = load.Now()
-	deadline := load.Time(r.Start + int64(c.f.timeout))
-	if c.f.verbose != nil {
-		c.f.verbose.Write(c.f.reqHead)
-	}
-	reused := c.conn.Open()
-	if reused {
-		r.Connected = r.Start
-		r.Upstream = c.conn.Upstream
-	} else if !c.dial(r, deadline) {
-		return
-	}
-	for {
-		// The deadline bounds the whole request. Setting it would undo a
-		// cancellation that ran before, hence the check after it.
-		if err := c.dl.Arm(c.conn.Conn, r.Start+int64(c.f.timeout)); err != nil {
-			c.fail(r, load.Exceptions, fmt.Errorf("set deadline: %w", err))
-			return
-		}
-		if err := c.ctx.Err(); err != nil {
-			c.fail(r, load.Timeout, err)
-			return
-		}
-		n, err := c.conn.IO.Write(c.f.req)
-		r.BytesWritten = int64(n)
-		if err != nil {
-			if reused && c.redial(r, deadline) {
-				reused = false
-				continue
-			}
-			if r.Class == load.OK {
-				c.fail(r, errClass(err, load.Exceptions), sockets.DescribeError("write: ", err))
-			}
-			return
-		}
-		r.Written = load.Now()
-		class, err := c.read(r)
-		if err == nil {
-			break
-		}
-		if reused && r.BytesRead == 0 && deadConn(err) {
-			if c.redial(r, deadline) {
-				reused = false
-				continue
-			}
-			return
-		}
-		c.fail(r, class, err)
-		return
-	}
-	r.Done = load.Now()
-	if r.Done-r.Start > int64(c.f.timeout) {
-		r.Class, r.Err = load.Timeout, c.f.late
-	}
-	if !r.KeepAlive {
-		c.conn.CloseAfterPeer(c.buf)
-	}
-}
-
-// Close closes the client's connection, if any, and unhooks it from the
-// run's context: the worker is done.
-func (c *client) Close() error { return c.conn.Release() }
-
-func (c *client) dial(r *load.Result, deadline time.Time) bool {
-	err := c.conn.Dial(c.ctx, c.f.dialer, deadline)
-	r.Dialed = true
-	r.Connected = load.Now()
-	if err != nil {
-		r.Upstream = sockets.FailedUpstream(err)
-		// A dial that used up the request's deadline is a Timeout, as
-		// in the fcgi client; any other dial failure is Connect, EAGAIN
-		// of a full Unix backlog included (whose Errno says Timeout()).
-		class := load.Connect
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-			class = load.Timeout
-		}
-		c.fail(r, class, sockets.DescribeError("connect: ", err))
-		return false
-	}
-	c.dl.Forget()
-	r.Upstream = c.conn.Upstream
-	return true
-}
-
-// redial replaces a kept connection found dead by a new one.
-func (c *client) redial(r *load.Result, deadline time.Time) bool {
-	c.conn.Close()
-	r.Reconnects++
-	r.BytesWritten, r.BytesRead = 0, 0
-	return c.dial(r, deadline)
-}
-
-func (c *client) fail(r *load.Result, class load.ErrClass, err error) {
-	r.Class, r.Err = class, err
-	r.KeepAlive = false
-	r.Done = load.Now()
-	c.conn.Close()
-}
+func (c *client) Do(r *load.Result) { c.Loop.Do(r, c) }
 
 // fill reads once into c.buf[c.w:], counting the bytes. It returns an error
 // only when no byte came.
 func (c *client) fill(r *load.Result) error {
-	n, err := c.conn.IO.Read(c.buf[c.w:])
-	if n > 0 {
-		if r.BytesRead == 0 {
-			r.FirstByte = load.Now()
-		}
-		r.BytesRead += int64(n)
-		c.w += n
-		return nil // a sticky error comes back on the next Read
-	}
-	if err == nil {
-		err = io.ErrNoProgress
-	}
+	n, err := c.Read(r, c.buf[c.w:])
+	c.w += n
 	return err
 }
 
-// read reads one whole response, skipping interim 1xx ones, and sets
-// r.Status, r.Server, r.BodyBytes and r.KeepAlive.
-func (c *client) read(r *load.Result) (load.ErrClass, error) {
+// ReadResponse reads one whole response, skipping interim 1xx ones, and
+// sets r.Status, r.Server, r.BodyBytes and r.KeepAlive; see
+// exchange.Reader.
+func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 	h := &c.head
 	c.w = 0
 	start := 0 // start of the current head in c.buf
@@ -368,10 +262,9 @@ func (c *client) body(b []byte) {
 
 // readFailure classifies a read error met while reading part of a response.
 func readFailure(err error, got int64, part string) (load.ErrClass, error) {
-	class := errClass(err, load.Receive)
 	var msg string
 	switch {
-	case class == load.Timeout:
+	case exchange.IsTimeout(err):
 		msg = fmt.Sprintf("timeout reading the %s (%d bytes read)", part, got)
 	case err == io.EOF && got == 0:
 		msg = "receive: connection closed before any response byte"
@@ -380,33 +273,5 @@ func readFailure(err error, got int64, part string) (load.ErrClass, error) {
 	default:
 		msg = fmt.Sprintf("receive: %s in the %s (%d bytes read)", sockets.Describe(err), part, got)
 	}
-	return class, &readError{msg: msg, err: err}
-}
-
-// readError is a read failure in a user's words, wrapping its cause.
-type readError struct {
-	msg string
-	err error
-}
-
-func (e *readError) Error() string { return e.msg }
-func (e *readError) Unwrap() error { return e.err }
-
-// errClass returns Timeout for a deadline error (the request timeout, or a
-// cancelled context) and other otherwise.
-func errClass(err error, other load.ErrClass) load.ErrClass {
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return load.Timeout
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return load.Timeout
-	}
-	return other
-}
-
-// deadConn reports an error that, before any byte of a response on a kept
-// connection, means the server had closed it while idle.
-func deadConn(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return exchange.IOError(load.Receive, err, msg)
 }

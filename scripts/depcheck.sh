@@ -13,8 +13,9 @@ declare -A allowed=(
   [internal/execute]="internal/load internal/run internal/stats internal/procstat sockets fcgi httpprobe"
   [internal/procstat]=""
   [sockets]=""
-  [fcgi]="sockets internal/load internal/probe"
-  [httpprobe]="sockets internal/load internal/probe"
+  [fcgi]="sockets internal/load internal/probe internal/exchange"
+  [httpprobe]="sockets internal/load internal/probe internal/exchange"
+  [internal/exchange]="sockets internal/load"
   [internal/probe]="sockets"
   [fixtures]="sockets"
 )

@@ -71,7 +71,8 @@ type Result struct {
 	// Status is the response status code (HTTP status, or the CGI Status
 	// header for FastCGI, 200 when absent); 0 if no head was read.
 	Status int
-	// Dialed reports that this request opened a new connection.
+	// Dialed reports that this request opened a new connection (a dial
+	// that failed opened none: Dialed stays false).
 	Dialed bool
 	// Upstream is the index of the address the connection went to, when
 	// the target is a cluster of several addresses (0 otherwise).
@@ -109,7 +110,9 @@ type Result struct {
 	BodyBytes int64
 	// StderrBytes counts FastCGI STDERR bytes; 0 for HTTP.
 	StderrBytes int64
-	// BytesWritten counts the bytes of the request written, in bytes.
+	// BytesWritten counts the bytes of the request written, in bytes, on
+	// the connection that answered (a redial of a dead kept connection
+	// starts the count again, as it does BytesRead's).
 	BytesWritten int64
 	// Server is the Server header of the response (up to the first space
 	// or control byte, as ab prints it). It may point into the client's
