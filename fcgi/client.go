@@ -348,12 +348,10 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 			}
 			// Bytes after END_REQUEST would be misread as the next
 			// response: drop the connection rather than trust it.
-			// Without FCGI_KEEP_CONN the loop lingers for the server's
-			// close.
+			// Without FCGI_KEEP_CONN the server closes: the loop waits
+			// for that close.
 			r.KeepAlive = c.keepAlive && c.r == c.w
-			if c.keepAlive && c.r != c.w {
-				c.Conn.Close()
-			}
+			c.PeerCloses = !c.keepAlive
 			return load.OK, nil
 		default:
 			return load.Protocol, fmt.Errorf("fcgi: unexpected %s record", h.Type)

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/probe"
 	"github.com/backbench/backbench/sockets"
 )
@@ -63,6 +64,7 @@ const (
 	VerdictUnknownRole = "UNKNOWN_ROLE"
 	VerdictUnknownType = "UNKNOWN_TYPE"
 	VerdictEndRequest  = "END_REQUEST"
+	VerdictSkipped     = probe.VerdictSkipped
 )
 
 // ProbeUnknownName is the variable name, unknown to every server, that the
@@ -89,7 +91,41 @@ type ProbeConfig struct {
 	// MaxRequestsTime bounds the duration of that check; 0 means
 	// DefaultProbeMaxRequestsTime.
 	MaxRequestsTime time.Duration
+	// Only, when not empty, names the checks to run (ProbeChecks); Skip
+	// names checks not to run. The others get the verdict "skipped".
+	Only, Skip []string
 }
+
+// ProbeChecks are the names of the checks in the order they run: by
+// harm, so that a fragile server (Ruby's fcgi.rb exits on a GET_VALUES
+// that asks for any name, on an unknown role and on ABORT_REQUEST) answers
+// the checks a frontend's ordinary traffic makes before the odd ones.
+var ProbeChecks = []string{"response", "keep_conn", "params", "max_requests_per_connection",
+	"get_values_empty", "get_values", "unknown_type", "unknown_role", "roles", "multiplexing", "abort"}
+
+// crashMeaning says, per check, what a server that died on it means for a
+// frontend.
+var crashMeaning = map[string]string{
+	"response":                    "an ordinary request takes it down",
+	"keep_conn":                   "a frontend that keeps connections (FCGI_KEEP_CONN) would take it down",
+	"params":                      "a request with long, split or empty params would take it down",
+	"max_requests_per_connection": "many requests on one kept connection would take it down",
+	"get_values_empty":            "a frontend that sends FCGI_GET_VALUES would take it down",
+	"get_values":                  "a frontend that sends FCGI_GET_VALUES would take it down",
+	"unknown_type":                "a management record it does not know would take it down",
+	"unknown_role":                "a request in a role other than RESPONDER would take it down",
+	"roles":                       "a request in a role other than RESPONDER would take it down",
+	"multiplexing":                "a frontend that multiplexes requests on a connection would take it down",
+	"abort":                       "a frontend that aborts a request (FCGI_ABORT_REQUEST, as when a client goes away) would take it down",
+}
+
+// crashSettle is how long the probe waits after a check that the server
+// closed without an answer, before the next check dials.
+const crashSettle = 300 * time.Millisecond
+
+// ErrUnreachable is returned by Probe, wrapped with the dial's error, when
+// the first check cannot connect at all (refused, no such socket).
+var ErrUnreachable = errors.New("fcgi: the server cannot be reached")
 
 // Check is what every check reports (see probe.Check).
 type Check = probe.Check
@@ -229,6 +265,11 @@ type ResponseResult struct {
 // ProbeReport holds the outcome of every FastCGI check, under the keys of
 // the JSON report.
 type ProbeReport struct {
+	// GetValuesEmpty is a GET_VALUES that asks for no name, then an
+	// ordinary request on the same connection: the part of GET_VALUES that
+	// even Ruby's fcgi.rb survives.
+	GetValuesEmpty GetValuesResult `json:"get_values_empty"`
+	// GetValues asks for the three variables and an unknown name.
 	GetValues    GetValuesResult   `json:"get_values"`
 	KeepConn     KeepConnResult    `json:"keep_conn"`
 	MaxRequests  MaxRequestsResult `json:"max_requests_per_connection"`
@@ -239,25 +280,32 @@ type ProbeReport struct {
 	Abort        AbortResult       `json:"abort"`
 	Params       ParamsResult      `json:"params"`
 	Response     ResponseResult    `json:"response"`
+	// CrashedOn names the check after which the server stopped accepting
+	// connections (empty when it did not); the later checks are skipped.
+	CrashedOn string `json:"crashed_on,omitempty"`
 }
 
 // NamedCheck is one line of a text report: a check's key and its outcome.
 type NamedCheck = probe.NamedCheck
 
+// checks returns each check's outcome by name.
+func (r *ProbeReport) checks() map[string]*Check {
+	return map[string]*Check{
+		"response": &r.Response.Check, "keep_conn": &r.KeepConn.Check, "params": &r.Params.Check,
+		"max_requests_per_connection": &r.MaxRequests.Check, "get_values_empty": &r.GetValuesEmpty.Check,
+		"get_values": &r.GetValues.Check, "unknown_type": &r.UnknownType.Check, "unknown_role": &r.UnknownRole.Check,
+		"roles": &r.Roles.Check, "multiplexing": &r.Multiplexing.Check, "abort": &r.Abort.Check,
+	}
+}
+
 // Lines returns the checks in the order they run, with their JSON keys.
 func (r *ProbeReport) Lines() []NamedCheck {
-	return []NamedCheck{
-		{Name: "get_values", Check: r.GetValues.Check},
-		{Name: "keep_conn", Check: r.KeepConn.Check},
-		{Name: "max_requests_per_connection", Check: r.MaxRequests.Check},
-		{Name: "multiplexing", Check: r.Multiplexing.Check},
-		{Name: "unknown_role", Check: r.UnknownRole.Check},
-		{Name: "roles", Check: r.Roles.Check},
-		{Name: "unknown_type", Check: r.UnknownType.Check},
-		{Name: "abort", Check: r.Abort.Check},
-		{Name: "params", Check: r.Params.Check},
-		{Name: "response", Check: r.Response.Check},
+	byName := r.checks()
+	out := make([]NamedCheck, 0, len(ProbeChecks))
+	for _, n := range ProbeChecks {
+		out = append(out, NamedCheck{Name: n, Check: *byName[n]})
 	}
+	return out
 }
 
 // Summary returns what the outcome means for benchmarking, one sentence per
@@ -293,10 +341,12 @@ func (r *ProbeReport) Summary() []string {
 	if r.MaxRequests.Verdict == VerdictMeasured && r.MaxRequests.Requests != nil && *r.MaxRequests.Requests > 1 {
 		s = append(s, fmt.Sprintf("with -k, the server closes a kept connection every %d requests: expect about one reconnect per %d requests", *r.MaxRequests.Requests, *r.MaxRequests.Requests))
 	}
-	switch r.GetValues.Verdict {
-	case VerdictNoAnswer:
+	switch {
+	case r.CrashedOn == "get_values":
+		// said below
+	case r.GetValues.Verdict == VerdictNoAnswer:
 		s = append(s, "FCGI_GET_VALUES gets no answer and the connection stays open: a frontend that sends it waits forever (backbench bench never sends it)")
-	case VerdictClosed:
+	case r.GetValues.Verdict == VerdictClosed:
 		s = append(s, "FCGI_GET_VALUES closes the connection without an answer (backbench bench never sends it)")
 	}
 	switch r.Multiplexing.Verdict {
@@ -305,7 +355,13 @@ func (r *ProbeReport) Summary() []string {
 	case VerdictSupported:
 		s = append(s, "multiplexing: supported, but backbench sends one request per connection at a time; use -c for concurrency")
 	}
-	if r.Response.Verdict != VerdictAnswered {
+	if r.CrashedOn != "" {
+		s = append(s, "the server crashed on "+r.CrashedOn+": "+crashMeaning[r.CrashedOn]+
+			"; the later checks were skipped (restart it, and --skip "+r.CrashedOn+" to probe the rest)")
+	}
+	if r.Response.Verdict == VerdictSkipped {
+		// not run, or after a crash: nothing to say about it
+	} else if r.Response.Verdict != VerdictAnswered {
 		s = append(s, "no ordinary request was answered: check the URL, --document-root (SCRIPT_FILENAME) and the server before benchmarking")
 	} else if r.Response.Status >= 400 {
 		s = append(s, fmt.Sprintf("the request answers status %d: every benchmark response will be a non-2xx (check the URL and --document-root)", r.Response.Status))
@@ -318,26 +374,85 @@ func (r *ProbeReport) Summary() []string {
 // including not answering, is in the report. Cancelling ctx ends the check
 // in progress at once (its verdict is then "no answer") and the rest quickly.
 func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
+	run, err := SelectChecks(cfg.Only, cfg.Skip)
+	if err != nil {
+		return nil, err
+	}
 	p, err := newProber(cfg)
 	if err != nil {
 		return nil, err
 	}
 	r := &ProbeReport{}
-	r.GetValues = p.getValues(ctx)
-	r.KeepConn = p.keepConn(ctx)
-	r.MaxRequests = p.maxRequests(ctx)
-	r.Multiplexing = p.multiplexing(ctx)
-	r.UnknownRole = p.role(ctx, ProbeUnknownRole, time.Time{})
-	r.Roles = p.roles(ctx)
-	r.UnknownType = p.unknownType(ctx)
-	r.Abort = p.abort(ctx)
-	r.Params = p.params(ctx)
-	r.Response = p.response(ctx)
+	steps := map[string]func(){
+		"response":                    func() { r.Response = p.response(ctx) },
+		"keep_conn":                   func() { r.KeepConn = p.keepConn(ctx) },
+		"params":                      func() { r.Params = p.params(ctx) },
+		"max_requests_per_connection": func() { r.MaxRequests = p.maxRequests(ctx) },
+		"get_values_empty":            func() { r.GetValuesEmpty = p.getValuesEmpty(ctx) },
+		"get_values":                  func() { r.GetValues = p.getValues(ctx) },
+		"unknown_type":                func() { r.UnknownType = p.unknownType(ctx) },
+		"unknown_role":                func() { r.UnknownRole = p.role(ctx, ProbeUnknownRole, time.Time{}) },
+		"roles":                       func() { r.Roles = p.roles(ctx) },
+		"multiplexing":                func() { r.Multiplexing = p.multiplexing(ctx) },
+		"abort":                       func() { r.Abort = p.abort(ctx) },
+	}
+	byName := r.checks()
+	last := "" // the last check that reached the server
+	for _, name := range ProbeChecks {
+		chk := byName[name]
+		if !run[name] {
+			chk.Verdict, chk.Evidence = VerdictSkipped, probe.NotSelected
+			continue
+		}
+		if r.CrashedOn != "" {
+			chk.Verdict, chk.Evidence = VerdictSkipped, "the server stopped accepting connections after "+r.CrashedOn
+			continue
+		}
+		p.reached, p.gone = false, nil
+		steps[name]()
+		switch {
+		case p.gone == nil:
+		case p.reached:
+			// It went down during this check, after accepting it.
+			r.CrashedOn = name
+		case last == "":
+			return nil, fmt.Errorf("%w: %s", ErrUnreachable, sockets.Describe(p.gone))
+		default:
+			r.CrashedOn = last
+			chk.Verdict, chk.Evidence = VerdictSkipped, "the server stopped accepting connections after "+last
+		}
+		if p.reached {
+			last = name
+		}
+		if chk.Verdict == VerdictClosed || chk.Verdict == VerdictError {
+			// A server that closed without answering may be on its way
+			// out (Ruby prints a backtrace first): let it go before the
+			// next check dials, or that check would take the blame.
+			select {
+			case <-time.After(min(p.timeout, crashSettle)):
+			case <-ctx.Done():
+			}
+		}
+	}
 	return r, nil
+}
+
+// SelectChecks returns the checks to run given --only and --skip lists of
+// names (ProbeChecks); an unknown name is an error.
+func SelectChecks(only, skip []string) (map[string]bool, error) {
+	run, err := probe.Select(ProbeChecks, only, skip)
+	if err != nil {
+		return nil, fmt.Errorf("fcgi: %w", err)
+	}
+	return run, nil
 }
 
 // prober holds what every check shares.
 type prober struct {
+	// reached and gone are per check: a dial succeeded, and a dial failed
+	// because nothing accepts connections any more (load.Unreachable).
+	reached bool
+	gone    error
 	cfg     ProbeConfig
 	dialer  *sockets.Dialer
 	timeout time.Duration
@@ -423,8 +538,12 @@ func (p *prober) dial(ctx context.Context) (*pconn, error) {
 func (p *prober) dialLimit(ctx context.Context, limit time.Time) (*pconn, error) {
 	c, err := probe.Dial(ctx, p.dialer, p.timeout, limit)
 	if err != nil {
+		if load.Unreachable(err) && p.gone == nil {
+			p.gone = err
+		}
 		return nil, err
 	}
+	p.reached = true
 	pc := &pconn{Conn: c, buf: make([]byte, MaxContent+MaxPadding)}
 	pc.br = bufio.NewReaderSize(countReader{c, &pc.read}, 16<<10)
 	return pc, nil
@@ -611,13 +730,28 @@ func (p *prober) ordinary(ctx context.Context, pc *pconn, flags uint8) (*reqStat
 	return st, pc.collect(nil, st)
 }
 
+// getValuesEmpty sends a GET_VALUES that asks for no name, then an ordinary
+// request on the same connection (a connection closed without a request
+// takes some servers down).
+func (p *prober) getValuesEmpty(ctx context.Context) (r GetValuesResult) {
+	return p.getValuesOf(ctx, nil)
+}
+
 // getValues sends GET_VALUES for the three variables and an unknown name as
 // the first record of a fresh connection.
 func (p *prober) getValues(ctx context.Context) (r GetValuesResult) {
+	return p.getValuesOf(ctx, []string{VarMaxConns, VarMaxReqs, VarMpxsConns, ProbeUnknownName})
+}
+
+// getValuesOf sends GET_VALUES for names as the first record of a fresh
+// connection; with no name, an ordinary request follows on it.
+func (p *prober) getValuesOf(ctx context.Context, names []string) (r GetValuesResult) {
 	start := time.Now()
 	defer func() { r.Seconds = probe.Since(start) }()
-	names := []string{VarMaxConns, VarMaxReqs, VarMpxsConns, ProbeUnknownName}
 	sent := "sent GET_VALUES " + strings.Join(names, ", ")
+	if len(names) == 0 {
+		sent = "sent GET_VALUES with no name"
+	}
 	pc, err := p.dial(ctx)
 	if err != nil {
 		probe.DialFailed(&r.Check, err)
@@ -667,6 +801,19 @@ func (p *prober) getValues(ctx context.Context) (r GetValuesResult) {
 			}
 			if perr != nil {
 				ev += " (malformed: " + perr.Error() + ")"
+			}
+			if len(names) == 0 {
+				st, err := p.ordinary(ctx, pc, 0)
+				switch {
+				case err != nil:
+					ev += "; then an ordinary request: " + probe.DescribeErr(err, p.timeout, "a record")
+				case st.served():
+					ev += "; then an ordinary request on the connection was answered"
+				default:
+					ev += "; then an ordinary request: " + st.describe()
+				}
+				r.Evidence = ev
+				return r
 			}
 			closed := pc.watchClose(ctx, p.settle())
 			r.ClosedAfter = &closed

@@ -174,6 +174,10 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 		r.Server = c.server[:copy(c.server[:], h.ServerToken())]
 	}
 	keep := c.f.keepAlive && h.KeepsConn()
+	// Wait for the server's close (exchange.Loop.PeerCloses) only when
+	// the response said it would close: Connection: close, HTTP/1.0
+	// without keep-alive, or a body that runs to the close.
+	c.PeerCloses = !h.KeepsConn()
 	avail := c.w - start
 	switch h.Body(c.f.isHead) {
 	case BodyNone:
@@ -224,6 +228,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 		}
 	case BodyClose:
 		keep = false
+		c.PeerCloses = true
 		c.body(c.buf[start:c.w])
 		r.BodyBytes += int64(avail)
 		for {

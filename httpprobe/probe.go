@@ -70,6 +70,9 @@ type ProbeConfig struct {
 	// MaxRequestsTime bounds that check's duration; 0 means
 	// DefaultProbeMaxRequestsTime.
 	MaxRequestsTime time.Duration
+	// Only, when not empty, names the checks to run (ProbeChecks); Skip
+	// names checks not to run. The others get the verdict "skipped".
+	Only, Skip []string
 }
 
 // Check is what every check reports (see probe.Check).
@@ -231,18 +234,58 @@ func (r *ProbeReport) Summary() []string {
 // including not answering, is in the report. Cancelling ctx ends the check
 // in progress at once and the rest quickly.
 func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
+	run, err := SelectChecks(cfg.Only, cfg.Skip)
+	if err != nil {
+		return nil, err
+	}
 	p, err := newProber(cfg)
 	if err != nil {
 		return nil, err
 	}
 	r := &ProbeReport{}
-	r.HTTP11Persistent = p.persistent(ctx, false).PersistResult
-	r.HTTP10KeepAlive = p.persistent(ctx, true)
-	r.MaxRequests = p.maxRequests(ctx)
-	r.IdleTimeout = p.idle(ctx)
-	r.Pipelining = p.pipelining(ctx)
-	r.Framing, r.Server = p.framing(ctx)
+	if run["http11_persistent"] {
+		r.HTTP11Persistent = p.persistent(ctx, false).PersistResult
+	}
+	if run["http10_keep_alive"] {
+		r.HTTP10KeepAlive = p.persistent(ctx, true)
+	}
+	if run["max_requests_per_connection"] {
+		r.MaxRequests = p.maxRequests(ctx)
+	}
+	if run["idle_timeout_seconds"] {
+		r.IdleTimeout = p.idle(ctx)
+	}
+	if run["pipelining"] {
+		r.Pipelining = p.pipelining(ctx)
+	}
+	if run["framing"] || run["server"] {
+		r.Framing, r.Server = p.framing(ctx) // one exchange for both
+	}
+	for _, l := range []struct {
+		name string
+		chk  *Check
+	}{{"http11_persistent", &r.HTTP11Persistent.Check}, {"http10_keep_alive", &r.HTTP10KeepAlive.Check},
+		{"max_requests_per_connection", &r.MaxRequests.Check}, {"idle_timeout_seconds", &r.IdleTimeout.Check},
+		{"pipelining", &r.Pipelining.Check}, {"framing", &r.Framing.Check}, {"server", &r.Server.Check}} {
+		if !run[l.name] {
+			*l.chk = Check{Verdict: probe.VerdictSkipped, Evidence: probe.NotSelected}
+		}
+	}
 	return r, nil
+}
+
+// ProbeChecks are the names of the HTTP checks, in the order they run.
+var ProbeChecks = []string{"http11_persistent", "http10_keep_alive", "max_requests_per_connection",
+	"idle_timeout_seconds", "pipelining", "framing", "server"}
+
+// SelectChecks returns the checks to run given --only and --skip lists of
+// names (ProbeChecks); an unknown name is an error.
+func SelectChecks(only, skip []string) (map[string]bool, error) {
+	run, err := probe.Select(ProbeChecks, only, skip)
+	if err != nil {
+		return nil, fmt.Errorf("httpprobe: %w", err)
+	}
+	return run, nil
 }
 
 type prober struct {

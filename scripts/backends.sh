@@ -16,6 +16,8 @@
 #   php-fpm     FastCGI, php-fpm, pm = static with 4 children per listener
 #   fcgiwrap    FastCGI, fcgiwrap -c 4 on a socket made by spawn-fcgi (fork+exec of a CGI script per request)
 #   perl-fcgi   FastCGI, Perl FCGI with FCGI::ProcManager, 4 processes
+#   ruby-fcgi   FastCGI, Ruby's pure-Ruby fcgi.rb around FCGI.each, one process on a socket made by spawn-fcgi
+#   rack-fcgi   FastCGI, rackup -s fastcgi (Rack's handler, on fcgi.rb), one process per listener
 #   thin        HTTP, Thin (evented, one Ruby process), a Rack app
 #   puma        HTTP, Puma, single mode, 4 threads
 #   unicorn     HTTP, Unicorn, 4 worker processes
@@ -46,6 +48,8 @@ declare -A PKGS=(
   [php-fpm]="php-fpm"
   [fcgiwrap]="fcgiwrap spawn-fcgi"
   [perl-fcgi]="libfcgi-perl libfcgi-procmanager-perl"
+  [ruby-fcgi]="ruby-fcgi spawn-fcgi"
+  [rack-fcgi]="ruby-fcgi ruby-rack"
   [thin]="thin"
   [puma]="puma"
   [unicorn]="unicorn"
@@ -54,7 +58,7 @@ declare -A PKGS=(
   [nginx]="nginx-light php-fpm"
   [tools]="apache2-utils wrk"
 )
-NAMES="php-fpm fcgiwrap perl-fcgi thin puma unicorn starman gunicorn nginx"
+NAMES="php-fpm fcgiwrap perl-fcgi ruby-fcgi rack-fcgi thin puma unicorn starman gunicorn nginx"
 START_TIMEOUT=${START_TIMEOUT:-20} # seconds to wait for a backend to accept
 
 SMALL_BODY='hello, world'  # plus "\n": 13 bytes
@@ -101,6 +105,28 @@ accepts() {
     my $s = $net eq "tcp" ? IO::Socket::INET->new(PeerAddr => $addr, Timeout => 1)
                           : IO::Socket::UNIX->new(Peer => $addr);
     exit($s ? 0 : 1);' "$1" "$2" 2>/dev/null
+}
+
+# listening tcp HOST:PORT | unix PATH: true when something listens there,
+# seen without connecting (/proc/net/tcp, or the socket file): Ruby's
+# fcgi.rb exits on a connection closed without a request.
+listening() {
+  if [ "$1" = unix ]; then [ -S "$2" ]; return; fi
+  local hex
+  hex=$(printf ':%04X' "${2##*:}")
+  awk -v p="$hex" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }' /proc/net/tcp
+}
+
+# wait_listen NET ADDR: wait_accept without a connection (see listening).
+wait_listen() {
+  local net=$1 addr=$2 deadline=$((SECONDS + START_TIMEOUT)) p
+  while ! listening "$net" "$addr"; do
+    for p in "${PIDS[@]}"; do
+      kill -0 "$p" 2>/dev/null || start_failed "process $p exited before $net $addr listened"
+    done
+    [ $SECONDS -lt $deadline ] || start_failed "$net $addr did not listen within ${START_TIMEOUT} s"
+    sleep 0.05
+  done
 }
 
 # spawn LOG CMD...: runs CMD in its own session (so that stop can signal its
@@ -207,13 +233,32 @@ write_rack() {
 SMALL = "$SMALL_BODY\n".freeze
 BIG = ("x" * $((BIG_LEN - 1)) + "\n").freeze
 run lambda { |env|
-  case env["PATH_INFO"]
+  path = env["PATH_INFO"].to_s
+  path = env["SCRIPT_NAME"].to_s if path.empty? # FastCGI (rack-fcgi)
+  case path
   when "/big" then body = BIG
   when "/slow" then sleep $SLOW_MS / 1000.0; body = SMALL
   else body = SMALL
   end
   [200, {"Content-Type" => "text/plain", "Content-Length" => body.bytesize.to_s}, [body]]
 }
+EOF
+}
+
+write_ruby_fcgi() {
+  cat >"$DIR/app.rb" <<EOF
+# A Ruby FastCGI responder on fcgi.rb (Debian's ruby-fcgi): one request at
+# a time on the socket that spawn-fcgi hands it. backends.sh.
+require "fcgi"
+SMALL = "$SMALL_BODY\n".freeze
+BIG = ("x" * $((BIG_LEN - 1)) + "\n").freeze
+FCGI.each do |req|
+  path = req.env["SCRIPT_NAME"].to_s
+  sleep $SLOW_MS / 1000.0 if path.end_with?("/slow")
+  body = path.end_with?("/big") ? BIG : SMALL
+  req.out.print "Content-Type: text/plain\r\nContent-Length: #{body.bytesize}\r\n\r\n", body
+  req.finish
+end
 EOF
 }
 
@@ -336,6 +381,41 @@ cmd_start() {
       fi
       out+=("docroot $DIR/www" "path small /small" "path big /big" "path slow /slow")
       ;;
+    ruby-fcgi)
+      need_bin ruby spawn-fcgi
+      ruby -e 'require "fcgi"' 2>/dev/null || {
+        echo "backends.sh: ruby-fcgi is not installed: no fcgi library (scripts/backends.sh install ruby-fcgi)" >&2; exit 3; }
+      write_ruby_fcgi
+      mkdir -p "$DIR/www"
+      if [ -n "$port" ]; then
+        spawn "$DIR/ruby-fcgi.log" spawn-fcgi -n -a 127.0.0.1 -p "$port" -- "$(command -v ruby)" "$DIR/app.rb"
+        out+=("url tcp fcgi://$tcpaddr/")
+      fi
+      if want unix; then
+        sock=$DIR/ruby-fcgi.sock
+        spawn "$DIR/ruby-fcgi.log" spawn-fcgi -n -s "$sock" -M 0666 -- "$(command -v ruby)" "$DIR/app.rb"
+        out+=("url unix fcgi://unix:$sock:/")
+      fi
+      out+=("docroot $DIR/www" "path small /small" "path big /big" "path slow /slow")
+      ;;
+    rack-fcgi)
+      need_bin rackup
+      ruby -e 'require "fcgi"; require "rack/handler/fastcgi"' 2>/dev/null || {
+        echo "backends.sh: rack-fcgi is not installed: no fcgi or Rack FastCGI handler (scripts/backends.sh install rack-fcgi)" >&2; exit 3; }
+      write_rack
+      mkdir -p "$DIR/www"
+      # Rack's FastCGI handler listens itself: -o/-p, or -O File=PATH.
+      if [ -n "$port" ]; then
+        spawn "$DIR/rack-fcgi.log" rackup -s fastcgi -E production -o 127.0.0.1 -p "$port" "$DIR/config.ru"
+        out+=("url tcp fcgi://$tcpaddr/")
+      fi
+      if want unix; then
+        sock=$DIR/rack-fcgi.sock
+        spawn "$DIR/rack-fcgi.log" rackup -s fastcgi -E production -O "File=$sock" "$DIR/config.ru"
+        out+=("url unix fcgi://unix:$sock:/")
+      fi
+      out+=("docroot $DIR/www" "path small /small" "path big /big" "path slow /slow")
+      ;;
     thin)
       need_bin thin
       write_rack
@@ -452,8 +532,17 @@ EOF
   case "$NAME" in
     thin|puma|unicorn|starman|gunicorn) out+=("path small /small" "path big /big" "path slow /slow") ;;
   esac
-  [ -z "$port" ] || wait_accept tcp "$tcpaddr"
-  [ -z "$sock" ] || wait_accept unix "$sock"
+  case "$NAME" in
+    ruby-fcgi|rack-fcgi)
+      # fcgi.rb exits on a connection closed without a request.
+      [ -z "$port" ] || wait_listen tcp "$tcpaddr"
+      [ -z "$sock" ] || wait_listen unix "$sock"
+      ;;
+    *)
+      [ -z "$port" ] || wait_accept tcp "$tcpaddr"
+      [ -z "$sock" ] || wait_accept unix "$sock"
+      ;;
+  esac
   echo "name $NAME"
   for p in "${out[@]}"; do echo "$p"; done
   for p in "${PIDS[@]}"; do echo "pid $p"; done

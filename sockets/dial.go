@@ -282,6 +282,20 @@ func UpstreamIndex(c net.Conn) int {
 // both networks that one connection can be made (it is closed at once, with
 // nothing sent). The error names the cause in a user's words.
 func Check(ctx context.Context, t Target, timeout time.Duration) error {
+	if err := StatUnix(t); err != nil {
+		return err
+	}
+	c, err := NewDialer(t, timeout).Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot connect to %s %s: %s", t.Network, t.Address, Describe(err))
+	}
+	return c.Close()
+}
+
+// StatUnix checks, without connecting, that a Unix target's path is a
+// socket: "no such Unix socket", "permission denied" or "not a Unix socket"
+// otherwise. It returns nil for any other network.
+func StatUnix(t Target) error {
 	if t.Network == "unix" {
 		fi, err := os.Stat(t.Address)
 		switch {
@@ -295,12 +309,18 @@ func Check(ctx context.Context, t Target, timeout time.Duration) error {
 			return fmt.Errorf("not a Unix socket: %s (%s)", t.Address, describeMode(fi.Mode()))
 		}
 	}
-	c, err := NewDialer(t, timeout).Dial(ctx)
-	if err != nil {
-		return fmt.Errorf("cannot connect to %s %s: %s", t.Network, t.Address, Describe(err))
-	}
-	return c.Close()
+	return nil
 }
+
+// ConnectError is a failed dial as the load clients report it: its text is
+// "connect: " and Describe's words, and it unwraps to the dial's error, so
+// that load.Unreachable still sees the errno.
+type ConnectError struct{ Err error }
+
+func (e *ConnectError) Error() string { return "connect: " + Describe(e.Err) }
+
+// Unwrap returns the dial's error.
+func (e *ConnectError) Unwrap() error { return e.Err }
 
 func describeMode(m fs.FileMode) string {
 	switch {

@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,6 +29,11 @@ type loadOptions struct {
 	headers        []string
 	method         string
 	postFile       string
+	putFile        string
+	head           bool
+	cookies        []string
+	basicAuth      string
+	proxy          string
 	contentType    string
 	variableLength bool
 	quiet          bool
@@ -41,7 +47,8 @@ type loadOptions struct {
 	rawFile        string
 	clientSched    string
 	threads        int
-	clusterOptions
+	targetOptions
+	backendOptions
 }
 
 // benchOptions are the flags of bench.
@@ -52,6 +59,7 @@ type benchOptions struct {
 	format         string
 	spectrum       bool
 	cpuProfile     string
+	version        bool
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -63,6 +71,11 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas)")
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
 	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m)")
+	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u)")
+	fs.BoolVarP(&o.head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
+	fs.StringArrayVarP(&o.cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
+	fs.StringVarP(&o.basicAuth, "basic-auth", "A", "", "HTTP basic authentication 'user:password' (an Authorization header; ab's -A)")
+	fs.StringVarP(&o.proxy, "proxy", "X", "", "ab's proxy: refused, backbench talks to the backend itself (bench the proxy's own URL instead)")
 	fs.StringVarP(&o.contentType, "content-type", "T", "", "Content-Type of the body (default text/plain with -p)")
 	fs.BoolVarP(&o.variableLength, "variable-length", "l", false, "accept a variable document length (no Length failures)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output on stderr")
@@ -73,7 +86,8 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
 	fs.Float64Var(&o.rate, "rate", 0, "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
-	addClusterFlags(fs, &o.clusterOptions)
+	addTargetFlags(fs, &o.targetOptions)
+	addBackendFlags(fs, &o.backendOptions)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
@@ -81,13 +95,14 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	fs := newFlagSet("bench")
 	addLoadFlags(fs, &o.loadOptions)
 	fs.StringVarP(&o.gnuplotFile, "gnuplot", "g", "", "write every request's times to FILE as ab's gnuplot TSV")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
+	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
 	fs.SortFlags = false
 	return fs
 }
@@ -127,22 +142,18 @@ var errHelp = errors.New("help printed")
 // plan of the run; every error is a usage error, caught before any
 // connection is made.
 func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan, error) {
-	tgt, cl, err := parseTargets(url, &o.clusterOptions)
+	tgt, cl, err := parseTargets(url, &o.targetOptions)
 	if err != nil {
 		return nil, err
 	}
-	r := &execute.Plan{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, BackendPIDs: cl.pids,
-		FPMStatus: cl.fpmStatus, Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
+	r := &execute.Plan{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
 		Rate: o.rate, Timeout: o.timeout, KeepAlive: o.keepAlive, VariableLength: o.variableLength,
 		ABCompat: o.abCompat, HTTP10: o.http10, Threads: o.threads, Sched: o.clientSched}
-	if o.unixSocket != "" {
-		if len(cl.upstreams) > 0 {
-			return nil, usagef("--unix-socket and several upstreams do not mix; use --upstream unix:/path")
-		}
-		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
-			return nil, usagef("bad --unix-socket %q", o.unixSocket)
-		}
-		tgt = tgt.WithUnixSocket(o.unixSocket)
+	if err := parseBackend(&o.backendOptions, tgt.Scheme, r); err != nil {
+		return nil, err
+	}
+	if tgt, err = withUnixSocket(tgt, o.unixSocket, len(cl.upstreams)); err != nil {
+		return nil, err
 	}
 	r.Target = tgt
 	nSet := fs.Changed("requests")
@@ -168,44 +179,38 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan,
 	if !limited {
 		r.Requests = 0
 	}
-	if tgt.Scheme != sockets.SchemeFCGI {
-		if o.docRoot != "" || len(o.params) > 0 {
-			return nil, usagef("--document-root and --param apply to fcgi:// targets only")
-		}
-	}
 	if tgt.Scheme == sockets.SchemeFCGI && o.http10 {
 		return nil, usagef("--http1.0 applies to http:// targets only")
 	}
-	for _, h := range o.headers {
-		kv, err := parseHeader(h)
-		if err != nil {
-			return nil, err
-		}
-		r.Headers = append(r.Headers, kv)
+	if r.Headers, r.Params, r.DocumentRoot, err = requestParts(tgt.Scheme, o.headers, o.params, o.docRoot); err != nil {
+		return nil, err
 	}
-	for _, p := range o.params {
-		kv, err := parseParam(p)
-		if err != nil {
-			return nil, err
-		}
-		r.Params = append(r.Params, kv)
+	if err := abFlags(o, r); err != nil {
+		return nil, err
 	}
 	r.Method = o.method
-	if o.postFile != "" {
-		b, err := os.ReadFile(o.postFile)
+	bodyFile, bodyFlag, bodyMethod := o.postFile, "-p", "POST"
+	if o.putFile != "" {
+		bodyFile, bodyFlag, bodyMethod = o.putFile, "-u", "PUT"
+	}
+	if o.head {
+		r.Method = "HEAD"
+	}
+	if bodyFile != "" {
+		b, err := os.ReadFile(bodyFile)
 		if err != nil {
-			return nil, usagef("cannot read -p file: %v", err)
+			return nil, usagef("cannot read %s file: %v", bodyFlag, err)
 		}
 		r.Body = b
 		if r.Method == "" {
-			r.Method = "POST"
+			r.Method = bodyMethod
 		}
 		r.ContentType = o.contentType
 		if r.ContentType == "" {
 			r.ContentType = "text/plain"
 		}
 	} else if o.contentType != "" {
-		return nil, usagef("-T needs a body (-p FILE)")
+		return nil, usagef("-T needs a body (-p FILE or -u FILE)")
 	}
 	if r.Method == "" {
 		r.Method = "GET"
@@ -215,18 +220,45 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan,
 			return nil, usagef("bad method %q", r.Method)
 		}
 	}
-	if tgt.Scheme == sockets.SchemeFCGI {
-		dr := o.docRoot
-		if dr == "" {
-			if dr, err = os.Getwd(); err != nil {
-				return nil, usagef("cannot find the current directory for --document-root: %v", err)
+	return r, nil
+}
+
+// abFlags checks the flags that ab users type (-i, -u, -C, -A, -X) and
+// adds the headers of -C and -A.
+func abFlags(o *loadOptions, r *execute.Plan) error {
+	switch {
+	case o.proxy != "":
+		return usagef("-X %s: backbench has no proxy mode, it talks to the backend directly; to measure the proxy, bench its own URL", o.proxy)
+	case o.postFile != "" && o.putFile != "":
+		return usagef("-p and -u both give a body: choose one")
+	case o.head && (o.postFile != "" || o.putFile != ""):
+		return usagef("-i (HEAD) sends no body: drop -p or -u")
+	case o.head && o.method != "" && o.method != "HEAD":
+		return usagef("-i and -m %s contradict each other", o.method)
+	}
+	var extra []string
+	if len(o.cookies) > 0 {
+		for _, c := range o.cookies {
+			if name, _, ok := strings.Cut(c, "="); !ok || strings.TrimSpace(name) == "" {
+				return usagef("bad -C %q: want name=value", c)
 			}
 		}
-		if r.DocumentRoot, err = filepath.Abs(dr); err != nil {
-			return nil, usagef("bad --document-root %q: %v", o.docRoot, err)
-		}
+		extra = append(extra, "Cookie: "+strings.Join(o.cookies, "; "))
 	}
-	return r, nil
+	if o.basicAuth != "" {
+		if !strings.Contains(o.basicAuth, ":") {
+			return usagef("bad -A %q: want user:password", o.basicAuth)
+		}
+		extra = append(extra, "Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte(o.basicAuth)))
+	}
+	for _, h := range extra {
+		kv, err := parseHeader(h)
+		if err != nil {
+			return err
+		}
+		r.Headers = append(r.Headers, kv)
+	}
+	return nil
 }
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -234,6 +266,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newBenchFlags(&o)
 	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
 		return err
+	}
+	if o.version {
+		fmt.Fprint(stdout, versionLine())
+		return nil
 	}
 	if fs.NArg() != 1 {
 		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())
@@ -243,35 +279,37 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	// Open the output files before the run, so that a bad path costs
-	// nothing.
-	var gf, ef *os.File
+	// nothing; "-" is standard output.
+	var gf, ef, pf, raw io.Writer
 	for _, p := range []struct {
-		name string
-		f    **os.File
-	}{{o.gnuplotFile, &gf}, {o.percentileFile, &ef}} {
+		flag, name string
+		w          *io.Writer
+	}{{"-g", o.gnuplotFile, &gf}, {"-e", o.percentileFile, &ef}, {"--raw", o.rawFile, &raw}, {"--cpuprofile", o.cpuProfile, &pf}} {
 		if p.name == "" {
+			continue
+		}
+		if p.name == "-" {
+			if p.w == &pf {
+				return usagef("--cpuprofile -: the profile is binary and would mix with the report; give a file")
+			}
+			*p.w = stdout
 			continue
 		}
 		f, err := os.Create(p.name)
 		if err != nil {
-			return usagef("cannot create output file: %v", err)
+			return usagef("cannot create %s file: %v", p.flag, err)
 		}
 		defer f.Close()
-		*p.f = f
+		*p.w = f
 	}
-	if o.cpuProfile != "" {
-		pf, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return usagef("cannot create --cpuprofile file: %v", err)
-		}
-		defer pf.Close()
+	if pf != nil {
 		if err := pprof.StartCPUProfile(pf); err != nil {
 			return fmt.Errorf("cpu profile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
 	}
 	m, err := execute.Run(ctx, r, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-		Announce: !o.quiet && o.format == "text", Progress: true, KeepRows: gf != nil, RawFile: o.rawFile, Observe: true})
+		Announce: !o.quiet && o.format == "text", Progress: true, KeepRows: gf != nil, Raw: raw, Observe: true, Version: version()})
 	if err != nil {
 		return executeError(err)
 	}
@@ -306,8 +344,6 @@ func executeError(err error) error {
 	var ue *execute.UnreachableError
 	var se *execute.SetupError
 	switch {
-	case errors.Is(err, execute.ErrInterrupted):
-		return errInterrupted
 	case errors.As(err, &ue):
 		return &unreachableError{ue.Err}
 	case errors.As(err, &se):

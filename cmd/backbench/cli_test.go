@@ -29,6 +29,10 @@ func TestServeExitStatus(t *testing.T) {
 	}
 	defer busy.Close()
 	okListen := "unix:" + filepath.Join(dir, "ok.sock")
+	regular := filepath.Join(dir, "regular")
+	if err := os.WriteFile(regular, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -55,6 +59,7 @@ func TestServeExitStatus(t *testing.T) {
 		{"unexpected argument", []string{"serve", "--listen", okListen, "extra"}, 2, "unexpected argument"},
 		{"unknown flag", []string{"serve", "--frob"}, 2, "unknown flag"},
 		{"address in use", []string{"serve", "--listen", "tcp:" + busy.Addr().String()}, 1, "address already in use"},
+		{"listen on a regular file", []string{"serve", "--listen", "unix:" + regular}, 1, "is not a socket (left alone)"},
 		{"socket directory missing", []string{"serve", "--listen", "unix:" + filepath.Join(dir, "no", "such", "s.sock")}, 1, "no such file or directory"},
 	}
 	for _, c := range cases {
@@ -75,7 +80,13 @@ func TestServeExitStatus(t *testing.T) {
 			if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
 				t.Errorf("stack trace: %s", errs)
 			}
+			if strings.Count(errs, "listen ") > 1 {
+				t.Errorf("stderr says listen twice: %q", errs)
+			}
 		})
+	}
+	if b, err := os.ReadFile(regular); err != nil || string(b) != "data" {
+		t.Errorf("serve touched the regular file: %q, %v", b, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ok.sock")); err == nil {
 		t.Error("a bad command line left a listening socket behind")

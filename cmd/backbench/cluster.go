@@ -4,47 +4,56 @@ import (
 	"crypto/tls"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/procstat"
 	"github.com/backbench/backbench/sockets"
 )
 
-// clusterOptions are the flags for clusters of workers, the backend's
-// resource use and TLS; bench and sweep share them.
-type clusterOptions struct {
-	upstreams      []string
-	balance        string
-	insecure       bool
+// targetOptions are the flags that say where the connections go beside the
+// URL: more addresses (a cluster of workers), how to spread connections
+// over them, and TLS; bench and sweep share them.
+type targetOptions struct {
+	upstreams []string
+	balance   string
+	insecure  bool
+}
+
+// backendOptions are the flags that say what to sample of the backend
+// during a run: its processes and php-fpm's status page.
+type backendOptions struct {
 	backendPIDs    []int
 	backendPIDFile string
 	fpmStatus      string
 }
 
-func addClusterFlags(fs *pflag.FlagSet, o *clusterOptions) {
+func addTargetFlags(fs *pflag.FlagSet, o *targetOptions) {
 	fs.StringArrayVar(&o.upstreams, "upstream", nil, "spread connections over this address too: tcp:HOST:PORT or unix:/path (repeatable; replaces the URL's address)")
 	fs.StringVar(&o.balance, "balance", "round-robin", "how connections are spread over several addresses: round-robin or least-conn")
 	fs.BoolVar(&o.insecure, "insecure", false, "https: accept any server certificate (self-signed)")
+}
+
+func addBackendFlags(fs *pflag.FlagSet, o *backendOptions) {
 	fs.IntSliceVar(&o.backendPIDs, "backend-pid", nil, "sample this backend process and its descendants from /proc during the run (repeatable)")
 	fs.StringVar(&o.backendPIDFile, "backend-pidfile", "", "like --backend-pid, with the PID read from FILE")
 	fs.StringVar(&o.fpmStatus, "fpm-status", "", "fcgi: read php-fpm's status page at PATH (pm.status_path) at the start and end of the run")
 }
 
-// cluster is the validated form of clusterOptions.
+// cluster is the validated form of targetOptions.
 type cluster struct {
 	upstreams []sockets.Addr
 	balance   sockets.Balance
 	tls       *tls.Config
-	pids      []int
-	fpmStatus string
 }
 
 // parseTargets expands a URL with a port range into its upstreams and
 // returns the target (the first URL) and the cluster settings.
-func parseTargets(url string, o *clusterOptions) (sockets.Target, cluster, error) {
+func parseTargets(url string, o *targetOptions) (sockets.Target, cluster, error) {
 	var cl cluster
 	urls, err := sockets.ExpandPorts(url)
 	if err != nil {
@@ -87,31 +96,89 @@ func parseTargets(url string, o *clusterOptions) (sockets.Target, cluster, error
 	} else if o.insecure {
 		return tgt, cl, usagef("--insecure applies to https:// targets only")
 	}
-	cl.pids = append(cl.pids, o.backendPIDs...)
+	return tgt, cl, nil
+}
+
+// withUnixSocket applies --unix-socket (path, when set) to tgt, a target
+// of the given number of upstreams.
+func withUnixSocket(tgt sockets.Target, path string, upstreams int) (sockets.Target, error) {
+	if path == "" {
+		return tgt, nil
+	}
+	if upstreams > 0 {
+		return tgt, usagef("--unix-socket and several upstreams do not mix; use --upstream unix:/path")
+	}
+	if !filepath.IsAbs(path) && !filepath.IsLocal(path) {
+		return tgt, usagef("bad --unix-socket %q", path)
+	}
+	return tgt.WithUnixSocket(path), nil
+}
+
+// requestParts checks the request flags that bench, sweep and probe share
+// (-H, --param, --document-root) for a target of the given scheme and
+// returns the headers, the FastCGI params and the absolute document root
+// (the current directory by default; "" for HTTP).
+func requestParts(scheme string, headers, params []string, docRoot string) (hs, ps [][2]string, root string, err error) {
+	if scheme != sockets.SchemeFCGI && (docRoot != "" || len(params) > 0) {
+		return nil, nil, "", usagef("--document-root and --param apply to fcgi:// targets only")
+	}
+	for _, h := range headers {
+		kv, err := parseHeader(h)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		hs = append(hs, kv)
+	}
+	for _, p := range params {
+		kv, err := parseParam(p)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		ps = append(ps, kv)
+	}
+	if scheme != sockets.SchemeFCGI {
+		return hs, ps, "", nil
+	}
+	dr := docRoot
+	if dr == "" {
+		if dr, err = os.Getwd(); err != nil {
+			return nil, nil, "", usagef("cannot find the current directory for --document-root: %v", err)
+		}
+	}
+	if root, err = filepath.Abs(dr); err != nil {
+		return nil, nil, "", usagef("bad --document-root %q: %v", docRoot, err)
+	}
+	return hs, ps, root, nil
+}
+
+// parseBackend checks what to sample of the backend of a target of the
+// given scheme and sets it in p.
+func parseBackend(o *backendOptions, scheme string, p *execute.Plan) error {
+	p.BackendPIDs = append([]int(nil), o.backendPIDs...)
 	if o.backendPIDFile != "" {
 		b, err := os.ReadFile(o.backendPIDFile)
 		if err != nil {
-			return tgt, cl, usagef("cannot read --backend-pidfile: %v", err)
+			return usagef("cannot read --backend-pidfile: %v", err)
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 		if err != nil || pid <= 0 {
-			return tgt, cl, usagef("--backend-pidfile %s: no PID in it", o.backendPIDFile)
+			return usagef("--backend-pidfile %s: no PID in it", o.backendPIDFile)
 		}
-		cl.pids = append(cl.pids, pid)
+		p.BackendPIDs = append(p.BackendPIDs, pid)
 	}
-	if len(cl.pids) > 0 {
-		if err := procstat.Check(cl.pids); err != nil {
-			return tgt, cl, usagef("%v", err)
+	if len(p.BackendPIDs) > 0 {
+		if err := procstat.Check(p.BackendPIDs); err != nil {
+			return usagef("%v", err)
 		}
 	}
 	if o.fpmStatus != "" {
-		if tgt.Scheme != sockets.SchemeFCGI {
-			return tgt, cl, usagef("--fpm-status applies to fcgi:// targets only")
+		if scheme != sockets.SchemeFCGI {
+			return usagef("--fpm-status applies to fcgi:// targets only")
 		}
 		if !strings.HasPrefix(o.fpmStatus, "/") {
-			return tgt, cl, usagef("--fpm-status %q: want a path starting with /", o.fpmStatus)
+			return usagef("--fpm-status %q: want a path starting with /", o.fpmStatus)
 		}
-		cl.fpmStatus = o.fpmStatus
+		p.FPMStatus = o.fpmStatus
 	}
-	return tgt, cl, nil
+	return nil
 }

@@ -5,7 +5,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 )
+
+// newFlagSet returns the flag set of a command: errors are returned, not
+// printed, and a flag name that starts with "keep-alive" is read as
+// "keepalive", so that --keep-alive is an alias of --keepalive (and
+// --keep-alive-modes of --keepalive-modes) in every command.
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, n string) pflag.NormalizedName {
+		if rest, ok := strings.CutPrefix(n, "keep-alive"); ok {
+			n = "keepalive" + rest
+		}
+		return pflag.NormalizedName(n)
+	})
+	return fs
+}
 
 // secondsValue is a pflag Value for a duration given in seconds ("30",
 // "2.5") as ab takes it, or as a Go duration ("500ms", "1m").

@@ -308,7 +308,7 @@ func TestRealSweep(t *testing.T) {
 	fpm := startReal(t, "php-fpm", true)
 	thin := startReal(t, "thin", true)
 	code, out, errs, dir := sweepOut(t, "-q", "-n", "24", "-c", "1,4", "--warmup", "4", "-s", "10",
-		"--keepalive", "both", "--document-root", fpm.docRoot,
+		"--keepalive-modes", "off,on", "--document-root", fpm.docRoot,
 		"fpm tcp="+fpm.url("tcp", "small"), "fpm unix="+fpm.url("unix", "small"))
 	if code != 0 {
 		t.Fatalf("php-fpm sweep: exit %d: %s\n%s", code, errs, out)

@@ -5,10 +5,15 @@
 // Subcommands:
 //
 //	backbench bench [flags] URL   an ab-style run with ab's report, or JSON
+//	backbench sweep [flags] URL...  a concurrency sweep over several targets
+//	backbench probe [flags] URL   what a backend supports
 //	backbench serve [flags]       built-in FastCGI and HTTP backends
+//	backbench version             the version, from the build info
+//	backbench completion bash|zsh a shell completion script
 //	backbench report FILE...      an HTML page of saved results
 //
-// Run "backbench COMMAND --help" for the flags of each. Exit status: 0 on
+// Run "backbench COMMAND --help" or "backbench help COMMAND" for the flags
+// of each. Exit status: 0 on
 // success, 1 when the target cannot be reached, 2 for a bad command line,
 // 130 or 143 when interrupted by SIGINT or SIGTERM.
 package main
@@ -20,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -57,12 +63,14 @@ Usage:
   backbench probe [flags] URL     what a backend supports at the protocol level
   backbench report [-o FILE] RESULT.json...
                                   one self-contained HTML page of saved results
+  backbench version               version, commit and Go version (also --version, -V)
+  backbench completion bash|zsh   print a completion script for the shell
 
 URL forms:
   http://HOST:PORT/PATH?QUERY        fcgi://HOST:PORT/PATH?QUERY
   http://unix:/run/app.sock:/PATH    fcgi://unix:/run/php/fpm.sock:/PATH
 
-Run "backbench COMMAND --help" for the flags of a command.
+Run "backbench COMMAND --help" or "backbench help COMMAND" for the flags of a command.
 `
 
 func main() {
@@ -118,11 +126,30 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = probeCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		err = reportCmd(args[1:], stdout)
-	case "-h", "--help", "help":
+	case "version", "--version", "-V":
+		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
+			fmt.Fprint(stdout, versionUsage)
+		} else {
+			fmt.Fprint(stdout, versionLine())
+		}
+		return exitOK
+	case "completion":
+		err = completionCmd(args[1:], stdout)
+	case "help":
+		if len(args) > 1 && commands[args[1]] != nil {
+			return Main(ctx, sig, []string{args[1], "--help"}, stdout, stderr)
+		}
+		if len(args) > 1 {
+			err = usagef("help: unknown command %q (want one of %s)", args[1], strings.Join(commandNames(), ", "))
+			break
+		}
+		fmt.Fprint(stdout, topUsage)
+		return exitOK
+	case "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, probe, report or serve; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, probe, report, serve, version or completion; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }

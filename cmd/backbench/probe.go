@@ -3,16 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/fcgi"
-	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/sockets"
 )
@@ -27,6 +26,7 @@ type probeOptions struct {
 	docRoot     string
 	params      []string
 	unixSocket  string
+	only, skip  []string
 }
 
 const probeUsage = `Usage: backbench probe [flags] URL
@@ -42,7 +42,7 @@ Flags:
 `
 
 func newProbeFlags(o *probeOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	fs := newFlagSet("probe")
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output format: text or json")
 	fs.VarP(newSeconds(&o.timeout, 5*time.Second), "timeout", "s", "timeout of each exchange of a check, in seconds")
@@ -52,6 +52,8 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+	fs.StringSliceVar(&o.only, "only", nil, "run only these checks (comma-separated names, as in the report)")
+	fs.StringSliceVar(&o.skip, "skip", nil, "do not run these checks (comma-separated names)")
 	return fs
 }
 
@@ -105,53 +107,34 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case o.maxRequests < 1 || o.maxRequests > 1_000_000:
 		return usagef("--max-requests %d: want 1 to 1000000", o.maxRequests)
 	}
-	if o.unixSocket != "" {
-		if !filepath.IsAbs(o.unixSocket) && !filepath.IsLocal(o.unixSocket) {
-			return usagef("bad --unix-socket %q", o.unixSocket)
-		}
-		tgt = tgt.WithUnixSocket(o.unixSocket)
+	if tgt, err = withUnixSocket(tgt, o.unixSocket, 0); err != nil {
+		return err
 	}
-	var headers, params [][2]string
-	for _, h := range o.headers {
-		kv, err := parseHeader(h)
-		if err != nil {
-			return err
-		}
-		headers = append(headers, kv)
-	}
-	for _, p := range o.params {
-		kv, err := parseParam(p)
-		if err != nil {
-			return err
-		}
-		params = append(params, kv)
+	headers, params, docRoot, err := requestParts(tgt.Scheme, o.headers, o.params, o.docRoot)
+	if err != nil {
+		return err
 	}
 	isFCGI := tgt.Scheme == sockets.SchemeFCGI
-	if !isFCGI && (o.docRoot != "" || len(params) > 0) {
-		return usagef("--document-root and --param apply to fcgi:// targets only")
-	}
-	docRoot := ""
+	selectChecks := httpprobe.SelectChecks
 	if isFCGI {
-		dr := o.docRoot
-		if dr == "" {
-			if dr, err = os.Getwd(); err != nil {
-				return usagef("cannot find the current directory for --document-root: %v", err)
-			}
-		}
-		if docRoot, err = filepath.Abs(dr); err != nil {
-			return usagef("bad --document-root %q: %v", o.docRoot, err)
-		}
+		selectChecks = fcgi.SelectChecks
 	}
-	if err := sockets.Check(ctx, tgt, o.timeout); err != nil {
+	if _, err := selectChecks(o.only, o.skip); err != nil {
+		return usagef("%v", err)
+	}
+	// FastCGI: no connection without a request (Ruby's fcgi.rb exits on
+	// one); the first check's own dial decides reachability.
+	check := sockets.StatUnix(tgt)
+	if !isFCGI && check == nil {
+		check = sockets.Check(ctx, tgt, o.timeout)
+	}
+	if check != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		return &unreachableError{err}
+		return &unreachableError{check}
 	}
 	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
-	if o.format == "text" {
-		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
-	}
 	var lines []probeLine
 	var summary []string
 	var out any
@@ -159,8 +142,12 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
 			Config: fcgi.Config{Target: tgt, Headers: headers, DocumentRoot: docRoot,
 				Params: params, Timeout: o.timeout},
-			MaxRequests: o.maxRequests,
+			MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip,
 		})
+		if errors.Is(err, fcgi.ErrUnreachable) {
+			return &unreachableError{fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
+				strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
+		}
 		if err != nil {
 			return usagef("%v", err)
 		}
@@ -171,7 +158,7 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, summary}
 	} else {
 		rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: headers,
-			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests})
+			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
 		if err != nil {
 			return usagef("%v", err)
 		}
@@ -188,6 +175,9 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	} else {
+		// After the checks: a FastCGI target that cannot be reached is
+		// known only from the first check's dial.
+		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
 		for _, l := range lines {
 			fmt.Fprintf(stdout, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
 		}
@@ -203,23 +193,4 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errInterrupted
 	}
 	return nil
-}
-
-// addBehaviourFlags adds serve's flags for the protocol-level behaviours
-// that probe tells apart (fixtures.Behaviour).
-func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
-	fs.Var(newChoice(&b.KeepConn, fixtures.KeepConnHonour, fixtures.KeepConnHonour, fixtures.KeepConnIgnore, fixtures.KeepConnAlways),
-		"fcgi-keep-conn", "FastCGI FCGI_KEEP_CONN: honour, ignore (close after every request) or always (keep even without the flag)")
-	fs.Var(newChoice(&b.Multiplex, fixtures.MuxReject, fixtures.MuxReject, fixtures.MuxSupport, fixtures.MuxLose, fixtures.MuxClose),
-		"fcgi-multiplex", "FastCGI second request on a busy connection: reject (CANT_MPX_CONN), support, lose (ignore it) or close")
-	fs.Var(newChoice(&b.GetValues, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose, fixtures.ReplyMpxsOnly),
-		"fcgi-get-values", "FastCGI FCGI_GET_VALUES: answer, ignore (connection left open), close or mpxs-only (php-fpm's answer)")
-	fs.Var(newChoice(&b.UnknownType, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose),
-		"fcgi-unknown-type", "FastCGI unknown management record: answer (UNKNOWN_TYPE), ignore or close")
-	fs.Var(newChoice(&b.UnknownRole, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyClose),
-		"fcgi-unknown-role", "FastCGI role other than RESPONDER: answer (END_REQUEST UNKNOWN_ROLE) or close")
-	fs.Var(newSeconds(&b.IdleTimeout, 0), "idle-timeout", "close connections idle this long between requests (HTTP default 5 s; FastCGI: never)")
-	fs.Var(newChoice(&b.HTTP10KeepAlive, fixtures.HTTP10Announce, fixtures.HTTP10Announce, fixtures.HTTP10Silent, fixtures.HTTP10Ignore),
-		"http10-keep-alive", "HTTP/1.0 Connection: keep-alive: announce (kept, with Keep-Alive), silent (kept without saying so) or ignore (close)")
-	fs.BoolVar(&b.NoPipelining, "no-pipelining", false, "HTTP: drop pipelined requests (bytes that came after a request)")
 }

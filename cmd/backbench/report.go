@@ -26,12 +26,18 @@ The page makes no request to any file or network address.
 Flags:
 `
 
+// newReportFlags builds report's flags; out receives -o.
+func newReportFlags(out *string) *pflag.FlagSet {
+	fs := newFlagSet("report")
+	fs.SortFlags = false
+	fs.StringVarP(out, "output", "o", "report.html", "write the page to `FILE`")
+	return fs
+}
+
 // reportCmd is backbench report.
 func reportCmd(args []string, stdout io.Writer) error {
 	var out string
-	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.StringVarP(&out, "output", "o", "report.html", "write the page to `FILE`")
+	fs := newReportFlags(&out)
 	if err := parseFlags(fs, reportUsage, args, stdout); err != nil {
 		return err
 	}

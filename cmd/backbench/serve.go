@@ -40,9 +40,8 @@ evented (all connections accepted, one request processed at a time).
 Flags:
 `
 
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o serveOptions
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+func newServeFlags(o *serveOptions) *pflag.FlagSet {
+	fs := newFlagSet("serve")
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
 	fs.StringArrayVar(&o.listens, "listen", nil, "address: tcp:HOST:PORT or unix:/path.sock (repeatable)")
@@ -55,7 +54,13 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.fault, "fault", "", "misbehave: name of a fault (listed above; see the README)")
 	fs.IntVar(&o.faultEvery, "fault-every", 1, "apply the fault to every K-th request")
 	fs.BoolVar(&o.tls, "tls", false, "http: serve https with a fresh self-signed certificate (clients need --insecure)")
-	addBehaviourFlags(fs, &o.behaviour) // probe.go
+	addBehaviourFlags(fs, &o.behaviour)
+	return fs
+}
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o serveOptions
+	fs := newServeFlags(&o)
 	if err := parseFlags(fs, strings.TrimSuffix(serveUsage, "Flags:\n")+fixtures.FaultHelp()+"\nFlags:\n", args, stdout); err != nil {
 		return err
 	}
@@ -78,6 +83,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.status < 100 || o.status > 999 {
 		return usagef("serve: --status %d: want a code from 100 to 999", o.status)
+	}
+	if o.behaviour.ExitAfter < 0 {
+		return usagef("serve: --exit-after must be 0 or more")
 	}
 	if o.faultEvery < 1 {
 		return usagef("serve: --fault-every must be at least 1")
@@ -121,8 +129,50 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return &unreachableError{err}
 		}
 		servers = append(servers, s)
-		fmt.Fprintf(stdout, "listening %s %s %s\n", o.protocol, s.Network, s.Addr)
+		proto := o.protocol
+		if o.tls {
+			proto = "https"
+		}
+		fmt.Fprintf(stdout, "listening %s %s %s\n", proto, s.Network, s.Addr)
 	}
-	<-ctx.Done()
-	return nil
+	died := make(chan *fixtures.Server, len(servers))
+	for _, s := range servers {
+		go func() {
+			select {
+			case <-s.Died():
+				died <- s
+			case <-ctx.Done():
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case s := <-died:
+		// A behaviour switch (--die-on-empty-conn, --exit-after,
+		// --fcgi-get-values die) plays a backend that exits.
+		return fmt.Errorf("serve: the backend on %s %s exited: %s", s.Network, s.Addr, s.DeathReason())
+	}
+}
+
+// addBehaviourFlags adds serve's flags for the protocol-level behaviours
+// that probe tells apart (fixtures.Behaviour).
+func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
+	fs.Var(newChoice(&b.KeepConn, fixtures.KeepConnHonour, fixtures.KeepConnHonour, fixtures.KeepConnIgnore, fixtures.KeepConnAlways),
+		"fcgi-keep-conn", "FastCGI FCGI_KEEP_CONN: honour, ignore (close after every request) or always (keep even without the flag)")
+	fs.Var(newChoice(&b.Multiplex, fixtures.MuxReject, fixtures.MuxReject, fixtures.MuxSupport, fixtures.MuxLose, fixtures.MuxClose),
+		"fcgi-multiplex", "FastCGI second request on a busy connection: reject (CANT_MPX_CONN), support, lose (ignore it) or close")
+	fs.Var(newChoice(&b.GetValues, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose, fixtures.ReplyMpxsOnly, fixtures.ReplyDie),
+		"fcgi-get-values", "FastCGI FCGI_GET_VALUES: answer, ignore (connection left open), close, mpxs-only (php-fpm's answer) or die (any name asked takes the server down: Ruby's fcgi.rb)")
+	fs.Var(newChoice(&b.UnknownType, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose),
+		"fcgi-unknown-type", "FastCGI unknown management record: answer (UNKNOWN_TYPE), ignore or close")
+	fs.Var(newChoice(&b.UnknownRole, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyClose),
+		"fcgi-unknown-role", "FastCGI role other than RESPONDER: answer (END_REQUEST UNKNOWN_ROLE) or close")
+	fs.Var(newSeconds(&b.IdleTimeout, 0), "idle-timeout", "close connections idle this long between requests (HTTP default 5 s; FastCGI: never)")
+	fs.Var(newChoice(&b.HTTP10KeepAlive, fixtures.HTTP10Announce, fixtures.HTTP10Announce, fixtures.HTTP10Silent, fixtures.HTTP10Ignore),
+		"http10-keep-alive", "HTTP/1.0 Connection: keep-alive: announce (kept, with Keep-Alive), silent (kept without saying so) or ignore (close)")
+	fs.BoolVar(&b.NoPipelining, "no-pipelining", false, "HTTP: drop pipelined requests (bytes that came after a request)")
+	fs.BoolVar(&b.DieOnEmptyConn, "die-on-empty-conn", false, "exit when a client closes a connection before sending a byte (Ruby's fcgi.rb)")
+	fs.Int64Var(&b.ExitAfter, "exit-after", 0, "exit after answering N requests (0: never)")
+	fs.BoolVar(&b.IgnoreClose, "ignore-close", false, "HTTP/1.1: keep the connection after Connection: close, without saying so (uWSGI's --http11-socket)")
 }

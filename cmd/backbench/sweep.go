@@ -25,12 +25,13 @@ import (
 )
 
 // sweepOptions are the flags of sweep: bench's load flags, except that -c
-// takes a list of levels and --keepalive a mode.
+// takes a list of levels; --keepalive-modes runs series with and without
+// keep-alive.
 type sweepOptions struct {
 	loadOptions
 	levels    string
 	out       string
-	kaMode    string // "", "both", "on", "off"
+	kaModes   string // "", or a list of on and off ("both": off,on)
 	stopRate  string
 	warmup    int64
 	levelList []int
@@ -55,26 +56,26 @@ Flags:
 `
 
 // newSweepFlags builds sweep's flags: the load flags of bench (shared with
-// addLoadFlags), minus -c and --keepalive, which sweep redefines.
+// addLoadFlags), minus -c, which sweep redefines.
 func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	fs := newFlagSet("sweep")
 	fs.SortFlags = false
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "concurrency levels `SPEC`: start:end:step (1:500:10) or a list (1,2,4,8); required")
 	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg, sweep.png and sweep.html into `DIR`")
-	fs.Var(newChoice(&o.kaMode, "", "both", "on", "off"), "keepalive", "keep-alive per series: on, off, or both (every series twice); default: as -k says")
+	fs.StringVar(&o.kaModes, "keepalive-modes", "", "run every series with these keep-alive `MODES`: on, off, or on,off (every series twice, also spelt both); default: as -k says")
 	fs.StringVar(&o.stopRate, "stop-error-rate", "", "stop a series after a level whose failure ratio passes `R` (0 to 1, or a percentage like 5%)")
 	fs.Int64Var(&o.warmup, "warmup", 0, "`N` warm-up requests before each level, not counted (default: a tenth of -n, at least 1; with -t alone a tenth of -t; 0: none)")
-	load := pflag.NewFlagSet("load", pflag.ContinueOnError)
+	load := newFlagSet("load")
 	load.SortFlags = false
 	addLoadFlags(load, &o.loadOptions)
-	// Only the load flags that sweep honours: -c and --keepalive are
-	// redefined above; bench's open model (--rate), --ab-compat and --raw
+	// Only the load flags that sweep honours: -c is redefined above; bench's open model (--rate), --ab-compat and --raw
 	// are not part of a sweep.
-	shared := map[string]bool{"requests": true, "timelimit": true, "timeout": true, "header": true,
+	shared := map[string]bool{"requests": true, "keepalive": true, "timelimit": true, "timeout": true, "header": true,
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
-		"client-sched": true, "threads": true}
+		"client-sched": true, "threads": true,
+		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
 			return
@@ -88,7 +89,6 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		}
 		fs.AddFlag(f)
 	})
-	fs.BoolVarP(&o.keepAlive, "keep-alive", "k", false, "same as --keepalive on")
 	o.requests = 1000
 	return fs
 }
@@ -128,6 +128,28 @@ func splitLabel(arg string) (label, url string, err error) {
 	return label, url, nil
 }
 
+// keepAliveModes reads --keepalive-modes: the keep-alive setting of each
+// copy of a series, in order.
+func keepAliveModes(o *sweepOptions) ([]bool, error) {
+	if o.kaModes == "" {
+		return []bool{o.keepAlive}, nil
+	}
+	var kas []bool
+	seen := map[bool]bool{}
+	for _, m := range strings.Split(strings.ReplaceAll(o.kaModes, "both", "off,on"), ",") {
+		ka, ok := map[string]bool{"on": true, "off": false}[strings.TrimSpace(m)]
+		if !ok || seen[ka] {
+			return nil, usagef("sweep: bad --keepalive-modes %q: want on, off, or on,off", o.kaModes)
+		}
+		seen[ka] = true
+		kas = append(kas, ka)
+	}
+	if o.keepAlive && seen[false] {
+		return nil, usagef("sweep: -k and --keepalive-modes %s contradict each other", o.kaModes)
+	}
+	return kas, nil
+}
+
 // validateSweep checks the flags and URLs and builds the plan; every error
 // is a usage error, found before any connection is made.
 func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
@@ -143,17 +165,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	o.levelList = levels
 	maxLevel := levels[len(levels)-1]
-	kas := []bool{o.keepAlive}
-	switch o.kaMode {
-	case "on":
-		kas = []bool{true}
-	case "off":
-		if o.keepAlive {
-			return nil, usagef("sweep: -k and --keepalive off contradict each other")
-		}
-		kas = []bool{false}
-	case "both":
-		kas = []bool{false, true}
+	kas, err := keepAliveModes(o)
+	if err != nil {
+		return nil, err
 	}
 	p := &sweepPlan{opts: *o}
 	if o.stopRate != "" {
@@ -173,6 +187,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	var targets []parsed
 	defaults := map[string]int{}
 	for _, arg := range fs.Args() {
+		if arg == "on" || arg == "off" || arg == "both" {
+			return nil, usagef("sweep: %q is not a URL; --keepalive takes no value, --keepalive-modes %s does", arg, arg)
+		}
 		label, url, err := splitLabel(arg)
 		if err != nil {
 			return nil, err
@@ -218,7 +235,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		}
 	}
 	r0 := p.series[0].Plan
-	p.cfg.Levels = levels
+	p.cfg.Levels, p.cfg.EndUnreachable = levels, true
 	p.cfg.Requests, p.cfg.Duration = r0.Requests, o.timeLimit
 	switch {
 	case fs.Changed("warmup"):
@@ -242,7 +259,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	// Make --out before any connection, so that a bad path costs nothing;
-	// the files are created once a target is known to answer.
+	// the files are created once a target has answered.
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return usagef("sweep: cannot create --out directory: %v", err)
 	}
@@ -252,17 +269,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := p.check(ctx, stderr); err != nil {
 		return err
 	}
-	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup}
-	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png", "sweep.html"}
-	files := make([]*os.File, len(names))
-	for i, n := range names {
-		f, err := os.Create(filepath.Join(o.out, n))
-		if err != nil {
-			return usagef("sweep: cannot create output file: %v", err)
-		}
-		defer f.Close()
-		files[i] = f
-	}
+	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version()}
 
 	stop := func() {}
 	if !o.quiet && isTerminal(stderr) {
@@ -273,8 +280,21 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return executeError(err)
 	}
+	if err := p.unreachable(res, stderr); err != nil {
+		return err
+	}
+	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png", "sweep.html"}
+	files := make([]*os.File, len(names))
+	for i, n := range names {
+		f, err := os.Create(filepath.Join(o.out, n))
+		if err != nil {
+			return usagef("sweep: cannot create output file: %v", err)
+		}
+		defer f.Close()
+		files[i] = f
+	}
 	sw := p.report(res)
-	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if err := report.SweepTable(stdout, &sw); err != nil {
 		return err
 	}
@@ -315,28 +335,26 @@ func perLevel(sw *report.Sweep) string {
 	return strings.Join(parts, ", ")
 }
 
-// check makes sure that at least one target answers a connection. Targets
-// that do not are reported on stderr and still run (their failures are
-// data, and --stop-error-rate ends them); if none answers, the sweep is
-// not run (exit status 1).
+// check makes sure, without connecting, that at least one target's Unix
+// socket path is a socket (sockets.StatUnix); TCP targets are checked by
+// their series' own first dials (see unreachable). Targets that fail are
+// reported on stderr and still run; if none is left, the sweep is not run
+// (exit status 1).
 func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
-	type probe struct {
+	type reach struct {
 		err    error
 		labels []string
 	}
 	var order []string
-	probes := map[string]*probe{}
+	reached := map[string]*reach{}
 	failed := 0
 	for i, se := range p.series {
 		r := se.Plan
 		key := r.Target.Network + " " + r.Target.Address
-		pr := probes[key]
+		pr := reached[key]
 		if pr == nil {
-			pr = &probe{err: sockets.Check(ctx, r.Target, r.Timeout)}
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
-			probes[key] = pr
+			pr = &reach{err: execute.CheckSockets(r.Target, r.Upstreams, io.Discard)}
+			reached[key] = pr
 			order = append(order, key)
 		}
 		pr.labels = append(pr.labels, p.series[i].Label)
@@ -346,7 +364,7 @@ func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
 	}
 	var errs []error
 	for _, key := range order {
-		if pr := probes[key]; pr.err != nil {
+		if pr := reached[key]; pr.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", strings.Join(pr.labels, ", "), pr.err))
 		}
 	}
@@ -355,6 +373,26 @@ func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
 	}
 	for _, err := range errs {
 		fmt.Fprintf(stderr, "backbench: warning: %v (the series runs; its failures are in the report)\n", err)
+	}
+	return ctx.Err()
+}
+
+// unreachable returns the exit-1 error when no series could reach its
+// target at its first run, and otherwise warns on stderr about each
+// series that could not (it stopped; the others went on).
+func (p *sweepPlan) unreachable(res sweep.Result, stderr io.Writer) error {
+	var errs []error
+	for i, sr := range res.Series {
+		if sr.Unreachable != nil {
+			r := p.series[i].Plan
+			errs = append(errs, fmt.Errorf("%s: %w", sr.Label, execute.DialError(r.Target, r.Upstreams, 0, sr.Unreachable)))
+		}
+	}
+	if len(errs) == len(res.Series) && !res.Interrupted {
+		return &unreachableError{errors.Join(errs...)}
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "backbench: warning: %v (the series stopped)\n", err)
 	}
 	return nil
 }
@@ -365,7 +403,7 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 		Levels:           p.cfg.Levels,
 		RequestsPerLevel: p.cfg.Requests,
 		SecondsPerLevel:  p.cfg.Duration.Seconds(),
-		TimeTaken:        float64(res.Elapsed) / 1e9,
+		TimeTaken:        res.Elapsed.Seconds(),
 		Interrupted:      res.Interrupted,
 	}
 	if p.cfg.StopOnErrors {

@@ -64,6 +64,12 @@ type Loop struct {
 	Late error
 	// Buf is the read buffer, also used while lingering after a close.
 	Buf []byte
+	// PeerCloses, set by the Reader for each response, says that the
+	// server closes the connection after it: a connection not kept is
+	// then closed after the server's close (TIME_WAIT stays on its side);
+	// otherwise it is closed at once, for waiting would hold one of the
+	// server's workers.
+	PeerCloses bool
 
 	dl       load.Deadline
 	canceled error
@@ -142,8 +148,12 @@ func (l *Loop) Do(r *load.Result, p Reader) {
 	if r.Done-r.Start > int64(l.Timeout) {
 		r.Class, r.Err = load.Timeout, l.Late
 	}
-	if !r.KeepAlive {
+	switch {
+	case r.KeepAlive:
+	case l.PeerCloses:
 		l.Conn.CloseAfterPeer(l.Buf)
+	default:
+		l.Conn.Close()
 	}
 }
 
@@ -177,9 +187,9 @@ func (l *Loop) dial(r *load.Result, deadline time.Time) bool {
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
 			// Not isTimeout: the EAGAIN of a full Unix backlog says
 			// Timeout() too, and is a Connect failure.
-			l.Fail(r, load.Timeout, sockets.DescribeError("connect: ", err))
+			l.Fail(r, load.Timeout, &sockets.ConnectError{Err: err})
 		default:
-			l.Fail(r, load.Connect, sockets.DescribeError("connect: ", err))
+			l.Fail(r, load.Connect, &sockets.ConnectError{Err: err})
 		}
 		return false
 	}

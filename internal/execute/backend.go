@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/internal/procstat"
@@ -14,19 +13,22 @@ import (
 	"github.com/backbench/backbench/sockets"
 )
 
-// checkReachable checks every upstream before any load. It fails only when
-// none can be reached; a dead address in a cluster is reported on stderr
-// and shows in the report as that address's connect failures.
-func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, timeout time.Duration, stderr io.Writer) error {
+// CheckSockets checks, without connecting, the Unix socket paths of the
+// target or of its upstreams (sockets.StatUnix): a connection without a
+// request takes some servers down, so reachability over the network is
+// decided by the run's own dials (run.Watch). It fails only when no
+// address is left; a bad path in a cluster is reported on stderr and shows
+// in the report as that address's connect failures.
+func CheckSockets(t sockets.Target, ups []sockets.Addr, stderr io.Writer) error {
 	if len(ups) == 0 {
-		return sockets.Check(ctx, t, timeout)
+		return sockets.StatUnix(t)
 	}
 	var firstErr error
 	ok := 0
 	for _, a := range ups {
 		ut := t
 		ut.Network, ut.Address = a.Network, a.Address
-		if err := sockets.Check(ctx, ut, timeout); err != nil {
+		if err := sockets.StatUnix(ut); err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -43,21 +45,44 @@ func checkReachable(ctx context.Context, t sockets.Target, ups []sockets.Addr, t
 	return nil
 }
 
-// backendProbe samples the backend's processes and php-fpm's status page
+// DialError words a dial failure of upstream i (of ups; the target itself
+// when ups is empty) as the unreachable error of exit status 1.
+func DialError(t sockets.Target, ups []sockets.Addr, i int, err error) error {
+	network, address := t.Network, t.Address
+	if i >= 0 && i < len(ups) {
+		network, address = ups[i].Network, ups[i].Address
+	}
+	return fmt.Errorf("cannot connect to %s %s: %s", network, address, strings.TrimPrefix(err.Error(), "connect: "))
+}
+
+// warnDeadUpstreams reports on stderr the upstreams of a cluster that no
+// dial of the run reached (their failures are in the report).
+func warnDeadUpstreams(t sockets.Target, ups []sockets.Addr, errs []error, stderr io.Writer) {
+	if len(ups) < 2 {
+		return
+	}
+	for i, err := range errs {
+		if err != nil && i < len(ups) {
+			fmt.Fprintf(stderr, "backbench: warning: upstream %s: %v\n", ups[i], DialError(t, ups, i, err))
+		}
+	}
+}
+
+// backendSampler samples the backend's processes and php-fpm's status page
 // during a run.
-type backendProbe struct {
+type backendSampler struct {
 	plan    *Plan
 	sampler *procstat.Sampler
 	usage   stats.BackendUsage
 }
 
-// startBackendProbe starts sampling what the plan asks for; nil when it
+// startBackendSampler starts sampling what the plan asks for; nil when it
 // asks for nothing.
-func startBackendProbe(ctx context.Context, p *Plan) *backendProbe {
+func startBackendSampler(ctx context.Context, p *Plan) *backendSampler {
 	if len(p.BackendPIDs) == 0 && p.FPMStatus == "" {
 		return nil
 	}
-	b := &backendProbe{plan: p, usage: stats.BackendUsage{PIDs: p.BackendPIDs}}
+	b := &backendSampler{plan: p, usage: stats.BackendUsage{PIDs: p.BackendPIDs}}
 	if p.FPMStatus != "" {
 		b.usage.FPMStatusStart = b.fpmStatus(ctx)
 	}
@@ -68,7 +93,7 @@ func startBackendProbe(ctx context.Context, p *Plan) *backendProbe {
 }
 
 // finish stops the sampling and returns the usage (nil without a probe).
-func (b *backendProbe) finish(ctx context.Context) *stats.BackendUsage {
+func (b *backendSampler) finish(ctx context.Context) *stats.BackendUsage {
 	if b == nil {
 		return nil
 	}
@@ -87,7 +112,7 @@ func (b *backendProbe) finish(ctx context.Context) *stats.BackendUsage {
 }
 
 // fpmStatus reads php-fpm's status page; on failure the map holds "error".
-func (b *backendProbe) fpmStatus(ctx context.Context) map[string]string {
+func (b *backendSampler) fpmStatus(ctx context.Context) map[string]string {
 	p := b.plan
 	t := p.Target
 	t.Path, t.RawQuery = p.FPMStatus, ""

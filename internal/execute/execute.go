@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -17,12 +16,9 @@ import (
 	"github.com/backbench/backbench/sockets"
 )
 
-// ErrInterrupted is returned when the context was cancelled before the run
-// started (a run cut short by it returns its record, marked Interrupted).
-var ErrInterrupted = errors.New("execute: interrupted")
-
-// UnreachableError is returned when no address of the target accepts a
-// connection before the run.
+// UnreachableError is returned when no address of the target can be
+// reached: a Unix socket path that is no socket, or a run none of whose
+// dials reached the target (unless Options.KeepOnUnreachable).
 type UnreachableError struct{ Err error }
 
 func (e *UnreachableError) Error() string { return e.Err.Error() }
@@ -53,13 +49,20 @@ type Options struct {
 	Progress bool
 	// KeepRows keeps every request's times in the record (Record.Rows).
 	KeepRows bool
-	// RawFile, when set, receives one CSV line per request.
-	RawFile string
+	// Raw, when not nil, receives the --raw CSV: a header and one line
+	// per request.
+	Raw io.Writer
 	// Setup, when not nil, is the process-wide setup made once by the
 	// caller for several runs (a sweep): Run then neither raises the file
-	// limit, nor checks the target, nor changes the scheduling or thread
-	// cap.
+	// limit, nor checks the Unix socket paths, nor changes the scheduling
+	// or thread cap, nor warns of dead upstreams.
 	Setup *Setup
+	// StopOnLoss ends the run when its backend is lost (run.Watch).
+	StopOnLoss bool
+	// KeepOnUnreachable runs on when no dial reaches the target and
+	// returns the record, with Record.Unreachable set, instead of an
+	// UnreachableError.
+	KeepOnUnreachable bool
 	// Observe samples the backend (Plan.BackendPIDs, Plan.FPMStatus)
 	// during the run.
 	Observe bool
@@ -138,8 +141,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// Run checks that the target is reachable (unless o.Setup says the caller
-// did), runs the plan and returns its record.
+// Run runs the plan and returns its record. It opens no connection without
+// a request: whether the target can be reached is decided by the run's own
+// first dials (run.Watch), after a check of the Unix socket paths (unless
+// o.Setup says the caller made it).
 func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	stderr := o.Stderr
 	if stderr == nil {
@@ -149,15 +154,18 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if setup == nil {
 		setup = Prepare(p, p.Concurrency, o.Quiet, stderr)
 		defer setup.Done()
-		if err := checkReachable(ctx, p.Target, p.Upstreams, p.Timeout, stderr); err != nil {
-			if ctx.Err() != nil {
-				return nil, ErrInterrupted
-			}
+		if err := CheckSockets(p.Target, p.Upstreams, stderr); err != nil {
 			return nil, &UnreachableError{err}
 		}
 	}
-	if o.Announce {
-		fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", p.Target.URL)
+	// ab's "Benchmarking" line, once a dial of the run has reached the
+	// target (or after the run), so that an unreachable target gets one
+	// error line only.
+	var announceOnce sync.Once
+	announce := func() {
+		if o.Announce {
+			announceOnce.Do(func() { fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", p.Target.URL) })
+		}
 	}
 	var verbose io.Writer
 	if o.Verbosity >= 2 {
@@ -168,13 +176,8 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		return nil, &SetupError{err}
 	}
 	var raw *bufio.Writer
-	if o.RawFile != "" {
-		rf, err := os.Create(o.RawFile)
-		if err != nil {
-			return nil, &SetupError{fmt.Errorf("cannot create --raw file: %w", err)}
-		}
-		defer rf.Close()
-		raw = bufio.NewWriterSize(rf, 256<<10)
+	if o.Raw != nil {
+		raw = bufio.NewWriterSize(o.Raw, 256<<10)
 		raw.WriteString(stats.RawHeader)
 	}
 	ropts := stats.Options{Shards: p.Concurrency, VariableLength: p.VariableLength, KeepRows: o.KeepRows || p.ABCompat,
@@ -190,11 +193,14 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if o.Progress && !o.Quiet {
 		stopProgress = progress(rec, p.Requests, stderr)
 	}
-	var backend *backendProbe
+	var backend *backendSampler
 	if o.Observe {
-		backend = startBackendProbe(ctx, p)
+		backend = startBackendSampler(ctx, p)
 	}
-	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec}
+	watch := &run.Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
+		KeepOnUnreachable: o.KeepOnUnreachable}
+	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
+		Watch: watch}
 	var out run.Outcome
 	if p.Rate > 0 {
 		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: p.Rate})
@@ -206,7 +212,16 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	unreachable := watch.Unreachable()
+	if unreachable != nil && ctx.Err() == nil && !o.KeepOnUnreachable {
+		return nil, &UnreachableError{DialError(p.Target, p.Upstreams, 0, unreachable)}
+	}
+	announce()
+	if o.Setup == nil {
+		warnDeadUpstreams(p.Target, p.Upstreams, watch.UpstreamErrors(), stderr)
+	}
 	m := rec.Merge()
+	m.Unreachable, m.BackendLost = unreachable, watch.Lost()
 	if raw != nil {
 		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
 			return nil, fmt.Errorf("writing --raw file: %w", err)
@@ -214,7 +229,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	}
 	m.Plan = p.Record()
 	m.StartedAt, m.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
-	m.Elapsed, m.Interrupted = time.Duration(out.Elapsed()), out.Interrupted
+	m.Elapsed, m.Interrupted = out.Elapsed(), out.Interrupted
 	for i := range m.Upstreams {
 		m.Upstreams[i].Address = m.Plan.Upstreams[i]
 	}
@@ -239,16 +254,16 @@ func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 	h := out.Health
 	c := stats.ClientHealth{
 		Scheduling:         policy,
-		CPUUserSeconds:     float64(h.UserCPU) / 1e9,
-		CPUSysSeconds:      float64(h.SysCPU) / 1e9,
+		CPUUserSeconds:     h.UserCPU.Seconds(),
+		CPUSysSeconds:      h.SysCPU.Seconds(),
 		Cores:              h.Cores,
 		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
 		Warnings:           []string{},
 	}
-	if el := out.Elapsed(); el > 0 {
+	if el := out.Elapsed(); el.Seconds() >= stats.CPUShareMinSeconds {
 		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
 	}
-	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) && out.Elapsed() > int64(100*time.Millisecond) {
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
 	}
 	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {

@@ -9,7 +9,9 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"syscall"
 	"time"
 )
 
@@ -169,4 +171,13 @@ func (c *ErrClass) UnmarshalText(b []byte) error {
 	}
 	*c = v
 	return nil
+}
+
+// Unreachable reports whether a dial error says that nothing accepts
+// connections at the address: connection refused, no such Unix socket, not
+// a socket, or permission denied (not a full backlog, a timeout or a
+// shortage of the client's own ports or files).
+func Unreachable(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) ||
+		errors.Is(err, syscall.ENOTSOCK) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 }

@@ -9,9 +9,11 @@ package probe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -145,4 +147,39 @@ func DialFailed(c *Check, err error) {
 	default:
 		c.Verdict, c.Evidence = VerdictError, "connect: "+sockets.Describe(err)
 	}
+}
+
+// VerdictSkipped is the verdict of a check that did not run (--only,
+// --skip, or a server that stopped accepting connections).
+const VerdictSkipped = "skipped"
+
+// NotSelected is the evidence of a check left out by --only or --skip.
+const NotSelected = "not selected (--only, --skip)"
+
+// Select returns the checks to run among known (the names in run order)
+// given lists of names to run only and to skip; an unknown name is an
+// error that lists the known ones.
+func Select(known, only, skip []string) (map[string]bool, error) {
+	valid := map[string]bool{}
+	for _, n := range known {
+		valid[n] = true
+	}
+	run := map[string]bool{}
+	for _, list := range [][]string{only, skip} {
+		for _, n := range list {
+			if !valid[n] {
+				return nil, fmt.Errorf("unknown check %q (want one of: %s)", n, strings.Join(known, ", "))
+			}
+		}
+	}
+	for _, n := range known {
+		run[n] = len(only) == 0
+	}
+	for _, n := range only {
+		run[n] = true
+	}
+	for _, n := range skip {
+		run[n] = false
+	}
+	return run, nil
 }

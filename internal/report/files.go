@@ -23,9 +23,14 @@ func JSON(w io.Writer, s *stats.Summary, rec *stats.Record) error {
 	}{s, rec})
 }
 
+// ABDateLayout is the date of ab's gnuplot file, as APR's apr_ctime writes
+// it: the day of the month in two digits ("Tue Dec 01 02:03:04 2026"), where
+// C's ctime and Go's ANSIC pad it with a blank.
+const ABDateLayout = "Mon Jan 02 15:04:05 2006"
+
 // Gnuplot writes ab's -g file: a header "starttime	seconds	ctime	dtime	ttime	wait"
 // and one row per completed request, sorted by total time as ab does:
-// the start as a ctime-style date, the start in Unix seconds, then connect,
+// the start as ab's date (ABDateLayout, local time), the start in Unix seconds, then connect,
 // processing, total and waiting times in whole milliseconds.
 func Gnuplot(w io.Writer, rows []stats.RawRow) error {
 	sorted := make([]stats.RawRow, len(rows))
@@ -35,7 +40,7 @@ func Gnuplot(w io.Writer, rows []stats.RawRow) error {
 	fmt.Fprintf(bw, "starttime\tseconds\tctime\tdtime\tttime\twait\n")
 	for _, r := range sorted {
 		t := load.Time(r.Start)
-		fmt.Fprintf(bw, "%s\t%d\t%d\t%d\t%d\t%d\n", t.Format(time.ANSIC), t.Unix(),
+		fmt.Fprintf(bw, "%s\t%d\t%d\t%d\t%d\t%d\n", t.Format(ABDateLayout), t.Unix(),
 			nsToMs(r.Connect), nsToMs(r.Processing), nsToMs(r.Total), nsToMs(r.Waiting))
 	}
 	return bw.Flush()
@@ -52,4 +57,4 @@ func PercentileCSV(w io.Writer, spectrum []float64) error {
 	return bw.Flush()
 }
 
-func nsToMs(ns int64) int64 { return (ns + 500_000) / 1_000_000 }
+func nsToMs(d time.Duration) int64 { return int64(d+500*time.Microsecond) / 1_000_000 }

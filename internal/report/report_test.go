@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -154,6 +155,14 @@ func TestGoldenJSON(t *testing.T) {
 		if _, ok := generic[k]; !ok {
 			t.Errorf("JSON lacks key %q", k)
 		}
+	}
+}
+
+// TestABDate: the gnuplot date has a two-digit day, as ab writes it.
+func TestABDate(t *testing.T) {
+	d := time.Date(2026, 12, 1, 2, 3, 4, 0, time.Local)
+	if got := d.Format(ABDateLayout); got != "Tue Dec 01 02:03:04 2026" {
+		t.Errorf("ab date %q", got)
 	}
 }
 

@@ -173,13 +173,20 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	if c.Cores == 1 {
 		cores = "core"
 	}
-	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %.0f%% of one core, %d %s%s",
-		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, c.CPUPercent, c.Cores, cores, policy)
+	share := "-" // too short a run to measure
+	if s.TimeTaken >= stats.CPUShareMinSeconds {
+		share = fmt.Sprintf("%.0f%%", c.CPUPercent)
+	}
+	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %s of one core, %d %s%s",
+		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, share, c.Cores, cores, policy)
 	for _, wmsg := range c.Warnings {
 		line("Client warning", "%s", wmsg)
 	}
 	if s.Interrupted {
 		line("Interrupted", "yes: the report covers the requests completed before the signal")
+	}
+	if s.BackendLost != nil {
+		line("Backend lost", "%s", s.BackendLost)
 	}
 	if s.TLS != nil {
 		line("TLS handshakes", "%d (%d resumed a session)", s.TLS.Handshakes, s.TLS.Resumed)

@@ -35,6 +35,9 @@ type Config struct {
 	Factory load.ClientFactory
 	// Recorder receives every result.
 	Recorder *stats.Recorder
+	// Watch, when set, follows the run's dials and stops the run when its
+	// target cannot be reached (see Watch).
+	Watch *Watch
 }
 
 // Outcome describes how a run went.
@@ -48,8 +51,8 @@ type Outcome struct {
 	Health Health
 }
 
-// Elapsed returns the run's wall time in nanoseconds.
-func (o Outcome) Elapsed() int64 { return o.End - o.Start }
+// Elapsed returns the run's wall time.
+func (o Outcome) Elapsed() time.Duration { return time.Duration(o.End - o.Start) }
 
 // Closed runs the closed model. It returns when the budget is spent, the
 // time limit has passed, or ctx is cancelled (Outcome.Interrupted). An error
@@ -59,7 +62,7 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
 	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *stats.Shard, _ int64) {
-		worker(ctx, c, sh, &budget, limited)
+		worker(ctx, c, sh, &budget, limited, cfg.Watch)
 	})
 }
 
@@ -86,7 +89,10 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 		return Outcome{}, err
 	}
 	out := Outcome{Start: load.Now()}
-	probe := startHealth()
+	if cfg.Watch != nil {
+		cfg.Watch.begin(cancel, cfg.Recorder, out.Start)
+	}
+	health := startHealth()
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Add(1)
@@ -98,7 +104,7 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	}
 	wg.Wait()
 	out.End = load.Now()
-	out.Health = probe.finish()
+	out.Health = health.finish()
 	out.Interrupted = ctx.Err() != nil
 	return out, nil
 }
@@ -121,7 +127,7 @@ func makeClients(ctx context.Context, f load.ClientFactory, n int) ([]load.Clien
 
 // worker is the hot loop of one worker: no allocation, channel or shared
 // lock per request beyond the shard's short lock.
-func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.Int64, limited bool) {
+func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.Int64, limited bool, w *Watch) {
 	var res load.Result
 	for ctx.Err() == nil {
 		if limited && budget.Add(-1) < 0 {
@@ -135,5 +141,8 @@ func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.
 			return
 		}
 		sh.Record(&res)
+		if w != nil {
+			w.observe(&res)
+		}
 	}
 }

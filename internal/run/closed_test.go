@@ -134,7 +134,7 @@ func TestOpenPacing(t *testing.T) {
 	}
 	s := summarize(rec, stats.Plan{Rate: 200}, out.Elapsed())
 	// 50 requests at 200/s: the last is due at 245 ms.
-	if el := time.Duration(out.Elapsed()); el < 240*time.Millisecond || el > 2*time.Second {
+	if el := out.Elapsed(); el < 240*time.Millisecond || el > 2*time.Second {
 		t.Errorf("elapsed %v", el)
 	}
 	// Free workers take each request before it is due: hardly any waits
@@ -161,9 +161,9 @@ func TestOpenPacing(t *testing.T) {
 }
 
 // summarize merges rec under plan p and derives its Summary.
-func summarize(rec *stats.Recorder, p stats.Plan, elapsed int64) stats.Summary {
+func summarize(rec *stats.Recorder, p stats.Plan, elapsed time.Duration) stats.Summary {
 	m := rec.Merge()
 	p.VariableLength = m.Plan.VariableLength
-	m.Plan, m.Elapsed = p, time.Duration(elapsed)
+	m.Plan, m.Elapsed = p, elapsed
 	return m.Summary()
 }

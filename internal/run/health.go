@@ -11,27 +11,27 @@ import (
 // late its goroutines were woken, to tell when the client itself was the
 // bottleneck.
 type Health struct {
-	// UserCPU and SysCPU are the process's CPU time during the run, in ns.
-	UserCPU, SysCPU int64
+	// UserCPU and SysCPU are the process's CPU time during the run.
+	UserCPU, SysCPU time.Duration
 	// Cores is the number of CPUs the process may use.
 	Cores int
-	// SchedLateMax is the worst lateness of a 10 ms sleep during the run,
-	// in ns: how long a ready goroutine could wait for a CPU.
-	SchedLateMax int64
+	// SchedLateMax is the worst lateness of a 10 ms sleep during the run:
+	// how long a ready goroutine could wait for a CPU.
+	SchedLateMax time.Duration
 }
 
-// healthProbe measures Health between start and stop.
-type healthProbe struct {
+// healthMeter measures Health between start and stop.
+type healthMeter struct {
 	ru0     syscall.Rusage
 	stop    chan struct{}
 	wg      sync.WaitGroup
-	lateMax int64
+	lateMax time.Duration
 }
 
 const schedTick = 10 * time.Millisecond
 
-func startHealth() *healthProbe {
-	h := &healthProbe{stop: make(chan struct{})}
+func startHealth() *healthMeter {
+	h := &healthMeter{stop: make(chan struct{})}
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &h.ru0)
 	h.wg.Add(1)
 	go func() {
@@ -44,7 +44,7 @@ func startHealth() *healthProbe {
 			case <-h.stop:
 				return
 			case <-t.C:
-				if late := int64(time.Since(before) - schedTick); late > h.lateMax {
+				if late := time.Since(before) - schedTick; late > h.lateMax {
 					h.lateMax = late
 				}
 				t.Reset(schedTick)
@@ -54,7 +54,7 @@ func startHealth() *healthProbe {
 	return h
 }
 
-func (h *healthProbe) finish() Health {
+func (h *healthMeter) finish() Health {
 	close(h.stop)
 	h.wg.Wait()
 	var ru syscall.Rusage
@@ -67,6 +67,6 @@ func (h *healthProbe) finish() Health {
 	}
 }
 
-func tvDiff(a, b syscall.Timeval) int64 {
-	return (a.Sec-b.Sec)*1e9 + (int64(a.Usec)-int64(b.Usec))*1e3
+func tvDiff(a, b syscall.Timeval) time.Duration {
+	return time.Duration((a.Sec-b.Sec)*1e9 + (int64(a.Usec)-int64(b.Usec))*1e3)
 }

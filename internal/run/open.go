@@ -36,11 +36,11 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, error) {
 	interval := float64(time.Second) / cfg.Rate
 	var next atomic.Int64
 	return drive(ctx, cfg.Config, func(ctx context.Context, c load.Client, sh *stats.Shard, start int64) {
-		openWorker(ctx, c, sh, &next, cfg.Requests, start, interval)
+		openWorker(ctx, c, sh, &next, cfg.Requests, start, interval, cfg.Watch)
 	})
 }
 
-func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomic.Int64, limit, start int64, interval float64) {
+func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomic.Int64, limit, start int64, interval float64, w *Watch) {
 	var res load.Result
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -70,5 +70,8 @@ func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomi
 			return
 		}
 		sh.Record(&res)
+		if w != nil {
+			w.observe(&res)
+		}
 	}
 }

@@ -21,7 +21,7 @@ func abArithmetic(rows []RawRow) (ConnectionTimes, map[string]float64) {
 	type us struct{ c, d, w, t int64 }
 	v := make([]us, n)
 	for i, r := range rows {
-		v[i] = us{r.Connect / 1000, r.Processing / 1000, r.Waiting / 1000, r.Total / 1000}
+		v[i] = us{r.Connect.Microseconds(), r.Processing.Microseconds(), r.Waiting.Microseconds(), r.Total.Microseconds()}
 	}
 	phase := func(get func(us) int64) PhaseStats {
 		vals := make([]int64, n)

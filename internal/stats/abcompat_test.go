@@ -1,11 +1,14 @@
 package stats
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestABArithmetic pins ab's quirks on a small known set: totals 1..5 ms.
 func TestABArithmetic(t *testing.T) {
 	var rows []RawRow
-	for i, total := range []int64{5_000_400, 1_000_000, 3_000_000, 4_000_000, 2_000_999} {
+	for i, total := range []time.Duration{5_000_400, 1_000_000, 3_000_000, 4_000_000, 2_000_999} {
 		rows = append(rows, RawRow{Start: int64(i), Connect: 0, Processing: total, Waiting: total / 2, Total: total})
 	}
 	ct, pct := abArithmetic(rows)

@@ -71,6 +71,12 @@ type Record struct {
 	TLS *TLSInfo `json:"tls,omitempty"`
 	// Notes name connection-level conditions met during the run.
 	Notes []string `json:"notes"`
+	// BackendLost says when the backend stopped accepting connections
+	// during the run; nil when it did not.
+	BackendLost *BackendLost `json:"backend_lost,omitempty"`
+	// Unreachable is the dial error of a run none of whose dials reached
+	// the target (not saved: a saved run reached it).
+	Unreachable error `json:"-"`
 
 	rows   []RawRow
 	rawErr error
@@ -589,6 +595,9 @@ func Merge(recs ...*Record) (*Record, error) {
 			if _, ok := samples[e.Message]; ok || len(samples) < MaxErrorSamples {
 				samples[e.Message] += e.Count
 			}
+		}
+		if out.BackendLost == nil {
+			out.BackendLost = r.BackendLost
 		}
 		for _, n := range r.Notes {
 			if !slices.Contains(out.Notes, n) {

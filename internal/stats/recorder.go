@@ -60,9 +60,12 @@ const (
 const LateThreshold = time.Millisecond
 
 // RawRow is one completed request, kept only when a Recorder is asked to keep
-// rows (ab's -g file). Times are in nanoseconds; Start is from load.Now.
+// rows (ab's -g file).
 type RawRow struct {
-	Start, Connect, Processing, Waiting, Total int64
+	// Start is when the request began, in load.Now nanoseconds.
+	Start int64
+	// Connect, Processing, Waiting and Total are its ab phases.
+	Connect, Processing, Waiting, Total time.Duration
 }
 
 // Shard is the part of a Recorder that a group of workers records into.
@@ -250,7 +253,8 @@ func (s *Shard) Record(res *load.Result) {
 			_ = ph.Hist.RecordValue(min(v[p]/1000, histMax))
 		}
 		if s.keep {
-			s.rows = append(s.rows, RawRow{Start: res.Start, Connect: v[0], Processing: v[1], Waiting: v[2], Total: v[3]})
+			s.rows = append(s.rows, RawRow{Start: res.Start, Connect: time.Duration(v[0]), Processing: time.Duration(v[1]),
+				Waiting: time.Duration(v[2]), Total: time.Duration(v[3])})
 		}
 	}
 	if r.rawW != nil {
@@ -390,4 +394,17 @@ func (r *Recorder) Merge() *Record {
 	m.rawErr = r.rawErr
 	r.rawMu.Unlock()
 	return m
+}
+
+// Completed returns how many requests have completed so far (Length
+// failures included, as in the report's Complete requests). It takes each
+// shard's lock: not for the hot path.
+func (r *Recorder) Completed() int64 {
+	var n int64
+	for _, s := range r.shards {
+		s.mu.Lock()
+		n += s.counts.Complete
+		s.mu.Unlock()
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -39,7 +40,8 @@ type ClientHealth struct {
 	// CPUUserSeconds and CPUSysSeconds are the process's CPU time.
 	CPUUserSeconds float64 `json:"cpu_user_seconds"`
 	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
-	// CPUPercent is (user + sys) / wall time, in percent of one core.
+	// CPUPercent is (user + sys) / wall time, in percent of one core; 0
+	// for a run shorter than CPUShareMinSeconds.
 	CPUPercent float64 `json:"cpu_percent"`
 	// Cores is the number of CPUs the client may use.
 	Cores int `json:"cores"`
@@ -59,6 +61,10 @@ const (
 	CPUWarnFraction = 0.9
 	// SchedLateWarnMs of timer lateness warns of a starved scheduler.
 	SchedLateWarnMs = 20.0
+	// CPUShareMinSeconds is the shortest run whose CPU share (CPUPercent)
+	// is measured: below it the CPU clock's granularity dominates, the
+	// share is 0 in JSON and "-" in the text report.
+	CPUShareMinSeconds = 0.1
 )
 
 // OpenModel describes an open-model run.
@@ -164,6 +170,26 @@ type Summary struct {
 	// their remedies.
 	Notes       []string `json:"notes"`
 	Interrupted bool     `json:"interrupted"`
+	// BackendLost says when the backend stopped accepting connections
+	// during the run; nil when it did not.
+	BackendLost *BackendLost `json:"backend_lost"`
+}
+
+// BackendLost is the moment a backend that had accepted connections
+// refused them (or its Unix socket vanished) during a run.
+type BackendLost struct {
+	// AfterRequests is how many requests had completed by then.
+	AfterRequests int64 `json:"after_requests"`
+	// AtSeconds is when, in seconds from the start of the run.
+	AtSeconds float64 `json:"at_seconds"`
+	// Error is the dial's error in a user's words ("connection refused").
+	Error string `json:"error"`
+}
+
+// String is the report's sentence for the loss.
+func (b *BackendLost) String() string {
+	return fmt.Sprintf("the backend stopped accepting connections after %d completed requests, at %.2f s: %s",
+		b.AfterRequests, b.AtSeconds, b.Error)
 }
 
 // PhaseStats is one row of ab's "Connection Times (ms)" table, in
@@ -245,6 +271,7 @@ func (m *Record) Summary() Summary {
 		Interrupted:  m.Interrupted,
 		Backend:      m.Backend,
 		TLS:          m.TLS,
+		BackendLost:  m.BackendLost,
 	}
 	if pl.BodySize > 0 {
 		s.TotalBodySent = c.BytesWritten

@@ -68,6 +68,9 @@ type Config struct {
 	// failure).
 	StopOnErrors  bool
 	StopErrorRate float64
+	// EndUnreachable ends the sweep after the first level when no series
+	// could reach its target (SeriesResult.Unreachable).
+	EndUnreachable bool
 	// Progress, if not nil, is called from the sweep's goroutine at the
 	// start of every run (warm-up or measured).
 	Progress func(Progress)
@@ -121,16 +124,21 @@ type SeriesResult struct {
 	Levels []stats.Summary
 	// Records holds the Record of every level run, beside Levels.
 	Records []*stats.Record
-	// Stop is set when the stop rule ended the series early.
+	// Stop is set when the stop rule ended the series early, or when its
+	// backend was lost during a level (the level's Summary.BackendLost).
 	Stop *Stop
+	// Unreachable is the dial error of a series whose first level made no
+	// connection to its target at all (see Config.EndUnreachable).
+	Unreachable error
 }
 
 // Result is the outcome of a sweep.
 type Result struct {
 	// Series holds one result per series, in the order given.
 	Series []SeriesResult
-	// Elapsed is the sweep's wall time, warm-ups included, in nanoseconds.
-	Elapsed int64
+	// Elapsed is the sweep's wall time, warm-ups included.
+	Elapsed time.Duration
+
 	// Interrupted reports that ctx was cancelled: the level in progress is
 	// kept (its Summary is marked Interrupted) and later ones are not run.
 	Interrupted bool
@@ -178,7 +186,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 		res.Series[i].Label = s.Label
 	}
 	start := load.Now()
-	defer func() { res.Elapsed = load.Now() - start }()
+	defer func() { res.Elapsed = time.Duration(load.Now() - start) }()
 	if cfg.Options.Setup == nil {
 		setup := execute.Prepare(series[0].Plan, cfg.Levels[len(cfg.Levels)-1], true, nil)
 		defer setup.Done()
@@ -200,8 +208,14 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				RunsDone: runsDone, RunsLeft: nActive*(len(cfg.Levels)-li) - countBefore(active, si)}
 			if cfg.WarmupRequests > 0 || cfg.WarmupDuration > 0 {
 				p.Warmup, p.Requests, p.Duration = true, cfg.WarmupRequests, cfg.WarmupDuration
-				if _, err := runOnce(ctx, &cfg, p, s); err != nil {
+				w, err := runOnce(ctx, &cfg, p, s)
+				if err != nil {
 					return res, fmt.Errorf("sweep: %s at concurrency %d: %w", s.Label, level, err)
+				}
+				if stopLost(&res.Series[si], w, nil, level, li) {
+					active[si] = false
+					nActive--
+					continue
 				}
 				if ctx.Err() != nil {
 					res.Interrupted = true
@@ -222,6 +236,11 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				res.Interrupted = true
 				return res, nil
 			}
+			if stopLost(sr, rec, &sum, level, li) {
+				active[si] = false
+				nActive--
+				continue
+			}
 			if cfg.StopOnErrors {
 				if st := stopRule(&sum, cfg.StopErrorRate); st != nil {
 					sr.Stop = st
@@ -230,7 +249,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 				}
 			}
 		}
-		if nActive == 0 {
+		if nActive == 0 || li == 0 && cfg.EndUnreachable && allUnreachable(res.Series) {
 			break
 		}
 	}
@@ -249,6 +268,37 @@ func countBefore(active []bool, si int) int {
 	return n
 }
 
+// allUnreachable reports whether no series could reach its target.
+func allUnreachable(series []SeriesResult) bool {
+	for _, sr := range series {
+		if sr.Unreachable == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// stopLost ends series sr after a run at level (index li, its record w)
+// whose target was lost (sum, nil for a warm-up, is the level's Summary);
+// false when it was
+// not. A target that no dial of the first level reached is noted in
+// sr.Unreachable, and the series goes on (its failures are data).
+func stopLost(sr *SeriesResult, w *stats.Record, sum *stats.Summary, level, li int) bool {
+	if err := w.Unreachable; err != nil && li == 0 && sr.Unreachable == nil {
+		sr.Unreachable = err
+	}
+	lost := w.BackendLost
+	if lost == nil {
+		return false
+	}
+	st := &Stop{Concurrency: level, ErrorRate: 1, Reason: lost.String()}
+	if sum != nil {
+		st.ErrorRate = ErrorRate(sum)
+	}
+	sr.Stop = st
+	return true
+}
+
 // runOnce runs one run of series s as p describes and returns its Record
 // (with counts only for a warm-up).
 func runOnce(ctx context.Context, cfg *Config, p Progress, s *Series) (*stats.Record, error) {
@@ -256,7 +306,10 @@ func runOnce(ctx context.Context, cfg *Config, p Progress, s *Series) (*stats.Re
 	plan.Concurrency, plan.Requests, plan.Duration = p.Concurrency, p.Requests, p.Duration
 	o := cfg.Options
 	o.Observe, o.Discard = !p.Warmup, p.Warmup
-	o.Announce, o.Progress, o.KeepRows, o.RawFile = false, false, false, ""
+	o.Announce, o.Progress, o.KeepRows, o.Raw = false, false, false, nil
+	// A lost backend ends the series; an unreachable one is data for the
+	// sweep to judge (Config.EndUnreachable).
+	o.StopOnLoss, o.KeepOnUnreachable = true, true
 	o.Started = func(done func() int64) {
 		p.Start, p.Done = load.Now(), done
 		if cfg.Progress != nil {

@@ -10,5 +10,5 @@ start_backend nginx
 # sweep's --document-root applies to every series and http:// series refuse
 # it: run from the pool's document root, the default of fcgi:// targets.
 cd "$DOCROOT"
-show "$BB" sweep -q -n "${N:-2000}" -c "${LEVELS:-1,2,4,8,16,32,64}" --keepalive both --out "$OUT" \
+show "$BB" sweep -q -n "${N:-2000}" -c "${LEVELS:-1,2,4,8,16,32,64}" --keepalive-modes off,on --out "$OUT" \
   "direct=$URL_FCGI_UNIX$P_SMALL" "nginx=$URL_TCP$P_SMALL"

@@ -6,5 +6,5 @@
 . "$(dirname "$0")/lib.sh"
 OUT=${OUT:-recipes-out/php-fpm}
 start_backend php-fpm
-show "$BB" sweep -q -n "${N:-2000}" -c "${LEVELS:-1,2,4,8,16,32,64}" --keepalive both --out "$OUT" \
+show "$BB" sweep -q -n "${N:-2000}" -c "${LEVELS:-1,2,4,8,16,32,64}" --keepalive-modes off,on --out "$OUT" \
   --document-root "$DOCROOT" "tcp=$URL_TCP$P_SMALL" "unix=$URL_UNIX$P_SMALL"

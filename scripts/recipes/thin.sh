@@ -9,10 +9,10 @@ OUT=${OUT:-recipes-out/thin}
 N=${N:-2000}
 LEVELS=${LEVELS:-1,2,4,8,16,32,64}
 start_backend thin
-show "$BB" sweep -q -n "$N" -c "$LEVELS" --keepalive both --out "$OUT/http11" \
+show "$BB" sweep -q -n "$N" -c "$LEVELS" --keepalive-modes off,on --out "$OUT/http11" \
   "tcp=$URL_TCP$P_SMALL" "unix=$URL_UNIX$P_SMALL"
 echo
-show "$BB" sweep -q -n "$N" -c "$LEVELS" --keepalive both --http1.0 --out "$OUT/http10" \
+show "$BB" sweep -q -n "$N" -c "$LEVELS" --keepalive-modes off,on --http1.0 --out "$OUT/http10" \
   "HTTP/1.0 tcp=$URL_TCP$P_SMALL"
 echo
 printf '%-34s %10s %12s\n' "-c 8, -n $N, TCP" "req/s" "kept"

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// commands are the commands that take flags, each with the function that
+// builds its flag set: "help COMMAND" and the completion scripts come from
+// it, so that a new flag needs no other change.
+var commands = map[string]func() *pflag.FlagSet{
+	"bench": func() *pflag.FlagSet { return newBenchFlags(&benchOptions{}) },
+	"sweep": func() *pflag.FlagSet { return newSweepFlags(&sweepOptions{}) },
+	"probe": func() *pflag.FlagSet { return newProbeFlags(&probeOptions{}) },
+	"serve": func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
+	"report": func() *pflag.FlagSet {
+		var out string
+		return newReportFlags(&out)
+	},
+}
+
+// commandNames returns the names in commands, sorted.
+func commandNames() []string {
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// topWords are the words that may follow "backbench".
+func topWords() []string {
+	return append(commandNames(), "completion", "help", "version")
+}
+
+// flagInfo is what a completion script needs of a flag.
+type flagInfo struct {
+	long, short string
+	value       bool     // takes a value
+	choices     []string // the values it takes, when a few words
+	repeat      bool
+	usage       string
+}
+
+func flagInfos(fs *pflag.FlagSet) []flagInfo {
+	var fl []flagInfo
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		fi := flagInfo{long: "--" + f.Name, value: f.NoOptDefVal == "",
+			repeat: strings.Contains(f.Value.Type(), "Array") || strings.Contains(f.Value.Type(), "Slice"),
+			usage:  f.Usage}
+		if f.Shorthand != "" {
+			fi.short = "-" + f.Shorthand
+		}
+		if c, ok := f.Value.(*choiceValue); ok {
+			fi.choices = c.choices
+		}
+		fl = append(fl, fi)
+	})
+	return fl
+}
+
+const completionUsage = `Usage: backbench completion bash|zsh
+
+Prints a completion script for the shell, generated from the flags of every
+command: commands, flags (--name and -x) and the values of flags that take a
+few words (--format text|json ...); elsewhere the shell completes file names.
+
+  bash: source <(backbench completion bash)
+        or backbench completion bash > /etc/bash_completion.d/backbench
+  zsh:  source <(backbench completion zsh)
+        or backbench completion zsh > "${fpath[1]}/_backbench"
+`
+
+func completionCmd(args []string, stdout io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprint(stdout, completionUsage)
+		return nil
+	}
+	if len(args) != 1 || (args[0] != "bash" && args[0] != "zsh") {
+		return usagef("completion: want bash or zsh (backbench completion bash > /etc/bash_completion.d/backbench)")
+	}
+	if args[0] == "bash" {
+		_, err := io.WriteString(stdout, bashCompletion())
+		return err
+	}
+	_, err := io.WriteString(stdout, zshCompletion())
+	return err
+}
+
+// bashCompletion is a bash script completing commands, flags and the
+// values of flags that take a few words; elsewhere bash completes file
+// names.
+func bashCompletion() string {
+	var b strings.Builder
+	b.WriteString(`# bash completion for backbench, generated from its flags by "backbench completion bash".
+_backbench() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    COMPREPLY=()
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "` + strings.Join(topWords(), " ") + `" -- "$cur"))
+        return
+    fi
+    case "${COMP_WORDS[1]}" in
+`)
+	for _, name := range commandNames() {
+		var words, valued []string
+		fmt.Fprintf(&b, "    %s)\n        case \"$prev\" in\n", name)
+		for _, f := range flagInfos(commands[name]()) {
+			names := []string{f.long}
+			if f.short != "" {
+				names = append(names, f.short)
+			}
+			words = append(words, names...)
+			switch {
+			case len(f.choices) > 0:
+				fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", strings.Join(names, "|"), strings.Join(f.choices, " "))
+			case f.value:
+				valued = append(valued, names...)
+			}
+		}
+		if len(valued) > 0 {
+			fmt.Fprintf(&b, "        %s) return;;\n", strings.Join(valued, "|"))
+		}
+		fmt.Fprintf(&b, "        esac\n        [[ $cur == -* ]] && COMPREPLY=($(compgen -W %q -- \"$cur\"));;\n", strings.Join(words, " "))
+	}
+	fmt.Fprintf(&b, `    completion) COMPREPLY=($(compgen -W "bash zsh" -- "$cur"));;
+    help) COMPREPLY=($(compgen -W %q -- "$cur"));;
+    esac
+}
+complete -o default -F _backbench backbench
+`, strings.Join(commandNames(), " "))
+	return b.String()
+}
+
+// zshCompletion is a zsh script (_arguments specs with each flag's help).
+func zshCompletion() string {
+	var b strings.Builder
+	b.WriteString(`#compdef backbench
+# zsh completion for backbench, generated from its flags by "backbench completion zsh".
+_backbench() {
+    if (( CURRENT == 2 )); then
+        _values command ` + strings.Join(topWords(), " ") + `
+        return
+    fi
+    local cmd=$words[2]
+    shift words
+    (( CURRENT-- ))
+    case $cmd in
+`)
+	clean := strings.NewReplacer("[", "(", "]", ")", ":", " ", "'", "", "\\", "", "`", "")
+	for _, name := range commandNames() {
+		fmt.Fprintf(&b, "    %s)\n        _arguments -s \\\n", name)
+		for _, f := range flagInfos(commands[name]()) {
+			star := ""
+			if f.repeat {
+				star = "*"
+			}
+			spec := "'" + star + f.long + "[" // '--name[usage]...'
+			if f.short != "" {
+				spec = "'" + star + "'{" + f.short + "," + f.long + "}'[" // '*'{-n,--name}'[usage]...'
+			}
+			spec += clean.Replace(f.usage) + "]"
+			switch {
+			case len(f.choices) > 0:
+				spec += ":value:(" + strings.Join(f.choices, " ") + ")"
+			case f.value:
+				spec += ":value:_files"
+			}
+			fmt.Fprintf(&b, "            %s' \\\n", spec)
+		}
+		b.WriteString("            '*:URL:_files';;\n")
+	}
+	fmt.Fprintf(&b, `    completion) _values shell bash zsh;;
+    help) _values command %s;;
+    esac
+}
+if [ "$funcstack[1]" = "_backbench" ]; then
+    _backbench "$@"
+else
+    compdef _backbench backbench
+fi
+`, strings.Join(commandNames(), " "))
+	return b.String()
+}
