@@ -5,7 +5,10 @@
 // timeout, on TCP and Unix alike, and it names the connection-level failures
 // a benchmark meets (refused, missing socket, backlog full, too many open
 // files, ephemeral ports exhausted). It also holds the client's process-level
-// knobs: the RLIMIT_NOFILE raise and the scheduling policy of its threads.
+// knobs: the RLIMIT_NOFILE raise and the scheduling policy of its threads;
+// and what the kernel says of a full TCP listen queue: the TcpExt
+// ListenOverflows and ListenDrops counters, a listening socket's backlog
+// (netlink sock_diag, as ss -ltn reads it), and setting a backlog.
 //
 // It is the only package of the module that imports golang.org/x/sys/unix.
 package sockets

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
@@ -350,5 +351,40 @@ func TestThreads(t *testing.T) {
 	}
 	if s := benchJSON(t, "-n", "5", srv.URL("/")); s.Client.Cores != before {
 		t.Errorf("without --threads: cores %d, want %d", s.Client.Cores, before)
+	}
+}
+
+// TestBenchJSONRecord: bench's JSON carries the run record beside the
+// report's keys, and the record gives the report's figures again.
+func TestBenchJSONRecord(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 7})
+	code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "-n", "40", "-c", "3", srv.URL("/x.php"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		stats.Summary
+		Record *stats.Record `json:"record"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	r := doc.Record
+	if r == nil || r.Schema != 1 {
+		t.Fatalf("no record of schema 1 in %s", out)
+	}
+	for _, key := range []string{`"hostname"`, `"kernel"`, `"cpu_model"`, `"cpus"`, `"version"`, `"go_version"`, `"command"`} {
+		if !strings.Contains(out, key) {
+			t.Errorf("environment lacks %s", key)
+		}
+	}
+	if r.Counts.Complete != 40 || r.Plan.Concurrency != 3 || r.Phases[stats.PhaseTotal].N != 40 ||
+		!r.EndedAt.After(r.StartedAt.Time) || len(r.Environment.Command) == 0 {
+		t.Errorf("record %+v", r)
+	}
+	again := r.Summary()
+	if again.Complete != doc.Complete || !reflect.DeepEqual(again.Percentiles, doc.Percentiles) ||
+		again.ConnectionTimes != doc.ConnectionTimes || again.DocumentLength != doc.DocumentLength {
+		t.Errorf("the record's summary differs from the report:\n%+v\n%+v", again, doc.Summary)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -26,6 +28,9 @@ type serveOptions struct {
 	faultEvery int
 	behaviour  fixtures.Behaviour
 	tls        bool
+	backlog    int
+	processes  int
+	preload    int64
 }
 
 const serveUsage = `Usage: backbench serve [flags]
@@ -54,6 +59,9 @@ func newServeFlags(o *serveOptions) *pflag.FlagSet {
 	fs.StringVar(&o.fault, "fault", "", "misbehave: name of a fault (listed above; see the README)")
 	fs.IntVar(&o.faultEvery, "fault-every", 1, "apply the fault to every K-th request")
 	fs.BoolVar(&o.tls, "tls", false, "http: serve https with a fresh self-signed certificate (clients need --insecure)")
+	fs.IntVar(&o.backlog, "backlog", 0, "listen backlog (default: net.core.somaxconn, which also caps it)")
+	fs.IntVar(&o.processes, "processes", 1, "serve from N processes sharing the listening sockets (a prefork pool: a master and N children, each running --model)")
+	fs.Int64Var(&o.preload, "preload", 0, "with --processes: bytes of read-only data mapped and read by the master and every child (code loaded before the fork)")
 	addBehaviourFlags(fs, &o.behaviour)
 	return fs
 }
@@ -93,6 +101,16 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fixtures.ValidFault(o.protocol, o.fault); err != nil {
 		return usagef("serve: --fault: %v", err)
 	}
+	switch {
+	case o.backlog < 0 || o.backlog > 1<<20:
+		return usagef("serve: --backlog %d: want 1 to 1048576 (0: the default)", o.backlog)
+	case o.processes < 1 || o.processes > 1024:
+		return usagef("serve: --processes %d: want 1 to 1024", o.processes)
+	case o.preload < 0 || o.preload > 1<<34:
+		return usagef("serve: --preload %d: want 0 to 17179869184 bytes", o.preload)
+	case o.preload > 0 && o.processes < 2:
+		return usagef("serve: --preload needs --processes 2 or more")
+	}
 	type addr struct{ network, address string }
 	var addrs []addr
 	for _, l := range o.listens {
@@ -106,7 +124,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	_, _ = sockets.RaiseNoFileLimit(1 << 20)
 	opts := fixtures.Options{Model: model, Delay: o.delay, Work: o.work, BodyBytes: o.body,
 		Status: o.status, KeepAlive: ka, Fault: o.fault, FaultEvery: o.faultEvery,
-		Behaviour: o.behaviour}
+		Behaviour: o.behaviour, Backlog: o.backlog}
 	if o.tls {
 		if o.protocol != fixtures.ProtoHTTP {
 			return usagef("serve: --tls applies to --protocol http only")
@@ -116,6 +134,25 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		opts.TLS = cfg
+	}
+	if os.Getenv(poolChildEnv) != "" {
+		return servePoolChild(ctx, &o, opts)
+	}
+	if o.processes > 1 {
+		var lns []net.Listener
+		defer func() {
+			for _, ln := range lns {
+				ln.Close()
+			}
+		}()
+		for _, a := range addrs {
+			ln, err := fixtures.Listen(a.network, a.address, o.backlog)
+			if err != nil {
+				return &unreachableError{err}
+			}
+			lns = append(lns, ln)
+		}
+		return servePool(ctx, &o, args, lns, stdout)
 	}
 	var servers []*fixtures.Server
 	defer func() {

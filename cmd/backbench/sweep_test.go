@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,18 @@ func readSweep(t *testing.T, dir string) (report.Sweep, [][]string) {
 	if err != nil || len(rows) == 0 || !reflect.DeepEqual(rows[0], report.SweepCSVHeader) {
 		t.Fatalf("sweep.csv: %v %v", err, rows)
 	}
+	// The listen queue counters are read per level for a loopback TCP
+	// target, and only then.
+	network := map[string]string{}
+	for _, se := range sw.Series {
+		network[se.Label] = se.Target.Network
+	}
+	col := slices.Index(report.SweepCSVHeader, "listen_overflows")
+	for _, r := range rows[1:] {
+		if got, tcp := r[col] != "", network[r[0]] == "tcp"; got != tcp {
+			t.Errorf("series %q (%s), level %s: listen_overflows %q", r[0], network[r[0]], r[1], r[col])
+		}
+	}
 	pf, err := os.Open(filepath.Join(dir, "sweep.png"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,14 +84,15 @@ func readSweep(t *testing.T, dir string) (report.Sweep, [][]string) {
 	for _, se := range sw.Series {
 		for _, l := range se.Levels {
 			failed = failed || l.Failed > 0                                  // the failure-ratio panel
-			backend = backend || (l.Backend != nil && l.Backend.Samples > 0) // the backend panel
+			backend = backend || (l.Backend != nil && l.Backend.Samples > 0) // the backend's CPU and memory panels
 		}
 	}
 	height := report.ChartHeightPx
-	for _, extra := range []bool{failed, backend} {
-		if extra {
-			height += report.PanelHeightPx
-		}
+	if failed {
+		height += report.PanelHeightPx
+	}
+	if backend {
+		height += 2 * report.PanelHeightPx
 	}
 	if err != nil {
 		t.Errorf("sweep.png: %v", err)
@@ -500,10 +514,13 @@ func TestSweepCluster(t *testing.T) {
 	a := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{})
 	b := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
 	dead := deadAddr(t)
-	code, _, errs, dir := sweepOut(t, "-q", "-n", "30", "-c", "1,3", "--warmup", "0",
+	code, out, errs, dir := sweepOut(t, "-q", "-n", "30", "-c", "1,3", "--warmup", "0",
 		"--upstream", "tcp:"+a.Addr, "--upstream", "unix:"+b.Addr, "--upstream", "tcp:"+dead, a.URL("/x.php"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "per address (round-robin)") || strings.Count(out, "tcp:"+dead) != 2 {
+		t.Errorf("the table has no per-address lines of both levels:\n%s", out)
 	}
 	sw, _ := readSweep(t, dir)
 	se := sw.Series[0]
@@ -528,7 +545,7 @@ func TestSweepCluster(t *testing.T) {
 		}
 		r := se.Records[i]
 		if r.Schema != 1 || len(r.Upstreams) != 3 || r.Plan.Concurrency != s.Concurrency || r.Counts.Complete != s.Complete ||
-			r.Failures(load.KindRefused) != s.Upstreams[2].Failed || r.StartedAt.IsZero() || r.Environment.CPUs == 0 {
+			r.CauseCount(load.KindRefused) != s.Upstreams[2].Failed || r.StartedAt.IsZero() || r.Environment.CPUs == 0 {
 			t.Errorf("c=%d: record %+v", s.Concurrency, r)
 		}
 	}

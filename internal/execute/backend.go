@@ -102,6 +102,8 @@ func (b *backendSampler) finish(ctx context.Context) *stats.BackendUsage {
 		b.usage.CPUUserSeconds, b.usage.CPUSysSeconds = u.UserSeconds, u.SysSeconds
 		b.usage.CPUSeconds = u.UserSeconds + u.SysSeconds
 		b.usage.PeakRSSBytes, b.usage.MeanRSSBytes = u.PeakRSS, u.MeanRSS
+		b.usage.PeakPSSBytes, b.usage.MeanPSSBytes, b.usage.PSSFallback = u.PeakPSS, u.MeanPSS, u.PSSFallback
+		b.usage.USSMeanBytes, b.usage.USSMaxBytes = u.USSMean, u.USSMax
 		b.usage.ProcessesMax, b.usage.ProcessesMean = u.MaxProcs, u.MeanProcs
 		b.usage.Samples = u.Samples
 	}

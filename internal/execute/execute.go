@@ -193,27 +193,29 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if o.Progress && !o.Quiet {
 		stopProgress = progress(rec, p.Requests, stderr)
 	}
-	var backend *backendSampler
+	observed := func(*stats.Record) {}
 	if o.Observe {
-		backend = startBackendSampler(ctx, p)
+		observed = observe(ctx, p)
 	}
 	watch := &run.Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
 		KeepOnUnreachable: o.KeepOnUnreachable}
 	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
 		Watch: watch}
 	var out run.Outcome
+	var acc run.OpenAccount
 	if p.Rate > 0 {
-		out, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: p.Rate})
+		out, acc, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: p.Rate})
 	} else {
 		out, err = run.Closed(ctx, cfg)
 	}
 	stopProgress()
-	backendUsage := backend.finish(ctx)
 	if err != nil {
+		observed(nil)
 		return nil, err
 	}
 	unreachable := watch.Unreachable()
 	if unreachable != nil && ctx.Err() == nil && !o.KeepOnUnreachable {
+		observed(nil)
 		return nil, &UnreachableError{DialError(p.Target, p.Upstreams, 0, unreachable)}
 	}
 	announce()
@@ -222,8 +224,10 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	}
 	m := rec.Merge()
 	m.Unreachable, m.BackendLost = unreachable, watch.Lost()
+	m.Counts.Due, m.Counts.Unsent, m.Counts.UnsentInFlight = acc.Due, acc.Unsent, acc.CutInFlight
 	if raw != nil {
 		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
+			observed(nil)
 			return nil, fmt.Errorf("writing --raw file: %w", err)
 		}
 	}
@@ -234,11 +238,12 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		m.Upstreams[i].Address = m.Plan.Upstreams[i]
 	}
 	if o.Discard {
+		observed(nil)
 		return m, nil
 	}
 	m.Environment = stats.CurrentEnvironment(o.Version)
 	m.Client = clientHealth(out, setup.Policy)
-	m.Backend = backendUsage
+	observed(m)
 	m.TLS = tlsInfo(p.dialer, p.TLS)
 	tw := 0
 	if p.Target.Network == "tcp" && !p.KeepAlive {

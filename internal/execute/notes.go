@@ -15,17 +15,17 @@ import (
 func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uint64) []string {
 	var notes []string
 	s := m.Summary()
-	if n := m.Failures(load.KindRefused); n > 0 {
+	if n := m.CauseCount(load.KindRefused); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connections refused: the server stopped listening or its listen queue overflowed", n))
 	}
-	if n := m.Failures(load.KindBacklogFull); n > 0 {
+	if n := m.CauseCount(load.KindBacklogFull); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connects failed at once with EAGAIN: the Unix socket's listen backlog was full "+
 			"(TCP would have queued them); raise the server's backlog (php-fpm listen.backlog, net.core.somaxconn) or lower -c", n))
 	}
-	if n := m.Failures(load.KindNoFiles); n > 0 {
+	if n := m.CauseCount(load.KindNoFiles); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connects failed with too many open files (the soft limit is %d): raise ulimit -n or lower -c", n, noFile))
 	}
-	if n := m.Failures(load.KindNoPorts); n > 0 {
+	if n := m.CauseCount(load.KindNoPorts); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connects failed: the client ran out of ephemeral TCP ports; these are client-side "+
 			"failures, not the server's: use -k, a Unix socket, widen net.ipv4.ip_local_port_range or set net.ipv4.tcp_tw_reuse=1", n))
 	}

@@ -1,13 +1,22 @@
 // Package procstat samples the resource use of a backend's processes from
 // /proc while a run goes: CPU time (user and system, of the given processes
 // and all their descendants, plus what their exited children left in
-// cutime/cstime), resident memory summed over the process tree, and the
-// number of processes. Linux only; standard library only.
+// cutime/cstime), memory summed over the process tree, and the number of
+// processes. Linux only; standard library only.
+//
+// Memory: RSS counts a page shared by several processes once in each, as
+// ps does, which overstates a prefork pool (its children share the code
+// and data loaded before the fork, and php-fpm's OPcache shared memory)
+// several times over. PSS, from /proc/PID/smaps_rollup, divides each page
+// among the processes that map it, so the tree's summed PSS is the memory
+// the pool really uses; USS (private pages) is what one more worker would
+// cost. Reading smaps_rollup needs the right to ptrace the process (the
+// same user, or root); where it cannot be read, RSS stands in and the
+// Usage says how often.
 //
 // Limits: CPU used by a descendant that exited between two samples and was
 // not waited for by a sampled process is lost; the interval bounds that
-// error (100 ms by default). RSS counts shared pages once per process, as
-// ps does.
+// error (100 ms by default).
 package procstat
 
 import (
@@ -33,6 +42,14 @@ type Usage struct {
 	UserSeconds, SysSeconds float64
 	// PeakRSS and MeanRSS are of the tree's summed resident memory, in bytes.
 	PeakRSS, MeanRSS int64
+	// PeakPSS and MeanPSS are of the tree's summed proportional set size,
+	// in bytes (RSS where smaps_rollup could not be read: PSSFallback
+	// counts those process readings).
+	PeakPSS, MeanPSS int64
+	PSSFallback      int
+	// USSMean is the mean private memory of one process over the
+	// processes and samples, USSMax the largest seen, in bytes.
+	USSMean, USSMax int64
 	// MaxProcs and MeanProcs count the processes of the trees.
 	MaxProcs  int
 	MeanProcs float64
@@ -50,6 +67,8 @@ type Sampler struct {
 	mu                    sync.Mutex
 	first, last           snapshot
 	rssSum, procsSum      int64
+	pssSum, ussSum        int64
+	ussN                  int64
 	usage                 Usage
 	firstTaken, lastTaken bool
 }
@@ -58,6 +77,9 @@ type Sampler struct {
 type snapshot struct {
 	utime, stime int64 // ticks, with the children's
 	rss          int64 // bytes
+	pss, uss     int64 // bytes; uss summed over the processes
+	ussMax       int64
+	fallback     int // processes whose smaps_rollup could not be read
 	procs        int
 }
 
@@ -111,7 +133,11 @@ func (s *Sampler) Stop() Usage {
 	u.SysSeconds = float64(s.last.stime-s.first.stime) / clockTicks
 	if u.Samples > 0 {
 		u.MeanRSS = s.rssSum / int64(u.Samples)
+		u.MeanPSS = s.pssSum / int64(u.Samples)
 		u.MeanProcs = float64(s.procsSum) / float64(u.Samples)
+	}
+	if s.ussN > 0 {
+		u.USSMean = s.ussSum / s.ussN
 	}
 	return u
 }
@@ -132,6 +158,12 @@ func (s *Sampler) sample() {
 	s.rssSum += snap.rss
 	s.procsSum += int64(snap.procs)
 	s.usage.PeakRSS = max(s.usage.PeakRSS, snap.rss)
+	s.pssSum += snap.pss
+	s.usage.PeakPSS = max(s.usage.PeakPSS, snap.pss)
+	s.ussSum += snap.uss
+	s.ussN += int64(snap.procs)
+	s.usage.USSMax = max(s.usage.USSMax, snap.ussMax)
+	s.usage.PSSFallback += snap.fallback
 	s.usage.MaxProcs = max(s.usage.MaxProcs, snap.procs)
 }
 
@@ -171,7 +203,18 @@ func readTrees(roots []int) snapshot {
 		snap.procs++
 		snap.utime += st.utime + st.cutime
 		snap.stime += st.stime + st.cstime
-		snap.rss += st.rssPages * page
+		rss := st.rssPages * page
+		snap.rss += rss
+		if m, err := readRollup(pid); err == nil {
+			snap.pss += m.pss
+			snap.uss += m.uss
+			snap.ussMax = max(snap.ussMax, m.uss)
+		} else {
+			snap.pss += rss
+			snap.uss += rss
+			snap.ussMax = max(snap.ussMax, rss)
+			snap.fallback++
+		}
 		for _, c := range children[pid] {
 			walk(c)
 		}
@@ -224,4 +267,55 @@ func parseStat(s string) (procStat, error) {
 	st.ppid = int(num(4))
 	st.utime, st.stime, st.cutime, st.cstime = num(14), num(15), num(16), num(17)
 	return st, err
+}
+
+// rollup is what /proc/PID/smaps_rollup says of a process, in bytes.
+type rollup struct {
+	rss, pss, uss int64
+}
+
+func readRollup(pid int) (rollup, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return rollup{}, err
+	}
+	return parseRollup(string(b))
+}
+
+// parseRollup reads the Rss, Pss, Private_Clean and Private_Dirty lines
+// (in kB) of an smaps_rollup text; USS is the two Private lines.
+func parseRollup(s string) (rollup, error) {
+	var r rollup
+	found := 0
+	for line := range strings.Lines(s) {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch name {
+		case "Rss":
+			dst = &r.rss
+		case "Pss":
+			dst = &r.pss
+		case "Private_Clean", "Private_Dirty":
+			dst = &r.uss
+		default:
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) < 1 {
+			continue
+		}
+		v, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return rollup{}, fmt.Errorf("procstat: bad smaps_rollup line %q", strings.TrimSpace(line))
+		}
+		*dst += v << 10
+		found++
+	}
+	if found < 4 {
+		return rollup{}, errors.New("procstat: smaps_rollup lacks Rss, Pss or Private lines")
+	}
+	return r, nil
 }

@@ -1,6 +1,7 @@
 package procstat
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -53,5 +54,24 @@ func TestSamplerSeesTreeCPUAndProcesses(t *testing.T) {
 	}
 	if err := Check([]int{1 << 30}); err == nil {
 		t.Error("Check accepted a missing pid")
+	}
+}
+
+func TestParseRollup(t *testing.T) {
+	in := "5633e4e73000-7ffeddfbf000 ---p 00000000 00:00 0                          [rollup]\n" +
+		"Rss:                1768 kB\nPss:                 235 kB\nPss_Dirty:           108 kB\n" +
+		"Shared_Clean:       1620 kB\nPrivate_Clean:        40 kB\nPrivate_Dirty:       108 kB\n"
+	r, err := parseRollup(in)
+	if err != nil || r != (rollup{rss: 1768 << 10, pss: 235 << 10, uss: 148 << 10}) {
+		t.Errorf("parseRollup = %+v, %v", r, err)
+	}
+	if _, err := parseRollup("Rss: 1 kB\n"); err == nil {
+		t.Error("a rollup without Pss: no error")
+	}
+	if _, err := parseRollup("Rss: x kB\nPss: 1 kB\nPrivate_Clean: 1 kB\nPrivate_Dirty: 1 kB\n"); err == nil {
+		t.Error("a bad number: no error")
+	}
+	if _, err := readRollup(os.Getpid()); err != nil {
+		t.Errorf("own smaps_rollup: %v", err)
 	}
 }

@@ -20,18 +20,18 @@ import (
 )
 
 // Chart size: two panels stacked in one image, a third when any level
-// failed (the failure ratio), another when the backend's resource use was
+// failed (the failure ratio), two more when the backend's resource use was
 // sampled. PNG is drawn at vgimg.DefaultDPI (96), so ChartWidthPx ×
 // ChartHeightPx pixels with two panels, PanelHeightPx more per extra panel.
 const (
 	chartWidth  = 9 * vg.Inch
 	panelHeight = 5 * vg.Inch
 	// ChartWidthPx and ChartHeightPx are the size of the PNG chart with
-	// two panels, in pixels; ChartHeightBackendPx its height with a third,
-	// PanelHeightPx the height of one panel.
+	// two panels, in pixels; ChartHeightBackendPx its height with the
+	// backend panels, PanelHeightPx the height of one panel.
 	ChartWidthPx         = 864
 	ChartHeightPx        = 960
-	ChartHeightBackendPx = 1440
+	ChartHeightBackendPx = 1920
 	PanelHeightPx        = 480
 )
 
@@ -40,12 +40,14 @@ const (
 // concurrency, the bottom one the 99th percentile of the total request
 // time (ms) against concurrency; one line per series, the same colour and
 // marker in both panels, a legend in the top panel (a stopped series is
-// marked there). Levels where nothing completed are left out. A level with
-// failed requests is ringed in every panel, and when any level failed a
-// panel plots the failure ratio (failed / finished requests) against
-// concurrency, so that fast failures never pass for throughput. When the
-// backend's resource use was sampled (Summary.Backend), a last panel
-// plots its CPU use against concurrency.
+// marked there). Levels where nothing completed are left out; levels where
+// the kernel's listen queue overflowed (Summary.ListenOverflows) are
+// ringed in red in the p99 panel. A level with failed requests is ringed
+// in black in every panel, and when any level failed a panel plots the
+// failure ratio (failed / finished requests) against concurrency, so that
+// fast failures never pass for throughput. When the backend's resource use
+// was sampled (Summary.Backend), two last panels plot its CPU use and its
+// memory (PSS summed over its processes) against concurrency.
 func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	top, bottom, err := sweepPlots(sw)
 	if err != nil {
@@ -57,10 +59,12 @@ func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	} else if fp != nil {
 		panels = append(panels, []*plot.Plot{fp})
 	}
-	if bp, err := backendPlot(sw); err != nil {
+	cpu, mem, err := backendPlots(sw)
+	if err != nil {
 		return err
-	} else if bp != nil {
-		panels = append(panels, []*plot.Plot{bp})
+	}
+	if cpu != nil {
+		panels = append(panels, []*plot.Plot{cpu}, []*plot.Plot{mem})
 	}
 	height := panelHeight * vg.Length(len(panels))
 	var c vg.CanvasWriterTo
@@ -82,39 +86,48 @@ func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	return err
 }
 
-// backendPlot builds the third panel, the backend's CPU use (percent of one
-// core) against concurrency, or returns nil when no level sampled it.
-func backendPlot(sw *Sweep) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "backend CPU (--backend-pid: the processes and their descendants)"
-	p.X.Label.Text = "concurrency (connections)"
-	p.Y.Label.Text = "CPU (% of one core)"
-	p.Add(plotter.NewGrid())
-	p.Y.Min = 0
-	p.Y.Tick.Marker = plainTicks{}
+// backendPlots builds the third and fourth panels, the backend's CPU use
+// (percent of one core) and its memory (PSS summed over the processes, MiB)
+// against concurrency, or returns nils when no level sampled it.
+func backendPlots(sw *Sweep) (cpu, mem *plot.Plot, err error) {
+	cpu, mem = plot.New(), plot.New()
+	cpu.Title.Text = "backend CPU (--backend-pid: the processes and their descendants)"
+	cpu.Y.Label.Text = "CPU (% of one core)"
+	mem.Title.Text = "backend memory (PSS summed over the processes: shared pages divided among their sharers)"
+	mem.Y.Label.Text = "PSS (MiB)"
+	for _, p := range []*plot.Plot{cpu, mem} {
+		p.X.Label.Text = "concurrency (connections)"
+		p.Add(plotter.NewGrid())
+		p.Y.Min = 0
+		p.Y.Tick.Marker = plainTicks{}
+	}
 	any := false
 	for i, se := range sw.Series {
-		var pts plotter.XYs
+		var cpts, mpts plotter.XYs
 		for _, s := range se.Levels {
 			if b := s.Backend; b != nil && b.Samples > 0 && s.TimeTaken > 0 {
-				pts = append(pts, plotter.XY{X: float64(s.Concurrency), Y: b.CPUSeconds / s.TimeTaken * 100})
+				x := float64(s.Concurrency)
+				cpts = append(cpts, plotter.XY{X: x, Y: b.CPUSeconds / s.TimeTaken * 100})
+				mpts = append(mpts, plotter.XY{X: x, Y: float64(b.MeanPSSBytes) / (1 << 20)})
 			}
 		}
-		if len(pts) == 0 {
+		if len(cpts) == 0 {
 			continue
 		}
 		any = true
-		line, marks, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return nil, fmt.Errorf("report: backend chart of %q: %w", se.Label, err)
+		for k, pts := range []plotter.XYs{cpts, mpts} {
+			line, marks, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, nil, fmt.Errorf("report: backend chart of %q: %w", se.Label, err)
+			}
+			styleSeries(i, line, marks)
+			[]*plot.Plot{cpu, mem}[k].Add(line, marks)
 		}
-		styleSeries(i, line, marks)
-		p.Add(line, marks)
 	}
 	if !any {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return p, nil
+	return cpu, mem, nil
 }
 
 // failurePlot builds the failure-ratio panel (failed / finished requests,
@@ -226,6 +239,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		p.Y.Tick.Marker = plainTicks{}
 	}
 	maxRPS, anyFailed := 0.0, false
+	var overflowed plotter.XYs
 	for i, se := range sw.Series {
 		var rps, p99 plotter.XYs
 		for _, s := range se.Levels {
@@ -235,6 +249,9 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			x := float64(s.Concurrency)
 			rps = append(rps, plotter.XY{X: x, Y: s.RequestsPerSecond})
 			p99 = append(p99, plotter.XY{X: x, Y: s.Percentiles["99"]})
+			if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
+				overflowed = append(overflowed, plotter.XY{X: x, Y: s.Percentiles["99"]})
+			}
 			maxRPS = max(maxRPS, s.RequestsPerSecond)
 		}
 		label := se.Label
@@ -273,6 +290,18 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		styleRings(rings)
 		rings.Radius = vg.Points(3.5) // to fit a legend row
 		top.Legend.Add("ringed: a level with failed requests", rings)
+	}
+	if len(overflowed) > 0 {
+		ring, err := plotter.NewScatter(overflowed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("report: chart: %w", err)
+		}
+		ring.Shape = draw.RingGlyph{}
+		ring.Radius = vg.Points(7)
+		ring.Color = color.RGBA{R: 200, A: 255}
+		bottom.Add(ring)
+		bottom.Legend.Add("listen queue overflowed (TcpExt ListenOverflows rose)", ring)
+		bottom.Legend.Top, bottom.Legend.Left = true, true
 	}
 	// Room above the highest line for the legend in the top-left corner.
 	if maxRPS > 0 {

@@ -63,7 +63,8 @@ type SweepStop struct {
 var SweepCSVHeader = []string{"label", "concurrency", "requests", "complete", "failed", "non_2xx",
 	"requests_per_second", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "transfer_rate_kbytes_per_second",
 	"backend_cpu_seconds", "backend_peak_rss_bytes", "backend_processes_max",
-	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached"}
+	"fpm_listen_queue", "fpm_active_processes", "fpm_max_children_reached",
+	"listen_overflows", "backend_peak_pss_bytes", "backend_mean_pss_bytes"}
 
 // fpmCSVFields are the php-fpm status fields of the last SweepCSVHeader
 // columns, as read at the end of each level (--fpm-status).
@@ -74,7 +75,9 @@ var fpmCSVFields = []string{"listen queue", "active processes", "max children re
 // total request times in ms with three decimals; rates have two.
 // "requests" is the count asked for (0 with a time limit alone). The backend
 // columns are empty when the level sampled no backend, the fpm_* columns
-// when it read no php-fpm status page.
+// when it read no php-fpm status page. listen_overflows is the rise of the
+// kernel's machine-wide TcpExt ListenOverflows during the level, empty when
+// not read (the target is not a local TCP address).
 func SweepCSV(w io.Writer, sw *Sweep) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(SweepCSVHeader); err != nil {
@@ -100,6 +103,14 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 				}
 				row = append(row, v)
 			}
+			lo, pssPeak, pssMean := "", "", ""
+			if s.ListenOverflows != nil {
+				lo = i(*s.ListenOverflows)
+			}
+			if b := s.Backend; b != nil && b.Samples > 0 {
+				pssPeak, pssMean = i(b.PeakPSSBytes), i(b.MeanPSSBytes)
+			}
+			row = append(row, lo, pssPeak, pssMean)
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -127,8 +138,9 @@ const (
 
 // SweepTable writes the compact terminal table: a header with the series
 // labels, one row per level with a column group per series (req/s, p99 ms,
-// failed), "-" where a series did not run the level, and then a line per
-// stopped series saying where and why.
+// failed), "-" where a series did not run the level, then a line per
+// stopped series saying where and why, and for a cluster target the
+// per-address lines of every level, as bench prints them.
 func SweepTable(w io.Writer, sw *Sweep) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%-11s", "")
@@ -168,6 +180,29 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 	for _, se := range sw.Series {
 		if se.Stop != nil {
 			fmt.Fprintf(bw, "%s: stopped after concurrency %d: %s\n", se.Label, se.Stop.Concurrency, se.Stop.Reason)
+		}
+	}
+	for _, se := range sw.Series {
+		head := true
+		for i := range se.Levels {
+			s := &se.Levels[i]
+			if len(s.Upstreams) == 0 {
+				continue
+			}
+			if head {
+				fmt.Fprintf(bw, "\n%s: per address (%s)\n", se.Label, s.Balance)
+				fmt.Fprintf(bw, "%11s ", "concurrency")
+				writeUpstreams(bw, "", nil, true)
+				head = false
+			}
+			for k, u := range s.Upstreams {
+				c := ""
+				if k == 0 {
+					c = strconv.Itoa(s.Concurrency)
+				}
+				fmt.Fprintf(bw, "%11s ", c)
+				writeUpstreams(bw, "", []stats.UpstreamSummary{u}, false)
+			}
 		}
 	}
 	if sw.Interrupted {

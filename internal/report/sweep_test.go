@@ -38,7 +38,10 @@ func level(c int, rps, p99 float64, failed int64) stats.Summary {
 // withUse adds sampled backend use to a level.
 func withUse(s stats.Summary) stats.Summary {
 	s.Backend = &stats.BackendUsage{PIDs: []int{42}, CPUSeconds: 0.125, Samples: 4, PeakRSSBytes: 41 << 20, ProcessesMax: 5,
+		PeakPSSBytes: 12 << 20, MeanPSSBytes: 11 << 20,
 		FPMStatusEnd: map[string]string{"pool": "www", "listen queue": "3", "active processes": "4", "max children reached": "1"}}
+	overflows := int64(175)
+	s.ListenOverflows = &overflows
 	return s
 }
 
@@ -76,7 +79,7 @@ func TestGoldenSweepCSV(t *testing.T) {
 	if got := rows[4]; got[0] != `prefork:4, "ka"` || got[1] != "1" || got[6] != "99.50" || got[10] != "10.200" {
 		t.Errorf("row 4: %q", got)
 	}
-	if got := rows[2][13:]; !reflect.DeepEqual(got, []string{"0.125", "42991616", "5", "3", "4", "1"}) {
+	if got := rows[2][13:]; !reflect.DeepEqual(got, []string{"0.125", "42991616", "5", "3", "4", "1", "175", "12582912", "11534336"}) {
 		t.Errorf("row 2, backend and php-fpm columns: %q", got)
 	}
 }
@@ -156,6 +159,7 @@ func TestSweepChart(t *testing.T) {
 	withBackend := fixedSweep()
 	withBackend.Series[0].Levels[1].Backend = &stats.BackendUsage{CPUSeconds: 1.5, Samples: 3, PeakRSSBytes: 1 << 20, ProcessesMax: 2}
 	withBackend.Series[0].Levels[1].TimeTaken = 2
+	withBackend.Series[0].Levels[1].Backend.MeanPSSBytes = 1 << 19
 	for _, tc := range []struct {
 		name string
 		sw   Sweep
@@ -173,13 +177,14 @@ func TestSweepChart(t *testing.T) {
 			for _, se := range tc.sw.Series {
 				for _, l := range se.Levels {
 					failed = failed || l.Failed > 0                            // a panel of the failure ratio
-					backend = backend || (l.Backend != nil && l.TimeTaken > 0) // a panel of the backend's CPU
+					backend = backend || (l.Backend != nil && l.TimeTaken > 0) // panels of the backend's CPU and memory
 				}
 			}
-			for _, b := range []bool{failed, backend} {
-				if b {
-					panels++
-				}
+			if failed {
+				panels++
+			}
+			if backend {
+				panels += 2
 			}
 			height, svgHeight := panels*PanelHeightPx, strconv.Itoa(panels*360)+"pt"
 			if r := img.Bounds(); r.Dx() != ChartWidthPx || r.Dy() != height {

@@ -155,6 +155,16 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	}
 	if op := s.Open; op != nil {
 		line("Open model", "%.2f [#/sec] asked, %.2f [#/sec] achieved", op.RateAsked, op.RateAchieved)
+		unsent := fmt.Sprintf("%d unsent", op.UnsentRequests)
+		if op.UnsentInFlight > 0 {
+			unsent += fmt.Sprintf(" (%d cut off in flight at the end)", op.UnsentInFlight)
+		}
+		line("Due requests", "%d = %d complete + %d failed + %s", op.DueRequests,
+			s.Complete, s.Failed-s.Failures.Length, unsent)
+		if l := op.ClientLatenessMs; l != nil {
+			line("Client lateness", "p50 %.3f ms, p99 %.3f ms, max %.3f ms (sent after the intended start by a free worker)",
+				l.P50, l.P99, l.Max)
+		}
 		if op.LateRequests > 0 {
 			line("Sent late", "%d requests (> 1 ms), mean %.3f ms, max %.3f ms", op.LateRequests, op.LateMeanMs, op.LateMaxMs)
 		} else {
@@ -193,18 +203,23 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	}
 	if len(s.Upstreams) > 0 {
 		fmt.Fprintf(b, "\nUpstreams (%s)\n", s.Balance)
-		fmt.Fprintf(b, "  %-36s %9s %8s %10s %10s %10s\n", "address", "requests", "failed", "req/s", "mean ms", "p99 ms")
-		for _, u := range s.Upstreams {
-			fmt.Fprintf(b, "  %-36s %9d %8d %10.2f %10.3f %10.3f\n", u.Address, u.Requests, u.Failed, u.RequestsPerSecond, u.MeanMs, u.P99Ms)
-		}
+		writeUpstreams(b, "  ", s.Upstreams, true)
 		b.WriteString("\n")
 	}
 	if bu := s.Backend; bu != nil {
 		if bu.Samples > 0 {
 			line("Backend CPU", "%.2f s (user %.2f + sys %.2f) for PIDs %v and their descendants",
 				bu.CPUSeconds, bu.CPUUserSeconds, bu.CPUSysSeconds, bu.PIDs)
-			line("Backend memory", "%.1f MiB peak, %.1f MiB mean (RSS summed over the processes)",
-				float64(bu.PeakRSSBytes)/(1<<20), float64(bu.MeanRSSBytes)/(1<<20))
+			mib := func(v int64) float64 { return float64(v) / (1 << 20) }
+			src := "PSS summed over the processes"
+			if bu.PSSFallback > 0 {
+				src += fmt.Sprintf("; RSS stood in for %d unreadable smaps_rollup readings", bu.PSSFallback)
+			}
+			line("Backend memory", "%.1f MiB peak, %.1f MiB mean (%s)", mib(bu.PeakPSSBytes), mib(bu.MeanPSSBytes), src)
+			line("Backend RSS", "%.1f MiB peak, %.1f MiB mean (summed: counts every shared page once per process)",
+				mib(bu.PeakRSSBytes), mib(bu.MeanRSSBytes))
+			line("Backend USS", "%.1f MiB mean, %.1f MiB max per process (private memory: what one more worker costs)",
+				mib(bu.USSMeanBytes), mib(bu.USSMaxBytes))
 			line("Backend processes", "%d max, %.1f mean", bu.ProcessesMax, bu.ProcessesMean)
 		}
 		for _, st := range []struct {
@@ -249,3 +264,14 @@ func sane(b *strings.Builder, what string, p stats.PhaseStats) {
 
 // ms rounds a time in milliseconds to the nearest whole millisecond.
 func ms(v float64) int64 { return int64(math.Round(v)) }
+
+// writeUpstreams writes the per-address lines of a cluster target, each
+// after prefix, with the header line first when head is set.
+func writeUpstreams(w io.Writer, prefix string, ups []stats.UpstreamSummary, head bool) {
+	if head {
+		fmt.Fprintf(w, "%s%-36s %9s %8s %10s %10s %10s\n", prefix, "address", "requests", "failed", "req/s", "mean ms", "p99 ms")
+	}
+	for _, u := range ups {
+		fmt.Fprintf(w, "%s%-36s %9d %8d %10.2f %10.3f %10.3f\n", prefix, u.Address, u.Requests, u.Failed, u.RequestsPerSecond, u.MeanMs, u.P99Ms)
+	}
+}

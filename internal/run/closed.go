@@ -43,8 +43,10 @@ type Config struct {
 // Outcome describes how a run went.
 type Outcome struct {
 	// Start and End bound the run, in load.Now nanoseconds: End is when
-	// the last worker stopped.
-	Start, End int64
+	// the last worker stopped. Stop is when the run was told to stop (its
+	// time limit, or an interrupt), or End if earlier: the end of the
+	// schedule in the open model.
+	Start, End, Stop int64
 	// Interrupted reports that ctx was cancelled before the run ended.
 	Interrupted bool
 	// Health is the client's CPU use and scheduling delay during the run.
@@ -84,6 +86,8 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 		runCtx, stop = context.WithTimeout(runCtx, cfg.Duration)
 		defer stop()
 	}
+	var stopAt atomic.Int64
+	defer context.AfterFunc(runCtx, func() { stopAt.Store(load.Now()) })()
 	clients, err := makeClients(runCtx, cfg.Factory, cfg.Concurrency)
 	if err != nil {
 		return Outcome{}, err
@@ -104,6 +108,10 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	}
 	wg.Wait()
 	out.End = load.Now()
+	out.Stop = out.End
+	if t := stopAt.Load(); t != 0 && t < out.End {
+		out.Stop = t
+	}
 	out.Health = health.finish()
 	out.Interrupted = ctx.Err() != nil
 	return out, nil

@@ -127,7 +127,7 @@ func TestClosedBadConfig(t *testing.T) {
 func TestOpenPacing(t *testing.T) {
 	var calls, closed atomic.Int64
 	rec := stats.NewRecorder(stats.Options{Shards: 4})
-	out, err := Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 4, Requests: 50,
+	out, acc, err := Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 4, Requests: 50,
 		Factory: factory(0, 0, &calls, &closed), Recorder: rec}})
 	if err != nil {
 		t.Fatal(err)
@@ -142,9 +142,12 @@ func TestOpenPacing(t *testing.T) {
 	if s.Complete != 50 || s.Open == nil || s.Open.CeilingLate > 20 {
 		t.Errorf("complete %d open %+v", s.Complete, s.Open)
 	}
+	if acc != (OpenAccount{Due: 50, Recorded: 50}) {
+		t.Errorf("account %+v, want 50 due, 50 recorded", acc)
+	}
 
 	rec = stats.NewRecorder(stats.Options{Shards: 1})
-	out, err = Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 1, Requests: 20,
+	out, _, err = Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 1, Requests: 20,
 		Factory: factory(20*time.Millisecond, 0, &calls, &closed), Recorder: rec}})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +158,7 @@ func TestOpenPacing(t *testing.T) {
 	if s.Open.CeilingLate < 15 || s.Percentiles["100"] < 200 || s.UncorrectedPercentiles["100"] > s.Percentiles["100"]/2 {
 		t.Errorf("one 20 ms worker at 200/s: open %+v p100 %v uncorrected %v", *s.Open, s.Percentiles["100"], s.UncorrectedPercentiles["100"])
 	}
-	if _, err := Open(context.Background(), OpenConfig{Rate: 0, Config: Config{Concurrency: 1, Requests: 1}}); err == nil {
+	if _, _, err := Open(context.Background(), OpenConfig{Rate: 0, Config: Config{Concurrency: 1, Requests: 1}}); err == nil {
 		t.Error("rate 0 accepted")
 	}
 }
@@ -166,4 +169,28 @@ func summarize(rec *stats.Recorder, p stats.Plan, elapsed time.Duration) stats.S
 	p.VariableLength = m.Plan.VariableLength
 	m.Plan, m.Elapsed = p, elapsed
 	return m.Summary()
+}
+
+// TestOpenAccount: a rate above what the workers can do in a time limit
+// leaves requests unsent; recorded + unsent = due = rate × time, and the
+// unsent enter the corrected latencies only.
+func TestOpenAccount(t *testing.T) {
+	var calls, closed atomic.Int64
+	rec := stats.NewRecorder(stats.Options{Shards: 2})
+	out, acc, err := Open(context.Background(), OpenConfig{Rate: 500, Config: Config{Concurrency: 2, Duration: 400 * time.Millisecond,
+		Factory: factory(10*time.Millisecond, 0, &calls, &closed), Recorder: rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 500/s for 0.4 s as scheduled: 200 due, within the timer's error.
+	if acc.Due < 190 || acc.Due > 210 || acc.Recorded+acc.Unsent != acc.Due || acc.Recorded > 100 || acc.CutInFlight > 2 {
+		t.Errorf("account %+v over %v", acc, time.Duration(out.Stop-out.Start))
+	}
+	m := rec.Merge()
+	if m.Summary().Complete != acc.Recorded {
+		t.Errorf("complete != recorded %d", acc.Recorded)
+	}
+	if n := m.PhaseCount(stats.PhaseScheduled); n != acc.Recorded+acc.Unsent {
+		t.Errorf("corrected latencies count %d, want %d", n, acc.Recorded+acc.Unsent)
+	}
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,55 +24,120 @@ type OpenConfig struct {
 	Rate float64
 }
 
+// OpenAccount is how the requests that were due in an open-model run ended:
+// Recorded (complete or failed, each once) + Unsent = Due.
+type OpenAccount struct {
+	// Due is the number of requests whose intended start fell within the
+	// run: rate × the run's time as scheduled, at most the request count.
+	Due int64
+	// Recorded is the number of requests recorded (complete or failed).
+	Recorded int64
+	// Unsent were due but got no outcome: never sent because the run
+	// ended or every worker was busy (-c full), or sent and cut off in
+	// flight by the end of the run (CutInFlight of them).
+	Unsent      int64
+	CutInFlight int64
+}
+
 // Open runs the open model. Workers take request numbers i = 0, 1, 2 ... from
 // one atomic counter; request i is due at start + i/Rate. A worker that takes
-// a number before its time sleeps until then; one that takes it late (it was
-// busy: the in-flight ceiling held the rate back) sends at once. The
-// recorder sees Intended on every result, and tells the two kinds of
-// lateness apart.
-func Open(ctx context.Context, cfg OpenConfig) (Outcome, error) {
+// a number before its time waits until then (pacer: precise to tens of
+// microseconds); one that takes it late (it was busy: the in-flight ceiling
+// held the rate back) sends at once. The recorder sees Intended on every
+// result, and tells the two kinds of lateness apart.
+//
+// After the run, every request that was due but got no outcome is counted
+// (OpenAccount) and enters the corrected latencies as if it had completed at
+// the end of the run, the earliest it could have: leaving it out would hide
+// the worst of a backlog, since exactly the requests that waited longest are
+// the ones the run never sent.
+func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 	if cfg.Rate <= 0 {
-		return Outcome{}, errors.New("run: rate must be greater than 0")
+		return Outcome{}, OpenAccount{}, errors.New("run: rate must be greater than 0")
 	}
 	interval := float64(time.Second) / cfg.Rate
 	var next atomic.Int64
-	return drive(ctx, cfg.Config, func(ctx context.Context, c load.Client, sh *stats.Shard, start int64) {
-		openWorker(ctx, c, sh, &next, cfg.Requests, start, interval, cfg.Watch)
+	var mu sync.Mutex
+	var pending []pendingReq
+	out, err := drive(ctx, cfg.Config, func(ctx context.Context, c load.Client, sh *stats.Shard, start int64) {
+		if p, ok := openWorker(ctx, c, sh, &next, cfg.Requests, start, interval, cfg.Watch); ok {
+			mu.Lock()
+			pending = append(pending, p)
+			mu.Unlock()
+		}
 	})
+	if err != nil {
+		return out, OpenAccount{}, err
+	}
+	// Due: the requests i with start + i*interval < Stop.
+	span := float64(out.Stop - out.Start)
+	due := int64(span / interval)
+	if float64(due)*interval < span {
+		due++
+	}
+	if cfg.Requests > 0 {
+		due = min(due, cfg.Requests)
+	}
+	acc := OpenAccount{Due: due, Recorded: cfg.Recorder.Done()}
+	acc.Unsent = max(acc.Due-acc.Recorded, 0)
+	// The corrected latency of each unsent request: from its intended
+	// start to the end of the run. First those a worker held, then those
+	// no worker took.
+	left := acc.Unsent
+	for _, p := range pending {
+		if left > 0 && p.intended < out.Stop {
+			cfg.Recorder.RecordUnsent(out.Stop - p.intended)
+			left--
+			if p.sent {
+				acc.CutInFlight++
+			}
+		}
+	}
+	for i := next.Load(); left > 0; i++ {
+		cfg.Recorder.RecordUnsent(out.Stop - (out.Start + int64(float64(i)*interval)))
+		left--
+	}
+	return out, acc, nil
 }
 
-func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomic.Int64, limit, start int64, interval float64, w *Watch) {
+// pendingReq is the request a worker held when the run ended: taken, due,
+// and without an outcome.
+type pendingReq struct {
+	intended int64
+	sent     bool // sent and cut off in flight
+}
+
+// openWorker sends the requests it takes at their intended times. It
+// returns the request it held without an outcome when the run ended, if
+// any.
+func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomic.Int64, limit, start int64, interval float64, w *Watch) (pendingReq, bool) {
 	var res load.Result
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	pc := newPacer(ctx)
+	defer pc.close()
 	for ctx.Err() == nil {
 		i := next.Add(1) - 1
 		if limit > 0 && i >= limit {
-			return
+			return pendingReq{}, false
 		}
 		due := start + int64(float64(i)*interval)
-		wait := due - load.Now()
-		if wait > 0 {
-			timer.Reset(time.Duration(wait))
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			}
-		} else if ctx.Err() != nil {
-			return
+		queued := load.Now() >= due
+		if !queued && !pc.waitUntil(ctx, due) {
+			return pendingReq{intended: due}, true
+		}
+		if ctx.Err() != nil {
+			return pendingReq{intended: due}, true
 		}
 		res.Reset()
 		res.Intended = due
-		res.Queued = wait <= 0
+		res.Queued = queued
 		c.Do(&res)
 		if res.Class != load.OK && ctx.Err() != nil {
-			return
+			return pendingReq{intended: due, sent: true}, true
 		}
 		sh.Record(&res)
 		if w != nil {
 			w.observe(&res)
 		}
 	}
+	return pendingReq{}, false
 }

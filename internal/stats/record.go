@@ -71,6 +71,12 @@ type Record struct {
 	TLS *TLSInfo `json:"tls,omitempty"`
 	// Notes name connection-level conditions met during the run.
 	Notes []string `json:"notes"`
+	// ListenOverflows and ListenDrops are the rise of the kernel's
+	// machine-wide TcpExt counters during the run; ListenBacklog the
+	// listen backlog of a local target's socket; nil when not read.
+	ListenOverflows *int64 `json:"listen_overflows,omitempty"`
+	ListenDrops     *int64 `json:"listen_drops,omitempty"`
+	ListenBacklog   *int   `json:"listen_backlog,omitempty"`
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *BackendLost `json:"backend_lost,omitempty"`
@@ -179,6 +185,10 @@ type Counts struct {
 	KeepAlive int64 `json:"keep_alive"`
 	// Reconnects counts dead kept connections redialed.
 	Reconnects int64 `json:"reconnects"`
+	// SlowConnects counts complete requests whose connect took 1 s or
+	// more (a SYN dropped by a full listen queue is retransmitted after
+	// 1 s).
+	SlowConnects int64 `json:"slow_connects"`
 	// BytesRead, BodyBytes, BytesWritten and StderrBytes are in bytes:
 	// everything read, the response bodies of complete responses, the
 	// requests written, and FastCGI stderr.
@@ -195,6 +205,13 @@ type Counts struct {
 	LateSum  time.Duration `json:"late_sum_ns"`
 	LateMax  time.Duration `json:"late_max_ns"`
 	SchedMax time.Duration `json:"sched_late_max_ns"`
+	// Due, Unsent and UnsentInFlight are the open model's accounting:
+	// requests due by the schedule (rate × time as scheduled, at most
+	// -n), those due that got no outcome, and those of them cut off in
+	// flight at the end (see OpenModel).
+	Due            int64 `json:"due"`
+	Unsent         int64 `json:"unsent"`
+	UnsentInFlight int64 `json:"unsent_in_flight"`
 }
 
 // Merge adds o's counts to c.
@@ -204,6 +221,10 @@ func (c *Counts) Merge(o *Counts) {
 	c.Non2xx += o.Non2xx
 	c.KeepAlive += o.KeepAlive
 	c.Reconnects += o.Reconnects
+	c.SlowConnects += o.SlowConnects
+	c.Due += o.Due
+	c.Unsent += o.Unsent
+	c.UnsentInFlight += o.UnsentInFlight
 	c.BytesRead += o.BytesRead
 	c.BodyBytes += o.BodyBytes
 	c.BytesWritten += o.BytesWritten
@@ -449,11 +470,11 @@ func (p *PhaseRecord) Quantile(q float64) time.Duration {
 func newHist() *hdr.Histogram { return hdr.New(histMin, histMax, histSigF) }
 
 // Phases holds the PhaseRecord of every ab phase, indexed by Phase. In
-// JSON it is an object keyed by phase name; the scheduled phase is written
-// only when it holds values (open model).
+// JSON it is an object keyed by phase name; the open model's phases
+// (scheduled, client_late) are written only when they hold values.
 type Phases [numPhases]PhaseRecord
 
-var phaseNames = [numPhases]string{"connect", "processing", "waiting", "total", "scheduled"}
+var phaseNames = [numPhases]string{"connect", "processing", "waiting", "total", "scheduled", "client_late"}
 
 // String returns the phase's name, as in the record's JSON keys.
 func (p Phase) String() string {
@@ -467,7 +488,7 @@ func (p Phase) String() string {
 func (ps Phases) MarshalJSON() ([]byte, error) {
 	m := map[string]PhaseRecord{}
 	for p := range ps {
-		if Phase(p) == PhaseScheduled && ps[p].N == 0 {
+		if Phase(p) >= PhaseScheduled && ps[p].N == 0 {
 			continue
 		}
 		m[phaseNames[p]] = ps[p]
@@ -515,6 +536,9 @@ type Cause struct {
 	Message string        `json:"message"`
 }
 
+// PhaseCount returns how many values phase p holds.
+func (r *Record) PhaseCount(p Phase) int64 { return r.Phases[p].N }
+
 // Rows returns the kept raw rows (nil unless Options.KeepRows); they are
 // not part of the JSON form.
 func (r *Record) Rows() []RawRow { return r.rows }
@@ -522,8 +546,9 @@ func (r *Record) Rows() []RawRow { return r.rows }
 // RawErr returns the first error writing the raw file, if any.
 func (r *Record) RawErr() error { return r.rawErr }
 
-// Failures returns the failure count of a kind (summed over classes).
-func (r *Record) Failures(k load.Kind) int64 {
+// CauseCount returns how many failures were of kind k, whatever their
+// class.
+func (r *Record) CauseCount(k load.Kind) int64 {
 	var n int64
 	for _, c := range r.Causes {
 		if c.Kind == k {
@@ -536,8 +561,10 @@ func (r *Record) Failures(k load.Kind) int64 {
 // Merge combines records of the same plan (the target and request may not
 // differ; concurrency and request budgets add up) into one, exactly: counts
 // and moments add, histograms merge bucket by bucket, the run spans the
-// earliest start to the latest end. The environment, client health,
-// backend and TLS are the first record's; notes are the union.
+// earliest start to the latest end, the listen queue counters add up. The
+// environment, client health, backend, TLS and listen backlog are the
+// first record's (the first loss of the backend too); notes are the
+// union.
 func Merge(recs ...*Record) (*Record, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("stats: no record to merge")
@@ -599,6 +626,11 @@ func Merge(recs ...*Record) (*Record, error) {
 		if out.BackendLost == nil {
 			out.BackendLost = r.BackendLost
 		}
+		if out.ListenBacklog == nil {
+			out.ListenBacklog = r.ListenBacklog
+		}
+		out.ListenOverflows = addPtr(out.ListenOverflows, r.ListenOverflows)
+		out.ListenDrops = addPtr(out.ListenDrops, r.ListenDrops)
 		for _, n := range r.Notes {
 			if !slices.Contains(out.Notes, n) {
 				out.Notes = append(out.Notes, n)
@@ -616,6 +648,18 @@ func Merge(recs ...*Record) (*Record, error) {
 	sortCauses(out.Causes)
 	out.ErrorSamples = sortedSamples(samples)
 	return out, nil
+}
+
+// addPtr adds two optional counts (nil: not read).
+func addPtr(a, b *int64) *int64 {
+	if b == nil {
+		return a
+	}
+	v := *b
+	if a != nil {
+		v += *a
+	}
+	return &v
 }
 
 // samePlan reports whether two plans may be merged: all but the

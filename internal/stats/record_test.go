@@ -109,8 +109,8 @@ func TestMergeHalves(t *testing.T) {
 	if !reflect.DeepEqual(merged.Causes, whole.Causes) {
 		t.Errorf("causes %+v, want %+v", merged.Causes, whole.Causes)
 	}
-	if merged.Failures(load.KindRefused) != whole.Counts.Failures[load.Connect] || merged.Failures(load.KindReset) == 0 ||
-		merged.Failures(load.KindTimeout) == 0 {
+	if merged.CauseCount(load.KindRefused) != whole.Counts.Failures[load.Connect] || merged.CauseCount(load.KindReset) == 0 ||
+		merged.CauseCount(load.KindTimeout) == 0 {
 		t.Errorf("causes by kind %+v", merged.Causes)
 	}
 	if merged.Plan.Requests != 5000 || !merged.StartedAt.Equal(t0) || merged.Elapsed != 2*time.Second {
@@ -184,4 +184,36 @@ func TestBadRecordJSON(t *testing.T) {
 			t.Errorf("%s: no error", in)
 		}
 	}
+}
+
+// FuzzRecordJSON: reading any bytes as a record never panics, and a record
+// that was read writes back to JSON that reads as the same record.
+func FuzzRecordJSON(f *testing.F) {
+	t0 := time.UnixMicro(1_764_556_800_000_001)
+	b, err := json.Marshal(recordOf(results(50), t0, t0.Add(time.Second)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"schema":1,"started_at":-0.5,"phases":{"total":{"count":0,"sum_squares_ns2":"340282366920938463463374607431768211455"}}}`))
+	f.Add([]byte(`{"counts":{"failures":{"connect":3}},"causes":[{"class":"connect","kind":"refused","count":3}]}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var r Record
+		if json.Unmarshal(in, &r) != nil {
+			return
+		}
+		_ = r.Summary()
+		out, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatalf("a record read back does not write: %v", err)
+		}
+		var again Record
+		if err := json.Unmarshal(out, &again); err != nil {
+			t.Fatalf("written record does not read: %v\n%s", err, out)
+		}
+		out2, _ := json.Marshal(&again)
+		if string(out) != string(out2) {
+			t.Fatalf("round trip changed the record:\n%s\n%s", out, out2)
+		}
+	})
 }

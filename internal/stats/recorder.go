@@ -1,5 +1,9 @@
-// Package stats records the outcome of every request of a run and reduces
-// them to a Summary: pure data, with JSON tags, that the reporters render.
+// Package stats records the outcome of every request of a run into a
+// Recorder, whose Merge gives the run's Record: counts by failure class,
+// exact moments and HDR histograms per phase, per-upstream parts, typed
+// failure causes, the plan and the environment, in a JSON form (schema 1)
+// that is saved, read back and merged exactly (Merge). A Record's Summary is
+// ab's figures: pure data, with JSON tags, that the reporters render.
 //
 // Latencies go into HDR histograms (github.com/HdrHistogram/hdrhistogram-go)
 // with 3 significant digits (percentiles within 0.1% of the value) from 1 µs
@@ -52,6 +56,11 @@ const (
 	// PhaseScheduled is the total time from the intended start (open
 	// model only): the latency corrected for coordinated omission.
 	PhaseScheduled
+	// PhaseClientLate is, in the open model, how late the client sent a
+	// request whose worker was free and waiting for its intended start
+	// (actual start minus intended start): the client's own pacing error,
+	// which the corrected latencies include.
+	PhaseClientLate
 	numPhases
 )
 
@@ -200,6 +209,12 @@ func (s *Shard) Record(res *load.Result) {
 	s.mu.Lock()
 	c := &s.counts
 	if res.Intended != 0 {
+		if !res.Queued {
+			late := max(res.Start-res.Intended, 0)
+			ph := &s.phases[PhaseClientLate]
+			ph.add(late)
+			_ = ph.Hist.RecordValue(min((late+500)/1000, histMax))
+		}
 		if late := time.Duration(res.Start - res.Intended); late > LateThreshold {
 			c.Late++
 			c.LateSum += late
@@ -235,13 +250,16 @@ func (s *Shard) Record(res *load.Result) {
 		connect := int64(0)
 		if res.Dialed {
 			connect = res.Connected - res.Start
+			if connect >= int64(time.Second) {
+				c.SlowConnects++
+			}
 		}
 		total := res.Done - res.Start
 		wait := res.FirstByte - res.Written
 		if wait < 0 {
 			wait = 0
 		}
-		v := [numPhases]int64{connect, total - connect, wait, total, 0}
+		v := [PhaseScheduled + 1]int64{connect, total - connect, wait, total, 0}
 		np := PhaseTotal + 1
 		if res.Intended != 0 {
 			v[PhaseScheduled] = res.Done - res.Intended
@@ -274,6 +292,19 @@ func (s *Shard) Record(res *load.Result) {
 	}
 	s.mu.Unlock()
 	s.done.Add(1)
+}
+
+// RecordUnsent adds, in the open model, a request that was due but got no
+// outcome, to the corrected latencies (PhaseScheduled) only: latency is
+// the time from its intended start to the end of the run, in ns. It is not
+// counted as complete or failed.
+func (r *Recorder) RecordUnsent(latency int64) {
+	s := r.shards[0]
+	s.mu.Lock()
+	ph := &s.phases[PhaseScheduled]
+	ph.add(latency)
+	_ = ph.Hist.RecordValue(min(latency/1000, histMax))
+	s.mu.Unlock()
 }
 
 // appendRaw adds the CSV line of res to the shard's pending block and

@@ -186,3 +186,48 @@ func summarize(m *Record, p Plan, elapsed time.Duration) Summary {
 	m.Plan, m.Elapsed = p, elapsed
 	return m.Summary()
 }
+
+// TestClientLateness: in the open model, the lateness of requests whose
+// worker was free (not Queued) is the client's own; when its p99 is over a
+// tenth of the corrected p99 a warning says so. Queued requests and the
+// unsent ones do not enter it; the unsent enter the corrected latencies.
+func TestClientLateness(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		late     int64 // ns, of every free-worker request
+		total    int64 // ns
+		wantWarn bool
+	}{{"precise client", 10_000, 2_000_000, false}, {"late client", 800_000, 1_000_000, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := NewRecorder(Options{Shards: 2})
+			for i := range int64(100) {
+				intended := 1_000_000_000 + i*1_000_000
+				r := ok(intended+tc.late, tc.total, 10)
+				r.Intended = intended
+				if i%10 == 9 { // waited 5 ms for a worker: not the client's lateness
+					r = ok(intended+5_000_000, tc.total, 10)
+					r.Intended, r.Queued = intended, true
+				}
+				rec.Shard(int(i)).Record(&r)
+			}
+			rec.RecordUnsent(3_000_000_000)
+			m := rec.Merge()
+			if n := m.PhaseCount(PhaseScheduled); n != 101 {
+				t.Errorf("corrected latencies hold %d, want 100 + 1 unsent", n)
+			}
+			m.Counts.Due, m.Counts.Unsent = 101, 1
+			s := summarize(m, Plan{Rate: 1000}, 0)
+			l := s.Open.ClientLatenessMs
+			want := float64(tc.late) / 1e6
+			if l == nil || math.Abs(l.P50-want) > want*0.01+0.001 || math.Abs(l.Max-want) > want*0.01+0.001 {
+				t.Fatalf("client lateness %+v, want %.3f ms", l, want)
+			}
+			if s.Open.DueRequests != 101 || s.Open.UnsentRequests != 1 || s.Percentiles["100"] != 3000 {
+				t.Errorf("open %+v, corrected max %.1f ms", *s.Open, s.Percentiles["100"])
+			}
+			if got := len(s.Client.Warnings) == 1; got != tc.wantWarn {
+				t.Errorf("warnings %q, want one: %v", s.Client.Warnings, tc.wantWarn)
+			}
+		})
+	}
+}

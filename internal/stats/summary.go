@@ -84,7 +84,32 @@ type OpenModel struct {
 	// SchedulerLateMaxMs is the worst lateness of a request whose worker
 	// was free: the client's own timer or CPU lag.
 	SchedulerLateMaxMs float64 `json:"scheduler_late_max_ms"`
+	// ClientLatenessMs is the client's own pacing error: actual send time
+	// minus intended start of the requests whose worker was free and
+	// waiting (nil when there was none). The corrected latencies include it.
+	ClientLatenessMs *Lateness `json:"client_lateness_ms"`
+	// DueRequests is rate × the run's time as scheduled (at most -n);
+	// UnsentRequests were due but got no outcome: never sent because the
+	// run ended or -c was full, or cut off in flight at the end
+	// (UnsentInFlight of them). complete + failed + unsent = due, a
+	// Length failure counting once. Each unsent request enters the
+	// corrected percentiles as if it completed at the end of the run.
+	DueRequests    int64 `json:"due_requests"`
+	UnsentRequests int64 `json:"unsent_requests"`
+	UnsentInFlight int64 `json:"unsent_in_flight_requests"`
 }
+
+// Lateness is a distribution of a delay, in ms.
+type Lateness struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// ClientDominatesFraction: when the client's lateness at p99 exceeds this
+// fraction of the corrected p99, the corrected figures are said to be
+// dominated by the client.
+const ClientDominatesFraction = 0.1
 
 // Failures counts failed requests per class.
 type Failures struct {
@@ -165,6 +190,17 @@ type Summary struct {
 	Backend *BackendUsage `json:"backend,omitempty"`
 	// TLS describes the negotiated TLS session of an https target.
 	TLS *TLSInfo `json:"tls,omitempty"`
+	// ConnectsOver1s counts completed requests whose connect took 1 s or
+	// more: a SYN dropped by a full listen queue and retransmitted.
+	ConnectsOver1s int64 `json:"connects_over_1s"`
+	// ListenOverflows and ListenDrops are the rise of the kernel's
+	// machine-wide TcpExt counters of the same names during the run; nil
+	// when not read (the target is not a local TCP address).
+	ListenOverflows *int64 `json:"listen_overflows"`
+	ListenDrops     *int64 `json:"listen_drops"`
+	// ListenBacklog is the listen backlog of a local target's socket (what
+	// ss -ltn shows as Send-Q), when read.
+	ListenBacklog *int `json:"listen_backlog,omitempty"`
 	// Notes name connection-level conditions met during the run (refused
 	// connections, a full Unix backlog, port exhaustion, reconnects) and
 	// their remedies.
@@ -265,13 +301,16 @@ func (m *Record) Summary() Summary {
 			Waiting:    m.phase(PhaseWaiting),
 			Total:      m.phase(PhaseTotal),
 		},
-		Percentiles:  map[string]float64{},
-		ErrorSamples: append([]ErrorSample{}, m.ErrorSamples...),
-		Notes:        append([]string{}, m.Notes...),
-		Interrupted:  m.Interrupted,
-		Backend:      m.Backend,
-		TLS:          m.TLS,
-		BackendLost:  m.BackendLost,
+		Percentiles:     map[string]float64{},
+		ErrorSamples:    append([]ErrorSample{}, m.ErrorSamples...),
+		Notes:           append([]string{}, m.Notes...),
+		Interrupted:     m.Interrupted,
+		Backend:         m.Backend,
+		TLS:             m.TLS,
+		BackendLost:     m.BackendLost,
+		ListenOverflows: m.ListenOverflows,
+		ListenDrops:     m.ListenDrops,
+		ListenBacklog:   m.ListenBacklog,
 	}
 	if pl.BodySize > 0 {
 		s.TotalBodySent = c.BytesWritten
@@ -303,7 +342,12 @@ func (m *Record) Summary() Summary {
 			s.UncorrectedPercentiles[strconv.Itoa(p)] = m.quantile(PhaseTotal, float64(p))
 		}
 		o := &OpenModel{RateAsked: pl.Rate, LateRequests: c.Late, CeilingLate: c.Queued,
-			LateMaxMs: ms(c.LateMax), SchedulerLateMaxMs: ms(c.SchedMax)}
+			LateMaxMs: ms(c.LateMax), SchedulerLateMaxMs: ms(c.SchedMax),
+			DueRequests: c.Due, UnsentRequests: c.Unsent, UnsentInFlight: c.UnsentInFlight}
+		if m.Phases[PhaseClientLate].N > 0 {
+			o.ClientLatenessMs = &Lateness{P50: m.quantile(PhaseClientLate, 50), P99: m.quantile(PhaseClientLate, 99),
+				Max: m.quantile(PhaseClientLate, 100)}
+		}
 		if c.Late > 0 {
 			o.LateMeanMs = float64(c.LateSum) / float64(c.Late) / 1e6
 		}
@@ -331,8 +375,15 @@ func (m *Record) Summary() Summary {
 			s.Upstreams = append(s.Upstreams, us)
 		}
 	}
+	s.ConnectsOver1s = c.SlowConnects
 	s.Client = m.Client
 	s.Client.Warnings = append([]string{}, m.Client.Warnings...)
+	if o := s.Open; o != nil && o.ClientLatenessMs != nil && s.Percentiles["99"] > 0 &&
+		o.ClientLatenessMs.P99 > ClientDominatesFraction*s.Percentiles["99"] {
+		s.Client.Warnings = append(s.Client.Warnings, fmt.Sprintf("the client sent requests %.3f ms late at p99, over a tenth of "+
+			"the corrected p99 (%.3f ms): the corrected figures are dominated by the client, not the backend",
+			o.ClientLatenessMs.P99, s.Percentiles["99"]))
+	}
 	return s
 }
 
@@ -360,8 +411,21 @@ type BackendUsage struct {
 	CPUUserSeconds float64 `json:"cpu_user_seconds"`
 	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
 	// PeakRSSBytes and MeanRSSBytes are of the sum over the process tree.
+	// RSS counts a page shared by several processes once in each.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	MeanRSSBytes int64 `json:"mean_rss_bytes"`
+	// PeakPSSBytes and MeanPSSBytes are of the tree's summed proportional
+	// set size (each shared page divided among its sharers): the memory
+	// the pool really uses. Where a process's smaps_rollup could not be
+	// read, its RSS stands in and PSSFallback counts such readings.
+	PeakPSSBytes int64 `json:"backend_peak_pss_bytes"`
+	MeanPSSBytes int64 `json:"backend_mean_pss_bytes"`
+	PSSFallback  int   `json:"pss_fallback_readings"`
+	// USSMeanBytes and USSMaxBytes are per process: its unique set size
+	// (private pages, what one more worker would cost), the mean over the
+	// processes and samples and the largest seen.
+	USSMeanBytes int64 `json:"uss_per_process_mean_bytes"`
+	USSMaxBytes  int64 `json:"uss_per_process_max_bytes"`
 	// ProcessesMax and ProcessesMean count the processes of the tree.
 	ProcessesMax  int     `json:"processes_max"`
 	ProcessesMean float64 `json:"processes_mean"`
