@@ -169,12 +169,13 @@ func levelOf(se *seriesDoc, level int) *stats.Summary {
 }
 
 // sweepTable writes one row per series and level, a body per series; the
-// backend and php-fpm columns only when some level has them, the interval
-// columns only with trials.
+// listen queue, backend and php-fpm columns only when some level has them,
+// the interval columns only with trials.
 func (p *pager) sweepTable(sw *sweepDoc) {
-	var hasCI, hasBackend, hasFPM bool
+	var hasCI, hasBackend, hasFPM, hasOverflows bool
 	for _, se := range sw.Series {
 		for _, lv := range se.Levels {
+			hasOverflows = hasOverflows || lv.ListenOverflows != nil
 			hasCI = hasCI || len(lv.RPSCI95) == 2 || len(lv.P99CI95) == 2
 			if bu := lv.Backend; bu != nil {
 				hasBackend = hasBackend || bu.Samples > 0
@@ -191,6 +192,9 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 		head = append(head, "p99 95% interval")
 	}
 	head = append(head, "max ms", "non-2xx")
+	if hasOverflows {
+		head = append(head, "listen queue overflows")
+	}
 	if hasBackend {
 		head = append(head, "backend CPU %", "backend peak RSS MiB", "backend processes")
 	}
@@ -229,6 +233,13 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 				r = append(r, num(ci(lv.P99CI95, 3)))
 			}
 			r = append(r, f3(s.ConnectionTimes.Total.Max), d(s.Non2xx))
+			if hasOverflows {
+				if s.ListenOverflows != nil {
+					r = append(r, d(*s.ListenOverflows))
+				} else {
+					r = append(r, num(""))
+				}
+			}
 			if hasBackend {
 				if bu := s.Backend; bu != nil && bu.Samples > 0 && s.TimeTaken > 0 {
 					r = append(r, num(strconv.FormatFloat(bu.CPUSeconds/s.TimeTaken*100, 'f', 1, 64)),
