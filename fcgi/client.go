@@ -263,7 +263,13 @@ type client struct {
 	scan   int    // start of the first incomplete line in hdr
 	inBody bool   // the CGI header block has been read
 	server [serverCap]byte
+
+	stderrSeen bool // the run's first STDERR content was kept
+	stderr     [stderrCap]byte
 }
+
+// stderrCap bounds the STDERR sample a client keeps (load.Result.Stderr).
+const stderrCap = 256
 
 // Do sends the request and reads the response; see load.Client.
 func (c *client) Do(r *load.Result) { c.Loop.Do(r, c) }
@@ -321,6 +327,10 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 				k := min(n, c.w-c.r)
 				if h.Type == TypeStderr {
 					r.StderrBytes += int64(k)
+					if !c.stderrSeen {
+						c.stderrSeen = true
+						r.Stderr = c.stderr[:copy(c.stderr[:], c.buf[c.r:c.r+k])]
+					}
 				} else if err := c.stdout(r, c.buf[c.r:c.r+k]); err != nil {
 					return load.Protocol, err
 				}

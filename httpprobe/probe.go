@@ -55,8 +55,12 @@ const (
 
 // ProbeConfig describes a probe of one HTTP server.
 type ProbeConfig struct {
-	// Target is where to connect and what to ask for (scheme http).
+	// Target is where to connect and what to ask for (scheme http, or
+	// https with a Dialer that speaks TLS).
 	Target sockets.Target
+	// Dialer, when not nil, dials instead of a plain Dialer for the
+	// target: TLS for https (see sockets.NewClusterDialer).
+	Dialer *sockets.Dialer
 	// Headers are extra request headers, as in Config.
 	Headers [][2]string
 	// Timeout bounds each exchange; 0 means DefaultProbeTimeout.
@@ -322,7 +326,11 @@ func newProber(cfg ProbeConfig) (*prober, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &prober{cfg: cfg, dialer: sockets.NewDialer(cfg.Target, 0), timeout: cfg.Timeout,
+	d := cfg.Dialer
+	if d == nil {
+		d = sockets.NewDialer(cfg.Target, 0)
+	}
+	return &prober{cfg: cfg, dialer: d, timeout: cfg.Timeout,
 		req11: []byte(h11), req10: []byte(h10)}, nil
 }
 

@@ -105,14 +105,7 @@ func RequestHead(cfg Config) (string, error) {
 	header("Host", cfg.Target.HostHeader())
 	header("User-Agent", "backbench")
 	header("Accept", "*/*")
-	conn := ""
-	switch {
-	case cfg.HTTP10 && cfg.KeepAlive:
-		conn = "keep-alive"
-	case !cfg.HTTP10 && !cfg.KeepAlive:
-		conn = "close"
-	}
-	header("Connection", conn)
+	header("Connection", defaultConnection(cfg))
 	if cfg.Body != nil {
 		ct := cfg.ContentType
 		if ct == "" {
@@ -128,6 +121,35 @@ func RequestHead(cfg Config) (string, error) {
 	}
 	b.WriteString("\r\n")
 	return b.String(), nil
+}
+
+// defaultConnection is the Connection header sent unless -H replaces it:
+// keep-alive for HTTP/1.0 with keep-alive, close for HTTP/1.1 without, none
+// otherwise (each version's default then says it).
+func defaultConnection(cfg Config) string {
+	switch {
+	case cfg.HTTP10 && cfg.KeepAlive:
+		return "keep-alive"
+	case !cfg.HTTP10 && !cfg.KeepAlive:
+		return "close"
+	}
+	return ""
+}
+
+// ConnectionHeader returns the value of the Connection header that a client
+// made from cfg sends ("" when it sends none): the default of RequestHead,
+// or the values of the -H headers that replace it, joined by ", ".
+func ConnectionHeader(cfg Config) string {
+	var vals []string
+	for _, h := range cfg.Headers {
+		if strings.EqualFold(h[0], "Connection") {
+			vals = append(vals, h[1])
+		}
+	}
+	if vals == nil {
+		return defaultConnection(cfg)
+	}
+	return strings.Join(vals, ", ")
 }
 
 // BuildRequest returns the whole request a client made from cfg sends: the

@@ -204,6 +204,14 @@ func (d *Dialer) DialDeadline(ctx context.Context, deadline time.Time) (net.Conn
 	return conn, nil
 }
 
+// IsUnverified reports whether err is (or wraps) the failure to verify a
+// TLS server's certificate: unknown authority, wrong name or address,
+// expired.
+func IsUnverified(err error) bool {
+	var ve *tls.CertificateVerificationError
+	return errors.As(err, &ve)
+}
+
 func (d *Dialer) pick() int {
 	n := len(d.ups)
 	if n == 1 {
@@ -335,7 +343,8 @@ func describeMode(m fs.FileMode) string {
 // Describe names a dial or I/O error in a user's words: "connection refused",
 // "Unix socket backlog full (EAGAIN)", "too many open files", "ephemeral
 // ports exhausted (EADDRNOTAVAIL)", "permission denied", "connection reset",
-// "timeout", or the error text when it is none of those.
+// "timeout", a TLS certificate that does not verify, or the error text when
+// it is none of those.
 func Describe(err error) string {
 	if err == nil {
 		return ""
@@ -360,6 +369,10 @@ func Describe(err error) string {
 		return "broken pipe"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
+	case IsUnverified(err):
+		var ve *tls.CertificateVerificationError
+		errors.As(err, &ve)
+		return "the server's TLS certificate does not verify: " + ve.Err.Error()
 	}
 	return err.Error()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -308,8 +309,19 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// From here workers (the Benchmarking line, -v 2) and the progress
+	// write to stderr at once: whole writes, one at a time, under the live
+	// line on a terminal.
+	var lw *liveWriter
+	if isTerminal(stderr) {
+		lw = &liveWriter{w: stderr}
+		stderr = lw
+	} else {
+		stderr = &execute.LockedWriter{W: stderr}
+	}
 	m, err := execute.Run(ctx, r, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-		Announce: !o.quiet && o.format == "text", Progress: true, KeepRows: gf != nil, Raw: raw, Observe: true, Version: version()})
+		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
+		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r, rec, stderr, lw) }})
 	if err != nil {
 		return executeError(err)
 	}

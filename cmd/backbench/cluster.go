@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,11 +86,10 @@ func parseTargets(url string, o *targetOptions) (sockets.Target, cluster, error)
 		return tgt, cl, usagef("--balance: %v", err)
 	}
 	if tgt.Scheme == sockets.SchemeHTTPS {
-		name := tgt.Host
-		if net.ParseIP(name) != nil {
-			name = ""
-		}
-		cl.tls = &tls.Config{ServerName: name, InsecureSkipVerify: o.insecure,
+		// The name to verify, as curl does: a host name against the
+		// certificate's DNS names, an IP address against its IP
+		// addresses (and then no SNI is sent).
+		cl.tls = &tls.Config{ServerName: tgt.Host, InsecureSkipVerify: o.insecure,
 			ClientSessionCache: tls.NewLRUClientSessionCache(1024)}
 	} else if o.insecure {
 		return tgt, cl, usagef("--insecure applies to https:// targets only")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -26,6 +28,7 @@ type probeOptions struct {
 	docRoot     string
 	params      []string
 	unixSocket  string
+	insecure    bool
 	only, skip  []string
 }
 
@@ -37,6 +40,12 @@ unknown record types, idle timeout, pipelining, framing. Each check runs on a
 fresh connection (unless it is about reuse), each exchange within -s. Prints
 one line per check (name, verdict, evidence) and what it means for
 benchmarking, or JSON with --format json.
+
+URL: every form bench takes: http://, https:// (the HTTP checks over TLS;
+--insecure for a self-signed certificate), fcgi://, a Unix socket
+(http://unix:/run/app.sock:/PATH), or a port range
+(fcgi://127.0.0.1:{3000..3004}/app: each address in turn, then the checks on
+which they disagree).
 
 Flags:
 `
@@ -52,6 +61,7 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+	fs.BoolVar(&o.insecure, "insecure", false, "https: accept any server certificate (self-signed)")
 	fs.StringSliceVar(&o.only, "only", nil, "run only these checks (comma-separated names, as in the report)")
 	fs.StringSliceVar(&o.skip, "skip", nil, "do not run these checks (comma-separated names)")
 	return fs
@@ -93,25 +103,36 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 1 {
 		return usagef("probe: want exactly one URL, got %d (see backbench probe --help)", fs.NArg())
 	}
-	tgt, err := sockets.ParseTarget(fs.Arg(0))
+	urls, err := sockets.ExpandPorts(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)
 	}
+	var targets []sockets.Target
+	for _, u := range urls {
+		t, err := sockets.ParseTarget(u)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		targets = append(targets, t)
+	}
+	tgt := targets[0]
 	switch {
-	case tgt.Scheme == sockets.SchemeHTTPS:
-		return usagef("target %q: https is not supported", tgt.URL)
 	case o.timeout <= 0:
 		return usagef("-s must be greater than 0 seconds")
 	case o.idleMax <= 0:
 		return usagef("--idle-max must be greater than 0 seconds")
 	case o.maxRequests < 1 || o.maxRequests > 1_000_000:
 		return usagef("--max-requests %d: want 1 to 1000000", o.maxRequests)
+	case o.insecure && tgt.Scheme != sockets.SchemeHTTPS:
+		return usagef("--insecure applies to https:// targets only")
+	case o.unixSocket != "" && len(targets) > 1:
+		return usagef("--unix-socket and a {A..B} port range do not mix")
 	}
-	if tgt, err = withUnixSocket(tgt, o.unixSocket, 0); err != nil {
+	if targets[0], err = withUnixSocket(targets[0], o.unixSocket, 0); err != nil {
 		return err
 	}
-	headers, params, docRoot, err := requestParts(tgt.Scheme, o.headers, o.params, o.docRoot)
-	if err != nil {
+	p := prober{o: &o}
+	if p.headers, p.params, p.docRoot, err = requestParts(tgt.Scheme, o.headers, o.params, o.docRoot); err != nil {
 		return err
 	}
 	isFCGI := tgt.Scheme == sockets.SchemeFCGI
@@ -122,75 +143,247 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := selectChecks(o.only, o.skip); err != nil {
 		return usagef("%v", err)
 	}
-	// FastCGI: no connection without a request (Ruby's fcgi.rb exits on
-	// one); the first check's own dial decides reachability.
-	check := sockets.StatUnix(tgt)
-	if !isFCGI && check == nil {
-		check = sockets.Check(ctx, tgt, o.timeout)
-	}
-	if check != nil {
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		return &unreachableError{check}
-	}
-	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
-	var lines []probeLine
-	var summary []string
-	var out any
-	if isFCGI {
-		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
-			Config: fcgi.Config{Target: tgt, Headers: headers, DocumentRoot: docRoot,
-				Params: params, Timeout: o.timeout},
-			MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip,
-		})
-		if errors.Is(err, fcgi.ErrUnreachable) {
-			return &unreachableError{fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
-				strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
-		}
+	if len(targets) == 1 {
+		res, err := p.run(ctx, targets[0])
 		if err != nil {
-			return usagef("%v", err)
-		}
-		for _, l := range rep.Lines() {
-			lines = append(lines, probeLine{l.Name, l.Verdict, l.Evidence})
-		}
-		summary = rep.Summary()
-		out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, summary}
-	} else {
-		rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: headers,
-			Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
-		if err != nil {
-			return usagef("%v", err)
-		}
-		for _, l := range rep.Lines() {
-			lines = append(lines, probeLine{l.Name, l.Verdict, l.Evidence})
-		}
-		summary = rep.Summary()
-		out = httpProbeOutput{pt, o.timeout.Seconds(), rep, summary}
-	}
-	if o.format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
 			return err
 		}
-	} else {
-		// After the checks: a FastCGI target that cannot be reached is
-		// known only from the first check's dial.
-		fmt.Fprintf(stdout, "Probing %s (%s %s), each exchange within %v\n\n", tgt.URL, tgt.Network, tgt.Address, o.timeout)
-		for _, l := range lines {
-			fmt.Fprintf(stdout, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
+		if o.format == "json" {
+			if err := writeJSON(stdout, res.out); err != nil {
+				return err
+			}
+		} else {
+			res.print(stdout)
 		}
-		fmt.Fprintf(stdout, "\nFor benchmarking:\n")
-		if len(summary) == 0 {
-			fmt.Fprintf(stdout, "  nothing special was seen\n")
-		}
-		for _, s := range summary {
-			fmt.Fprintf(stdout, "  %s\n", s)
-		}
+	} else if err := p.runRange(ctx, fs.Arg(0), targets, stdout); err != nil {
+		return err
 	}
 	if ctx.Err() != nil {
 		return errInterrupted
+	}
+	return nil
+}
+
+// prober runs the probe of one address after another.
+type prober struct {
+	o               *probeOptions
+	headers, params [][2]string
+	docRoot         string
+}
+
+// probeResult is the probe of one address: its target, JSON object, text
+// lines and summary.
+type probeResult struct {
+	tgt     sockets.Target
+	timeout time.Duration
+	out     any
+	lines   []probeLine
+	summary []string
+}
+
+// print writes the text: the Probing line (after the checks: a FastCGI
+// target that cannot be reached is known only from the first check's
+// dial), the lines and the summary.
+func (r *probeResult) print(w io.Writer) {
+	fmt.Fprintf(w, "Probing %s (%s %s), each exchange within %v\n\n", r.tgt.URL, r.tgt.Network, r.tgt.Address, r.timeout)
+	for _, l := range r.lines {
+		fmt.Fprintf(w, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
+	}
+	fmt.Fprintf(w, "\nFor benchmarking:\n")
+	if len(r.summary) == 0 {
+		fmt.Fprintf(w, "  nothing special was seen\n")
+	}
+	for _, s := range r.summary {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// run probes tgt. FastCGI: no connection without a request (Ruby's fcgi.rb
+// exits on one); the first check's own dial decides reachability. HTTP: one
+// connection first, and for https one TLS handshake, whose certificate must
+// verify unless --insecure.
+func (p *prober) run(ctx context.Context, tgt sockets.Target) (*probeResult, error) {
+	o := p.o
+	var dialer *sockets.Dialer
+	if tgt.Scheme == sockets.SchemeHTTPS {
+		dialer = sockets.NewClusterDialer(tgt, sockets.DialerOptions{Timeout: o.timeout,
+			TLS: &tls.Config{ServerName: tgt.Host, InsecureSkipVerify: o.insecure}})
+	}
+	check := sockets.StatUnix(tgt)
+	if tgt.Scheme != sockets.SchemeFCGI && check == nil {
+		check = probeReachable(ctx, tgt, dialer, o.timeout)
+	}
+	if check != nil {
+		if ctx.Err() != nil {
+			return nil, errInterrupted
+		}
+		return nil, &unreachableError{check}
+	}
+	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
+	res := &probeResult{tgt: tgt, timeout: o.timeout}
+	if tgt.Scheme == sockets.SchemeFCGI {
+		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
+			Config: fcgi.Config{Target: tgt, Headers: p.headers, DocumentRoot: p.docRoot,
+				Params: p.params, Timeout: o.timeout},
+			MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip,
+		})
+		if errors.Is(err, fcgi.ErrUnreachable) {
+			return nil, &unreachableError{fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
+				strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
+		}
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		for _, l := range rep.Lines() {
+			res.lines = append(res.lines, probeLine{l.Name, l.Verdict, l.Evidence})
+		}
+		res.summary = rep.Summary()
+		res.out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, res.summary}
+		return res, nil
+	}
+	rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: p.headers, Dialer: dialer,
+		Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	for _, l := range rep.Lines() {
+		res.lines = append(res.lines, probeLine{l.Name, l.Verdict, l.Evidence})
+	}
+	res.summary = rep.Summary()
+	res.out = httpProbeOutput{pt, o.timeout.Seconds(), rep, res.summary}
+	return res, nil
+}
+
+// probeReachable checks that one connection can be made and, over TLS
+// (tlsDialer not nil), that the server's certificate verifies.
+func probeReachable(ctx context.Context, tgt sockets.Target, tlsDialer *sockets.Dialer, timeout time.Duration) error {
+	if err := sockets.Check(ctx, tgt, timeout); err != nil || tlsDialer == nil {
+		return err
+	}
+	c, err := tlsDialer.DialDeadline(ctx, time.Now().Add(timeout))
+	if err != nil {
+		return execute.DialError(tgt, nil, 0, &sockets.ConnectError{Err: err})
+	}
+	return c.Close()
+}
+
+// rangeOutput is the JSON of a probe over a {A..B} port range: one object
+// per address (the probe's, or the target and why it could not be reached)
+// and the checks whose verdicts differ between the addresses probed.
+type rangeOutput struct {
+	URL           string         `json:"url"`
+	Addresses     []any          `json:"addresses"`
+	Disagreements []disagreement `json:"disagreements"`
+}
+
+// unreachedOutput is an address of a range that could not be probed.
+type unreachedOutput struct {
+	Target probeTarget `json:"target"`
+	Error  string      `json:"error"`
+}
+
+// disagreement is a check whose verdict differs between addresses:
+// verdicts by address.
+type disagreement struct {
+	Check    string            `json:"check"`
+	Verdicts map[string]string `json:"verdicts"`
+}
+
+// runRange probes each address of a port range in turn, one section each,
+// then names the checks on which they disagree. It fails only when no
+// address could be reached.
+func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Target, stdout io.Writer) error {
+	text := p.o.format == "text"
+	if text {
+		fmt.Fprintf(stdout, "Probing %d addresses of %s, one after the other\n", len(targets), url)
+	}
+	out := rangeOutput{URL: url, Disagreements: []disagreement{}}
+	var done []*probeResult
+	var addrs []string
+	var errs []error
+	for _, t := range targets {
+		if ctx.Err() != nil {
+			break
+		}
+		if text {
+			fmt.Fprintln(stdout)
+		}
+		res, err := p.run(ctx, t)
+		var ue *unreachableError
+		switch {
+		case errors.As(err, &ue):
+			errs = append(errs, ue.err)
+			out.Addresses = append(out.Addresses, unreachedOutput{probeTarget{t.URL, t.Scheme, t.Network, t.Address}, ue.err.Error()})
+			if text {
+				fmt.Fprintf(stdout, "Probing %s (%s %s): not reached: %v\n", t.URL, t.Network, t.Address, ue.err)
+			}
+			continue
+		case err != nil:
+			return err
+		}
+		out.Addresses = append(out.Addresses, res.out)
+		done = append(done, res)
+		addrs = append(addrs, t.Network+":"+t.Address)
+		if text {
+			res.print(stdout)
+		}
+	}
+	if len(done) == 0 {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return &unreachableError{errors.Join(errs...)}
+	}
+	// The checks in the order of the first address probed.
+	for _, l := range done[0].lines {
+		d := disagreement{Check: l.name, Verdicts: map[string]string{}}
+		differ := false
+		for i, r := range done {
+			for _, m := range r.lines {
+				if m.name == l.name {
+					d.Verdicts[addrs[i]] = m.verdict
+					differ = differ || m.verdict != l.verdict
+				}
+			}
+		}
+		if differ {
+			out.Disagreements = append(out.Disagreements, d)
+		}
+	}
+	if !text {
+		return writeJSON(stdout, out)
+	}
+	fmt.Fprintln(stdout)
+	if len(errs) > 0 {
+		fmt.Fprintf(stdout, "%d of the %d addresses could not be reached (see above).\n", len(errs), len(targets))
+	}
+	switch {
+	case len(done) == 1:
+		fmt.Fprintf(stdout, "Only one address was probed: nothing to compare.\n")
+	case len(out.Disagreements) == 0:
+		fmt.Fprintf(stdout, "The %d addresses probed agree on every check.\n", len(done))
+	}
+	for _, d := range out.Disagreements {
+		by := map[string][]string{}
+		var order []string
+		for _, a := range addrs {
+			v := d.Verdicts[a]
+			if by[v] == nil {
+				order = append(order, v)
+			}
+			by[v] = append(by[v], a)
+		}
+		var parts []string
+		for _, v := range order {
+			parts = append(parts, fmt.Sprintf("%s at %s", v, strings.Join(by[v], ", ")))
+		}
+		fmt.Fprintf(stdout, "The addresses disagree on %s: %s\n", d.Check, strings.Join(parts, "; "))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -89,6 +90,7 @@ func TestProbeCommandErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := ln.Addr().String()
+	_, refusedPort, _ := net.SplitHostPort(refused)
 	ln.Close()
 	for _, tc := range []struct {
 		name string
@@ -102,7 +104,10 @@ func TestProbeCommandErrors(t *testing.T) {
 		{"bad idle", []string{"probe", "--idle-max", "0", "http://127.0.0.1:1/"}, exitUsage, "--idle-max"},
 		{"bad max", []string{"probe", "--max-requests", "0", "http://127.0.0.1:1/"}, exitUsage, "--max-requests"},
 		{"bad URL", []string{"probe", "ftp://x/"}, exitUsage, "unknown scheme"},
-		{"https", []string{"probe", "https://127.0.0.1/"}, exitUsage, "https"},
+		{"insecure on http", []string{"probe", "--insecure", "http://127.0.0.1:1/"}, exitUsage, "--insecure applies to https:// targets only"},
+		{"range and unix socket", []string{"probe", "--unix-socket", "/tmp/x.sock", "fcgi://127.0.0.1:{1..2}/"}, exitUsage, "do not mix"},
+		{"bad range", []string{"probe", "fcgi://127.0.0.1:{2..1}/"}, exitUsage, "bad range"},
+		{"range refused", []string{"probe", "fcgi://127.0.0.1:{" + refusedPort + ".." + refusedPort + "}/"}, exitUnreachable, "connection refused"},
 		{"param on http", []string{"probe", "--param", "A=B", "http://127.0.0.1:1/"}, exitUsage, "fcgi:// targets only"},
 		{"refused", []string{"probe", "fcgi://" + refused + "/"}, exitUnreachable, "connection refused"},
 		{"no socket", []string{"probe", "http://unix:/nonexistent/bb.sock:/"}, exitUnreachable, "no such Unix socket"},
@@ -168,5 +173,117 @@ func TestServeBehaviourFlags(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("serve exit %d", code)
+	}
+}
+
+// startPortRange starts one built-in FastCGI backend per options on
+// consecutive 127.0.0.1 ports and returns the {A..B} URL of the range and
+// the servers.
+func startPortRange(t *testing.T, opts ...fixtures.Options) (string, []*fixtures.Server) {
+	t.Helper()
+	for try := 0; try < 50; try++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		var started []*fixtures.Server
+		for i, o := range opts {
+			s, err := fixtures.Start(fixtures.ProtoFCGI, "tcp", fmt.Sprintf("127.0.0.1:%d", base+i), o)
+			if err != nil {
+				break
+			}
+			started = append(started, s)
+		}
+		if len(started) == len(opts) {
+			for _, s := range started {
+				t.Cleanup(func() { s.Close() })
+			}
+			return fmt.Sprintf("fcgi://127.0.0.1:{%d..%d}/x", base, base+len(opts)-1), started
+		}
+		for _, s := range started {
+			s.Close()
+		}
+	}
+	t.Fatal("no consecutive free ports")
+	return "", nil
+}
+
+// TestProbePortRangeAndHTTPS: probe takes bench's URL forms. A {A..B} range
+// is probed address by address, one section each, with a line per check
+// on which they disagree (and a JSON object per address); https is probed
+// over TLS, with --insecure for a self-signed certificate, which without it
+// is one line and exit 1.
+func TestProbePortRangeAndHTTPS(t *testing.T) {
+	url, _ := startPortRange(t, fixtures.Options{}, fixtures.Options{Behaviour: fixtures.Behaviour{KeepConn: fixtures.KeepConnIgnore}})
+	args := []string{"probe", "-s", "2", "--max-requests", "20", url}
+	code, out, errs := runMain(t, context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	a, b, _ := strings.Cut(strings.TrimPrefix(strings.TrimSuffix(url, "}/x"), "fcgi://127.0.0.1:{"), "..")
+	for _, want := range []string{
+		"Probing 2 addresses of " + url + ", one after the other\n",
+		"\nProbing fcgi://127.0.0.1:" + a + "/x (tcp 127.0.0.1:" + a + ")",
+		"\nProbing fcgi://127.0.0.1:" + b + "/x (tcp 127.0.0.1:" + b + ")",
+		"The addresses disagree on keep_conn: honored at tcp:127.0.0.1:" + a + "; ignored at tcp:127.0.0.1:" + b + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "For benchmarking:") != 2 || strings.Contains(out, "disagree on get_values") {
+		t.Errorf("want two sections and no disagreement on get_values:\n%s", out)
+	}
+	code, out, errs = runMain(t, context.Background(), append([]string{"probe", "--format", "json"}, args[1:]...)...)
+	var rj struct {
+		URL           string           `json:"url"`
+		Addresses     []map[string]any `json:"addresses"`
+		Disagreements []struct {
+			Check    string            `json:"check"`
+			Verdicts map[string]string `json:"verdicts"`
+		} `json:"disagreements"`
+	}
+	if err := json.Unmarshal([]byte(out), &rj); code != 0 || err != nil {
+		t.Fatalf("json: exit %d %v %s\n%s", code, err, errs, out)
+	}
+	if rj.URL != url || len(rj.Addresses) != 2 || rj.Addresses[1]["keep_conn"] == nil {
+		t.Errorf("json %+v", rj)
+	}
+	found := false
+	for _, d := range rj.Disagreements {
+		found = found || d.Check == "keep_conn" && d.Verdicts["tcp:127.0.0.1:"+b] == "ignored"
+	}
+	if !found {
+		t.Errorf("json disagreements %+v", rj.Disagreements)
+	}
+
+	// An address that cannot be reached: one line, the others go on; all
+	// of them: exit 1.
+	url, srvs := startPortRange(t, fixtures.Options{}, fixtures.Options{})
+	srvs[1].Close()
+	code, out, errs = runMain(t, context.Background(), "probe", "-s", "2", "--max-requests", "5", url)
+	if code != 0 || !strings.Contains(out, "): not reached: cannot connect to tcp ") || !strings.Contains(out, "\n1 of the 2 addresses could not be reached (see above).\n") ||
+		!strings.Contains(out, "Only one address was probed: nothing to compare.") {
+		t.Errorf("one dead address: exit %d %s\n%s", code, errs, out)
+	}
+	srvs[0].Close()
+	if code, _, errs = runMain(t, context.Background(), "probe", "-s", "2", url); code != 1 || !strings.Contains(errs, "connection refused") {
+		t.Errorf("all dead: exit %d %q", code, errs)
+	}
+
+	cfg, err := fixtures.SelfSignedTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{TLS: cfg})
+	code, out, errs = runMain(t, context.Background(), "probe", "-s", "2", "--idle-max", "1", "--max-requests", "20", "--insecure", srv.URL("/"))
+	if code != 0 || !strings.Contains(out, "http11_persistent            honored") || !strings.Contains(out, "server                       present") {
+		t.Errorf("https: exit %d %s\n%s", code, errs, out)
+	}
+	code, out, errs = runMain(t, context.Background(), "probe", "-s", "2", srv.URL("/"))
+	if code != 1 || out != "" || !strings.HasSuffix(errs, "certificate does not verify: x509: certificate signed by unknown authority; --insecure accepts it\n") {
+		t.Errorf("https without --insecure: exit %d, stderr %q, stdout %q", code, errs, out)
 	}
 }

@@ -9,12 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
@@ -425,16 +423,6 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 	return sw
 }
 
-// isTerminal reports whether w is a terminal; a variable so that tests can
-// pretend.
-var isTerminal = func(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// progressEvery is how often the progress line is redrawn.
-var progressEvery = 250 * time.Millisecond
-
 // startSweepProgress redraws one progress line on stderr (level, series,
 // requests done, ETA) until the returned function is called, which erases
 // it. It hooks cfg.Progress.
@@ -442,26 +430,12 @@ func startSweepProgress(cfg *sweep.Config, stderr io.Writer) func() {
 	var cur atomic.Pointer[sweep.Progress]
 	cfg.Progress = func(p sweep.Progress) { cur.Store(&p) }
 	levels, start := len(cfg.Levels), load.Now()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(progressEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(stderr, "\r\x1b[K")
-				return
-			case <-tick.C:
-				if p := cur.Load(); p != nil {
-					fmt.Fprint(stderr, "\r\x1b[K"+progressLine(p, levels, load.Now()-start, load.Now()))
-				}
-			}
+	return startLiveLine(&liveWriter{w: stderr}, func() string {
+		if p := cur.Load(); p != nil {
+			return progressLine(p, levels, load.Now()-start, load.Now())
 		}
-	}()
-	return func() { close(done); wg.Wait() }
+		return ""
+	})
 }
 
 // progressLine is the text of the progress line for run p, elapsed ns into

@@ -550,3 +550,23 @@ func TestSweepCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepTLS: every level of a sweep of an https target says, as bench
+// does, which TLS session it ran over.
+func TestSweepTLS(t *testing.T) {
+	cfg, err := fixtures.SelfSignedTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{TLS: cfg})
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "20", "-c", "1,2", "--warmup", "0", "--insecure", srv.URL("/"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	for _, s := range sw.Series[0].Levels {
+		if s.TLS == nil || !strings.HasPrefix(s.TLS.Protocol, "TLSv1.") || s.TLS.Handshakes == 0 || s.Complete != 20 {
+			t.Errorf("c=%d: complete %d, tls %+v", s.Concurrency, s.Complete, s.TLS)
+		}
+	}
+}

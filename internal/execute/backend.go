@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/backbench/backbench/fcgi"
@@ -52,7 +53,11 @@ func DialError(t sockets.Target, ups []sockets.Addr, i int, err error) error {
 	if i >= 0 && i < len(ups) {
 		network, address = ups[i].Network, ups[i].Address
 	}
-	return fmt.Errorf("cannot connect to %s %s: %s", network, address, strings.TrimPrefix(err.Error(), "connect: "))
+	hint := ""
+	if sockets.IsUnverified(err) {
+		hint = "; --insecure accepts it"
+	}
+	return fmt.Errorf("cannot connect to %s %s: %s%s", network, address, strings.TrimPrefix(err.Error(), "connect: "), hint)
 }
 
 // warnDeadUpstreams reports on stderr the upstreams of a cluster that no
@@ -140,6 +145,9 @@ func tlsInfo(d *sockets.Dialer, cfg *tls.Config) *stats.TLSInfo {
 	}
 	info := &stats.TLSInfo{Protocol: tlsVersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite),
 		ServerName: cfg.ServerName, Handshakes: hs, Resumed: res}
+	if net.ParseIP(info.ServerName) != nil {
+		info.ServerName = "" // not sent as SNI
+	}
 	if st.CurveID != 0 {
 		info.TempKey = st.CurveID.String()
 	}

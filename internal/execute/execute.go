@@ -8,7 +8,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/run"
@@ -45,8 +44,10 @@ type Options struct {
 	// Announce prints ab's "Benchmarking URL (be patient)" line once the
 	// target is known to answer.
 	Announce bool
-	// Progress prints ab's "Completed N requests" every tenth of the run.
-	Progress bool
+	// Progress, when not nil, starts showing how the run goes once its
+	// recorder exists; the function it returns ends that before the
+	// report, with reached false when no dial reached the target.
+	Progress func(rec *stats.Recorder) (stop func(reached bool))
 	// KeepRows keeps every request's times in the record (Record.Rows).
 	KeepRows bool
 	// Raw, when not nil, receives the --raw CSV: a header and one line
@@ -129,16 +130,18 @@ func applySched(sched string, quiet bool, stderr io.Writer) string {
 	return p.String()
 }
 
-// lockedWriter serializes whole Write calls of several workers.
-type lockedWriter struct {
+// LockedWriter serializes whole Write calls of several goroutines to W.
+type LockedWriter struct {
 	mu sync.Mutex
-	w  io.Writer
+	// W receives the writes.
+	W io.Writer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+// Write writes p to W whole, after any other Write in progress.
+func (l *LockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.W.Write(p)
 }
 
 // Run runs the plan and returns its record. It opens no connection without
@@ -169,7 +172,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	}
 	var verbose io.Writer
 	if o.Verbosity >= 2 {
-		verbose = &lockedWriter{w: stderr}
+		verbose = &LockedWriter{W: stderr}
 	}
 	f, err := p.factory(verbose)
 	if err != nil {
@@ -189,9 +192,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if o.Started != nil {
 		o.Started(rec.Done)
 	}
-	stopProgress := func() {}
-	if o.Progress && !o.Quiet {
-		stopProgress = progress(rec, p.Requests, stderr)
+	stopProgress := func(bool) {}
+	if o.Progress != nil {
+		stopProgress = o.Progress(rec)
 	}
 	observed := func(*stats.Record) {}
 	if o.Observe {
@@ -208,7 +211,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	} else {
 		out, err = run.Closed(ctx, cfg)
 	}
-	stopProgress()
+	stopProgress(watch.Unreachable() == nil)
 	if err != nil {
 		observed(nil)
 		return nil, err
@@ -250,6 +253,8 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		tw, _ = sockets.CountTimeWait(p.Target.Address)
 	}
 	m.Notes = append(m.Notes, connectionNotes(m, p.Target, tw, setup.NoFile)...)
+	sum := m.Summary()
+	m.Notes = append(m.Notes, responseNotes(&sum, p.ScriptFilename())...)
 	return m, nil
 }
 
@@ -275,39 +280,4 @@ func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("the client's goroutines waited up to %.1f ms for a CPU: latencies include client delay", c.SchedulerLateMaxMs))
 	}
 	return c
-}
-
-// progress prints ab's heartbeat ("Completed N requests" every tenth of the
-// run) on stderr for runs of more than 150 requests; the returned function
-// stops it.
-func progress(rec *stats.Recorder, requests int64, stderr io.Writer) func() {
-	if requests <= 150 {
-		return func() {}
-	}
-	step := requests / 10
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		next := step
-		report := func() {
-			for n := rec.Done(); n >= next && next < requests; next += step {
-				fmt.Fprintf(stderr, "Completed %d requests\n", next)
-			}
-		}
-		for {
-			select {
-			case <-done:
-				report()
-				fmt.Fprintf(stderr, "Finished %d requests\n", rec.Done())
-				return
-			case <-tick.C:
-				report()
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
 }

@@ -42,3 +42,37 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 	notes = append(notes, keepAliveNotes(&s)...)
 	return notes
 }
+
+// responseNotes say what the responses hint at when every one was a
+// non-2xx (the wrong script or path: php-fpm's "Primary script unknown"
+// 404s with the default --document-root), or when a FastCGI backend wrote
+// to stderr. scriptFilename is the SCRIPT_FILENAME sent to a FastCGI
+// target.
+func responseNotes(s *stats.Summary, scriptFilename string) []string {
+	var notes []string
+	said := ""
+	if s.StderrFirstLine != "" {
+		said = fmt.Sprintf("its FastCGI stderr said %q", s.StderrFirstLine)
+	}
+	if s.Complete > 0 && s.Non2xx == s.Complete {
+		n := fmt.Sprintf("every response was non-2xx (%d of %d): the backend did not serve what you meant to measure; ", s.Non2xx, s.Complete)
+		if s.Target.Protocol == "fcgi" {
+			n += fmt.Sprintf("SCRIPT_FILENAME was %s: check the URL's path and --document-root (default: the current directory), "+
+				"or set --param SCRIPT_FILENAME=/path/to/script", scriptFilename)
+			if said != "" {
+				n += "; " + said
+			}
+		} else {
+			n += "check the URL's path, the Host header (-H 'Host: NAME') and the method"
+		}
+		return append(notes, n)
+	}
+	if s.StderrBytes > 0 {
+		n := fmt.Sprintf("the backend wrote %d bytes to FastCGI stderr (warnings or errors of the application: not failures, but worth a look)", s.StderrBytes)
+		if said != "" {
+			n += "; " + said
+		}
+		notes = append(notes, n)
+	}
+	return notes
+}

@@ -4,12 +4,17 @@
 // that puts load on a backend (bench, each level of sweep) goes through Run;
 // package main only parses flags into a Plan and renders records.
 //
-// Run raises the file limit, checks that the target answers, applies the
-// client's scheduling policy and thread cap, builds the protocol's clients,
-// runs the closed or the open model (package run), samples the backend
-// (/proc, php-fpm's status page), and completes the record: wall-clock
-// times, environment, client health, TLS session, per-upstream parts and
-// notes from the typed failure causes.
+// Run raises the file limit, applies the client's scheduling policy and
+// thread cap, checks the Unix socket paths (it opens no connection without a
+// request: whether the target answers is decided by the run's own first
+// dials, run.Watch), builds the protocol's clients, runs the closed or the
+// open model (package run), samples the backend (/proc, php-fpm's status
+// page) and the kernel's listen queue counters, and completes the record:
+// wall-clock times, environment, client health, TLS session, per-upstream
+// parts, and notes from the typed failure causes and the responses.
+//
+// Presentation stays with the caller: progress display is a hook
+// (Options.Progress), and the record is rendered by package report.
 package execute
 
 import (
@@ -118,8 +123,33 @@ func (p *Plan) Record() stats.Plan {
 		if p.HTTP10 {
 			rp.HTTPVersion = "1.0"
 		}
+		rp.ConnectionHeader = httpprobe.ConnectionHeader(httpprobe.Config{Headers: p.Headers,
+			KeepAlive: p.KeepAlive, HTTP10: p.HTTP10})
 	}
 	return rp
+}
+
+// ScriptFilename is the SCRIPT_FILENAME param sent ("" for HTTP).
+func (p *Plan) ScriptFilename() string {
+	if p.Target.Scheme != sockets.SchemeFCGI {
+		return ""
+	}
+	v := ""
+	for _, kv := range fcgi.Params(p.fcgiConfig(nil)) {
+		if kv[0] == "SCRIPT_FILENAME" {
+			v = kv[1]
+		}
+	}
+	return v
+}
+
+// fcgiConfig is the FastCGI request of an fcgi:// target.
+func (p *Plan) fcgiConfig(verbose io.Writer) fcgi.Config {
+	return fcgi.Config{
+		Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
+		ContentType: p.ContentType, DocumentRoot: p.DocumentRoot, Params: p.Params,
+		KeepAlive: p.KeepAlive, Timeout: p.Timeout, Verbose: verbose, Dialer: p.Dialer(),
+	}
 }
 
 // Dialer returns the Dialer of a cluster or TLS target, made once; nil
@@ -147,11 +177,7 @@ func (p *Plan) factory(verbose io.Writer) (load.ClientFactory, error) {
 		return p.Factory, nil
 	}
 	if p.Target.Scheme == sockets.SchemeFCGI {
-		return fcgi.NewFactory(fcgi.Config{
-			Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
-			ContentType: p.ContentType, DocumentRoot: p.DocumentRoot, Params: p.Params,
-			KeepAlive: p.KeepAlive, Timeout: p.Timeout, Verbose: verbose, Dialer: p.Dialer(),
-		})
+		return fcgi.NewFactory(p.fcgiConfig(verbose))
 	}
 	return httpprobe.NewFactory(httpprobe.Config{
 		Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,

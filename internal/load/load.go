@@ -9,6 +9,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"syscall"
@@ -112,6 +113,11 @@ type Result struct {
 	BodyBytes int64
 	// StderrBytes counts FastCGI STDERR bytes; 0 for HTTP.
 	StderrBytes int64
+	// Stderr is the start (at most 256 bytes) of the first FastCGI STDERR
+	// content the client received in the run, on the result of the
+	// response that carried it only; nil otherwise. It may point into the
+	// client's memory and is valid only until the next Do.
+	Stderr []byte
 	// BytesWritten counts the bytes of the request written, in bytes, on
 	// the connection that answered (a redial of a dead kept connection
 	// starts the count again, as it does BytesRead's).
@@ -176,8 +182,12 @@ func (c *ErrClass) UnmarshalText(b []byte) error {
 // Unreachable reports whether a dial error says that nothing accepts
 // connections at the address: connection refused, no such Unix socket, not
 // a socket, or permission denied (not a full backlog, a timeout or a
-// shortage of the client's own ports or files).
+// shortage of the client's own ports or files); or that the address is a
+// TLS server whose certificate does not verify, which no later dial would
+// change either.
 func Unreachable(err error) bool {
+	var ve *tls.CertificateVerificationError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) ||
-		errors.Is(err, syscall.ENOTSOCK) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+		errors.Is(err, syscall.ENOTSOCK) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) ||
+		errors.As(err, &ve)
 }

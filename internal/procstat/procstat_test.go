@@ -38,14 +38,21 @@ func TestSamplerSeesTreeCPUAndProcesses(t *testing.T) {
 	if err := Check([]int{cmd.Process.Pid}); err != nil {
 		t.Fatal(err)
 	}
-	s := Start([]int{cmd.Process.Pid}, 20*time.Millisecond)
-	time.Sleep(400 * time.Millisecond)
-	u := s.Stop()
+	// Two busy loops for 0.4 s: up to 0.8 s of CPU on two free cores. On a
+	// machine loaded by other work they may get far less, so a window that
+	// saw under 0.1 s is sampled again, up to three times.
+	var u Usage
+	for try := 0; try < 3; try++ {
+		s := Start([]int{cmd.Process.Pid}, 20*time.Millisecond)
+		time.Sleep(400 * time.Millisecond)
+		u = s.Stop()
+		if u.UserSeconds+u.SysSeconds >= 0.1 {
+			break
+		}
+	}
 	if u.MaxProcs != 3 || u.Samples < 5 {
 		t.Errorf("procs %d samples %d, want 3 and several", u.MaxProcs, u.Samples)
 	}
-	// Two busy loops for 0.4 s: up to 0.8 s of CPU on two free cores; at
-	// least a little on a loaded machine.
 	if cpu := u.UserSeconds + u.SysSeconds; cpu < 0.1 {
 		t.Errorf("cpu %.2f s over 0.4 s of two busy loops", cpu)
 	}

@@ -31,10 +31,16 @@ const (
 	// ServerScript answers the string entries of $_SERVER, sorted, as
 	// "NAME=VALUE\n" lines, then "STDIN=<bytes of php://input>\n".
 	ServerScript = "/server.php"
+	// WarnScript answers 200 and HelloBody, and logs WarnMessage with
+	// error_log, which php-fpm sends on FastCGI STDERR.
+	WarnScript = "/warn.php"
+	// WarnMessage is what WarnScript logs.
+	WarnMessage = "backbench warning"
 )
 
 var scripts = map[string]string{
 	HelloScript:    "<?php\nheader('Content-Type: text/plain');\necho " + strconv.Quote(HelloBody) + ";\n",
+	WarnScript:     "<?php\nerror_log(" + strconv.Quote(WarnMessage) + ");\nheader('Content-Type: text/plain');\necho " + strconv.Quote(HelloBody) + ";\n",
 	NotFoundScript: "<?php\nhttp_response_code(404);\nheader('Content-Type: text/plain');\necho " + strconv.Quote(NotFoundBody) + ";\n",
 	ServerScript: "<?php\nheader('Content-Type: text/plain');\nksort($_SERVER);\n" +
 		"foreach ($_SERVER as $k => $v) { if (is_string($v)) { echo $k, '=', $v, \"\\n\"; } }\n" +

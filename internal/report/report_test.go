@@ -97,6 +97,10 @@ func TestGoldenTextHTTPNoFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "text_http.golden", b.Bytes())
+	// HTTP/1.0 without -k sends no Connection header: the line says so.
+	if !strings.Contains(b.String(), "Keep-alive:             off (HTTP/1.0, no Connection header sent)\n") {
+		t.Error("the Keep-alive line does not say what was sent")
+	}
 	for _, absent := range []string{"Failed requests:        0\n   (", "Keep-Alive requests", "Non-2xx", "Total body sent", "FastCGI stderr", "ERROR: The median and mean for the total"} {
 		if strings.Contains(b.String(), absent) {
 			t.Errorf("report has %q", absent)

@@ -131,15 +131,19 @@ func percentileTable(b *strings.Builder, pct map[string]float64) {
 func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, a ...any)) {
 	b.WriteString("\n")
 	proto := "HTTP/" + s.HTTPVersion
-	ka := "off (Connection: close)"
-	if s.Target.Protocol == "fcgi" {
-		proto = "FastCGI (RESPONDER)"
-		ka = "off (FCGI_KEEP_CONN clear)"
-		if s.KeepAlive {
-			ka = "on (FCGI_KEEP_CONN set)"
-		}
-	} else if s.KeepAlive {
+	ka := "off"
+	if s.KeepAlive {
 		ka = "on"
+	}
+	// Say what was sent.
+	switch {
+	case s.Target.Protocol == "fcgi":
+		proto = "FastCGI (RESPONDER)"
+		ka += map[bool]string{false: " (FCGI_KEEP_CONN clear)", true: " (FCGI_KEEP_CONN set)"}[s.KeepAlive]
+	case s.ConnectionHeader != "":
+		ka += " (Connection: " + s.ConnectionHeader + ")"
+	default:
+		ka += " (" + proto + ", no Connection header sent)"
 	}
 	line("Protocol", "%s %s", proto, s.Method)
 	line("Transport", "%s %s", s.Target.Network, s.Target.Address)

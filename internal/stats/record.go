@@ -63,6 +63,9 @@ type Record struct {
 	DocumentLength int64 `json:"document_length"`
 	// ServerSoftware is the Server header of the first complete response.
 	ServerSoftware string `json:"server_software"`
+	// StderrFirstLine is the first line of the first FastCGI STDERR
+	// output; empty when there was none.
+	StderrFirstLine string `json:"fcgi_stderr_first_line,omitempty"`
 	// Client is the client's own resource use during the run.
 	Client ClientHealth `json:"client"`
 	// Backend is the backend's resource use, when sampled.
@@ -119,6 +122,9 @@ type Plan struct {
 	KeepAlive bool `json:"keep_alive"`
 	// HTTPVersion is "1.1" or "1.0" for HTTP targets, "" for FastCGI.
 	HTTPVersion string `json:"http_version,omitempty"`
+	// ConnectionHeader is the Connection header sent to an HTTP target
+	// ("" when none is sent).
+	ConnectionHeader string `json:"connection_header,omitempty"`
 	// Method is the request method.
 	Method string `json:"method"`
 	// BodySize is the size of the request body, in bytes.
@@ -625,6 +631,9 @@ func Merge(recs ...*Record) (*Record, error) {
 		}
 		if out.BackendLost == nil {
 			out.BackendLost = r.BackendLost
+		}
+		if out.StderrFirstLine == "" {
+			out.StderrFirstLine = r.StderrFirstLine
 		}
 		if out.ListenBacklog == nil {
 			out.ListenBacklog = r.ListenBacklog

@@ -22,6 +22,7 @@ package stats
 import (
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,6 +90,7 @@ type Shard struct {
 	ups    []UpstreamRecord
 	rec    *Recorder
 	done   atomic.Int64 // requests recorded, for progress
+	failed atomic.Int64 // failed requests recorded, for progress
 	_      [64]byte     // keeps the next shard's lock off this one's cache lines
 }
 
@@ -104,6 +106,7 @@ type Recorder struct {
 	variable bool
 	docLen   atomic.Int64 // -1 until the first completed response
 	server   atomic.Pointer[string]
+	stderr   atomic.Pointer[string] // first line of the first FastCGI STDERR sample
 
 	errMu   sync.Mutex
 	errSeen map[string]int64
@@ -177,6 +180,16 @@ func (r *Recorder) Done() int64 {
 	return n
 }
 
+// Failed returns how many of the requests recorded so far failed (Length
+// failures included). It is safe to call while workers record.
+func (r *Recorder) Failed() int64 {
+	var n int64
+	for _, s := range r.shards {
+		n += s.failed.Load()
+	}
+	return n
+}
+
 // Record adds one result. It applies the Length rule, which may turn an OK
 // result into a Length failure (res.Class is updated so that the caller
 // sees the final class).
@@ -196,6 +209,10 @@ func (s *Shard) Record(res *load.Result) {
 	if res.Server != nil && r.server.Load() == nil && res.Class == load.OK {
 		sv := string(res.Server)
 		r.server.CompareAndSwap(nil, &sv)
+	}
+	if res.Stderr != nil && r.stderr.Load() == nil {
+		line := firstLine(res.Stderr)
+		r.stderr.CompareAndSwap(nil, &line)
 	}
 	kind := load.KindOther
 	if res.Err != nil {
@@ -291,7 +308,23 @@ func (s *Shard) Record(res *load.Result) {
 		}
 	}
 	s.mu.Unlock()
+	if res.Class != load.OK {
+		s.failed.Add(1)
+	}
 	s.done.Add(1)
+}
+
+// firstLine returns the first non-empty line of b, without surrounding
+// space and with control bytes dropped.
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
 }
 
 // RecordUnsent adds, in the open model, a request that was due but got no
@@ -376,6 +409,9 @@ func (r *Recorder) Merge() *Record {
 	m.Plan.VariableLength = r.variable
 	if p := r.server.Load(); p != nil {
 		m.ServerSoftware = *p
+	}
+	if p := r.stderr.Load(); p != nil {
+		m.StderrFirstLine = *p
 	}
 	for p := range m.Phases {
 		m.Phases[p].Hist = newHist()

@@ -138,29 +138,38 @@ type ErrorSample struct {
 // Summary is the result of one run: everything the reporters print, as pure
 // data. Times are in the unit their JSON key names.
 type Summary struct {
-	Target            TargetInfo      `json:"target"`
-	ServerSoftware    string          `json:"server_software"`
-	ServerHostname    string          `json:"server_hostname"`
-	ServerPort        string          `json:"server_port"`
-	DocumentPath      string          `json:"document_path"`
-	DocumentLength    int64           `json:"document_length"`
-	VariableLength    bool            `json:"variable_document_length"`
-	Concurrency       int             `json:"concurrency_level"`
-	Requests          int64           `json:"requests"`
-	Method            string          `json:"method"`
-	HTTPVersion       string          `json:"http_version,omitempty"`
-	KeepAlive         bool            `json:"keep_alive"`
-	TimeTaken         float64         `json:"time_taken_seconds"`
-	Complete          int64           `json:"complete_requests"`
-	Failed            int64           `json:"failed_requests"`
-	Failures          Failures        `json:"failures"`
-	Non2xx            int64           `json:"non_2xx_responses"`
-	KeepAliveRequests int64           `json:"keep_alive_requests"`
-	Reconnects        int64           `json:"reconnects"`
-	TotalTransferred  int64           `json:"total_transferred_bytes"`
-	TotalBodySent     int64           `json:"total_body_sent_bytes"`
-	HTMLTransferred   int64           `json:"html_transferred_bytes"`
-	StderrBytes       int64           `json:"fcgi_stderr_bytes"`
+	Target         TargetInfo `json:"target"`
+	ServerSoftware string     `json:"server_software"`
+	ServerHostname string     `json:"server_hostname"`
+	ServerPort     string     `json:"server_port"`
+	DocumentPath   string     `json:"document_path"`
+	DocumentLength int64      `json:"document_length"`
+	VariableLength bool       `json:"variable_document_length"`
+	Concurrency    int        `json:"concurrency_level"`
+	Requests       int64      `json:"requests"`
+	Method         string     `json:"method"`
+	HTTPVersion    string     `json:"http_version,omitempty"`
+	// ConnectionHeader is the Connection header sent (HTTP; absent when
+	// none is sent).
+	ConnectionHeader string   `json:"connection_header,omitempty"`
+	KeepAlive        bool     `json:"keep_alive"`
+	TimeTaken        float64  `json:"time_taken_seconds"`
+	Complete         int64    `json:"complete_requests"`
+	Failed           int64    `json:"failed_requests"`
+	Failures         Failures `json:"failures"`
+	Non2xx           int64    `json:"non_2xx_responses"`
+	// KeepAliveRequests counts the responses after which the connection
+	// stayed open: responses on a kept connection less those whose
+	// connection the next request found closed by the server (Reconnects).
+	KeepAliveRequests int64 `json:"keep_alive_requests"`
+	Reconnects        int64 `json:"reconnects"`
+	TotalTransferred  int64 `json:"total_transferred_bytes"`
+	TotalBodySent     int64 `json:"total_body_sent_bytes"`
+	HTMLTransferred   int64 `json:"html_transferred_bytes"`
+	StderrBytes       int64 `json:"fcgi_stderr_bytes"`
+	// StderrFirstLine is the first line of the first FastCGI STDERR
+	// output ("Primary script unknown"); absent when there was none.
+	StderrFirstLine   string          `json:"fcgi_stderr_first_line,omitempty"`
 	RequestsPerSecond float64         `json:"requests_per_second"`
 	TimePerRequest    float64         `json:"time_per_request_ms"`
 	TimePerRequestAll float64         `json:"time_per_request_all_ms"`
@@ -281,16 +290,18 @@ func (m *Record) Summary() Summary {
 		Requests:          pl.Requests,
 		Method:            pl.Method,
 		HTTPVersion:       pl.HTTPVersion,
+		ConnectionHeader:  pl.ConnectionHeader,
 		KeepAlive:         pl.KeepAlive,
 		TimeTaken:         m.Elapsed.Seconds(),
 		Complete:          c.Complete,
 		Failed:            c.Failed(),
 		Non2xx:            c.Non2xx,
-		KeepAliveRequests: c.KeepAlive,
+		KeepAliveRequests: max(c.KeepAlive-c.Reconnects, 0),
 		Reconnects:        c.Reconnects,
 		TotalTransferred:  c.BytesRead,
 		HTMLTransferred:   c.BodyBytes,
 		StderrBytes:       c.StderrBytes,
+		StderrFirstLine:   m.StderrFirstLine,
 		Failures: Failures{
 			Connect: f[load.Connect], Receive: f[load.Receive], Length: f[load.Length],
 			Exceptions: f[load.Exceptions], Timeout: f[load.Timeout], Protocol: f[load.Protocol],

@@ -306,7 +306,7 @@ func runOnce(ctx context.Context, cfg *Config, p Progress, s *Series) (*stats.Re
 	plan.Concurrency, plan.Requests, plan.Duration = p.Concurrency, p.Requests, p.Duration
 	o := cfg.Options
 	o.Observe, o.Discard = !p.Warmup, p.Warmup
-	o.Announce, o.Progress, o.KeepRows, o.Raw = false, false, false, nil
+	o.Announce, o.Progress, o.KeepRows, o.Raw = false, nil, false, nil
 	// A lost backend ends the series; an unreachable one is data for the
 	// sweep to judge (Config.EndUnreachable).
 	o.StopOnLoss, o.KeepOnUnreachable = true, true
