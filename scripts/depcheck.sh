@@ -11,6 +11,7 @@ declare -A allowed=(
   [internal/report/page]="internal/report internal/load internal/stats"
   [internal/sweep]="internal/load internal/execute internal/stats"
   [internal/execute]="internal/load internal/run internal/stats internal/procstat sockets fcgi httpprobe"
+  [internal/capacity]="internal/load internal/stats"
   [internal/procstat]=""
   [sockets]=""
   [fcgi]="sockets internal/load internal/probe internal/exchange"

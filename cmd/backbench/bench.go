@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -48,6 +49,7 @@ type loadOptions struct {
 	rawFile        string
 	clientSched    string
 	threads        int
+	slo            []string
 	targetOptions
 	backendOptions
 }
@@ -93,6 +95,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU")
+	fs.StringArrayVar(&o.slo, "slo", nil, "service level `OBJECTIVE` the run must meet: p50|p90|p99|p99.9|max<=DURATION (p99<=50ms) or errors<=PERCENT (errors<=1%) (repeatable; all must hold): exit status 3 when one fails")
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
@@ -139,10 +142,17 @@ func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer
 // errHelp is returned after help was printed; Main exits with status 0.
 var errHelp = errors.New("help printed")
 
+// loadPlan is a validated load: the executor's plan of a run and the --slo
+// objectives its runs are judged by.
+type loadPlan struct {
+	*execute.Plan
+	objectives []capacity.Objective
+}
+
 // validateLoad checks the load flags and the target URL and makes the
 // plan of the run; every error is a usage error, caught before any
 // connection is made.
-func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan, error) {
+func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, error) {
 	tgt, cl, err := parseTargets(url, &o.targetOptions)
 	if err != nil {
 		return nil, err
@@ -179,6 +189,12 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan,
 	}
 	if !limited {
 		r.Requests = 0
+	}
+	lp := &loadPlan{Plan: r}
+	if len(o.slo) > 0 {
+		if lp.objectives, err = capacity.ParseAll(o.slo); err != nil {
+			return nil, usagef("--slo: %v", err)
+		}
 	}
 	if tgt.Scheme == sockets.SchemeFCGI && o.http10 {
 		return nil, usagef("--http1.0 applies to http:// targets only")
@@ -221,7 +237,7 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*execute.Plan,
 			return nil, usagef("bad method %q", r.Method)
 		}
 	}
-	return r, nil
+	return lp, nil
 }
 
 // abFlags checks the flags that ab users type (-i, -u, -C, -A, -X) and
@@ -319,13 +335,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		stderr = &execute.LockedWriter{W: stderr}
 	}
-	m, err := execute.Run(ctx, r, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
+	m, err := execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
-		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r, rec, stderr, lw) }})
+		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) }})
 	if err != nil {
 		return executeError(err)
 	}
-	sum := m.Summary()
+	sum := r.summary(m)
 	if o.format == "json" {
 		err = report.JSON(stdout, &sum, m)
 	} else {
@@ -347,7 +363,18 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sum.Interrupted {
 		return errInterrupted
 	}
-	return nil
+	return sloGate(stdout, o.format == "text", r.objectives, sum.SLO)
+}
+
+// summary derives the report's figures from a run's record, with the
+// verdicts of the --slo objectives.
+func (r *loadPlan) summary(m *stats.Record) stats.Summary {
+	sum := m.Summary()
+	if len(r.objectives) > 0 {
+		ms := capacity.FromSummary(&sum, r.objectives)
+		sum.SLO = capacity.Evaluate(r.objectives, &ms)
+	}
+	return sum
 }
 
 // executeError turns the executor's errors into the command's: usage,

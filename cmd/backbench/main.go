@@ -4,18 +4,20 @@
 //
 // Subcommands:
 //
-//	backbench bench [flags] URL   an ab-style run with ab's report, or JSON
+//	backbench bench [flags] URL     an ab-style run with ab's report, or JSON
 //	backbench sweep [flags] URL...  a concurrency sweep over several targets
-//	backbench probe [flags] URL   what a backend supports
-//	backbench serve [flags]       built-in FastCGI and HTTP backends
-//	backbench version             the version, from the build info
-//	backbench completion bash|zsh a shell completion script
-//	backbench report FILE...      an HTML page of saved results
+//	backbench capacity [flags] URL  the highest load within objectives
+//	backbench probe [flags] URL     what a backend supports
+//	backbench serve [flags]         built-in FastCGI and HTTP backends
+//	backbench version               the version, from the build info
+//	backbench completion bash|zsh   a shell completion script
+//	backbench report FILE...        an HTML page of saved results
 //
 // Run "backbench COMMAND --help" or "backbench help COMMAND" for the flags
 // of each. Exit status: 0 on
 // success, 1 when the target cannot be reached, 2 for a bad command line,
-// 130 or 143 when interrupted by SIGINT or SIGTERM.
+// 3 when a --slo objective failed, 130 or 143 when interrupted by SIGINT or
+// SIGTERM.
 package main
 
 import (
@@ -34,6 +36,7 @@ const (
 	exitOK          = 0
 	exitUnreachable = 1
 	exitUsage       = 2
+	exitSLO         = 3
 	exitSIGINT      = 130
 	exitSIGTERM     = 143
 )
@@ -59,6 +62,8 @@ Usage:
   backbench bench [flags] URL     ab-style benchmark of one target
   backbench sweep [flags] -c SPEC URL...
                                   concurrency sweep over several targets: table, CSV, JSON, chart
+  backbench capacity --slo OBJECTIVE [flags] URL
+                                  the highest rate (or concurrency) within latency/error objectives
   backbench serve [flags]         run built-in FastCGI/HTTP backends
   backbench probe [flags] URL     what a backend supports at the protocol level
   backbench report [-o FILE] RESULT.json...
@@ -120,6 +125,8 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = benchCmd(ctx, args[1:], stdout, stderr)
 	case "sweep":
 		err = sweepCmd(ctx, args[1:], stdout, stderr)
+	case "capacity":
+		err = capacityCmd(ctx, args[1:], stdout, stderr)
 	case "serve":
 		err = serveCmd(ctx, args[1:], stdout, stderr)
 	case "probe":
@@ -149,7 +156,7 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, probe, report, serve, version or completion; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, capacity, probe, report, serve, version or completion; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }
@@ -160,6 +167,7 @@ func exitStatus(err error, sig func() os.Signal, stderr io.Writer) int {
 	}
 	var ue *usageError
 	var re *unreachableError
+	var se *sloError
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
@@ -171,6 +179,9 @@ func exitStatus(err error, sig func() os.Signal, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "backbench: %s\n", ue.msg)
 		return exitUsage
+	case errors.As(err, &se):
+		fmt.Fprintf(stderr, "backbench: %s\n", se)
+		return exitSLO
 	case errors.As(err, &re):
 		fmt.Fprintf(stderr, "backbench: %s\n", re.err)
 		return exitUnreachable

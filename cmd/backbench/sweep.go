@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
@@ -72,7 +73,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
-		"client-sched": true, "threads": true,
+		"client-sched": true, "threads": true, "slo": true,
 		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
@@ -97,17 +98,23 @@ type sweepPlan struct {
 	cfg    sweep.Config
 	series []sweep.Series
 	opts   sweepOptions
+	// objectives are --slo's, judged on every level.
+	objectives []capacity.Objective
 }
 
 // parseStopRate reads "0.05" or "5%".
-func parseStopRate(s string) (float64, error) {
+func parseStopRate(s string) (float64, error) { return parseRatio("--stop-error-rate", s) }
+
+// parseRatio reads the value of flag name, a ratio ("0.05") or a
+// percentage ("5%"), from 0 to 1.
+func parseRatio(name, s string) (float64, error) {
 	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
 	f, err := strconv.ParseFloat(v, 64)
 	if err == nil && pct {
 		f /= 100
 	}
 	if err != nil || !(f >= 0 && f <= 1) {
-		return 0, usagef("bad --stop-error-rate %q: want a ratio from 0 to 1 or a percentage (5%%)", s)
+		return 0, usagef("bad %s %q: want a ratio from 0 to 1 or a percentage (5%%)", name, s)
 	}
 	return f, nil
 }
@@ -180,7 +187,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	type parsed struct {
 		label string
-		r     *execute.Plan
+		r     *loadPlan
 	}
 	var targets []parsed
 	defaults := map[string]int{}
@@ -219,7 +226,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			label = t.r.Target.URL // the short default is ambiguous
 		}
 		for _, ka := range kas {
-			r := *t.r
+			r := *t.r.Plan
 			r.KeepAlive = ka
 			l := label
 			if len(kas) > 1 {
@@ -232,6 +239,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			p.series = append(p.series, sweep.Series{Label: l, Plan: &r})
 		}
 	}
+	p.objectives = targets[0].r.objectives
 	r0 := p.series[0].Plan
 	p.cfg.Levels, p.cfg.EndUnreachable = levels, true
 	p.cfg.Requests, p.cfg.Duration = r0.Requests, o.timeLimit
@@ -292,9 +300,13 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		files[i] = f
 	}
 	sw := p.report(res)
+	sloLines, sloErr := p.judge(&sw)
 	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if err := report.SweepTable(stdout, &sw); err != nil {
 		return err
+	}
+	for _, l := range sloLines {
+		fmt.Fprintln(stdout, l)
 	}
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
@@ -318,7 +330,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if res.Interrupted {
 		return errInterrupted
 	}
-	return nil
+	return sloErr
 }
 
 // perLevel describes the budget of one level for the table's title.

@@ -174,7 +174,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if o.Verbosity >= 2 {
 		verbose = &LockedWriter{W: stderr}
 	}
-	f, err := p.factory(verbose)
+	f, err := p.ClientFactory(verbose)
 	if err != nil {
 		return nil, &SetupError{err}
 	}

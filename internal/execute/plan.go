@@ -170,9 +170,10 @@ func (p *Plan) Dialer() *sockets.Dialer {
 	return p.dialer
 }
 
-// factory builds the client factory for the plan's protocol. verbose, if
-// not nil, receives request and response heads.
-func (p *Plan) factory(verbose io.Writer) (load.ClientFactory, error) {
+// ClientFactory builds the client factory for the plan's protocol (or
+// returns Plan.Factory). verbose, if not nil, receives request and response
+// heads.
+func (p *Plan) ClientFactory(verbose io.Writer) (load.ClientFactory, error) {
 	if p.Factory != nil {
 		return p.Factory, nil
 	}

@@ -66,6 +66,11 @@ func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	if cpu != nil {
 		panels = append(panels, []*plot.Plot{cpu}, []*plot.Plot{mem})
 	}
+	return writeChart(w, panels, format)
+}
+
+// writeChart draws panels stacked in one image of format "svg" or "png".
+func writeChart(w io.Writer, panels [][]*plot.Plot, format string) error {
 	height := panelHeight * vg.Length(len(panels))
 	var c vg.CanvasWriterTo
 	switch format {
@@ -82,7 +87,7 @@ func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	for i := range panels {
 		panels[i][0].Draw(canvases[i][0])
 	}
-	_, err = c.WriteTo(w)
+	_, err := c.WriteTo(w)
 	return err
 }
 
@@ -338,4 +343,89 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// CapacityPoint is one step of a capacity search on its chart.
+type CapacityPoint struct {
+	// Load is the offered load: a rate or a concurrency.
+	Load float64
+	// P99Ms is the step's 99th percentile in ms.
+	P99Ms float64
+	// Pass reports that the step met every objective.
+	Pass bool
+}
+
+// CapacityChart draws a capacity search in format "svg" or "png": the 99th
+// percentile (ms) against the offered load, passing steps as filled dots
+// and failing ones as crosses, with the p99 objective as a horizontal line
+// when boundMs > 0; the latency axis is logarithmic when the highest value
+// is more than 20 times the lowest. xLabel names the load's axis.
+func CapacityChart(w io.Writer, pts []CapacityPoint, xLabel string, boundMs float64, format string) error {
+	p := plot.New()
+	p.Title.Text = "backbench capacity: p99 latency against offered load"
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = "p99 latency (ms)"
+	p.Add(plotter.NewGrid())
+	p.Y.Min = 0
+	p.X.Min = 0
+	p.Y.Tick.Marker = plainTicks{}
+	p.X.Tick.Marker = plainTicks{}
+	// A log scale when overloaded steps would squash the objective's
+	// region into the bottom of the panel.
+	lo, hi := boundMs, boundMs
+	for _, pt := range pts {
+		if lo <= 0 || pt.P99Ms < lo {
+			lo = pt.P99Ms
+		}
+		hi = max(hi, pt.P99Ms)
+	}
+	logY := lo > 0 && hi > 20*lo
+	if logY {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Min, p.Y.Label.Text = lo/2, "p99 latency (ms, log scale)"
+	}
+	var pass, fail plotter.XYs
+	for _, pt := range pts {
+		xy := plotter.XY{X: pt.Load, Y: max(pt.P99Ms, lo/2)}
+		if pt.Pass {
+			pass = append(pass, xy)
+		} else {
+			fail = append(fail, xy)
+		}
+	}
+	for i, set := range []plotter.XYs{pass, fail} {
+		if len(set) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(set)
+		if err != nil {
+			return fmt.Errorf("report: capacity chart: %w", err)
+		}
+		sc.Color = plotutil.DarkColors[1-i] // green passes, red fails
+		sc.Radius = vg.Points(3.5)
+		sc.Shape = draw.CircleGlyph{}
+		if i == 1 {
+			sc.Shape = draw.CrossGlyph{}
+		}
+		p.Add(sc)
+		p.Legend.Add([]string{"step passed", "step failed"}[i], sc)
+	}
+	if boundMs > 0 {
+		maxX := 1.0
+		for _, pt := range pts {
+			maxX = max(maxX, pt.Load)
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: boundMs}, {X: maxX * 1.05, Y: boundMs}})
+		if err != nil {
+			return fmt.Errorf("report: capacity chart: %w", err)
+		}
+		l.Color = plotutil.DarkColors[2]
+		l.Dashes = plotutil.Dashes(1)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add("objective p99 <= "+strconv.FormatFloat(boundMs, 'f', -1, 64)+" ms", l)
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Millimeter*3, -vg.Millimeter*2
+	return writeChart(w, [][]*plot.Plot{{p}}, format)
 }

@@ -47,6 +47,10 @@ type SweepSeries struct {
 	Records []*stats.Record `json:"records,omitempty"`
 	// Stop is set when the stop rule ended the series early.
 	Stop *SweepStop `json:"stopped,omitempty"`
+	// SLOHighestPass is the highest level at which every --slo objective
+	// held (each level's verdicts are its Summary's SLO); 0 when none did,
+	// absent without objectives.
+	SLOHighestPass *int `json:"slo_highest_passing_level,omitempty"`
 }
 
 // SweepStop says where and why a series was stopped.

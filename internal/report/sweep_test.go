@@ -236,3 +236,41 @@ func xmlEscape(s string) string {
 	_ = xml.EscapeText(&b, []byte(s))
 	return b.String()
 }
+
+func TestCapacityChart(t *testing.T) {
+	pts := []CapacityPoint{{10, 11, true}, {20, 12, true}, {40, 300, false}, {30, 45, true}}
+	for _, tc := range []struct {
+		name  string
+		pts   []CapacityPoint
+		bound float64
+	}{{"steps", pts, 50}, {"no latency objective", pts, 0}, {"no steps", nil, 50}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := CapacityChart(&b, tc.pts, "offered rate (req/s)", tc.bound, "png"); err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(&b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := img.Bounds(); r.Dx() != ChartWidthPx || r.Dy() != ChartHeightPx/2 {
+				t.Errorf("png is %v", r)
+			}
+			b.Reset()
+			if err := CapacityChart(&b, tc.pts, "offered rate (req/s)", tc.bound, "svg"); err != nil {
+				t.Fatal(err)
+			}
+			svg := b.String()
+			if err := xml.Unmarshal(b.Bytes(), new(struct{ XMLName xml.Name })); err != nil {
+				t.Fatalf("svg does not parse: %v", err)
+			}
+			if !strings.Contains(svg, "offered rate (req/s)") || strings.Contains(svg, "objective p99 &lt;= 50 ms") != (tc.bound > 0) ||
+				strings.Contains(svg, "step failed") != (tc.pts != nil) {
+				t.Errorf("svg lacks the axis, the objective line or the legend")
+			}
+			if strings.Contains(svg, "log scale") != (tc.pts != nil) { // 11 to 300 ms: a log scale
+				t.Errorf("log scale %v, want %v", strings.Contains(svg, "log scale"), tc.pts != nil)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -54,9 +55,13 @@ func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 	line("Complete requests", "%d", s.Complete)
 	line("Failed requests", "%d", s.Failed)
 	if s.Failed > 0 {
-		f := s.Failures
-		fmt.Fprintf(b, "   (Connect: %d, Receive: %d, Length: %d, Exceptions: %d, Timeout: %d, Protocol: %d)\n",
-			f.Connect, f.Receive, f.Length, f.Exceptions, f.Timeout, f.Protocol)
+		f := s.Failures.ByClass()
+		var parts []string
+		for c := load.ErrClass(1); c < load.NumClasses; c++ {
+			name := c.String()
+			parts = append(parts, fmt.Sprintf("%s%s: %d", strings.ToUpper(name[:1]), name[1:], f[c]))
+		}
+		fmt.Fprintf(b, "   (%s)\n", strings.Join(parts, ", "))
 	}
 	if s.Non2xx > 0 {
 		line("Non-2xx responses", "%d", s.Non2xx)

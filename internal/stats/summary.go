@@ -121,6 +121,22 @@ type Failures struct {
 	Protocol   int64 `json:"protocol"`
 }
 
+// failuresOf gives each class's count its JSON key. With ByClass, the only
+// place besides package load that names the classes one by one.
+func failuresOf(c ClassCounts) Failures {
+	return Failures{Connect: c[load.Connect], Receive: c[load.Receive], Length: c[load.Length],
+		Exceptions: c[load.Exceptions], Timeout: c[load.Timeout], Protocol: c[load.Protocol]}
+}
+
+// ByClass returns the counts indexed by class, for code that walks the
+// classes (load.ErrClass(1) to load.NumClasses-1) instead of naming them.
+func (f Failures) ByClass() ClassCounts {
+	var c ClassCounts
+	c[load.Connect], c[load.Receive], c[load.Length] = f.Connect, f.Receive, f.Length
+	c[load.Exceptions], c[load.Timeout], c[load.Protocol] = f.Exceptions, f.Timeout, f.Protocol
+	return c
+}
+
 // ConnectionTimes is ab's "Connection Times (ms)" table.
 type ConnectionTimes struct {
 	Connect    PhaseStats `json:"connect"`
@@ -218,6 +234,9 @@ type Summary struct {
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *BackendLost `json:"backend_lost"`
+	// SLO holds the verdict on each objective given with --slo, in order;
+	// absent without objectives.
+	SLO []SLOResult `json:"slo_results,omitempty"`
 }
 
 // BackendLost is the moment a backend that had accepted connections
@@ -235,6 +254,17 @@ type BackendLost struct {
 func (b *BackendLost) String() string {
 	return fmt.Sprintf("the backend stopped accepting connections after %d completed requests, at %.2f s: %s",
 		b.AfterRequests, b.AtSeconds, b.Error)
+}
+
+// SLOResult is the verdict on one service level objective.
+type SLOResult struct {
+	// Objective is the objective as given ("p99<=50ms").
+	Objective string `json:"objective"`
+	// Value is the measured value in the objective's unit: ms for a
+	// latency, percent for errors.
+	Value float64 `json:"value"`
+	// Pass reports Value <= the objective's bound.
+	Pass bool `json:"pass"`
 }
 
 // PhaseStats is one row of ab's "Connection Times (ms)" table, in
@@ -302,10 +332,7 @@ func (m *Record) Summary() Summary {
 		HTMLTransferred:   c.BodyBytes,
 		StderrBytes:       c.StderrBytes,
 		StderrFirstLine:   m.StderrFirstLine,
-		Failures: Failures{
-			Connect: f[load.Connect], Receive: f[load.Receive], Length: f[load.Length],
-			Exceptions: f[load.Exceptions], Timeout: f[load.Timeout], Protocol: f[load.Protocol],
-		},
+		Failures:          failuresOf(f),
 		ConnectionTimes: ConnectionTimes{
 			Connect:    m.phase(PhaseConnect),
 			Processing: m.phase(PhaseProcessing),

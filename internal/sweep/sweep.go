@@ -345,15 +345,11 @@ func stopRule(s *stats.Summary, bound float64) *Stop {
 		fmt.Fprintf(&b, "%d of %d requests failed at concurrency %d (ratio %.3g > %g)",
 			s.Failed, finished, s.Concurrency, rate, bound)
 	}
-	f := s.Failures
+	f := s.Failures.ByClass()
 	var kinds []string
-	for _, k := range []struct {
-		name string
-		n    int64
-	}{{"connect", f.Connect}, {"receive", f.Receive}, {"length", f.Length},
-		{"exceptions", f.Exceptions}, {"timeout", f.Timeout}, {"protocol", f.Protocol}} {
-		if k.n > 0 {
-			kinds = append(kinds, fmt.Sprintf("%s %d", k.name, k.n))
+	for c := load.ErrClass(1); c < load.NumClasses; c++ {
+		if f[c] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", c, f[c]))
 		}
 	}
 	if len(kinds) > 0 {

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// capacityOptions are the flags of capacity: bench's load flags (--slo
+// required) and the search's own.
+type capacityOptions struct {
+	loadOptions
+	model      string
+	start      float64
+	max        float64
+	resolution string
+	confirm    int
+	maxTime    time.Duration
+	warmup     time.Duration
+	out        string
+	format     string
+}
+
+// Defaults of capacity.
+const (
+	capacityStepTime    = 5 * time.Second
+	capacityCeiling     = 256   // open model: requests in flight (-c)
+	capacityMaxRate     = 1e7   // open model: --max
+	capacityMaxConc     = 10000 // closed model: --max
+	capacityStepOverrun = 250 * time.Millisecond
+)
+
+const capacityUsage = `Usage: backbench capacity --slo OBJECTIVE [--slo ...] [flags] URL
+
+Finds the highest load the backend sustains within every objective. Open
+model (default): arrival rates from --start, doubled until a step fails,
+then bisected between the last passing and the first failing rate until
+they are within --resolution; --confirm more runs of the answer must pass.
+--model closed searches the concurrency (-c) instead. Each step is the run
+"backbench bench --rate R -t T -c C" makes (closed: "-c N -t T"), after an
+uncounted warm-up at the same load.
+
+OBJECTIVE: p50|p90|p99|p99.9|max<=DURATION (p99<=50ms) or errors<=PERCENT
+(errors<=1%: failed requests and non-2xx answers). Latencies count from
+each request's intended start in the open model.
+
+Prints the answer, then every step; writes DIR/capacity.json, capacity.svg
+and capacity.png (p99 against the offered load, the objective as a line).
+Exit status 3 when no step met the objectives.
+
+Flags:
+`
+
+// newCapacityFlags builds capacity's flags: the search's own, then bench's
+// load flags (-t is a step's length; -c the open model's ceiling).
+func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("capacity", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Var(newChoice(&o.model, "open", "open", "closed"), "model", "open: search the arrival rate (--rate); closed: search the concurrency (-c)")
+	fs.Float64Var(&o.start, "start", 0, "first level tried: a rate in req/s (default 10) or a concurrency (default 1)")
+	fs.Float64Var(&o.max, "max", 0, "highest level tried (default: 10000000 req/s, or a concurrency of 10000)")
+	fs.StringVar(&o.resolution, "resolution", "5%", "stop bisecting when the passing and failing levels are within `R` (a percentage or a ratio)")
+	fs.IntVar(&o.confirm, "confirm", 1, "run the answer `N` more times; every run must pass")
+	fs.Var(newSeconds(&o.maxTime, 5*time.Minute), "max-time", "bound of the whole search (seconds or a duration: 5m); at the bound, the best passing step so far")
+	fs.Var(newSeconds(&o.warmup, time.Second), "warmup", "uncounted warm-up before each step at the same load (seconds or a duration; 0: none)")
+	fs.StringVar(&o.out, "out", ".", "write capacity.json, capacity.svg and capacity.png into `DIR`")
+	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report on stdout: text or json (the JSON of capacity.json)")
+	addLoadFlags(fs, &o.loadOptions)
+	o.timeLimit = capacityStepTime
+	fs.Lookup("timelimit").Usage = "length of each step in seconds (or a duration: 10s)"
+	fs.Lookup("timelimit").DefValue = "5"
+	fs.Lookup("concurrency").Usage = "open model: the ceiling of requests in flight (the closed model searches it)"
+	fs.Lookup("concurrency").DefValue = strconv.Itoa(capacityCeiling)
+	// Bench's flags that a search sets itself or cannot use (refused by
+	// validateCapacity).
+	for _, name := range []string{"requests", "rate", "raw"} {
+		_ = fs.MarkHidden(name)
+	}
+	return fs
+}
+
+// capacityPlan is a validated capacity command.
+type capacityPlan struct {
+	r    *loadPlan
+	cfg  capacity.Config
+	warm time.Duration // before each step
+	// quickest is the lowest median seen in a step, in ms: the backend's
+	// latency when it has no queue.
+	quickest float64
+}
+
+// validateCapacity checks the flags and the URL and builds the plan; every
+// error is a usage error, found before any connection is made.
+func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, error) {
+	if fs.NArg() != 1 {
+		return nil, usagef("capacity: want exactly one URL, got %d (see backbench capacity --help)", fs.NArg())
+	}
+	closed := o.model == capacity.ModelClosed
+	for _, f := range []struct{ name, why string }{
+		{"requests", "each step runs for -t seconds"},
+		{"rate", "the search sets the rate"},
+		{"raw", "a search makes many runs"},
+	} {
+		if fs.Changed(f.name) {
+			return nil, usagef("capacity: --%s does not apply: %s", f.name, f.why)
+		}
+	}
+	switch {
+	case len(o.slo) == 0:
+		return nil, usagef("capacity: want at least one --slo objective, e.g. --slo 'p99<=50ms'")
+	case closed && fs.Changed("concurrency"):
+		return nil, usagef("capacity: -c does not apply with --model closed: the search sets it (--start and --max bound it)")
+	case o.timeLimit <= 0:
+		return nil, usagef("capacity: -t must be greater than 0 seconds")
+	case o.confirm < 0 || o.confirm > 100:
+		return nil, usagef("capacity: --confirm %d: want from 0 to 100", o.confirm)
+	case o.start < 0 || o.max < 0:
+		return nil, usagef("capacity: --start and --max must be greater than 0")
+	}
+	res, err := parseRatio("--resolution", o.resolution)
+	if err != nil {
+		return nil, err
+	}
+	if res <= 0 || res >= 1 {
+		return nil, usagef("capacity: bad --resolution %q: want more than 0%% and less than 100%%", o.resolution)
+	}
+	if !closed && !fs.Changed("concurrency") {
+		o.concurrency = capacityCeiling
+	}
+	start, top := o.start, o.max
+	if start == 0 {
+		start = map[bool]float64{false: 10, true: 1}[closed]
+	}
+	if top == 0 {
+		top = map[bool]float64{false: capacityMaxRate, true: capacityMaxConc}[closed]
+	}
+	if closed && (start != float64(int(start)) || top != float64(int(top)) || top > 1_000_000) {
+		return nil, usagef("capacity: --start and --max are whole concurrencies in the closed model (at most 1000000)")
+	}
+	if !closed && top > capacityMaxRate {
+		return nil, usagef("capacity: --max %g: the rate is at most 10000000 req/s", top)
+	}
+	if start > top {
+		return nil, usagef("capacity: --start %g is above --max %g", start, top)
+	}
+	r, err := validateLoad(fs, &o.loadOptions, fs.Arg(0))
+	if err != nil {
+		return nil, err
+	}
+	return &capacityPlan{r: r, warm: o.warmup, cfg: capacity.Config{
+		Objectives: r.objectives, Start: start, Max: top, Integer: closed, Resolution: res,
+		Confirm: o.confirm, MaxTime: o.maxTime, StepTime: o.warmup + o.timeLimit + capacityStepOverrun,
+	}}, nil
+}
+
+// step runs one step at level: a warm-up, then the run bench makes, and
+// measures it.
+func (p *capacityPlan) step(ctx context.Context, level float64, stderr io.Writer) (capacity.Measure, error) {
+	plan := *p.r.Plan
+	if p.cfg.Integer {
+		plan.Concurrency = int(level)
+	} else {
+		plan.Rate = level
+	}
+	o := execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version()}
+	if p.warm > 0 {
+		warm := plan
+		warm.Duration = p.warm
+		if _, err := execute.Run(ctx, &warm, o); err != nil {
+			return capacity.Measure{}, executeError(err)
+		}
+	}
+	rec, err := execute.Run(ctx, &plan, o)
+	if err != nil {
+		return capacity.Measure{}, executeError(err)
+	}
+	sum := rec.Summary()
+	if sum.Interrupted {
+		return capacity.Measure{}, context.Canceled
+	}
+	m := capacity.FromSummary(&sum, p.cfg.Objectives)
+	if sum.Complete > 0 && (p.quickest == 0 || m.P50 < p.quickest) {
+		p.quickest = m.P50
+	}
+	if !capacity.Passed(capacity.Evaluate(p.cfg.Objectives, &m)) {
+		p.settle(ctx)
+	}
+	return m, nil
+}
+
+// Bounds of settle.
+const (
+	settleMax   = 30 * time.Second
+	settleSlack = 2 * time.Millisecond
+)
+
+// settle waits, after a failing step, until the backend has worked off the
+// queue the step left behind (requests the client gave up on at the end of
+// the step still wait in the backend's listen backlog): it sends single
+// requests, one after the other, until two in a row take at most twice the
+// quickest median seen plus 2 ms, for at most settleMax.
+func (p *capacityPlan) settle(ctx context.Context) {
+	f, err := p.r.ClientFactory(nil)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleMax)
+	defer cancel()
+	c, err := f(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	bound := int64((2*p.quickest)*1e6) + int64(settleSlack)
+	var res load.Result
+	for quick := 0; quick < 2 && ctx.Err() == nil; {
+		res.Reset()
+		c.Do(&res)
+		switch {
+		case res.Class == load.OK && res.Done-res.Start <= bound:
+			quick++
+		case res.Class == load.OK:
+			quick = 0
+		default:
+			quick = 0
+			select { // a refused or reset connection: do not spin
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// capacityCmd runs the capacity command.
+func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o capacityOptions
+	fs := newCapacityFlags(&o)
+	if err := parseFlags(fs, capacityUsage, args, stdout); err != nil {
+		return err
+	}
+	p, err := validateCapacity(fs, &o)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return usagef("capacity: cannot create --out directory: %v", err)
+	}
+	// No connection without a request: a Unix socket path is checked
+	// here, and each step's own first dials decide reachability.
+	if err := execute.CheckSockets(p.r.Target, p.r.Upstreams, stderr); err != nil {
+		return &unreachableError{err}
+	}
+	rep := capacity.Report{Model: o.model, Objectives: p.cfg.Objectives, MaxTime: o.maxTime}
+	if !o.quiet {
+		fmt.Fprintf(stderr, "Searching the capacity of %s (%s model, %s per step; at most %s)\n", p.r.Target.URL, o.model, o.timeLimit, o.maxTime)
+		p.cfg.OnStep = func(st capacity.Step) {
+			v := "pass"
+			if !st.Pass {
+				v = "FAIL"
+			}
+			fmt.Fprintf(stderr, "  %s %s: %s, p99 %s, errors %.2f%%\n", rep.FormatLevel(st.Level), map[bool]string{false: "req/s", true: "connections"}[p.cfg.Integer],
+				v, capacity.FormatMs(st.P99), st.ErrorRate*100)
+		}
+	}
+	started := time.Now()
+	res, err := capacity.Search(ctx, p.cfg, func(ctx context.Context, level float64) (capacity.Measure, error) {
+		return p.step(ctx, level, stderr)
+	})
+	if err != nil {
+		return err
+	}
+	rep.Result = res
+	if err := p.write(&rep, o.out, o.concurrency); err != nil {
+		return err
+	}
+	if o.format == "json" {
+		if err := rep.WriteJSON(stdout, o.concurrency); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout, rep.Answer())
+		warm := ""
+		if p.warm > 0 {
+			warm = " after a " + p.warm.String() + " warm-up"
+		}
+		ceiling := ""
+		if !p.cfg.Integer {
+			ceiling = fmt.Sprintf(", at most %d in flight", o.concurrency)
+		}
+		fmt.Fprintf(stdout, "\nCapacity search: %s, %s model%s, %s per step%s, %d steps in %.1f s\n\n",
+			p.r.Target.URL, o.model, ceiling, o.timeLimit, warm, len(res.Steps), time.Since(started).Seconds())
+		if err := rep.Table(stdout); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(capacityFiles(o.out), ", "))
+	}
+	switch {
+	case res.Interrupted:
+		return errInterrupted
+	case res.Best < 0:
+		return &sloError{[]string{"no step met every objective"}}
+	}
+	return nil
+}
+
+// capacityFiles are the paths of the files capacity writes into dir.
+func capacityFiles(dir string) []string {
+	var out []string
+	for _, n := range []string{"capacity.json", "capacity.svg", "capacity.png"} {
+		out = append(out, filepath.Join(dir, n))
+	}
+	return out
+}
+
+// write writes capacity.json and the chart into dir.
+func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) error {
+	var pts []report.CapacityPoint
+	for _, st := range rep.Result.Steps {
+		pts = append(pts, report.CapacityPoint{Load: st.Level, P99Ms: st.P99, Pass: st.Pass})
+	}
+	bound := 0.0
+	for _, o := range rep.Objectives {
+		if o.Metric == capacity.MetricP99 {
+			bound = o.Bound
+		}
+	}
+	xLabel := "offered rate (req/s)"
+	if p.cfg.Integer {
+		xLabel = "concurrency (connections)"
+	}
+	writers := []func(io.Writer) error{
+		func(w io.Writer) error { return rep.WriteJSON(w, ceiling) },
+		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "svg") },
+		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "png") },
+	}
+	for i, name := range capacityFiles(dir) {
+		f, err := os.Create(name)
+		if err != nil {
+			return fmt.Errorf("capacity: %w", err)
+		}
+		if err := errors.Join(writers[i](f), f.Close()); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// sloError is a run that failed a --slo objective: exit status 3.
+type sloError struct{ failed []string }
+
+func (e *sloError) Error() string { return "objective failed: " + strings.Join(e.failed, "; ") }
+
+// sloGate prints the verdict on each objective (with text, after the
+// report) and returns a sloError if one failed.
+func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []stats.SLOResult) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	lines := capacity.Verdicts(objs, rs)
+	if text {
+		fmt.Fprintln(stdout, "\nObjectives:")
+		for _, l := range lines {
+			fmt.Fprintln(stdout, "  "+l)
+		}
+	}
+	var failed []string
+	for i, r := range rs {
+		if !r.Pass {
+			failed = append(failed, lines[i])
+		}
+	}
+	if failed != nil {
+		return &sloError{failed}
+	}
+	return nil
+}
+
+// judge applies the --slo objectives to every level of every series: it
+// fills each level's SLO verdicts and each series' highest passing level,
+// and returns the lines that say so, and a sloError if any level failed.
+func (p *sweepPlan) judge(sw *report.Sweep) ([]string, error) {
+	objs := p.objectives
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	lines := []string{"", "Objectives " + strings.Join(capacity.Texts(objs), ", ") + ":"}
+	var failed []string
+	for i := range sw.Series {
+		se := &sw.Series[i]
+		highest, verdicts := 0, []string{}
+		for k := range se.Levels {
+			l := &se.Levels[k]
+			m := capacity.FromSummary(l, objs)
+			l.SLO = capacity.Evaluate(objs, &m)
+			v := fmt.Sprintf("c=%d pass", l.Concurrency)
+			if capacity.Passed(l.SLO) {
+				highest = max(highest, l.Concurrency)
+			} else {
+				var why []string
+				for j, r := range l.SLO {
+					if !r.Pass {
+						why = append(why, objs[j].Metric+" "+objs[j].Format(r.Value))
+					}
+				}
+				v = fmt.Sprintf("c=%d FAIL (%s)", l.Concurrency, strings.Join(why, ", "))
+				failed = append(failed, fmt.Sprintf("%s at c=%d", se.Label, l.Concurrency))
+			}
+			verdicts = append(verdicts, v)
+		}
+		se.SLOHighestPass = &highest
+		best := "none"
+		if highest > 0 {
+			best = fmt.Sprintf("c=%d", highest)
+		}
+		lines = append(lines, fmt.Sprintf("  %s: highest level that passes: %s; %s", se.Label, best, strings.Join(verdicts, ", ")))
+	}
+	if failed != nil {
+		return lines, &sloError{failed}
+	}
+	return lines, nil
+}

@@ -1,0 +1,368 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+func TestParse(t *testing.T) {
+	good := []struct {
+		in     string
+		metric string
+		bound  float64
+	}{
+		{"p99<=50ms", MetricP99, 50},
+		{" p99.9 <= 1.5s ", MetricP999, 1500},
+		{"P50<=500us", MetricP50, 0.5},
+		{"p90<=2ms", MetricP90, 2},
+		{"max<=1s", MetricMax, 1000},
+		{"errors<=1%", MetricErrors, 1},
+		{"errors<=0.5 %", MetricErrors, 0.5},
+		{"errors<=0%", MetricErrors, 0},
+	}
+	for _, c := range good {
+		o, err := Parse(c.in)
+		if err != nil || o.Metric != c.metric || o.Bound != c.bound {
+			t.Errorf("Parse(%q) = %+v, %v; want %s <= %g", c.in, o, err, c.metric, c.bound)
+		}
+	}
+	for _, in := range []string{"", "p99", "p99<50ms", "p99<=50", "p99<=-5ms", "p99<=0s", "p95<=5ms",
+		"errors<=1", "errors<=101%", "errors<=-1%", "latency<=5ms", "p99>=5ms"} {
+		if o, err := Parse(in); err == nil {
+			t.Errorf("Parse(%q) = %+v, want an error", in, o)
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Errorf("Parse(%q): error on several lines: %q", in, err)
+		}
+	}
+	if _, err := ParseAll(nil); err == nil {
+		t.Error("ParseAll(nil): want an error")
+	}
+}
+
+func TestEvaluateAndVerdicts(t *testing.T) {
+	objs, err := ParseAll([]string{"p99<=1ms", "p99<=50ms", "errors<=1%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Measure{P99: 10.25, ErrorRate: 0.002}
+	rs := Evaluate(objs, &m)
+	if rs[0].Pass || !rs[1].Pass || !rs[2].Pass || Passed(rs) || rs[2].Value != 0.2 {
+		t.Fatalf("results %+v", rs)
+	}
+	v := Verdicts(objs, rs)
+	want := []string{"p99<=1ms: FAIL, p99 10.2 ms (9.2 ms over)", "p99<=50ms: pass, p99 10.2 ms", "errors<=1%: pass, errors 0.20%"}
+	for i := range want {
+		if v[i] != want[i] {
+			t.Errorf("verdict %d = %q, want %q", i, v[i], want[i])
+		}
+	}
+}
+
+// fakeBackend is a step function of known truth: a level passes p99<=50ms
+// if it is at most capacity (p99 38.2 ms), and fails above it (p99 71.5
+// ms). Each step advances a fake clock by a minute.
+type fakeBackend struct {
+	capacity float64
+	now      time.Time
+	levels   []float64
+	limitAt  float64 // from this level, the client is the limit
+}
+
+func (f *fakeBackend) step(_ context.Context, level float64) (Measure, error) {
+	f.levels = append(f.levels, level)
+	f.now = f.now.Add(time.Minute)
+	m := Measure{AchievedRPS: level, P50: 10, P99: 38.2}
+	if level > f.capacity {
+		m.P99 = 71.5
+	}
+	if f.limitAt > 0 && level >= f.limitAt {
+		m.ClientLimit = "the client's CPU was at 195% of 2 cores"
+		m.AchievedRPS = f.limitAt * 0.9
+	}
+	return m, nil
+}
+
+func search(t *testing.T, f *fakeBackend, cfg Config) Result {
+	t.Helper()
+	objs, _ := ParseAll([]string{"p99<=50ms"})
+	cfg.Objectives = objs
+	cfg.Now = func() time.Time { return f.now }
+	cfg.StepTime = time.Minute
+	if cfg.Start == 0 {
+		cfg.Start = 10
+	}
+	res, err := Search(context.Background(), cfg, f.step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestSearchOpen(t *testing.T) {
+	f := &fakeBackend{capacity: 4210}
+	res := search(t, f, Config{Confirm: 1})
+	if res.Capacity > 4210 || res.Capacity < 4210*0.95 {
+		t.Fatalf("capacity %g, want within 5%% below 4210 (levels %v)", res.Capacity, f.levels)
+	}
+	if ff := res.Steps[res.FirstFail].Level; ff <= 4210 || ff > res.Capacity*1.05 {
+		t.Errorf("first failing level %g, want just above 4210", ff)
+	}
+	last := res.Steps[len(res.Steps)-1]
+	if !last.Confirm || last.Level != res.Capacity || !last.Pass {
+		t.Errorf("last step %+v, want a passing confirmation of %g", last, res.Capacity)
+	}
+	// Doubling from 10: 10 20 ... 5120 (fails), then bisection.
+	for i, want := range []float64{10, 20, 40, 80, 160, 320, 640, 1280, 2560, 5120, 3840} {
+		if f.levels[i] != want {
+			t.Fatalf("levels %v, want doubling then bisection", f.levels)
+		}
+	}
+	if res.LimitedBy != LimitedByBackend || res.StoppedEarly {
+		t.Errorf("result %+v", res)
+	}
+	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
+	ans := r.Answer()
+	if !strings.HasPrefix(ans, "sustains 4,") || !strings.Contains(ans, "with p99 <= 50 ms (p99 at that rate: 38.2 ms; first failing rate 4,") ||
+		!strings.HasSuffix(ans, ": p99 71.5 ms)") {
+		t.Errorf("answer %q", ans)
+	}
+}
+
+func search0Objs() []Objective { o, _ := ParseAll([]string{"p99<=50ms"}); return o }
+
+func TestSearchClosedExact(t *testing.T) {
+	f := &fakeBackend{capacity: 20}
+	res := search(t, f, Config{Start: 1, Integer: true, Confirm: 2})
+	if res.Capacity != 20 || res.Steps[res.FirstFail].Level != 21 {
+		t.Fatalf("capacity %g first fail %+v (levels %v), want 20 and 21", res.Capacity, res.Steps[res.FirstFail], f.levels)
+	}
+	if n := len(f.levels); f.levels[n-1] != 20 || f.levels[n-2] != 20 || !res.Steps[n-2].Confirm {
+		t.Errorf("levels %v: want two confirmations of 20", f.levels)
+	}
+	for _, l := range f.levels {
+		if l != float64(int(l)) {
+			t.Fatalf("levels %v: want whole numbers", f.levels)
+		}
+	}
+	r := Report{Model: ModelClosed, Objectives: search0Objs(), Result: res}
+	if ans := r.Answer(); ans != "sustains a concurrency of 20 with p99 <= 50 ms (p99 at that concurrency: 38.2 ms; first failing concurrency 21: p99 71.5 ms)" {
+		t.Errorf("answer %q", ans)
+	}
+}
+
+func TestSearchStartFails(t *testing.T) {
+	f := &fakeBackend{capacity: 3}
+	res := search(t, f, Config{})
+	if res.Capacity > 3 || res.Capacity < 2.85 {
+		t.Fatalf("capacity %g, want about 3 (levels %v)", res.Capacity, f.levels)
+	}
+	if f.levels[1] != 5 || f.levels[2] != 2.5 {
+		t.Errorf("levels %v, want halving from 10", f.levels)
+	}
+}
+
+func TestSearchNothingPasses(t *testing.T) {
+	f := &fakeBackend{capacity: 0}
+	res := search(t, f, Config{Start: 200, Confirm: 1})
+	if res.Capacity != 0 || res.Best != -1 || len(res.Steps) != 5 {
+		t.Fatalf("result %+v, levels %v: want 200 100 50 25 12.5, all failing", res, f.levels)
+	}
+	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
+	if ans := r.Answer(); ans != "sustains no rate tried with p99 <= 50 ms (lowest rate tried 12.5 req/s: p99 71.5 ms)" {
+		t.Errorf("answer %q", ans)
+	}
+}
+
+func TestSearchConfirmFails(t *testing.T) {
+	// 40 passes in the search but fails its confirmation: the answer is
+	// below it.
+	f := &fakeBackend{capacity: 40}
+	res := search(t, f, Config{Start: 10, Integer: true, Confirm: 1, Resolution: 0.3})
+	if res.Capacity != 40 {
+		t.Fatalf("capacity %g, want 40 (levels %v)", res.Capacity, f.levels)
+	}
+	// Now make the confirmation of 40 fail once.
+	f = &fakeBackend{capacity: 40}
+	runs := 0
+	step := func(ctx context.Context, level float64) (Measure, error) {
+		m, err := f.step(ctx, level)
+		if level == 40 {
+			if runs++; runs == 2 {
+				m.P99 = 60
+			}
+		}
+		return m, err
+	}
+	objs := search0Objs()
+	res, err := Search(context.Background(), Config{Objectives: objs, Start: 10, Integer: true, Confirm: 1, Resolution: 0.3}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Capacity >= 40 || res.Capacity < 30 {
+		t.Fatalf("capacity %g, want below the refuted 40 (levels %v)", res.Capacity, f.levels)
+	}
+	if last := res.Steps[len(res.Steps)-1]; !last.Confirm || !last.Pass || last.Level != res.Capacity {
+		t.Errorf("last step %+v: want the new answer confirmed", last)
+	}
+}
+
+func TestSearchMaxTime(t *testing.T) {
+	f := &fakeBackend{capacity: 1e9}
+	res := search(t, f, Config{MaxTime: 3*time.Minute + time.Second, Confirm: 1})
+	if !res.StoppedEarly || len(res.Steps) != 3 || res.Capacity != 40 {
+		t.Fatalf("result %+v, want 3 steps (10 20 40) and a stop", res)
+	}
+	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res, MaxTime: 3*time.Minute + time.Second}
+	if ans := r.Answer(); !strings.HasPrefix(ans, "sustains at least 40 req/s") || !strings.Contains(ans, "stopped early at --max-time 3m1s") {
+		t.Errorf("answer %q", ans)
+	}
+}
+
+func TestSearchClientLimited(t *testing.T) {
+	f := &fakeBackend{capacity: 1e9, limitAt: 1000}
+	res := search(t, f, Config{Confirm: 1})
+	if res.LimitedBy != LimitedByClient || res.Capacity != 900 || f.levels[len(f.levels)-1] != 1280 {
+		t.Fatalf("result %+v, levels %v: want at least 900 (what the client achieved at 1280)", res, f.levels)
+	}
+	if n := len(f.levels); n < 3 || f.levels[n-2] != 1280 || f.levels[n-3] != 1280 {
+		t.Errorf("levels %v: want the held-back step run three times", f.levels)
+	}
+	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
+	if ans := r.Answer(); !strings.HasPrefix(ans, "sustains at least 900 req/s") || !strings.Contains(ans, "limited by the client, not the backend: the client's CPU") {
+		t.Errorf("answer %q", ans)
+	}
+}
+
+func TestSearchAtMax(t *testing.T) {
+	f := &fakeBackend{capacity: 1e9}
+	res := search(t, f, Config{Max: 100, Confirm: 1})
+	if !res.AtMax || res.Capacity != 100 || f.levels[len(f.levels)-2] != 100 {
+		t.Fatalf("result %+v levels %v", res, f.levels)
+	}
+}
+
+func TestSearchStepError(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1},
+		func(context.Context, float64) (Measure, error) { return Measure{}, boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestSearchInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	res, err := Search(ctx, Config{Objectives: search0Objs(), Start: 1}, func(ctx context.Context, l float64) (Measure, error) {
+		if n++; n == 3 {
+			cancel()
+			return Measure{}, ctx.Err()
+		}
+		return Measure{P99: 1}, nil
+	})
+	if err != nil || !res.Interrupted || res.Capacity != 2 || len(res.Steps) != 2 {
+		t.Fatalf("result %+v err %v", res, err)
+	}
+}
+
+func TestTableAndJSON(t *testing.T) {
+	f := &fakeBackend{capacity: 20}
+	res := search(t, f, Config{Start: 8, Integer: true})
+	r := Report{Model: ModelClosed, Objectives: search0Objs(), Result: res}
+	var b strings.Builder
+	if err := r.Table(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != len(res.Steps)+1 || !strings.Contains(lines[0], "concurrency") ||
+		!strings.Contains(lines[3], "FAIL p99 71.5 ms") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	j := r.JSON(0)
+	if j.CapacityConcurrency == nil || *j.CapacityConcurrency != 20 || j.CapacityRPS != nil || j.Steps[1].Concurrency != 16 || j.Steps[2].Pass {
+		t.Errorf("json %+v", j)
+	}
+}
+
+// TestSearchClientHiccup: a step the client held back once is run again
+// and the search goes on; the hiccup leaves no mark on the answer.
+func TestSearchClientHiccup(t *testing.T) {
+	f := &fakeBackend{capacity: 20}
+	runs := map[float64]int{}
+	step := func(ctx context.Context, level float64) (Measure, error) {
+		m, err := f.step(ctx, level)
+		// The first run of 8 (a search step) and the second of 20 (its
+		// confirmation) are held back.
+		if runs[level]++; runs[level] == 1 && level == 8 || runs[level] == 2 && level == 20 {
+			m.ClientLimit, m.P99 = "the client sent requests up to 80 ms late", 90
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1, Integer: true, Confirm: 1}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Capacity != 20 || res.LimitedBy != LimitedByBackend || runs[8] != 2 || runs[20] != 3 {
+		t.Fatalf("result %+v, levels %v", res, f.levels)
+	}
+	last := res.Steps[len(res.Steps)-1]
+	if !last.Confirm || !last.Pass || last.Level != 20 {
+		t.Errorf("levels %v: want 20 confirmed after a retry", f.levels)
+	}
+}
+
+func TestFromSummary(t *testing.T) {
+	objs := search0Objs()
+	base := func(p99 float64) stats.Summary {
+		return stats.Summary{Complete: 1000, RequestsPerSecond: 200, TimeTaken: 5,
+			Spectrum: map[string]float64{"50": 10, "90": 12, "99": p99, "99.9": p99 + 1, "100": p99 + 2},
+			Client:   stats.ClientHealth{Cores: 2, CPUPercent: 20, SchedulerLateMaxMs: 3}}
+	}
+	open := func(s stats.Summary, asked, achieved float64, ceilingLate int64, uncorrectedP99 float64) stats.Summary {
+		s.Open = &stats.OpenModel{RateAsked: asked, RateAchieved: achieved, CeilingLate: ceilingLate, SchedulerLateMaxMs: 4}
+		s.UncorrectedPercentiles = map[string]float64{"50": 10, "90": 11, "99": uncorrectedP99, "100": uncorrectedP99}
+		s.Concurrency = 8
+		return s
+	}
+	cpu := base(20)
+	cpu.Client.CPUPercent = 190
+	late := base(60)
+	late.Client.SchedulerLateMaxMs = 15
+	veryLate := base(90)
+	veryLate.Client.SchedulerLateMaxMs = 15
+	failing := base(20)
+	failing.Failed, failing.Non2xx = 10, 5
+	none := stats.Summary{Failed: 10, TimeTaken: 2}
+	for _, c := range []struct {
+		name  string
+		s     stats.Summary
+		limit string // a part of the reason, "" for none
+	}{
+		{"backend", base(20), ""},
+		{"client CPU", cpu, "the client's CPU was at 190% of 2 cores"},
+		{"closed, client delay explains", late, "waited up to 15.0 ms for a CPU"},
+		{"closed, too slow for client delay", veryLate, ""},
+		{"open, rate not sent", open(base(20), 100, 50, 0, 20), "the client sent 50 req/s of the 100 asked"},
+		{"open, ceiling", open(base(80), 200, 200, 50, 20), "the in-flight ceiling (-c 8) held back 50 of 1000"},
+		{"open, client late", open(base(80), 200, 200, 0, 20), "requests up to 4.0 ms late"},
+		{"open, backend slow", open(base(80), 200, 200, 50, 70), ""},
+	} {
+		m := FromSummary(&c.s, objs)
+		if c.limit == "" && m.ClientLimit != "" || !strings.Contains(m.ClientLimit, c.limit) {
+			t.Errorf("%s: limit %q, want %q", c.name, m.ClientLimit, c.limit)
+		}
+	}
+	m := FromSummary(&failing, objs)
+	if m.ErrorRate != 15.0/1010 || m.P99 != 20 || m.AchievedRPS != 200 {
+		t.Errorf("measure %+v", m)
+	}
+	m = FromSummary(&none, objs)
+	if m.ErrorRate != 1 || m.P99 != 2000 || m.Max != 2000 {
+		t.Errorf("no response: measure %+v, want the run's length as latency", m)
+	}
+}

@@ -1,0 +1,298 @@
+// Package capacity finds the highest load a backend sustains within service
+// level objectives ("p99<=50ms", "errors<=1%"), as MLPerf LoadGen's server
+// scenario does for inference servers.
+//
+// The search is independent of how a run is made: it calls a StepFunc with
+// a load level (an arrival rate in requests per second in the open model, a
+// concurrency in the closed model) and judges the Measure it returns. It
+// starts at Config.Start and doubles the level until a step fails the
+// objectives (halving instead when the first step fails), then bisects
+// between the highest passing and the lowest failing level until they are
+// within Config.Resolution of each other, and runs the answer Config.Confirm
+// more times, all of which must pass. A step that the client, not the
+// backend, held back (its CPU, its own lateness, the in-flight ceiling) is
+// run again, up to twice; if the client still held it back, the search
+// ends with a lower bound ("at least"). Config.MaxTime bounds
+// the whole search: a step that would end past it is not started, and the
+// best passing level so far is the answer.
+//
+// The same objectives serve as a pass/fail gate on any run (Evaluate). The
+// package also renders its answer and step table as text and JSON; the
+// chart is drawn by internal/report.
+package capacity
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// Metrics an objective can bound: latency percentiles of the total request
+// time (from the intended start in the open model), the longest request,
+// and the error rate.
+const (
+	MetricP50    = "p50"
+	MetricP90    = "p90"
+	MetricP99    = "p99"
+	MetricP999   = "p99.9"
+	MetricMax    = "max"
+	MetricErrors = "errors"
+)
+
+// Objective is one bound on a measure: Metric <= Bound. Bound is in ms for
+// the latency metrics and in percent for MetricErrors.
+type Objective struct {
+	// Text is the objective as given ("p99<=50ms").
+	Text string
+	// Metric is one of the Metric* constants.
+	Metric string
+	// Bound is the highest value that passes: ms, or percent for errors.
+	Bound float64
+}
+
+// Latency reports whether the objective bounds a latency (ms).
+func (o Objective) Latency() bool { return o.Metric != MetricErrors }
+
+// Describe returns the objective for a sentence: "p99 <= 50 ms".
+func (o Objective) Describe() string {
+	if o.Latency() {
+		return o.Metric + " <= " + strconv.FormatFloat(o.Bound, 'f', -1, 64) + " ms"
+	}
+	return o.Metric + " <= " + strconv.FormatFloat(o.Bound, 'f', -1, 64) + "%"
+}
+
+// Format writes a value of the objective's metric with its unit: "38.2 ms"
+// or "0.50%".
+func (o Objective) Format(v float64) string {
+	if o.Latency() {
+		return FormatMs(v)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "%"
+}
+
+// FormatMs writes a time in ms with a precision that suits its size.
+func FormatMs(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64) + " ms"
+}
+
+// Parse reads one objective: p50|p90|p99|p99.9|max<=DURATION (a Go
+// duration with its unit: 50ms, 1.5s) or errors<=PERCENT (1%, 0.5%).
+// Spaces around the parts are allowed.
+func Parse(s string) (Objective, error) {
+	metric, bound, ok := strings.Cut(s, "<=")
+	metric, bound = strings.TrimSpace(strings.ToLower(metric)), strings.TrimSpace(bound)
+	if !ok {
+		return Objective{}, fmt.Errorf("bad objective %q: want METRIC<=BOUND, e.g. p99<=50ms or errors<=1%%", s)
+	}
+	o := Objective{Text: strings.TrimSpace(s), Metric: metric}
+	switch metric {
+	case MetricP50, MetricP90, MetricP99, MetricP999, MetricMax:
+		d, err := time.ParseDuration(bound)
+		if err != nil || d <= 0 {
+			return Objective{}, fmt.Errorf("bad objective %q: want a duration with its unit after <=, e.g. 50ms", s)
+		}
+		o.Bound = float64(d) / 1e6
+	case MetricErrors:
+		v, pct := strings.CutSuffix(bound, "%")
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !pct || err != nil || !(f >= 0 && f <= 100) {
+			return Objective{}, fmt.Errorf("bad objective %q: want a percentage from 0%% to 100%% after <=, e.g. errors<=1%%", s)
+		}
+		o.Bound = f
+	default:
+		return Objective{}, fmt.Errorf("bad objective %q: unknown metric %q (want p50, p90, p99, p99.9, max or errors)", s, metric)
+	}
+	return o, nil
+}
+
+// ParseAll reads every objective; at least one is required.
+func ParseAll(list []string) ([]Objective, error) {
+	if len(list) == 0 {
+		return nil, fmt.Errorf("no objective: want at least one --slo, e.g. --slo 'p99<=50ms'")
+	}
+	objs := make([]Objective, 0, len(list))
+	for _, s := range list {
+		o, err := Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+// Texts returns the objectives as given.
+func Texts(objs []Objective) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = o.Text
+	}
+	return out
+}
+
+// Measure is what one run measured, in the units of the objectives.
+type Measure struct {
+	// AchievedRPS is the rate of requests sent (open model) or completed
+	// (closed model), per second.
+	AchievedRPS float64
+	// P50, P90, P99, P999 and Max are total request times in ms (from the
+	// intended start in the open model). With no response at all they are
+	// the run's length: nothing came back sooner.
+	P50, P90, P99, P999, Max float64
+	// ErrorRate is the share of requests that failed or answered a status
+	// other than 2xx, from 0 to 1.
+	ErrorRate float64
+	// ClientLimit, when not empty, says why the client rather than the
+	// backend may have set the result.
+	ClientLimit string
+}
+
+// Value returns the measure the objective bounds, in its unit.
+func (o Objective) Value(m *Measure) float64 {
+	switch o.Metric {
+	case MetricP50:
+		return m.P50
+	case MetricP90:
+		return m.P90
+	case MetricP99:
+		return m.P99
+	case MetricP999:
+		return m.P999
+	case MetricMax:
+		return m.Max
+	}
+	return m.ErrorRate * 100
+}
+
+// Evaluate judges m against every objective, in order.
+func Evaluate(objs []Objective, m *Measure) []stats.SLOResult {
+	out := make([]stats.SLOResult, len(objs))
+	for i, o := range objs {
+		v := o.Value(m)
+		out[i] = stats.SLOResult{Objective: o.Text, Value: v, Pass: v <= o.Bound}
+	}
+	return out
+}
+
+// Passed reports whether every result passed.
+func Passed(rs []stats.SLOResult) bool {
+	for _, r := range rs {
+		if !r.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// Verdicts writes one line per objective: "p99<=1ms: FAIL, p99 10.2 ms
+// (9.2 ms over)" or "p99<=50ms: pass, p99 10.2 ms".
+func Verdicts(objs []Objective, rs []stats.SLOResult) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		r := rs[i]
+		if r.Pass {
+			out[i] = fmt.Sprintf("%s: pass, %s %s", o.Text, o.Metric, o.Format(r.Value))
+		} else {
+			out[i] = fmt.Sprintf("%s: FAIL, %s %s (%s over)", o.Text, o.Metric, o.Format(r.Value), o.Format(r.Value-o.Bound))
+		}
+	}
+	return out
+}
+
+// FromSummary turns a run's summary into a Measure, and says when the
+// client may have limited it: its CPU saturated; or, in the open model, a
+// run that met the objectives while the client sent less than 90% of the
+// asked rate; or a run that failed a latency objective counted from the
+// intended send times but met it counted from the actual ones, so that the
+// delay was the client's (the in-flight ceiling -c, or its own lateness);
+// or, in either model, a run whose failing latencies were over their bound
+// by no more than the client's goroutines waited for a CPU.
+func FromSummary(s *stats.Summary, objs []Objective) Measure {
+	m := Measure{ErrorRate: ErrorRate(s), AchievedRPS: s.RequestsPerSecond}
+	if s.Complete > 0 {
+		sp := s.Spectrum
+		m.P50, m.P90, m.P99, m.P999, m.Max = sp["50"], sp["90"], sp["99"], sp["99.9"], sp["100"]
+	} else {
+		t := s.TimeTaken * 1000
+		m.P50, m.P90, m.P99, m.P999, m.Max = t, t, t, t, t
+	}
+	if o := s.Open; o != nil {
+		m.AchievedRPS = o.RateAchieved
+	}
+	m.ClientLimit = clientLimit(s, objs, &m)
+	return m
+}
+
+// clientLimit says why the client may have limited the run of s, measured
+// as m, or returns "".
+func clientLimit(s *stats.Summary, objs []Objective, m *Measure) string {
+	c := s.Client
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
+		return fmt.Sprintf("the client's CPU was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
+	}
+	rs := Evaluate(objs, m)
+	latencyFails, lateExplains := false, c.SchedulerLateMaxMs > 0
+	for i, r := range rs {
+		if r.Pass {
+			continue
+		}
+		latencyFails = latencyFails || objs[i].Latency()
+		lateExplains = lateExplains && objs[i].Latency() && r.Value-c.SchedulerLateMaxMs <= objs[i].Bound
+	}
+	if o := s.Open; o != nil {
+		sent := s.Complete + s.Failed - s.Failures.Length
+		switch {
+		case Passed(rs) && o.RateAchieved < 0.9*o.RateAsked:
+			return fmt.Sprintf("the client sent %.0f req/s of the %.0f asked", o.RateAchieved, o.RateAsked)
+		case !latencyFails || !uncorrectedWithin(s, objs):
+		case o.CeilingLate*100 > sent:
+			return fmt.Sprintf("the in-flight ceiling (-c %d) held back %d of %d requests while the backend answered within the objectives",
+				s.Concurrency, o.CeilingLate, sent)
+		default:
+			return fmt.Sprintf("the client sent requests up to %.1f ms late (its own timer and CPU lag) while the backend answered within the objectives",
+				o.SchedulerLateMaxMs)
+		}
+	}
+	if latencyFails && lateExplains {
+		return fmt.Sprintf("the client's goroutines waited up to %.1f ms for a CPU, as much as the latency was over the objective", c.SchedulerLateMaxMs)
+	}
+	return ""
+}
+
+// uncorrectedWithin reports whether the latencies from the actual send
+// times (ab's ranks; p99.9 read as the longest) pass the latency
+// objectives.
+func uncorrectedWithin(s *stats.Summary, objs []Objective) bool {
+	u := s.UncorrectedPercentiles
+	if len(u) == 0 || s.Complete == 0 {
+		return false
+	}
+	rank := map[string]string{MetricP50: "50", MetricP90: "90", MetricP99: "99", MetricP999: "100", MetricMax: "100"}
+	for _, o := range objs {
+		if o.Latency() && u[rank[o.Metric]] > o.Bound {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrorRate returns the share of a run's requests that failed (any class)
+// or answered a status other than 2xx, from 0 to 1, over the requests that
+// finished (a Length failure is also complete, so it counts once). It is 1
+// when no request finished.
+func ErrorRate(s *stats.Summary) float64 {
+	finished := s.Complete + s.Failed - s.Failures.Length
+	if finished <= 0 {
+		return 1
+	}
+	return min(float64(s.Failed+s.Non2xx)/float64(finished), 1)
+}

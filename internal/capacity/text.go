@@ -1,0 +1,239 @@
+package capacity
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Models of a search.
+const (
+	ModelOpen   = "open"
+	ModelClosed = "closed"
+)
+
+// Report is a finished search as the renderers see it.
+type Report struct {
+	// Model is ModelOpen (levels are rates) or ModelClosed (concurrencies).
+	Model string
+	// Objectives are the objectives searched within.
+	Objectives []Objective
+	// Result is the search's outcome.
+	Result Result
+	// MaxTime is the search's time bound (for the early-stop sentence).
+	MaxTime time.Duration
+}
+
+// FormatLevel writes a level: a concurrency as a whole number, a rate with
+// thousands separators ("4,210"), or with one decimal below 100.
+func (r *Report) FormatLevel(v float64) string {
+	if r.Model == ModelOpen && v < 100 && v != math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	s := strconv.FormatInt(int64(math.Round(v)), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// level writes a level with its unit, as the answer names it.
+func (r *Report) level(v float64) string {
+	if r.Model == ModelOpen {
+		return r.levelUnit(v)
+	}
+	return "a concurrency of " + r.FormatLevel(v)
+}
+
+// levelUnit writes a level after its noun: "4,420 req/s" or "21".
+func (r *Report) levelUnit(v float64) string {
+	if r.Model == ModelOpen {
+		return r.FormatLevel(v) + " req/s"
+	}
+	return r.FormatLevel(v)
+}
+
+func (r *Report) noun() string {
+	if r.Model == ModelOpen {
+		return "rate"
+	}
+	return "concurrency"
+}
+
+// values writes the objectives' values at step st: all of them, or only the
+// failing ones.
+func (r *Report) values(st *Step, failing bool) string {
+	var parts []string
+	for i, o := range r.Objectives {
+		if failing && st.Results[i].Pass {
+			continue
+		}
+		parts = append(parts, o.Metric+" "+o.Format(st.Results[i].Value))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Answer is the report's first line: "sustains 4,210 req/s with p99 <= 50
+// ms (p99 at that rate: 38.2 ms; first failing rate 4,420 req/s: p99 71.5
+// ms)", with "at least" and the reason when the client, the --max bound or
+// the time bound ended the search.
+func (r *Report) Answer() string {
+	res := &r.Result
+	var objs []string
+	for _, o := range r.Objectives {
+		objs = append(objs, o.Describe())
+	}
+	within := strings.Join(objs, " and ")
+	var b strings.Builder
+	if res.Best < 0 {
+		fmt.Fprintf(&b, "sustains no %s tried with %s", r.noun(), within)
+		if ff := res.FirstFail; ff >= 0 {
+			st := &res.Steps[ff]
+			fmt.Fprintf(&b, " (lowest %s tried %s: %s)", r.noun(), r.levelUnit(st.Level), r.values(st, true))
+		}
+	} else {
+		best := &res.Steps[res.Best]
+		atLeast := res.LimitedBy == LimitedByClient || res.AtMax || res.StoppedEarly || res.Interrupted
+		b.WriteString("sustains ")
+		if atLeast {
+			b.WriteString("at least ")
+		}
+		fmt.Fprintf(&b, "%s with %s (", r.level(res.Capacity), within)
+		if len(r.Objectives) == 1 {
+			fmt.Fprintf(&b, "%s at that %s: %s", r.Objectives[0].Metric, r.noun(), r.Objectives[0].Format(best.Results[0].Value))
+		} else {
+			fmt.Fprintf(&b, "at that %s: %s", r.noun(), r.values(best, false))
+		}
+		if ff := res.FirstFail; ff >= 0 {
+			st := &res.Steps[ff]
+			fmt.Fprintf(&b, "; first failing %s %s: %s", r.noun(), r.levelUnit(st.Level), r.values(st, true))
+		}
+		b.WriteString(")")
+	}
+	switch {
+	case res.LimitedBy == LimitedByClient:
+		fmt.Fprintf(&b, "; limited by the client, not the backend: %s", res.Reason)
+	case res.AtMax:
+		fmt.Fprintf(&b, "; %s was the highest %s allowed (--max)", r.FormatLevel(res.Capacity), r.noun())
+	}
+	if res.StoppedEarly {
+		fmt.Fprintf(&b, "; stopped early at --max-time %s: the best passing step so far", r.MaxTime)
+	}
+	if res.Interrupted {
+		b.WriteString("; interrupted: the best passing step so far")
+	}
+	return b.String()
+}
+
+// Table writes every step: level, achieved rate, p50, p99, error rate and
+// the verdict (with the failing objectives, and whether it was a
+// confirmation or held back by the client).
+func (r *Report) Table(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tachieved req/s\tp50 ms\tp99 ms\terrors\t\n", r.noun())
+	for i := range r.Result.Steps {
+		st := &r.Result.Steps[i]
+		verdict := "pass"
+		if !st.Pass {
+			verdict = "FAIL " + r.values(st, true)
+		}
+		if st.Confirm {
+			verdict += " (confirm)"
+		}
+		if st.ClientLimit != "" {
+			verdict += " (held back by the client)"
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.2f\t%.2f%%\t  %s\n", r.FormatLevel(st.Level), st.AchievedRPS, st.P50, st.P99,
+			st.ErrorRate*100, verdict)
+	}
+	return tw.Flush()
+}
+
+// StepJSON is one step in the JSON report.
+type StepJSON struct {
+	// Rate is the asked rate in requests per second (open model; 0 in the
+	// closed model).
+	Rate float64 `json:"rate"`
+	// Concurrency is the number of workers: the level in the closed model,
+	// the in-flight ceiling in the open model.
+	Concurrency int `json:"concurrency"`
+	// AchievedRPS is the rate sent (open) or completed (closed).
+	AchievedRPS float64 `json:"achieved_rps"`
+	// P50Ms and P99Ms are latencies in ms.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	// ErrorRate is from 0 to 1.
+	ErrorRate float64 `json:"error_rate"`
+	// Pass reports that every objective held.
+	Pass bool `json:"pass"`
+	// Confirm marks a confirmation run.
+	Confirm bool `json:"confirm"`
+	// ClientLimit, when not empty, says how the client held the step back
+	// (such a step is run again, up to twice).
+	ClientLimit string `json:"client_limit,omitempty"`
+}
+
+// JSONReport is the JSON form of a Report.
+type JSONReport struct {
+	// Answer is the report's first line.
+	Answer string `json:"answer"`
+	// Model is "open" or "closed".
+	Model string `json:"model"`
+	// CapacityRPS (open model) or CapacityConcurrency (closed model) is
+	// the answer; 0 when no step passed.
+	CapacityRPS         *float64 `json:"capacity_rps,omitempty"`
+	CapacityConcurrency *int     `json:"capacity_concurrency,omitempty"`
+	// SLO are the objectives as given.
+	SLO []string `json:"slo"`
+	// LimitedBy is "backend" or "client"; LimitedReason says why the
+	// client limited the search.
+	LimitedBy     string `json:"limited_by"`
+	LimitedReason string `json:"limited_reason,omitempty"`
+	// StoppedEarly reports that --max-time ended the search.
+	StoppedEarly bool `json:"stopped_early"`
+	// Interrupted reports that a signal ended the search.
+	Interrupted bool `json:"interrupted"`
+	// Steps are every step run, in order.
+	Steps []StepJSON `json:"steps"`
+}
+
+// JSON returns the JSON form of the report; concurrency is the open
+// model's in-flight ceiling (the closed model's is each step's level).
+func (r *Report) JSON(concurrency int) JSONReport {
+	res := &r.Result
+	j := JSONReport{Answer: r.Answer(), Model: r.Model, SLO: Texts(r.Objectives), LimitedBy: res.LimitedBy,
+		StoppedEarly: res.StoppedEarly, Interrupted: res.Interrupted, Steps: []StepJSON{}}
+	if res.LimitedBy == LimitedByClient {
+		j.LimitedReason = res.Reason
+	}
+	if r.Model == ModelOpen {
+		v := res.Capacity
+		j.CapacityRPS = &v
+	} else {
+		v := int(res.Capacity)
+		j.CapacityConcurrency = &v
+	}
+	for _, st := range res.Steps {
+		sj := StepJSON{Concurrency: concurrency, AchievedRPS: st.AchievedRPS, P50Ms: st.P50, P99Ms: st.P99,
+			ErrorRate: st.ErrorRate, Pass: st.Pass, Confirm: st.Confirm, ClientLimit: st.ClientLimit}
+		if r.Model == ModelOpen {
+			sj.Rate = st.Level
+		} else {
+			sj.Concurrency = int(st.Level)
+		}
+		j.Steps = append(j.Steps, sj)
+	}
+	return j
+}
+
+// WriteJSON writes the JSON form of the report, indented.
+func (r *Report) WriteJSON(w io.Writer, concurrency int) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(r.JSON(concurrency))
+}
