@@ -8,6 +8,7 @@ declare -A allowed=(
   [internal/stats]="internal/load"
   [internal/run]="internal/load internal/stats"
   [internal/report]="internal/load internal/stats internal/trials"
+  [internal/report/page]="internal/report internal/load internal/stats"
   [internal/sweep]="internal/load internal/execute internal/stats"
   [internal/execute]="internal/load internal/run internal/stats internal/procstat sockets fcgi httpprobe"
   [internal/capacity]="internal/load internal/stats"

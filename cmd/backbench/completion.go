@@ -19,6 +19,10 @@ var commands = map[string]func() *pflag.FlagSet{
 	"serve":   func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
 	"merge":   func() *pflag.FlagSet { return newMergeFlags(&mergeOptions{}) },
 	"compare": func() *pflag.FlagSet { return newCompareFlags(&compareOptions{}) },
+	"report": func() *pflag.FlagSet {
+		var out string
+		return newReportFlags(&out)
+	},
 }
 
 // commandNames returns the names in commands, sorted.

@@ -13,6 +13,7 @@
 //	backbench merge FILE.json...    one report from runs made on several generators
 //	backbench version               the version, from the build info
 //	backbench completion bash|zsh   a shell completion script
+//	backbench report FILE...        an HTML page of saved results
 //
 // Run "backbench COMMAND --help" or "backbench help COMMAND" for the flags
 // of each. Exit status: 0 on
@@ -71,6 +72,8 @@ Usage:
                                   one report from the JSON of runs made together on several generators
   backbench compare OLD.json NEW.json
                                   compare saved results: ratios, 95% intervals, verdicts
+  backbench report [-o FILE] RESULT.json...
+                                  one self-contained HTML page of saved results
   backbench version               version, commit and Go version (also --version, -V)
   backbench completion bash|zsh   print a completion script for the shell
 
@@ -138,6 +141,8 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = mergeCmd(ctx, args[1:], stdout, stderr)
 	case "compare":
 		err = compareCmd(ctx, args[1:], stdout, stderr)
+	case "report":
+		err = reportCmd(args[1:], stdout)
 	case "version", "--version", "-V":
 		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
 			fmt.Fprint(stdout, versionUsage)
@@ -161,7 +166,7 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, capacity, compare, probe, serve, merge, version or completion; see backbench --help)", args[0])
+		err = usagef("unknown command %q (want bench, sweep, capacity, compare, merge, probe, report, serve, version or completion; see backbench --help)", args[0])
 	}
 	return exitStatus(err, sig, stderr)
 }

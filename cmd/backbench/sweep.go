@@ -43,8 +43,10 @@ Runs the same load against every URL (a series each) at every concurrency
 level, levels interleaved (level 1 of every series, then the next level...),
 with a short warm-up before each level that is not counted. Prints a table
 (req/s, p99 ms, failed per series and level) and writes DIR/sweep.csv,
-DIR/sweep.json, and DIR/sweep.svg and DIR/sweep.png (requests/sec and p99
-latency against concurrency, two panels in one image).
+DIR/sweep.json, DIR/sweep.svg and DIR/sweep.png (requests/sec and p99
+latency against concurrency, two panels in one image, a third for the
+failure ratio when any level failed), and DIR/sweep.html (the page of
+backbench report for this sweep).
 
 SPEC: start:end:step (1:500:10 runs 1, 11, ... 491, 500) or a list (1,2,4,8),
 or both (1,2,10:100:10). -n is the number of requests per level, -t the time
@@ -64,7 +66,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	fs := newFlagSet("sweep")
 	fs.SortFlags = false
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "concurrency levels `SPEC`: start:end:step (1:500:10) or a list (1,2,4,8); required")
-	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg and sweep.png into `DIR`")
+	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg, sweep.png and sweep.html into `DIR`")
 	fs.StringVar(&o.kaModes, "keepalive-modes", "", "run every series with these keep-alive `MODES`: on, off, or on,off (every series twice, also spelt both); default: as -k says")
 	fs.StringVar(&o.stopRate, "stop-error-rate", "", "stop a series after a level whose failure ratio passes `R` (0 to 1, or a percentage like 5%)")
 	fs.Int64Var(&o.warmup, "warmup", 0, "`N` warm-up requests before each level, not counted (default: a tenth of -n, at least 1; with -t alone a tenth of -t; 0: none)")
@@ -313,7 +315,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := p.unreachable(res, stderr); err != nil {
 		return err
 	}
-	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png"}
+	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png", "sweep.html"}
 	files := make([]*os.File, len(names))
 	for i, n := range names {
 		f, err := os.Create(filepath.Join(o.out, n))
@@ -343,6 +345,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		func(w io.Writer) error { return report.SweepJSON(w, &sw) },
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "svg") },
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "png") },
+		func(w io.Writer) error { return sweepPage(w, &sw, files[1].Name()) },
 	}
 	for i, write := range writers {
 		if err := errors.Join(write(files[i]), files[i].Close()); err != nil {

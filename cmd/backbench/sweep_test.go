@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"html"
 	"image/png"
 	"io"
 	"net"
@@ -79,13 +80,19 @@ func readSweep(t *testing.T, dir string) (report.Sweep, [][]string) {
 	}
 	defer pf.Close()
 	img, err := png.Decode(pf)
-	height := report.ChartHeightPx
+	failed, backend := false, false
 	for _, se := range sw.Series {
 		for _, l := range se.Levels {
-			if l.Backend != nil && l.Backend.Samples > 0 {
-				height = report.ChartHeightBackendPx // the backend panel
-			}
+			failed = failed || l.Failed > 0                                  // the failure-ratio panel
+			backend = backend || (l.Backend != nil && l.Backend.Samples > 0) // the backend's CPU and memory panels
 		}
+	}
+	height := report.ChartHeightPx
+	if failed {
+		height += report.PanelHeightPx
+	}
+	if backend {
+		height += 2 * report.PanelHeightPx
 	}
 	if err != nil {
 		t.Errorf("sweep.png: %v", err)
@@ -103,6 +110,18 @@ func readSweep(t *testing.T, dir string) (report.Sweep, [][]string) {
 	for _, se := range sw.Series {
 		if !bytes.Contains(svg, []byte(se.Label)) {
 			t.Errorf("sweep.svg has no legend entry %q", se.Label)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "sweep.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.Contains(page, []byte("requests per second against concurrency")) {
+		t.Errorf("sweep.html is not the sweep's page (%d bytes)", len(page))
+	}
+	for _, se := range sw.Series {
+		if !bytes.Contains(page, []byte(html.EscapeString(se.Label))) {
+			t.Errorf("sweep.html does not name series %q", se.Label)
 		}
 	}
 	return sw, rows

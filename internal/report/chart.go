@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
+	"slices"
 	"strconv"
+
+	"github.com/backbench/backbench/internal/stats"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -15,17 +19,20 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Chart size: two panels stacked in one image, or four when the backend's
-// resource use was sampled. PNG is drawn at vgimg.DefaultDPI (96), so
-// ChartWidthPx × ChartHeightPx pixels (ChartHeightBackendPx with four).
+// Chart size: two panels stacked in one image, a third when any level
+// failed (the failure ratio), two more when the backend's resource use was
+// sampled. PNG is drawn at vgimg.DefaultDPI (96), so ChartWidthPx ×
+// ChartHeightPx pixels with two panels, PanelHeightPx more per extra panel.
 const (
 	chartWidth  = 9 * vg.Inch
 	panelHeight = 5 * vg.Inch
-	// ChartWidthPx and ChartHeightPx are the size of the PNG chart, in
-	// pixels; ChartHeightBackendPx its height with the backend panels.
+	// ChartWidthPx and ChartHeightPx are the size of the PNG chart with
+	// two panels, in pixels; ChartHeightBackendPx its height with the
+	// backend panels, PanelHeightPx the height of one panel.
 	ChartWidthPx         = 864
 	ChartHeightPx        = 960
 	ChartHeightBackendPx = 1920
+	PanelHeightPx        = 480
 )
 
 // SweepChart draws the sweep chart in format "svg" or "png" (by
@@ -35,8 +42,11 @@ const (
 // marker in both panels, a legend in the top panel (a stopped series is
 // marked there). Levels where nothing completed are left out; levels where
 // the kernel's listen queue overflowed (Summary.ListenOverflows) are
-// ringed in the p99 panel. When the backend's resource use was sampled
-// (Summary.Backend), a third panel plots its CPU use and a fourth its
+// ringed in red in the p99 panel. A level with failed requests is ringed
+// in black in every panel, and when any level failed a panel plots the
+// failure ratio (failed / finished requests) against concurrency, so that
+// fast failures never pass for throughput. When the backend's resource use
+// was sampled (Summary.Backend), two last panels plot its CPU use and its
 // memory (PSS summed over its processes) against concurrency.
 func SweepChart(w io.Writer, sw *Sweep, format string) error {
 	top, bottom, err := sweepPlots(sw)
@@ -44,6 +54,11 @@ func SweepChart(w io.Writer, sw *Sweep, format string) error {
 		return err
 	}
 	panels := [][]*plot.Plot{{top}, {bottom}}
+	if fp, err := failurePlot(sw); err != nil {
+		return err
+	} else if fp != nil {
+		panels = append(panels, []*plot.Plot{fp})
+	}
 	cpu, mem, err := backendPlots(sw)
 	if err != nil {
 		return err
@@ -120,6 +135,96 @@ func backendPlots(sw *Sweep) (cpu, mem *plot.Plot, err error) {
 	return cpu, mem, nil
 }
 
+// failurePlot builds the failure-ratio panel (failed / finished requests,
+// in percent, against concurrency), or returns nil when no level of any
+// series failed.
+func failurePlot(sw *Sweep) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "failed requests (failed / finished)"
+	p.X.Label.Text = "concurrency (connections)"
+	p.Y.Label.Text = "failed (%)"
+	p.Add(plotter.NewGrid())
+	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Tick.Marker = plainTicks{}
+	any := false
+	for i, se := range sw.Series {
+		var pts plotter.XYs
+		for k := range se.Levels {
+			s := &se.Levels[k]
+			any = any || s.Failed > 0
+			pts = append(pts, plotter.XY{X: float64(s.Concurrency), Y: FailureRatio(s) * 100})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, marks, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, fmt.Errorf("report: failure chart of %q: %w", se.Label, err)
+		}
+		styleSeries(i, line, marks)
+		p.Add(line, marks)
+		if err := addFailRings(p, se.Levels, func(s *stats.Summary) float64 { return FailureRatio(s) * 100 }); err != nil {
+			return nil, err
+		}
+	}
+	if !any {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// FailureRatio is a level's failed / finished requests, from 0 to 1: the
+// stop rule's ratio (a Length failure is complete too, so counts once).
+func FailureRatio(s *stats.Summary) float64 {
+	finished := s.Complete + s.Failed - s.Failures.Length
+	if finished <= 0 {
+		return 0
+	}
+	return float64(s.Failed) / float64(finished)
+}
+
+// addFailRings rings the levels with failed requests at y(level); levels
+// where nothing completed are left out, as on the lines. It returns the
+// rings (nil when none) for the legend.
+func addFailRings(p *plot.Plot, levels []stats.Summary, y func(*stats.Summary) float64) error {
+	var pts plotter.XYs
+	for k := range levels {
+		if s := &levels[k]; s.Failed > 0 && s.Complete > 0 {
+			pts = append(pts, plotter.XY{X: float64(s.Concurrency), Y: y(s)})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	rings, err := plotter.NewScatter(pts)
+	if err != nil {
+		return fmt.Errorf("report: failure markers: %w", err)
+	}
+	styleRings(rings)
+	p.Add(rings)
+	return nil
+}
+
+// styleRings draws the failure marker: a black ring around the point.
+func styleRings(s *plotter.Scatter) {
+	s.Shape = failRing{}
+	s.Radius = vg.Points(6)
+	s.Color = color.Black
+}
+
+// failRing is a ring glyph thick enough to see around a series' marker.
+type failRing struct{}
+
+// DrawGlyph draws the ring.
+func (failRing) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.5)})
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X + sty.Radius, Y: pt.Y})
+	p.Arc(pt, sty.Radius, 0, 2*math.Pi)
+	p.Close()
+	c.Stroke(p)
+}
+
 // sweepPlots builds the two panels.
 func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 	top, bottom = plot.New(), plot.New()
@@ -141,7 +246,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		p.Y.Min = 0
 		p.Y.Tick.Marker = plainTicks{}
 	}
-	maxRPS := 0.0
+	maxRPS, anyFailed := 0.0, false
 	var overflowed plotter.XYs
 	for i, se := range sw.Series {
 		var rps, p99 plotter.XYs
@@ -198,6 +303,19 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			}
 		}
 		top.Legend.Add(label, thumbs...)
+		if err := addFailRings(top, se.Levels, func(s *stats.Summary) float64 { return s.RequestsPerSecond }); err != nil {
+			return nil, nil, err
+		}
+		if err := addFailRings(bottom, se.Levels, func(s *stats.Summary) float64 { return s.Percentiles["99"] }); err != nil {
+			return nil, nil, err
+		}
+		anyFailed = anyFailed || slices.ContainsFunc(se.Levels, func(s stats.Summary) bool { return s.Failed > 0 })
+	}
+	if anyFailed {
+		rings, _ := plotter.NewScatter(plotter.XYs{})
+		styleRings(rings)
+		rings.Radius = vg.Points(3.5) // to fit a legend row
+		top.Legend.Add("ringed: a level with failed requests", rings)
 	}
 	if len(overflowed) > 0 {
 		ring, err := plotter.NewScatter(overflowed)
@@ -213,7 +331,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 	}
 	// Room above the highest line for the legend in the top-left corner.
 	if maxRPS > 0 {
-		top.Y.Max = maxRPS * (1.15 + 0.06*float64(len(sw.Series)))
+		top.Y.Max = maxRPS * (1.15 + 0.06*float64(len(sw.Series)+1))
 	}
 	top.Legend.Top, top.Legend.Left = true, true
 	top.Legend.XOffs, top.Legend.YOffs = vg.Millimeter*3, -vg.Millimeter*2

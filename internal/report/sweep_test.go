@@ -8,6 +8,7 @@ import (
 	"errors"
 	"image/png"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -212,14 +213,20 @@ func TestSweepChart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			height, svgHeight := ChartHeightPx, "720pt"
+			panels, failed, backend := 2, false, false
 			for _, se := range tc.sw.Series {
 				for _, l := range se.Levels {
-					if l.Backend != nil && l.TimeTaken > 0 { // third and fourth panels: the backend's CPU and memory
-						height, svgHeight = ChartHeightBackendPx, "1440pt"
-					}
+					failed = failed || l.Failed > 0                            // a panel of the failure ratio
+					backend = backend || (l.Backend != nil && l.TimeTaken > 0) // panels of the backend's CPU and memory
 				}
 			}
+			if failed {
+				panels++
+			}
+			if backend {
+				panels += 2
+			}
+			height, svgHeight := panels*PanelHeightPx, strconv.Itoa(panels*360)+"pt"
 			if r := img.Bounds(); r.Dx() != ChartWidthPx || r.Dy() != height {
 				t.Errorf("png is %v, want %dx%d", r, ChartWidthPx, height)
 			}
@@ -247,6 +254,11 @@ func TestSweepChart(t *testing.T) {
 			for _, se := range tc.sw.Series {
 				if !strings.Contains(svg, xmlEscape(se.Label)) {
 					t.Errorf("svg legend lacks %q", se.Label)
+				}
+			}
+			for _, want := range []string{"failed requests (failed / finished)", "ringed: a level with failed requests"} {
+				if strings.Contains(svg, want) != failed {
+					t.Errorf("svg has %q: %v, want %v", want, !failed, failed)
 				}
 			}
 			if tc.name == "fixed" && !strings.Contains(svg, "broken (stopped at c=11)") {

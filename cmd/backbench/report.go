@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/report/page"
+)
+
+const reportUsage = `Usage: backbench report [-o FILE] RESULT.json...
+
+Renders saved results (the JSON of bench --format json, sweep.json, probe
+--format json, compare --format json; any mix) as one self-contained HTML
+page: what was run and where, charts drawn as SVG (every point's values in
+its tooltip, levels with failed requests ringed, a failure-ratio panel when
+any level failed), latency percentile spectra, and every figure in tables.
+The page makes no request to any file or network address.
+
+Flags:
+`
+
+// newReportFlags builds report's flags; out receives -o.
+func newReportFlags(out *string) *pflag.FlagSet {
+	fs := newFlagSet("report")
+	fs.SortFlags = false
+	fs.StringVarP(out, "output", "o", "report.html", "write the page to `FILE`")
+	return fs
+}
+
+// reportCmd is backbench report.
+func reportCmd(args []string, stdout io.Writer) error {
+	var out string
+	fs := newReportFlags(&out)
+	if err := parseFlags(fs, reportUsage, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("report: want at least one RESULT.json (see backbench report --help)")
+	}
+	var results []*page.Result
+	for _, name := range fs.Args() {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return usagef("report: %v", err)
+		}
+		r, err := page.Parse(name, data)
+		if err != nil {
+			return usagef("report: %v", err)
+		}
+		if st, err := os.Stat(name); err == nil {
+			r.ModTime = st.ModTime()
+		}
+		results = append(results, r)
+	}
+	var b bytes.Buffer
+	if err := page.Write(&b, results, page.Options{Generated: time.Now()}); err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+		return usagef("report: %v", err)
+	}
+	fmt.Fprintf(stdout, "Wrote %s\n", out)
+	return nil
+}
+
+// sweepPage writes sweep.html: the page of the sweep's own JSON, as
+// backbench report would render the saved sweep.json (name).
+func sweepPage(w io.Writer, sw *report.Sweep, name string) error {
+	var js bytes.Buffer
+	if err := report.SweepJSON(&js, sw); err != nil {
+		return err
+	}
+	r, err := page.Parse(name, js.Bytes())
+	if err != nil {
+		return errors.Join(errors.New("sweep.html"), err)
+	}
+	r.ModTime = time.Now()
+	return page.Write(w, []*page.Result{r}, page.Options{Title: "backbench sweep", Generated: time.Now()})
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/realbackend"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// reportInputs runs a bench (against a backend that resets every 4th
+// request), a sweep (a healthy FastCGI series and the failing HTTP one) and
+// a probe on built-in backends and saves their JSON in dir: bench.json,
+// sweep.json, probe.json.
+func reportInputs(t *testing.T, dir string) (bench stats.Summary, sw report.Sweep) {
+	t.Helper()
+	good := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 100})
+	faulty := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 100, Fault: "reset", FaultEvery: 4})
+	save := func(name string, args ...string) []byte {
+		code, out, errs := runMain(t, context.Background(), args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		if name != "" {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return []byte(out)
+	}
+	if err := json.Unmarshal(save("bench.json", "bench", "-q", "--format", "json", "-n", "200", "-c", "4", faulty.URL("/")), &bench); err != nil {
+		t.Fatal(err)
+	}
+	save("", "sweep", "-q", "-n", "100", "-c", "1,2,4", "--out", dir, "good fcgi="+good.URL("/x.php"), "faulty http="+faulty.URL("/"))
+	save("probe.json", "probe", "--format", "json", good.URL("/x.php"))
+	data, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &sw); err != nil {
+		t.Fatal(err)
+	}
+	return bench, sw
+}
+
+// chromium returns the path of Debian's chromium, or skips the test (fails
+// it under CI=true, where .ci/run installs it).
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	realbackend.Missing(t, "chromium is not installed (apt-get install chromium)")
+	return ""
+}
+
+// pageState is what the browser test reads from the loaded page.
+type pageState struct {
+	Charts []struct {
+		Title     string  `json:"title"`
+		Width     float64 `json:"width"`
+		Height    float64 `json:"height"`
+		Points    int     `json:"points"`
+		LineWidth float64 `json:"lineWidth"`
+	} `json:"charts"`
+	Titles   []string `json:"titles"`
+	Sections []string `json:"sections"`
+}
+
+const readPage = `(() => {
+  const charts = [...document.querySelectorAll('figure.chart svg')].map(svg => {
+    const r = svg.getBoundingClientRect();
+    let lw = 0;
+    svg.querySelectorAll('.series polyline').forEach(p => { lw = Math.max(lw, p.getBBox().width); });
+    return {title: svg.querySelector('title').textContent, width: r.width, height: r.height,
+      points: svg.querySelectorAll('.series .pt').length, lineWidth: lw};
+  });
+  return {charts,
+    titles: [...document.querySelectorAll('.series .pt > title')].map(t => t.textContent),
+    sections: [...document.querySelectorAll('section.result')].map(s => s.id + ' ' + s.className)};
+})()`
+
+// shown returns, for the sweep's section, how many series groups of
+// series 0 and of the others are displayed.
+const shown = `(() => {
+  const sec = document.getElementById('r2');
+  const vis = sel => [...sec.querySelectorAll(sel)].filter(g => getComputedStyle(g).display !== 'none').length;
+  return [vis('.series[data-series="0"]'), vis('.series:not([data-series="0"])'),
+    sec.querySelector('.legend-item[data-series="0"]').getAttribute('aria-pressed')];
+})()`
+
+// TestReportInBrowser opens the page of a bench, a sweep and a probe of
+// built-in backends in headless Chromium with name resolution disabled:
+// no console error, no request but the page itself, every chart drawn and
+// not empty, the point titles carry the JSON's numbers, and a click on a
+// legend entry hides that series in every chart of the sweep, a second
+// click shows it again.
+func TestReportInBrowser(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	bench, sw := reportInputs(t, dir)
+	page := filepath.Join(dir, "report.html")
+	code, out, errs := runMain(t, context.Background(), "report", "-o", page,
+		filepath.Join(dir, "bench.json"), filepath.Join(dir, "sweep.json"), filepath.Join(dir, "probe.json"))
+	if code != 0 || !strings.Contains(out, "Wrote "+page) {
+		t.Fatalf("report: exit %d: %s%s", code, out, errs)
+	}
+
+	// What was run and where, from the records of bench and sweep.
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if n := strings.Count(string(html), "<dt>host</dt><dd>"+host+"</dd>"); n != 2 {
+		t.Errorf("the page names the host %q %d times, want 2 (bench and sweep)", host, n)
+	}
+	if n := strings.Count(string(html), "<dt>command</dt>"); n != 2 {
+		t.Errorf("the page has %d command lines, want 2 (bench and sweep)", n)
+	}
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancelC := chromedp.NewContext(actx)
+	defer cancelC()
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+
+	// chromedp enables the Runtime, Log and Network domains of the tab
+	// before the first action, so every event of the page arrives here.
+	var mu sync.Mutex
+	var requests, problems []string
+	err = chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			requests = append(requests, e.Request.URL)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				problems = append(problems, fmt.Sprintf("console.%s", e.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
+				problems = append(problems, fmt.Sprintf("log %s: %s %s", e.Entry.Level, e.Entry.Text, e.Entry.URL))
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	url := "file://" + page
+	legend := chromedp.CSS(`#r2 figure.chart .legend-item[data-series="0"]`)
+	step := func(a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, a); err != nil {
+			t.Fatalf("chromium: %v", err)
+		}
+	}
+	eval := func(js string, v any) {
+		t.Helper()
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js))
+		if err != nil {
+			t.Fatalf("chromium: %v", err)
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			t.Fatalf("%v: %s", err, raw)
+		}
+	}
+	step(chromedp.Navigate(url))
+	step(chromedp.WaitReady(chromedp.CSS("main")))
+	var st pageState
+	var before, afterOff, afterOn []any
+	eval(readPage, &st)
+	eval(shown, &before)
+	step(chromedp.Click(legend, chromedp.NodeVisible))
+	eval(shown, &afterOff)
+	step(chromedp.Click(legend, chromedp.NodeVisible))
+	eval(shown, &afterOn)
+	step(chromedp.Sleep(200 * time.Millisecond)) // late console messages
+	if shot := os.Getenv("BACKBENCH_SCREENSHOT"); shot != "" {
+		if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
+			_ = os.WriteFile(shot, png, 0o644)
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	loaded := false
+	for _, r := range requests {
+		if r != url {
+			t.Errorf("the page made a request: %s", r)
+		}
+		loaded = loaded || r == url
+	}
+	if !loaded {
+		t.Errorf("no request seen for the page itself (%q): the network listener saw nothing", requests)
+	}
+	for _, p := range problems {
+		t.Errorf("console: %s", p)
+	}
+	if len(st.Sections) != 4 || !strings.HasPrefix(st.Sections[0], "r1 result bench") || !strings.HasPrefix(st.Sections[1], "r2 result sweep") ||
+		!strings.HasPrefix(st.Sections[2], "r3 result probe") {
+		t.Errorf("sections: %q", st.Sections)
+	}
+	// rps, p99, failure ratio, three spectra in the sweep; one spectrum
+	// for the bench.
+	if len(st.Charts) != 7 {
+		t.Errorf("%d charts, want 7", len(st.Charts))
+	}
+	for _, c := range st.Charts {
+		if c.Width < 300 || c.Height < 100 || c.Points == 0 || c.LineWidth <= 0 {
+			t.Errorf("chart %q drawn empty or too small: %+v", c.Title, c)
+		}
+	}
+	titles := strings.Join(st.Titles, "\n")
+	for _, se := range sw.Series {
+		for _, l := range se.Levels {
+			want := fmt.Sprintf("%s, c=%d: %.2f req/s", se.Label, l.Concurrency, l.RequestsPerSecond)
+			if l.Failed > 0 {
+				want += fmt.Sprintf("; %d failed of %d finished", l.Failed, l.Complete+l.Failed-l.Failures.Length)
+			}
+			if !strings.Contains(titles, want) {
+				t.Errorf("no point title %q", want)
+			}
+			if want := fmt.Sprintf("%s, c=%d: p99 %.3f ms", se.Label, l.Concurrency, l.Percentiles["99"]); l.Complete > 0 && !strings.Contains(titles, want) {
+				t.Errorf("no point title %q", want)
+			}
+		}
+	}
+	if want := fmt.Sprintf("bench.json: p99 = %.3f ms", bench.Percentiles["99"]); !strings.Contains(titles, want) {
+		t.Errorf("no point title %q", want)
+	}
+	// Each of the sweep's six charts draws both series.
+	if fmt.Sprint(before) != "[6 6 true]" || fmt.Sprint(afterOff) != "[0 6 false]" || fmt.Sprint(afterOn) != "[6 6 true]" {
+		t.Errorf("legend toggling: shown before %v, after a click %v, after a second %v (want [6 6 true], [0 6 false], [6 6 true])", before, afterOff, afterOn)
+	}
+}
+
+// TestReportBadInput: a file that is not a backbench result, of a newer
+// schema, or missing is one line on stderr and exit status 2.
+func TestReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	notJSON := write("notes.txt", "hello\n")
+	other := write("package.json", `{"name": "x", "version": "1.0.0"}`)
+	newer := write("newer.json", `{"schema": 2, "levels": [1], "series": []}`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{notJSON}, "notes.txt: not a backbench result"},
+		{[]string{other}, "package.json: not a backbench result"},
+		{[]string{newer}, "newer.json: a result of a newer backbench: schema 2 is newer than this backbench reads (1)"},
+		{[]string{filepath.Join(dir, "none.json")}, "none.json: no such file"},
+		{nil, "want at least one RESULT.json"},
+	} {
+		code, out, errs := runMain(t, context.Background(), append([]string{"report", "-o", filepath.Join(dir, "r.html")}, tc.args...)...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q (want 2 and one line with %q)", tc.args, code, out, errs, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.html")); err == nil {
+		t.Error("a page was written for bad input")
+	}
+}

@@ -1,0 +1,322 @@
+package page
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fixedSet is the fixed record set of the golden test: bench runs with and
+// without failures, a sweep with failures and backend use, a sweep with
+// trials, intervals, comparisons and a run record's environment, a probe
+// and a compare result (testdata).
+var fixedSet = []string{"bench.json", "bench-faulty.json", "sweep.json", "trials.json", "probe.json", "compare.json"}
+
+// render parses the named testdata files and renders their page.
+func render(t testing.TB, names ...string) []byte {
+	t.Helper()
+	var rs []*Result
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join("testdata", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Parse(n, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, rs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestGoldenStructure pins the page's structure, not its bytes: headings,
+// the provenance keys, every table's caption, columns and row count, every
+// chart's title, series, points, rings and bands, and the lists.
+func TestGoldenStructure(t *testing.T) {
+	page := render(t, fixedSet...)
+	got := outline(t, page)
+	path := filepath.Join("testdata", "page.outline.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the page's outline differs from %s:\n--- got\n%s", path, got)
+	}
+}
+
+// outline summarizes the structure of an HTML page, a line per element of
+// interest.
+func outline(t *testing.T, page []byte) string {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "h1", "h2", "h3":
+				fmt.Fprintf(&b, "%s %s\n", n.Data, text(n))
+				return
+			case "dl":
+				var keys []string
+				for _, dt := range find(n, "dt") {
+					keys = append(keys, text(dt))
+				}
+				fmt.Fprintf(&b, "dl %s\n", strings.Join(keys, ", "))
+				return
+			case "table":
+				var cols []string
+				for _, th := range find(n, "thead")[0:1] {
+					for _, c := range find(th, "th") {
+						cols = append(cols, text(c))
+					}
+				}
+				fmt.Fprintf(&b, "table %q cols [%s] rows %d\n", text(find(n, "caption")[0]), strings.Join(cols, "|"), len(find(find(n, "tbody")[0], "tr")))
+				return
+			case "figure":
+				svg := find(n, "svg")[0]
+				series := find(svg, "g")
+				var labels []string
+				points, rings, bands := 0, 0, 0
+				for _, g := range series {
+					if attr(g, "class") == "legend-item" {
+						labels = append(labels, text(find(g, "title")[0]))
+					}
+					if attr(g, "class") == "series" {
+						for _, p := range find(g, "path") {
+							if strings.HasPrefix(attr(p, "class"), "pt") {
+								points++
+							}
+						}
+						rings += len(find(g, "circle"))
+						bands += len(find(g, "polygon"))
+					}
+				}
+				fmt.Fprintf(&b, "chart %q series [%s] points %d rings %d bands %d\n", text(find(svg, "title")[0]), strings.Join(labels, "|"), points, rings, bands)
+				return
+			case "ul", "ol":
+				fmt.Fprintf(&b, "%s %d items\n", n.Data, len(find(n, "li")))
+				return
+			case "script", "style":
+				fmt.Fprintf(&b, "%s\n", n.Data)
+				return
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return b.String()
+}
+
+// find returns the descendants of n with the given tag, in document order.
+func find(n *html.Node, tag string) []*html.Node {
+	var out []*html.Node
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.Data == tag {
+			out = append(out, c)
+		}
+		out = append(out, find(c, tag)...)
+	}
+	return out
+}
+
+// text is the text content of n, spaces collapsed.
+func text(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// attr returns n's attribute key, or "".
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// TestSelfContained: no element of the page refers to anything outside it
+// (no src, no href but in-page anchors, no CSS url() or @import).
+func TestSelfContained(t *testing.T) {
+	page := render(t, fixedSet...)
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		for _, a := range n.Attr {
+			switch a.Key {
+			case "src", "srcset", "action", "poster", "data", "xlink:href", "background":
+				t.Errorf("<%s %s=%q>", n.Data, a.Key, a.Val)
+			case "href":
+				if !strings.HasPrefix(a.Val, "#") {
+					t.Errorf("<%s href=%q>: not an in-page anchor", n.Data, a.Val)
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	for _, bad := range []string{"url(", "@import", "<link", "<img", "<iframe", "fetch(", "XMLHttpRequest"} {
+		if bytes.Contains(page, []byte(bad)) {
+			t.Errorf("the page contains %q", bad)
+		}
+	}
+}
+
+// TestPointTitles: every point of the sweep's charts carries the JSON's
+// numbers in its title: req/s with its interval, p99, the failed share.
+func TestPointTitles(t *testing.T) {
+	data, err := os.ReadFile("testdata/trials.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sw sweepDoc
+	if err := json.Unmarshal(data, &sw); err != nil {
+		t.Fatal(err)
+	}
+	page := string(render(t, "trials.json"))
+	n := 0
+	for _, se := range sw.Series {
+		for _, lv := range se.Levels {
+			at := fmt.Sprintf("%s, c=%d: ", se.Label, lv.Concurrency)
+			want := []string{
+				at + fmt.Sprintf("%.2f req/s (median of %d trials; 95%% interval %.2f to %.2f)", lv.RequestsPerSecond, len(lv.Trials), lv.RPSCI95[0], lv.RPSCI95[1]),
+				at + fmt.Sprintf("p99 %.3f ms (95%% interval %.3f to %.3f)", lv.Percentiles["99"], lv.P99CI95[0], lv.P99CI95[1]),
+			}
+			if lv.Failed > 0 {
+				want = append(want, fmt.Sprintf("%d failed of %d finished", lv.Failed, lv.Complete+lv.Failed))
+			}
+			for _, w := range want {
+				if !strings.Contains(page, "<title>"+html.EscapeString(w)) && !strings.Contains(page, html.EscapeString(w)) {
+					t.Errorf("no point title with %q", w)
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no level in trials.json")
+	}
+	for _, w := range []string{`class="verdict v-better">faster (25% failed)</td>`, `class="verdict v-better">lower (25% failed)</td>`,
+		`class="verdict v-same">no difference (25% failed)</td>`, "backbench sweep -q --repeat 5", "bench-host", "AMD EPYC 7B13, 2 CPUs", "2025-12-01 02:40:00 UTC (42.4 s)"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("the page lacks %q", w)
+		}
+	}
+}
+
+// TestBadInput: a file that is not a backbench result, or of a newer
+// schema, is refused with an error naming the file.
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		want       error
+	}{
+		{"text", "hello\n", ErrNotResult},
+		{"empty", "", ErrNotResult},
+		{"array", "[1, 2]", ErrNotResult},
+		{"other object", `{"name": "x", "version": 3}`, ErrNotResult},
+		{"two objects", `{"comparisons": []} {}`, ErrNotResult},
+		{"bad types", `{"series": 3, "levels": [1]}`, ErrNotResult},
+		{"newer schema", `{"schema": 2, "series": [], "levels": []}`, ErrNewerSchema},
+		{"newer schema in the record", `{"record": {"schema": 9}, "target": {}, "complete_requests": 1, "percentiles_ms": {}}`, ErrNewerSchema},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("in.json", []byte(tc.data))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "in.json: ") || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line naming the file", msg)
+			}
+		})
+	}
+	for _, ok := range []string{`{"schema": 1, "comparisons": []}`, `{"comparisons": []}`} {
+		if _, err := Parse("ok.json", []byte(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// TestSize: a 51-level, 4-series sweep with trials, backend use and
+// failures stays under 2 MB.
+func TestSize(t *testing.T) {
+	sw := sweepDoc{RequestsPerLevel: 1000}
+	for l := 1; l <= 501; l += 10 {
+		sw.Levels = append(sw.Levels, l)
+	}
+	for i := range 4 {
+		se := seriesDoc{Label: fmt.Sprintf("series %d with a long label", i)}
+		for _, l := range sw.Levels {
+			s := stats.Summary{Concurrency: l, Requests: 1000, Complete: 900, Failed: 100, TimeTaken: 1.5,
+				Failures: stats.Failures{Connect: 60, Timeout: 40}, RequestsPerSecond: 600 + float64(l),
+				Percentiles: map[string]float64{}, Spectrum: map[string]float64{},
+				Backend: &stats.BackendUsage{Samples: 10, CPUSeconds: 1.2, PeakRSSBytes: 64 << 20, ProcessesMax: 5,
+					FPMStatusEnd: map[string]string{"listen queue": "7", "active processes": "4", "max children reached": "1"}}}
+			for _, p := range stats.Percentiles {
+				s.Percentiles[fmt.Sprint(p)] = float64(p) / 10
+			}
+			for _, p := range stats.SpectrumRanks {
+				s.Spectrum[fmt.Sprint(p)] = p / 10
+			}
+			lv := benchDoc{Summary: s}
+			lv.RPSCI95, lv.P99CI95 = []float64{500, 700}, []float64{9, 11}
+			for range 5 {
+				lv.Trials = append(lv.Trials, json.RawMessage(`{}`))
+			}
+			se.Levels = append(se.Levels, lv)
+		}
+		sw.Series = append(sw.Series, se)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []*Result{{Name: "big.json", Kind: KindSweep, sweep: &sw}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > 2<<20 {
+		t.Errorf("the page of a 51-level, 4-series sweep is %d bytes, over 2 MB", b.Len())
+	}
+	t.Logf("%d bytes", b.Len())
+}

@@ -1,0 +1,312 @@
+package page
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// palette is Okabe and Ito's colour-blind safe palette (yellow last: it is
+// the faintest on white). Series past the eighth reuse the colours with a
+// dashed line; every series also has its own marker shape.
+var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#B8A800"}
+
+// shapeNames name the marker shapes, in the order series get them.
+var shapeNames = []string{"circle", "square", "triangle", "diamond", "inverted triangle", "plus", "cross", "star"}
+
+// Geometry of a chart, in SVG user units (the image scales to its box).
+const (
+	svgW, svgH         = 960.0, 400.0
+	plotL, plotR       = 78.0, 700.0
+	plotT, plotB       = 36.0, 340.0
+	legendX            = 720.0
+	legendRow          = 20.0
+	legendLabelMaxChar = 30
+	markerR            = 4.5
+)
+
+// chart is one line chart: a title, axis labels, lines with markers, and
+// optional interval bands. The x axis is linear, or a percentile axis on a
+// log scale of 1/(1-p) (spectrum).
+type chart struct {
+	id, title, xLabel, yLabel string
+	spectrum                  bool
+	lines                     []*line
+}
+
+// line is one series of a chart; style indexes palette and shapes and is
+// also the series' key for legend toggling across a section's charts.
+type line struct {
+	label string
+	style int
+	pts   []point
+	band  []band
+}
+
+// point is one data point; tip is its <title> (exact values).
+type point struct {
+	x, y   float64
+	tip    string
+	failed bool
+}
+
+// band is a 95% interval at x.
+type band struct{ x, lo, hi float64 }
+
+// empty reports whether the chart has no point at all.
+func (c *chart) empty() bool {
+	for _, l := range c.lines {
+		if len(l.pts) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// spectrumX maps a percentile (50 to 99.999) to the x axis: log10(1/(1-p)).
+func spectrumX(p float64) float64 { return math.Log10(1 / (1 - p/100)) }
+
+// spectrumTicks are the percentiles labelled on a spectrum's x axis.
+var spectrumTicks = []float64{50, 90, 99, 99.9, 99.99, 99.999}
+
+// svg writes the chart as a <figure> with an inline <svg>.
+func (c *chart) svg(b *strings.Builder) {
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ymax := 0.0
+	anyFailed := false
+	for _, l := range c.lines {
+		for _, p := range l.pts {
+			xmin, xmax = math.Min(xmin, p.x), math.Max(xmax, p.x)
+			ymax = math.Max(ymax, p.y)
+			anyFailed = anyFailed || p.failed
+		}
+		for _, bd := range l.band {
+			ymax = math.Max(ymax, bd.hi)
+		}
+	}
+	var xticks []tick
+	if c.spectrum {
+		xmin, xmax = spectrumX(50), spectrumX(99.999)
+		for _, p := range spectrumTicks {
+			xticks = append(xticks, tick{spectrumX(p), fnum(p) + "%"})
+		}
+	} else {
+		if xmin > xmax {
+			xmin, xmax = 0, 1
+		}
+		if xmin == xmax {
+			xmin, xmax = xmin-1, xmax+1
+		}
+		xticks = niceTicks(xmin, xmax, 8)
+		pad := (xmax - xmin) * 0.02
+		xmin, xmax = xmin-pad, xmax+pad
+	}
+	if ymax <= 0 {
+		ymax = 1
+	}
+	yticks := niceTicks(0, ymax*1.05, 6)
+	ytop := math.Max(yticks[len(yticks)-1].v, ymax)
+	sx := func(x float64) float64 { return plotL + (x-xmin)/(xmax-xmin)*(plotR-plotL) }
+	sy := func(y float64) float64 { return plotB - y/ytop*(plotB-plotT) }
+
+	fmt.Fprintf(b, "<figure class=\"chart\" id=\"%s\">\n", c.id)
+	fmt.Fprintf(b, "<svg viewBox=\"0 0 %g %g\" role=\"img\" aria-labelledby=\"%s-t\">\n", svgW, svgH, c.id)
+	fmt.Fprintf(b, "<title id=\"%s-t\">%s</title>\n", c.id, esc(c.title))
+	b.WriteString("<g class=\"axes\">\n")
+	for _, t := range yticks {
+		y := sy(t.v)
+		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%g\" y1=\"%s\" x2=\"%g\" y2=\"%s\"/><text class=\"tick\" x=\"%g\" y=\"%s\" text-anchor=\"end\">%s</text>\n",
+			plotL, f1(y), plotR, f1(y), plotL-6, f1(y+4), t.label)
+	}
+	for _, t := range xticks {
+		x := sx(t.v)
+		if x < plotL-0.5 || x > plotR+0.5 {
+			continue
+		}
+		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%s\" y1=\"%g\" x2=\"%s\" y2=\"%g\"/><text class=\"tick\" x=\"%s\" y=\"%g\" text-anchor=\"middle\">%s</text>\n",
+			f1(x), plotT, f1(x), plotB, f1(x), plotB+16, t.label)
+	}
+	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"/>\n", plotL, plotT, plotR-plotL, plotB-plotT)
+	fmt.Fprintf(b, "<text class=\"ctitle\" x=\"%g\" y=\"22\" text-anchor=\"middle\">%s</text>\n", (plotL+plotR)/2, esc(c.title))
+	fmt.Fprintf(b, "<text class=\"alabel\" x=\"%g\" y=\"%g\" text-anchor=\"middle\">%s</text>\n", (plotL+plotR)/2, plotB+40, esc(c.xLabel))
+	fmt.Fprintf(b, "<text class=\"alabel\" transform=\"translate(18 %g) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (plotT+plotB)/2, esc(c.yLabel))
+	b.WriteString("</g>\n")
+
+	for _, l := range c.lines {
+		if len(l.pts) == 0 {
+			continue
+		}
+		col := palette[l.style%len(palette)]
+		fmt.Fprintf(b, "<g class=\"series\" data-series=\"%d\" style=\"color:%s\">\n", l.style, col)
+		if len(l.band) > 0 {
+			var pts []string
+			for _, bd := range l.band {
+				pts = append(pts, f1(sx(bd.x))+","+f1(sy(bd.hi)))
+			}
+			for i := len(l.band) - 1; i >= 0; i-- {
+				pts = append(pts, f1(sx(l.band[i].x))+","+f1(sy(l.band[i].lo)))
+			}
+			fmt.Fprintf(b, "<polygon class=\"band\" points=\"%s\"><title>%s: 95%% interval</title></polygon>\n", strings.Join(pts, " "), esc(l.label))
+		}
+		var pts []string
+		for _, p := range l.pts {
+			pts = append(pts, f1(sx(p.x))+","+f1(sy(p.y)))
+		}
+		fmt.Fprintf(b, "<polyline class=\"line\" points=\"%s\"%s/>\n", strings.Join(pts, " "), dash(l.style))
+		for _, p := range l.pts {
+			x, y := sx(p.x), sy(p.y)
+			if p.failed {
+				fmt.Fprintf(b, "<circle class=\"fail\" cx=\"%s\" cy=\"%s\" r=\"9\"/>", f1(x), f1(y))
+			}
+			cls := "pt"
+			if p.failed {
+				cls = "pt failed"
+			}
+			fmt.Fprintf(b, "<path class=\"%s%s\" d=\"%s\"><title>%s</title></path>\n", cls, openShape(l.style), marker(l.style, x, y, markerR), esc(p.tip))
+		}
+		b.WriteString("</g>\n")
+	}
+
+	b.WriteString("<g class=\"legend\">\n")
+	y := plotT + 6
+	for _, l := range c.lines {
+		col := palette[l.style%len(palette)]
+		label := l.label
+		if r := []rune(label); len(r) > legendLabelMaxChar {
+			label = string(r[:legendLabelMaxChar-1]) + "…"
+		}
+		note := ""
+		if len(l.pts) == 0 {
+			note = " (no data)"
+		}
+		fmt.Fprintf(b, "<g class=\"legend-item\" data-series=\"%d\" style=\"color:%s\"><title>%s%s</title>", l.style, col, esc(l.label), note)
+		fmt.Fprintf(b, "<line class=\"line\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\"%s/>", legendX, y, legendX+28, y, dash(l.style))
+		fmt.Fprintf(b, "<path class=\"pt%s\" d=\"%s\"/>", openShape(l.style), marker(l.style, legendX+14, y, markerR))
+		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\">%s%s</text></g>\n", legendX+36, y+4, esc(label), note)
+		y += legendRow
+	}
+	if anyFailed {
+		fmt.Fprintf(b, "<g class=\"legend-fail\"><circle class=\"fail\" cx=\"%g\" cy=\"%g\" r=\"9\"/><text x=\"%g\" y=\"%g\">ringed: a level with</text><text x=\"%g\" y=\"%g\">failed requests</text></g>\n",
+			legendX+14, y+4, legendX+36, y+2, legendX+36, y+18)
+	}
+	b.WriteString("</g>\n</svg>\n")
+	caption := c.title + "."
+	for _, l := range c.lines {
+		if len(l.band) > 0 {
+			caption += " Shaded: the 95% interval of the trials."
+			break
+		}
+	}
+	if anyFailed {
+		caption += " Ringed: a level with failed requests."
+	}
+	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n</figure>\n", esc(caption))
+}
+
+// tick is an axis tick: its value and label.
+type tick struct {
+	v     float64
+	label string
+}
+
+// niceTicks returns about n ticks from lo to at least hi at a step of 1, 2
+// or 5 times a power of ten.
+func niceTicks(lo, hi float64, n int) []tick {
+	span := hi - lo
+	if span <= 0 {
+		span = 1
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []tick
+	for v := math.Floor(lo/step) * step; v <= hi+step*0.999; v += step {
+		v = math.Round(v/step) * step
+		ts = append(ts, tick{v, fnum(v)})
+		if v >= hi {
+			break
+		}
+	}
+	return ts
+}
+
+// marker returns the path of series style's marker shape centred on x, y.
+func marker(style int, x, y, r float64) string {
+	p := func(pts ...float64) string {
+		var s strings.Builder
+		for i := 0; i < len(pts); i += 2 {
+			if i == 0 {
+				s.WriteString("M")
+			} else {
+				s.WriteString("L")
+			}
+			s.WriteString(f1(x+pts[i]*r) + " " + f1(y+pts[i+1]*r))
+		}
+		return s.String() + "Z"
+	}
+	switch style % len(shapeNames) {
+	case 0:
+		return fmt.Sprintf("M%s %sa%g %g 0 1 0 %g 0a%g %g 0 1 0 %g 0Z", f1(x-r), f1(y), r, r, 2*r, r, r, -2*r)
+	case 1:
+		return p(-0.9, -0.9, 0.9, -0.9, 0.9, 0.9, -0.9, 0.9)
+	case 2:
+		return p(0, -1.25, 1.15, 0.8, -1.15, 0.8)
+	case 3:
+		return p(0, -1.3, 1.3, 0, 0, 1.3, -1.3, 0)
+	case 4:
+		return p(0, 1.25, 1.15, -0.8, -1.15, -0.8)
+	case 5:
+		return fmt.Sprintf("M%s %sh%gM%s %sv%g", f1(x-1.3*r), f1(y), 2.6*r, f1(x), f1(y-1.3*r), 2.6*r)
+	case 6:
+		return fmt.Sprintf("M%s %sl%g %gM%s %sl%g %g", f1(x-r), f1(y-r), 2*r, 2*r, f1(x-r), f1(y+r), 2*r, -2*r)
+	default:
+		var pts []float64
+		for i := range 10 {
+			rr := 1.35
+			if i%2 == 1 {
+				rr = 0.6
+			}
+			a := float64(i)*math.Pi/5 - math.Pi/2
+			pts = append(pts, rr*math.Cos(a), rr*math.Sin(a))
+		}
+		return p(pts...)
+	}
+}
+
+// openShape marks the shapes drawn by stroke only (plus, cross).
+func openShape(style int) string {
+	if s := style % len(shapeNames); s == 5 || s == 6 {
+		return " open"
+	}
+	return ""
+}
+
+// dash gives series past the palette's length a dashed line.
+func dash(style int) string {
+	switch (style / len(palette)) % 3 {
+	case 1:
+		return " stroke-dasharray=\"8 4\""
+	case 2:
+		return " stroke-dasharray=\"2 3\""
+	}
+	return ""
+}
+
+// f1 formats a coordinate with one decimal.
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// fnum formats a value in its shortest exact form, without exponent for
+// ordinary magnitudes.
+func fnum(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}

@@ -1,0 +1,264 @@
+package page
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// sweep writes a sweep's summary line, charts, comparisons, table of every
+// level and series, and the latency spectra of chosen levels.
+func (p *pager) sweep(sw *sweepDoc) {
+	b := &p.b
+	per := fmt.Sprintf("%d requests per level", sw.RequestsPerLevel)
+	if sw.RequestsPerLevel == 0 {
+		per = fmt.Sprintf("%g s per level", sw.SecondsPerLevel)
+	}
+	fmt.Fprintf(b, "<p>%d series, %d levels (%s), %s, %.1f s in all.", len(sw.Series), len(sw.Levels), levelsText(sw.Levels), per, sw.TimeTaken)
+	if sw.StopErrorRate != nil {
+		fmt.Fprintf(b, " Stop rule: a series ends after a level with more than %g%% failed.", *sw.StopErrorRate*100)
+	}
+	if sw.Interrupted {
+		b.WriteString(" <strong>Interrupted</strong>: the sweep was stopped by a signal; the last level is partial.")
+	}
+	if sw.Repeat > 0 || sw.Precision > 0 {
+		fmt.Fprintf(b, " Trials: %d per series and level", sw.Repeat)
+		if sw.Precision > 0 {
+			fmt.Fprintf(b, ", more until the 95%% interval is within ±%g%% (at most %d)", sw.Precision*100, sw.MaxRepeat)
+		}
+		if sw.Seed != nil {
+			fmt.Fprintf(b, ", series order seeded with %d", *sw.Seed)
+		}
+		fmt.Fprintf(b, "; noise threshold %g%%; baseline %s.", sw.Noise*100, esc(sw.Baseline))
+	}
+	b.WriteString("</p>\n")
+	p.notes("Notes", sw.Notes)
+	var stops []string
+	for _, se := range sw.Series {
+		if se.Stop != nil {
+			stops = append(stops, fmt.Sprintf("<li>%s: stopped after concurrency %d: %s</li>", esc(se.Label), se.Stop.Concurrency, esc(se.Stop.Reason)))
+		}
+	}
+	if len(stops) > 0 {
+		fmt.Fprintf(b, "<ul class=\"stops\">%s</ul>\n", strings.Join(stops, ""))
+	}
+
+	rps := &chart{id: p.id("c"), title: "requests per second against concurrency", xLabel: "concurrency (connections)", yLabel: "requests / second"}
+	p99 := &chart{id: p.id("c"), title: "99th percentile of the request time against concurrency", xLabel: "concurrency (connections)", yLabel: "p99 latency (ms)"}
+	fail := &chart{id: p.id("c"), title: "failed requests (failed / finished) against concurrency", xLabel: "concurrency (connections)", yLabel: "failed (%)"}
+	cpu := &chart{id: p.id("c"), title: "backend CPU against concurrency", xLabel: "concurrency (connections)", yLabel: "CPU (% of one core)"}
+	rss := &chart{id: p.id("c"), title: "backend memory (peak RSS) against concurrency", xLabel: "concurrency (connections)", yLabel: "peak RSS (MiB)"}
+	anyFailed := false
+	for i, se := range sw.Series {
+		ls := []*line{{label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}}
+		for k := range se.Levels {
+			lv := &se.Levels[k]
+			s := &lv.Summary
+			x := float64(s.Concurrency)
+			failed := s.Failed > 0
+			anyFailed = anyFailed || failed
+			ft := failedText(s)
+			at := fmt.Sprintf("%s, c=%d: ", se.Label, s.Concurrency)
+			rtip := at + fmt.Sprintf("%.2f req/s", s.RequestsPerSecond)
+			if len(lv.RPSCI95) == 2 {
+				rtip += fmt.Sprintf(" (median of %d trials; 95%% interval %s)", len(lv.Trials), ci(lv.RPSCI95, 2))
+				ls[0].band = append(ls[0].band, band{x, lv.RPSCI95[0], lv.RPSCI95[1]})
+			}
+			ls[0].pts = append(ls[0].pts, point{x, s.RequestsPerSecond, rtip + ft, failed})
+			if s.Complete > 0 {
+				v := s.Percentiles["99"]
+				ptip := at + fmt.Sprintf("p99 %.3f ms", v)
+				if len(lv.P99CI95) == 2 {
+					ptip += fmt.Sprintf(" (95%% interval %s)", ci(lv.P99CI95, 3))
+					ls[1].band = append(ls[1].band, band{x, lv.P99CI95[0], lv.P99CI95[1]})
+				}
+				ls[1].pts = append(ls[1].pts, point{x, v, ptip + ft, failed})
+			}
+			fr := failureRatio(s) * 100
+			ftip := at + fmt.Sprintf("%.1f%% failed", fr)
+			if failed {
+				ftip = at + strings.TrimPrefix(ft, "; ")
+			}
+			ls[2].pts = append(ls[2].pts, point{x, fr, ftip, failed})
+			if bu := s.Backend; bu != nil && bu.Samples > 0 && s.TimeTaken > 0 {
+				c := bu.CPUSeconds / s.TimeTaken * 100
+				ls[3].pts = append(ls[3].pts, point{x, c, at + fmt.Sprintf("backend CPU %.1f%% of one core (%.3f s in %.3f s)", c, bu.CPUSeconds, s.TimeTaken) + ft, failed})
+				m := float64(bu.PeakRSSBytes) / (1 << 20)
+				ls[4].pts = append(ls[4].pts, point{x, m, at + fmt.Sprintf("backend peak RSS %.1f MiB, %d processes", m, bu.ProcessesMax) + ft, failed})
+			}
+		}
+		for k, c := range []*chart{rps, p99, fail, cpu, rss} {
+			c.lines = append(c.lines, ls[k])
+		}
+	}
+	charts := []*chart{rps, p99}
+	if anyFailed {
+		charts = append(charts, fail)
+	}
+	if !cpu.empty() {
+		charts = append(charts, cpu, rss)
+	}
+	b.WriteString("<h3>Charts</h3>\n<div class=\"charts\">\n")
+	for _, c := range charts {
+		c.svg(b)
+	}
+	b.WriteString("</div>\n")
+	if len(sw.Comparisons) > 0 {
+		b.WriteString("<h3>Comparisons</h3>\n")
+		p.comparisons(sw.Comparisons)
+	}
+	b.WriteString("<h3>Every level</h3>\n")
+	p.sweepTable(sw)
+	b.WriteString("<h3>Latency spectrum</h3>\n<div class=\"charts\">\n")
+	for _, lvl := range chosenLevels(sw.Levels) {
+		c := &chart{id: p.id("c"), title: fmt.Sprintf("latency percentile spectrum at concurrency %d", lvl),
+			xLabel: "percentile (log scale of 1/(1-p))", yLabel: "total request time (ms)", spectrum: true}
+		for i, se := range sw.Series {
+			l := &line{label: se.Label, style: i}
+			if s := levelOf(&se, lvl); s != nil {
+				l = spectrumLine(fmt.Sprintf("%s, c=%d", se.Label, lvl), i, s)
+				l.label = se.Label
+			}
+			c.lines = append(c.lines, l)
+		}
+		c.svg(b)
+	}
+	b.WriteString("</div>\n")
+}
+
+// levelsText shortens a list of levels: "1, 11, ... 500" past six.
+func levelsText(levels []int) string {
+	var parts []string
+	for i, l := range levels {
+		if len(levels) > 6 && i == 3 {
+			parts = append(parts, "…")
+		}
+		if len(levels) > 6 && i >= 3 && i < len(levels)-2 {
+			continue
+		}
+		parts = append(parts, strconv.Itoa(l))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// chosenLevels picks the levels whose spectra the page draws: the first,
+// the middle and the last.
+func chosenLevels(levels []int) []int {
+	if len(levels) == 0 {
+		return nil
+	}
+	var out []int
+	for _, l := range []int{levels[0], levels[len(levels)/2], levels[len(levels)-1]} {
+		if len(out) == 0 || out[len(out)-1] != l {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// levelOf returns the Summary of se at concurrency level, or nil.
+func levelOf(se *seriesDoc, level int) *stats.Summary {
+	for i := range se.Levels {
+		if se.Levels[i].Concurrency == level {
+			return &se.Levels[i].Summary
+		}
+	}
+	return nil
+}
+
+// sweepTable writes one row per series and level, a body per series; the
+// listen queue, backend and php-fpm columns only when some level has them,
+// the interval columns only with trials.
+func (p *pager) sweepTable(sw *sweepDoc) {
+	var hasCI, hasBackend, hasFPM, hasOverflows bool
+	for _, se := range sw.Series {
+		for _, lv := range se.Levels {
+			hasOverflows = hasOverflows || lv.ListenOverflows != nil
+			hasCI = hasCI || len(lv.RPSCI95) == 2 || len(lv.P99CI95) == 2
+			if bu := lv.Backend; bu != nil {
+				hasBackend = hasBackend || bu.Samples > 0
+				hasFPM = hasFPM || bu.FPMStatusEnd != nil
+			}
+		}
+	}
+	head := []string{"series", "concurrency", "requests", "complete", "failed", "failed %", "failures by class", "req/s"}
+	if hasCI {
+		head = append(head, "req/s 95% interval", "trials")
+	}
+	head = append(head, "mean ms", "p50 ms", "p90 ms", "p99 ms")
+	if hasCI {
+		head = append(head, "p99 95% interval")
+	}
+	head = append(head, "max ms", "non-2xx")
+	if hasOverflows {
+		head = append(head, "listen queue overflows")
+	}
+	if hasBackend {
+		head = append(head, "backend CPU %", "backend peak RSS MiB", "backend processes")
+	}
+	fpmKeys := []string{"listen queue", "active processes", "max children reached"}
+	if hasFPM {
+		for _, k := range fpmKeys {
+			head = append(head, "php-fpm "+k)
+		}
+	}
+	var rows [][]cell
+	f2 := func(v float64) cell { return num(strconv.FormatFloat(v, 'f', 2, 64)) }
+	f3 := func(v float64) cell { return num(strconv.FormatFloat(v, 'f', 3, 64)) }
+	d := func(v int64) cell { return num(strconv.FormatInt(v, 10)) }
+	for _, se := range sw.Series {
+		for _, lv := range se.Levels {
+			s := &lv.Summary
+			failed := d(s.Failed)
+			if s.Failed > 0 {
+				failed.class += " failed"
+			}
+			r := []cell{hdr(se.Label), d(int64(s.Concurrency)), d(s.Requests), d(s.Complete), failed,
+				num(strconv.FormatFloat(failureRatio(s)*100, 'f', 1, 64)), txt(classes(s.Failures)), f2(s.RequestsPerSecond)}
+			if hasCI {
+				trials := ""
+				if len(lv.Trials) > 0 {
+					trials = strconv.Itoa(len(lv.Trials))
+				}
+				r = append(r, num(ci(lv.RPSCI95, 2)), num(trials))
+			}
+			if s.Complete > 0 {
+				r = append(r, f3(s.ConnectionTimes.Total.Mean), f3(s.Percentiles["50"]), f3(s.Percentiles["90"]), f3(s.Percentiles["99"]))
+			} else {
+				r = append(r, num("-"), num("-"), num("-"), num("-"))
+			}
+			if hasCI {
+				r = append(r, num(ci(lv.P99CI95, 3)))
+			}
+			r = append(r, f3(s.ConnectionTimes.Total.Max), d(s.Non2xx))
+			if hasOverflows {
+				if s.ListenOverflows != nil {
+					r = append(r, d(*s.ListenOverflows))
+				} else {
+					r = append(r, num(""))
+				}
+			}
+			if hasBackend {
+				if bu := s.Backend; bu != nil && bu.Samples > 0 && s.TimeTaken > 0 {
+					r = append(r, num(strconv.FormatFloat(bu.CPUSeconds/s.TimeTaken*100, 'f', 1, 64)),
+						num(strconv.FormatFloat(float64(bu.PeakRSSBytes)/(1<<20), 'f', 1, 64)), d(int64(bu.ProcessesMax)))
+				} else {
+					r = append(r, num(""), num(""), num(""))
+				}
+			}
+			if hasFPM {
+				for _, k := range fpmKeys {
+					v := ""
+					if s.Backend != nil {
+						v = s.Backend.FPMStatusEnd[k]
+					}
+					r = append(r, num(v))
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	p.table("Every level of every series (times: total request time)", head, rows)
+}
