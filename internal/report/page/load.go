@@ -36,15 +36,7 @@ var (
 )
 
 // Environment is where a record was made (the run record's `environment`).
-type Environment struct {
-	Hostname  string   `json:"hostname"`
-	Kernel    string   `json:"kernel"`
-	CPUModel  string   `json:"cpu_model"`
-	CPUs      int      `json:"cpus"`
-	Version   string   `json:"version"`
-	GoVersion string   `json:"go_version"`
-	Command   []string `json:"command"`
-}
+type Environment = stats.Environment
 
 // provenance is what a record says about how and where it was made; every
 // field is optional (files written before run records have none).
