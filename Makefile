@@ -10,10 +10,13 @@ build:
 	$(GO) build -o $(BIN) ./cmd/backbench
 
 # The test command (README, .ci/run): lint, then every test with the race
-# detector (deploy/kubernetes is a module of its own: the Kubernetes API
+# detector, then the open model's pacing accuracy on a plain build (the
+# race detector slows the client's own code too much to measure it)
+# (deploy/kubernetes is a module of its own: the Kubernetes API
 # types its manifest test needs stay out of backbench's dependencies).
 test: lint
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	$(GO) test -count=1 -run '^TestOpenModelPacingError$$' -v ./cmd/backbench
 	cd deploy/kubernetes && $(GO) test -race -count=1 ./...
 
 lint:
