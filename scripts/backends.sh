@@ -118,16 +118,7 @@ listening() {
 }
 
 # wait_listen NET ADDR: wait_accept without a connection (see listening).
-wait_listen() {
-  local net=$1 addr=$2 deadline=$((SECONDS + START_TIMEOUT)) p
-  while ! listening "$net" "$addr"; do
-    for p in "${PIDS[@]}"; do
-      kill -0 "$p" 2>/dev/null || start_failed "process $p exited before $net $addr listened"
-    done
-    [ $SECONDS -lt $deadline ] || start_failed "$net $addr did not listen within ${START_TIMEOUT} s"
-    sleep 0.05
-  done
-}
+wait_listen() { wait_until listening listen "$1" "$2"; }
 
 # spawn LOG CMD...: runs CMD in its own session (so that stop can signal its
 # whole process group, children included), records its PID in $DIR/pids.
@@ -141,13 +132,18 @@ spawn() {
 
 # wait_accept NET ADDR: waits until ADDR accepts, at most START_TIMEOUT
 # seconds, failing early when a started process has exited.
-wait_accept() {
-  local net=$1 addr=$2 deadline=$((SECONDS + START_TIMEOUT)) p
-  while ! accepts "$net" "$addr"; do
+wait_accept() { wait_until accepts accept "$1" "$2"; }
+
+# wait_until CHECK VERB NET ADDR: waits until CHECK NET ADDR succeeds, at
+# most START_TIMEOUT seconds, failing early when a started process has
+# exited; VERB names what was awaited in the failure.
+wait_until() {
+  local check=$1 verb=$2 net=$3 addr=$4 deadline=$((SECONDS + START_TIMEOUT)) p
+  while ! "$check" "$net" "$addr"; do
     for p in "${PIDS[@]}"; do
-      kill -0 "$p" 2>/dev/null || start_failed "process $p exited before $net $addr accepted"
+      kill -0 "$p" 2>/dev/null || start_failed "process $p exited before $net $addr could $verb"
     done
-    [ $SECONDS -lt $deadline ] || start_failed "$net $addr did not accept within ${START_TIMEOUT} s"
+    [ $SECONDS -lt $deadline ] || start_failed "$net $addr did not $verb within ${START_TIMEOUT} s"
     sleep 0.05
   done
 }

@@ -9,11 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/report"
@@ -306,7 +309,19 @@ func TestMergeMismatch(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"complete_requests": 3}`), 0o644)
 	notJSON := filepath.Join(dir, "notjson.json")
 	os.WriteFile(notJSON, []byte("Server Software: x\n"), 0o644)
-	for _, args := range [][]string{{}, {bad}, {notJSON}, {filepath.Join(dir, "missing.json")}, {"--format", "xml", a}} {
+	// A hostile file: histograms whose header asks for a range backbench
+	// never writes (hdr would allocate the counts it asks for).
+	wide, err := hdr.New(1, 1<<62, 3).Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := os.ReadFile(a)
+	hostile := filepath.Join(dir, "hostile.json")
+	os.WriteFile(hostile, regexp.MustCompile(`"histogram_us": *"[^"]*"`).ReplaceAll(orig, []byte(`"histogram_us":"`+string(wide)+`"`)), 0o644)
+	if code, _, errs := runMain(t, context.Background(), "merge", a, hostile); code != 2 || !strings.Contains(errs, "histogram bounds") {
+		t.Errorf("merge of a hostile histogram: exit %d, stderr %q", code, errs)
+	}
+	for _, args := range [][]string{{}, {bad}, {notJSON}, {hostile}, {filepath.Join(dir, "missing.json")}, {"--format", "xml", a}} {
 		code, out, errs := runMain(t, context.Background(), append([]string{"merge"}, args...)...)
 		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
 			t.Errorf("merge %v: exit %d, stdout %q, stderr %q; want 2 and one line", args, code, out, errs)

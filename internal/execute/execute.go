@@ -21,7 +21,10 @@ import (
 // dials reached the target (unless Options.KeepOnUnreachable).
 type UnreachableError struct{ Err error }
 
+// Error is the cause's message.
 func (e *UnreachableError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // SetupError is a problem with what the user asked for, found only when the
@@ -29,7 +32,10 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // created): the command line is at fault, not the backend.
 type SetupError struct{ Err error }
 
+// Error is the cause's message.
 func (e *SetupError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
 func (e *SetupError) Unwrap() error { return e.Err }
 
 // Options are how one run is carried out and reported while it goes; none

@@ -1,6 +1,10 @@
 package stats
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -434,6 +438,9 @@ func (p *PhaseRecord) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
+	if err := checkHistHeader(j.Hist); err != nil {
+		return err
+	}
 	h, err := hdr.Decode([]byte(j.Hist))
 	if err != nil {
 		return fmt.Errorf("stats: decoding a histogram: %w", err)
@@ -442,6 +449,35 @@ func (p *PhaseRecord) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("stats: histogram holds %d values, count says %d", h.TotalCount(), j.Count)
 	}
 	*p = PhaseRecord{Moments: Moments{N: j.Count, Sum: j.Sum, SumSq: j.SumSq, Min: j.Min, Max: j.Max}, Hist: h}
+	return nil
+}
+
+// checkHistHeader refuses an encoded histogram whose header asks for other
+// bounds than backbench writes (1 µs to histMax, at most histSigF digits):
+// hdr.Decode allocates the counts its header asks for, so a hostile file
+// could otherwise claim a range of many gigabytes. Only the base64 text and
+// the 40-byte header inside the zlib stream are read here.
+func checkHistHeader(enc string) error {
+	raw, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil || len(raw) < 8 {
+		return errors.New("stats: decoding a histogram: not a V2 compressed histogram")
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		return fmt.Errorf("stats: decoding a histogram: %w", err)
+	}
+	defer z.Close()
+	var head struct {
+		Cookie, PayloadLen, Offset, SigFigs int32
+		Lowest, Highest                     int64
+	}
+	if err := binary.Read(z, binary.BigEndian, &head); err != nil {
+		return fmt.Errorf("stats: decoding a histogram: header: %w", err)
+	}
+	if head.Lowest != histMin || head.Highest < histMin || head.Highest > histMax || head.SigFigs < 1 || head.SigFigs > histSigF {
+		return fmt.Errorf("stats: histogram bounds %d..%d µs at %d digits: backbench writes 1..%d µs at up to %d digits",
+			head.Lowest, head.Highest, head.SigFigs, int64(histMax), histSigF)
+	}
 	return nil
 }
 

@@ -1,14 +1,21 @@
 package stats
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/backbench/backbench/internal/load"
 )
@@ -182,6 +189,56 @@ func TestBadRecordJSON(t *testing.T) {
 		var r Record
 		if err := json.Unmarshal([]byte(in), &r); err == nil {
 			t.Errorf("%s: no error", in)
+		}
+	}
+}
+
+// TestHostileHistogram: a histogram whose header claims bounds backbench
+// never writes (a huge range, many digits) is refused with an error before
+// anything is allocated for it; the untouched encoding still reads.
+func TestHostileHistogram(t *testing.T) {
+	h := newHist()
+	_ = h.RecordValue(1500)
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// patch rewrites the 40-byte header inside the zlib stream.
+	patch := func(f func(head []byte)) string {
+		raw, _ := base64.StdEncoding.DecodeString(string(enc))
+		z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := io.ReadAll(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(plain[:40])
+		var buf bytes.Buffer
+		w := zlib.NewWriter(&buf)
+		_, _ = w.Write(plain)
+		_ = w.Close()
+		out := append(raw[:8:8], buf.Bytes()...)
+		binary.BigEndian.PutUint32(out[4:8], uint32(buf.Len()))
+		return base64.StdEncoding.EncodeToString(out)
+	}
+	doc := func(hist string) []byte {
+		return []byte(`{"phases":{"total":{"count":1,"histogram_us":"` + hist + `"}}}`)
+	}
+	var r Record
+	if err := json.Unmarshal(doc(string(enc)), &r); err != nil {
+		t.Fatalf("the untouched histogram: %v", err)
+	}
+	for name, f := range map[string]func([]byte){
+		"huge range":  func(b []byte) { binary.BigEndian.PutUint64(b[24:32], 1<<62) },
+		"many digits": func(b []byte) { binary.BigEndian.PutUint32(b[12:16], 5) },
+		"lowest 0":    func(b []byte) { binary.BigEndian.PutUint64(b[16:24], 0) },
+	} {
+		var r Record
+		err := json.Unmarshal(doc(patch(f)), &r)
+		if err == nil || !strings.Contains(err.Error(), "histogram bounds") {
+			t.Errorf("%s: want a bounds error, got %v", name, err)
 		}
 	}
 }
