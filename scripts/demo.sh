@@ -7,27 +7,14 @@ cd "$(dirname "$0")/.."
 BB=${BB:-bin/backbench}
 N=${N:-2000}
 C=${C:-8}
-dir=$(mktemp -d /tmp/bbdemo.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+SERVE_LIB_PREFIX=bbdemo
+. scripts/serve-lib.sh
 
 # start PROTO: one backend process listening on a free TCP port and on a
-# Unix socket; prints its two URLs' bases once it is listening.
+# Unix socket.
 start() {
-  local proto=$1 out=$dir/$1.out
-  "$BB" serve --protocol "$proto" --model threaded --delay 1ms --body 1024 \
-    --listen tcp:127.0.0.1:0 --listen "unix:$dir/$proto.sock" >"$out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do
-    [ "$(grep -c '^listening' "$out" || true)" -ge 2 ] && return 0
-    sleep 0.05
-  done
-  echo "demo: backend $proto did not start:"; cat "$out"; exit 1
+  serve_start "$1" 2 --protocol "$1" --model threaded --delay 1ms --body 1024 \
+    --listen tcp:127.0.0.1:0 --listen "unix:$dir/$1.sock"
 }
 start fcgi
 start http

@@ -13,27 +13,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BB=${BB:-bin/backbench}
 OUT=${OUT:-demo-out}
-dir=$(mktemp -d /tmp/bbreport.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+SERVE_LIB_PREFIX=bbreport
+. scripts/serve-lib.sh
 
-# start NAME ARGS...: one backend process; waits until it listens and sets
-# addr to the address it got.
+# start NAME ARGS...: one backend process; sets addr to the address it got.
 start() {
-  local name=$1 out=$dir/$1.out
+  local name=$1
   shift
-  "$BB" serve --delay 5ms --body 512 "$@" >"$out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do
-    if grep -q '^listening' "$out"; then addr=$(awk '/^listening/{print $4; exit}' "$out"); return 0; fi
-    sleep 0.05
-  done
-  echo "reportdemo: backend $name did not start:" >&2; cat "$out" >&2; exit 1
+  serve_start "$name" 1 --delay 5ms --body 512 "$@"
 }
 start prefork --protocol fcgi --model prefork:4 --listen "unix:$dir/prefork.sock"; prefork=$addr; pool=${pids[-1]}
 start threaded --protocol http --model threaded --listen tcp:127.0.0.1:0; threaded=$addr

@@ -14,28 +14,13 @@ BB=${BB:-bin/backbench}
 OUT=${OUT:-demo-out}
 N=${SWEEP_N:-100}
 LEVELS=${SWEEP_LEVELS:-1:41:10}
-dir=$(mktemp -d /tmp/bbsweep.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+SERVE_LIB_PREFIX=bbsweep
+. scripts/serve-lib.sh
 
-# start NAME PROTO MODEL LISTEN: one backend process; waits until it listens
-# and sets addr to the address it got. (Not called in a $(...) subshell: the
-# PID must reach this shell's pids for the cleanup.)
+# start NAME PROTO MODEL LISTEN: one backend process; sets addr to the
+# address it got.
 start() {
-  local name=$1 proto=$2 model=$3 listen=$4 out=$dir/$1.out
-  "$BB" serve --protocol "$proto" --model "$model" --delay 10ms --body 512 \
-    --listen "$listen" >"$out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do
-    if grep -q '^listening' "$out"; then addr=$(awk '/^listening/{print $4; exit}' "$out"); return 0; fi
-    sleep 0.05
-  done
-  echo "sweepdemo: backend $name did not start:" >&2; cat "$out" >&2; exit 1
+  serve_start "$1" 1 --protocol "$2" --model "$3" --delay 10ms --body 512 --listen "$4"
 }
 start serial fcgi serial tcp:127.0.0.1:0; serial=$addr
 start prefork fcgi prefork:4 "unix:$dir/prefork.sock"; prefork=$addr
