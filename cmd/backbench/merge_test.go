@@ -437,8 +437,10 @@ func TestParallelRecipe(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
 	dir := t.TempDir()
 	ssh := filepath.Join(dir, "ssh")
-	// ssh [options] HOST [--] COMMAND: run COMMAND here.
-	script := "#!/bin/bash\nwhile [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n" +
+	// ssh [options] HOST [--] COMMAND: run COMMAND here, with SHELL set as
+	// sshd sets it from the login (parallel's remote wrapper runs the
+	// command with $SHELL, and a CI runner may have none).
+	script := "#!/bin/bash\nexport SHELL=/bin/bash\nwhile [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n" +
 		"shift; [ \"$1\" = -- ] && shift\nexec bash -c \"$*\"\n"
 	if err := os.WriteFile(ssh, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -466,7 +468,7 @@ func TestParallelRecipe(t *testing.T) {
 	code, text, errs := runMain(t, context.Background(), "merge", "--format", "json", runs)
 	var m mergedRun
 	if err := json.Unmarshal([]byte(text), &m); code != 0 || err != nil {
-		t.Fatalf("merge: exit %d, %v, %s", code, err, errs)
+		t.Fatalf("merge: exit %d, %v, %s\nparallel's stderr:\n%s", code, err, errs, out)
 	}
 	var sum int64
 	for _, g := range m.Generators {
