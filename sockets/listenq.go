@@ -99,6 +99,7 @@ func IsLocalTCP(addr string) bool {
 // TCP listen state and the netlink sock_diag request (linux/inet_diag.h).
 const (
 	tcpListen       = 10
+	tcpTimeWait     = 6
 	inetDiagReqSize = 56 // struct inet_diag_req_v2
 	inetDiagMsgSize = 72 // struct inet_diag_msg
 )
@@ -147,12 +148,26 @@ func ListenBacklog(addr string) (backlog, queued int, err error) {
 // dumpListeners asks the kernel for every listening TCP socket of family
 // and returns the inet_diag_msg bodies.
 func dumpListeners(family uint8) ([][]byte, error) {
+	var out [][]byte
+	err := dumpTCP(family, 1<<tcpListen, nil, func(m []byte) { out = append(out, append([]byte(nil), m...)) })
+	return out, err
+}
+
+// dumpTCP asks the kernel, through netlink sock_diag, for the TCP sockets
+// of family in the states of the bit mask states that pass the filter
+// bytecode bc (nil: all), and calls each with every inet_diag_msg body (valid
+// during the call only).
+func dumpTCP(family uint8, states uint32, bc []byte, each func(msg []byte)) error {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return nil, fmt.Errorf("sockets: sock_diag: %w", err)
+		return fmt.Errorf("sockets: sock_diag: %w", err)
 	}
 	defer unix.Close(fd)
-	req := make([]byte, unix.NLMSG_HDRLEN+inetDiagReqSize)
+	size := unix.NLMSG_HDRLEN + inetDiagReqSize
+	if bc != nil {
+		size += unix.SizeofNlAttr + len(bc)
+	}
+	req := make([]byte, size)
 	ne := binary.NativeEndian
 	ne.PutUint32(req[0:4], uint32(len(req)))
 	ne.PutUint16(req[4:6], unix.SOCK_DIAG_BY_FAMILY)
@@ -161,29 +176,34 @@ func dumpListeners(family uint8) ([][]byte, error) {
 	body := req[unix.NLMSG_HDRLEN:]
 	body[0] = family
 	body[1] = unix.IPPROTO_TCP
-	ne.PutUint32(body[4:8], 1<<tcpListen)
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, fmt.Errorf("sockets: sock_diag: %w", err)
+	ne.PutUint32(body[4:8], states)
+	if bc != nil {
+		attr := body[inetDiagReqSize:]
+		ne.PutUint16(attr[0:2], uint16(unix.SizeofNlAttr+len(bc)))
+		ne.PutUint16(attr[2:4], inetDiagReqBytecode)
+		copy(attr[unix.SizeofNlAttr:], bc)
 	}
-	var out [][]byte
+	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return fmt.Errorf("sockets: sock_diag: %w", err)
+	}
 	buf := make([]byte, 64<<10)
 	for {
 		n, _, err := unix.Recvfrom(fd, buf, 0)
 		if err != nil {
-			return nil, fmt.Errorf("sockets: sock_diag: %w", err)
+			return fmt.Errorf("sockets: sock_diag: %w", err)
 		}
 		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 		if err != nil {
-			return nil, fmt.Errorf("sockets: sock_diag: %w", err)
+			return fmt.Errorf("sockets: sock_diag: %w", err)
 		}
 		for _, m := range msgs {
 			switch m.Header.Type {
 			case unix.NLMSG_DONE:
-				return out, nil
+				return nil
 			case unix.NLMSG_ERROR:
-				return nil, errors.New("sockets: sock_diag: the kernel refused the request")
+				return errors.New("sockets: sock_diag: the kernel refused the request")
 			}
-			out = append(out, append([]byte(nil), m.Data...))
+			each(m.Data)
 		}
 	}
 }
