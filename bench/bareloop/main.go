@@ -5,7 +5,8 @@
 // socket reads (sockets.RawIO), for a fixed time, and count. No clock is
 // read, nothing is recorded, no deadline is set: what backbench measures and
 // checks on top of this loop is its overhead. With -nokeep the request goes
-// without FCGI_KEEP_CONN on a new connection each time, closed as backbench
+// without FCGI_KEEP_CONN on a new connection each time, dialed as backbench
+// dials (sockets.Dialer.DialDeadline: its own socket) and closed as it
 // closes it (after the server's close, sockets.RawIO.CloseAfterPeer): the
 // connect-per-request line. It prints "requests N", "failed N" and
 // "Requests/sec X".
@@ -48,7 +49,7 @@ func main() {
 			defer wg.Done()
 			buf := make([]byte, 64<<10)
 			for time.Now().Before(stop) {
-				conn, err := dialer.Dial(context.Background())
+				conn, err := dialer.DialDeadline(context.Background(), time.Time{}) // backbench's raw dial
 				if err != nil {
 					failed.Add(1)
 					time.Sleep(10 * time.Millisecond)

@@ -384,11 +384,14 @@ func run() error {
 		}
 		rows = append(rows, r...)
 	}
-	printSummary(rows)
 	if err := manyConnections(bb, dir, secs); err != nil {
 		return err
 	}
-	return pacingError(bb)
+	if err := pacingError(bb); err != nil {
+		return err
+	}
+	printSummary(rows)
+	return nil
 }
 
 // pacingError runs the open model (--rate) against a built-in threaded
