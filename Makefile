@@ -56,8 +56,9 @@ fuzz:
 clean:
 	rm -rf bin
 
-# backbench side by side with wrk, ab, a gofast loop and nginx (those that
-# are installed), printing requests/sec, client CPU per 1000 requests and the
-# ratios. About three minutes.
+# backbench side by side with wrk, ab, a gofast loop, the bare loop and nginx
+# (those that are installed), 5 rounds alternating the order, printing each
+# run, the medians of requests/sec and client CPU per request, the median
+# ratios against issue 21's targets, and a summary table. About eight minutes.
 bench:
 	$(GO) run ./bench/harness

@@ -4,8 +4,12 @@
 // FCGI_KEEP_CONN) and read records up to END_REQUEST with the same raw
 // socket reads (sockets.RawIO), for a fixed time, and count. No clock is
 // read, nothing is recorded, no deadline is set: what backbench measures and
-// checks on top of this loop is its overhead. It prints "requests N",
-// "failed N" and "Requests/sec X".
+// checks on top of this loop is its overhead. With -nokeep the request goes
+// without FCGI_KEEP_CONN on a new connection each time, dialed as backbench
+// dials (sockets.Dialer.DialDeadline: its own socket) and closed as it
+// closes it (after the server's close, sockets.RawIO.CloseAfterPeer): the
+// connect-per-request line. It prints "requests N", "failed N" and
+// "Requests/sec X".
 package main
 
 import (
@@ -29,10 +33,11 @@ func main() {
 	path := flag.String("path", "/index.php", "request path")
 	conc := flag.Int("c", 4, "connections")
 	dur := flag.Duration("d", 5*time.Second, "duration")
+	nokeep := flag.Bool("nokeep", false, "no FCGI_KEEP_CONN: a new connection per request")
 	flag.Parse()
 
 	tg := sockets.Target{Scheme: sockets.SchemeFCGI, Network: *network, Address: *addr, Host: "localhost", Path: *path}
-	req := fcgi.EncodeRequest(fcgi.Config{Target: tg, Method: "GET", DocumentRoot: *root, KeepAlive: true})
+	req := fcgi.EncodeRequest(fcgi.Config{Target: tg, Method: "GET", DocumentRoot: *root, KeepAlive: !*nokeep})
 	dialer := sockets.NewDialer(tg, 5*time.Second)
 	var ok, failed atomic.Int64
 	stop := time.Now().Add(*dur)
@@ -44,7 +49,7 @@ func main() {
 			defer wg.Done()
 			buf := make([]byte, 64<<10)
 			for time.Now().Before(stop) {
-				conn, err := dialer.Dial(context.Background())
+				conn, err := dialer.DialDeadline(context.Background(), time.Time{}) // backbench's raw dial
 				if err != nil {
 					failed.Add(1)
 					time.Sleep(10 * time.Millisecond)
@@ -52,6 +57,16 @@ func main() {
 				}
 				var io sockets.RawIO
 				io.Reset(conn)
+				if *nokeep {
+					if err := roundTrip(&io, req, buf); err != nil {
+						failed.Add(1)
+						conn.Close()
+						continue
+					}
+					ok.Add(1)
+					io.CloseAfterPeer(buf)
+					continue
+				}
 				for time.Now().Before(stop) {
 					if err := roundTrip(&io, req, buf); err != nil {
 						failed.Add(1)

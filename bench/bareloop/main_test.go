@@ -50,3 +50,30 @@ func TestRoundTripNoEnd(t *testing.T) {
 		t.Fatal("a response without END_REQUEST passed")
 	}
 }
+
+// TestNoKeep: without FCGI_KEEP_CONN the loop reads the response and then
+// sees the server close the connection, as -nokeep relies on.
+func TestNoKeep(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
+	tg, err := sockets.ParseTarget(srv.URL("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := fcgi.EncodeRequest(fcgi.Config{Target: tg})
+	buf := make([]byte, 64<<10)
+	for i := range 3 {
+		conn, err := sockets.NewDialer(tg, time.Second).Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		var io sockets.RawIO
+		io.Reset(conn)
+		if err := roundTrip(&io, req, buf); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if !io.CloseAfterPeer(buf) {
+			t.Fatalf("request %d: the server did not close the connection", i)
+		}
+	}
+}

@@ -1,14 +1,20 @@
 // Command harness is make bench: it runs backbench and its peers side by
-// side in one run, alternating them, and prints for each pair the requests
-// per second, the client's and the servers' CPU seconds per 1000 requests,
-// the cores kept busy, and the ratios.
+// side in one run, alternating their order over rounds (5 by default,
+// -rounds), and prints for each pair every run's requests per second, the
+// client's and the servers' CPU microseconds per request and the cores
+// kept busy, then the medians over the rounds and the median ratios
+// (backbench / peer) with a PASS or MISS against issue 21's targets where
+// one applies, and last a summary table of every pair.
 //
 // It installs nothing: it uses nginx, wrk, ab and php-fpm when they are on
 // the machine and says which are missing (the pairs that need them are
 // skipped). Backends run on 127.0.0.1 and on Unix sockets in a temporary
-// directory, and are stopped by PID at the end. Last, the open model's
-// pacing error at 100, 1,000 and 10,000 requests a second (-pacing-only
-// runs that part alone). The whole run takes about three minutes.
+// directory, and are stopped by PID at the end. Prototype client loops
+// under bench/ (protoLoops) are built and run as reference lines of the
+// HTTP pairs when present. Last, 10,000 kept connections and the open
+// model's pacing error at 100, 1,000 and 10,000 requests a second
+// (-pacing-only runs that part alone). The whole run takes about eight
+// minutes.
 package main
 
 import (
@@ -22,8 +28,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,8 +38,8 @@ import (
 )
 
 var (
-	runTime = flag.Duration("d", 4*time.Second, "duration of each timed run")
-	rounds  = flag.Int("rounds", 2, "rounds of each pair (alternating the order)")
+	runTime = flag.Duration("d", 3*time.Second, "duration of each timed run")
+	rounds  = flag.Int("rounds", 5, "rounds of each pair (alternating the order)")
 	conns   = flag.Int("c", 10, "connections")
 	pacing  = flag.Bool("pacing-only", false, "run only the open model's pacing error report")
 )
@@ -58,22 +62,37 @@ type measure struct {
 // ref is a reference line of a pair, compared with backbench (a).
 type ref struct {
 	tool
-	what string // what backbench / this line shows
+	what   string // what backbench / this line shows
+	engine bool   // a prototype client loop: also compared with the peer, against the pair's target, and listed in the summary
 }
 
 // pair compares backbench (a) with a peer (b).
 type pair struct {
 	title  string
+	path   string // the summary's name of the pair
 	a, b   tool
-	refs   []ref   // reference lines (the bare loop, SCHED_BATCH), run in the rounds too
+	refs   []ref   // reference lines (the bare loop, SCHED_BATCH, prototypes), run in the rounds too
 	server []int   // root PIDs of the servers measured
-	target string  // what the issue asks, in words
-	need   float64 // the req/s ratio a/b the target asks (0: no target)
+	need   float64 // the req/s ratio a/b the target asks (0: none)
 	maxCPU float64 // the client CPU per request ratio a/b it allows (0: any)
 }
 
+// protoLoops are standalone client loops under bench/, prototypes of
+// issue 21's engines: each whose directory exists is built and runs as a
+// reference line of the HTTP pairs, with `-c C -d DUR [-k] URL`, printing
+// "requests N" and "Requests/sec X" as the bare loop does. A new one is
+// added here.
+var protoLoops = []string{"epolloop", "uringloop"}
+
+// protoLoop is a built prototype loop.
+type protoLoop struct{ name, dir, bin string }
+
+var loops []protoLoop
+
 func main() {
 	flag.Parse()
+	start := time.Now()
+	defer func() { fmt.Printf("\nharness: %.0f s\n", time.Since(start).Seconds()) }()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "harness:", err)
 		os.Exit(1)
@@ -114,7 +133,16 @@ func run() error {
 	}
 	fmt.Println("building backbench, the gofast loop and the bare loop ...")
 	bb, gfl, bare := filepath.Join(dir, "backbench"), filepath.Join(dir, "gofastloop"), filepath.Join(dir, "bareloop")
-	for _, b := range [][2]string{{bb, "./cmd/backbench"}, {gfl, "./bench/gofastloop"}, {bare, "./bench/bareloop"}} {
+	builds := [][2]string{{bb, "./cmd/backbench"}, {gfl, "./bench/gofastloop"}, {bare, "./bench/bareloop"}}
+	for _, name := range protoLoops {
+		if src := "./bench/" + name; fileExists(src) {
+			l := protoLoop{name, src, filepath.Join(dir, name)}
+			loops = append(loops, l)
+			builds = append(builds, [2]string{l.bin, l.dir})
+			fmt.Println("and the prototype loop", src)
+		}
+	}
+	for _, b := range builds {
 		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
 		}
@@ -170,51 +198,25 @@ func run() error {
 			return fmt.Errorf("php-fpm: %v", err)
 		}
 	}
-	nginxAddr := ""
+	// Two nginx instances serve the same files, with 1 and with 2 workers
+	// (issue 21's HTTP pairs ask for both); the first also has the
+	// FastCGI location in front of the php-fpm pool.
+	nginxAddr, nginx2Addr := "", ""
+	var nginx2PID int
 	if p := have["nginx"]; p != "" {
-		port, _ := freePort()
-		nginxAddr = "127.0.0.1:" + strconv.Itoa(port)
-		conf := filepath.Join(dir, "nginx.conf")
-		fcgi := ""
-		if fpmTCP != "" {
-			fcgi = fmt.Sprintf(`location ~ \.php$ {
-      fastcgi_pass unix:%s;
-      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
-      fastcgi_param SCRIPT_NAME $fastcgi_script_name;
-      fastcgi_param REQUEST_METHOD $request_method;
-      fastcgi_param QUERY_STRING $query_string;
-      fastcgi_param REQUEST_URI $request_uri;
-      fastcgi_param SERVER_PROTOCOL $server_protocol;
-      fastcgi_param GATEWAY_INTERFACE CGI/1.1;
-    }`, fpmSock)
-		}
-		os.WriteFile(conf, []byte(fmt.Sprintf(`worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/nginx-error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  keepalive_requests 1000000;
-  server {
-    listen %[2]s;
-    root %[3]s;
-    %[4]s
-  }
-}
-`, dir, nginxAddr, www, fcgi)), 0o644)
-		cmd := exec.Command(p, "-c", conf, "-g", "daemon off;")
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		procs = append(procs, cmd)
-		nginxPID = cmd.Process.Pid
-		if err := waitListen("tcp", nginxAddr); err != nil {
-			return fmt.Errorf("nginx: %v", err)
+		for _, workers := range []int{1, 2} {
+			addr, cmd, err := startNginx(p, dir, www, workers, fpmTCP != "", fpmSock)
+			if cmd != nil {
+				procs = append(procs, cmd)
+			}
+			if err != nil {
+				return err
+			}
+			if workers == 1 {
+				nginxAddr, nginxPID = addr, cmd.Process.Pid
+			} else {
+				nginx2Addr, nginx2PID = addr, cmd.Process.Pid
+			}
 		}
 	}
 	bbSock, bbFCGI := filepath.Join(dir, "bb-http.sock"), filepath.Join(dir, "bb-fcgi.sock")
@@ -235,7 +237,7 @@ http {
 	// counts error pages as responses would otherwise look fast.
 	var targets []string
 	if nginxAddr != "" {
-		targets = append(targets, "http://"+nginxAddr+"/index.html")
+		targets = append(targets, "http://"+nginxAddr+"/index.html", "http://"+nginx2Addr+"/index.html")
 		if fpmTCP != "" {
 			targets = append(targets, "http://"+nginxAddr+"/index.php")
 		}
@@ -263,34 +265,68 @@ http {
 	// like every peer, is SCHED_OTHER): what batch scheduling buys on cores
 	// shared with the server.
 	batch := func(extra ...string) ref {
-		return ref{tool{"SCHED_BATCH", append([]string{bb, "bench", "-q", "--client-sched", "batch"}, extra...)}, "below 1: --client-sched batch is faster"}
+		return ref{tool{"SCHED_BATCH", append([]string{bb, "bench", "-q", "--client-sched", "batch"}, extra...)}, "below 1: --client-sched batch is faster", false}
+	}
+	// loopRefs are the prototype client loops built above, as reference
+	// lines of an HTTP pair: `-c C -d DUR [-k] URL`.
+	loopRefs := func(keep bool, url string) []ref {
+		var out []ref
+		for _, l := range loops {
+			argv := []string{l.bin, "-c", c, "-d", secs + "s"}
+			if keep {
+				argv = append(argv, "-k")
+			}
+			out = append(out, ref{tool{l.name, append(argv, url)}, "a prototype loop (" + l.dir + ")", true})
+		}
+		return out
 	}
 	var pairs []pair
-	if nginxAddr != "" && have["wrk"] != "" {
-		pairs = append(pairs, pair{
-			title:  "HTTP keep-alive, nginx static file, c=" + c,
-			server: []int{nginxPID},
-			a:      bench("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html"),
-			b:      tool{"wrk", []string{have["wrk"], "-t2", "-c" + c, "-d" + secs + "s", "http://" + nginxAddr + "/index.html"}},
-			refs:   []ref{batch("-k", "-c", c, "-t", secs, "http://"+nginxAddr+"/index.html")},
-			target: "req/s >= 0.9x wrk, CPU/req <= 1.2x wrk",
-			need:   0.9,
-			maxCPU: 1.2,
-		})
-	}
 	if nginxAddr != "" && have["ab"] != "" {
+		// ab counts requests, not time: 20,000 as in issue 21's table.
+		const n = "20000"
+		for _, ng := range []struct {
+			workers string
+			addr    string
+			pid     int
+		}{{"1 worker", nginxAddr, nginxPID}, {"2 workers", nginx2Addr, nginx2PID}} {
+			url := "http://" + ng.addr + "/index.html"
+			pairs = append(pairs, pair{
+				title:  "HTTP without keep-alive, nginx static file (" + ng.workers + "), c=" + c + ", n=" + n,
+				path:   "HTTP, new connection per request, nginx " + ng.workers,
+				server: []int{ng.pid},
+				a:      bench("-c", c, "-n", n, url),
+				b:      tool{"ab", []string{have["ab"], "-q", "-c", c, "-n", n, url}},
+				refs:   append([]ref{batch("-c", c, "-n", n, url)}, loopRefs(false, url)...),
+				need:   1.1,
+				maxCPU: 0.9,
+			})
+		}
+	}
+	if nginxAddr != "" && have["wrk"] != "" {
+		url := "http://" + nginxAddr + "/index.html"
 		pairs = append(pairs, pair{
-			title:  "HTTP without keep-alive, nginx static file, c=" + c + ", n=10000",
+			title:  "HTTP keep-alive, nginx static file (1 worker), c=" + c,
+			path:   "HTTP keep-alive, c=" + c,
 			server: []int{nginxPID},
-			a:      bench("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html"),
-			b:      tool{"ab", []string{have["ab"], "-q", "-c", c, "-n", "10000", "http://" + nginxAddr + "/index.html"}},
-			refs:   []ref{batch("-c", c, "-n", "10000", "http://"+nginxAddr+"/index.html")},
-			target: "req/s >= 2x ab",
-			need:   2,
+			a:      bench("-k", "-c", c, "-t", secs, url),
+			b:      tool{"wrk -t2", []string{have["wrk"], "-t2", "-c" + c, "-d" + secs + "s", url}},
+			refs:   append([]ref{batch("-k", "-c", c, "-t", secs, url)}, loopRefs(true, url)...),
+			need:   1.0,
+			maxCPU: 0.8,
 		})
 	}
 	if fpmTCP != "" {
 		script := filepath.Join(www, "index.php")
+		// Without FCGI_KEEP_CONN php-fpm closes after each response: a
+		// connection per request, against the bare loop doing the same.
+		pairs = append(pairs, pair{
+			title:  "FastCGI without KEEP_CONN, php-fpm over TCP, c=4 (4 children)",
+			path:   "FastCGI without KEEP_CONN, php-fpm TCP, c=4",
+			server: []int{fpmPID},
+			a:      bench("-c", "4", "-t", secs, "--document-root", www, "fcgi://"+fpmTCP+"/index.php"),
+			b:      tool{"bare loop", []string{bare, "-nokeep", "-network", "tcp", "-addr", fpmTCP, "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s"}},
+			maxCPU: 1.1,
+		})
 		for _, n := range [][3]string{{"TCP", "tcp", fpmTCP}, {"Unix", "unix", fpmSock}} {
 			url := "fcgi://" + n[2] + "/index.php"
 			if n[1] == "unix" {
@@ -300,24 +336,24 @@ http {
 			// connections as children (4), or the rest wait all run long.
 			pairs = append(pairs, pair{
 				title:  "FastCGI keep-conn, php-fpm over " + n[0] + ", c=4 (4 children)",
+				path:   "FastCGI keep-conn, php-fpm " + n[0] + ", c=4",
 				server: []int{fpmPID},
 				a:      bench("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				b:      tool{"gofast", []string{gfl, "-network", n[1], "-addr", n[2], "-script", script, "-c", "4", "-d", secs + "s"}},
 				refs: []ref{
-					{tool{"bare loop", []string{bare, "-network", n[1], "-addr", n[2], "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s"}}, "what the measuring costs"},
+					{tool{"bare loop", []string{bare, "-network", n[1], "-addr", n[2], "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s"}}, "what the measuring costs", false},
 					batch("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				},
-				target: "req/s >= 4x the gofast loop",
-				need:   4,
+				need: 4,
 			})
 		}
 		if nginxAddr != "" && have["wrk"] != "" {
 			pairs = append(pairs, pair{
 				title:  "php-fpm direct (backbench, Unix, keep-conn, c=4) vs through nginx (wrk, c=8)",
+				path:   "php-fpm direct vs through nginx",
 				server: []int{fpmPID, nginxPID},
 				a:      bench("-k", "-c", "4", "-t", secs, "--document-root", www, "fcgi://unix:"+fpmSock+":/index.php"),
 				b:      tool{"wrk+nginx", []string{have["wrk"], "-t2", "-c8", "-d" + secs + "s", "http://" + nginxAddr + "/index.php"}},
-				target: "req/s >= 1.5x the nginx path",
 				need:   1.5,
 			})
 		}
@@ -325,77 +361,37 @@ http {
 	pairs = append(pairs,
 		pair{
 			title:  "regression baseline: built-in HTTP backend, Unix, keep-alive, c=" + c + " (run 1 vs run 2)",
+			path:   "built-in HTTP, Unix, keep-alive (noise)",
 			server: []int{bbPID["http"]},
 			a:      bench("-k", "-c", c, "-t", secs, "http://unix:"+bbSock+":/"),
 			b:      tool{"backbench", []string{bb, "bench", "-q", "-k", "-c", c, "-t", secs, "http://unix:" + bbSock + ":/"}},
-			target: "about 1x (the noise of this machine)",
 		},
 		pair{
 			title:  "regression baseline: built-in FastCGI backend, Unix, keep-conn, c=" + c + " (run 1 vs run 2)",
+			path:   "built-in FastCGI, Unix, keep-conn (noise)",
 			server: []int{bbPID["fcgi"]},
 			a:      bench("-k", "-c", c, "-t", secs, "fcgi://unix:"+bbFCGI+":/"),
 			b:      tool{"backbench", []string{bb, "bench", "-q", "-k", "-c", c, "-t", secs, "fcgi://unix:" + bbFCGI + ":/"}},
-			target: "about 1x (the noise of this machine)",
 		},
 	)
 
-	fmt.Printf("\n%-72s %-10s %12s %14s %14s %8s\n", "pair", "client", "req/s", "CPU s/1k req", "server s/1k", "busy")
+	fmt.Printf("\n%d rounds per pair, the order of the clients alternating; medians over the rounds\n", *rounds)
+	var rows []row
 	for _, p := range pairs {
-		// ms[0] is backbench, ms[1] the peer, ms[2:] the reference lines.
-		tools := []*tool{&p.a, &p.b}
-		for i := range p.refs {
-			tools = append(tools, &p.refs[i].tool)
+		r, err := runPair(p)
+		if err != nil {
+			return err
 		}
-		ms := make([][]measure, len(tools))
-		for r := 0; r < *rounds; r++ {
-			order := make([]int, len(tools))
-			for i := range order {
-				order[i] = i
-			}
-			if r%2 == 1 {
-				slices.Reverse(order)
-			}
-			for _, i := range order {
-				m, err := runTool(*tools[i], p.server)
-				if err != nil {
-					return fmt.Errorf("%s: %s: %v", p.title, tools[i].name, err)
-				}
-				ms[i] = append(ms[i], m)
-			}
-		}
-		a, b := mean(ms[0]), mean(ms[1])
-		rr, cr := a.rps/b.rps, cpuPer1k(a)/cpuPer1k(b)
-		line := func(title, name string, m measure) {
-			fmt.Printf("%-72s %-10s %12.0f %14.4f %14.4f %8.2f\n", title, name, m.rps, cpuPer1k(m), serverPer1k(m), busy(m))
-		}
-		line(p.title, p.a.name, a)
-		line("", p.b.name, b)
-		verdict := ""
-		if p.need > 0 {
-			verdict = "  MISSED"
-			if rr >= p.need && (p.maxCPU == 0 || cr <= p.maxCPU) {
-				verdict = "  met"
-			}
-		}
-		fmt.Printf("%-72s %-10s %11.2fx %13.2fx   target: %s%s\n", "", "ratio", rr, cr, p.target, verdict)
-		if p.need > 0 {
-			// What the machine allows at backbench's own cost and the
-			// servers' cost per request, if every core were busy.
-			srv, cli := serverPer1k(a), cpuPer1k(a)
-			fmt.Printf("%-72s %-10s %d cores / (server %.1f + backbench %.1f µs/req) = %.0f req/s at most; the target needs %.0f\n",
-				"", "ceiling", runtime.NumCPU(), srv*1000, cli*1000, float64(runtime.NumCPU())/(srv+cli)*1000, p.need*b.rps)
-		}
-		for i, rf := range p.refs {
-			m := mean(ms[2+i])
-			line("", rf.name, m)
-			fmt.Printf("%-72s %-10s %11.2fx %13.2fx   backbench / %s: %s\n", "", "ratio", a.rps/m.rps, cpuPer1k(a)/cpuPer1k(m), rf.name, rf.what)
-		}
-		fmt.Println()
+		rows = append(rows, r...)
 	}
 	if err := manyConnections(bb, dir, secs); err != nil {
 		return err
 	}
-	return pacingError(bb)
+	if err := pacingError(bb); err != nil {
+		return err
+	}
+	printSummary(rows)
+	return nil
 }
 
 // pacingError runs the open model (--rate) against a built-in threaded
@@ -482,43 +478,6 @@ func manyConnections(bb, dir, secs string) error {
 		conns, secs, field("Complete requests"), field("Failed requests"), field("Requests per second"),
 		float64(rssKiB)/1024, float64(rssKiB)/conns)
 	return nil
-}
-
-func cpuPer1k(m measure) float64 {
-	if m.requests == 0 {
-		return 0
-	}
-	return m.cpu / float64(m.requests) * 1000
-}
-
-// serverPer1k is the servers' CPU seconds per 1000 requests.
-func serverPer1k(m measure) float64 {
-	if m.requests == 0 {
-		return 0
-	}
-	return m.server / float64(m.requests) * 1000
-}
-
-// busy is the cores that the client and the servers kept busy together:
-// near the machine's core count, the pair is bound by the machine, not by
-// either program alone.
-func busy(m measure) float64 {
-	if m.wall == 0 {
-		return 0
-	}
-	return (m.cpu + m.server) / m.wall
-}
-
-func mean(ms []measure) measure {
-	var out measure
-	for _, m := range ms {
-		out.requests += m.requests
-		out.rps += m.rps / float64(len(ms))
-		out.cpu += m.cpu
-		out.server += m.server
-		out.wall += m.wall
-	}
-	return out
 }
 
 var (
@@ -614,4 +573,63 @@ func waitListen(network, addr string) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("nothing listens on %s %s after 10 s", network, addr)
+}
+
+// startNginx starts an nginx with the given number of workers serving www
+// on a free 127.0.0.1 port, with a location passing .php to the php-fpm
+// socket when fcgi is set, in a directory of its own under dir.
+func startNginx(bin, dir, www string, workers int, fcgi bool, fpmSock string) (string, *exec.Cmd, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	dir = filepath.Join(dir, "nginx"+strconv.Itoa(workers))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	loc := ""
+	if fcgi {
+		loc = fmt.Sprintf(`location ~ \.php$ {
+      fastcgi_pass unix:%s;
+      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
+      fastcgi_param SCRIPT_NAME $fastcgi_script_name;
+      fastcgi_param REQUEST_METHOD $request_method;
+      fastcgi_param QUERY_STRING $query_string;
+      fastcgi_param REQUEST_URI $request_uri;
+      fastcgi_param SERVER_PROTOCOL $server_protocol;
+      fastcgi_param GATEWAY_INTERFACE CGI/1.1;
+    }`, fpmSock)
+	}
+	conf := filepath.Join(dir, "nginx.conf")
+	err = os.WriteFile(conf, []byte(fmt.Sprintf(`worker_processes %[5]d;
+pid %[1]s/nginx.pid;
+error_log %[1]s/nginx-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen %[2]s;
+    root %[3]s;
+    %[4]s
+  }
+}
+`, dir, addr, www, loc, workers)), 0o644)
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(bin, "-c", conf, "-g", "daemon off;")
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	if err := waitListen("tcp", addr); err != nil {
+		return "", cmd, fmt.Errorf("nginx: %v", err)
+	}
+	return addr, cmd, nil
 }
