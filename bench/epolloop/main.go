@@ -195,13 +195,12 @@ func run(cfg *config, conns, threads int, stop *atomic.Bool) totals {
 
 // Connection states.
 const (
-	stRestart    = iota // to (re)start at the next turn of the loop
-	stConnecting        // connect in progress: wait writable
-	stWriting           // request partly written: wait writable
-	stHead              // reading the response head
-	stBody              // reading the response body
-	stDone              // response read, not yet counted
-	stEOF               // response counted, waiting for the server's close
+	stRestart = iota // to (re)start at the next turn of the loop
+	stWriting        // request (partly) unwritten: wait writable
+	stHead           // reading the response head
+	stBody           // reading the response body
+	stDone           // response read, not yet counted
+	stEOF            // response counted, waiting for the server's close
 )
 
 // headCap is the per-connection buffer for the response head (and the body
@@ -217,6 +216,7 @@ var (
 // conn is one connection of a thread and where its current request is.
 type conn struct {
 	fd      int
+	events  uint32 // what fd is registered for in the thread's epoll (0: not yet)
 	state   uint8
 	closing bool // the connection ends after this response
 	wpos    int
@@ -306,37 +306,44 @@ func (w *worker) begin(i int) {
 		w.fail(i)
 		return
 	}
-	c.fd = fd
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | -syscall.EPOLLET, Fd: int32(i)}
-	if err := syscall.EpollCtl(w.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	c.fd, c.events = fd, 0
+	// A TCP connect answers EINPROGRESS, but on loopback the handshake is
+	// usually over by then: write at once. A connection still in SYN_SENT
+	// answers EAGAIN (and a refused one its error), so no
+	// getsockopt(SO_ERROR) is needed.
+	if err := syscall.Connect(fd, w.sa); err != nil && err != syscall.EINPROGRESS {
 		w.fail(i)
 		return
 	}
-	switch err := syscall.Connect(fd, w.sa); err {
-	case nil:
-		c.state = stWriting
-		w.send(i)
-	case syscall.EINPROGRESS:
-		c.state = stConnecting
-	default:
-		w.fail(i)
+	c.state = stWriting
+	w.send(i)
+}
+
+// watch registers connection i with the thread's epoll for events (always
+// edge-triggered, with the peer's close), if not done yet.
+func (w *worker) watch(i int, events uint32) bool {
+	c := &w.conns[i]
+	events |= syscall.EPOLLIN | syscall.EPOLLRDHUP | -syscall.EPOLLET
+	if c.events&events == events {
+		return true
 	}
+	op := syscall.EPOLL_CTL_ADD
+	if c.events != 0 {
+		op = syscall.EPOLL_CTL_MOD
+	}
+	ev := syscall.EpollEvent{Events: events, Fd: int32(i)}
+	if err := syscall.EpollCtl(w.ep, op, c.fd, &ev); err != nil {
+		w.fail(i)
+		return false
+	}
+	c.events = events
+	return true
 }
 
 // event handles what epoll reported for connection i.
 func (w *worker) event(i int, ev uint32) {
 	c := &w.conns[i]
 	switch c.state {
-	case stConnecting:
-		if ev&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
-			return
-		}
-		if e, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR); err != nil || e != 0 {
-			w.fail(i)
-			return
-		}
-		c.state = stWriting
-		w.send(i)
 	case stWriting:
 		if ev&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
 			w.send(i)
@@ -354,6 +361,9 @@ func (w *worker) send(i int) {
 	for c.wpos < len(w.cfg.req) {
 		n, err := syscall.Write(c.fd, w.cfg.req[c.wpos:])
 		if err == syscall.EAGAIN {
+			// Rare (connect still in progress): only then is the
+			// connection watched for output.
+			w.watch(i, syscall.EPOLLOUT)
 			return
 		}
 		if err != nil {
@@ -362,7 +372,9 @@ func (w *worker) send(i int) {
 		}
 		c.wpos += n
 	}
-	c.state = stHead
+	if w.watch(i, 0) {
+		c.state = stHead
+	}
 }
 
 // recv reads what has arrived on connection i, as far as the end of the
@@ -538,6 +550,6 @@ func (w *worker) restart() {
 func (w *worker) closeConn(c *conn) {
 	if c.fd >= 0 {
 		syscall.Close(c.fd) // also leaves the epoll set
-		c.fd = -1
+		c.fd, c.events = -1, 0
 	}
 }
