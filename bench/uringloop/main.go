@@ -50,6 +50,7 @@ type config struct {
 	measure   bool
 	socketOp  bool // IORING_OP_SOCKET rather than socket(2)
 	defer_    bool // IORING_SETUP_DEFER_TASKRUN
+	rawEnter  bool // io_uring_enter without telling the runtime
 }
 
 // result sums the threads' counts.
@@ -69,6 +70,7 @@ func main() {
 	measure := flag.Bool("measure", true, "read the clock at the start and end of every request")
 	socketOp := flag.Bool("socketop", true, "create sockets with IORING_OP_SOCKET rather than socket(2)")
 	deferTR := flag.Bool("defer", true, "set up rings with IORING_SETUP_DEFER_TASKRUN")
+	rawEnter := flag.Bool("rawenter", false, "call io_uring_enter without telling the Go runtime (no P hand-off while it waits; a GC stop waits for it)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fail("want one URL (http://HOST:PORT/path or http://unix:/path.sock:/path)")
@@ -84,7 +86,7 @@ func main() {
 		fail("-c and -t must be >= 1, -d > 0")
 	}
 	res, err := run(config{target: tg, conns: *conns, threads: *threads, dur: *dur,
-		keepAlive: *keep, measure: *measure, socketOp: *socketOp, defer_: *deferTR})
+		keepAlive: *keep, measure: *measure, socketOp: *socketOp, defer_: *deferTR, rawEnter: *rawEnter})
 	if err != nil {
 		fail(err.Error())
 	}

@@ -90,6 +90,7 @@ type ring struct {
 	cqMask              uint32
 	cqes                []cqe
 	tail                uint32 // our SQ tail, published by enter
+	raw                 bool   // enter with RawSyscall6 (the runtime is not told)
 }
 
 // errNoRing is returned when the kernel refuses io_uring (disabled, or
@@ -172,7 +173,12 @@ func (r *ring) enter(wait uint32) error {
 	}
 	for {
 		n := r.tail - atomic.LoadUint32(r.sqHead)
-		_, _, errno := syscall.Syscall6(sysIOUringEnter, uintptr(r.fd), uintptr(n), uintptr(wait), flags, 0, 0)
+		var errno syscall.Errno
+		if r.raw {
+			_, _, errno = syscall.RawSyscall6(sysIOUringEnter, uintptr(r.fd), uintptr(n), uintptr(wait), flags, 0, 0)
+		} else {
+			_, _, errno = syscall.Syscall6(sysIOUringEnter, uintptr(r.fd), uintptr(n), uintptr(wait), flags, 0, 0)
+		}
 		switch errno {
 		case 0:
 			return nil

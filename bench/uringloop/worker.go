@@ -87,6 +87,7 @@ func (w *worker) run() error {
 		return err
 	}
 	w.r = r
+	r.raw = w.cfg.rawEnter
 	defer r.close()
 	defer w.closeAll()
 	w.ts = [2]int64{int64(w.cfg.dur / time.Second), int64(w.cfg.dur % time.Second)}
