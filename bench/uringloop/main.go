@@ -51,6 +51,7 @@ type config struct {
 	socketOp  bool // IORING_OP_SOCKET rather than socket(2)
 	defer_    bool // IORING_SETUP_DEFER_TASKRUN
 	rawEnter  bool // io_uring_enter without telling the runtime
+	batch     int  // completions to wait for per io_uring_enter
 }
 
 // result sums the threads' counts.
@@ -71,6 +72,7 @@ func main() {
 	socketOp := flag.Bool("socketop", true, "create sockets with IORING_OP_SOCKET rather than socket(2)")
 	deferTR := flag.Bool("defer", true, "set up rings with IORING_SETUP_DEFER_TASKRUN")
 	rawEnter := flag.Bool("rawenter", false, "call io_uring_enter without telling the Go runtime (no P hand-off while it waits; a GC stop waits for it)")
+	batch := flag.Int("batch", 1, "completions to wait for per io_uring_enter (at most the connections per ring)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fail("want one URL (http://HOST:PORT/path or http://unix:/path.sock:/path)")
@@ -86,7 +88,7 @@ func main() {
 		fail("-c and -t must be >= 1, -d > 0")
 	}
 	res, err := run(config{target: tg, conns: *conns, threads: *threads, dur: *dur,
-		keepAlive: *keep, measure: *measure, socketOp: *socketOp, defer_: *deferTR, rawEnter: *rawEnter})
+		keepAlive: *keep, measure: *measure, socketOp: *socketOp, defer_: *deferTR, rawEnter: *rawEnter, batch: *batch})
 	if err != nil {
 		fail(err.Error())
 	}

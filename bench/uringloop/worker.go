@@ -99,8 +99,14 @@ func (w *worker) run() error {
 			return err
 		}
 	}
+	// Every connection has an operation in flight whenever the loop waits,
+	// so waiting for up to one completion per connection cannot stall.
+	wait := uint32(max(1, min(w.cfg.batch, len(w.conns))))
 	for {
-		if err := r.enter(1); err != nil {
+		if w.stopping {
+			wait = 1
+		}
+		if err := r.enter(wait); err != nil {
 			return err
 		}
 		head := *r.cqHead
