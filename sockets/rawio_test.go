@@ -162,3 +162,111 @@ func TestRawIOCloseAfterPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteAwait: WriteAwait writes the whole request, then returns only
+// once the response has begun (found by a read that does not wait), with
+// the time of the write before it; a request larger than the socket's
+// buffers is written whole; a silent server's deadline is met by the next
+// Read, not lost; a write to a closed peer fails as Write does.
+func TestWriteAwait(t *testing.T) {
+	const delay = 50 * time.Millisecond
+	for _, network := range []string{"tcp", "unix"} {
+		t.Run(network, func(t *testing.T) {
+			// The server reads the whole request (its size first), waits,
+			// then answers with one byte, or stays silent for size 0.
+			a := listen(t, network, func(c net.Conn) {
+				var size [8]byte
+				for {
+					if _, err := io.ReadFull(c, size[:]); err != nil {
+						return
+					}
+					n := int64(size[0])<<16 | int64(size[1])<<8 | int64(size[2])
+					if _, err := io.CopyN(io.Discard, c, n-8); err != nil {
+						return
+					}
+					if n == 8 {
+						continue // silent
+					}
+					time.Sleep(delay)
+					c.Write([]byte{'!'})
+				}
+			})
+			conn, err := NewDialer(Target{Network: a.Network, Address: a.Address}, time.Second).Dial(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			var r RawIO
+			r.Reset(conn)
+			clock := func() int64 { return time.Now().UnixNano() }
+			fd := rawFD(t, conn)
+			for _, size := range []int{64, 8 << 20} {
+				req := make([]byte, size)
+				req[0], req[1], req[2] = byte(size>>16), byte(size>>8), byte(size)
+				start := time.Now()
+				n, written, err := r.WriteAwait(req, clock)
+				if n != size || err != nil {
+					t.Fatalf("%d bytes: WriteAwait %d, %v", size, n, err)
+				}
+				if size == 64 {
+					// Returned after the response began, and the write's
+					// time is before it.
+					if el := time.Since(start); el < delay {
+						t.Errorf("WriteAwait returned after %v, before the response (%v)", el, delay)
+					}
+					if w := time.Unix(0, written); w.Before(start) || w.After(start.Add(delay/2)) {
+						t.Errorf("written at %v after the start, want within %v", w.Sub(start), delay/2)
+					}
+					var b [1]byte
+					if n, _, err := syscall.Recvfrom(fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT); n != 1 || err != nil {
+						t.Errorf("after WriteAwait the response is not there: %d, %v", n, err)
+					}
+				}
+				var b [1]byte
+				if n, err := r.Read(b[:]); n != 1 || err != nil {
+					t.Fatalf("%d bytes: Read %d, %v", size, n, err)
+				}
+			}
+			// A silent server: the deadline ends the wait, and the next Read
+			// reports it.
+			conn.SetDeadline(time.Now().Add(100 * time.Millisecond))
+			req := make([]byte, 8)
+			req[2] = 8
+			if n, _, err := r.WriteAwait(req, clock); n != 8 || err != nil {
+				t.Fatalf("silent server: WriteAwait %d, %v", n, err)
+			}
+			var b [1]byte
+			if _, err := r.Read(b[:]); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("silent server: Read %v, want a deadline error", err)
+			}
+			conn.SetDeadline(time.Time{})
+		})
+	}
+	// A closed peer: the write fails (EPIPE or ECONNRESET on a stream whose
+	// peer has gone).
+	a := listen(t, "unix", func(c net.Conn) {})
+	conn, err := NewDialer(Target{Network: a.Network, Address: a.Address}, time.Second).Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var r RawIO
+	r.Reset(conn)
+	var b [1]byte
+	r.Read(b[:]) // EOF: the server has closed
+	if _, _, err := r.WriteAwait(make([]byte, 64), func() int64 { return 0 }); !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("write to a closed peer: %v, want EPIPE or ECONNRESET", err)
+	}
+}
+
+// rawFD returns conn's socket descriptor.
+func rawFD(t *testing.T, conn net.Conn) int {
+	t.Helper()
+	rc, err := conn.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fd int
+	rc.Control(func(s uintptr) { fd = int(s) })
+	return fd
+}
