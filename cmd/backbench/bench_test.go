@@ -339,7 +339,8 @@ func TestClientSched(t *testing.T) {
 }
 
 // TestThreads: --threads caps the client's GOMAXPROCS for the run (the
-// report's cores say so) and restores it afterwards.
+// report's cores say so) and restores it afterwards; without it, a run on
+// kept connections to this machine takes half the CPUs, another all.
 func TestThreads(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
 	before := runtime.GOMAXPROCS(0)
@@ -352,6 +353,18 @@ func TestThreads(t *testing.T) {
 	}
 	if s := benchJSON(t, "-n", "5", srv.URL("/")); s.Client.Cores != before {
 		t.Errorf("without --threads: cores %d, want %d", s.Client.Cores, before)
+	}
+	// Kept connections to this machine: half the CPUs by default.
+	t.Setenv("GOMAXPROCS", "")
+	half := max(1, runtime.NumCPU()/2)
+	if half >= before {
+		half = before
+	}
+	if s := benchJSON(t, "-k", "-n", "50", "-c", "4", srv.URL("/")); s.Complete != 50 || s.Client.Cores != half {
+		t.Errorf("-k to a local backend: complete %d, cores %d, want 50 and %d", s.Complete, s.Client.Cores, half)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after the -k run, was %d", after, before)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"time"
 
@@ -109,10 +108,7 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
 	s.Policy = applySched(p.Sched, quiet, stderr)
-	if p.Threads > 0 {
-		prev := runtime.GOMAXPROCS(p.Threads)
-		s.restore = func() { runtime.GOMAXPROCS(prev) }
-	}
+	s.restore = capThreads(p.Threads)
 	return s
 }
 
@@ -199,6 +195,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		ropts.Raw = raw
 	}
 	rec := stats.NewRecorder(ropts)
+	defer capThreads(p.AutoThreads())()
 	late := WaitUntil(ctx, o.StartAt)
 	if o.Started != nil {
 		o.Started(rec.Done)

@@ -72,7 +72,8 @@ type Plan struct {
 	// ABCompat uses ab's own arithmetic for the report (keeps every row).
 	ABCompat bool
 
-	// Threads caps the client's GOMAXPROCS during the run (0: every CPU).
+	// Threads caps the client's GOMAXPROCS during the run (0: AutoThreads
+	// decides).
 	Threads int
 	// Sched is the client threads' scheduling policy: "normal", "batch",
 	// or "" for the one backbench was started with.
