@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -267,6 +268,13 @@ func run() error {
 	batch := func(extra ...string) ref {
 		return ref{tool{"SCHED_BATCH", append([]string{bb, "bench", "-q", "--client-sched", "batch"}, extra...)}, "below 1: --client-sched batch is faster", false}
 	}
+	// allCPUs is backbench on every CPU: with kept connections to a
+	// backend on this machine it takes half of them by default
+	// (execute.AutoThreads), and this line shows what that buys.
+	allCPUs := func(extra ...string) ref {
+		n := strconv.Itoa(runtime.NumCPU())
+		return ref{tool{"--threads " + n, append([]string{bb, "bench", "-q", "--threads", n}, extra...)}, "below 1: every CPU is cheaper than the default", false}
+	}
 	// loopRefs are the prototype client loops built above, as reference
 	// lines of an HTTP pair: `-c C -d DUR [-k] URL`.
 	loopRefs := func(keep bool, url string) []ref {
@@ -310,7 +318,7 @@ func run() error {
 			server: []int{nginxPID},
 			a:      bench("-k", "-c", c, "-t", secs, url),
 			b:      tool{"wrk -t2", []string{have["wrk"], "-t2", "-c" + c, "-d" + secs + "s", url}},
-			refs:   append([]ref{batch("-k", "-c", c, "-t", secs, url)}, loopRefs(true, url)...),
+			refs:   append([]ref{allCPUs("-k", "-c", c, "-t", secs, url), batch("-k", "-c", c, "-t", secs, url)}, loopRefs(true, url)...),
 			need:   1.0,
 			maxCPU: 0.8,
 		})
@@ -342,6 +350,7 @@ func run() error {
 				b:      tool{"gofast", []string{gfl, "-network", n[1], "-addr", n[2], "-script", script, "-c", "4", "-d", secs + "s"}},
 				refs: []ref{
 					{tool{"bare loop", []string{bare, "-network", n[1], "-addr", n[2], "-root", www, "-path", "/index.php", "-c", "4", "-d", secs + "s"}}, "what the measuring costs", false},
+					allCPUs("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 					batch("-k", "-c", "4", "-t", secs, "--document-root", www, url),
 				},
 				need: 4,
