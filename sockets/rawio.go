@@ -27,13 +27,11 @@ type RawIO struct {
 	rc   syscall.RawConn
 
 	// State of the call in progress, for the bound functions below.
-	b                             []byte
-	n                             int
-	errno                         syscall.Errno
-	wouldBlock, sent              bool
-	at                            int64        // WriteAwait: when the write ended
-	clock                         func() int64 // WriteAwait's clock
-	read, write, peek, writeAwait func(fd uintptr) bool
+	b                 []byte
+	n                 int
+	errno             syscall.Errno
+	wouldBlock        bool
+	read, write, peek func(fd uintptr) bool
 }
 
 // Reset points r at conn (nil: none).
@@ -43,7 +41,7 @@ func (r *RawIO) Reset(conn net.Conn) {
 		return
 	}
 	if r.read == nil {
-		r.read, r.write, r.peek, r.writeAwait = r.readFD, r.writeFD, r.peekFD, r.writeAwaitFD
+		r.read, r.write, r.peek = r.readFD, r.writeFD, r.peekFD
 	}
 	c := conn
 	if uc, ok := c.(*upstreamConn); ok {
@@ -90,65 +88,6 @@ func (r *RawIO) Write(b []byte) (int, error) {
 		return r.n, os.NewSyscallError("write", r.errno)
 	}
 	return r.n, nil
-}
-
-// WriteAwait writes all of b, as Write does, and then waits until the
-// socket is readable (the response has begun, the server closed, or the
-// deadline passed) without reading. clock is read once the last byte is
-// written, for written.
-//
-// Why: Go's poller is edge-triggered, and a wait for readability first
-// forgets any readiness seen before it (internal/poll's prepareRead). A
-// Read right after a Write must therefore try a read(2) first, which on a
-// request loop finds nothing yet (EAGAIN) nearly every time: one system
-// call per request for nothing. Here the write happens inside the read
-// wait, after that reset, so the response's readiness cannot be missed and
-// the next Read finds the response at its first read(2).
-//
-// What the caller sees is what Write then Read would give: a failed write
-// is returned as Write returns it; a deadline or cancellation met while
-// waiting is not returned (the whole request was written), and the next
-// Read meets it at once. When the socket's buffer fills before b is
-// written, the rest is written as Write does, and the next Read waits as
-// usual.
-func (r *RawIO) WriteAwait(b []byte, clock func() int64) (n int, written int64, err error) {
-	if r.rc == nil || len(b) == 0 {
-		n, err = r.Write(b)
-		return n, clock(), err
-	}
-	r.b, r.n, r.errno, r.wouldBlock, r.sent, r.clock = b, 0, 0, false, false, clock
-	werr := r.rc.Read(r.writeAwait)
-	r.b, r.clock = nil, nil
-	switch {
-	case r.errno != 0:
-		return r.n, 0, os.NewSyscallError("write", r.errno)
-	case r.wouldBlock:
-		n := r.n
-		m, err := r.Write(b[n:])
-		return n + m, clock(), err
-	case !r.sent:
-		// The wait could not start (a deadline already past, a closed
-		// connection): nothing was written.
-		return 0, 0, werr
-	}
-	return r.n, r.at, nil
-}
-
-// writeAwaitFD writes r.b on its first call and asks the poller to wait
-// for readability; the next call (readable) ends the wait.
-func (r *RawIO) writeAwaitFD(fd uintptr) bool {
-	if r.sent {
-		return true
-	}
-	if !r.writeFD(fd) {
-		r.wouldBlock = true
-		return true
-	}
-	if r.errno != 0 {
-		return true
-	}
-	r.sent, r.at = true, r.clock()
-	return false
 }
 
 // readFD reads once; false asks the poller to wait for readability.

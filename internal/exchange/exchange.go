@@ -115,7 +115,7 @@ func (l *Loop) Do(r *load.Result, p Reader) {
 			l.Fail(r, load.Timeout, l.canceled)
 			return
 		}
-		n, written, err := l.Conn.IO.WriteAwait(l.Request, load.Now)
+		n, err := l.Conn.IO.Write(l.Request)
 		r.BytesWritten = int64(n)
 		if err != nil {
 			if retryable && !isTimeout(err) && l.Ctx.Err() == nil {
@@ -127,7 +127,7 @@ func (l *Loop) Do(r *load.Result, p Reader) {
 			l.failIO(r, load.Exceptions, "write", err)
 			return
 		}
-		r.Written = written
+		r.Written = load.Now()
 		class, err := p.ReadResponse(r)
 		if err != nil {
 			if retryable && r.BytesRead == 0 && deadConn(err) && l.Ctx.Err() == nil {
