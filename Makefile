@@ -59,6 +59,6 @@ clean:
 # backbench side by side with wrk, ab, a gofast loop, the bare loop and nginx
 # (those that are installed), 5 rounds alternating the order, printing each
 # run, the medians of requests/sec and client CPU per request, the median
-# ratios against issue 21's targets, and a summary table. About eight minutes.
+# ratios against the performance targets, and a summary table. About eight minutes.
 bench:
 	$(GO) run ./bench/harness

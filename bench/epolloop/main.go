@@ -1,6 +1,5 @@
 // Command epolloop is a prototype HTTP/1.1 load loop in wrk's design, made to
-// measure what an event loop per OS thread would save backbench (issue 21,
-// option b). Each of T threads (runtime.LockOSThread; GOMAXPROCS or -t)
+// measure what an event loop per OS thread would save backbench. Each of T threads (runtime.LockOSThread; GOMAXPROCS or -t)
 // owns C/T connections as raw non-blocking sockets and its own epoll
 // instance, registered once per connection, edge-triggered, for input,
 // output and the peer's close. No runtime poller, no goroutine per

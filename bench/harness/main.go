@@ -3,7 +3,7 @@
 // -rounds), and prints for each pair every run's requests per second, the
 // client's and the servers' CPU microseconds per request and the cores
 // kept busy, then the medians over the rounds and the median ratios
-// (backbench / peer) with a PASS or MISS against issue 21's targets where
+// (backbench / peer) with a PASS or MISS against the performance targets where
 // one applies, and last a summary table of every pair.
 //
 // It installs nothing: it uses nginx, wrk, ab and php-fpm when they are on
@@ -79,7 +79,7 @@ type pair struct {
 }
 
 // protoLoops are standalone client loops under bench/, prototypes of
-// issue 21's engines: each whose directory exists is built and runs as a
+// other engines: each whose directory exists is built and runs as a
 // reference line of the HTTP pairs, with `-c C -d DUR [-k] URL`, printing
 // "requests N" and "Requests/sec X" as the bare loop does. A new one is
 // added here.
@@ -200,7 +200,7 @@ func run() error {
 		}
 	}
 	// Two nginx instances serve the same files, with 1 and with 2 workers
-	// (issue 21's HTTP pairs ask for both); the first also has the
+	// (the HTTP pairs' targets ask for both); the first also has the
 	// FastCGI location in front of the php-fpm pool.
 	nginxAddr, nginx2Addr := "", ""
 	var nginx2PID int
@@ -290,7 +290,7 @@ func run() error {
 	}
 	var pairs []pair
 	if nginxAddr != "" && have["ab"] != "" {
-		// ab counts requests, not time: 20,000 as in issue 21's table.
+		// ab counts requests, not time: 20,000 as the targets ask.
 		const n = "20000"
 		for _, ng := range []struct {
 			workers string

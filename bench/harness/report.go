@@ -163,7 +163,7 @@ func runPair(p pair) ([]row, error) {
 	return rows, nil
 }
 
-// printSummary prints the rows as issue 21's table: the median ratios of
+// printSummary prints the rows as one table: the median ratios of
 // every pair against its target.
 func printSummary(rows []row) {
 	fmt.Printf("\nsummary (medians of %d alternating rounds; req/s above 1 and CPU below 1 favour the client)\n\n", *rounds)

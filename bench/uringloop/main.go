@@ -1,6 +1,6 @@
 // Command uringloop is a prototype HTTP/1.1 load loop on io_uring, written to
 // measure what an io_uring engine would save in client CPU per request
-// before one is built into backbench (issue 21, option a). It uses the raw
+// before one is built into backbench. It uses the raw
 // system calls (io_uring_setup, io_uring_enter, the mmapped SQ and CQ rings)
 // with no library.
 //
