@@ -149,7 +149,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if got := strings.Join(keys, " "); got != "answer capacity_rps interrupted limited_by model slo steps stopped_early" {
+	if got := strings.Join(keys, " "); got != "answer capacity_rps interrupted limited_by model objectives slo steps stopped_early" {
 		t.Errorf("keys %s", got)
 	}
 	steps := raw["steps"].([]any)
@@ -158,7 +158,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		stepKeys = append(stepKeys, k)
 	}
 	sort.Strings(stepKeys)
-	if got := strings.Join(stepKeys, " "); got != "achieved_rps concurrency confirm error_rate p50_ms p99_ms pass rate" {
+	if got := strings.Join(stepKeys, " "); got != "achieved_rps concurrency confirm error_rate p50_ms p99_ms pass rate slo_results" {
 		t.Errorf("step keys %s", got)
 	}
 	var j capacity.JSONReport

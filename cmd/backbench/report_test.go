@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -294,4 +296,99 @@ func TestReportBadInput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "r.html")); err == nil {
 		t.Error("a page was written for bad input")
 	}
+}
+
+// capacityInput runs a short closed-model capacity search on a serial
+// 10 ms built-in backend (c=1 passes p99<=18ms, c=2 queues each request
+// behind another and fails it) and returns the path of its capacity.json
+// and the report it holds.
+func capacityInput(t *testing.T, dir string) (string, capacity.JSONReport) {
+	t.Helper()
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{
+		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond})
+	code, _, errs := runMain(t, context.Background(), "capacity", "-q", "--model", "closed", "-t", "0.5", "--warmup", "0",
+		"--max", "8", "--slo", "p99<=18ms", "--slo", "errors<=1%", "--out", dir, srv.URL("/"))
+	if code != 0 && code != exitSLO {
+		t.Fatalf("capacity: exit %d: %s", code, errs)
+	}
+	name := filepath.Join(dir, "capacity.json")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j capacity.JSONReport
+	if err := json.Unmarshal(data, &j); err != nil || len(j.Steps) == 0 {
+		t.Fatalf("capacity.json: %v: %s", err, data)
+	}
+	return name, j
+}
+
+// capacityPointTitle is the tooltip of a step's point on the report's
+// capacity chart.
+func capacityPointTitle(s capacity.StepJSON) string {
+	return fmt.Sprintf("%d connections: p99 %.3f ms; %s", s.Concurrency, s.SLO[0].Value, map[bool]string{true: "pass", false: "FAIL"}[s.Pass])
+}
+
+// TestReportCapacitySection: report renders a real capacity search's
+// JSON as a capacity section: the answer line, one table row per step
+// with its numbers and its verdict in words, and a chart of p99 against
+// the concurrency with a point per step and the objective as a line at its
+// bound.
+func TestReportCapacitySection(t *testing.T) {
+	dir := t.TempDir()
+	name, j := capacityInput(t, dir)
+	if len(j.Objectives) != 2 || j.Objectives[0].Metric != "p99" || j.Objectives[0].Bound != 18 || j.Objectives[1].Metric != "errors" {
+		t.Fatalf("objectives %+v", j.Objectives)
+	}
+	page := filepath.Join(dir, "report.html")
+	if code, out, errs := runMain(t, context.Background(), "report", "-o", page, name); code != 0 {
+		t.Fatalf("report: exit %d: %s%s", code, out, errs)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	start := strings.Index(html, `<section class="result capacity" id="r1"`)
+	if start < 0 {
+		t.Fatalf("no capacity section:\n%s", html)
+	}
+	sec := html[start:]
+	sec = sec[:strings.Index(sec, "</section>")]
+	for _, want := range []string{
+		"<h2 id=\"r1-h\">Capacity: " + name + "</h2>",
+		"<p class=\"answer\"><strong>" + htmlEsc(j.Answer) + "</strong></p>",
+		"<th scope=\"col\">concurrency</th><th scope=\"col\">achieved req/s</th><th scope=\"col\">p50 (ms)</th><th scope=\"col\">p99 (ms)</th><th scope=\"col\">errors</th><th scope=\"col\">verdict</th>",
+		"<title>objective p99&lt;=18ms</title>",
+		"Dashed horizontal line: objective p99&lt;=18ms.",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the section lacks %q:\n%s", want, sec)
+		}
+	}
+	if n := strings.Count(sec, "<tr><th scope=\"row\" class=\"num\">"); n != len(j.Steps) {
+		t.Errorf("%d step rows, want %d", n, len(j.Steps))
+	}
+	if n := len(regexp.MustCompile(`<path class="pt[^"]*" d="[^"]*"><title>`).FindAllString(sec, -1)); n != len(j.Steps) {
+		t.Errorf("%d points, want %d", n, len(j.Steps))
+	}
+	for _, s := range j.Steps {
+		verdict := "better\">pass"
+		if !s.Pass {
+			verdict = "worse\">FAIL (p99&lt;=18ms"
+		}
+		row := fmt.Sprintf("<tr><th scope=\"row\" class=\"num\">%d</th><td class=\"num\">%.1f</td><td class=\"num\">%.2f</td><td class=\"num\">%.2f</td><td class=\"num\">%.2f%%</td><td class=\"verdict v-",
+			s.Concurrency, s.AchievedRPS, s.P50Ms, s.P99Ms, s.ErrorRate*100)
+		if i := strings.Index(sec, row); i < 0 || !strings.HasPrefix(sec[i+len(row):], verdict) {
+			t.Errorf("no row %q with verdict %q", row, verdict)
+		}
+		if !strings.Contains(sec, "<title>"+capacityPointTitle(s)) {
+			t.Errorf("no point title %q", capacityPointTitle(s))
+		}
+	}
+}
+
+// htmlEsc escapes text as the page does.
+func htmlEsc(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // Models of a search.
@@ -176,6 +178,19 @@ type StepJSON struct {
 	// ClientLimit, when not empty, says how the client held the step back
 	// (such a step is run again, up to twice).
 	ClientLimit string `json:"client_limit,omitempty"`
+	// SLO are the step's verdicts on the objectives, in order: the
+	// measured value of each objective's metric and whether it held.
+	SLO []stats.SLOResult `json:"slo_results"`
+}
+
+// ObjectiveJSON is one objective, parsed, in the JSON report.
+type ObjectiveJSON struct {
+	// Objective is the objective as given ("p99<=50ms").
+	Objective string `json:"objective"`
+	// Metric is p50, p90, p99, p99.9, max or errors.
+	Metric string `json:"metric"`
+	// Bound is the highest passing value: ms, or percent for errors.
+	Bound float64 `json:"bound"`
 }
 
 // JSONReport is the JSON form of a Report.
@@ -190,6 +205,8 @@ type JSONReport struct {
 	CapacityConcurrency *int     `json:"capacity_concurrency,omitempty"`
 	// SLO are the objectives as given.
 	SLO []string `json:"slo"`
+	// Objectives are the objectives parsed, in the order of SLO.
+	Objectives []ObjectiveJSON `json:"objectives"`
 	// LimitedBy is "backend" or "client"; LimitedReason says why the
 	// client limited the search.
 	LimitedBy     string `json:"limited_by"`
@@ -207,7 +224,10 @@ type JSONReport struct {
 func (r *Report) JSON(concurrency int) JSONReport {
 	res := &r.Result
 	j := JSONReport{Answer: r.Answer(), Model: r.Model, SLO: Texts(r.Objectives), LimitedBy: res.LimitedBy,
-		StoppedEarly: res.StoppedEarly, Interrupted: res.Interrupted, Steps: []StepJSON{}}
+		StoppedEarly: res.StoppedEarly, Interrupted: res.Interrupted, Steps: []StepJSON{}, Objectives: []ObjectiveJSON{}}
+	for _, o := range r.Objectives {
+		j.Objectives = append(j.Objectives, ObjectiveJSON{Objective: o.Text, Metric: o.Metric, Bound: o.Bound})
+	}
 	if res.LimitedBy == LimitedByClient {
 		j.LimitedReason = res.Reason
 	}
@@ -220,7 +240,10 @@ func (r *Report) JSON(concurrency int) JSONReport {
 	}
 	for _, st := range res.Steps {
 		sj := StepJSON{Concurrency: concurrency, AchievedRPS: st.AchievedRPS, P50Ms: st.P50, P99Ms: st.P99,
-			ErrorRate: st.ErrorRate, Pass: st.Pass, Confirm: st.Confirm, ClientLimit: st.ClientLimit}
+			ErrorRate: st.ErrorRate, Pass: st.Pass, Confirm: st.Confirm, ClientLimit: st.ClientLimit, SLO: st.Results}
+		if sj.SLO == nil {
+			sj.SLO = []stats.SLOResult{}
+		}
 		if r.Model == ModelOpen {
 			sj.Rate = st.Level
 		} else {

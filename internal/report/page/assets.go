@@ -18,7 +18,7 @@ figure.chart{margin:0;border:1px solid #e2e2e2;border-radius:4px;padding:.4em}fi
 svg{width:100%;height:auto;display:block;font-family:system-ui,sans-serif}
 svg .grid{stroke:#e6e6e6;stroke-width:1}svg .frame{fill:none;stroke:#999}svg .tick{font-size:12px;fill:#444}
 svg .alabel{font-size:13px;fill:#222}svg .ctitle{font-size:15px;font-weight:600;fill:#111}
-svg .line{fill:none;stroke:currentColor;stroke-width:2}svg .pt{fill:currentColor;stroke:#fff;stroke-width:.8}
+svg .line{fill:none;stroke:currentColor;stroke-width:2}svg .ref line,svg .legend-ref line{stroke:#A63C00;stroke-width:2}svg .ref text{font-size:12px;fill:#A63C00}svg .pt{fill:currentColor;stroke:#fff;stroke-width:.8}
 svg .pt.open{fill:none;stroke:currentColor;stroke-width:2.2}svg .band{fill:currentColor;fill-opacity:.18;stroke:none}
 svg .fail{fill:none;stroke:#000;stroke-width:1.6;stroke-dasharray:3 2}
 svg .legend text{font-size:13px;fill:#222}svg .legend-item{cursor:pointer}

@@ -21,10 +21,11 @@ type Kind string
 
 // The kinds of result files.
 const (
-	KindBench   Kind = "bench"
-	KindSweep   Kind = "sweep"
-	KindProbe   Kind = "probe"
-	KindCompare Kind = "compare"
+	KindBench    Kind = "bench"
+	KindSweep    Kind = "sweep"
+	KindProbe    Kind = "probe"
+	KindCompare  Kind = "compare"
+	KindCapacity Kind = "capacity"
 )
 
 // ErrNotResult is returned (wrapped, with the file's name) for a file that
@@ -175,9 +176,11 @@ type Result struct {
 	sweep   *sweepDoc
 	probe   *probeDoc
 	compare *compareDoc
+	cap     *capacityDoc
 }
 
-// Parse reads one result file: bench, sweep, probe or compare JSON. A file
+// Parse reads one result file: bench, sweep, probe, compare or capacity
+// JSON. A file
 // that is not one of them, or whose schema is newer than Schema, gives an
 // error wrapping ErrNotResult that names the file.
 func Parse(name string, data []byte) (*Result, error) {
@@ -209,11 +212,14 @@ func Parse(name string, data []byte) (*Result, error) {
 	case keys["target"] && keys["complete_requests"] && keys["percentiles_ms"]:
 		r.Kind, r.bench = KindBench, &benchDoc{}
 		target = r.bench
+	case keys["steps"] && keys["slo"] && (keys["capacity_rps"] || keys["capacity_concurrency"]):
+		r.Kind, r.cap = KindCapacity, &capacityDoc{}
+		target = r.cap
 	case keys["comparisons"]:
 		r.Kind, r.compare = KindCompare, &compareDoc{}
 		target = r.compare
 	default:
-		return nil, fmt.Errorf("%s: %w (no bench, sweep, probe or compare keys)", name, ErrNotResult)
+		return nil, fmt.Errorf("%s: %w (no bench, sweep, probe, compare or capacity keys)", name, ErrNotResult)
 	}
 	if err := json.Unmarshal(data, target); err != nil {
 		return nil, fmt.Errorf("%s: %w: %s JSON: %v", name, ErrNotResult, r.Kind, err)

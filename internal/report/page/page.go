@@ -1,9 +1,11 @@
-// Package page renders saved backbench results (bench, sweep, probe and
-// compare JSON, any mix) as one self-contained HTML page: what was run and
+// Package page renders saved backbench results (bench, sweep, probe,
+// compare and capacity JSON, any mix) as one self-contained HTML page: what was run and
 // where, the sweep charts (requests/sec, p99, failure ratio, backend CPU
 // and memory) with interval bands when the results have trials, latency
 // percentile spectra, every figure in real tables, comparisons with their
-// verdicts, probe checks and their evidence.
+// verdicts, probe checks and their evidence, capacity searches (their
+// answer, the objective's percentile against the offered load with the
+// objective as a line, every step with its pass or FAIL).
 //
 // The charts are SVG drawn here, readable with JavaScript off: every data
 // point carries its exact values in an SVG <title>, a level with failed
@@ -70,7 +72,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	for _, r := range results {
 		count[r.Kind]++
 	}
-	for _, k := range []Kind{KindBench, KindSweep, KindProbe, KindCompare} {
+	for _, k := range []Kind{KindBench, KindSweep, KindProbe, KindCompare, KindCapacity} {
 		if n := count[k]; n > 0 {
 			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
 		}
@@ -106,6 +108,8 @@ func Write(w io.Writer, results []*Result, o Options) error {
 			p.bench(r.bench)
 		case KindProbe:
 			p.probe(r.probe)
+		case KindCapacity:
+			p.capacity(r.cap)
 		case KindCompare:
 			c := r.compare
 			if len(c.Files) > 0 {
@@ -135,7 +139,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	return err
 }
 
-var kindTitle = map[Kind]string{KindBench: "Bench", KindSweep: "Sweep", KindProbe: "Probe", KindCompare: "Comparison"}
+var kindTitle = map[Kind]string{KindBench: "Bench", KindSweep: "Sweep", KindProbe: "Probe", KindCompare: "Comparison", KindCapacity: "Capacity"}
 
 // provenance writes what was run, when and where.
 func (p *pager) provenance(r *Result) {

@@ -33,6 +33,14 @@ type chart struct {
 	id, title, xLabel, yLabel string
 	spectrum                  bool
 	lines                     []*line
+	// refs are horizontal reference lines (a capacity objective).
+	refs []ref
+}
+
+// ref is a horizontal line at y, with its label.
+type ref struct {
+	y     float64
+	label string
 }
 
 // line is one series of a chart; style indexes palette and shapes and is
@@ -85,6 +93,9 @@ func (c *chart) svg(b *strings.Builder) {
 			ymax = math.Max(ymax, bd.hi)
 		}
 	}
+	for _, r := range c.refs {
+		ymax = math.Max(ymax, r.y)
+	}
 	var xticks []tick
 	if c.spectrum {
 		xmin, xmax = spectrumX(50), spectrumX(99.999)
@@ -132,6 +143,11 @@ func (c *chart) svg(b *strings.Builder) {
 	fmt.Fprintf(b, "<text class=\"alabel\" x=\"%g\" y=\"%g\" text-anchor=\"middle\">%s</text>\n", (plotL+plotR)/2, plotB+40, esc(c.xLabel))
 	fmt.Fprintf(b, "<text class=\"alabel\" transform=\"translate(18 %g) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (plotT+plotB)/2, esc(c.yLabel))
 	b.WriteString("</g>\n")
+	for _, r := range c.refs {
+		y := f1(sy(r.y))
+		fmt.Fprintf(b, "<g class=\"ref\"><title>%s</title><line x1=\"%g\" y1=\"%s\" x2=\"%g\" y2=\"%s\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%s\" text-anchor=\"end\">%s</text></g>\n",
+			esc(r.label), plotL, y, plotR, y, plotR-4, f1(sy(r.y)-5), esc(r.label))
+	}
 
 	for _, l := range c.lines {
 		if len(l.pts) == 0 {
@@ -186,6 +202,11 @@ func (c *chart) svg(b *strings.Builder) {
 		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\">%s%s</text></g>\n", legendX+36, y+4, esc(label), note)
 		y += legendRow
 	}
+	for _, r := range c.refs {
+		fmt.Fprintf(b, "<g class=\"legend-ref\"><line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%g\">%s</text></g>\n",
+			legendX, y, legendX+28, y, legendX+36, y+4, esc(r.label))
+		y += legendRow
+	}
 	if anyFailed {
 		fmt.Fprintf(b, "<g class=\"legend-fail\"><circle class=\"fail\" cx=\"%g\" cy=\"%g\" r=\"9\"/><text x=\"%g\" y=\"%g\">ringed: a level with</text><text x=\"%g\" y=\"%g\">failed requests</text></g>\n",
 			legendX+14, y+4, legendX+36, y+2, legendX+36, y+18)
@@ -197,6 +218,9 @@ func (c *chart) svg(b *strings.Builder) {
 			caption += " Shaded: the 95% interval of the trials."
 			break
 		}
+	}
+	for _, r := range c.refs {
+		caption += " Dashed horizontal line: " + r.label + "."
 	}
 	if anyFailed {
 		caption += " Ringed: a level with failed requests."

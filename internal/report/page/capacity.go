@@ -1,0 +1,190 @@
+package page
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// capacityStep is one step of a capacity search.
+type capacityStep struct {
+	Rate        float64           `json:"rate"`
+	Concurrency int               `json:"concurrency"`
+	AchievedRPS float64           `json:"achieved_rps"`
+	P50Ms       float64           `json:"p50_ms"`
+	P99Ms       float64           `json:"p99_ms"`
+	ErrorRate   float64           `json:"error_rate"`
+	Pass        bool              `json:"pass"`
+	Confirm     bool              `json:"confirm"`
+	ClientLimit string            `json:"client_limit"`
+	SLO         []stats.SLOResult `json:"slo_results"`
+}
+
+// capacityObjective is one parsed objective of a capacity search.
+type capacityObjective struct {
+	Objective string  `json:"objective"`
+	Metric    string  `json:"metric"`
+	Bound     float64 `json:"bound"`
+}
+
+// capacityDoc is the JSON of backbench capacity.
+type capacityDoc struct {
+	Answer              string              `json:"answer"`
+	Model               string              `json:"model"`
+	CapacityRPS         *float64            `json:"capacity_rps"`
+	CapacityConcurrency *int                `json:"capacity_concurrency"`
+	SLO                 []string            `json:"slo"`
+	Objectives          []capacityObjective `json:"objectives"`
+	LimitedBy           string              `json:"limited_by"`
+	LimitedReason       string              `json:"limited_reason"`
+	StoppedEarly        bool                `json:"stopped_early"`
+	Interrupted         bool                `json:"interrupted"`
+	Steps               []capacityStep      `json:"steps"`
+}
+
+// closed reports whether the search was over the concurrency.
+func (c *capacityDoc) closed() bool { return c.CapacityConcurrency != nil || c.Model == "closed" }
+
+// load is a step's offered load: its rate, or its concurrency.
+func (c *capacityDoc) load(s *capacityStep) float64 {
+	if c.closed() {
+		return float64(s.Concurrency)
+	}
+	return s.Rate
+}
+
+// verdict is a step's pass or FAIL in words, with its marks.
+func (s *capacityStep) verdict() string {
+	v := "pass"
+	if !s.Pass {
+		var failed []string
+		for _, r := range s.SLO {
+			if !r.Pass {
+				failed = append(failed, r.Objective)
+			}
+		}
+		v = "FAIL"
+		if len(failed) > 0 {
+			v += " (" + strings.Join(failed, ", ") + ")"
+		}
+	}
+	if s.Confirm {
+		v += ", confirmation run"
+	}
+	if s.ClientLimit != "" {
+		v += ", held back by the client: " + s.ClientLimit
+	}
+	return v
+}
+
+// capacity writes a capacity search: its answer, the chart of each latency
+// objective's metric against the offered load with the objective as a
+// line, and the table of every step.
+func (p *pager) capacity(c *capacityDoc) {
+	b := &p.b
+	fmt.Fprintf(b, "<p class=\"answer\"><strong>%s</strong></p>\n", esc(c.Answer))
+	model := "open model (arrival rate)"
+	loadName, unit := "offered rate", "req/s"
+	if c.closed() {
+		model, loadName, unit = "closed model (concurrency)", "concurrency", "connections"
+	}
+	fmt.Fprintf(b, "<p>%s search, objectives %s, %s; limited by the %s.", esc(model), esc(strings.Join(c.SLO, ", ")),
+		plural(len(c.Steps), "step"), esc(c.LimitedBy))
+	if c.LimitedReason != "" {
+		fmt.Fprintf(b, " The client held the search back: %s.", esc(c.LimitedReason))
+	}
+	if c.StoppedEarly {
+		b.WriteString(" <strong>Stopped early</strong>: the search reached --max-time.")
+	}
+	if c.Interrupted {
+		b.WriteString(" <strong>Interrupted</strong>: the search was stopped by a signal.")
+	}
+	if len(c.Objectives) == 0 && len(c.SLO) > 0 {
+		b.WriteString(" The file records the objectives as text only (written before <code>objectives</code>): the chart shows p99 without the objective's line.")
+	}
+	b.WriteString("</p>\n")
+	p.capacityChart(c, loadName, unit)
+
+	var rows [][]cell
+	for i := range c.Steps {
+		s := &c.Steps[i]
+		cls := "verdict v-better"
+		if !s.Pass {
+			cls = "verdict v-worse"
+		}
+		rows = append(rows, []cell{{text: esc(fnum(c.load(s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
+			num(fmt.Sprintf("%.2f", s.P50Ms)), num(fmt.Sprintf("%.2f", s.P99Ms)), num(fmt.Sprintf("%.2f%%", s.ErrorRate*100)),
+			{text: esc(s.verdict()), class: cls}})
+	}
+	first := "rate (req/s)"
+	if c.closed() {
+		first = "concurrency"
+	}
+	p.table("Every step of the search, in the order run", []string{first, "achieved req/s", "p50 (ms)", "p99 (ms)", "errors", "verdict"}, rows)
+}
+
+// capacityChart draws each latency objective's metric (p99 when there is
+// none) against the offered load, one horizontal line per objective.
+func (p *pager) capacityChart(c *capacityDoc, loadName, unit string) {
+	var metrics []string
+	bounds := map[string][]capacityObjective{}
+	for _, o := range c.Objectives {
+		if o.Metric == "errors" {
+			continue
+		}
+		if _, ok := bounds[o.Metric]; !ok {
+			metrics = append(metrics, o.Metric)
+		}
+		bounds[o.Metric] = append(bounds[o.Metric], o)
+	}
+	if len(metrics) == 0 {
+		metrics = []string{"p99"}
+	}
+	steps := make([]*capacityStep, len(c.Steps))
+	for i := range c.Steps {
+		steps[i] = &c.Steps[i]
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return c.load(steps[i]) < c.load(steps[j]) })
+	for _, m := range metrics {
+		ch := &chart{id: p.id("c"), title: m + " of the request time against the " + loadName + ", objective as a line",
+			xLabel: loadName + " (" + unit + ")", yLabel: m + " latency (ms)"}
+		l := &line{label: m}
+		for _, s := range steps {
+			v, ok := stepValue(s, m, bounds[m])
+			if !ok {
+				continue
+			}
+			tip := fmt.Sprintf("%s %s: %s %.3f ms; %s", fnum(c.load(s)), unit, m, v, s.verdict())
+			if s.ErrorRate > 0 {
+				tip += fmt.Sprintf("; %.2f%% errors", s.ErrorRate*100)
+			}
+			l.pts = append(l.pts, point{x: c.load(s), y: v, tip: tip, failed: s.ErrorRate > 0})
+		}
+		ch.lines = []*line{l}
+		for _, o := range bounds[m] {
+			ch.refs = append(ch.refs, ref{y: o.Bound, label: "objective " + o.Objective})
+		}
+		ch.svg(&p.b)
+	}
+}
+
+// stepValue is the step's value of a latency metric: the objective's
+// verdict value, or the step's p50 and p99 keys.
+func stepValue(s *capacityStep, metric string, objs []capacityObjective) (float64, bool) {
+	for _, o := range objs {
+		for _, r := range s.SLO {
+			if r.Objective == o.Objective {
+				return r.Value, true
+			}
+		}
+	}
+	switch metric {
+	case "p99":
+		return s.P99Ms, true
+	case "p50":
+		return s.P50Ms, true
+	}
+	return 0, false
+}
