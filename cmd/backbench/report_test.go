@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -107,19 +108,80 @@ const shown = `(() => {
     sec.querySelector('.legend-item[data-series="0"]').getAttribute('aria-pressed')];
 })()`
 
-// TestReportInBrowser opens the page of a bench, a sweep and a probe of
-// built-in backends in headless Chromium with name resolution disabled:
-// no console error, no request but the page itself, every chart drawn and
-// not empty, the point titles carry the JSON's numbers, and a click on a
-// legend entry hides that series in every chart of the sweep, a second
-// click shows it again.
+// capacityState is what the browser test reads from the capacity section:
+// its answer, the objective lines (title, width, height on the screen),
+// each point (title, height of its centre) and the table's rows.
+type capacityState struct {
+	Answer string `json:"answer"`
+	Refs   []struct {
+		Title string  `json:"title"`
+		Width float64 `json:"width"`
+		Y     float64 `json:"y"`
+	} `json:"refs"`
+	Points []struct {
+		Title string  `json:"title"`
+		Y     float64 `json:"y"`
+	} `json:"points"`
+	Rows [][]string `json:"rows"`
+}
+
+const readCapacity = `(() => {
+  const sec = document.getElementById('r4');
+  const mid = el => { const r = el.getBoundingClientRect(); return r.top + r.height / 2; };
+  return {answer: sec.querySelector('p.answer').textContent,
+    refs: [...sec.querySelectorAll('figure.chart svg .ref')].map(g => ({title: g.querySelector('title').textContent,
+      width: g.querySelector('line').getBoundingClientRect().width, y: mid(g.querySelector('line'))})),
+    points: [...sec.querySelectorAll('figure.chart svg .series .pt')].map(p => ({title: p.querySelector('title').textContent, y: mid(p)})),
+    rows: [...sec.querySelectorAll('table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))};
+})()`
+
+// checkCapacityInBrowser checks the capacity section as drawn: the answer,
+// the objective's line across the plot, every step a point on the right
+// side of it (below when it passed, above when it failed) and a table row
+// with its verdict in words.
+func checkCapacityInBrowser(t *testing.T, cs *capacityState, j capacity.JSONReport) {
+	t.Helper()
+	if cs.Answer != j.Answer {
+		t.Errorf("capacity answer %q, want %q", cs.Answer, j.Answer)
+	}
+	if len(cs.Refs) != 1 || cs.Refs[0].Title != "objective p99<=18ms" || cs.Refs[0].Width < 300 {
+		t.Fatalf("capacity chart's objective lines: %+v", cs.Refs)
+	}
+	if len(cs.Points) != len(j.Steps) || len(cs.Rows) != len(j.Steps) {
+		t.Fatalf("capacity: %d points and %d rows, want %d", len(cs.Points), len(cs.Rows), len(j.Steps))
+	}
+	line := cs.Refs[0].Y
+	for _, p := range cs.Points {
+		pass := strings.Contains(p.Title, "; pass")
+		if pass != (p.Y > line) {
+			t.Errorf("point %q is drawn at y=%.1f, the objective at %.1f: on the wrong side", p.Title, p.Y, line)
+		}
+	}
+	for i, s := range j.Steps {
+		row := cs.Rows[i]
+		want := []string{strconv.Itoa(s.Concurrency), fmt.Sprintf("%.1f", s.AchievedRPS), fmt.Sprintf("%.2f", s.P50Ms), fmt.Sprintf("%.2f", s.P99Ms)}
+		if len(row) != 6 || fmt.Sprint(row[:4]) != fmt.Sprint(want) || strings.HasPrefix(row[5], "pass") != s.Pass ||
+			strings.HasPrefix(row[5], "FAIL") == s.Pass {
+			t.Errorf("capacity row %d: %q, want %q and pass %v", i, row, want, s.Pass)
+		}
+	}
+}
+
+// TestReportInBrowser opens the page of a bench, a sweep, a probe and a
+// capacity search of built-in backends in headless Chromium with name
+// resolution disabled: no console error, no request but the page itself,
+// every chart drawn and not empty, the point titles carry the JSON's
+// numbers, the capacity chart's objective line lies between its passing
+// and failing steps, and a click on a legend entry hides that series in
+// every chart of the sweep, a second click shows it again.
 func TestReportInBrowser(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
 	bench, sw := reportInputs(t, dir)
+	capName, capRep := capacityInput(t, t.TempDir())
 	page := filepath.Join(dir, "report.html")
 	code, out, errs := runMain(t, context.Background(), "report", "-o", page,
-		filepath.Join(dir, "bench.json"), filepath.Join(dir, "sweep.json"), filepath.Join(dir, "probe.json"))
+		filepath.Join(dir, "bench.json"), filepath.Join(dir, "sweep.json"), filepath.Join(dir, "probe.json"), capName)
 	if code != 0 || !strings.Contains(out, "Wrote "+page) {
 		t.Fatalf("report: exit %d: %s%s", code, out, errs)
 	}
@@ -197,8 +259,10 @@ func TestReportInBrowser(t *testing.T) {
 	step(chromedp.Navigate(url))
 	step(chromedp.WaitReady(chromedp.CSS("main")))
 	var st pageState
+	var cs capacityState
 	var before, afterOff, afterOn []any
 	eval(readPage, &st)
+	eval(readCapacity, &cs)
 	eval(shown, &before)
 	step(chromedp.Click(legend, chromedp.NodeVisible))
 	eval(shown, &afterOff)
@@ -226,15 +290,16 @@ func TestReportInBrowser(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("console: %s", p)
 	}
-	if len(st.Sections) != 4 || !strings.HasPrefix(st.Sections[0], "r1 result bench") || !strings.HasPrefix(st.Sections[1], "r2 result sweep") ||
-		!strings.HasPrefix(st.Sections[2], "r3 result probe") {
+	if len(st.Sections) != 5 || !strings.HasPrefix(st.Sections[0], "r1 result bench") || !strings.HasPrefix(st.Sections[1], "r2 result sweep") ||
+		!strings.HasPrefix(st.Sections[2], "r3 result probe") || !strings.HasPrefix(st.Sections[3], "r4 result capacity") {
 		t.Errorf("sections: %q", st.Sections)
 	}
-	// rps, p99, failure ratio, three spectra in the sweep; one spectrum
-	// for the bench.
-	if len(st.Charts) != 7 {
-		t.Errorf("%d charts, want 7", len(st.Charts))
+	// rps, p99, failure ratio, three spectra in the sweep; p99 against
+	// the concurrency in the capacity search; one spectrum for the bench.
+	if len(st.Charts) != 8 {
+		t.Errorf("%d charts, want 8", len(st.Charts))
 	}
+	checkCapacityInBrowser(t, &cs, capRep)
 	for _, c := range st.Charts {
 		if c.Width < 300 || c.Height < 100 || c.Points == 0 || c.LineWidth <= 0 {
 			t.Errorf("chart %q drawn empty or too small: %+v", c.Title, c)
