@@ -17,10 +17,11 @@ import (
 const reportUsage = `Usage: backbench report [-o FILE] RESULT.json...
 
 Renders saved results (the JSON of bench --format json, sweep.json, probe
---format json, compare --format json; any mix) as one self-contained HTML
-page: what was run and where, charts drawn as SVG (every point's values in
-its tooltip, levels with failed requests ringed, a failure-ratio panel when
-any level failed), latency percentile spectra, and every figure in tables.
+--format json, compare --format json, capacity.json; any mix) as one
+self-contained HTML page: what was run and where, charts drawn as SVG (every
+point's values in its tooltip, levels with failed requests ringed, a
+failure-ratio panel when any level failed, a capacity objective as a
+line), latency percentile spectra, and every figure in tables.
 The page makes no request to any file or network address.
 
 Flags:

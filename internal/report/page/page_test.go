@@ -320,3 +320,37 @@ func TestSize(t *testing.T) {
 	}
 	t.Logf("%d bytes", b.Len())
 }
+
+// TestCapacityWithoutObjectives: a capacity.json written before the
+// `objectives` and `slo_results` keys is still a capacity result: its
+// answer, a row per step with the verdict in words, and p99 drawn without
+// an objective line, which the section says.
+func TestCapacityWithoutObjectives(t *testing.T) {
+	data := []byte(`{"answer": "sustains 40 req/s with p99 <= 50 ms", "model": "open", "capacity_rps": 40,
+  "slo": ["p99<=50ms"], "limited_by": "backend", "stopped_early": false, "interrupted": false,
+  "steps": [{"rate": 40, "concurrency": 256, "achieved_rps": 39.8, "p50_ms": 5, "p99_ms": 9.5, "error_rate": 0, "pass": true, "confirm": false},
+    {"rate": 80, "concurrency": 256, "achieved_rps": 79.1, "p50_ms": 40, "p99_ms": 75.25, "error_rate": 0.01, "pass": false, "confirm": false}]}`)
+	r, err := Parse("old-capacity.json", data)
+	if err != nil || r.Kind != KindCapacity {
+		t.Fatalf("Parse: %v, kind %q", err, r.Kind)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []*Result{r}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		"<strong>sustains 40 req/s with p99 &lt;= 50 ms</strong>",
+		"without the objective's line",
+		`<td class="verdict v-better">pass</td>`,
+		`<td class="verdict v-worse">FAIL</td>`,
+		"<title>80 req/s: p99 75.250 ms; FAIL; 1.00% errors</title>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, `class="ref"`) {
+		t.Error("an objective line drawn without a parsed objective")
+	}
+}
