@@ -5,58 +5,24 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/capacity"
 )
 
-// capacityStep is one step of a capacity search.
-type capacityStep struct {
-	Rate        float64           `json:"rate"`
-	Concurrency int               `json:"concurrency"`
-	AchievedRPS float64           `json:"achieved_rps"`
-	P50Ms       float64           `json:"p50_ms"`
-	P99Ms       float64           `json:"p99_ms"`
-	ErrorRate   float64           `json:"error_rate"`
-	Pass        bool              `json:"pass"`
-	Confirm     bool              `json:"confirm"`
-	ClientLimit string            `json:"client_limit"`
-	SLO         []stats.SLOResult `json:"slo_results"`
+// closedModel reports whether the search was over the concurrency.
+func closedModel(c *capacity.JSONReport) bool {
+	return c.CapacityConcurrency != nil || c.Model == "closed"
 }
 
-// capacityObjective is one parsed objective of a capacity search.
-type capacityObjective struct {
-	Objective string  `json:"objective"`
-	Metric    string  `json:"metric"`
-	Bound     float64 `json:"bound"`
-}
-
-// capacityDoc is the JSON of backbench capacity.
-type capacityDoc struct {
-	Answer              string              `json:"answer"`
-	Model               string              `json:"model"`
-	CapacityRPS         *float64            `json:"capacity_rps"`
-	CapacityConcurrency *int                `json:"capacity_concurrency"`
-	SLO                 []string            `json:"slo"`
-	Objectives          []capacityObjective `json:"objectives"`
-	LimitedBy           string              `json:"limited_by"`
-	LimitedReason       string              `json:"limited_reason"`
-	StoppedEarly        bool                `json:"stopped_early"`
-	Interrupted         bool                `json:"interrupted"`
-	Steps               []capacityStep      `json:"steps"`
-}
-
-// closed reports whether the search was over the concurrency.
-func (c *capacityDoc) closed() bool { return c.CapacityConcurrency != nil || c.Model == "closed" }
-
-// load is a step's offered load: its rate, or its concurrency.
-func (c *capacityDoc) load(s *capacityStep) float64 {
-	if c.closed() {
+// offered is a step's offered load: its rate, or its concurrency.
+func offered(c *capacity.JSONReport, s *capacity.StepJSON) float64 {
+	if closedModel(c) {
 		return float64(s.Concurrency)
 	}
 	return s.Rate
 }
 
-// verdict is a step's pass or FAIL in words, with its marks.
-func (s *capacityStep) verdict() string {
+// stepVerdict is a step's pass or FAIL in words, with its marks.
+func stepVerdict(s *capacity.StepJSON) string {
 	v := "pass"
 	if !s.Pass {
 		var failed []string
@@ -82,12 +48,12 @@ func (s *capacityStep) verdict() string {
 // capacity writes a capacity search: its answer, the chart of each latency
 // objective's metric against the offered load with the objective as a
 // line, and the table of every step.
-func (p *pager) capacity(c *capacityDoc) {
+func (p *pager) capacity(c *capacity.JSONReport) {
 	b := &p.b
 	fmt.Fprintf(b, "<p class=\"answer\"><strong>%s</strong></p>\n", esc(c.Answer))
 	model := "open model (arrival rate)"
 	loadName, unit := "offered rate", "req/s"
-	if c.closed() {
+	if closedModel(c) {
 		model, loadName, unit = "closed model (concurrency)", "concurrency", "connections"
 	}
 	fmt.Fprintf(b, "<p>%s search, objectives %s, %s; limited by the %s.", esc(model), esc(strings.Join(c.SLO, ", ")),
@@ -114,12 +80,12 @@ func (p *pager) capacity(c *capacityDoc) {
 		if !s.Pass {
 			cls = "verdict v-worse"
 		}
-		rows = append(rows, []cell{{text: esc(fnum(c.load(s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
+		rows = append(rows, []cell{{text: esc(fnum(offered(c, s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
 			num(fmt.Sprintf("%.2f", s.P50Ms)), num(fmt.Sprintf("%.2f", s.P99Ms)), num(fmt.Sprintf("%.2f%%", s.ErrorRate*100)),
-			{text: esc(s.verdict()), class: cls}})
+			{text: esc(stepVerdict(s)), class: cls}})
 	}
 	first := "rate (req/s)"
-	if c.closed() {
+	if closedModel(c) {
 		first = "concurrency"
 	}
 	p.table("Every step of the search, in the order run", []string{first, "achieved req/s", "p50 (ms)", "p99 (ms)", "errors", "verdict"}, rows)
@@ -127,9 +93,9 @@ func (p *pager) capacity(c *capacityDoc) {
 
 // capacityChart draws each latency objective's metric (p99 when there is
 // none) against the offered load, one horizontal line per objective.
-func (p *pager) capacityChart(c *capacityDoc, loadName, unit string) {
+func (p *pager) capacityChart(c *capacity.JSONReport, loadName, unit string) {
 	var metrics []string
-	bounds := map[string][]capacityObjective{}
+	bounds := map[string][]capacity.ObjectiveJSON{}
 	for _, o := range c.Objectives {
 		if o.Metric == "errors" {
 			continue
@@ -142,11 +108,11 @@ func (p *pager) capacityChart(c *capacityDoc, loadName, unit string) {
 	if len(metrics) == 0 {
 		metrics = []string{"p99"}
 	}
-	steps := make([]*capacityStep, len(c.Steps))
+	steps := make([]*capacity.StepJSON, len(c.Steps))
 	for i := range c.Steps {
 		steps[i] = &c.Steps[i]
 	}
-	sort.SliceStable(steps, func(i, j int) bool { return c.load(steps[i]) < c.load(steps[j]) })
+	sort.SliceStable(steps, func(i, j int) bool { return offered(c, steps[i]) < offered(c, steps[j]) })
 	for _, m := range metrics {
 		ch := &chart{id: p.id("c"), title: m + " of the request time against the " + loadName + ", objective as a line",
 			xLabel: loadName + " (" + unit + ")", yLabel: m + " latency (ms)"}
@@ -156,11 +122,11 @@ func (p *pager) capacityChart(c *capacityDoc, loadName, unit string) {
 			if !ok {
 				continue
 			}
-			tip := fmt.Sprintf("%s %s: %s %.3f ms; %s", fnum(c.load(s)), unit, m, v, s.verdict())
+			tip := fmt.Sprintf("%s %s: %s %.3f ms; %s", fnum(offered(c, s)), unit, m, v, stepVerdict(s))
 			if s.ErrorRate > 0 {
 				tip += fmt.Sprintf("; %.2f%% errors", s.ErrorRate*100)
 			}
-			l.pts = append(l.pts, point{x: c.load(s), y: v, tip: tip, failed: s.ErrorRate > 0})
+			l.pts = append(l.pts, point{x: offered(c, s), y: v, tip: tip, failed: s.ErrorRate > 0})
 		}
 		ch.lines = []*line{l}
 		for _, o := range bounds[m] {
@@ -172,7 +138,7 @@ func (p *pager) capacityChart(c *capacityDoc, loadName, unit string) {
 
 // stepValue is the step's value of a latency metric: the objective's
 // verdict value, or the step's p50 and p99 keys.
-func stepValue(s *capacityStep, metric string, objs []capacityObjective) (float64, bool) {
+func stepValue(s *capacity.StepJSON, metric string, objs []capacity.ObjectiveJSON) (float64, bool) {
 	for _, o := range objs {
 		for _, r := range s.SLO {
 			if r.Objective == o.Objective {

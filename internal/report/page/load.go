@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -176,7 +177,7 @@ type Result struct {
 	sweep   *sweepDoc
 	probe   *probeDoc
 	compare *compareDoc
-	cap     *capacityDoc
+	cap     *capacity.JSONReport
 }
 
 // Parse reads one result file: bench, sweep, probe, compare or capacity
@@ -213,7 +214,7 @@ func Parse(name string, data []byte) (*Result, error) {
 		r.Kind, r.bench = KindBench, &benchDoc{}
 		target = r.bench
 	case keys["steps"] && keys["slo"] && (keys["capacity_rps"] || keys["capacity_concurrency"]):
-		r.Kind, r.cap = KindCapacity, &capacityDoc{}
+		r.Kind, r.cap = KindCapacity, &capacity.JSONReport{}
 		target = r.cap
 	case keys["comparisons"]:
 		r.Kind, r.compare = KindCompare, &compareDoc{}
