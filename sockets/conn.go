@@ -22,6 +22,7 @@ type Conn struct {
 
 	hook     *cancelHook // kept from dial to dial until Release
 	noLinger bool        // the server once let LingerGrace pass
+	ring     *RingSlot   // the ring slot the Conn is bound to; nil: none
 }
 
 // cancelHook interrupts the I/O of a Conn's open connection when the
@@ -64,24 +65,40 @@ func (h *cancelHook) watch(conn net.Conn) {
 func (c *Conn) Open() bool { return c.Conn != nil }
 
 // Dial opens a connection with d within deadline. From then on, the end of
-// ctx sets a deadline in the past on it, which ends any read or write.
+// ctx sets a deadline in the past on it, which ends any read or write. A
+// Conn bound to a ring slot (UseRing) connects, and later reads, writes and
+// closes, through the ring when d allows (one address, no TLS).
 func (c *Conn) Dial(ctx context.Context, d *Dialer, deadline time.Time) error {
-	conn, err := d.DialDeadline(ctx, deadline)
-	if err != nil {
-		return err
-	}
-	c.Conn = conn
-	c.IO.Reset(conn)
-	c.Upstream = UpstreamIndex(conn)
 	if done := ctx.Done(); c.hook == nil || c.hook.done != done {
 		c.unhook()
 		h := &cancelHook{done: done}
 		h.stop = context.AfterFunc(ctx, h.fire)
 		c.hook = h
 	}
+	var conn net.Conn
+	var err error
+	if c.ring != nil && d.ringable() {
+		// The hook watches the connect too: a cancelled run ends it.
+		c.ring.conn.SetDeadline(deadline)
+		c.hook.watch(&c.ring.conn)
+		conn, err = d.dialRing(ctx, deadline, c.ring)
+	} else {
+		conn, err = d.DialDeadline(ctx, deadline)
+	}
+	if err != nil {
+		c.hook.watch(nil)
+		return err
+	}
+	c.Conn = conn
+	c.IO.Reset(conn)
+	c.Upstream = UpstreamIndex(conn)
 	c.hook.watch(conn)
 	return nil
 }
+
+// UseRing binds c to slot s of a RingDriver, whose task is the only user of
+// c from then on (nil: unbound). Takes effect at the next Dial.
+func (c *Conn) UseRing(s *RingSlot) { c.ring = s }
 
 // Close closes the connection, if one is open. The cancellation hook stays
 // for the next Dial; Release removes it too.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -28,6 +27,14 @@ import (
 // tried address by address while they refuse or are unreachable, as
 // net.Dial does; the address that answered is tried first from then on.
 func (d *Dialer) dialRaw(ctx context.Context, deadline time.Time, i int) (net.Conn, error) {
+	return d.dialAddrs(ctx, i, func(a Addr, sa unix.Sockaddr) (net.Conn, error) {
+		return connectRaw(ctx, deadline, a, sa)
+	})
+}
+
+// dialAddrs connects to upstream i of d with connect, trying its addresses
+// in turn as dialRaw says.
+func (d *Dialer) dialAddrs(ctx context.Context, i int, connect func(Addr, unix.Sockaddr) (net.Conn, error)) (net.Conn, error) {
 	a := d.Upstreams()[i]
 	r, err := d.resolved(ctx, i)
 	if err != nil {
@@ -36,7 +43,7 @@ func (d *Dialer) dialRaw(ctx context.Context, deadline time.Time, i int) (net.Co
 	n := max(len(r.ips), 1)
 	first := int(r.pref.Load())
 	for k := 0; ; k++ {
-		c, err := connectRaw(ctx, deadline, a, r.sockaddr((first+k)%n))
+		c, err := connect(a, r.sockaddr((first+k)%n))
 		if err == nil {
 			if k > 0 {
 				r.pref.Store(int32((first + k) % n))
@@ -59,12 +66,7 @@ func connectRaw(ctx context.Context, deadline time.Time, a Addr, sa unix.Sockadd
 	case *unix.SockaddrInet6:
 		family = unix.AF_INET6
 	}
-	opErr := func(op string, err error) error {
-		if errno, ok := err.(syscall.Errno); ok {
-			err = os.NewSyscallError(op, errno)
-		}
-		return &net.OpError{Op: "dial", Net: a.Network, Addr: dialedAddr{a.Network, a.Address}, Err: err}
-	}
+	opErr := func(op string, err error) error { return dialError(a, op, err) }
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, opErr("socket", err)

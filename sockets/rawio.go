@@ -25,6 +25,7 @@ import (
 type RawIO struct {
 	conn net.Conn
 	rc   syscall.RawConn
+	ring *ringConn // conn, when it goes through a ring
 
 	// State of the call in progress, for the bound functions below.
 	b                 []byte
@@ -36,8 +37,12 @@ type RawIO struct {
 
 // Reset points r at conn (nil: none).
 func (r *RawIO) Reset(conn net.Conn) {
-	r.conn, r.rc = conn, nil
+	r.conn, r.rc, r.ring = conn, nil, nil
 	if conn == nil {
+		return
+	}
+	if rc, ok := conn.(*ringConn); ok {
+		r.ring = rc
 		return
 	}
 	if r.read == nil {
@@ -56,6 +61,9 @@ func (r *RawIO) Reset(conn net.Conn) {
 
 // Read reads once into b, waiting for data: as net.Conn's Read.
 func (r *RawIO) Read(b []byte) (int, error) {
+	if r.ring != nil {
+		return r.ring.Read(b)
+	}
 	if r.rc == nil || len(b) == 0 {
 		return r.conn.Read(b)
 	}
@@ -75,6 +83,9 @@ func (r *RawIO) Read(b []byte) (int, error) {
 
 // Write writes all of b: as net.Conn's Write.
 func (r *RawIO) Write(b []byte) (int, error) {
+	if r.ring != nil {
+		return r.ring.Write(b)
+	}
 	if r.rc == nil || len(b) == 0 {
 		return r.conn.Write(b)
 	}

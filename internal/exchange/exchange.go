@@ -174,6 +174,10 @@ func (l *Loop) Read(r *load.Result, b []byte) (int, error) {
 	return 0, err
 }
 
+// UseRing makes the loop's connections go through slot s of a ring driver,
+// whose task runs the loop from then on (see sockets.RingDriver).
+func (l *Loop) UseRing(s *sockets.RingSlot) { l.Conn.UseRing(s) }
+
 // Close closes the worker's connection, if any, and unhooks it from the
 // run's context: the worker is done.
 func (l *Loop) Close() error { return l.Conn.Release() }

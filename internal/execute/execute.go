@@ -184,6 +184,10 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if err != nil {
 		return nil, &SetupError{err}
 	}
+	engine, err := p.ResolveEngine()
+	if err != nil {
+		return nil, &SetupError{err}
+	}
 	var raw *bufio.Writer
 	if o.Raw != nil {
 		raw = bufio.NewWriterSize(o.Raw, 256<<10)
@@ -212,6 +216,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		KeepOnUnreachable: o.KeepOnUnreachable}
 	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
 		Watch: watch}
+	if engine == EngineUring {
+		cfg.Engine = ringEngine{}
+	}
 	var out run.Outcome
 	var acc run.OpenAccount
 	if p.Rate > 0 {
@@ -253,6 +260,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		return m, nil
 	}
 	m.Environment = stats.CurrentEnvironment(o.Version)
+	m.Environment.Engine = engine
 	m.Client = clientHealth(out, setup.Policy)
 	observed(m)
 	m.TLS = tlsInfo(p.dialer, p.TLS)

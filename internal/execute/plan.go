@@ -75,6 +75,9 @@ type Plan struct {
 	// Threads caps the client's GOMAXPROCS during the run (0: AutoThreads
 	// decides).
 	Threads int
+	// Engine runs the workers: auto (or ""), poller or uring (see
+	// ResolveEngine).
+	Engine string
 	// Sched is the client threads' scheduling policy: "normal", "batch",
 	// or "" for the one backbench was started with.
 	Sched string

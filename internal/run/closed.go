@@ -38,6 +38,15 @@ type Config struct {
 	// Watch, when set, follows the run's dials and stops the run when its
 	// target cannot be reached (see Watch).
 	Watch *Watch
+	// Engine, when set, runs the workers of a closed-model run; nil: a
+	// goroutine per worker.
+	Engine Engine
+}
+
+// Engine runs the workers of a run: work(i) for every client i,
+// concurrently, returning when every call has returned.
+type Engine interface {
+	Run(clients []load.Client, work func(i int))
 }
 
 // Outcome describes how a run went.
@@ -97,16 +106,19 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 		cfg.Watch.begin(cancel, cfg.Recorder, out.Start)
 	}
 	health := startHealth()
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer c.Close()
-			work(runCtx, c, cfg.Recorder.Shard(i), out.Start)
-		}()
+	one := func(i int) {
+		defer clients[i].Close()
+		work(runCtx, clients[i], cfg.Recorder.Shard(i), out.Start)
 	}
-	wg.Wait()
+	if cfg.Engine != nil {
+		cfg.Engine.Run(clients, one)
+	} else {
+		var wg sync.WaitGroup
+		for i := range clients {
+			wg.Go(func() { one(i) })
+		}
+		wg.Wait()
+	}
 	out.End = load.Now()
 	out.Stop = out.End
 	if t := stopAt.Load(); t != 0 && t < out.End {

@@ -59,7 +59,9 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	var pending []pendingReq
-	out, err := drive(ctx, cfg.Config, func(ctx context.Context, c load.Client, sh *stats.Shard, start int64) {
+	closed := cfg.Config
+	closed.Engine = nil // the pacer's workers wait on time, not on sockets
+	out, err := drive(ctx, closed, func(ctx context.Context, c load.Client, sh *stats.Shard, start int64) {
 		if p, ok := openWorker(ctx, c, sh, &next, cfg.Requests, start, interval, cfg.Watch); ok {
 			mu.Lock()
 			pending = append(pending, p)

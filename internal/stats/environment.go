@@ -25,6 +25,9 @@ type Environment struct {
 	GoVersion string `json:"go_version"`
 	// Command is the command line, as an argv array.
 	Command []string `json:"command"`
+	// Engine is the engine that ran the workers: "poller" or "uring"
+	// (empty in records made before engines were chosen).
+	Engine string `json:"engine,omitempty"`
 }
 
 // CurrentEnvironment describes this machine and process. version is

@@ -1,0 +1,131 @@
+package execute
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/sockets"
+)
+
+// The engines that run a closed-model run's workers (--engine).
+const (
+	// EngineAuto picks EngineUring for the runs it wins on (see
+	// Plan.ResolveEngine), EnginePoller otherwise.
+	EngineAuto = "auto"
+	// EnginePoller runs a goroutine per worker over the runtime's network
+	// poller.
+	EnginePoller = "poller"
+	// EngineUring runs the workers as coroutines, one io_uring driver per
+	// thread (sockets.RingDriver).
+	EngineUring = "uring"
+)
+
+// EngineEnv names the environment variable that replaces the default engine
+// (auto) when --engine is not given: tests run the whole suite with each.
+const EngineEnv = "BACKBENCH_ENGINE"
+
+// ParseEngine checks an --engine value.
+func ParseEngine(s string) (string, error) {
+	switch s {
+	case "", EngineAuto:
+		return EngineAuto, nil
+	case EnginePoller, EngineUring:
+		return s, nil
+	}
+	return "", fmt.Errorf("bad engine %q: want auto, poller or uring", s)
+}
+
+// ringAvailable says whether io_uring can be set up here; a test hook.
+var ringAvailable = sockets.RingAvailable
+
+// ResolveEngine returns the engine the plan runs with: Plan.Engine, or when
+// that is auto (or empty) the value of BACKBENCH_ENGINE if set, and for auto
+// uring on the path where it costs less client CPU per request than the
+// poller (a closed-model run without keep-alive to a plain TCP or Unix
+// target with one address; see README's Performance), when io_uring can be
+// set up here; poller otherwise. An explicit --engine uring where it cannot
+// run is an error; BACKBENCH_ENGINE=uring there falls back to poller.
+func (p *Plan) ResolveEngine() (string, error) {
+	e, err := ParseEngine(p.Engine)
+	if err != nil {
+		return "", err
+	}
+	forced := e == EngineUring
+	if e == EngineAuto {
+		if env := os.Getenv(EngineEnv); env != "" {
+			if e, err = ParseEngine(env); err != nil {
+				return "", fmt.Errorf("%s: %v", EngineEnv, err)
+			}
+		}
+	}
+	if e == EnginePoller {
+		return e, nil
+	}
+	var why error
+	switch {
+	case p.Rate > 0:
+		why = errors.New("--engine uring runs the closed model only, not --rate")
+	case p.TLS != nil || len(p.Upstreams) > 1:
+		why = errors.New("--engine uring runs plain TCP and Unix targets with one address, not https or clusters")
+	case e == EngineAuto && p.KeepAlive:
+		return EnginePoller, nil
+	default:
+		if err := ringAvailable(); err != nil {
+			why = fmt.Errorf("--engine uring: %v", err)
+		}
+	}
+	switch {
+	case why == nil:
+		return EngineUring, nil
+	case forced:
+		return "", why
+	}
+	return EnginePoller, nil
+}
+
+// ringEngine runs a run's workers over io_uring: one RingDriver per thread
+// (GOMAXPROCS, at most one per worker), each running its share of the
+// workers as coroutines. A worker whose client cannot use a ring runs in a
+// goroutine of its own, as does every worker when a ring cannot be set up.
+type ringEngine struct{}
+
+// ringUser is a client that can do its I/O through a ring slot
+// (exchange.Loop).
+type ringUser interface {
+	UseRing(*sockets.RingSlot)
+}
+
+// Run runs work(i) for every client i; see run.Engine.
+func (ringEngine) Run(clients []load.Client, work func(i int)) {
+	var wg sync.WaitGroup
+	threads := max(1, min(runtime.GOMAXPROCS(0), len(clients)))
+	drivers := make([]*sockets.RingDriver, threads)
+	for t := range drivers {
+		d, err := sockets.NewRingDriver((len(clients) + threads - 1) / threads)
+		if err != nil {
+			break
+		}
+		drivers[t] = d
+	}
+	for i, c := range clients {
+		d := drivers[i%threads]
+		u, ok := c.(ringUser)
+		if d == nil || !ok {
+			wg.Go(func() { work(i) })
+			continue
+		}
+		s := d.Slot()
+		u.UseRing(s)
+		s.Go(func() { work(i) })
+	}
+	for _, d := range drivers {
+		if d != nil {
+			wg.Go(d.Run)
+		}
+	}
+	wg.Wait()
+}

@@ -1,0 +1,215 @@
+package sockets
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ringConn is a connected socket whose I/O goes through its slot's ring: a
+// blocking socket (the ring waits for it), read and written by the slot's
+// task, which yields to the driver while the kernel works. Its deadline is
+// the slot's, which the driver keeps by cancelling the operation in flight;
+// SetDeadline may be called from any goroutine. One per slot, reused from
+// connection to connection.
+type ringConn struct {
+	s             *RingSlot
+	fd            int // -1 when closed
+	network, addr string
+}
+
+// Read reads once into b, waiting for data: as net.Conn's Read.
+func (c *ringConn) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if c.s.expired() {
+		return 0, os.ErrDeadlineExceeded
+	}
+	c.s.buf = b // keeps b reachable (and off the stack) while the kernel writes it
+	res := c.s.do(opRecv, c.fd, unsafe.Pointer(&b[0]), len(b), 0, 0)
+	switch {
+	case res > 0:
+		return int(res), nil
+	case res == 0:
+		return 0, io.EOF
+	}
+	return 0, c.ioError("read", res)
+}
+
+// Write writes all of b: as net.Conn's Write.
+func (c *ringConn) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		if c.s.expired() {
+			return n, os.ErrDeadlineExceeded
+		}
+		c.s.buf = b
+		res := c.s.do(opSend, c.fd, unsafe.Pointer(&b[n]), len(b)-n, 0, unix.MSG_NOSIGNAL)
+		if res < 0 {
+			return n, c.ioError("write", res)
+		}
+		n += int(res)
+	}
+	return n, nil
+}
+
+// ioError turns a failed operation's result into the error the poller's
+// path returns: os.ErrDeadlineExceeded for one cancelled at its deadline.
+func (c *ringConn) ioError(op string, res int32) error {
+	if e := errnoOf(res); e != unix.ECANCELED && e != unix.EINTR {
+		return os.NewSyscallError(op, e)
+	}
+	return os.ErrDeadlineExceeded
+}
+
+// Close closes the socket (through the ring, without waiting).
+func (c *ringConn) Close() error {
+	if c.fd < 0 {
+		return nil
+	}
+	c.s.closeFD(c.fd)
+	c.fd = -1
+	return nil
+}
+
+// LocalAddr returns nil: the local address is not looked up.
+func (c *ringConn) LocalAddr() net.Addr { return nil }
+
+// RemoteAddr returns the address dialed.
+func (c *ringConn) RemoteAddr() net.Addr { return dialedAddr{c.network, c.addr} }
+
+// SetDeadline sets the deadline of every read and write, those in flight
+// included (the zero time: none).
+func (c *ringConn) SetDeadline(t time.Time) error {
+	var ns int64
+	if !t.IsZero() {
+		ns = max(t.UnixNano(), 1)
+	}
+	c.s.deadline.Store(ns)
+	return nil
+}
+
+// SetReadDeadline sets the deadline (one for reads and writes).
+func (c *ringConn) SetReadDeadline(t time.Time) error { return c.SetDeadline(t) }
+
+// SetWriteDeadline sets the deadline (one for reads and writes).
+func (c *ringConn) SetWriteDeadline(t time.Time) error { return c.SetDeadline(t) }
+
+var _ net.Conn = (*ringConn)(nil)
+
+// ringable reports whether d's connections can go through a ring: one
+// upstream, no TLS.
+func (d *Dialer) ringable() bool { return len(d.ups) <= 1 && d.tls == nil }
+
+// dialRing connects s's connection to d's address within deadline, through
+// the ring (see dialRaw for the choice of address). The end of ctx (which
+// sets a past deadline on s's connection through its hook) ends the connect.
+func (d *Dialer) dialRing(ctx context.Context, deadline time.Time, s *RingSlot) (net.Conn, error) {
+	return d.dialAddrs(ctx, 0, func(a Addr, sa unix.Sockaddr) (net.Conn, error) {
+		return s.connect(ctx, a, sa)
+	})
+}
+
+// connect connects the slot's connection to sa; its deadline is set.
+func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.Conn, error) {
+	family, size := s.sockaddr(sa)
+	if size == 0 {
+		return nil, dialError(a, "connect", unix.EINVAL) // a Unix path too long
+	}
+	fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if errno != 0 {
+		return nil, dialError(a, "socket", errno)
+	}
+	if family != unix.AF_UNIX {
+		one := int32(1)
+		// As net.Dial does: each write goes out at once.
+		_, _, errno = unix.RawSyscall6(unix.SYS_SETSOCKOPT, fd, unix.IPPROTO_TCP, unix.TCP_NODELAY,
+			uintptr(unsafe.Pointer(&one)), 4, 0)
+		if errno != 0 {
+			unix.Close(int(fd))
+			return nil, dialError(a, "setsockopt", errno)
+		}
+	}
+	c := &s.conn
+	c.fd, c.network, c.addr = int(fd), a.Network, a.Address
+	var err error
+	switch {
+	case s.expired():
+		err = os.ErrDeadlineExceeded
+	default:
+		if res := s.do(opConnect, c.fd, unsafe.Pointer(&s.sa[0]), 0, uint64(size), 0); res < 0 {
+			err = c.ioError("connect", res)
+			if err == os.ErrDeadlineExceeded && ctx.Err() != nil {
+				err = ctx.Err()
+			}
+		}
+	}
+	if err != nil {
+		c.Close()
+		if se, ok := err.(*os.SyscallError); ok {
+			return nil, dialError(a, "connect", se.Err)
+		}
+		return nil, dialError(a, "connect", err)
+	}
+	return c, nil
+}
+
+// sockaddr writes sa into s.sa as the kernel reads it, and returns its
+// family and length.
+func (s *RingSlot) sockaddr(sa unix.Sockaddr) (family int, size uintptr) {
+	s.sa = [unix.SizeofSockaddrAny]byte{}
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		r := (*unix.RawSockaddrInet4)(unsafe.Pointer(&s.sa[0]))
+		r.Family = unix.AF_INET
+		r.Port = htons(sa.Port)
+		r.Addr = sa.Addr
+		return unix.AF_INET, unix.SizeofSockaddrInet4
+	case *unix.SockaddrInet6:
+		r := (*unix.RawSockaddrInet6)(unsafe.Pointer(&s.sa[0]))
+		r.Family = unix.AF_INET6
+		r.Port = htons(sa.Port)
+		r.Addr = sa.Addr
+		r.Scope_id = sa.ZoneId
+		return unix.AF_INET6, unix.SizeofSockaddrInet6
+	case *unix.SockaddrUnix:
+		r := (*unix.RawSockaddrUnix)(unsafe.Pointer(&s.sa[0]))
+		r.Family = unix.AF_UNIX
+		name := sa.Name
+		n := len(name)
+		if n >= len(r.Path) {
+			return unix.AF_UNIX, 0
+		}
+		for i := range n {
+			r.Path[i] = int8(name[i])
+		}
+		size = 2
+		if n > 0 {
+			size += uintptr(n) + 1
+		}
+		if r.Path[0] == '@' {
+			// An abstract socket: no trailing NUL.
+			r.Path[0] = 0
+			size--
+		}
+		return unix.AF_UNIX, size
+	}
+	return unix.AF_UNIX, 2
+}
+
+func htons(p int) uint16 { return uint16(p>>8) | uint16(p)<<8 }
+
+// dialError is a failed dial's error as connectRaw words it.
+func dialError(a Addr, op string, err error) error {
+	if errno, ok := err.(syscall.Errno); ok {
+		err = os.NewSyscallError(op, errno)
+	}
+	return &net.OpError{Op: "dial", Net: a.Network, Addr: dialedAddr{a.Network, a.Address}, Err: err}
+}
