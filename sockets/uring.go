@@ -98,7 +98,7 @@ type Ring struct {
 	cqes                []cqe
 	tail                uint32 // our SQ tail, published by Enter
 
-	arg geteventsArg     // Enter's wait bound, where the kernel reads it
+	arg geteventsArg  // Enter's wait bound, where the kernel reads it
 	ts  unix.Timespec // pointed to by arg
 }
 

@@ -75,7 +75,7 @@ func (p *Plan) ResolveEngine() (string, error) {
 		return EnginePoller, nil
 	default:
 		if err := ringAvailable(); err != nil {
-			why = fmt.Errorf("--engine uring: %v", err)
+			why = fmt.Errorf("--engine uring: %w", err)
 		}
 	}
 	switch {

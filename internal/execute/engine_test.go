@@ -1,0 +1,94 @@
+package execute
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/sockets"
+)
+
+// withRing makes io_uring look available (err nil) or not for the test.
+func withRing(t *testing.T, err error) {
+	old := ringAvailable
+	ringAvailable = func() error { return err }
+	t.Cleanup(func() { ringAvailable = old })
+}
+
+// TestResolveEngine: auto picks uring for closed-model runs without
+// keep-alive to plain targets when io_uring can be set up, poller
+// otherwise; an explicit uring where it cannot run is an error, and
+// BACKBENCH_ENGINE replaces auto only.
+func TestResolveEngine(t *testing.T) {
+	unix := sockets.Target{Network: "unix", Address: "/run/app.sock"}
+	two := []sockets.Addr{{Network: "tcp", Address: "127.0.0.1:9000"}, {Network: "tcp", Address: "127.0.0.1:9001"}}
+	noRing := fmt.Errorf("%w (io_uring_setup: operation not permitted)", sockets.ErrNoRing)
+	for _, c := range []struct {
+		name      string
+		p         Plan
+		env       string
+		ring      error
+		want, err string
+	}{
+		{"auto, close", Plan{Target: unix}, "", nil, EngineUring, ""},
+		{"auto, keep-alive", Plan{Target: unix, KeepAlive: true}, "", nil, EnginePoller, ""},
+		{"auto, open model", Plan{Target: unix, Rate: 10}, "", nil, EnginePoller, ""},
+		{"auto, TLS", Plan{Target: unix, TLS: &tls.Config{}}, "", nil, EnginePoller, ""},
+		{"auto, cluster", Plan{Target: unix, Upstreams: two}, "", nil, EnginePoller, ""},
+		{"auto, no io_uring", Plan{Target: unix}, "", noRing, EnginePoller, ""},
+		{"poller", Plan{Target: unix, Engine: EnginePoller}, "uring", nil, EnginePoller, ""},
+		{"uring, keep-alive", Plan{Target: unix, KeepAlive: true, Engine: EngineUring}, "", nil, EngineUring, ""},
+		{"uring, no io_uring", Plan{Target: unix, Engine: EngineUring}, "", noRing, "", "--engine uring: io_uring is not available"},
+		{"uring, open model", Plan{Target: unix, Rate: 10, Engine: EngineUring}, "", nil, "", "closed model only"},
+		{"uring, cluster", Plan{Target: unix, Upstreams: two, Engine: EngineUring}, "", nil, "", "not https or clusters"},
+		{"env poller", Plan{Target: unix}, "poller", nil, EnginePoller, ""},
+		{"env uring, keep-alive", Plan{Target: unix, KeepAlive: true}, "uring", nil, EngineUring, ""},
+		{"env uring, open model", Plan{Target: unix, Rate: 10}, "uring", nil, EnginePoller, ""},
+		{"env uring, no io_uring", Plan{Target: unix}, "uring", noRing, EnginePoller, ""},
+		{"env bad", Plan{Target: unix}, "epoll", nil, "", "BACKBENCH_ENGINE: bad engine"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(EngineEnv, c.env)
+			withRing(t, c.ring)
+			got, err := c.p.ResolveEngine()
+			switch {
+			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Errorf("error %v, want %q", err, c.err)
+			case c.err == "" && (err != nil || got != c.want):
+				t.Errorf("%q, %v; want %q", got, err, c.want)
+			}
+			if c.ring != nil && c.err != "" && !errors.Is(err, sockets.ErrNoRing) {
+				t.Errorf("%v does not wrap ErrNoRing", err)
+			}
+		})
+	}
+}
+
+// TestEngineFallback: where io_uring cannot be set up, a run that auto
+// would give the ring engine runs on the poller, and says so.
+func TestEngineFallback(t *testing.T) {
+	t.Setenv(EngineEnv, "")
+	withRing(t, fmt.Errorf("%w (simulated)", sockets.ErrNoRing))
+	srv, err := fixtures.Start(fixtures.ProtoHTTP, "tcp", "127.0.0.1:0", fixtures.Options{BodyBytes: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tgt, err := sockets.ParseTarget(srv.URL("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Target: tgt, Concurrency: 3, Requests: 50, Timeout: 5 * time.Second}
+	m, err := Run(context.Background(), p, Options{Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Environment.Engine != EnginePoller || m.Counts.Complete != 50 {
+		t.Errorf("engine %q, complete %d", m.Environment.Engine, m.Counts.Complete)
+	}
+}
