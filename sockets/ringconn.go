@@ -123,13 +123,26 @@ func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.C
 	if size == 0 {
 		return nil, dialError(a, "connect", unix.EINVAL) // a Unix path too long
 	}
-	fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	typ := unix.SOCK_STREAM | unix.SOCK_CLOEXEC
+	if family == unix.AF_UNIX {
+		typ |= unix.SOCK_NONBLOCK
+	}
+	fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), uintptr(typ), 0)
 	if errno != 0 {
 		return nil, dialError(a, "socket", errno)
 	}
-	if family != unix.AF_UNIX {
-		one := int32(1)
+	if family == unix.AF_UNIX {
+		// A Unix connect completes within the call, or fails: with EAGAIN
+		// when the server's backlog is full, a Connect failure as on the
+		// poller's path, where a blocking connect would wait. The socket
+		// is then made blocking, for the ring's reads and writes.
+		_, _, errno = unix.RawSyscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&s.sa[0])), size)
+		if errno == 0 {
+			_, _, errno = unix.RawSyscall(unix.SYS_FCNTL, fd, unix.F_SETFL, 0)
+		}
+	} else {
 		// As net.Dial does: each write goes out at once.
+		one := int32(1)
 		_, _, errno = unix.RawSyscall6(unix.SYS_SETSOCKOPT, fd, unix.IPPROTO_TCP, unix.TCP_NODELAY,
 			uintptr(unsafe.Pointer(&one)), 4, 0)
 		if errno != 0 {
@@ -137,25 +150,29 @@ func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.C
 			return nil, dialError(a, "setsockopt", errno)
 		}
 	}
+	if errno != 0 {
+		unix.Close(int(fd))
+		return nil, dialError(a, "connect", errno)
+	}
 	c := &s.conn
 	c.fd, c.network, c.addr = int(fd), a.Network, a.Address
+	if family == unix.AF_UNIX {
+		return c, nil
+	}
 	var err error
-	switch {
-	case s.expired():
+	if s.expired() {
 		err = os.ErrDeadlineExceeded
-	default:
-		if res := s.do(opConnect, c.fd, unsafe.Pointer(&s.sa[0]), 0, uint64(size), 0); res < 0 {
-			err = c.ioError("connect", res)
-			if err == os.ErrDeadlineExceeded && ctx.Err() != nil {
+	} else if res := s.do(opConnect, c.fd, unsafe.Pointer(&s.sa[0]), 0, uint64(size), 0); res < 0 {
+		err = errnoOf(res)
+		if e := errnoOf(res); e == unix.ECANCELED || e == unix.EINTR {
+			err = os.ErrDeadlineExceeded
+			if ctx.Err() != nil {
 				err = ctx.Err()
 			}
 		}
 	}
 	if err != nil {
 		c.Close()
-		if se, ok := err.(*os.SyscallError); ok {
-			return nil, dialError(a, "connect", se.Err)
-		}
 		return nil, dialError(a, "connect", err)
 	}
 	return c, nil

@@ -3,6 +3,7 @@ package sockets
 import (
 	"iter"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -11,107 +12,181 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RingDriver runs tasks as coroutines over one Ring, on the goroutine that
-// calls Run: a task whose connection (a Conn bound to its slot with
-// UseRing) needs the kernel queues the operation in the ring and yields;
-// the driver submits what its tasks queued and waits for completions in
-// one system call, then resumes each task whose operation completed, with
-// its result. The tasks' code is the ordinary blocking code of a worker.
+// A ring driver runs tasks as coroutines over one Ring, on a goroutine of
+// its own: a task whose connection (a Conn bound to its slot with UseRing)
+// needs the kernel queues the operation in the ring and yields; the driver
+// submits what its tasks queued and waits for completions in one system
+// call, then resumes each task whose operation completed, with its result.
+// The tasks' code is the ordinary blocking code of a worker.
 //
-// The wait is bounded (at most MaxRingWait, or the nearest deadline of a
-// task's connection, which is then cancelled), and the driver lets the
-// runtime run other goroutines (timers, the garbage collector's
-// stop-the-world) after an interrupted wait, a wait that timed out, and at
-// least every MaxRingWait.
-type RingDriver struct {
+// The wait is made raw (see Ring.Enter) and bounded: at most MaxRingWait,
+// or until the nearest deadline of a task's connection, whose operation is
+// then cancelled. The driver lets the runtime run other goroutines (timers,
+// the garbage collector's stop-the-world) after an interrupted wait, a wait
+// that timed out, and at least every MaxRingWait.
+//
+// The drivers are shared by the whole process (RunOnRings), so that runs
+// that overlap in one process never hold more threads than the first
+// asked for.
+type ringDriver struct {
 	ring  *Ring
 	slots []*RingSlot
+	free  []*RingSlot
 	ready []*RingSlot
 	nap   time.Time // the last runtime.Gosched
+
+	mu      sync.Mutex
+	inbox   []ringTask
+	pending atomic.Bool
+	wake    chan struct{}
 }
 
-// MaxRingWait bounds one wait of a RingDriver in the kernel: 1 ms.
+// ringTask is a task handed to a driver: bind runs on the driver's
+// goroutine with the task's slot, before run.
+type ringTask struct {
+	bind func(*RingSlot)
+	run  func()
+}
+
+// MaxRingWait bounds one wait of a ring driver in the kernel: 1 ms.
 const MaxRingWait = time.Millisecond
+
+// ringEntries is the size of each driver's submission queue (its
+// completion queue is twice as large; the kernel keeps what overflows).
+const ringEntries = 1024
 
 // user data of operations whose completion nobody waits for.
 const ignored = ^uint64(0)
 
-// RingSlot is one task's place in a RingDriver: its coroutine, its
+// RingSlot is one task's place in a ring driver: its coroutine, its
 // operation in flight and the deadline of its connection.
 type RingSlot struct {
-	d        *RingDriver
+	d        *ringDriver
 	id       uint64
-	task     func()
 	yield    func(struct{}) bool
 	next     func() (struct{}, bool)
-	stop     func()
-	waiting  bool         // an operation is in flight
-	canceled bool         // its cancellation was queued
-	res      int32        // the result of the last operation
-	deadline atomic.Int64 // Unix ns of the connection's deadline; 0: none
-	buf      []byte       // the buffer of the operation in flight
-	sa       [unix.SizeofSockaddrAny]byte
+	waiting  bool                         // an operation is in flight
+	canceled bool                         // its cancellation was queued
+	res      int32                        // the result of the last operation
+	deadline atomic.Int64                 // Unix ns of the connection's deadline; 0: none
+	buf      []byte                       // the buffer of the operation in flight
+	sa       [unix.SizeofSockaddrAny]byte // the address of a connect in flight
 	conn     ringConn
 }
 
-// NewRingDriver returns a driver for up to tasks tasks, with a ring of its
-// own.
-func NewRingDriver(tasks int) (*RingDriver, error) {
-	n := uint32(8)
-	for n < uint32(4*tasks) {
-		n *= 2
+var ringPool struct {
+	sync.Mutex
+	drivers []*ringDriver
+}
+
+// RunOnRings runs n tasks on the process's ring drivers, spread over at
+// most threads of them (at least one), started as needed: for each task i,
+// bind(i, s) with the task's slot s (to bind its connection: Conn.UseRing),
+// then task(i). It returns when every task has returned, or at once with an
+// error when no ring can be set up (see RingAvailable); then no task ran.
+func RunOnRings(threads, n int, bind func(i int, s *RingSlot), task func(i int)) error {
+	threads = max(1, threads)
+	ringPool.Lock()
+	var err error
+	for len(ringPool.drivers) < threads {
+		var d *ringDriver
+		if d, err = newRingDriver(); err != nil {
+			break
+		}
+		ringPool.drivers = append(ringPool.drivers, d)
+		go d.loop()
 	}
-	r, err := NewRing(n)
+	drivers := ringPool.drivers[:min(threads, len(ringPool.drivers))]
+	ringPool.Unlock()
+	if len(drivers) == 0 {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for i := range n {
+		drivers[i%len(drivers)].add(ringTask{
+			bind: func(s *RingSlot) { bind(i, s) },
+			run: func() {
+				defer wg.Done()
+				task(i)
+			},
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+func newRingDriver() (*ringDriver, error) {
+	r, err := NewRing(ringEntries)
 	if err != nil {
 		return nil, err
 	}
-	return &RingDriver{ring: r}, nil
+	return &ringDriver{ring: r, wake: make(chan struct{}, 1)}, nil
 }
 
-// Slot returns a new slot of d for a task that Go will run.
-func (d *RingDriver) Slot() *RingSlot {
-	s := &RingSlot{d: d, id: uint64(len(d.slots))}
-	s.conn.s = s
-	d.slots = append(d.slots, s)
-	return s
+// add hands t to the driver.
+func (d *ringDriver) add(t ringTask) {
+	d.mu.Lock()
+	d.inbox = append(d.inbox, t)
+	d.pending.Store(true)
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
 }
 
-// Go sets the task of slot s; Run runs it.
-func (s *RingSlot) Go(task func()) { s.task = task }
-
-// Run runs the tasks of every slot until all have returned, then closes the
-// ring. A task's panic is raised again here.
-func (d *RingDriver) Run() {
-	defer d.ring.Close()
-	live := 0
-	for _, s := range d.slots {
-		if s.task == nil {
-			continue
+// start starts the tasks of the inbox, each in a free slot.
+func (d *ringDriver) start() int {
+	d.mu.Lock()
+	tasks := d.inbox
+	d.inbox = nil
+	d.pending.Store(false)
+	d.mu.Unlock()
+	for _, t := range tasks {
+		var s *RingSlot
+		if k := len(d.free); k > 0 {
+			s, d.free = d.free[k-1], d.free[:k-1]
+		} else {
+			s = &RingSlot{d: d, id: uint64(len(d.slots))}
+			s.conn.s, s.conn.fd = s, -1
+			d.slots = append(d.slots, s)
 		}
-		s.next, s.stop = iter.Pull(func(yield func(struct{}) bool) {
+		s.deadline.Store(0)
+		t.bind(s)
+		run := t.run
+		s.next, _ = iter.Pull(func(yield func(struct{}) bool) {
 			s.yield = yield
-			s.task()
+			run()
 		})
 		d.ready = append(d.ready, s)
-		live++
 	}
-	defer func() {
-		for _, s := range d.slots {
-			if s.stop != nil {
-				s.stop()
-			}
-		}
-	}()
+	return len(tasks)
+}
+
+// loop runs the driver's tasks for ever, parked while it has none.
+func (d *ringDriver) loop() {
+	live := 0
 	d.nap = time.Now()
 	for {
+		if live == 0 && !d.pending.Load() {
+			d.ring.Enter(false, 0) // the closes queued last
+			<-d.wake
+			d.nap = time.Now()
+		}
+		if d.pending.Load() {
+			live += d.start()
+		}
 		for _, s := range d.ready {
 			if _, ok := s.next(); !ok {
 				live--
+				s.next, s.yield = nil, nil
+				d.free = append(d.free, s)
 			}
 		}
 		d.ready = d.ready[:0]
 		if live == 0 {
-			break
+			continue
 		}
 		now := time.Now()
 		wait := MaxRingWait
@@ -143,11 +218,9 @@ func (d *RingDriver) Run() {
 			d.nap = time.Now()
 		}
 	}
-	// Submit the closes queued last; the kernel runs them at once.
-	d.ring.Enter(false, 0)
 }
 
-func (d *RingDriver) complete(ud uint64, res int32) {
+func (d *ringDriver) complete(ud uint64, res int32) {
 	if ud >= uint64(len(d.slots)) {
 		return
 	}

@@ -171,11 +171,12 @@ func (r *Ring) get() *sqe {
 
 // Enter submits every queued SQE and, when wait is set, waits until a
 // completion is posted or timeout has passed (at least 1 µs): one system
-// call, made raw (the runtime is not told that the thread blocks, which
-// saves its system call hand-off). The caller must keep the wait short and
-// let the runtime run (runtime.Gosched) after an EINTR, which is how the
-// runtime's preemption signal shows here. It returns 0, EINTR, ETIME (the
-// timeout passed) or another errno.
+// call, made raw. The runtime is not told that the thread blocks, which
+// saves its system call hand-off, but no other goroutine gets the thread's
+// P meanwhile, and a stop-the-world waits for the call to return: the
+// caller must keep the wait short and let the runtime run (runtime.Gosched)
+// after an EINTR, which is how the runtime's preemption signal shows here.
+// It returns 0, EINTR, ETIME (the timeout passed) or another errno.
 func (r *Ring) Enter(wait bool, timeout time.Duration) syscall.Errno {
 	atomic.StoreUint32(r.sqTail, r.tail)
 	n := r.tail - atomic.LoadUint32(r.sqHead)
@@ -186,8 +187,7 @@ func (r *Ring) Enter(wait bool, timeout time.Duration) syscall.Errno {
 		_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 0, 0, 0, 0)
 		return errno
 	}
-	timeout = max(timeout, time.Microsecond)
-	r.ts = unix.NsecToTimespec(int64(timeout))
+	r.ts = unix.NsecToTimespec(int64(max(timeout, time.Microsecond)))
 	_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 1,
 		enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
 	return errno

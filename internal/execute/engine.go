@@ -87,10 +87,12 @@ func (p *Plan) ResolveEngine() (string, error) {
 	return EnginePoller, nil
 }
 
-// ringEngine runs a run's workers over io_uring: one RingDriver per thread
-// (GOMAXPROCS, at most one per worker), each running its share of the
-// workers as coroutines. A worker whose client cannot use a ring runs in a
-// goroutine of its own, as does every worker when a ring cannot be set up.
+// ringEngine runs a run's workers over io_uring (sockets.RunOnRings): one
+// ring driver per thread but one, at least one (a thread stays free for the
+// rest of the process: timers, the network poller), each running its share
+// of the workers as coroutines. A worker whose client cannot use a ring
+// runs in a goroutine of its own, as does every worker when no ring can be
+// set up.
 type ringEngine struct{}
 
 // ringUser is a client that can do its I/O through a ring slot
@@ -102,29 +104,21 @@ type ringUser interface {
 // Run runs work(i) for every client i; see run.Engine.
 func (ringEngine) Run(clients []load.Client, work func(i int)) {
 	var wg sync.WaitGroup
-	threads := max(1, min(runtime.GOMAXPROCS(0), len(clients)))
-	drivers := make([]*sockets.RingDriver, threads)
-	for t := range drivers {
-		d, err := sockets.NewRingDriver((len(clients) + threads - 1) / threads)
-		if err != nil {
-			break
-		}
-		drivers[t] = d
-	}
+	var ring []int
 	for i, c := range clients {
-		d := drivers[i%threads]
-		u, ok := c.(ringUser)
-		if d == nil || !ok {
+		if _, ok := c.(ringUser); ok {
+			ring = append(ring, i)
+		} else {
 			wg.Go(func() { work(i) })
-			continue
 		}
-		s := d.Slot()
-		u.UseRing(s)
-		s.Go(func() { work(i) })
 	}
-	for _, d := range drivers {
-		if d != nil {
-			wg.Go(d.Run)
+	threads := min(runtime.GOMAXPROCS(0)-1, len(ring))
+	err := sockets.RunOnRings(threads, len(ring),
+		func(k int, s *sockets.RingSlot) { clients[ring[k]].(ringUser).UseRing(s) },
+		func(k int) { work(ring[k]) })
+	if err != nil {
+		for _, i := range ring {
+			wg.Go(func() { work(i) })
 		}
 	}
 	wg.Wait()
