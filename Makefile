@@ -14,8 +14,12 @@ build:
 # race detector slows the client's own code too much to measure it)
 # (deploy/kubernetes is a module of its own: the Kubernetes API
 # types its manifest test needs stay out of backbench's dependencies).
+# The load-path tests run twice: with the default engine (auto: io_uring
+# for runs without keep-alive where the kernel allows it) and again with
+# BACKBENCH_ENGINE=poller, so that every engine that ships passes them.
 test: lint
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	BACKBENCH_ENGINE=poller $(GO) test -race -count=1 -timeout 15m ./cmd/backbench ./internal/...
 	$(GO) test -count=1 -run '^TestOpenModelPacingError$$' -v ./cmd/backbench
 	cd deploy/kubernetes && $(GO) test -race -count=1 ./...
 

@@ -275,6 +275,11 @@ func run() error {
 		n := strconv.Itoa(runtime.NumCPU())
 		return ref{tool{"--threads " + n, append([]string{bb, "bench", "-q", "--threads", n}, extra...)}, "below 1: every CPU is cheaper than the default", false}
 	}
+	// poller is backbench on the poller engine, where auto picks io_uring
+	// (no keep-alive): what the ring engine buys.
+	poller := func(extra ...string) ref {
+		return ref{tool{"--engine poller", append([]string{bb, "bench", "-q", "--engine", "poller"}, extra...)}, "CPU below 1: the default engine (io_uring here) costs less than the poller", false}
+	}
 	// loopRefs are the prototype client loops built above, as reference
 	// lines of an HTTP pair: `-c C -d DUR [-k] URL`.
 	loopRefs := func(keep bool, url string) []ref {
@@ -304,7 +309,7 @@ func run() error {
 				server: []int{ng.pid},
 				a:      bench("-c", c, "-n", n, url),
 				b:      tool{"ab", []string{have["ab"], "-q", "-c", c, "-n", n, url}},
-				refs:   append([]ref{batch("-c", c, "-n", n, url)}, loopRefs(false, url)...),
+				refs:   append([]ref{poller("-c", c, "-n", n, url), batch("-c", c, "-n", n, url)}, loopRefs(false, url)...),
 				need:   1.1,
 				maxCPU: 0.9,
 			})

@@ -333,7 +333,7 @@ func TestClientSched(t *testing.T) {
 		}
 	}
 	_, out, _ := runMain(t, context.Background(), "bench", "-q", "-n", "5", "--client-sched", "batch", srv.URL("/"))
-	if !regexp.MustCompile(`Client CPU: .* cores, SCHED_BATCH\n`).MatchString(out) {
+	if !regexp.MustCompile(`Client CPU: .* cores, SCHED_BATCH, (poller|uring) engine\n`).MatchString(out) {
 		t.Errorf("the text report does not name the policy:\n%s", out)
 	}
 }

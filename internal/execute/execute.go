@@ -262,6 +262,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	m.Environment = stats.CurrentEnvironment(o.Version)
 	m.Environment.Engine = engine
 	m.Client = clientHealth(out, setup.Policy)
+	m.Client.Engine = engine
 	observed(m)
 	m.TLS = tlsInfo(p.dialer, p.TLS)
 	tw := 0

@@ -196,6 +196,9 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	if s.TimeTaken >= stats.CPUShareMinSeconds {
 		share = fmt.Sprintf("%.0f%%", c.CPUPercent)
 	}
+	if c.Engine != "" {
+		policy += ", " + c.Engine + " engine"
+	}
 	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %s of one core, %d %s%s",
 		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, share, c.Cores, cores, policy)
 	for _, wmsg := range c.Warnings {

@@ -48,6 +48,9 @@ type ClientHealth struct {
 	// Scheduling is the scheduling policy of the client's threads
 	// (SCHED_BATCH or SCHED_OTHER).
 	Scheduling string `json:"scheduling"`
+	// Engine is the engine that ran the workers, as in the record's
+	// environment ("" in records made before engines were chosen).
+	Engine string `json:"engine,omitempty"`
 	// SchedulerLateMaxMs is the worst wake-up delay of a 10 ms timer during
 	// the run, in ms.
 	SchedulerLateMaxMs float64 `json:"scheduler_late_max_ms"`
