@@ -51,9 +51,14 @@ type ringTask struct {
 // MaxRingWait bounds one wait of a ring driver in the kernel: 1 ms.
 const MaxRingWait = time.Millisecond
 
-// ringEntries is the size of each driver's submission queue (its
-// completion queue is twice as large; the kernel keeps what overflows).
-const ringEntries = 1024
+// ringEntries and ringCQEntries size each driver's queues: every worker
+// of a driver has at most one operation in flight (and a close and a
+// cancellation without waiting), and a worker's completion that finds the
+// queue full is kept by the kernel until there is room.
+const (
+	ringEntries   = 1024
+	ringCQEntries = 16384
+)
 
 // user data of operations whose completion nobody waits for.
 const ignored = ^uint64(0)
@@ -117,7 +122,7 @@ func RunOnRings(threads, n int, bind func(i int, s *RingSlot), task func(i int))
 }
 
 func newRingDriver() (*ringDriver, error) {
-	r, err := NewRing(ringEntries)
+	r, err := NewRing(ringEntries, ringCQEntries)
 	if err != nil {
 		return nil, err
 	}

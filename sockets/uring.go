@@ -19,6 +19,7 @@ const (
 	offCQRing = 0x8000000
 	offSQEs   = 0x10000000
 
+	setupCQSize      = 1 << 3
 	setupCoopTaskrun = 1 << 8
 	setupTaskrunFlag = 1 << 9
 
@@ -106,9 +107,16 @@ type Ring struct {
 // (kernel.io_uring_disabled), or filtered out (seccomp in containers).
 var ErrNoRing = errors.New("io_uring is not available")
 
-// NewRing sets up a ring of at least entries submission entries.
-func NewRing(entries uint32) (*Ring, error) {
+// NewRing sets up a ring of at least entries submission entries and, when
+// cqEntries is larger than twice that, of cqEntries completion entries (a
+// completion that finds the completion queue full is kept by the kernel
+// until there is room, but costs more).
+func NewRing(entries, cqEntries uint32) (*Ring, error) {
 	p := ringParams{flags: setupCoopTaskrun | setupTaskrunFlag}
+	if cqEntries > 2*entries {
+		p.flags |= setupCQSize
+		p.cqEntries = cqEntries
+	}
 	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
 	if errno == unix.EINVAL {
 		p = ringParams{}
@@ -224,7 +232,7 @@ var ringProbe struct {
 // (probed once), or why not (wrapping ErrNoRing when the kernel refuses).
 func RingAvailable() error {
 	ringProbe.once.Do(func() {
-		r, err := NewRing(4)
+		r, err := NewRing(4, 0)
 		if err == nil {
 			r.Close()
 		}
