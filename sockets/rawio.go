@@ -145,12 +145,16 @@ func (r *RawIO) CloseAfterPeer(buf []byte) bool {
 	c := r.conn
 	defer r.Reset(nil)
 	defer c.Close()
-	for r.rc != nil && len(buf) > 0 {
-		r.b, r.n, r.errno, r.wouldBlock = buf, 0, 0, false
-		err := r.rc.Read(r.peek)
-		r.b = nil
-		if err != nil {
-			return false
+	for (r.rc != nil || r.ring != nil) && len(buf) > 0 {
+		if r.ring != nil {
+			r.n, r.errno, r.wouldBlock = r.ring.peek(buf)
+		} else {
+			r.b, r.n, r.errno, r.wouldBlock = buf, 0, 0, false
+			err := r.rc.Read(r.peek)
+			r.b = nil
+			if err != nil {
+				return false
+			}
 		}
 		if r.wouldBlock {
 			break // wait below, within the grace
