@@ -45,7 +45,7 @@ var ringAvailable = sockets.RingAvailable
 // ResolveEngine returns the engine the plan runs with: Plan.Engine, or when
 // that is auto (or empty) the value of BACKBENCH_ENGINE if set, and for auto
 // uring on the path where it costs less client CPU per request than the
-// poller (a closed-model run without keep-alive to a plain TCP or Unix
+// poller (a closed-model HTTP run without keep-alive to a plain TCP or Unix
 // target with one address; see README's Performance), when io_uring can be
 // set up here; poller otherwise. An explicit --engine uring where it cannot
 // run is an error; BACKBENCH_ENGINE=uring there falls back to poller.
@@ -71,7 +71,9 @@ func (p *Plan) ResolveEngine() (string, error) {
 		why = errors.New("--engine uring runs the closed model only, not --rate")
 	case p.TLS != nil || len(p.Upstreams) > 1:
 		why = errors.New("--engine uring runs plain TCP and Unix targets with one address, not https or clusters")
-	case e == EngineAuto && p.KeepAlive:
+	case e == EngineAuto && (p.KeepAlive || p.Target.Scheme != sockets.SchemeHTTP):
+		// Measured: with keep-alive, and for FastCGI without KEEP_CONN to
+		// php-fpm, the ring engine costs more client CPU than the poller.
 		return EnginePoller, nil
 	default:
 		if err := ringAvailable(); err != nil {

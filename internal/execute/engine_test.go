@@ -25,7 +25,8 @@ func withRing(t *testing.T, err error) {
 // otherwise; an explicit uring where it cannot run is an error, and
 // BACKBENCH_ENGINE replaces auto only.
 func TestResolveEngine(t *testing.T) {
-	unix := sockets.Target{Network: "unix", Address: "/run/app.sock"}
+	unix := sockets.Target{Scheme: sockets.SchemeHTTP, Network: "unix", Address: "/run/app.sock"}
+	fcgi := sockets.Target{Scheme: sockets.SchemeFCGI, Network: "unix", Address: "/run/fpm.sock"}
 	two := []sockets.Addr{{Network: "tcp", Address: "127.0.0.1:9000"}, {Network: "tcp", Address: "127.0.0.1:9001"}}
 	noRing := fmt.Errorf("%w (io_uring_setup: operation not permitted)", sockets.ErrNoRing)
 	for _, c := range []struct {
@@ -37,6 +38,9 @@ func TestResolveEngine(t *testing.T) {
 	}{
 		{"auto, close", Plan{Target: unix}, "", nil, EngineUring, ""},
 		{"auto, keep-alive", Plan{Target: unix, KeepAlive: true}, "", nil, EnginePoller, ""},
+		{"auto, fcgi", Plan{Target: fcgi}, "", nil, EnginePoller, ""},
+		{"uring, fcgi", Plan{Target: fcgi, Engine: EngineUring}, "", nil, EngineUring, ""},
+		{"env uring, fcgi", Plan{Target: fcgi}, "uring", nil, EngineUring, ""},
 		{"auto, open model", Plan{Target: unix, Rate: 10}, "", nil, EnginePoller, ""},
 		{"auto, TLS", Plan{Target: unix, TLS: &tls.Config{}}, "", nil, EnginePoller, ""},
 		{"auto, cluster", Plan{Target: unix, Upstreams: two}, "", nil, EnginePoller, ""},
