@@ -96,8 +96,9 @@ func (c *Conn) Dial(ctx context.Context, d *Dialer, deadline time.Time) error {
 	return nil
 }
 
-// UseRing binds c to slot s of a RingDriver, whose task is the only user of
-// c from then on (nil: unbound). Takes effect at the next Dial.
+// UseRing binds c to slot s of a ring driver (RunOnRings), whose task is
+// the only user of c from then on (nil: unbound). Takes effect at the next
+// Dial.
 func (c *Conn) UseRing(s *RingSlot) { c.ring = s }
 
 // Close closes the connection, if one is open. The cancellation hook stays

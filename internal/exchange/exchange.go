@@ -175,7 +175,7 @@ func (l *Loop) Read(r *load.Result, b []byte) (int, error) {
 }
 
 // UseRing makes the loop's connections go through slot s of a ring driver,
-// whose task runs the loop from then on (see sockets.RingDriver).
+// whose task runs the loop from then on (see sockets.RunOnRings).
 func (l *Loop) UseRing(s *sockets.RingSlot) { l.Conn.UseRing(s) }
 
 // Close closes the worker's connection, if any, and unhooks it from the

@@ -20,7 +20,7 @@ const (
 	// poller.
 	EnginePoller = "poller"
 	// EngineUring runs the workers as coroutines, one io_uring driver per
-	// thread (sockets.RingDriver).
+	// thread but one (sockets.RunOnRings).
 	EngineUring = "uring"
 )
 
