@@ -212,7 +212,10 @@ func parseHead(b []byte, h *Head) error {
 			}
 		}
 		prev = 0
+		// The length first: most header lines are none of these, and
+		// EqualFold compares the bytes before it compares lengths.
 		switch {
+		case !framingLen[len(name)&31]:
 		case bytes.EqualFold(name, hdrContentLength):
 			prev = 1
 			n, err := parseContentLength(value)
@@ -252,6 +255,15 @@ func parseHead(b []byte, h *Head) error {
 		}
 	}
 }
+
+// framingLen marks the lengths of the header names parseHead looks at
+// (len&31: every name is shorter than 32).
+var framingLen = func() (m [32]bool) {
+	for _, h := range [][]byte{hdrContentLength, hdrTransferEncoding, hdrConnection, hdrKeepAlive, hdrServer} {
+		m[len(h)] = true
+	}
+	return m
+}()
 
 var (
 	hdrContentLength    = []byte("Content-Length")
