@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/sockets"
@@ -94,8 +95,13 @@ func (p *Plan) ResolveEngine() (string, error) {
 // rest of the process: timers, the network poller), each running its share
 // of the workers as coroutines. A worker whose client cannot use a ring
 // runs in a goroutine of its own, as does every worker when no ring can be
-// set up.
-type ringEngine struct{}
+// set up (fellBack then says so, for the record).
+type ringEngine struct {
+	fellBack atomic.Bool
+}
+
+// runOnRings is sockets.RunOnRings (a variable for tests).
+var runOnRings = sockets.RunOnRings
 
 // ringUser is a client that can do its I/O through a ring slot
 // (exchange.Loop).
@@ -104,7 +110,7 @@ type ringUser interface {
 }
 
 // Run runs work(i) for every client i; see run.Engine.
-func (ringEngine) Run(clients []load.Client, work func(i int)) {
+func (e *ringEngine) Run(clients []load.Client, work func(i int)) {
 	var wg sync.WaitGroup
 	var ring []int
 	for i, c := range clients {
@@ -115,10 +121,11 @@ func (ringEngine) Run(clients []load.Client, work func(i int)) {
 		}
 	}
 	threads := min(runtime.GOMAXPROCS(0)-1, len(ring))
-	err := sockets.RunOnRings(threads, len(ring),
+	err := runOnRings(threads, len(ring),
 		func(k int, s *sockets.RingSlot) { clients[ring[k]].(ringUser).UseRing(s) },
 		func(k int) { work(ring[k]) })
 	if err != nil {
+		e.fellBack.Store(true)
 		for _, i := range ring {
 			wg.Go(func() { work(i) })
 		}

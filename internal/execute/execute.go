@@ -216,8 +216,10 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		KeepOnUnreachable: o.KeepOnUnreachable}
 	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
 		Watch: watch}
+	var ring *ringEngine
 	if engine == EngineUring {
-		cfg.Engine = ringEngine{}
+		ring = &ringEngine{}
+		cfg.Engine = ring
 	}
 	var out run.Outcome
 	var acc run.OpenAccount
@@ -239,6 +241,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	announce()
 	if o.Setup == nil {
 		warnDeadUpstreams(p.Target, p.Upstreams, watch.UpstreamErrors(), stderr)
+	}
+	if ring != nil && ring.fellBack.Load() {
+		engine = EnginePoller // no ring could be set up after all
 	}
 	m := rec.Merge()
 	m.Unreachable, m.BackendLost = unreachable, watch.Lost()
