@@ -190,8 +190,9 @@ func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.C
 	if s.expired() {
 		err = os.ErrDeadlineExceeded
 	} else if res := s.do(opConnect, c.fd, unsafe.Pointer(&s.sa[0]), 0, uint64(size), 0); res < 0 {
-		err = errnoOf(res)
-		if e := errnoOf(res); e == unix.ECANCELED || e == unix.EINTR {
+		e := errnoOf(res)
+		err = e
+		if e == unix.ECANCELED || e == unix.EINTR {
 			err = os.ErrDeadlineExceeded
 			if ctx.Err() != nil {
 				err = ctx.Err()
@@ -213,13 +214,13 @@ func (s *RingSlot) sockaddr(sa unix.Sockaddr) (family int, size uintptr) {
 	case *unix.SockaddrInet4:
 		r := (*unix.RawSockaddrInet4)(unsafe.Pointer(&s.sa[0]))
 		r.Family = unix.AF_INET
-		r.Port = htons(sa.Port)
+		putPort(&r.Port, sa.Port)
 		r.Addr = sa.Addr
 		return unix.AF_INET, unix.SizeofSockaddrInet4
 	case *unix.SockaddrInet6:
 		r := (*unix.RawSockaddrInet6)(unsafe.Pointer(&s.sa[0]))
 		r.Family = unix.AF_INET6
-		r.Port = htons(sa.Port)
+		putPort(&r.Port, sa.Port)
 		r.Addr = sa.Addr
 		r.Scope_id = sa.ZoneId
 		return unix.AF_INET6, unix.SizeofSockaddrInet6
@@ -248,7 +249,12 @@ func (s *RingSlot) sockaddr(sa unix.Sockaddr) (family int, size uintptr) {
 	return unix.AF_UNIX, 2
 }
 
-func htons(p int) uint16 { return uint16(p>>8) | uint16(p)<<8 }
+// putPort writes port into a sockaddr's port field in network byte order,
+// whatever the machine's byte order.
+func putPort(field *uint16, port int) {
+	b := (*[2]byte)(unsafe.Pointer(field))
+	b[0], b[1] = byte(port>>8), byte(port)
+}
 
 // dialError is a failed dial's error as connectRaw words it.
 func dialError(a Addr, op string, err error) error {

@@ -74,55 +74,43 @@ func TestResolveEngine(t *testing.T) {
 }
 
 // TestEngineFallback: where io_uring cannot be set up, a run that auto
-// would give the ring engine runs on the poller, and says so.
+// would give the ring engine runs on the poller and its record says so:
+// whether the probe says so first, or the probe passed and no ring can be
+// set up when the run starts.
 func TestEngineFallback(t *testing.T) {
-	t.Setenv(EngineEnv, "")
-	withRing(t, fmt.Errorf("%w (simulated)", sockets.ErrNoRing))
-	srv, err := fixtures.Start(fixtures.ProtoHTTP, "tcp", "127.0.0.1:0", fixtures.Options{BodyBytes: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	tgt, err := sockets.ParseTarget(srv.URL("/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Plan{Target: tgt, Concurrency: 3, Requests: 50, Timeout: 5 * time.Second}
-	m, err := Run(context.Background(), p, Options{Quiet: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Environment.Engine != EnginePoller || m.Counts.Complete != 50 {
-		t.Errorf("engine %q, complete %d", m.Environment.Engine, m.Counts.Complete)
-	}
-}
-
-// TestEngineLateFallback: when the probe said io_uring works but no ring
-// can be set up when the run starts, the workers run on the poller and the
-// record says poller, not uring.
-func TestEngineLateFallback(t *testing.T) {
-	t.Setenv(EngineEnv, "")
-	withRing(t, nil)
-	old := runOnRings
-	runOnRings = func(int, int, func(int, *sockets.RingSlot), func(int)) error {
-		return fmt.Errorf("%w (simulated)", sockets.ErrNoRing)
-	}
-	t.Cleanup(func() { runOnRings = old })
-	srv, err := fixtures.Start(fixtures.ProtoHTTP, "tcp", "127.0.0.1:0", fixtures.Options{BodyBytes: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	tgt, err := sockets.ParseTarget(srv.URL("/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Plan{Target: tgt, Concurrency: 3, Requests: 50, Timeout: 5 * time.Second}
-	m, err := Run(context.Background(), p, Options{Quiet: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Environment.Engine != EnginePoller || m.Client.Engine != EnginePoller || m.Counts.Complete != 50 || srv.Requests() != 50 {
-		t.Errorf("engine %q/%q, complete %d, served %d", m.Environment.Engine, m.Client.Engine, m.Counts.Complete, srv.Requests())
+	refused := fmt.Errorf("%w (simulated)", sockets.ErrNoRing)
+	for _, tc := range []struct {
+		name              string
+		probe, ringsSetUp error
+	}{
+		{"probe refuses", refused, nil},
+		{"rings refused after the probe", nil, refused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(EngineEnv, "")
+			withRing(t, tc.probe)
+			if tc.ringsSetUp != nil {
+				old := runOnRings
+				runOnRings = func(int, int, func(int, *sockets.RingSlot), func(int)) error { return tc.ringsSetUp }
+				t.Cleanup(func() { runOnRings = old })
+			}
+			srv, err := fixtures.Start(fixtures.ProtoHTTP, "tcp", "127.0.0.1:0", fixtures.Options{BodyBytes: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			tgt, err := sockets.ParseTarget(srv.URL("/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &Plan{Target: tgt, Concurrency: 3, Requests: 50, Timeout: 5 * time.Second}
+			m, err := Run(context.Background(), p, Options{Quiet: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Environment.Engine != EnginePoller || m.Client.Engine != EnginePoller || m.Counts.Complete != 50 || srv.Requests() != 50 {
+				t.Errorf("engine %q/%q, complete %d, served %d", m.Environment.Engine, m.Client.Engine, m.Counts.Complete, srv.Requests())
+			}
+		})
 	}
 }
