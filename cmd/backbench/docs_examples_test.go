@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,7 +23,7 @@ import (
 // next), against the built-in backends: every documented address is
 // replaced by a `backbench serve` of the same protocol and network (see
 // exampleRewriter for the rules, which also bound the run). A line must
-// exit 0. Lines of other programs (make, bash scripts/..., docker) are not
+// exit 0 (or 3, an objective failed, for a line with --slo). Lines of other programs (make, bash scripts/..., docker) are not
 // run; a block that needs a Kubernetes cluster (kubectl) is skipped as a
 // whole: deploy/kubernetes tests its manifest.
 func TestDocExamples(t *testing.T) {
@@ -39,9 +40,9 @@ func TestDocExamples(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 
 	rw := &exampleRewriter{dir: sockDir}
-	rw.fcgi = startServe(t, bin, sockDir, "fcgi", "--protocol", "fcgi")
-	rw.http = startServe(t, bin, sockDir, "http", "--protocol", "http")
-	rw.https = startServe(t, bin, sockDir, "https", "--protocol", "http", "--tls")
+	rw.fcgi = startDocServe(t, bin, sockDir, "fcgi", "--protocol", "fcgi")
+	rw.http = startDocServe(t, bin, sockDir, "http", "--protocol", "http")
+	rw.https = startDocServe(t, bin, sockDir, "https", "--protocol", "http", "--tls")
 	rw.pidfile = filepath.Join(sockDir, "backend.pid")
 	if err := os.WriteFile(rw.pidfile, []byte(strconv.Itoa(rw.fcgi.pid)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -49,8 +50,8 @@ func TestDocExamples(t *testing.T) {
 
 	ran := 0
 	for _, file := range docFiles(t) {
-		rel := strings.TrimPrefix(filepath.ToSlash(file), repoRoot+"/")
-		for _, blk := range shellBlocks(readDoc(t, file)) {
+		rel := strings.TrimPrefix(filepath.ToSlash(file), docsRoot+"/")
+		for _, blk := range shellBlocks(readDocFile(t, file)) {
 			if strings.Contains(blk.text, "kubectl ") {
 				continue
 			}
@@ -73,8 +74,15 @@ func TestDocExamples(t *testing.T) {
 					out, err := cmd.CombinedOutput()
 					cancel()
 					ran++
+					// With --slo, exit status 3 (an objective failed) is an
+					// outcome, not a broken example: on a busy machine the
+					// client's own lateness can fail a latency objective.
+					var ee *exec.ExitError
+					if err != nil && errors.As(err, &ee) && ee.ExitCode() == 3 && strings.Contains(line, "--slo") && strings.Contains(string(out), "objective") {
+						err = nil
+					}
 					if err != nil {
-						t.Errorf("documented: %s\nran:        %s\n%v\n%s", c, line, err, tail(out, 3000))
+						t.Errorf("documented: %s\nran:        %s\n%v\n%s", c, line, err, docTail(out, 3000))
 					}
 				}
 			})
@@ -175,7 +183,7 @@ type serveAddrs struct {
 // startServe starts `backbench serve` on a kernel-chosen TCP port and a Unix
 // socket, and returns its addresses once it listens on both; it is stopped
 // when the test ends.
-func startServe(t *testing.T, bin, dir, name string, args ...string) serveAddrs {
+func startDocServe(t *testing.T, bin, dir, name string, args ...string) serveAddrs {
 	t.Helper()
 	sock := filepath.Join(dir, name+".sock")
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "tcp:127.0.0.1:0", "--listen", "unix:" + sock}, args...)...)
@@ -261,7 +269,7 @@ func runServeExample(t *testing.T, env []string, dir, line string) {
 //     sweep's -c at most its first 3 levels (a range A:B:S becomes A:A+S:S),
 //     a capacity search at most 20 req/s (or -c 20) without warm-up, probe's
 //     idle-timeout check at most 1 s, and a --start-at time computed as
-//     "now + N" starts in 2 s.
+//     "now + N" starts in 3 s.
 type exampleRewriter struct {
 	dir               string
 	fcgi, http, https serveAddrs
@@ -331,7 +339,7 @@ func (rw *exampleRewriter) rewrite(line string) string {
 	line = pidRe.ReplaceAllString(line, "--backend-pid "+strconv.Itoa(rw.fcgi.pid))
 	line = pidfileRe.ReplaceAllString(line, "--backend-pidfile "+rw.pidfile)
 	line = dirRe.ReplaceAllString(line, rw.dir+"/")
-	line = startAtRe.ReplaceAllString(line, "$(date +%s) + 2")
+	line = startAtRe.ReplaceAllString(line, "$(date +%s) + 3")
 	line = requestsRe.ReplaceAllStringFunc(line, func(s string) string {
 		m := requestsRe.FindStringSubmatch(s)
 		if v, _ := strconv.Atoi(m[3]); v > 100 {
@@ -389,7 +397,7 @@ func shortLevels(spec string) string {
 	return strings.Join(parts, ",")
 }
 
-func tail(b []byte, n int) string {
+func docTail(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
 	}
@@ -419,7 +427,7 @@ func TestExampleRewriter(t *testing.T) {
 			"backbench capacity -t 1 --max 20 --warmup 0 --slo 'p99<=50ms' http://127.0.0.1:1002/"},
 		{"backbench serve --protocol fcgi --listen tcp:127.0.0.1:9001 --listen unix:/tmp/bb.sock",
 			"backbench serve --protocol fcgi --listen tcp:127.0.0.1:0 --listen unix:/d/serve-example-2.sock"},
-		{"T=$(( $(date +%s) + 30 ))", "T=$(( $(date +%s) + 2 ))"},
+		{"T=$(( $(date +%s) + 30 ))", "T=$(( $(date +%s) + 3 ))"},
 		{"backbench probe http://127.0.0.1:3000/", "backbench probe --idle-max 1 http://127.0.0.1:1002/"},
 	} {
 		if got := rw.rewrite(c.in); got != c.want {

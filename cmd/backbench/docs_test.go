@@ -17,22 +17,22 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// repoRoot is the repository's top directory, seen from this package.
-const repoRoot = "../.."
+// docsRoot is the repository's top directory, seen from this package.
+const docsRoot = "../.."
 
 // docFiles returns README.md and every page of docs/, as paths from this
 // package's directory.
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	pages, err := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("no pages in docs/: %v", err)
 	}
-	return append([]string{filepath.Join(repoRoot, "README.md")}, pages...)
+	return append([]string{filepath.Join(docsRoot, "README.md")}, pages...)
 }
 
 // readDoc returns a file's text.
-func readDoc(t *testing.T, path string) string {
+func readDocFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -43,7 +43,7 @@ func readDoc(t *testing.T, path string) string {
 
 // proseLines returns the lines of a Markdown text that are outside fenced
 // code blocks (a link or a heading in a code block is not one).
-func proseLines(text string) []string {
+func docProseLines(text string) []string {
 	var out []string
 	fence := ""
 	for _, l := range strings.Split(text, "\n") {
@@ -91,10 +91,10 @@ func githubSlug(heading string) string {
 
 // anchors returns the anchors of a Markdown text's headings, with GitHub's
 // suffixes for repeated ones (-1, -2 ...).
-func anchors(text string) map[string]bool {
+func docAnchors(text string) map[string]bool {
 	seen := map[string]int{}
 	out := map[string]bool{}
-	for _, l := range proseLines(text) {
+	for _, l := range docProseLines(text) {
 		m := headingRe.FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -112,9 +112,9 @@ func anchors(text string) map[string]bool {
 
 // links returns the link targets of a Markdown text, outside code blocks
 // and code spans.
-func links(text string) []string {
+func docLinkTargets(text string) []string {
 	var out []string
-	for _, l := range proseLines(text) {
+	for _, l := range docProseLines(text) {
 		l = codeSpan.ReplaceAllString(l, "")
 		for _, m := range linkRe.FindAllStringSubmatch(l, -1) {
 			out = append(out, m[1])
@@ -137,7 +137,7 @@ func TestGithubSlug(t *testing.T) {
 			t.Errorf("githubSlug(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	a := anchors("# x\n## x\n```\n# not a heading\n```\n## x\n")
+	a := docAnchors("# x\n## x\n```\n# not a heading\n```\n## x\n")
 	for _, want := range []string{"x", "x-1", "x-2"} {
 		if !a[want] {
 			t.Errorf("anchors: %q missing from %v", want, a)
@@ -151,7 +151,7 @@ func TestGithubSlug(t *testing.T) {
 // TestDocLinks checks that every relative link of README.md and docs/*.md
 // names a file of the repository, and every #anchor a heading of its page.
 func TestDocLinks(t *testing.T) {
-	root, err := filepath.Abs(repoRoot)
+	root, err := filepath.Abs(docsRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,14 +160,14 @@ func TestDocLinks(t *testing.T) {
 		if a, ok := anchorsOf[path]; ok {
 			return a
 		}
-		anchorsOf[path] = anchors(readDoc(t, path))
+		anchorsOf[path] = docAnchors(readDocFile(t, path))
 		return anchorsOf[path]
 	}
 	checked := 0
 	for _, file := range docFiles(t) {
 		abs, _ := filepath.Abs(file)
 		rel, _ := filepath.Rel(root, abs)
-		for _, target := range links(readDoc(t, file)) {
+		for _, target := range docLinkTargets(readDocFile(t, file)) {
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
 			}
@@ -205,7 +205,7 @@ func TestDocLinks(t *testing.T) {
 // TestReadmeFrontPage checks the front page's size and that every command
 // has its page in the manual, linked from it.
 func TestReadmeFrontPage(t *testing.T) {
-	readme := readDoc(t, filepath.Join(repoRoot, "README.md"))
+	readme := readDocFile(t, filepath.Join(docsRoot, "README.md"))
 	if n := strings.Count(readme, "\n"); n > 300 {
 		t.Errorf("README.md has %d lines; a front page has at most 300 (the manual is docs/)", n)
 	}
@@ -244,7 +244,7 @@ func commandFlags(name string) *pflag.FlagSet {
 // old spellings) are left out.
 func TestDocFlags(t *testing.T) {
 	for _, name := range documentedCommands() {
-		page := readDoc(t, filepath.Join(repoRoot, "docs", name+".md"))
+		page := readDocFile(t, filepath.Join(docsRoot, "docs", name+".md"))
 		fs := commandFlags(name)
 		n := 0
 		fs.VisitAll(func(f *pflag.Flag) {
@@ -252,10 +252,10 @@ func TestDocFlags(t *testing.T) {
 				return
 			}
 			n++
-			if !mentions(page, "--"+f.Name) {
+			if !docMentions(page, "--"+f.Name) {
 				t.Errorf("docs/%s.md does not document --%s (%s)", name, f.Name, f.Usage)
 			}
-			if f.Shorthand != "" && !mentions(page, "-"+f.Shorthand) {
+			if f.Shorthand != "" && !docMentions(page, "-"+f.Shorthand) {
 				t.Errorf("docs/%s.md does not give -%s, the shorthand of --%s", name, f.Shorthand, f.Name)
 			}
 		})
@@ -268,7 +268,7 @@ func TestDocFlags(t *testing.T) {
 // mentions reports whether text has flag as a word of its own: not followed
 // by a letter, a digit or '-' (so "-n" is not found in "-nokeep", nor
 // "--rate" in "--rate-x"), and not preceded by one.
-func mentions(text, flag string) bool {
+func docMentions(text, flag string) bool {
 	for i := 0; ; {
 		j := strings.Index(text[i:], flag)
 		if j < 0 {
@@ -302,8 +302,8 @@ func TestMentions(t *testing.T) {
 		{"--http1.0", "--http1.0", true},
 		{"x--format", "--format", false},
 	} {
-		if got := mentions(c.text, c.flag); got != c.want {
-			t.Errorf("mentions(%q, %q) = %v", c.text, c.flag, got)
+		if got := docMentions(c.text, c.flag); got != c.want {
+			t.Errorf("docMentions(%q, %q) = %v", c.text, c.flag, got)
 		}
 	}
 }
