@@ -30,6 +30,11 @@ func TestDocExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every documented example (-short)")
 	}
+	if os.Getenv("BACKBENCH_ENGINE") != "" {
+		// make test runs this package a second time with the engine forced;
+		// the examples are about the documentation, once is enough.
+		t.Skip("the documented examples run once, with the default engine")
+	}
 	bin := buildBinary(t)
 	env := append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	// Unix socket paths are short: t.TempDir's can pass the 108-byte limit.
