@@ -54,6 +54,7 @@ type loadOptions struct {
 	slo            []string
 	targetOptions
 	backendOptions
+	share shareOptions
 }
 
 // benchOptions are the flags of bench.
@@ -94,6 +95,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
 	addTargetFlags(fs, &o.targetOptions)
 	addBackendFlags(fs, &o.backendOptions)
+	addShareFlags(fs, &o.share, true)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
@@ -157,6 +159,8 @@ var errHelp = errors.New("help printed")
 type loadPlan struct {
 	*execute.Plan
 	objectives []capacity.Objective
+	// privacy is what the records leave out (--keep-secrets, --no-hostname).
+	privacy stats.Privacy
 }
 
 // validateLoad checks the load flags and the target URL and makes the
@@ -209,7 +213,7 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, err
 		}
 		return nil, usagef("%v", err)
 	}
-	lp := &loadPlan{Plan: r}
+	lp := &loadPlan{Plan: r, privacy: o.share.privacy(fs)}
 	if len(o.slo) > 0 {
 		if lp.objectives, err = capacity.ParseAll(o.slo); err != nil {
 			return nil, usagef("--slo: %v", err)
@@ -366,11 +370,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var sum stats.Summary
 	if tp.on {
 		sum, m, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt})
+			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy})
 	} else if m, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
-		StartAt:  o.startAt}); err == nil {
+		StartAt:  o.startAt, Privacy: r.privacy}); err == nil {
 		sum = m.Summary()
 	}
 	if err != nil {

@@ -177,7 +177,7 @@ func (p *capacityPlan) step(ctx context.Context, level float64, stderr io.Writer
 	} else {
 		plan.Rate = level
 	}
-	o := execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version()}
+	o := execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version(), Privacy: p.r.privacy}
 	if p.warm > 0 {
 		warm := plan
 		warm.Duration = p.warm
