@@ -326,7 +326,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
 	// Open the output files before the run, so that a bad path costs
-	// nothing; "-" is standard output.
+	// nothing; "-" is standard output. -g and -e replace their files only
+	// once written whole (report.AtomicFile); --raw and --cpuprofile are
+	// streamed as the run goes.
 	var gf, ef, pf, raw io.Writer
 	for _, p := range []struct {
 		flag, name string
@@ -340,6 +342,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return usagef("--cpuprofile -: the profile is binary and would mix with the report; give a file")
 			}
 			*p.w = stdout
+			continue
+		}
+		if p.w == &gf || p.w == &ef {
+			a, err := report.CreateAtomic(p.name)
+			if err != nil {
+				return usagef("cannot create %s file: %v", p.flag, err)
+			}
+			defer a.Abort()
+			*p.w = a
 			continue
 		}
 		f, err := os.Create(p.name)
@@ -401,9 +412,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := report.Gnuplot(gf, m.Rows()); err != nil {
 			return err
 		}
+		if err := commit(gf); err != nil {
+			return err
+		}
 	}
 	if ef != nil {
 		if err := report.PercentileCSV(ef, m.PercentileSpectrum()); err != nil {
+			return err
+		}
+		if err := commit(ef); err != nil {
 			return err
 		}
 	}

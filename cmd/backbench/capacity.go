@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -348,16 +347,20 @@ func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) erro
 		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "svg") },
 		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "png") },
 	}
+	// Written whole to temporary files, then renamed into place together.
+	var files []*report.AtomicFile
 	for i, name := range capacityFiles(dir) {
-		f, err := os.Create(name)
+		f, err := report.CreateAtomic(name)
 		if err != nil {
 			return fmt.Errorf("capacity: %w", err)
 		}
-		if err := errors.Join(writers[i](f), f.Close()); err != nil {
+		defer f.Abort()
+		files = append(files, f)
+		if err := writers[i](f); err != nil {
 			return fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
-	return nil
+	return report.CommitAll(files)
 }
 
 // sloError is a run that failed a --slo objective: exit status 3.

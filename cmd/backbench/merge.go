@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -115,13 +114,16 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"], ClientCPUPercent: s.Client.CPUPercent}
 	}
 	if o.percentileFile != "" {
-		f, err := os.Create(o.percentileFile)
+		f, err := report.CreateAtomic(o.percentileFile)
 		if err != nil {
 			return usagef("merge: cannot create output file: %v", err)
 		}
-		err = report.PercentileCSV(f, m.PercentileSpectrum())
-		if err := errors.Join(err, f.Close()); err != nil {
+		defer f.Abort()
+		if err := report.PercentileCSV(f, m.PercentileSpectrum()); err != nil {
 			return fmt.Errorf("writing %s: %w", o.percentileFile, err)
+		}
+		if err := f.Commit(); err != nil {
+			return err
 		}
 	}
 	warn(stderr, info, o.quiet)

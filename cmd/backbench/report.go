@@ -67,7 +67,7 @@ func reportCmd(args []string, stdout io.Writer) error {
 	if err := page.Write(&b, results, page.Options{Generated: time.Now(), KeepSecrets: keepSecrets}); err != nil {
 		return err
 	}
-	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+	if err := report.WriteFileAtomic(out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
 		return usagef("report: %v", err)
 	}
 	fmt.Fprintf(stdout, "Wrote %s\n", out)

@@ -318,13 +318,15 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png", "sweep.html"}
-	files := make([]*os.File, len(names))
+	// Every file is written whole to a temporary file, then all are
+	// renamed into place: a failed write leaves the previous sweep's.
+	files := make([]*report.AtomicFile, len(names))
 	for i, n := range names {
-		f, err := os.Create(filepath.Join(o.out, n))
+		f, err := report.CreateAtomic(filepath.Join(o.out, n))
 		if err != nil {
 			return usagef("sweep: cannot create output file: %v", err)
 		}
-		defer f.Close()
+		defer f.Abort()
 		files[i] = f
 	}
 	sw := p.report(res)
@@ -350,9 +352,12 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		func(w io.Writer) error { return sweepPage(w, &sw, files[1].Name(), o.share.keepSecrets) },
 	}
 	for i, write := range writers {
-		if err := errors.Join(write(files[i]), files[i].Close()); err != nil {
+		if err := write(files[i]); err != nil {
 			return fmt.Errorf("writing %s: %w", files[i].Name(), err)
 		}
+	}
+	if err := report.CommitAll(files); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(func() []string {
 		out := make([]string, len(files))
