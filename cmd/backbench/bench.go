@@ -91,7 +91,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
-	fs.Float64Var(&o.rate, "rate", 0, "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
+	fs.Var(newFinite(&o.rate, 0), "rate", "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
 	addTargetFlags(fs, &o.targetOptions)
 	addBackendFlags(fs, &o.backendOptions)

@@ -70,8 +70,8 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("capacity", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.model, "open", "open", "closed"), "model", "open: search the arrival rate (--rate); closed: search the concurrency (-c)")
-	fs.Float64Var(&o.start, "start", 0, "first level tried: a rate in req/s (default 10) or a concurrency (default 1)")
-	fs.Float64Var(&o.max, "max", 0, "highest level tried (default: 10000000 req/s, or a concurrency of 10000)")
+	fs.Var(newFinite(&o.start, 0), "start", "first level tried: a rate in req/s (default 10) or a concurrency (default 1)")
+	fs.Var(newFinite(&o.max, 0), "max", "highest level tried (default: 10000000 req/s, or a concurrency of 10000)")
 	fs.StringVar(&o.resolution, "resolution", "5%", "stop bisecting when the passing and failing levels are within `R` (a percentage or a ratio)")
 	fs.IntVar(&o.confirm, "confirm", 1, "run the answer `N` more times; every run must pass")
 	fs.Var(newSeconds(&o.maxTime, 5*time.Minute), "max-time", "bound of the whole search (seconds or a duration: 5m); at the bound, the best passing step so far")

@@ -3,7 +3,6 @@ package report
 import (
 	"bufio"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -145,9 +144,7 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 
 // SweepJSON writes sw as one indented JSON object (sweep.json).
 func SweepJSON(w io.Writer, sw *Sweep) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(sw)
+	return stats.EncodeJSON(w, sw)
 }
 
 // Column widths of SweepTable's group per series: req/s, p99 ms, failed.
