@@ -169,3 +169,26 @@ func TestNoHostname(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepCSVFormulaLabel runs a sweep whose labels would start formulas
+// in a spreadsheet (@, +, -): sweep.csv holds them quoted with a leading
+// single quote, and sweep.json as typed.
+func TestSweepCSVFormulaLabel(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
+	out := t.TempDir()
+	code, _, errs := runMain(t, t.Context(), "sweep", "-q", "-n", "4", "-c", "1", "--out", out,
+		"@SUM(1+1)*cmd|' /C calc'!A0="+srv.URL("/a"), "+1="+srv.URL("/b"), "plain="+srv.URL("/c"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "sweep.csv"))
+	for _, want := range []string{"\n\"'@SUM(1+1)*cmd|' /C calc'!A0\",1,", "\n\"'+1\",1,", "\nplain,1,"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("sweep.csv lacks %q:\n%s", want, b)
+		}
+	}
+	js, _ := os.ReadFile(filepath.Join(out, "sweep.json"))
+	if !strings.Contains(string(js), `"label": "@SUM(1+1)*cmd|' /C calc'!A0"`) {
+		t.Errorf("sweep.json changed the label")
+	}
+}
