@@ -120,7 +120,7 @@ func TestNoCredentialInResults(t *testing.T) {
 				}
 				return nil
 			})
-			if n < 17 {
+			if n < 22 {
 				t.Errorf("only %d files were written", n)
 			}
 			for _, out := range stdouts {
