@@ -52,8 +52,11 @@ func (v *secondsValue) Set(s string) error {
 		return nil
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 || d > 1e9*time.Second {
+	if err != nil || d < 0 {
 		return fmt.Errorf("want seconds (30, 2.5) or a duration (500ms)")
+	}
+	if d > 1e9*time.Second {
+		return fmt.Errorf("want seconds from 0 to 1e9")
 	}
 	*v.d = d
 	return nil
