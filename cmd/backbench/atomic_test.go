@@ -74,3 +74,39 @@ func TestSweepKilledWhileWriting(t *testing.T) {
 		parseableSweep(t, out)
 	}
 }
+
+// TestFailedRunKeepsOutputs runs bench (-g, -e), sweep and capacity
+// against a Unix socket that nobody listens on, over the outputs of an
+// earlier run: each fails, and every previous file is left as it was,
+// with no temporary file beside it (os.Create used to empty -g and -e
+// before the run).
+func TestFailedRunKeepsOutputs(t *testing.T) {
+	dir := t.TempDir()
+	url := "http://unix:" + filepath.Join(dir, "nobody.sock") + ":/"
+	old := map[string]string{}
+	for _, n := range []string{"g.tsv", "e.csv", "sw/sweep.json", "sw/sweep.csv", "cap/capacity.json"} {
+		p := filepath.Join(dir, n)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("previous "+n), 0o644)
+		old[p] = "previous " + n
+	}
+	for _, args := range [][]string{
+		{"bench", "-q", "-n", "2", "-g", filepath.Join(dir, "g.tsv"), "-e", filepath.Join(dir, "e.csv"), url},
+		{"sweep", "-q", "-n", "2", "-c", "1", "--out", filepath.Join(dir, "sw"), url},
+		{"capacity", "-q", "--slo", "p99<=1s", "-t", "0.1", "--warmup", "0", "--out", filepath.Join(dir, "cap"), url},
+	} {
+		if code, _, _ := runMain(t, t.Context(), args...); code == 0 {
+			t.Errorf("%s: exit 0 against nobody", args[0])
+		}
+	}
+	for p, want := range old {
+		if b, _ := os.ReadFile(p); string(b) != want {
+			t.Errorf("%s now holds %q", p, b)
+		}
+	}
+	tmp, _ := filepath.Glob(filepath.Join(dir, "*", ".*.tmp-*"))
+	tmp2, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	if len(tmp)+len(tmp2) > 0 {
+		t.Errorf("temporary files left: %q %q", tmp, tmp2)
+	}
+}
