@@ -50,6 +50,7 @@ func TestBadNumbers(t *testing.T) {
 		[]string{"--slo", "errors<=NaN%"}, []string{"--slo", "errors<=-1%"}, []string{"--slo", "errors<=101%"},
 		[]string{"--start-at", "NaN"}, []string{"--start-at", "1e300"}, []string{"--start-at", "-Inf"},
 		[]string{"--backend-pid", "-1"}, []string{"--backend-pid", "NaN"}, []string{"--backend-pid", "99999999999"},
+		[]string{"--repeat", "2", "--seed", "-1"}, []string{"--repeat", "2", "--seed", "1e5"},
 	)
 	add("sweep", []string{"-q", "-n", "4", "--out", t.TempDir(), url},
 		[]string{"-c", "NaN"}, []string{"-c", "0"}, []string{"-c", "-1:5:1"}, []string{"-c", "1:10:0"},
