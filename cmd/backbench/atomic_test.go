@@ -29,10 +29,11 @@ func parseableSweep(t *testing.T, dir string) []byte {
 }
 
 // TestSweepKilledWhileWriting kills the sweep binary (SIGKILL) while it
-// writes its outputs, held there by the write-pause test hook once every
-// temporary file is whole, and then at random moments of whole runs: the
-// previous sweep.json always parses, and while held it is exactly the
-// previous one.
+// writes its outputs: first once its five temporary files exist (the
+// write-pause test hook holds it before the renames, so the kill comes
+// while it writes or while it waits to rename), then at random moments of
+// whole runs. The previous sweep.json always parses, and after the first
+// kill it is exactly the previous one.
 func TestSweepKilledWhileWriting(t *testing.T) {
 	bin := buildBinary(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
