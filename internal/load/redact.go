@@ -9,25 +9,16 @@ import (
 // writes: the recorded command line, headers and params.
 const Redacted = "REDACTED"
 
-// secretHeaders are the request and response headers whose values are
-// credentials (compared in lower case).
-var secretHeaders = []string{"authorization", "proxy-authorization", "cookie", "set-cookie"}
-
 // secretParamWords mark a FastCGI param name as a secret when one of them
 // is a substring of it, in any case (DB_PASSWORD, API_KEY, HTTP_COOKIE).
 var secretParamWords = []string{"PASSWORD", "PASSWD", "SECRET", "TOKEN", "KEY", "AUTH", "COOKIE", "CREDENTIAL"}
 
 // SecretHeader reports whether a header's value is a credential:
-// Authorization, Proxy-Authorization, Cookie or Set-Cookie, in any case.
-func SecretHeader(name string) bool {
-	n := strings.ToLower(strings.TrimSpace(name))
-	for _, s := range secretHeaders {
-		if n == s {
-			return true
-		}
-	}
-	return false
-}
+// Authorization, Proxy-Authorization, Cookie and Set-Cookie, and any other
+// header whose name holds one of SecretParam's words (X-Api-Key,
+// X-Auth-Token), in any case. A header redacted for nothing costs less
+// than a key left in a shared file.
+func SecretHeader(name string) bool { return SecretParam(strings.TrimSpace(name)) }
 
 // SecretParam reports whether a FastCGI param's value is a secret: its name
 // holds PASSWORD, PASSWD, SECRET, TOKEN, KEY, AUTH, COOKIE or CREDENTIAL, in
@@ -109,8 +100,8 @@ const DefaultValueShorts = "AcCegHmnopsTtuvX"
 
 // RedactArgs returns a copy of a command line (without or with the
 // program name) with every credential replaced by Redacted: the values of
-// -H/--header whose name is Authorization, Proxy-Authorization, Cookie or
-// Set-Cookie, of -A/--basic-auth, of -C/--cookie (the cookie's name stays),
+// -H/--header whose name SecretHeader marks (Authorization, Cookie, ...),
+// of -A/--basic-auth, of -C/--cookie (the cookie's name stays),
 // of --param NAME=VALUE whose NAME looks like a secret (SecretParam), and
 // the password of a URL. Every way pflag reads a value is understood: "-H
 // v", "-Hv", "-kH v" (letters clustered), "--header v" and "--header=v".
