@@ -54,6 +54,7 @@ type loadOptions struct {
 	slo            []string
 	targetOptions
 	backendOptions
+	share shareOptions
 }
 
 // benchOptions are the flags of bench.
@@ -90,10 +91,11 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
-	fs.Float64Var(&o.rate, "rate", 0, "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
+	fs.Var(newFinite(&o.rate, 0), "rate", "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
 	addTargetFlags(fs, &o.targetOptions)
 	addBackendFlags(fs, &o.backendOptions)
+	addShareFlags(fs, &o.share, true)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
@@ -157,6 +159,8 @@ var errHelp = errors.New("help printed")
 type loadPlan struct {
 	*execute.Plan
 	objectives []capacity.Objective
+	// privacy is what the records leave out (--keep-secrets, --no-hostname).
+	privacy stats.Privacy
 }
 
 // validateLoad checks the load flags and the target URL and makes the
@@ -209,7 +213,7 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, err
 		}
 		return nil, usagef("%v", err)
 	}
-	lp := &loadPlan{Plan: r}
+	lp := &loadPlan{Plan: r, privacy: o.share.privacy(fs)}
 	if len(o.slo) > 0 {
 		if lp.objectives, err = capacity.ParseAll(o.slo); err != nil {
 			return nil, usagef("--slo: %v", err)
@@ -322,7 +326,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
 	// Open the output files before the run, so that a bad path costs
-	// nothing; "-" is standard output.
+	// nothing; "-" is standard output. -g and -e replace their files only
+	// once written whole (report.AtomicFile); --raw and --cpuprofile are
+	// streamed as the run goes.
 	var gf, ef, pf, raw io.Writer
 	for _, p := range []struct {
 		flag, name string
@@ -336,6 +342,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return usagef("--cpuprofile -: the profile is binary and would mix with the report; give a file")
 			}
 			*p.w = stdout
+			continue
+		}
+		if p.w == &gf || p.w == &ef {
+			a, err := report.CreateAtomic(p.name)
+			if err != nil {
+				return usagef("cannot create %s file: %v", p.flag, err)
+			}
+			defer a.Abort()
+			*p.w = a
 			continue
 		}
 		f, err := os.Create(p.name)
@@ -366,11 +381,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var sum stats.Summary
 	if tp.on {
 		sum, m, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt})
+			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy})
 	} else if m, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
-		StartAt:  o.startAt}); err == nil {
+		StartAt:  o.startAt, Privacy: r.privacy}); err == nil {
 		sum = m.Summary()
 	}
 	if err != nil {
@@ -397,9 +412,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := report.Gnuplot(gf, m.Rows()); err != nil {
 			return err
 		}
+		if err := commit(gf); err != nil {
+			return err
+		}
 	}
 	if ef != nil {
 		if err := report.PercentileCSV(ef, m.PercentileSpectrum()); err != nil {
+			return err
+		}
+		if err := commit(ef); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,8 +70,8 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("capacity", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.model, "open", "open", "closed"), "model", "open: search the arrival rate (--rate); closed: search the concurrency (-c)")
-	fs.Float64Var(&o.start, "start", 0, "first level tried: a rate in req/s (default 10) or a concurrency (default 1)")
-	fs.Float64Var(&o.max, "max", 0, "highest level tried (default: 10000000 req/s, or a concurrency of 10000)")
+	fs.Var(newFinite(&o.start, 0), "start", "first level tried: a rate in req/s (default 10) or a concurrency (default 1)")
+	fs.Var(newFinite(&o.max, 0), "max", "highest level tried (default: 10000000 req/s, or a concurrency of 10000)")
 	fs.StringVar(&o.resolution, "resolution", "5%", "stop bisecting when the passing and failing levels are within `R` (a percentage or a ratio)")
 	fs.IntVar(&o.confirm, "confirm", 1, "run the answer `N` more times; every run must pass")
 	fs.Var(newSeconds(&o.maxTime, 5*time.Minute), "max-time", "bound of the whole search (seconds or a duration: 5m); at the bound, the best passing step so far")
@@ -177,7 +176,7 @@ func (p *capacityPlan) step(ctx context.Context, level float64, stderr io.Writer
 	} else {
 		plan.Rate = level
 	}
-	o := execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version()}
+	o := execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version(), Privacy: p.r.privacy}
 	if p.warm > 0 {
 		warm := plan
 		warm.Duration = p.warm
@@ -348,16 +347,20 @@ func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) erro
 		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "svg") },
 		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "png") },
 	}
+	// Written whole to temporary files, then renamed into place together.
+	var files []*report.AtomicFile
 	for i, name := range capacityFiles(dir) {
-		f, err := os.Create(name)
+		f, err := report.CreateAtomic(name)
 		if err != nil {
 			return fmt.Errorf("capacity: %w", err)
 		}
-		if err := errors.Join(writers[i](f), f.Close()); err != nil {
+		defer f.Abort()
+		files = append(files, f)
+		if err := writers[i](f); err != nil {
 			return fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
-	return nil
+	return report.CommitAll(files)
 }
 
 // sloError is a run that failed a --slo objective: exit status 3.

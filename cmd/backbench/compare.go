@@ -268,9 +268,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return usagef("compare: no series and level in common between %s", strings.Join(res.Files, ", "))
 	}
 	if o.format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(&res)
+		return stats.EncodeJSON(stdout, &res)
 	}
 	rows := res.Comparisons
 	if len(files) == 2 {

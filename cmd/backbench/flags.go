@@ -43,8 +43,9 @@ func (v *secondsValue) String() string {
 
 func (v *secondsValue) Set(s string) error {
 	s = strings.TrimSpace(s)
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if f < 0 || f > 1e9 {
+	if f, err := strconv.ParseFloat(s, 64); err == nil || strings.Contains(err.Error(), "out of range") {
+		// !(f >= 0) also refuses NaN, which compares false to anything.
+		if !(f >= 0) || f > 1e9 {
 			return fmt.Errorf("want seconds from 0 to 1e9")
 		}
 		*v.d = time.Duration(f * float64(time.Second))
@@ -53,6 +54,9 @@ func (v *secondsValue) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
 		return fmt.Errorf("want seconds (30, 2.5) or a duration (500ms)")
+	}
+	if d > 1e9*time.Second {
+		return fmt.Errorf("want seconds from 0 to 1e9")
 	}
 	*v.d = d
 	return nil

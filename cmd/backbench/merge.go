@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -26,6 +25,7 @@ type mergeOptions struct {
 	spectrum       bool
 	percentileFile string
 	quiet          bool
+	share          shareOptions
 }
 
 const mergeUsage = `Usage: backbench merge [flags] FILE.json...
@@ -57,6 +57,7 @@ func newMergeFlags(o *mergeOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum to the text report")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the merged percentiles 0..100 to FILE as ab's CSV (not for sweeps)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no warnings on stderr (the report keeps them)")
+	addShareFlags(fs, &o.share, true)
 	return fs
 }
 
@@ -109,17 +110,20 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	gens := make([]report.Generator, len(ins))
 	for i, in := range ins {
 		s := in.rec.Summary()
-		gens[i] = report.Generator{File: in.file, Host: in.rec.Environment.Hostname, Complete: s.Complete,
+		gens[i] = report.Generator{File: in.file, Host: o.share.host(in.rec.Environment.Hostname), Complete: s.Complete,
 			RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"], ClientCPUPercent: s.Client.CPUPercent}
 	}
 	if o.percentileFile != "" {
-		f, err := os.Create(o.percentileFile)
+		f, err := report.CreateAtomic(o.percentileFile)
 		if err != nil {
 			return usagef("merge: cannot create output file: %v", err)
 		}
-		err = report.PercentileCSV(f, m.PercentileSpectrum())
-		if err := errors.Join(err, f.Close()); err != nil {
+		defer f.Abort()
+		if err := report.PercentileCSV(f, m.PercentileSpectrum()); err != nil {
 			return fmt.Errorf("writing %s: %w", o.percentileFile, err)
+		}
+		if err := f.Commit(); err != nil {
+			return err
 		}
 	}
 	warn(stderr, info, o.quiet)
@@ -303,6 +307,8 @@ func mergeRecords(recs []*stats.Record, files []string, o *mergeOptions, info *r
 	if err != nil {
 		return nil, err
 	}
+	// The inputs may come from a version that kept credentials.
+	o.share.privacy(nil).Apply(&m.Environment)
 	if len(recs) > 1 {
 		// The window, exactly: earliest start to latest end.
 		m.Elapsed = m.EndedAt.Sub(m.StartedAt.Time)
@@ -454,7 +460,7 @@ func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) er
 				}
 				byLevel[c] = append(byLevel[c], r)
 				s := &se.Levels[j]
-				gens[i].Host = r.Environment.Hostname
+				gens[i].Host = o.share.host(r.Environment.Hostname)
 				gens[i].Complete += s.Complete
 				gens[i].ClientCPUPercent = s.Client.CPUPercent
 				gens[i].Levels = append(gens[i].Levels, report.GeneratorLevel{Label: se.Label, Concurrency: c,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -199,9 +199,7 @@ func (r *probeResult) print(w io.Writer) {
 }
 
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return stats.EncodeJSON(w, v)
 }
 
 // run probes tgt. FastCGI: no connection without a request (Ruby's fcgi.rb

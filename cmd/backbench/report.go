@@ -28,10 +28,12 @@ Flags:
 `
 
 // newReportFlags builds report's flags; out receives -o.
+// --keep-secrets is read back with fs.GetBool.
 func newReportFlags(out *string) *pflag.FlagSet {
 	fs := newFlagSet("report")
 	fs.SortFlags = false
 	fs.StringVarP(out, "output", "o", "report.html", "write the page to `FILE`")
+	addShareFlags(fs, &shareOptions{}, false)
 	return fs
 }
 
@@ -42,6 +44,7 @@ func reportCmd(args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, reportUsage, args, stdout); err != nil {
 		return err
 	}
+	keepSecrets, _ := fs.GetBool("keep-secrets")
 	if fs.NArg() == 0 {
 		return usagef("report: want at least one RESULT.json (see backbench report --help)")
 	}
@@ -61,10 +64,10 @@ func reportCmd(args []string, stdout io.Writer) error {
 		results = append(results, r)
 	}
 	var b bytes.Buffer
-	if err := page.Write(&b, results, page.Options{Generated: time.Now()}); err != nil {
+	if err := page.Write(&b, results, page.Options{Generated: time.Now(), KeepSecrets: keepSecrets}); err != nil {
 		return err
 	}
-	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+	if err := report.WriteFileAtomic(out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
 		return usagef("report: %v", err)
 	}
 	fmt.Fprintf(stdout, "Wrote %s\n", out)
@@ -73,7 +76,7 @@ func reportCmd(args []string, stdout io.Writer) error {
 
 // sweepPage writes sweep.html: the page of the sweep's own JSON, as
 // backbench report would render the saved sweep.json (name).
-func sweepPage(w io.Writer, sw *report.Sweep, name string) error {
+func sweepPage(w io.Writer, sw *report.Sweep, name string, keepSecrets bool) error {
 	var js bytes.Buffer
 	if err := report.SweepJSON(&js, sw); err != nil {
 		return err
@@ -83,5 +86,5 @@ func sweepPage(w io.Writer, sw *report.Sweep, name string) error {
 		return errors.Join(errors.New("sweep.html"), err)
 	}
 	r.ModTime = time.Now()
-	return page.Write(w, []*page.Result{r}, page.Options{Title: "backbench sweep", Generated: time.Now()})
+	return page.Write(w, []*page.Result{r}, page.Options{Title: "backbench sweep", Generated: time.Now(), KeepSecrets: keepSecrets})
 }

@@ -80,7 +80,8 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
 		"client-sched": true, "threads": true, "engine": true, "slo": true, "start-at": true,
-		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true}
+		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true,
+		"keep-secrets": true, "no-hostname": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
 			return
@@ -293,7 +294,8 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := p.check(ctx, stderr); err != nil {
 		return err
 	}
-	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version()}
+	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version(),
+		Privacy: o.share.privacy(fs)}
 
 	announceStart(stderr, o.startAt, o.quiet)
 	execute.WaitUntil(ctx, o.startAt)
@@ -316,13 +318,15 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png", "sweep.html"}
-	files := make([]*os.File, len(names))
+	// Every file is written whole to a temporary file, then all are
+	// renamed into place: a failed write leaves the previous sweep's.
+	files := make([]*report.AtomicFile, len(names))
 	for i, n := range names {
-		f, err := os.Create(filepath.Join(o.out, n))
+		f, err := report.CreateAtomic(filepath.Join(o.out, n))
 		if err != nil {
 			return usagef("sweep: cannot create output file: %v", err)
 		}
-		defer f.Close()
+		defer f.Abort()
 		files[i] = f
 	}
 	sw := p.report(res)
@@ -345,12 +349,15 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		func(w io.Writer) error { return report.SweepJSON(w, &sw) },
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "svg") },
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "png") },
-		func(w io.Writer) error { return sweepPage(w, &sw, files[1].Name()) },
+		func(w io.Writer) error { return sweepPage(w, &sw, files[1].Name(), o.share.keepSecrets) },
 	}
 	for i, write := range writers {
-		if err := errors.Join(write(files[i]), files[i].Close()); err != nil {
+		if err := write(files[i]); err != nil {
 			return fmt.Errorf("writing %s: %w", files[i].Name(), err)
 		}
+	}
+	if err := report.CommitAll(files); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(func() []string {
 		out := make([]string, len(files))

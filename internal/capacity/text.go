@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -256,7 +255,6 @@ func (r *Report) JSON(concurrency int) JSONReport {
 
 // WriteJSON writes the JSON form of the report, indented.
 func (r *Report) WriteJSON(w io.Writer, concurrency int) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(r.JSON(concurrency))
+	j := r.JSON(concurrency)
+	return stats.EncodeJSON(w, &j)
 }

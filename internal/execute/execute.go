@@ -79,6 +79,9 @@ type Options struct {
 	// Started, if not nil, is called when the run starts, with a
 	// function that counts the requests finished so far.
 	Started func(done func() int64)
+	// Privacy says what the record's environment leaves out: credentials
+	// (unless KeepSecrets), the host name (with NoHostname).
+	Privacy stats.Privacy
 	// Version is backbench's version, for the record's environment.
 	Version string
 	// StartAt, when not zero, is the wall-clock time at which the load
@@ -264,7 +267,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		observed(nil)
 		return m, nil
 	}
-	m.Environment = stats.CurrentEnvironment(o.Version)
+	m.Environment = stats.CurrentEnvironmentFor(o.Version, o.Privacy)
 	m.Environment.Engine = engine
 	m.Client = clientHealth(out, setup.Policy)
 	m.Client.Engine = engine

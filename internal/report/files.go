@@ -2,7 +2,6 @@ package report
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -15,9 +14,7 @@ import (
 // JSON writes s as one indented JSON object, with the run's record under
 // "record" when rec is not nil.
 func JSON(w io.Writer, s *stats.Summary, rec *stats.Record) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
+	return stats.EncodeJSON(w, struct {
 		*stats.Summary
 		Record *stats.Record `json:"record,omitempty"`
 	}{s, rec})

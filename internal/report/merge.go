@@ -2,7 +2,6 @@ package report
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -72,9 +71,7 @@ func MergeText(w io.Writer, s *stats.Summary, gens []Generator, info *MergeInfo,
 // MergeJSON writes the merged run as JSON does, with "generators" (one
 // object per input file) and "merge" (MergeInfo).
 func MergeJSON(w io.Writer, s *stats.Summary, rec *stats.Record, gens []Generator, info *MergeInfo) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
+	return stats.EncodeJSON(w, struct {
 		*stats.Summary
 		Record     *stats.Record `json:"record"`
 		Generators []Generator   `json:"generators"`
@@ -96,9 +93,7 @@ func MergeSweepText(w io.Writer, sw *Sweep, gens []Generator, info *MergeInfo) e
 // MergeSweepJSON writes a merged sweep as SweepJSON does, with
 // "generators" and "merge".
 func MergeSweepJSON(w io.Writer, sw *Sweep, gens []Generator, info *MergeInfo) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
+	return stats.EncodeJSON(w, struct {
 		*Sweep
 		Generators []Generator `json:"generators"`
 		Merge      *MergeInfo  `json:"merge"`

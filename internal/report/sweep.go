@@ -2,8 +2,6 @@ package report
 
 import (
 	"bufio"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -91,17 +89,21 @@ var fpmCSVFields = []string{"listen queue", "active processes", "max children re
 // last five columns say how many trials ran and give the 95% intervals of
 // the median req/s and p99; without trials they are empty.
 func SweepCSV(w io.Writer, sw *Sweep) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(SweepCSVHeader); err != nil {
-		return err
-	}
+	cw := newCSVWriter(w)
+	cw.write(SweepCSVHeader, nil)
 	f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 	f3 := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, se := range sw.Series {
 		for k := range se.Levels {
 			s := &se.Levels[k]
-			row := []string{se.Label, strconv.Itoa(s.Concurrency), i(s.Requests), i(s.Complete), i(s.Failed), i(s.Non2xx),
+			// The label and the php-fpm values are text that a user or
+			// a backend chose: a cell that would start a formula in a
+			// spreadsheet is quoted (SafeText).
+			quote := make([]bool, 0, len(SweepCSVHeader))
+			label, q := SafeText(se.Label)
+			quote = append(quote, q)
+			row := []string{label, strconv.Itoa(s.Concurrency), i(s.Requests), i(s.Complete), i(s.Failed), i(s.Non2xx),
 				f2(s.RequestsPerSecond), f3(s.ConnectionTimes.Total.Mean),
 				f3(P50Of(s)), f3(s.Percentiles["90"]), f3(P99Of(s)), f3(s.ConnectionTimes.Total.Max),
 				f2(s.TransferRate), "", "", ""}
@@ -113,7 +115,12 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 				if s.Backend != nil {
 					v = s.Backend.FPMStatusEnd[f]
 				}
+				v, q = safeValue(v)
+				for len(quote) < len(row) {
+					quote = append(quote, false)
+				}
 				row = append(row, v)
+				quote = append(quote, q)
 			}
 			lo, pssPeak, pssMean := "", "", ""
 			if s.ListenOverflows != nil {
@@ -134,20 +141,15 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 					row[n-2], row[n-1] = f3(ci[0]), f3(ci[1])
 				}
 			}
-			if err := cw.Write(row); err != nil {
-				return err
-			}
+			cw.write(row, quote)
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return cw.flush()
 }
 
 // SweepJSON writes sw as one indented JSON object (sweep.json).
 func SweepJSON(w io.Writer, sw *Sweep) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(sw)
+	return stats.EncodeJSON(w, sw)
 }
 
 // Column widths of SweepTable's group per series: req/s, p99 ms, failed.

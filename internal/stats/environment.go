@@ -6,12 +6,14 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/backbench/backbench/internal/load"
 )
 
 // Environment is where a run was made: the machine and the build of
 // backbench.
 type Environment struct {
-	// Hostname is the machine's host name.
+	// Hostname is the machine's host name ("" with --no-hostname).
 	Hostname string `json:"hostname"`
 	// Kernel is the kernel release, as uname -r prints it.
 	Kernel string `json:"kernel"`
@@ -23,16 +25,49 @@ type Environment struct {
 	Version string `json:"version"`
 	// GoVersion is the Go release backbench was built with.
 	GoVersion string `json:"go_version"`
-	// Command is the command line, as an argv array.
+	// Command is the command line, as an argv array, with its credentials
+	// replaced by load.Redacted unless --keep-secrets (Privacy).
 	Command []string `json:"command"`
 	// Engine is the engine that ran the workers: "poller" or "uring"
 	// (empty in records made before engines were chosen).
 	Engine string `json:"engine,omitempty"`
 }
 
-// CurrentEnvironment describes this machine and process. version is
-// backbench's version; empty, it is read from the build information.
+// Privacy says what an Environment leaves out, so that a result file is
+// safe to share. The zero value redacts credentials and keeps the host name.
+type Privacy struct {
+	// KeepSecrets keeps the credentials of the command line (--keep-secrets):
+	// for a private file only.
+	KeepSecrets bool
+	// NoHostname leaves the host name out (--no-hostname).
+	NoHostname bool
+	// ValueShorts lists the one-letter flags that take a value, for
+	// load.RedactArgs ("": load.DefaultValueShorts).
+	ValueShorts string
+}
+
+// Apply makes e follow p: the command's credentials replaced by
+// load.Redacted unless p.KeepSecrets, the host name emptied if
+// p.NoHostname. It is applied again to the environments of saved files
+// that are written anew (merge), since they may come from older versions.
+func (p Privacy) Apply(e *Environment) {
+	if !p.KeepSecrets && e.Command != nil {
+		e.Command = load.RedactArgs(e.Command, p.ValueShorts)
+	}
+	if p.NoHostname {
+		e.Hostname = ""
+	}
+}
+
+// CurrentEnvironment describes this machine and process, with the
+// credentials of the command line redacted (Privacy's zero value). version
+// is backbench's version; empty, it is read from the build information.
 func CurrentEnvironment(version string) Environment {
+	return CurrentEnvironmentFor(version, Privacy{})
+}
+
+// CurrentEnvironmentFor is CurrentEnvironment under the privacy p.
+func CurrentEnvironmentFor(version string, p Privacy) Environment {
 	e := Environment{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Version: version,
 		Command: append([]string(nil), os.Args...)}
 	e.Hostname, _ = os.Hostname()
@@ -55,5 +90,6 @@ func CurrentEnvironment(version string) Environment {
 			e.Version = bi.Main.Version
 		}
 	}
+	p.Apply(&e)
 	return e
 }

@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -42,12 +43,17 @@ type Options struct {
 	Title string
 	// Generated is when the page was made; zero leaves it out (tests).
 	Generated time.Time
+	// KeepSecrets shows the recorded command lines as saved; by default
+	// their credentials read load.Redacted (a file saved by an older
+	// version, or with --keep-secrets, may hold them).
+	KeepSecrets bool
 }
 
 // pager builds one page.
 type pager struct {
-	b   strings.Builder
-	ids int
+	b           strings.Builder
+	ids         int
+	keepSecrets bool
 }
 
 // id returns a fresh element id with the given prefix.
@@ -62,7 +68,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	if title == "" {
 		title = "backbench report"
 	}
-	p := &pager{}
+	p := &pager{keepSecrets: o.KeepSecrets}
 	b := &p.b
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
@@ -147,7 +153,11 @@ func (p *pager) provenance(r *Result) {
 	dd := func(k, v string) { fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>\n", k, v) }
 	env := r.prov.Environment
 	if env != nil && len(env.Command) > 0 {
-		dd("command", "<code>"+esc(shellJoin(env.Command))+"</code>")
+		argv := env.Command
+		if !p.keepSecrets {
+			argv = load.RedactArgs(argv, "")
+		}
+		dd("command", "<code>"+esc(shellJoin(argv))+"</code>")
 	}
 	switch {
 	case r.prov.StartedAt > 0:

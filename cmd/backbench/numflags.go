@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// finiteValue is a pflag Value for a float64 that must be a finite
+// number: NaN, Inf and values beyond float64 are refused when the flag is
+// parsed, so that a bad number is a usage error before any load, never a
+// run whose figures are NaN or a JSON encoding that fails at the end.
+type finiteValue struct{ p *float64 }
+
+// newFinite returns a finiteValue for p, set to def.
+func newFinite(p *float64, def float64) *finiteValue {
+	*p = def
+	return &finiteValue{p}
+}
+
+func (v *finiteValue) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*v.p, 'g', -1, 64)
+}
+
+func (v *finiteValue) Set(s string) error {
+	f, err := parseFinite(s)
+	if err != nil {
+		return err
+	}
+	*v.p = f
+	return nil
+}
+
+func (v *finiteValue) Type() string { return "float" }
+
+// parseFinite reads a finite float64.
+func parseFinite(s string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("want a finite number")
+	}
+	return f, nil
+}

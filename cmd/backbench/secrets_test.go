@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/backbench/backbench/fixtures"
+)
+
+// The credentials of TestNoCredentialInResults, each given one way.
+const (
+	secretBearer = "Zq7bearerTOKEN"
+	secretCookie = "Zq7cookieHDR"
+	secretBasic  = "Zq7basicPASS"
+	secretC      = "Zq7cookieFLAG"
+	secretParam  = "Zq7paramPASS"
+)
+
+// secretArgs give a credential five ways: -H Authorization, -H Cookie
+// (glued, no blank), -A, -C and --param DB_PASSWORD=.
+func secretArgs(fcgi bool) []string {
+	a := []string{"-H", "Authorization: Bearer " + secretBearer, "-HCookie:sid=" + secretCookie,
+		"-A", "user:" + secretBasic, "--cookie=s=" + secretC}
+	if fcgi {
+		a = append(a, "--param", "DB_PASSWORD="+secretParam)
+	}
+	return a
+}
+
+// secretsIn returns the credentials (and the base64 of -A's) found in b.
+func secretsIn(b []byte) []string {
+	var found []string
+	for _, s := range []string{secretBearer, secretCookie, secretBasic, secretC, secretParam,
+		base64.StdEncoding.EncodeToString([]byte("user:" + secretBasic))} {
+		if bytes.Contains(b, []byte(s)) {
+			found = append(found, s)
+		}
+	}
+	return found
+}
+
+// runBin runs the built binary in dir and returns its stdout and stderr;
+// a non-zero exit fails the test.
+func runBin(t *testing.T, bin, dir string, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// TestNoCredentialInResults gives a credential five ways to the real binary
+// (so that the recorded command line is the one typed) and greps every byte
+// of every file written and of stdout of bench (text and JSON, -g, -e,
+// --raw), sweep (its five files), capacity (text and JSON, its files), merge
+// (text, JSON, -e), compare and report, against both built-in backends. A
+// file saved with --keep-secrets keeps them, and merge and report written
+// from it redact them again; -v 2 shows that the requests sent carry them.
+func TestNoCredentialInResults(t *testing.T) {
+	bin := buildBinary(t)
+	for _, proto := range []string{fixtures.ProtoHTTP, fixtures.ProtoFCGI} {
+		t.Run(proto, func(t *testing.T) {
+			srv := fixtures.StartTB(t, proto, "tcp", fixtures.Options{BodyBytes: 64})
+			dir := t.TempDir()
+			url := srv.URL("/x")
+			sec := secretArgs(proto == fixtures.ProtoFCGI)
+			var stdouts []string
+			run := func(args ...string) string {
+				out, _ := runBin(t, bin, dir, args...)
+				stdouts = append(stdouts, strings.Join(args[:1], "")+": "+out)
+				return out
+			}
+			bench := func(extra ...string) []string {
+				return append(append([]string{"bench", "-q", "-n", "20", "-c", "2"}, sec...), append(extra, url)...)
+			}
+			run(bench("-g", "g.tsv", "-e", "e.csv", "--raw", "raw.csv")...)
+			os.WriteFile(filepath.Join(dir, "a.json"), []byte(run(bench("--format", "json")...)), 0o644)
+			os.WriteFile(filepath.Join(dir, "b.json"), []byte(run(bench("--format", "json")...)), 0o644)
+			for _, out := range []string{"sw", "sw2"} {
+				run(append(append([]string{"sweep", "-q", "-n", "20", "-c", "1,2", "--out", out}, sec...), url)...)
+			}
+			capArgs := append(append([]string{"capacity", "--model", "closed", "--start", "1", "--max", "2",
+				"-t", "0.1", "--warmup", "0", "--slo", "p99<=5s", "--out", "cap"}, sec...), url)
+			run(capArgs...)
+			run(append(capArgs[:len(capArgs):len(capArgs)], "--format", "json")...)
+			run("merge", "-e", "merged.csv", "a.json", "b.json")
+			os.WriteFile(filepath.Join(dir, "merged.json"), []byte(run("merge", "--format", "json", "a.json", "b.json")), 0o644)
+			run("merge", "sw/sweep.json", "sw2/sweep.json")
+			run("compare", "a.json", "b.json")
+			run("report", "-o", "page.html", "a.json", "merged.json", "sw/sweep.json", "cap/capacity.json")
+
+			// A private file keeps them; what is made from it again does not.
+			kept := run(bench("--format", "json", "--keep-secrets")...)
+			if found := secretsIn([]byte(kept)); len(found) < 4 {
+				t.Errorf("--keep-secrets kept only %v of the credentials", found)
+			}
+			stdouts = stdouts[:len(stdouts)-1]
+			os.WriteFile(filepath.Join(dir, "private.json"), []byte(kept), 0o600)
+			run("merge", "--format", "json", "private.json", "a.json")
+			run("report", "-o", "private.html", "private.json")
+
+			n := 0
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() || d.Name() == "private.json" {
+					return err
+				}
+				n++
+				b, _ := os.ReadFile(p)
+				if found := secretsIn(b); len(found) > 0 {
+					t.Errorf("%s holds %v", p, found)
+				}
+				return nil
+			})
+			if n < 22 {
+				t.Errorf("only %d files were written", n)
+			}
+			for _, out := range stdouts {
+				if found := secretsIn([]byte(out)); len(found) > 0 {
+					t.Errorf("stdout of %s holds %v", out[:strings.IndexByte(out, ':')], found)
+				}
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, "a.json"))
+			if !bytes.Contains(b, []byte("REDACTED")) {
+				t.Errorf("a.json has no REDACTED mark")
+			}
+			// The requests sent still carry the real credentials.
+			_, errs := runBin(t, bin, dir, append(append([]string{"bench", "-v", "2", "-n", "1", "-c", "1"}, sec...), url)...)
+			// Every credential but -A's, which is sent in base64.
+			want := 4
+			if proto == fixtures.ProtoFCGI {
+				want = 5
+			}
+			if found := secretsIn([]byte(errs)); len(found) != want {
+				t.Errorf("-v 2 shows %v sent, want every credential:\n%s", found, errs)
+			}
+		})
+	}
+}
+
+// TestNoHostname checks that --no-hostname leaves the host name out of a
+// bench record, and that it is there without the flag.
+func TestNoHostname(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		t.Skip("no host name")
+	}
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
+	for _, no := range []bool{false, true} {
+		args := []string{"-n", "2", srv.URL("/")}
+		if no {
+			args = append(args, "--no-hostname")
+		}
+		code, out, _ := runMain(t, t.Context(), append([]string{"bench", "-q", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		has := strings.Contains(out, `"hostname": "`+host+`"`)
+		if has == no {
+			t.Errorf("--no-hostname=%v: host name in the record: %v", no, has)
+		}
+	}
+}
+
+// TestSweepCSVFormulaLabel runs a sweep whose labels would start formulas
+// in a spreadsheet (@, +, -): sweep.csv holds them quoted with a leading
+// single quote, and sweep.json as typed.
+func TestSweepCSVFormulaLabel(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
+	out := t.TempDir()
+	code, _, errs := runMain(t, t.Context(), "sweep", "-q", "-n", "4", "-c", "1", "--out", out,
+		"@SUM(1+1)*cmd|' /C calc'!A0="+srv.URL("/a"), "+1="+srv.URL("/b"), "plain="+srv.URL("/c"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "sweep.csv"))
+	for _, want := range []string{"\n\"'@SUM(1+1)*cmd|' /C calc'!A0\",1,", "\n\"'+1\",1,", "\nplain,1,"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("sweep.csv lacks %q:\n%s", want, b)
+		}
+	}
+	js, _ := os.ReadFile(filepath.Join(out, "sweep.json"))
+	if !strings.Contains(string(js), `"label": "@SUM(1+1)*cmd|' /C calc'!A0"`) {
+		t.Errorf("sweep.json changed the label")
+	}
+}
