@@ -20,6 +20,7 @@ import (
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/sweep"
+	"github.com/backbench/backbench/internal/trials"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -110,6 +111,9 @@ type sweepPlan struct {
 	// objectives are --slo's, judged on every level.
 	objectives []capacity.Objective
 	trials     trialPlan
+	// backends names the backend of each series (its factor "backend"):
+	// the LABEL of LABEL=URL, "" for an unlabelled URL.
+	backends []string
 }
 
 // parseStopRate reads "0.05" or "5%".
@@ -229,11 +233,24 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		}
 		targets = append(targets, parsed{label, r})
 	}
+	// One LABEL on several URLs names one backend reached in several
+	// ways: each series is told apart by the factor levels in which its
+	// URL differs from the others of that label ("pool tcp", "pool unix").
+	byLabel := map[string][]trials.Factors{}
+	for _, t := range targets {
+		byLabel[t.label] = append(byLabel[t.label], planFactors(t.r.Plan))
+	}
 	seen := map[string]bool{}
 	for _, t := range targets {
-		label := t.label
+		label, backend := t.label, t.label
+		if defaults[label] > 0 {
+			backend = "" // no label given: the backend is not named
+		}
 		if defaults[label] > 1 {
 			label = t.r.Target.URL // the short default is ambiguous
+			backend = label
+		} else if fs := byLabel[label]; len(fs) > 1 && defaults[label] == 0 {
+			label += factorWords(planFactors(t.r.Plan), fs)
 		}
 		for _, ka := range kas {
 			r := *t.r.Plan
@@ -247,6 +264,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			}
 			seen[l] = true
 			p.series = append(p.series, sweep.Series{Label: l, Plan: &r})
+			p.backends = append(p.backends, backend)
 		}
 	}
 	p.objectives = targets[0].r.objectives
@@ -255,7 +273,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	if p.trials.baseline == "" {
 		p.trials.baseline = p.series[0].Label
-	} else if !seen[p.trials.baseline] {
+	} else if !seen[p.trials.baseline] && byLabel[p.trials.baseline] == nil {
 		return nil, usagef("sweep: --baseline %q is not a series label (%s)", p.trials.baseline, strings.Join(labels(p.series), ", "))
 	}
 	r0 := p.series[0].Plan
@@ -282,6 +300,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	p.trials.judgeDesign(stderr)
 	// Make --out before any connection, so that a bad path costs nothing;
 	// the files are created once a target has answered.
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -329,7 +348,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sloLines, sloErr := p.judge(&sw)
 	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if p.trials.on {
-		sw.SweepTrials = p.trials.report(res.Series, notes)
+		sw.SweepTrials = p.trials.report(res.Series, p.backends, notes)
 		fmt.Fprintln(stdout, p.trials.describe(true))
 	}
 	fmt.Fprintln(stdout)
@@ -463,7 +482,7 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 	}
 	for i, sr := range res.Series {
 		plan := p.series[i].Plan
-		se := report.SweepSeries{Label: sr.Label, Target: plan.Record().Target,
+		se := report.SweepSeries{Label: sr.Label, Backend: p.backends[i], Target: plan.Record().Target,
 			KeepAlive: plan.KeepAlive, Levels: sr.Levels, Records: sr.Records}
 		if se.Levels == nil {
 			se.Levels = []stats.Summary{}

@@ -40,6 +40,10 @@ type Sweep struct {
 type SweepSeries struct {
 	// Label names the series.
 	Label string `json:"label"`
+	// Backend names the series' backend, the LABEL of LABEL=URL (absent
+	// for an unlabelled URL): series of one backend differ in how they
+	// reach it, and are compared by what differs.
+	Backend string `json:"backend,omitempty"`
 	// Target is what the series measured.
 	Target stats.TargetInfo `json:"target"`
 	// KeepAlive reports whether the series kept connections open.
