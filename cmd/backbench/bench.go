@@ -323,7 +323,6 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.Changed("label") && strings.TrimSpace(o.label) == "" {
 		return usagef("bench: --label wants a name")
 	}
-	tp.judgeDesign(stderr)
 	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
@@ -367,6 +366,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		stderr = &execute.LockedWriter{W: stderr}
 	}
+	// The design is judged once every flag is known good, before the
+	// first request.
+	tp.judgeDesign(stderr)
 	announceStart(stderr, o.startAt, o.quiet)
 	var m *stats.Record
 	var sum stats.Summary

@@ -300,12 +300,14 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	p.trials.judgeDesign(stderr)
 	// Make --out before any connection, so that a bad path costs nothing;
 	// the files are created once a target has answered.
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return usagef("sweep: cannot create --out directory: %v", err)
 	}
+	// The design is judged once every flag is known good, before the
+	// first request.
+	p.trials.judgeDesign(stderr)
 	maxLevel := p.cfg.Levels[len(p.cfg.Levels)-1]
 	setup := execute.Prepare(p.series[0].Plan, maxLevel, o.quiet, stderr)
 	defer setup.Done()
