@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/trials"
@@ -230,6 +233,48 @@ func TestShortTrialNote(t *testing.T) {
 	for _, c := range sw.Comparisons {
 		if c.ShortTrials != 8 {
 			t.Errorf("%+v: want 8 short trials", c)
+		}
+	}
+}
+
+// TestOneP99: with trials, the page's p99 of every series and level is
+// the one of the table, CSV and comparisons (the median of the trials'
+// p99s), not the pooled trials' p99.
+func TestOneP99(t *testing.T) {
+	a := serialFCGI(t, time.Millisecond, "")
+	b := serialFCGI(t, 2*time.Millisecond, "")
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "20", "-c", "1,2", "--repeat", "4", "a="+a.URL("/x"), "b="+b.URL("/x"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, rows := readSweep(t, dir)
+	page, err := os.ReadFile(filepath.Join(dir, "sweep.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p99col := slices.Index(rows[0], "p99_ms")
+	for _, se := range sw.Series {
+		for _, l := range se.Levels {
+			want := fmt.Sprintf("%s, c=%d: p99 %.3f ms", se.Label, l.Concurrency, l.P99Ms)
+			if l.Repeated == nil || !strings.Contains(string(page), want) {
+				t.Errorf("the page has no %q (pooled p99 %.3f)", want, l.Percentiles["99"])
+			}
+			for _, r := range rows[1:] {
+				if r[0] == se.Label && r[1] == strconv.Itoa(l.Concurrency) && r[p99col] != fmt.Sprintf("%.3f", l.P99Ms) {
+					t.Errorf("sweep.csv p99 %s, want %.3f", r[p99col], l.P99Ms)
+				}
+			}
+		}
+	}
+	for _, c := range sw.Comparisons {
+		if c.Metric == trials.MetricP99Ms {
+			for _, se := range sw.Series {
+				for _, l := range se.Levels {
+					if se.Label == c.Series && l.Concurrency == c.Concurrency && *c.Value != l.P99Ms {
+						t.Errorf("comparison p99 %g, table %g", *c.Value, l.P99Ms)
+					}
+				}
+			}
 		}
 	}
 }
