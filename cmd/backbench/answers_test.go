@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -276,5 +277,42 @@ func TestOneP99(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSweepBackendPerSeries: --backend-pid LABEL=PID and --backend-pidfile
+// LABEL=FILE sample each series' own backend; a bare PID applies to every
+// series, as before; a label that names no series is a usage error.
+func TestSweepBackendPerSeries(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
+	var procs []int
+	for range 3 {
+		cmd := exec.Command("sleep", "30")
+		if err := cmd.Start(); err != nil {
+			t.Skip("no sleep to stand for a backend:", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		procs = append(procs, cmd.Process.Pid)
+	}
+	pidfile := filepath.Join(t.TempDir(), "b.pid")
+	os.WriteFile(pidfile, []byte(strconv.Itoa(procs[1])+"\n"), 0o644)
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1",
+		"--backend-pid", "a="+strconv.Itoa(procs[0]), "--backend-pidfile", "b="+pidfile, "--backend-pid", strconv.Itoa(procs[2]),
+		"a="+srv.URL("/x"), "b="+srv.URL("/y"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	want := map[string][]int{"a": {procs[2], procs[0]}, "b": {procs[2], procs[1]}}
+	for _, se := range sw.Series {
+		for _, l := range se.Levels {
+			if l.Backend == nil || !slices.Equal(l.Backend.PIDs, want[se.Label]) {
+				t.Errorf("%s: backend %+v, want PIDs %v", se.Label, l.Backend, want[se.Label])
+			}
+		}
+	}
+	code, _, errs, _ = sweepOut(t, "-q", "-n", "10", "-c", "1", "--backend-pid", "c="+strconv.Itoa(procs[0]), "a="+srv.URL("/x"))
+	if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, `"c"`) {
+		t.Errorf("unknown label: exit %d, %q", code, errs)
 	}
 }

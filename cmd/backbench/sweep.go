@@ -35,6 +35,9 @@ type sweepOptions struct {
 	stopRate  string
 	warmup    int64
 	levelList []int
+	// backendPIDs and backendPIDFiles are sweep's --backend-pid and
+	// --backend-pidfile: [LABEL=]PID and [LABEL=]FILE.
+	backendPIDs, backendPIDFiles []string
 	repeatOptions
 }
 
@@ -79,7 +82,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	shared := map[string]bool{"requests": true, "keepalive": true, "timelimit": true, "timeout": true, "header": true,
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
-		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
+		"upstream": true, "balance": true, "insecure": true, "fpm-status": true,
 		"client-sched": true, "threads": true, "engine": true, "slo": true, "start-at": true,
 		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true}
 	load.VisitAll(func(f *pflag.Flag) {
@@ -97,6 +100,8 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		}
 		fs.AddFlag(f)
 	})
+	fs.StringArrayVar(&o.backendPIDs, "backend-pid", nil, "sample this backend process and its descendants during every level: `[LABEL=]PID` (LABEL=: that series' only, the LABEL of LABEL=URL; bare: every series; repeatable)")
+	fs.StringArrayVar(&o.backendPIDFiles, "backend-pidfile", nil, "like --backend-pid, the PID read from a file: `[LABEL=]FILE`")
 	addRepeatFlags(fs, &o.repeatOptions, true)
 	o.requests = 1000
 	return fs
@@ -145,6 +150,68 @@ func splitLabel(arg string) (label, url string, err error) {
 		return "", "", usagef("sweep: empty label in %q (want LABEL=URL)", arg)
 	}
 	return label, url, nil
+}
+
+// seriesPIDs are sweep's backend processes: the bare ones (every series)
+// and those of a label.
+type seriesPIDs struct {
+	pids     []int
+	file     string
+	byLabel  map[string][]int
+	files    map[string]string
+	labelled map[string]bool
+}
+
+// parseSeriesPIDs reads --backend-pid [LABEL=]PID and --backend-pidfile
+// [LABEL=]FILE (a FILE with a "/" before its first "=" is a bare path).
+func parseSeriesPIDs(o *sweepOptions) (*seriesPIDs, error) {
+	sp := &seriesPIDs{byLabel: map[string][]int{}, files: map[string]string{}, labelled: map[string]bool{}}
+	for _, v := range o.backendPIDs {
+		label, list, ok := strings.Cut(v, "=")
+		if !ok {
+			label, list = "", v
+		}
+		for _, f := range strings.Split(list, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || pid <= 0 || (ok && strings.TrimSpace(label) == "") {
+				return nil, usagef("sweep: bad --backend-pid %q: want PID or LABEL=PID", v)
+			}
+			if ok {
+				label = strings.TrimSpace(label)
+				sp.byLabel[label] = append(sp.byLabel[label], pid)
+				sp.labelled[label] = true
+			} else {
+				sp.pids = append(sp.pids, pid)
+			}
+		}
+	}
+	for _, v := range o.backendPIDFiles {
+		label, file, ok := strings.Cut(v, "=")
+		if !ok || strings.Contains(label, "/") {
+			if sp.file != "" {
+				return nil, usagef("sweep: two --backend-pidfile for every series (%s, %s): give one, or LABEL=FILE", sp.file, v)
+			}
+			sp.file = v
+			continue
+		}
+		label = strings.TrimSpace(label)
+		if label == "" || file == "" || sp.files[label] != "" {
+			return nil, usagef("sweep: bad --backend-pidfile %q: want FILE or LABEL=FILE, one per label", v)
+		}
+		sp.files[label], sp.labelled[label] = file, true
+	}
+	return sp, nil
+}
+
+// of returns the PIDs and the PID file of the series of label: the bare
+// ones and the label's own (its file instead of the bare one).
+func (sp *seriesPIDs) of(label string) ([]int, string) {
+	pids := append(append([]int(nil), sp.pids...), sp.byLabel[label]...)
+	file := sp.file
+	if f := sp.files[label]; f != "" {
+		file = f
+	}
+	return pids, file
 }
 
 // keepAliveModes reads --keepalive-modes: the keep-alive setting of each
@@ -205,6 +272,10 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	var targets []parsed
 	defaults := map[string]int{}
+	pids, err := parseSeriesPIDs(o)
+	if err != nil {
+		return nil, err
+	}
 	for _, arg := range fs.Args() {
 		if arg == "on" || arg == "off" || arg == "both" {
 			return nil, usagef("sweep: %q is not a URL; --keepalive takes no value, --keepalive-modes %s does", arg, arg)
@@ -215,6 +286,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		}
 		lo := o.loadOptions
 		lo.concurrency = 1 // the levels are checked below
+		lo.backendPIDs, lo.backendPIDFile = pids.of(label)
 		if !strings.HasPrefix(strings.ToLower(url), sockets.SchemeFCGI+"://") {
 			// A sweep may mix protocols: the FastCGI flags go to the
 			// fcgi:// series only.
@@ -265,6 +337,11 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			seen[l] = true
 			p.series = append(p.series, sweep.Series{Label: l, Plan: &r})
 			p.backends = append(p.backends, backend)
+		}
+	}
+	for l := range pids.labelled {
+		if byLabel[l] == nil {
+			return nil, usagef("sweep: --backend-pid(file) %s=...: no series is labelled %q", l, l)
 		}
 	}
 	p.objectives = targets[0].r.objectives
