@@ -296,7 +296,7 @@ func TestSweepBackendPerSeries(t *testing.T) {
 	}
 	pidfile := filepath.Join(t.TempDir(), "b.pid")
 	os.WriteFile(pidfile, []byte(strconv.Itoa(procs[1])+"\n"), 0o644)
-	code, _, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1",
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4",
 		"--backend-pid", "a="+strconv.Itoa(procs[0]), "--backend-pidfile", "b="+pidfile, "--backend-pid", strconv.Itoa(procs[2]),
 		"a="+srv.URL("/x"), "b="+srv.URL("/y"))
 	if code != 0 {
@@ -310,6 +310,15 @@ func TestSweepBackendPerSeries(t *testing.T) {
 				t.Errorf("%s: backend %+v, want PIDs %v", se.Label, l.Backend, want[se.Label])
 			}
 		}
+	}
+	// Sampled on both sides: verdicts on the backend's CPU per request and
+	// memory too.
+	metrics := map[string]bool{}
+	for _, c := range sw.Comparisons {
+		metrics[c.Metric] = true
+	}
+	if !metrics[trials.MetricBackendCPUPerRequest] || !metrics[trials.MetricBackendPSSBytes] {
+		t.Errorf("comparisons of sampled series without the backend's metrics: %v", metrics)
 	}
 	code, _, errs, _ = sweepOut(t, "-q", "-n", "10", "-c", "1", "--backend-pid", "c="+strconv.Itoa(procs[0]), "a="+srv.URL("/x"))
 	if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, `"c"`) {
