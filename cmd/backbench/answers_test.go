@@ -261,19 +261,23 @@ func TestOneP99(t *testing.T) {
 				t.Errorf("the page has no %q (pooled p99 %.3f)", want, l.Percentiles["99"])
 			}
 			for _, r := range rows[1:] {
-				if r[0] == se.Label && r[1] == strconv.Itoa(l.Concurrency) && r[p99col] != fmt.Sprintf("%.3f", l.P99Ms) {
-					t.Errorf("sweep.csv p99 %s, want %.3f", r[p99col], l.P99Ms)
+				if r[0] == se.Label && r[1] == strconv.Itoa(l.Concurrency) && (r[p99col] != fmt.Sprintf("%.3f", l.P99Ms) ||
+					r[slices.Index(rows[0], "mean_ms")] != fmt.Sprintf("%.3f", l.MeanMs) || r[slices.Index(rows[0], "max_ms")] != fmt.Sprintf("%.3f", l.MaxMs)) {
+					t.Errorf("sweep.csv row %q, want the medians p99 %.3f, mean %.3f, max %.3f", r, l.P99Ms, l.MeanMs, l.MaxMs)
 				}
 			}
 		}
 	}
 	for _, c := range sw.Comparisons {
-		if c.Metric == trials.MetricP99Ms {
-			for _, se := range sw.Series {
-				for _, l := range se.Levels {
-					if se.Label == c.Series && l.Concurrency == c.Concurrency && *c.Value != l.P99Ms {
-						t.Errorf("comparison p99 %g, table %g", *c.Value, l.P99Ms)
-					}
+		for _, se := range sw.Series {
+			for _, l := range se.Levels {
+				if se.Label != c.Series || l.Concurrency != c.Concurrency {
+					continue
+				}
+				v, ok := map[string]float64{trials.MetricP99Ms: l.P99Ms, trials.MetricMeanMs: l.MeanMs, trials.MetricMaxMs: l.MaxMs,
+					trials.MetricP50Ms: l.P50Ms, trials.MetricRequestsPerSecond: l.RequestsPerSecond}[c.Metric]
+				if ok && *c.Value != v {
+					t.Errorf("comparison %s %g, table %g", c.Metric, *c.Value, v)
 				}
 			}
 		}

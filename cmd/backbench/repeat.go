@@ -172,6 +172,8 @@ func pooled(recs []*stats.Record, precise *bool) (stats.Summary, *stats.Record, 
 	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
 	s.P50Ms, s.P50MsCI95 = sum.P50Ms.Median, sum.P50Ms.Interval()
 	s.P99Ms, s.P99MsCI95 = sum.P99Ms.Median, sum.P99Ms.Interval()
+	s.MeanMs, s.MeanMsCI95 = sum.MeanMs.Median, sum.MeanMs.Interval()
+	s.MaxMs, s.MaxMsCI95 = sum.MaxMs.Median, sum.MaxMs.Interval()
 	s.Confidence = sum.RequestsPerSecond.Confidence
 	return s, m, nil
 }
@@ -507,8 +509,10 @@ func writeTrials(w io.Writer, s *stats.Summary, tp *trialPlan) {
 		fmt.Fprintf(w, "  %-20s %.3f %s %s [%.3f, %.3f]\n", name, med, unit, e.PlusMinus(), ci[0], ci[1])
 	}
 	line("Requests per second:", s.RequestsPerSecond, t.RequestsPerSecondCI95, "[#/sec]")
+	line("mean:", t.MeanMs, t.MeanMsCI95, "[ms]")
 	line("p50:", t.P50Ms, t.P50MsCI95, "[ms]")
 	line("p99:", t.P99Ms, t.P99MsCI95, "[ms]")
+	line("max:", t.MaxMs, t.MaxMsCI95, "[ms]")
 	if t.Precise != nil && !*t.Precise {
 		fmt.Fprintf(w, "Note: the requests/sec interval is still wider than ±%g%% after %d trials (--max-repeat)\n", 100*tp.plan.Precision, len(t.Trials))
 	}

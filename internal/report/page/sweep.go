@@ -229,14 +229,14 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 				r = append(r, num(ci(lv.RPSCI95, 2)), num(trials))
 			}
 			if s.Complete > 0 {
-				r = append(r, f3(s.ConnectionTimes.Total.Mean), f3(report.P50Of(s)), f3(s.Percentiles["90"]), f3(report.P99Of(s)))
+				r = append(r, f3(report.MeanOf(s)), f3(report.P50Of(s)), f3(s.Percentiles["90"]), f3(report.P99Of(s)))
 			} else {
 				r = append(r, num("-"), num("-"), num("-"), num("-"))
 			}
 			if hasCI {
 				r = append(r, num(ci(lv.P99CI95, 3)))
 			}
-			r = append(r, f3(s.ConnectionTimes.Total.Max), d(s.Non2xx))
+			r = append(r, f3(report.MaxOf(s)), d(s.Non2xx))
 			if hasOverflows {
 				if s.ListenOverflows != nil {
 					r = append(r, d(*s.ListenOverflows))
