@@ -19,14 +19,21 @@ import (
 const compareUsage = `Usage: backbench compare [flags] OLD.json NEW.json [MORE.json...]
 
 Compares saved results: bench JSON (--format json) or sweep.json, with or
-without trials (--repeat). Series are matched by label, levels by
-concurrency; every file after the first is compared with the first. Per
-series, level and metric (requests/sec, p99): both medians with their 95%
-intervals, the ratio new/old with its 95% interval, the Mann-Whitney
-p-value and a verdict (faster, slower, lower, higher or no difference).
-A result without trials has no interval, and so no verdict.
+without trials (--repeat). Every file after the first is compared with the
+first. Each series is paired with the series of the first file that differs
+from it in at most one factor (transport, keep-alive, protocol, HTTP
+version, TLS, upstreams, backend = bench --label or sweep's LABEL; a sweep's
+series of the same label first), levels by concurrency; the usual setting
+is the baseline of a pair (TCP, keep-alive off, HTTP/1.1...), the first
+file's of a pair that differs in the backend or in nothing. What differs
+(targets, load shapes) is printed at the top. Per pair, level and metric
+(req/s, mean, p50, p99, max; the backend's CPU per request and PSS where
+sampled): both medians with their 95% intervals, the ratio with its 95%
+interval, the Mann-Whitney p-value and a verdict (faster/slower,
+lower/higher, smaller/larger, no difference; "–" without enough trials).
 
-Files of different targets or load shapes compare only with --force.
+Nothing to pair (no level in common, or every series more than one factor
+apart) exits 2.
 
 Flags:
 `

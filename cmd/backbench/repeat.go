@@ -42,7 +42,7 @@ func addRepeatFlags(fs *pflag.FlagSet, o *repeatOptions, withBaseline bool) {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series within each round (default: a random one, printed)")
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose ratio interval reaches within 1 ± P is no difference")
 	if withBaseline {
-		fs.StringVar(&o.baseline, "baseline", "", "compare every other series with the series of this `LABEL` (default: the first)")
+		fs.StringVar(&o.baseline, "baseline", "", "the backend `LABEL` (or series label) the other backends are compared with, and the table's verdict column (default: the first series)")
 	}
 }
 

@@ -58,8 +58,11 @@ per level.
 
 With --repeat N (or --precision P), every series runs N trials at every
 level in interleaved rounds; the table gives medians with their 95%
-intervals and every series' verdict against --baseline (faster, slower or
-no difference), and a comparisons table follows.
+intervals and every series' req/s verdict against --baseline, and a
+comparisons table follows: the pairs of series that differ in one factor
+(transport, keep-alive, protocol, HTTP version, TLS, upstreams, backend),
+grouped by factor. One LABEL on several URLs names one backend reached
+several ways (serial=fcgi://127.0.0.1:9000/ serial=fcgi://unix:/s.sock:/).
 
 Flags:
 `
