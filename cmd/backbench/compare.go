@@ -294,13 +294,18 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return enc.Encode(&res)
 	}
 	rows := res.Comparisons
-	if len(files) == 2 {
+	swapped := slices.ContainsFunc(rows, func(c trials.Comparison) bool { return c.BaselineFile != old.path })
+	if len(files) == 2 && !swapped {
 		// One pair of files: named once, above the table.
 		fmt.Fprintf(stdout, "Baseline: %s\nNew:      %s\n", old.path, files[1].path)
 		rows = slices.Clone(rows)
 		for i := range rows {
 			rows[i].File, rows[i].BaselineFile = "", ""
 		}
+	} else if swapped {
+		// The factor's rule chose some baselines (TCP, keep-alive off...)
+		// in later files: each row names its files.
+		fmt.Fprintf(stdout, "Files:    %s (each pair's baseline by its factor's rule)\n", strings.Join(res.Files, ", "))
 	} else {
 		fmt.Fprintf(stdout, "Baseline: %s\n", old.path)
 	}
