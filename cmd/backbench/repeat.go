@@ -557,8 +557,12 @@ func (tp *trialPlan) judgeDesign(stderr io.Writer) bool {
 		return false
 	}
 	need := trials.MinTrialsForVerdict()
-	fmt.Fprintf(stderr, "backbench: warning: %d trials a side cannot give p < %g (Mann-Whitney, two-sided: at best p = %.3g), so no comparison of this run can have a verdict; the smallest count that can is %d (--repeat %d; 5 gives an interval of 93.75%%)\n",
-		n, trials.Alpha, 2/binom(2*n, n), need, need)
+	what := fmt.Sprintf("%d trials a side cannot give p < %g (Mann-Whitney, two-sided: at best p = %.3g)", n, trials.Alpha, 2/binom(2*n, n))
+	if n == 1 {
+		what = "1 trial a side has no interval and no test"
+	}
+	fmt.Fprintf(stderr, "backbench: warning: %s, so no comparison of this run can have a verdict; the smallest count that can is %d (--repeat %d; 5 gives an interval of 93.75%%)\n",
+		what, need, need)
 	return true
 }
 
