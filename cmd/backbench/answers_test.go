@@ -329,3 +329,21 @@ func TestSweepBackendPerSeries(t *testing.T) {
 		t.Errorf("unknown label: exit %d, %q", code, errs)
 	}
 }
+
+// TestSweepUnpairedNote: two series two factors apart (backend a on TCP,
+// backend b on a Unix socket) are not compared: a note says how they
+// differ, and there is no comparison.
+func TestSweepUnpairedNote(t *testing.T) {
+	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{BodyBytes: 5})
+	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
+	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", "a="+tcp.URL("/x"), "b="+unix.URL("/x"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	notes := strings.Join(sw.Notes, "\n")
+	if len(sw.Comparisons) != 0 || !strings.Contains(notes, "more than one factor") || !strings.Contains(notes, "transport unix vs tcp, backend b vs a") ||
+		!strings.Contains(out, "not compared") {
+		t.Errorf("comparisons %d, notes %q\n%s", len(sw.Comparisons), sw.Notes, out)
+	}
+}
