@@ -122,6 +122,7 @@ func TestCompareByFactor(t *testing.T) {
 	fa := saveBench(t, dir, "a.json", "-n", "20", "--repeat", "4", "--label", "a", tcp.URL("/x"))
 	fb := saveBench(t, dir, "b.json", "-n", "20", "--repeat", "4", "--label", "b", other.URL("/x"))
 	fbu := saveBench(t, dir, "bu.json", "-n", "20", "--repeat", "4", "--label", "b", unix.URL("/x"))
+	fk := saveBench(t, dir, "k.json", "-n", "20", "--repeat", "4", "-k", tcp.URL("/x"))
 	for _, tc := range []struct {
 		files          []string
 		title, base    string
@@ -130,6 +131,7 @@ func TestCompareByFactor(t *testing.T) {
 		{[]string{ft, fu}, "transport: unix vs tcp", ft, unix.URL("/x"), tcp.URL("/x")},
 		{[]string{fu, ft}, "transport: unix vs tcp", ft, unix.URL("/x"), tcp.URL("/x")},
 		{[]string{fa, fb}, "backend: b vs a", fa, "b", "a"},
+		{[]string{fk, ft}, "keep-alive: on vs off", ft, tcp.URL("/x"), tcp.URL("/x")},
 	} {
 		code, out, errs := runMain(t, context.Background(), append([]string{"compare", "--format", "json"}, tc.files...)...)
 		var r compareResult
