@@ -66,6 +66,7 @@ type benchOptions struct {
 	spectrum       bool
 	cpuProfile     string
 	version        bool
+	label          string
 	repeatOptions
 }
 
@@ -115,6 +116,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
+	fs.StringVar(&o.label, "label", "", "name the result `NAME` (its backend) in the saved JSON: compare pairs and names runs by it rather than by URL")
 	addRepeatFlags(fs, &o.repeatOptions, false)
 	fs.SortFlags = false
 	return fs
@@ -322,6 +324,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if fs.Changed("label") && strings.TrimSpace(o.label) == "" {
+		return usagef("bench: --label wants a name")
+	}
 	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
@@ -376,6 +381,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		stderr = &execute.LockedWriter{W: stderr}
 	}
+	// The design is judged once every flag is known good, before the
+	// first request.
+	tp.judgeDesign(stderr)
 	announceStart(stderr, o.startAt, o.quiet)
 	var m *stats.Record
 	var sum stats.Summary
@@ -392,6 +400,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return executeError(err)
 	}
 	r.judge(&sum)
+	sum.Label = strings.TrimSpace(o.label)
 	if o.format == "json" {
 		err = report.JSON(stdout, &sum, m)
 	} else {

@@ -19,14 +19,21 @@ import (
 const compareUsage = `Usage: backbench compare [flags] OLD.json NEW.json [MORE.json...]
 
 Compares saved results: bench JSON (--format json) or sweep.json, with or
-without trials (--repeat). Series are matched by label, levels by
-concurrency; every file after the first is compared with the first. Per
-series, level and metric (requests/sec, p99): both medians with their 95%
-intervals, the ratio new/old with its 95% interval, the Mann-Whitney
-p-value and a verdict (faster, slower, lower, higher or no difference).
-A result without trials has no interval, and so no verdict.
+without trials (--repeat). Every file after the first is compared with the
+first. Each series is paired with the series of the first file that differs
+from it in at most one factor (transport, keep-alive, protocol, HTTP
+version, TLS, upstreams, backend = bench --label or sweep's LABEL; a sweep's
+series of the same label first), levels by concurrency; the usual setting
+is the baseline of a pair (TCP, keep-alive off, HTTP/1.1...), the first
+file's of a pair that differs in the backend or in nothing. What differs
+(targets, load shapes) is printed at the top. Per pair, level and metric
+(req/s, mean, p50, p99, max; the backend's CPU per request and PSS where
+sampled): both medians with their 95% intervals, the ratio with its 95%
+interval, the Mann-Whitney p-value and a verdict (faster/slower,
+lower/higher, smaller/larger, no difference; "–" without enough trials).
 
-Files of different targets or load shapes compare only with --force.
+Nothing to pair (no level in common, or every series more than one factor
+apart) exits 2.
 
 Flags:
 `
@@ -51,6 +58,7 @@ func runRequests(s *stats.Summary) int64 {
 // with one level.
 type savedSeries struct {
 	Label     string          `json:"label"`
+	Backend   string          `json:"backend"`
 	KeepAlive bool            `json:"keep_alive"`
 	Levels    []stats.Summary `json:"levels"`
 	Target    struct {
@@ -92,7 +100,10 @@ func loadSaved(path string) (*savedFile, error) {
 		if json.Unmarshal(b, &r) != nil {
 			return nil, notResult
 		}
-		s := savedSeries{Label: r.Target.URL, KeepAlive: r.KeepAlive, Levels: []stats.Summary{r}}
+		s := savedSeries{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []stats.Summary{r}}
+		if r.Label != "" {
+			s.Label = r.Label
+		}
 		s.Target.URL = r.Target.URL
 		f.Series = []savedSeries{s}
 	default:
@@ -109,13 +120,13 @@ func loadSaved(path string) (*savedFile, error) {
 }
 
 // differences lists how f differs from other in what it measured and how
-// (targets and load shapes), for the --force check.
+// (targets and load shapes), shown above the comparisons.
 func (f *savedFile) differences(other *savedFile) []string {
 	var d []string
 	if f.sweep != other.sweep {
-		return []string{"one is a bench result, the other a sweep"}
+		d = append(d, "one is a bench result, the other a sweep")
 	}
-	if f.sweep {
+	if f.sweep && other.sweep {
 		if !slices.Equal(f.Levels, other.Levels) {
 			d = append(d, fmt.Sprintf("levels %v and %v", other.Levels, f.Levels))
 		}
@@ -201,6 +212,7 @@ type compareResult struct {
 	Files       []string            `json:"files"`
 	Noise       float64             `json:"noise"`
 	Forced      bool                `json:"forced"`
+	Differences []string            `json:"differences"`
 	Notes       []string            `json:"notes"`
 	Comparisons []trials.Comparison `json:"comparisons"`
 }
@@ -210,7 +222,7 @@ func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output: text (a table) or json")
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose interval reaches within 1 ± P is no difference")
-	fs.BoolVar(&o.force, "force", false, "compare files of different targets or load shapes (and say so)")
+	fs.BoolVar(&o.force, "force", false, "no longer needed: files of different targets or load shapes compare by what differs")
 	return fs
 }
 
@@ -244,17 +256,19 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		files = append(files, f)
 	}
-	res := compareResult{Noise: noise, Forced: o.force, Notes: []string{}, Comparisons: []trials.Comparison{}}
+	res := compareResult{Noise: noise, Forced: o.force, Notes: []string{}, Differences: []string{}, Comparisons: []trials.Comparison{}}
 	old := files[0]
 	for _, f := range files {
 		res.Files = append(res.Files, f.path)
 	}
 	for _, f := range files[1:] {
-		if d := f.differences(old); len(d) > 0 {
-			if !o.force {
-				return usagef("compare: %s and %s differ (%s); --force compares them anyway", old.path, f.path, strings.Join(d, "; "))
+		// What differs is shown, not refused: it is what the pairs
+		// compare (or, for load shapes, what to keep in mind).
+		for _, d := range f.differences(old) {
+			if len(files) > 2 {
+				d = f.path + ": " + d
 			}
-			res.Notes = append(res.Notes, fmt.Sprintf("compared with --force, although %s and %s differ: %s", old.path, f.path, strings.Join(d, "; ")))
+			res.Differences = append(res.Differences, d)
 		}
 		res.Comparisons = append(res.Comparisons, compareFiles(old, f, noise, &res.Notes)...)
 	}
@@ -263,23 +277,38 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s has no trials (one run per level): there is no interval, and so no verdict; run with --repeat N", f.path))
 		}
 	}
-	res.Notes = append(res.Notes, fewTrialsNotes(res.Comparisons)...)
+	res.Notes = append(res.Notes, verdictNotes(res.Comparisons)...)
 	if len(res.Comparisons) == 0 {
-		return usagef("compare: no series and level in common between %s", strings.Join(res.Files, ", "))
+		why := "no series and level in common"
+		for _, n := range res.Notes {
+			if strings.Contains(n, "more than one factor") {
+				why = n
+				break
+			}
+		}
+		return usagef("compare: nothing to pair between %s: %s", strings.Join(res.Files, ", "), why)
 	}
 	if o.format == "json" {
 		return stats.EncodeJSON(stdout, &res)
 	}
 	rows := res.Comparisons
-	if len(files) == 2 {
+	swapped := slices.ContainsFunc(rows, func(c trials.Comparison) bool { return c.BaselineFile != old.path })
+	if len(files) == 2 && !swapped {
 		// One pair of files: named once, above the table.
 		fmt.Fprintf(stdout, "Baseline: %s\nNew:      %s\n", old.path, files[1].path)
 		rows = slices.Clone(rows)
 		for i := range rows {
 			rows[i].File, rows[i].BaselineFile = "", ""
 		}
+	} else if swapped {
+		// The factor's rule chose some baselines (TCP, keep-alive off...)
+		// in later files: each row names its files.
+		fmt.Fprintf(stdout, "Files:    %s (each pair's baseline by its factor's rule)\n", strings.Join(res.Files, ", "))
 	} else {
 		fmt.Fprintf(stdout, "Baseline: %s\n", old.path)
+	}
+	for _, d := range res.Differences {
+		fmt.Fprintf(stdout, "Differs:  %s\n", d)
 	}
 	fmt.Fprintf(stdout, "Noise threshold: ±%g%%\n\n", 100*noise)
 	if err := report.ComparisonTable(stdout, rows); err != nil {
@@ -306,24 +335,58 @@ func (f *savedFile) hasTrials() bool {
 	return true
 }
 
-// compareFiles compares every series and level of f found in old.
+// factors returns the factors of s (from its first level's result).
+func (s *savedSeries) factors() trials.Factors {
+	return factorsOf(s.Backend, &s.Levels[0])
+}
+
+// compareFiles pairs every series of f with the series of old it is to
+// be compared with (see trials.MatchSeries) and compares them at every level in
+// common; the notes say which series found no partner.
 func compareFiles(old, f *savedFile, noise float64, notes *[]string) []trials.Comparison {
 	var out []trials.Comparison
-	for _, s := range f.Series {
-		o := old.series(s.Label, f.sweep)
-		if o == nil {
-			*notes = append(*notes, fmt.Sprintf("series %q of %s is not in %s", s.Label, f.path, old.path))
+	var olds []trials.Factors
+	var oldLabels []string
+	for i := range old.Series {
+		if len(old.Series[i].Levels) > 0 {
+			olds = append(olds, old.Series[i].factors())
+		} else {
+			olds = append(olds, trials.Factors{})
+		}
+		oldLabels = append(oldLabels, old.Series[i].Label)
+	}
+	bothSweeps := f.sweep && old.sweep
+	for si := range f.Series {
+		s := &f.Series[si]
+		if len(s.Levels) == 0 {
 			continue
 		}
-		for i := range s.Levels {
-			l := &s.Levels[i]
-			ol := o.level(l.Concurrency, f.sweep)
-			if ol == nil {
-				continue
+		fs := s.factors()
+		matches, why := trials.MatchSeries(s.Label, fs, oldLabels, olds, bothSweeps)
+		if len(matches) == 0 {
+			*notes = append(*notes, fmt.Sprintf("series %q of %s: %s of %s: not compared", s.Label, f.path, why, old.path))
+			continue
+		}
+		for _, m := range matches {
+			o := &old.Series[m.Index]
+			// The pair's sides: the factor's rule decides (TCP, keep-alive
+			// off... is the baseline); the old file is the baseline of a
+			// pair that differs in the backend or in nothing.
+			sd, bd, sf, bf := s, o, f, old
+			if m.Swap {
+				sd, bd, sf, bf = o, s, old, f
 			}
-			for _, c := range trials.CompareLevel(s.Label, o.Label, l.Concurrency, trialsOf(l), trialsOf(ol), noise) {
-				c.File, c.BaselineFile = f.path, old.path
-				out = append(out, c)
+			for i := range sd.Levels {
+				l := &sd.Levels[i]
+				bl := bd.level(l.Concurrency, f.sweep || old.sweep)
+				if bl == nil {
+					continue
+				}
+				for _, c := range trials.CompareLevel(sd.Label, bd.Label, l.Concurrency, trialsOf(l), trialsOf(bl), noise) {
+					c.File, c.BaselineFile = sf.path, bf.path
+					c.Factor, c.FactorTitle = m.Factor, m.Title
+					out = append(out, c)
+				}
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func FuzzLoadSaved(f *testing.F) {
 		var notes []string
 		for _, c := range compareFiles(sf, sf, 0.02, &notes) {
 			switch c.Verdict {
-			case "faster", "slower", "lower", "higher", "no difference":
+			case "faster", "slower", "lower", "higher", "smaller", "larger", "no difference", "none":
 			default:
 				t.Fatalf("verdict %q", c.Verdict)
 			}

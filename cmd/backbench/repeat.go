@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ func addRepeatFlags(fs *pflag.FlagSet, o *repeatOptions, withBaseline bool) {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series within each round (default: a random one, printed)")
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose ratio interval reaches within 1 ± P is no difference")
 	if withBaseline {
-		fs.StringVar(&o.baseline, "baseline", "", "compare every other series with the series of this `LABEL` (default: the first)")
+		fs.StringVar(&o.baseline, "baseline", "", "the backend `LABEL` (or series label) the other backends are compared with, and the table's verdict column (default: the first series)")
 	}
 }
 
@@ -113,8 +114,28 @@ func (tp *trialPlan) describe(sweep bool) string {
 
 // trialOf is what the statistics read of a trial's result.
 func trialOf(s *stats.Summary) trials.Trial {
-	return trials.Trial{RequestsPerSecond: s.RequestsPerSecond, P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"],
-		Failed: s.Failed, Finished: s.Complete + s.Failed - s.Failures.Length}
+	t := trials.Trial{RequestsPerSecond: s.RequestsPerSecond, MeanMs: s.ConnectionTimes.Total.Mean,
+		P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"], MaxMs: s.ConnectionTimes.Total.Max,
+		Failed: s.Failed, Finished: s.Complete + s.Failed - s.Failures.Length, Seconds: s.TimeTaken,
+		ClientCPUMeasured: s.Client.CPUPercent > 0 && s.Client.CPUUserSeconds+s.Client.CPUSysSeconds > 0}
+	if b := s.Backend; b != nil && b.Samples > 0 && s.Complete > 0 {
+		t.BackendSampled = true
+		t.BackendCPUPerRequest = b.CPUSeconds / float64(s.Complete)
+		t.BackendPSSBytes = float64(b.MeanPSSBytes)
+	}
+	return t
+}
+
+// factorsOf returns the factors of a series from what its result says of
+// its plan (target, keep-alive, HTTP version, upstreams), and backend, the
+// label the user gave it ("" for none).
+func factorsOf(backend string, s *stats.Summary) trials.Factors {
+	f := trials.Factors{Protocol: s.Target.Protocol, Transport: s.Target.Network, KeepAlive: s.KeepAlive,
+		HTTPVersion: s.HTTPVersion, Upstreams: max(len(s.Upstreams), 1), Backend: backend}
+	if f.Protocol == "https" || s.TLS != nil || strings.HasPrefix(strings.ToLower(s.Target.URL), "https:") {
+		f.Protocol, f.TLS = "http", true
+	}
+	return f
 }
 
 // trialsOf returns the trials of a result, or the result as one trial.
@@ -151,6 +172,8 @@ func pooled(recs []*stats.Record, precise *bool) (stats.Summary, *stats.Record, 
 	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
 	s.P50Ms, s.P50MsCI95 = sum.P50Ms.Median, sum.P50Ms.Interval()
 	s.P99Ms, s.P99MsCI95 = sum.P99Ms.Median, sum.P99Ms.Interval()
+	s.MeanMs, s.MeanMsCI95 = sum.MeanMs.Median, sum.MeanMs.Interval()
+	s.MaxMs, s.MaxMsCI95 = sum.MaxMs.Median, sum.MaxMs.Interval()
 	s.Confidence = sum.RequestsPerSecond.Confidence
 	return s, m, nil
 }
@@ -172,6 +195,12 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 		active[i] = i
 	}
 	runsDone := 0
+	var short shortTrials
+	defer func() {
+		if n := short.note(); n != "" {
+			notes = append(notes, n)
+		}
+	}()
 	for li, level := range p.cfg.Levels {
 		runs := map[int][]*stats.Record{}
 		unreachable, unreached, lost := map[int]error{}, map[int]int{}, map[int]*sweep.Stop{}
@@ -204,6 +233,7 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 			n := len(runs[si])
 			if lv := r.Series[0].Levels; len(lv) > 0 && !lv[0].Interrupted {
 				runs[si] = append(runs[si], r.Series[0].Records[0])
+				short.add(p.series[si].Label, &lv[0])
 			}
 			if r.Interrupted || len(runs[si]) == n {
 				return 0, trials.ErrStop
@@ -268,58 +298,65 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 	return res, notes, nil
 }
 
-// sweepComparisons compares, at every level, every series with the baseline,
-// and with --keepalive-modes on,off each series' ka with its no-ka.
-func sweepComparisons(series []sweep.SeriesResult, baseline string, noise float64) []trials.Comparison {
+// sweepComparisons pairs the series that differ in exactly one factor
+// (trials.Pairs: transport at each keep-alive mode, keep-alive on each
+// transport, every backend against the baseline's...) and compares each
+// pair at every level both ran, grouped by factor. The notes name the
+// series that differ from every other in more than one factor.
+func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline string, noise float64) ([]trials.Comparison, []string) {
 	out := []trials.Comparison{}
-	base := 0
+	var idx []int
+	var fs []trials.Factors
+	baseBackend := ""
 	for i, s := range series {
-		if s.Label == baseline {
-			base = i
+		if len(s.Levels) == 0 {
+			continue
+		}
+		idx = append(idx, i)
+		fs = append(fs, factorsOf(backends[i], &s.Levels[0]))
+		if s.Label == baseline || backends[i] == baseline {
+			baseBackend = backends[i]
 		}
 	}
-	type pair struct{ s, b int }
-	var pairs []pair
-	seen := map[pair]bool{}
-	add := func(s, b int) {
-		if s != b && !seen[pair{s, b}] && !seen[pair{b, s}] {
-			seen[pair{s, b}] = true
-			pairs = append(pairs, pair{s, b})
-		}
-	}
-	for i := range series {
-		add(i, base)
-	}
-	for i, s := range series {
-		if stem, ok := strings.CutSuffix(s.Label, " ka"); ok {
-			for j, o := range series {
-				if o.Label == stem+" no-ka" {
-					add(i, j)
-				}
-			}
-		}
-	}
+	pairs, unpaired := trials.Pairs(fs, baseBackend)
 	for _, pr := range pairs {
-		s, b := &series[pr.s], &series[pr.b]
+		s, b := &series[idx[pr.Series]], &series[idx[pr.Baseline]]
+		title := pr.Title(fs)
 		for k := range s.Levels {
 			sl := &s.Levels[k]
 			for m := range b.Levels {
 				if bl := &b.Levels[m]; bl.Concurrency == sl.Concurrency {
-					out = append(out, trials.CompareLevel(s.Label, b.Label, sl.Concurrency, trialsOf(sl), trialsOf(bl), noise)...)
+					for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, trialsOf(sl), trialsOf(bl), noise) {
+						c.Factor, c.FactorTitle = pr.Factor, title
+						out = append(out, c)
+					}
 				}
 			}
 		}
 	}
-	return out
+	var notes []string
+	for _, u := range unpaired {
+		var d []string
+		for j := range fs {
+			if j != u {
+				d = append(d, fmt.Sprintf("from %s in %s", series[idx[j]].Label, trials.DescribeDifferences(fs[u], fs[j])))
+			}
+		}
+		notes = append(notes, fmt.Sprintf("%s differs from every other series in more than one factor (%s): not compared",
+			series[idx[u]].Label, strings.Join(d, "; ")))
+	}
+	return out, notes
 }
 
 // report is what the trials add to a sweep's report: the plan, the
 // comparisons of series (see sweepComparisons) and the notes.
-func (tp *trialPlan) report(series []sweep.SeriesResult, notes []string) *report.SweepTrials {
+func (tp *trialPlan) report(series []sweep.SeriesResult, backends []string, notes []string) *report.SweepTrials {
+	cs, pairNotes := sweepComparisons(series, backends, tp.baseline, tp.noise)
 	st := &report.SweepTrials{Repeat: tp.plan.Repeat, Precision: tp.plan.Precision, MaxRepeat: tp.plan.MaxRepeat,
 		Seed: tp.plan.Seed, Noise: tp.noise, Baseline: tp.baseline,
-		Comparisons: sweepComparisons(series, tp.baseline, tp.noise), Notes: append([]string{}, notes...)}
-	st.Notes = append(st.Notes, fewTrialsNotes(st.Comparisons)...)
+		Comparisons: cs, Notes: append([]string{}, notes...)}
+	st.Notes = append(st.Notes, pairNotes...)
+	st.Notes = append(st.Notes, verdictNotes(st.Comparisons)...)
 	return st
 }
 
@@ -336,6 +373,36 @@ func writeComparisons(w io.Writer, st *report.SweepTrials) {
 	for _, n := range st.Notes {
 		fmt.Fprintf(w, "Note: %s\n", n)
 	}
+}
+
+// shortTrials counts the trials too short to trust (trials.Trial.Short)
+// of a sweep, for one note.
+type shortTrials struct {
+	n, all   int
+	shortest float64
+	labels   []string
+}
+
+func (st *shortTrials) add(label string, s *stats.Summary) {
+	st.all++
+	if t := trialOf(s); t.Short() {
+		if st.n == 0 || t.Seconds < st.shortest {
+			st.shortest = t.Seconds
+		}
+		st.n++
+		if !slices.Contains(st.labels, label) {
+			st.labels = append(st.labels, label)
+		}
+	}
+}
+
+// note is the sweep's note of its short trials, "" without any.
+func (st *shortTrials) note() string {
+	if st.n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d trials (of %s) lasted less than %g s (the shortest %.3g s) or had no measurable client CPU time: too short to trust; lengthen them with -n (more requests per level) or -t (seconds per level)",
+		st.n, st.all, strings.Join(st.labels, ", "), trials.MinTrialSeconds, st.shortest)
 }
 
 // executeTrials runs bench's trials of plan: each a fresh run with its own
@@ -356,6 +423,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 	o.StartAt = time.Time{}
 	o.Progress, o.KeepRows, o.Raw = nil, false, nil // one line per trial instead
 	var runs []*stats.Record
+	var shortNotes []string
 	lr, err := trials.NewRounds(tp.plan).Level([]int{0}, func(int) (float64, error) {
 		// The first warm-up checks that the target answers and prepares
 		// the process (file limit, scheduling, threads) for every run.
@@ -380,8 +448,15 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 		o.Announce = false
 		runs = append(runs, rec)
 		sum := rec.Summary()
+		note := shortTrialNote(fmt.Sprintf("trial %d", len(runs)), &sum)
+		if note != "" {
+			shortNotes = append(shortNotes, note)
+		}
 		if !o.Quiet {
 			fmt.Fprintf(stderr, "Trial %d: %.2f requests/sec, p99 %.3f ms, %d failed\n", len(runs), sum.RequestsPerSecond, sum.Percentiles["99"], sum.Failed)
+			if note != "" {
+				fmt.Fprintf(stderr, "Note: %s\n", note)
+			}
 		}
 		return sum.RequestsPerSecond, nil
 	})
@@ -405,6 +480,13 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 		return sum, nil, err
 	}
 	sum.Interrupted, sum.Seed = stopped, tp.plan.Seed
+	if len(shortNotes) > 0 {
+		n := shortNotes[0]
+		if len(shortNotes) > 1 {
+			n = fmt.Sprintf("%d of %d trials were too short to trust (the first: %s)", len(shortNotes), len(runs), n)
+		}
+		sum.Notes = append(sum.Notes, n)
+	}
 	return sum, rec, nil
 }
 
@@ -427,23 +509,121 @@ func writeTrials(w io.Writer, s *stats.Summary, tp *trialPlan) {
 		fmt.Fprintf(w, "  %-20s %.3f %s %s [%.3f, %.3f]\n", name, med, unit, e.PlusMinus(), ci[0], ci[1])
 	}
 	line("Requests per second:", s.RequestsPerSecond, t.RequestsPerSecondCI95, "[#/sec]")
+	line("mean:", t.MeanMs, t.MeanMsCI95, "[ms]")
 	line("p50:", t.P50Ms, t.P50MsCI95, "[ms]")
 	line("p99:", t.P99Ms, t.P99MsCI95, "[ms]")
+	line("max:", t.MaxMs, t.MaxMsCI95, "[ms]")
 	if t.Precise != nil && !*t.Precise {
 		fmt.Fprintf(w, "Note: the requests/sec interval is still wider than ±%g%% after %d trials (--max-repeat)\n", 100*tp.plan.Precision, len(t.Trials))
 	}
 }
 
-// fewTrialsNotes warns once when a comparison has trials on both sides but
-// fewer than 4 on one: the rank test cannot then reach p < 0.05 (3 against
-// 3 gives p = 0.1 at best), so no verdict can be anything but "no
-// difference".
-func fewTrialsNotes(cs []trials.Comparison) []string {
+// verdictNotes explains, once each, the verdicts the comparisons could
+// not give (too few trials for the test) and the marker of short trials.
+func verdictNotes(cs []trials.Comparison) []string {
+	var notes []string
+	few, short := false, false
 	for _, c := range cs {
-		if n := min(c.Trials, c.BaselineTrials); n > 1 && n < 4 {
-			return []string{fmt.Sprintf("%d trials on a side cannot give p < %g: every verdict is %q; use 4 or more (--repeat 5)",
-				n, trials.Alpha, trials.NoDifference)}
+		if n := min(c.Trials, c.BaselineTrials); c.Verdict == trials.NoVerdict && !few {
+			few = true
+			if n <= 1 {
+				notes = append(notes, fmt.Sprintf("\u2013, 1 trial: a side has one trial, so there is no interval and no verdict; run with --repeat %d or more",
+					trials.MinTrialsForVerdict()+1))
+			} else {
+				notes = append(notes, fmt.Sprintf("\u2013, %d trials: %d trials against %d cannot give p < %g (Mann-Whitney, two-sided), so there is no verdict; use %d or more a side (--repeat %d)",
+					n, c.Trials, c.BaselineTrials, trials.Alpha, trials.MinTrialsForVerdict(), trials.MinTrialsForVerdict()+1))
+			}
+		}
+		short = short || c.ShortTrials > 0
+	}
+	if short {
+		notes = append(notes, trials.ShortNote)
+	}
+	return notes
+}
+
+// judgeDesign writes one line on stderr, before any request, when the
+// trials asked for cannot give a verdict: fewer trials a side than the
+// rank test needs to reach p < Alpha. It returns whether it did.
+func (tp *trialPlan) judgeDesign(stderr io.Writer) bool {
+	if !tp.on {
+		return false
+	}
+	n := tp.plan.Repeat
+	if tp.plan.Precision > 0 {
+		n = tp.plan.MaxRepeat
+	}
+	if trials.CanReach(n, n) {
+		return false
+	}
+	need := trials.MinTrialsForVerdict()
+	what := fmt.Sprintf("%d trials a side cannot give p < %g (Mann-Whitney, two-sided: at best p = %.3g)", n, trials.Alpha, 2/binom(2*n, n))
+	if n == 1 {
+		what = "1 trial a side has no interval and no test"
+	}
+	fmt.Fprintf(stderr, "backbench: warning: %s, so no comparison of this run can have a verdict; the smallest count that can is %d (--repeat %d; 5 gives an interval of 93.75%%)\n",
+		what, need, need)
+	return true
+}
+
+// binom is C(n, k).
+func binom(n, k int) float64 {
+	r := 1.0
+	for i := 1; i <= k; i++ {
+		r = r * float64(n-k+i) / float64(i)
+	}
+	return r
+}
+
+// shortTrialNote is the note of a trial too short to trust, naming the
+// flags that lengthen it; "" for a trial long enough.
+func shortTrialNote(what string, s *stats.Summary) string {
+	t := trialOf(s)
+	if !t.Short() {
+		return ""
+	}
+	why := fmt.Sprintf("lasted %.3g s, less than %g s", t.Seconds, trials.MinTrialSeconds)
+	if t.Seconds >= trials.MinTrialSeconds {
+		why = "had no measurable client CPU time"
+	}
+	return fmt.Sprintf("%s %s: too short to trust; lengthen it with -n (more requests) or -t (more seconds)", what, why)
+}
+
+// planFactors returns the factors of a plan (the backend left unnamed).
+func planFactors(p *execute.Plan) trials.Factors {
+	r := p.Record()
+	f := trials.Factors{Protocol: r.Target.Protocol, Transport: r.Target.Network, KeepAlive: p.KeepAlive,
+		HTTPVersion: r.HTTPVersion, TLS: p.TLS != nil, Upstreams: max(len(r.Upstreams), 1)}
+	if f.Protocol == "https" {
+		f.Protocol, f.TLS = "http", true
+	}
+	return f
+}
+
+// factorWords is what tells f apart among fs, the factors of the URLs of
+// one label: " unix", " fcgi HTTP/1.0", " tls", " 3 upstreams" (keep-alive
+// is --keepalive-modes' own suffix).
+func factorWords(f trials.Factors, fs []trials.Factors) string {
+	var words []string
+	for _, name := range []string{trials.FactorTransport, trials.FactorProtocol, trials.FactorHTTPVersion, trials.FactorTLS, trials.FactorUpstreams} {
+		differ := false
+		for _, o := range fs {
+			differ = differ || o.Level(name) != f.Level(name)
+		}
+		if !differ {
+			continue
+		}
+		switch w := f.Level(name); name {
+		case trials.FactorTLS:
+			words = append(words, map[bool]string{true: "tls", false: "no-tls"}[f.TLS])
+		case trials.FactorUpstreams:
+			words = append(words, w+" upstreams")
+		default:
+			words = append(words, w)
 		}
 	}
-	return nil
+	if len(words) == 0 {
+		return ""
+	}
+	return " " + strings.Join(words, " ")
 }

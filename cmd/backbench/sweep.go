@@ -20,6 +20,7 @@ import (
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/sweep"
+	"github.com/backbench/backbench/internal/trials"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -34,6 +35,9 @@ type sweepOptions struct {
 	stopRate  string
 	warmup    int64
 	levelList []int
+	// backendPIDs and backendPIDFiles are sweep's --backend-pid and
+	// --backend-pidfile: [LABEL=]PID and [LABEL=]FILE.
+	backendPIDs, backendPIDFiles []string
 	repeatOptions
 }
 
@@ -54,8 +58,11 @@ per level.
 
 With --repeat N (or --precision P), every series runs N trials at every
 level in interleaved rounds; the table gives medians with their 95%
-intervals and every series' verdict against --baseline (faster, slower or
-no difference), and a comparisons table follows.
+intervals and every series' req/s verdict against --baseline, and a
+comparisons table follows: the pairs of series that differ in one factor
+(transport, keep-alive, protocol, HTTP version, TLS, upstreams, backend),
+grouped by factor. One LABEL on several URLs names one backend reached
+several ways (serial=fcgi://127.0.0.1:9000/ serial=fcgi://unix:/s.sock:/).
 
 Flags:
 `
@@ -78,7 +85,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	shared := map[string]bool{"requests": true, "keepalive": true, "timelimit": true, "timeout": true, "header": true,
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
-		"upstream": true, "balance": true, "insecure": true, "backend-pid": true, "backend-pidfile": true, "fpm-status": true,
+		"upstream": true, "balance": true, "insecure": true, "fpm-status": true,
 		"client-sched": true, "threads": true, "engine": true, "slo": true, "start-at": true,
 		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true,
 		"keep-secrets": true, "no-hostname": true}
@@ -97,6 +104,8 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		}
 		fs.AddFlag(f)
 	})
+	fs.StringArrayVar(&o.backendPIDs, "backend-pid", nil, "sample this backend process and its descendants during every level: `[LABEL=]PID` (LABEL=: that series' only, the LABEL of LABEL=URL; bare: every series; repeatable)")
+	fs.StringArrayVar(&o.backendPIDFiles, "backend-pidfile", nil, "like --backend-pid, the PID read from a file: `[LABEL=]FILE`")
 	addRepeatFlags(fs, &o.repeatOptions, true)
 	o.requests = 1000
 	return fs
@@ -111,6 +120,9 @@ type sweepPlan struct {
 	// objectives are --slo's, judged on every level.
 	objectives []capacity.Objective
 	trials     trialPlan
+	// backends names the backend of each series (its factor "backend"):
+	// the LABEL of LABEL=URL, "" for an unlabelled URL.
+	backends []string
 }
 
 // parseStopRate reads "0.05" or "5%".
@@ -142,6 +154,68 @@ func splitLabel(arg string) (label, url string, err error) {
 		return "", "", usagef("sweep: empty label in %q (want LABEL=URL)", arg)
 	}
 	return label, url, nil
+}
+
+// seriesPIDs are sweep's backend processes: the bare ones (every series)
+// and those of a label.
+type seriesPIDs struct {
+	pids     []int
+	file     string
+	byLabel  map[string][]int
+	files    map[string]string
+	labelled map[string]bool
+}
+
+// parseSeriesPIDs reads --backend-pid [LABEL=]PID and --backend-pidfile
+// [LABEL=]FILE (a FILE with a "/" before its first "=" is a bare path).
+func parseSeriesPIDs(o *sweepOptions) (*seriesPIDs, error) {
+	sp := &seriesPIDs{byLabel: map[string][]int{}, files: map[string]string{}, labelled: map[string]bool{}}
+	for _, v := range o.backendPIDs {
+		label, list, ok := strings.Cut(v, "=")
+		if !ok {
+			label, list = "", v
+		}
+		for _, f := range strings.Split(list, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || pid <= 0 || (ok && strings.TrimSpace(label) == "") {
+				return nil, usagef("sweep: bad --backend-pid %q: want PID or LABEL=PID", v)
+			}
+			if ok {
+				label = strings.TrimSpace(label)
+				sp.byLabel[label] = append(sp.byLabel[label], pid)
+				sp.labelled[label] = true
+			} else {
+				sp.pids = append(sp.pids, pid)
+			}
+		}
+	}
+	for _, v := range o.backendPIDFiles {
+		label, file, ok := strings.Cut(v, "=")
+		if !ok || strings.Contains(label, "/") {
+			if sp.file != "" {
+				return nil, usagef("sweep: two --backend-pidfile for every series (%s, %s): give one, or LABEL=FILE", sp.file, v)
+			}
+			sp.file = v
+			continue
+		}
+		label = strings.TrimSpace(label)
+		if label == "" || file == "" || sp.files[label] != "" {
+			return nil, usagef("sweep: bad --backend-pidfile %q: want FILE or LABEL=FILE, one per label", v)
+		}
+		sp.files[label], sp.labelled[label] = file, true
+	}
+	return sp, nil
+}
+
+// of returns the PIDs and the PID file of the series of label: the bare
+// ones and the label's own (its file instead of the bare one).
+func (sp *seriesPIDs) of(label string) ([]int, string) {
+	pids := append(append([]int(nil), sp.pids...), sp.byLabel[label]...)
+	file := sp.file
+	if f := sp.files[label]; f != "" {
+		file = f
+	}
+	return pids, file
 }
 
 // keepAliveModes reads --keepalive-modes: the keep-alive setting of each
@@ -202,6 +276,10 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	var targets []parsed
 	defaults := map[string]int{}
+	pids, err := parseSeriesPIDs(o)
+	if err != nil {
+		return nil, err
+	}
 	for _, arg := range fs.Args() {
 		if arg == "on" || arg == "off" || arg == "both" {
 			return nil, usagef("sweep: %q is not a URL; --keepalive takes no value, --keepalive-modes %s does", arg, arg)
@@ -212,6 +290,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		}
 		lo := o.loadOptions
 		lo.concurrency = 1 // the levels are checked below
+		lo.backendPIDs, lo.backendPIDFile = pids.of(label)
 		if !strings.HasPrefix(strings.ToLower(url), sockets.SchemeFCGI+"://") {
 			// A sweep may mix protocols: the FastCGI flags go to the
 			// fcgi:// series only.
@@ -230,11 +309,24 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		}
 		targets = append(targets, parsed{label, r})
 	}
+	// One LABEL on several URLs names one backend reached in several
+	// ways: each series is told apart by the factor levels in which its
+	// URL differs from the others of that label ("pool tcp", "pool unix").
+	byLabel := map[string][]trials.Factors{}
+	for _, t := range targets {
+		byLabel[t.label] = append(byLabel[t.label], planFactors(t.r.Plan))
+	}
 	seen := map[string]bool{}
 	for _, t := range targets {
-		label := t.label
+		label, backend := t.label, t.label
+		if defaults[label] > 0 {
+			backend = "" // no label given: the backend is not named
+		}
 		if defaults[label] > 1 {
 			label = t.r.Target.URL // the short default is ambiguous
+			backend = label
+		} else if fs := byLabel[label]; len(fs) > 1 && defaults[label] == 0 {
+			label += factorWords(planFactors(t.r.Plan), fs)
 		}
 		for _, ka := range kas {
 			r := *t.r.Plan
@@ -248,6 +340,12 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			}
 			seen[l] = true
 			p.series = append(p.series, sweep.Series{Label: l, Plan: &r})
+			p.backends = append(p.backends, backend)
+		}
+	}
+	for l := range pids.labelled {
+		if byLabel[l] == nil {
+			return nil, usagef("sweep: --backend-pid(file) %s=...: no series is labelled %q", l, l)
 		}
 	}
 	p.objectives = targets[0].r.objectives
@@ -256,7 +354,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	if p.trials.baseline == "" {
 		p.trials.baseline = p.series[0].Label
-	} else if !seen[p.trials.baseline] {
+	} else if !seen[p.trials.baseline] && byLabel[p.trials.baseline] == nil {
 		return nil, usagef("sweep: --baseline %q is not a series label (%s)", p.trials.baseline, strings.Join(labels(p.series), ", "))
 	}
 	r0 := p.series[0].Plan
@@ -288,6 +386,9 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return usagef("sweep: cannot create --out directory: %v", err)
 	}
+	// The design is judged once every flag is known good, before the
+	// first request.
+	p.trials.judgeDesign(stderr)
 	maxLevel := p.cfg.Levels[len(p.cfg.Levels)-1]
 	setup := execute.Prepare(p.series[0].Plan, maxLevel, o.quiet, stderr)
 	defer setup.Done()
@@ -333,7 +434,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sloLines, sloErr := p.judge(&sw)
 	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if p.trials.on {
-		sw.SweepTrials = p.trials.report(res.Series, notes)
+		sw.SweepTrials = p.trials.report(res.Series, p.backends, notes)
 		fmt.Fprintln(stdout, p.trials.describe(true))
 	}
 	fmt.Fprintln(stdout)
@@ -470,7 +571,7 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 	}
 	for i, sr := range res.Series {
 		plan := p.series[i].Plan
-		se := report.SweepSeries{Label: sr.Label, Target: plan.Record().Target,
+		se := report.SweepSeries{Label: sr.Label, Backend: p.backends[i], Target: plan.Record().Target,
 			KeepAlive: plan.KeepAlive, Levels: sr.Levels, Records: sr.Records}
 		if se.Levels == nil {
 			se.Levels = []stats.Summary{}

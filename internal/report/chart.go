@@ -306,7 +306,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		if err := addFailRings(top, se.Levels, func(s *stats.Summary) float64 { return s.RequestsPerSecond }); err != nil {
 			return nil, nil, err
 		}
-		if err := addFailRings(bottom, se.Levels, func(s *stats.Summary) float64 { return s.Percentiles["99"] }); err != nil {
+		if err := addFailRings(bottom, se.Levels, P99Of); err != nil {
 			return nil, nil, err
 		}
 		anyFailed = anyFailed || slices.ContainsFunc(se.Levels, func(s stats.Summary) bool { return s.Failed > 0 })

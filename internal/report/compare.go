@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -16,11 +17,21 @@ import (
 func ComparisonTable(w io.Writer, cs []trials.Comparison) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "series\tbaseline\tc\tmetric\tbaseline value\tvalue\tratio [95% interval]\tp\tverdict")
+	group := ""
 	for i := range cs {
 		c := &cs[i]
+		if c.FactorTitle != "" && c.FactorTitle != group {
+			// Comparisons come grouped by what differs: a heading
+			// per group ("transport: unix vs tcp").
+			group = c.FactorTitle
+			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\n", group)
+		}
 		series, baseline := c.Series, c.Baseline
 		if c.File != "" {
 			series, baseline = c.Series+" ("+c.File+")", c.Baseline+" ("+c.BaselineFile+")"
+		}
+		if c.FactorTitle != "" {
+			series = "  " + series
 		}
 		p := "-"
 		if c.RatioCI95 != nil {
@@ -40,6 +51,16 @@ func metricName(m string) string {
 		return "req/s"
 	case trials.MetricP99Ms:
 		return "p99 ms"
+	case trials.MetricMeanMs:
+		return "mean ms"
+	case trials.MetricP50Ms:
+		return "p50 ms"
+	case trials.MetricMaxMs:
+		return "max ms"
+	case trials.MetricBackendCPUPerRequest:
+		return "backend CPU s/req"
+	case trials.MetricBackendPSSBytes:
+		return "backend PSS bytes"
 	}
 	return m
 }
@@ -51,6 +72,12 @@ func valueText(v *float64, ci []float64) string {
 		return "-"
 	}
 	s := fmt.Sprintf("%.2f", *v)
+	switch a := math.Abs(*v); {
+	case a > 0 && a < 0.01: // CPU seconds per request
+		s = fmt.Sprintf("%.3g", *v)
+	case a >= 1e5: // bytes
+		s = fmt.Sprintf("%.0f", *v)
+	}
 	if ci != nil && *v != 0 {
 		e := trials.Estimate{Median: *v, Lo: ci[0], Hi: ci[1], N: 2}
 		s += " " + e.PlusMinus()

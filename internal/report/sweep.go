@@ -38,6 +38,10 @@ type Sweep struct {
 type SweepSeries struct {
 	// Label names the series.
 	Label string `json:"label"`
+	// Backend names the series' backend, the LABEL of LABEL=URL (absent
+	// for an unlabelled URL): series of one backend differ in how they
+	// reach it, and are compared by what differs.
+	Backend string `json:"backend,omitempty"`
 	// Target is what the series measured.
 	Target stats.TargetInfo `json:"target"`
 	// KeepAlive reports whether the series kept connections open.
@@ -104,8 +108,8 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 			label, q := SafeText(se.Label)
 			quote = append(quote, q)
 			row := []string{label, strconv.Itoa(s.Concurrency), i(s.Requests), i(s.Complete), i(s.Failed), i(s.Non2xx),
-				f2(s.RequestsPerSecond), f3(s.ConnectionTimes.Total.Mean),
-				f3(P50Of(s)), f3(s.Percentiles["90"]), f3(P99Of(s)), f3(s.ConnectionTimes.Total.Max),
+				f2(s.RequestsPerSecond), f3(MeanOf(s)),
+				f3(P50Of(s)), f3(s.Percentiles["90"]), f3(P99Of(s)), f3(MaxOf(s)),
 				f2(s.TransferRate), "", "", ""}
 			if b := s.Backend; b != nil && b.Samples > 0 {
 				row[13], row[14], row[15] = f3(b.CPUSeconds), i(b.PeakRSSBytes), strconv.Itoa(b.ProcessesMax)
@@ -335,6 +339,24 @@ func P50Of(s *stats.Summary) float64 {
 		return s.P50Ms
 	}
 	return s.Percentiles["50"]
+}
+
+// MeanOf and MaxOf return a result's mean and maximum total request
+// time in ms: with trials the medians of the trials' (as the comparisons
+// judge them), else the run's own.
+func MeanOf(s *stats.Summary) float64 {
+	if s.Repeated != nil && s.MeanMs > 0 { // 0: saved before medians of the mean
+		return s.MeanMs
+	}
+	return s.ConnectionTimes.Total.Mean
+}
+
+// MaxOf: see MeanOf.
+func MaxOf(s *stats.Summary) float64 {
+	if s.Repeated != nil && s.MaxMs > 0 { // 0: saved before medians of the max
+		return s.MaxMs
+	}
+	return s.ConnectionTimes.Total.Max
 }
 
 // P99Of: see P50Of.

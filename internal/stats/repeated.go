@@ -21,6 +21,13 @@ type Repeated struct {
 	P50MsCI95 []float64 `json:"p50_ms_ci95"`
 	P99Ms     float64   `json:"p99_ms"`
 	P99MsCI95 []float64 `json:"p99_ms_ci95"`
+	// MeanMs and MaxMs are the medians of the trials' mean and maximum
+	// total request time, in ms, with their intervals: the figures the
+	// comparisons judge, shown by every table of trials.
+	MeanMs     float64   `json:"mean_ms,omitempty"`
+	MeanMsCI95 []float64 `json:"mean_ms_ci95,omitempty"`
+	MaxMs      float64   `json:"max_ms,omitempty"`
+	MaxMsCI95  []float64 `json:"max_ms_ci95,omitempty"`
 	// Confidence is the level of the intervals: 0.95 from 6 trials, less
 	// with fewer (the range of the trials: 0.9375 with 5).
 	Confidence float64 `json:"ci_confidence"`

@@ -157,6 +157,9 @@ type ErrorSample struct {
 // Summary is the result of one run: everything the reporters print, as pure
 // data. Times are in the unit their JSON key names.
 type Summary struct {
+	// Label names the series (bench --label): saved runs compare by it,
+	// and it names their backend. Absent without --label.
+	Label          string     `json:"label,omitempty"`
 	Target         TargetInfo `json:"target"`
 	ServerSoftware string     `json:"server_software"`
 	ServerHostname string     `json:"server_hostname"`

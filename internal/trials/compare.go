@@ -3,6 +3,7 @@ package trials
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -11,20 +12,40 @@ import (
 type Trial struct {
 	// RequestsPerSecond is the trial's complete requests over its time.
 	RequestsPerSecond float64
-	// P50Ms and P99Ms are its percentiles of the total request time, in ms.
-	P50Ms, P99Ms float64
+	// MeanMs, P50Ms, P99Ms and MaxMs are its mean, percentiles and
+	// maximum of the total request time, in ms.
+	MeanMs, P50Ms, P99Ms, MaxMs float64
 	// Failed counts its failed requests; Finished the requests that
 	// finished, failed or not (a Length failure, also complete, once).
 	Failed, Finished int64
+	// Seconds is the trial's measured time; ClientCPUMeasured whether the
+	// client's CPU share of it could be measured.
+	Seconds           float64
+	ClientCPUMeasured bool
+	// BackendSampled says whether the backend's processes were sampled
+	// (--backend-pid); then BackendCPUPerRequest is its CPU seconds over
+	// the complete requests and BackendPSSBytes its mean PSS.
+	BackendSampled       bool
+	BackendCPUPerRequest float64
+	BackendPSSBytes      float64
 }
+
+// MinTrialSeconds is the shortest trial whose figures a verdict trusts:
+// below it a trial is a handful of scheduler slices, and the CPU clock's
+// granularity weighs on what it measured.
+const MinTrialSeconds = 1.0
+
+// Short reports whether t is too short to trust (see MinTrialSeconds) or
+// its client CPU could not be measured.
+func (t Trial) Short() bool { return t.Seconds < MinTrialSeconds || !t.ClientCPUMeasured }
 
 // Summary describes a series at a level over its trials.
 type Summary struct {
 	// Trials is the number of trials.
 	Trials int
-	// RequestsPerSecond, P50Ms and P99Ms are the medians of the trials'
-	// values with their intervals.
-	RequestsPerSecond, P50Ms, P99Ms Estimate
+	// RequestsPerSecond, MeanMs, P50Ms, P99Ms and MaxMs are the medians of
+	// the trials' values with their intervals.
+	RequestsPerSecond, MeanMs, P50Ms, P99Ms, MaxMs Estimate
 	// FailedRatio is the trials' failed requests over their finished
 	// requests, pooled (0 when none finished).
 	FailedRatio float64
@@ -33,14 +54,16 @@ type Summary struct {
 // Summarize returns the Summary of ts.
 func Summarize(ts []Trial) Summary {
 	s := Summary{Trials: len(ts)}
-	rps, p50, p99 := make([]float64, len(ts)), make([]float64, len(ts)), make([]float64, len(ts))
 	var failed, finished int64
-	for i, t := range ts {
-		rps[i], p50[i], p99[i] = t.RequestsPerSecond, t.P50Ms, t.P99Ms
+	for _, t := range ts {
 		failed += t.Failed
 		finished += t.Finished
 	}
-	s.RequestsPerSecond, s.P50Ms, s.P99Ms = Median(rps), Median(p50), Median(p99)
+	s.RequestsPerSecond = Median(values(ts, func(t Trial) float64 { return t.RequestsPerSecond }))
+	s.MeanMs = Median(values(ts, func(t Trial) float64 { return t.MeanMs }))
+	s.P50Ms = Median(values(ts, func(t Trial) float64 { return t.P50Ms }))
+	s.P99Ms = Median(values(ts, func(t Trial) float64 { return t.P99Ms }))
+	s.MaxMs = Median(values(ts, func(t Trial) float64 { return t.MaxMs }))
 	if finished > 0 {
 		s.FailedRatio = float64(failed) / float64(finished)
 	}
@@ -49,9 +72,58 @@ func Summarize(ts []Trial) Summary {
 
 // Metric names, as the JSON says them.
 const (
-	MetricRequestsPerSecond = "requests_per_second"
-	MetricP99Ms             = "p99_ms"
+	MetricRequestsPerSecond    = "requests_per_second"
+	MetricMeanMs               = "mean_ms"
+	MetricP50Ms                = "p50_ms"
+	MetricP99Ms                = "p99_ms"
+	MetricMaxMs                = "max_ms"
+	MetricBackendCPUPerRequest = "backend_cpu_seconds_per_request"
+	MetricBackendPSSBytes      = "backend_pss_bytes"
 )
+
+// metric is one figure compared: how to read it from a trial and the
+// words of its directions (above 1, below 1).
+type metric struct {
+	name     string
+	get      func(Trial) float64
+	up, down string
+	backend  bool
+}
+
+// metrics are the figures compared, in the order of the tables: every
+// one the median over the trials of the trial's own figure (the p99 of a
+// series is the median of its trials' p99s, its max the median of their
+// maxima), compared by the Mann-Whitney test on the trials' values.
+var metrics = []metric{
+	{MetricRequestsPerSecond, func(t Trial) float64 { return t.RequestsPerSecond }, Faster, Slower, false},
+	{MetricMeanMs, func(t Trial) float64 { return t.MeanMs }, Higher, Lower, false},
+	{MetricP50Ms, func(t Trial) float64 { return t.P50Ms }, Higher, Lower, false},
+	{MetricP99Ms, func(t Trial) float64 { return t.P99Ms }, Higher, Lower, false},
+	{MetricMaxMs, func(t Trial) float64 { return t.MaxMs }, Higher, Lower, false},
+	{MetricBackendCPUPerRequest, func(t Trial) float64 { return t.BackendCPUPerRequest }, Larger, Smaller, true},
+	{MetricBackendPSSBytes, func(t Trial) float64 { return t.BackendPSSBytes }, Larger, Smaller, true},
+}
+
+// MinTrialsForVerdict returns the fewest trials a side (the same on both)
+// with which the two-sided Mann-Whitney test can give p < Alpha: its
+// smallest p-value, with every value of one side above every value of the
+// other, is 2 / C(2n, n) (0.1 at 3 against 3, 0.029 at 4 against 4).
+func MinTrialsForVerdict() int {
+	n := 1
+	for !CanReach(n, n) {
+		n++
+	}
+	return n
+}
+
+// CanReach reports whether m trials against n can give p < Alpha at all:
+// 2 / C(m+n, m) < Alpha.
+func CanReach(m, n int) bool {
+	if m < 1 || n < 1 {
+		return false
+	}
+	return 2*math.Exp(-lchoose(m+n, m)) < Alpha
+}
 
 // Comparison is one metric of one series against its baseline at one
 // level: the JSON object of "comparisons".
@@ -65,7 +137,12 @@ type Comparison struct {
 	BaselineFile string `json:"baseline_file,omitempty"`
 	// Concurrency is the level.
 	Concurrency int `json:"concurrency"`
-	// Metric is MetricRequestsPerSecond or MetricP99Ms.
+	// Factor and FactorTitle say what differs between the two sides
+	// (FactorTransport...; FactorNone for the same series in two saved
+	// runs) and how: "transport: unix vs tcp".
+	Factor      string `json:"factor,omitempty"`
+	FactorTitle string `json:"factor_title,omitempty"`
+	// Metric is one of the Metric names.
 	Metric string `json:"metric"`
 	// Trials and BaselineTrials count the trials of each side.
 	Trials         int `json:"trials"`
@@ -84,8 +161,14 @@ type Comparison struct {
 	RatioCI95 []float64 `json:"ratio_ci95"`
 	// PValue is the Mann-Whitney U test's (1 when it cannot say).
 	PValue float64 `json:"p_value"`
-	// Verdict is Faster, Slower, Lower, Higher or NoDifference.
+	// Verdict is Faster, Slower, Lower, Higher, Smaller, Larger,
+	// NoDifference, or NoVerdict when the trials cannot give one (one
+	// trial a side, or too few for the test).
 	Verdict string `json:"verdict"`
+	// ShortTrials counts the trials of both sides shorter than
+	// MinTrialSeconds or without a client CPU measure (see Trial.Short):
+	// the verdict then carries a marker and a note.
+	ShortTrials int `json:"short_trials,omitempty"`
 	// FailedRatio, when either side had failed requests, gives each
 	// side's failed / finished requests.
 	FailedRatio *Sides `json:"failed_ratio,omitempty"`
@@ -97,30 +180,40 @@ type Sides struct {
 	Baseline float64 `json:"baseline"`
 }
 
-// CompareLevel compares series against baseline at one level, for
-// requests/sec (faster, slower) and p99 (lower, higher), noise the
-// threshold (a fraction) under which a difference does not count.
+// CompareLevel compares series against baseline at one level, for every
+// metric (see metrics): requests/sec (faster, slower), the mean, p50, p99
+// and max of the request time (lower, higher) and, when every trial of
+// both sides sampled the backend, its CPU seconds per request and its
+// mean PSS (smaller, larger); noise is the threshold (a fraction) under
+// which a difference does not count. A side of one trial, or sides too
+// few for the test to reach Alpha (see CanReach), get no verdict
+// (NoVerdict), never "no difference".
 func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise float64) []Comparison {
 	ss, bs := Summarize(s), Summarize(b)
-	metrics := []struct {
-		name     string
-		get      func(Trial) float64
-		est      func(Summary) Estimate
-		up, down string
-	}{
-		{MetricRequestsPerSecond, func(t Trial) float64 { return t.RequestsPerSecond },
-			func(s Summary) Estimate { return s.RequestsPerSecond }, Faster, Slower},
-		{MetricP99Ms, func(t Trial) float64 { return t.P99Ms },
-			func(s Summary) Estimate { return s.P99Ms }, Higher, Lower},
+	short := 0
+	sampled := len(s) > 0 && len(b) > 0
+	for _, t := range append(slices.Clone(s), b...) {
+		if t.Short() {
+			short++
+		}
+		sampled = sampled && t.BackendSampled
 	}
 	var out []Comparison
 	for _, m := range metrics {
-		r := Compare(values(s, m.get), values(b, m.get))
+		if m.backend && !sampled {
+			continue
+		}
+		sv, bv := values(s, m.get), values(b, m.get)
+		se, be := Median(sv), Median(bv)
+		r := Compare(sv, bv)
 		c := Comparison{Series: series, Baseline: baseline, Concurrency: concurrency, Metric: m.name,
 			Trials: len(s), BaselineTrials: len(b),
-			Value: num(m.est(ss).Median), BaselineValue: num(m.est(bs).Median),
-			ValueCI95: m.est(ss).Interval(), BaselineValueCI95: m.est(bs).Interval(),
-			Ratio: num(r.Ratio), PValue: r.P, Verdict: r.Verdict(noise, m.up, m.down)}
+			Value: num(se.Median), BaselineValue: num(be.Median),
+			ValueCI95: se.Interval(), BaselineValueCI95: be.Interval(),
+			Ratio: num(r.Ratio), PValue: r.P, Verdict: r.Verdict(noise, m.up, m.down), ShortTrials: short}
+		if !CanReach(len(s), len(b)) {
+			c.Verdict = NoVerdict
+		}
 		if r.HasInterval() {
 			c.RatioCI95 = []float64{r.Lo, r.Hi}
 		}
@@ -148,21 +241,41 @@ func num(f float64) *float64 {
 	return &f
 }
 
+// ShortMark is appended to the verdict of a comparison with short trials
+// (Comparison.ShortTrials); the note ShortNote explains it.
+const ShortMark = " *"
+
 // VerdictText is the verdict with the failures it must not hide:
-// "faster (62% failed)", "slower (baseline 40% failed)".
+// "faster (62% failed)", "slower (baseline 40% failed)"; without a
+// verdict, why: "–, 1 trial", "–, 3 trials"; ShortMark after a verdict
+// from short trials.
 func (c *Comparison) VerdictText() string {
-	if c.FailedRatio == nil {
-		return c.Verdict
+	v := c.Verdict
+	if v == NoVerdict {
+		n := min(c.Trials, c.BaselineTrials)
+		v = fmt.Sprintf("–, %d trial", n)
+		if n != 1 {
+			v += "s"
+		}
 	}
-	var parts []string
-	if f := c.FailedRatio.Series; f > 0 {
-		parts = append(parts, pct(f)+" failed")
+	if c.FailedRatio != nil {
+		var parts []string
+		if f := c.FailedRatio.Series; f > 0 {
+			parts = append(parts, pct(f)+" failed")
+		}
+		if f := c.FailedRatio.Baseline; f > 0 {
+			parts = append(parts, "baseline "+pct(f)+" failed")
+		}
+		v += " (" + strings.Join(parts, ", ") + ")"
 	}
-	if f := c.FailedRatio.Baseline; f > 0 {
-		parts = append(parts, "baseline "+pct(f)+" failed")
+	if c.ShortTrials > 0 {
+		v += ShortMark
 	}
-	return c.Verdict + " (" + strings.Join(parts, ", ") + ")"
+	return v
 }
+
+// ShortNote is the note of ShortMark.
+const ShortNote = "*: some trials lasted less than 1 s or their client CPU could not be measured, too short to trust; lengthen them with -n (more requests) or -t (more seconds)"
 
 // pct prints a ratio as a percentage: 62%, 0.5%, 0.01%.
 func pct(f float64) string {

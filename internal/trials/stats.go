@@ -291,13 +291,18 @@ func uCDF(m, n int) []float64 {
 }
 
 // Verdict words: requests/sec is "faster" or "slower", a latency "lower"
-// or "higher"; either may be "no difference".
+// or "higher", the backend's memory and CPU "smaller" or "larger"; any may
+// be "no difference", or "none" when the trials cannot decide (one trial
+// a side, or too few for the test: Comparison.VerdictText says which).
 const (
 	Faster       = "faster"
 	Slower       = "slower"
 	Lower        = "lower"
 	Higher       = "higher"
+	Smaller      = "smaller"
+	Larger       = "larger"
 	NoDifference = "no difference"
+	NoVerdict    = "none"
 )
 
 // Alpha is the significance level of the verdicts.

@@ -136,6 +136,10 @@ type comparison struct {
 	PValue            *float64        `json:"p_value"`
 	Verdict           string          `json:"verdict"`
 	FailedRatio       json.RawMessage `json:"failed_ratio"`
+	// FactorTitle says what differs ("transport: unix vs tcp");
+	// ShortTrials counts the trials too short to trust.
+	FactorTitle string `json:"factor_title"`
+	ShortTrials int    `json:"short_trials"`
 }
 
 // compareDoc is the JSON of backbench compare.

@@ -335,9 +335,9 @@ func spectrumLine(label string, style int, s *stats.Summary) *line {
 // verdictClass maps a verdict word to its colour class.
 func verdictClass(v string) string {
 	switch v {
-	case "faster", "lower":
+	case "faster", "lower", "smaller":
 		return "v-better"
-	case "slower", "higher":
+	case "slower", "higher", "larger":
 		return "v-worse"
 	}
 	return "v-same"
@@ -411,6 +411,14 @@ func (p *pager) comparisons(cs []comparison) {
 			dec = 3
 		}
 		verdict := c.Verdict
+		if verdict == "none" && c.Trials != nil && c.BaselineTrials != nil {
+			// No verdict: why, as the text table says it.
+			n := min(*c.Trials, *c.BaselineTrials)
+			verdict = "–, " + plural(n, "trial")
+		}
+		if c.FactorTitle != "" {
+			verdict = c.FactorTitle + ": " + verdict
+		}
 		if f := maxNumber(c.FailedRatio); f > 0 {
 			verdict += fmt.Sprintf(" (%.0f%% failed)", f*100)
 		}
@@ -418,7 +426,7 @@ func (p *pager) comparisons(cs []comparison) {
 		row = append(row, side(c.Series, c.File, c.Value, c.ValueCI95, c.Trials, dec)...)
 		row = append(row, side(c.Baseline, c.BaselineFile, c.BaselineValue, c.BaselineValueCI95, c.BaselineTrials, dec)...)
 		row = append(row, num(opt(c.Ratio, 3)), num(ci(c.RatioCI95, 3)), num(opt(c.PValue, 3)),
-			cell{text: esc(verdict), class: "verdict " + verdictClass(c.Verdict)})
+			cell{text: esc(verdict + map[bool]string{true: " *", false: ""}[c.ShortTrials > 0]), class: "verdict " + verdictClass(c.Verdict)})
 		row[2].th = true
 		rows = append(rows, row)
 	}

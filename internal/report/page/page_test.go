@@ -354,3 +354,28 @@ func TestCapacityWithoutObjectives(t *testing.T) {
 		t.Error("an objective line drawn without a parsed objective")
 	}
 }
+
+// TestComparisonVerdictText: a comparison says what differs, says why it
+// has no verdict ("–, 1 trial" rather than "none"), and carries the
+// marker of short trials, as the text table does.
+func TestComparisonVerdictText(t *testing.T) {
+	data := []byte(`{"files": ["tcp.json", "unix.json"], "noise": 0.02, "forced": false, "notes": [], "differences": ["targets a and b"],
+  "comparisons": [
+    {"series": "u", "baseline": "t", "concurrency": 1, "metric": "requests_per_second", "trials": 5, "baseline_trials": 1,
+     "value": 2, "baseline_value": 1, "ratio": 2, "p_value": 1, "verdict": "none", "factor": "transport", "factor_title": "transport: unix vs tcp"},
+    {"series": "u", "baseline": "t", "concurrency": 1, "metric": "backend_pss_bytes", "trials": 5, "baseline_trials": 5,
+     "value": 1, "baseline_value": 2, "ratio": 0.5, "ratio_ci95": [0.4, 0.6], "p_value": 0.008, "verdict": "smaller", "short_trials": 3}]}`)
+	r, err := Parse("compare.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []*Result{r}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<td class="verdict v-same">transport: unix vs tcp: –, 1 trial</td>`, `<td class="verdict v-better">smaller *</td>`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %s in the page", want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -68,7 +69,10 @@ func (p *pager) sweep(sw *sweepDoc) {
 			}
 			ls[0].pts = append(ls[0].pts, point{x, s.RequestsPerSecond, rtip + ft, failed})
 			if s.Complete > 0 {
-				v := s.Percentiles["99"]
+				// The p99 of the table, CSV and comparisons: with trials
+				// the median of the trials' p99s, whose interval the band
+				// draws (not the pooled trials' p99).
+				v := report.P99Of(s)
 				ptip := at + fmt.Sprintf("p99 %.3f ms", v)
 				if len(lv.P99CI95) == 2 {
 					ptip += fmt.Sprintf(" (95%% interval %s)", ci(lv.P99CI95, 3))
@@ -225,14 +229,14 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 				r = append(r, num(ci(lv.RPSCI95, 2)), num(trials))
 			}
 			if s.Complete > 0 {
-				r = append(r, f3(s.ConnectionTimes.Total.Mean), f3(s.Percentiles["50"]), f3(s.Percentiles["90"]), f3(s.Percentiles["99"]))
+				r = append(r, f3(report.MeanOf(s)), f3(report.P50Of(s)), f3(s.Percentiles["90"]), f3(report.P99Of(s)))
 			} else {
 				r = append(r, num("-"), num("-"), num("-"), num("-"))
 			}
 			if hasCI {
 				r = append(r, num(ci(lv.P99CI95, 3)))
 			}
-			r = append(r, f3(s.ConnectionTimes.Total.Max), d(s.Non2xx))
+			r = append(r, f3(report.MaxOf(s)), d(s.Non2xx))
 			if hasOverflows {
 				if s.ListenOverflows != nil {
 					r = append(r, d(*s.ListenOverflows))
