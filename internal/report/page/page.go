@@ -81,10 +81,15 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	if !o.Generated.IsZero() {
 		fmt.Fprintf(b, " Page made %s.", o.Generated.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
-	b.WriteString(" Every point of a chart shows its exact values as a tooltip; a ringed point is a level with failed requests.</p>\n<nav aria-label=\"results\"><ol>\n")
+	b.WriteString(" Every point of a chart shows its exact values as a tooltip; a ringed point is a level with failed requests or a full listen queue, its tooltip says which.</p>\n")
 	ids := make([]string, len(results))
-	for i, r := range results {
+	for i := range results {
 		ids[i] = fmt.Sprintf("r%d", i+1)
+	}
+	// The answers come first, before any chart: what a reader came for.
+	p.answers(results, ids)
+	b.WriteString("<nav aria-label=\"results\"><ol>\n")
+	for i, r := range results {
 		fmt.Fprintf(b, "<li><a href=\"#%s\">%s: %s</a></li>\n", ids[i], r.Kind, esc(r.Name))
 	}
 	var benches []*Result
