@@ -368,8 +368,11 @@ func maxNumber(raw json.RawMessage) float64 {
 	return walk(v)
 }
 
-// comparisons writes the table of comparisons with their verdicts: the
-// word, on a coloured cell, and the failed share when either side failed.
+// comparisons writes the comparisons with their verdicts, one table body
+// per pair (the group a sentence of the answers says), the verdict first
+// after the level and metric so that it is never off-screen: the word on
+// a coloured cell, with the failed share when either side failed. A long
+// list is folded under its summary.
 func (p *pager) comparisons(cs []comparison) {
 	if len(cs) == 0 {
 		p.b.WriteString("<p>No comparisons in this file.</p>\n")
@@ -381,22 +384,37 @@ func (p *pager) comparisons(cs []comparison) {
 		}
 		return strconv.FormatFloat(*v, 'f', dec, 64)
 	}
-	side := func(label, file string, v *float64, iv []float64, trials *int, dec int) []cell {
-		if file != "" {
-			label += " (" + file + ")"
-		}
+	side := func(v *float64, iv []float64, trials *int, dec int) cell {
 		val := opt(v, dec)
 		if len(iv) == 2 {
 			val += " [" + ci(iv, dec) + "]"
 		}
-		n := "-"
 		if trials != nil {
-			n = strconv.Itoa(*trials)
+			val += " (" + plural(*trials, "trial") + ")"
 		}
-		return []cell{txt(label), num(val), num(n)}
+		return num(val)
 	}
-	var rows [][]cell
+	type group struct {
+		head string
+		rows [][]cell
+	}
+	var groups []*group
+	byHead := map[string]*group{}
 	for _, c := range cs {
+		series, baseline := c.Series, c.Baseline
+		if c.File != "" {
+			series += " (" + c.File + ")"
+		}
+		if c.BaselineFile != "" {
+			baseline += " (" + c.BaselineFile + ")"
+		}
+		head := series + " against " + baseline
+		g := byHead[head]
+		if g == nil {
+			g = &group{head: head}
+			byHead[head] = g
+			groups = append(groups, g)
+		}
 		level := "-"
 		if c.Concurrency != nil {
 			level = strconv.Itoa(*c.Concurrency)
@@ -409,17 +427,32 @@ func (p *pager) comparisons(cs []comparison) {
 		if f := maxNumber(c.FailedRatio); f > 0 {
 			verdict += fmt.Sprintf(" (%.0f%% failed)", f*100)
 		}
-		row := []cell{num(level), txt(c.Metric)}
-		row = append(row, side(c.Series, c.File, c.Value, c.ValueCI95, c.Trials, dec)...)
-		row = append(row, side(c.Baseline, c.BaselineFile, c.BaselineValue, c.BaselineValueCI95, c.BaselineTrials, dec)...)
-		row = append(row, num(opt(c.Ratio, 3)), num(ci(c.RatioCI95, 3)), num(opt(c.PValue, 3)),
-			cell{text: esc(verdict), class: "verdict " + verdictClass(c.Verdict)})
-		row[2].th = true
-		rows = append(rows, row)
+		g.rows = append(g.rows, []cell{{text: esc(level), class: "num", th: true}, txt(metricWords(c.Metric)),
+			{text: esc(verdict), class: "verdict " + verdictClass(c.Verdict)},
+			num(opt(c.Ratio, 3)), num(ci(c.RatioCI95, 3)), num(opt(c.PValue, 3)),
+			side(c.Value, c.ValueCI95, c.Trials, dec), side(c.BaselineValue, c.BaselineValueCI95, c.BaselineTrials, dec)})
 	}
-	p.table("Comparisons: each series against its baseline (ratio = series / baseline; faster, slower, lower or higher only when p < 0.05 and the whole interval is outside the noise)",
-		[]string{"concurrency", "metric", "series", "median [95% interval]", "trials", "baseline", "median [95% interval]", "trials",
-			"ratio", "ratio 95% interval", "p", "verdict"}, rows)
+	b := &p.b
+	fold := len(cs) > 12
+	if fold {
+		fmt.Fprintf(b, "<details class=\"fold\"><summary>%s in %s (the answers above sum them up)</summary>\n", plural(len(cs), "comparison"), plural(len(groups), "pair"))
+	}
+	b.WriteString("<div class=\"tw\"><table class=\"comparisons\">\n<caption>Comparisons: each series against its baseline (ratio = series / baseline; faster, slower, lower or higher only when p &lt; 0.05 and the whole interval is outside the noise)</caption>\n<thead><tr>")
+	for _, h := range []string{"concurrency", "metric", "verdict", "ratio", "ratio 95% interval", "p", "series: median [95% interval]", "baseline: median [95% interval]"} {
+		fmt.Fprintf(b, "<th scope=\"col\">%s</th>", esc(h))
+	}
+	b.WriteString("</tr></thead>\n")
+	for _, g := range groups {
+		fmt.Fprintf(b, "<tbody>\n<tr class=\"group\"><th scope=\"rowgroup\" colspan=\"8\">%s</th></tr>\n", esc(g.head))
+		for _, r := range g.rows {
+			p.row(r)
+		}
+		b.WriteString("</tbody>\n")
+	}
+	b.WriteString("</table></div>\n")
+	if fold {
+		b.WriteString("</details>\n")
+	}
 }
 
 // notes writes a list of notes under a heading, if any.
