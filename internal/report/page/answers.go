@@ -2,6 +2,7 @@ package page
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,35 +89,66 @@ func answerSentences(rows []answerRow) []string {
 	var out []string
 	for _, g := range groups {
 		var clauses []string
-		var caveats []string
-		seen := map[string]bool{}
+		var cv caveats
 		for _, m := range g.metrics {
 			clauses = append(clauses, metricClause(m.name, m.rows))
 			for _, r := range m.rows {
 				for _, c := range r.Caveats {
-					c = c + levelSuffix(r.Level)
-					if !seen[c] {
-						seen[c] = true
-						caveats = append(caveats, c)
-					}
+					cv.add(c, r.Level)
 				}
 			}
 		}
-		s := g.key + ": " + strings.Join(clauses, "; ")
-		if len(caveats) > 0 {
-			s += "; but " + strings.Join(caveats, ", ")
-		}
-		out = append(out, s+".")
+		out = append(out, g.key+": "+strings.Join(clauses, "; ")+cv.text()+".")
 	}
 	return out
 }
 
-// levelSuffix is " at c = N", or "" without a level.
-func levelSuffix(l *int) string {
-	if l == nil {
+// caveats collects caveats in order, each with the levels it holds at.
+type caveats struct {
+	order  []string
+	levels map[string][]int
+}
+
+// add notes caveat c at level l (nil: no level).
+func (cv *caveats) add(c string, l *int) {
+	if cv.levels == nil {
+		cv.levels = map[string][]int{}
+	}
+	ls, ok := cv.levels[c]
+	if !ok {
+		cv.order = append(cv.order, c)
+	}
+	if l != nil && !slices.Contains(ls, *l) {
+		ls = append(ls, *l)
+	}
+	cv.levels[c] = ls
+}
+
+// text is "; but C1 at c = 1 and 4, C2 at c = 8", or "" without caveats.
+func (cv *caveats) text() string {
+	if len(cv.order) == 0 {
 		return ""
 	}
-	return " at c = " + strconv.Itoa(*l)
+	parts := make([]string, len(cv.order))
+	for i, c := range cv.order {
+		parts[i] = c
+		if ls := cv.levels[c]; len(ls) > 0 {
+			parts[i] += " at " + intsPhrase(ls)
+		}
+	}
+	return "; but " + strings.Join(parts, ", ")
+}
+
+// intsPhrase lists levels: "c = 1", "c = 101 and 301", "c = 1, 2 and 4".
+func intsPhrase(ls []int) string {
+	ss := make([]string, len(ls))
+	for i, l := range ls {
+		ss[i] = strconv.Itoa(l)
+	}
+	if len(ss) == 1 {
+		return "c = " + ss[0]
+	}
+	return "c = " + strings.Join(ss[:len(ss)-1], ", ") + " and " + ss[len(ss)-1]
 }
 
 // metricClause says one metric's verdicts: "1.41× the req/s [1.12, 1.75]
@@ -218,19 +250,16 @@ func ratioText(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 // levelsPhrase lists the rows' levels: "c = 1", "c = 101 and 301",
 // "c = 1, 2 and 4"; "" when no row has a level.
 func levelsPhrase(rows []*answerRow) string {
-	var ls []string
+	var ls []int
 	for _, r := range rows {
 		if r.Level != nil {
-			ls = append(ls, strconv.Itoa(*r.Level))
+			ls = append(ls, *r.Level)
 		}
 	}
-	switch len(ls) {
-	case 0:
+	if len(ls) == 0 {
 		return ""
-	case 1:
-		return "c = " + ls[0]
 	}
-	return "c = " + strings.Join(ls[:len(ls)-1], ", ") + " and " + ls[len(ls)-1]
+	return intsPhrase(ls)
 }
 
 // levelCaveats are the conditions at one level of a series that change
@@ -247,7 +276,9 @@ func levelCaveats(se *seriesDoc, level int) []string {
 		out = append(out, fmt.Sprintf("%s's listen queue overflowed", se.Label))
 	}
 	if s.Failed > 0 {
-		out = append(out, fmt.Sprintf("%s had %.1f%% failed", se.Label, failureRatio(s)*100))
+		// The share rounded to a whole percent (at least 1%), so that
+		// levels that failed alike read as one caveat.
+		out = append(out, fmt.Sprintf("%s had %s failed", se.Label, pctText(failureRatio(s))))
 	}
 	if len(s.Client.Warnings) > 0 {
 		out = append(out, fmt.Sprintf("the client was short of CPU for %s", se.Label))
@@ -313,16 +344,14 @@ func seriesHeadline(se *seriesDoc) string {
 	}
 	s := &se.Levels[best].Summary
 	out := fmt.Sprintf("%s: at most %.0f req/s, at c = %d (p99 %.2f ms)", se.Label, s.RequestsPerSecond, s.Concurrency, s.Percentiles["99"])
-	var cav []string
+	var cv caveats
 	for i := range se.Levels {
-		for _, c := range levelCaveats(se, se.Levels[i].Concurrency) {
-			cav = append(cav, strings.TrimPrefix(strings.TrimPrefix(c, se.Label+"'s "), se.Label+" ")+" at c = "+strconv.Itoa(se.Levels[i].Concurrency))
+		l := se.Levels[i].Concurrency
+		for _, c := range levelCaveats(se, l) {
+			cv.add(c, &l)
 		}
 	}
-	if len(cav) > 0 {
-		out += "; but " + strings.Join(cav, ", ")
-	}
-	return out + "."
+	return out + cv.text() + "."
 }
 
 // benchHeadline is a bench result's headline figures.
@@ -378,4 +407,12 @@ func (p *pager) answers(results []*Result, ids []string) {
 		b.WriteString("</ul>\n")
 	}
 	b.WriteString("</section>\n")
+}
+
+// pctText is a failed share in whole percent, "<1%" below one.
+func pctText(f float64) string {
+	if f < 0.01 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", f*100)
 }

@@ -21,15 +21,15 @@ func TestAnswerSentences(t *testing.T) {
 			Caveats: []string{"tcp's listen queue overflowed"}},
 		{Series: "unix", Baseline: "tcp", Level: ip(1), Metric: "p99_ms", Ratio: fp(0.5), CI: []float64{0.4, 0.6}, Verdict: "lower"},
 		{Group: "keep-alive", Series: "thin -k", Baseline: "thin", Level: ip(8), Metric: "requests_per_second", Ratio: fp(2.0), CI: []float64{1.9, 2.1}, Verdict: "faster",
-			Caveats: []string{"thin had 5.0% failed"}},
+			Caveats: []string{"thin had 5% failed"}},
 		{Group: "keep-alive", Series: "thin -k", Baseline: "thin", Level: ip(16), Metric: "requests_per_second", Ratio: fp(2.2), CI: []float64{2.0, 2.4}, Verdict: "faster",
-			Caveats: []string{"thin had 5.0% failed"}},
+			Caveats: []string{"thin had 5% failed"}},
 	}
 	got := answerSentences(rows)
 	want := []string{
 		"unix vs tcp: 1.38–1.41× the req/s (faster) [1.12, 1.75] at c = 101 and 301, no difference at c = 1; " +
 			"0.50× the p99 (lower) [0.40, 0.60] at c = 1; but tcp's listen queue overflowed at c = 301.",
-		"keep-alive: thin -k vs thin: 2.00–2.20× the req/s (faster) [1.90, 2.40] at c = 8 and 16; but thin had 5.0% failed at c = 8, thin had 5.0% failed at c = 16.",
+		"keep-alive: thin -k vs thin: 2.00–2.20× the req/s (faster) [1.90, 2.40] at c = 8 and 16; but thin had 5% failed at c = 8 and 16.",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sentences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

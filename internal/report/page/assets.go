@@ -9,7 +9,7 @@ h1{font-size:1.6em;margin:.8em 0 .2em}h2{font-size:1.3em;border-bottom:2px solid
 code{font:13px/1.4 ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;background:#f4f4f4;padding:.1em .3em;word-break:break-all}
 dl.prov{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:.6em 0}dl.prov dt{font-weight:600;color:#444}dl.prov dd{margin:0}
 .tw{margin:.6em 0 1em;max-width:100%}
-table{border-collapse:collapse;font-size:13px;width:100%}details.fold table{font-size:12px}
+table{border-collapse:collapse;font-size:13px}details.fold table{font-size:12px}
 details.fold{margin:.4em 0 1em}details.fold>summary{cursor:pointer;font-weight:600;color:#333}
 tr.group th{background:#f3f3f3;font-weight:600}td.cause{font-size:12px;color:#7a2a00}
 section.answers{border:2px solid #0072B2;border-radius:6px;padding:.2em 1em .6em;margin:1em 0}section.answers h2{margin-top:.4em;border:0}
