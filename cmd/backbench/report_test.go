@@ -192,11 +192,11 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	if n := strings.Count(string(html), "<dt>host</dt><dd>"+host+"</dd>"); n != 2 {
-		t.Errorf("the page names the host %q %d times, want 2 (bench and sweep)", host, n)
+	if n := strings.Count(string(html), "<dt>host</dt><dd>"+host+"</dd>"); n != 3 {
+		t.Errorf("the page names the host %q %d times, want 3 (bench, sweep and capacity)", host, n)
 	}
-	if n := strings.Count(string(html), "<dt>command</dt>"); n != 2 {
-		t.Errorf("the page has %d command lines, want 2 (bench and sweep)", n)
+	if n := strings.Count(string(html), "<dt>command</dt>"); n != 3 {
+		t.Errorf("the page has %d command lines, want 3 (bench, sweep and capacity)", n)
 	}
 
 	opts := []chromedp.ExecAllocatorOption{

@@ -24,7 +24,7 @@ const (
 	plotT, plotB       = 36.0, 340.0
 	legendX            = 720.0
 	legendRow          = 20.0
-	legendLabelMaxChar = 30
+	legendLabelMaxChar = 24
 	markerR            = 4.5
 )
 
@@ -352,7 +352,13 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 		col := report.SeriesColorHex(l.style)
 		label := l.label
 		if r := []rune(label); len(r) > legendLabelMaxChar {
+			// A path keeps its end (the file's name), anything else its
+			// start; the <title> has it whole. 24 characters at 13 px fit
+			// between the legend's x and the edge of the image.
 			label = string(r[:legendLabelMaxChar-1]) + "…"
+			if strings.Contains(label, "/") {
+				label = "…" + string(r[len(r)-legendLabelMaxChar+1:])
+			}
 		}
 		note := ""
 		if len(l.pts) == 0 {
