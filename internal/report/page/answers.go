@@ -405,6 +405,18 @@ func (p *pager) answers(results []*Result, ids []string) {
 			fmt.Fprintf(b, "<li class=\"answer-item\">%s</li>\n", esc(s))
 		}
 		b.WriteString("</ul>\n")
+		// The notes of the whole set (too few trials for a verdict, a
+		// forced comparison) change how every sentence above reads.
+		var notes []string
+		switch r.Kind {
+		case KindSweep:
+			notes = r.sweep.Notes
+		case KindCompare:
+			notes = r.compare.Notes
+		}
+		for _, n := range notes {
+			fmt.Fprintf(b, "<p class=\"answer-note\">Note: %s</p>\n", esc(n))
+		}
 	}
 	b.WriteString("</section>\n")
 }

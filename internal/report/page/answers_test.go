@@ -1,6 +1,13 @@
 package page
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -49,5 +56,72 @@ func TestAnswerSentences(t *testing.T) {
 	}
 	if got := answerSentences(nil); len(got) != 0 {
 		t.Errorf("no rows gave %q", got)
+	}
+}
+
+// TestCausesOnThePage: every cause the record carries for a level (a note,
+// a listen queue that overflowed) is on the page where it explains
+// something: the tooltip of the level's ringed points, the level's row,
+// the series' notes list, and the answers' caveat.
+func TestCausesOnThePage(t *testing.T) {
+	data, err := os.ReadFile("testdata/trials.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const note = "the server closed 3 kept connections before a request"
+	data = bytes.Replace(data, []byte(`"notes": []`), []byte(`"notes": ["`+note+`"]`), 1)
+	var sw sweepDoc
+	if err := json.Unmarshal(data, &sw); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse("trials.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []*Result{r}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	noted := &sw.Series[0].Levels[0]
+	if len(noted.Notes) != 1 {
+		t.Fatalf("the note did not land on the first level: %q", noted.Notes)
+	}
+	at := fmt.Sprintf("%s, c=%d: ", sw.Series[0].Label, noted.Concurrency)
+	if !regexp.MustCompile(`class="fail"[^>]*/><path class="pt[^"]*" d="[^"]*"><title>` + regexp.QuoteMeta(html.EscapeString(at)) + `[^<]*; cause: ` + note).MatchString(page) {
+		t.Errorf("the noted level's point is not ringed with the note in its tooltip")
+	}
+	if !strings.Contains(page, html.EscapeString(fmt.Sprintf("c = %d: %s", noted.Concurrency, note))) {
+		t.Errorf("the series' notes list lacks the note at its level")
+	}
+	overflows := 0
+	for _, se := range sw.Series {
+		var levels []string
+		for _, lv := range se.Levels {
+			if lv.ListenOverflows == nil || *lv.ListenOverflows == 0 {
+				continue
+			}
+			overflows++
+			levels = append(levels, strconv.Itoa(lv.Concurrency))
+			why := fmt.Sprintf("the listen queue overflowed (%d SYNs dropped", *lv.ListenOverflows)
+			if !strings.Contains(page, html.EscapeString(fmt.Sprintf("%s, c=%d: ", se.Label, lv.Concurrency))) ||
+				!regexp.MustCompile(regexp.QuoteMeta(html.EscapeString(fmt.Sprintf("%s, c=%d: ", se.Label, lv.Concurrency)))+`[^<]*`+regexp.QuoteMeta(why)).MatchString(page) {
+				t.Errorf("%s c=%d: no point tooltip with %q", se.Label, lv.Concurrency, why)
+			}
+			row := fmt.Sprintf(`<th scope="row">%s</th><td class="num">%d</td>`, html.EscapeString(se.Label), lv.Concurrency)
+			i := strings.Index(page, row)
+			if i < 0 || !strings.Contains(page[i:i+strings.Index(page[i:], "</tr>")], "listen queue overflowed") {
+				t.Errorf("%s c=%d: the level's row does not name the listen queue", se.Label, lv.Concurrency)
+			}
+		}
+		if len(levels) > 0 {
+			want := html.EscapeString(fmt.Sprintf("%s's listen queue overflowed at c = %s", se.Label, strings.Join(levels, " and ")))
+			if !strings.Contains(page[:strings.Index(page, "<nav")], want) {
+				t.Errorf("the answers lack the caveat %q", want)
+			}
+		}
+	}
+	if overflows == 0 {
+		t.Fatal("trials.json has no level with listen queue overflows")
 	}
 }

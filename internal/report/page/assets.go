@@ -14,7 +14,7 @@ details.fold{margin:.4em 0 1em}details.fold>summary{cursor:pointer;font-weight:6
 tr.group th{background:#f3f3f3;font-weight:600}td.cause{font-size:12px;color:#7a2a00}
 section.answers{border:2px solid #0072B2;border-radius:6px;padding:.2em 1em .6em;margin:1em 0}section.answers h2{margin-top:.4em;border:0}
 p.answer-of{margin:.5em 0 .1em;font-weight:600}ul.answer-list{margin:.1em 0 .4em;padding-left:1.3em}
-ul.series-notes li{margin:.15em 0}
+ul.series-notes li{margin:.15em 0}p.answer-note{margin:.1em 0 .4em 1.3em;font-size:13.5px;color:#7a2a00}
 dl.nums{display:grid;grid-template-columns:max-content 1fr;gap:0 .6em;margin:0;font-size:12px}dl.nums dt{color:#555}dl.nums dd{margin:0}caption{text-align:left;font-weight:600;padding:.3em 0;color:#333}
 th,td{border:1px solid #d4d4d4;padding:.22em .45em;text-align:left;vertical-align:top;overflow-wrap:anywhere}thead th{background:#eef1f5}
 tbody tr:nth-child(even){background:#fafafa}td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}

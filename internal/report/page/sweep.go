@@ -2,6 +2,7 @@ package page
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -276,15 +277,19 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 // notes the run carries. Failed requests are said by failedText.
 func levelCauses(s *stats.Summary) []string {
 	var out []string
-	if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
-		c := fmt.Sprintf("the listen queue overflowed (%d SYNs dropped", *s.ListenOverflows)
+	// The record's own note on the listen queue, when it has one, says it
+	// better (which listener, which counter); this line is for records
+	// that carry only the counter.
+	said := slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, "listen queue") })
+	if s.ListenOverflows != nil && *s.ListenOverflows > 0 && !said {
+		c := fmt.Sprintf("the listen queue overflowed (%s dropped", plural(int(*s.ListenOverflows), "SYN"))
 		if s.ListenBacklog != nil {
 			c += fmt.Sprintf(", backlog %d", *s.ListenBacklog)
 		}
 		c += "): the client's kernel sends a dropped SYN again after 1 s, which shows as slow requests, not failures"
 		out = append(out, c)
 	}
-	if s.ConnectsOver1s > 0 && (s.ListenOverflows == nil || *s.ListenOverflows == 0) {
+	if s.ConnectsOver1s > 0 && (s.ListenOverflows == nil || *s.ListenOverflows == 0) && !said {
 		out = append(out, fmt.Sprintf("%d connects took 1 s or more (a SYN dropped by a full listen queue and sent again)", s.ConnectsOver1s))
 	}
 	return append(out, s.Notes...)
