@@ -315,7 +315,10 @@ func compareAnswerRows(cs []comparison) []answerRow {
 	rows := make([]answerRow, 0, len(cs))
 	for _, c := range cs {
 		r := answerRow{Series: c.Series, Baseline: c.Baseline, Level: c.Concurrency, Metric: c.Metric,
-			Ratio: c.Ratio, CI: c.RatioCI95, P: c.PValue, Verdict: c.Verdict}
+			Ratio: c.Ratio, CI: c.RatioCI95, P: c.PValue, Verdict: c.Verdict, Group: c.Group}
+		if r.Group == "" {
+			r.Group = c.Factor
+		}
 		if r.Series == "" {
 			r.Series = c.File
 		}

@@ -125,3 +125,20 @@ func TestCausesOnThePage(t *testing.T) {
 		t.Fatal("trials.json has no level with listen queue overflows")
 	}
 }
+
+// TestAnswerGroupsFromFile: a comparison that names its factor (group or
+// factor key) is answered under that group, one sentence for its rows.
+func TestAnswerGroupsFromFile(t *testing.T) {
+	cs := []comparison{
+		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: ip(1), Metric: "requests_per_second", Ratio: fp(1.2), RatioCI95: []float64{1.1, 1.3}, Verdict: "faster"},
+		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: ip(2), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
+		{Series: "thin -k", Baseline: "thin", Group: "keep-alive", Concurrency: ip(1), Metric: "p99_ms", Ratio: fp(1.0), Verdict: "no difference",
+			FailedRatio: json.RawMessage(`{"series":0.1,"baseline":0}`)},
+	}
+	got := answerSentences(compareAnswerRows(cs))
+	want := []string{"transport: unix vs tcp: 1.20× the req/s (faster) [1.10, 1.30] at c = 1, no difference at c = 2.",
+		"keep-alive: thin -k vs thin: p99: no difference at c = 1; but up to 10.0% failed at c = 1."}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sentences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -136,6 +136,11 @@ type comparison struct {
 	PValue            *float64        `json:"p_value"`
 	Verdict           string          `json:"verdict"`
 	FailedRatio       json.RawMessage `json:"failed_ratio"`
+	// Group or Factor names the comparison group a row belongs to (the
+	// one factor its two series differ in), when the file has it; the
+	// answers then give one sentence per group.
+	Group  string `json:"group"`
+	Factor string `json:"factor"`
 }
 
 // compareDoc is the JSON of backbench compare.

@@ -23,6 +23,7 @@
 package page
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -409,6 +410,9 @@ func (p *pager) comparisons(cs []comparison) {
 			baseline += " (" + c.BaselineFile + ")"
 		}
 		head := series + " against " + baseline
+		if g := cmp.Or(c.Group, c.Factor); g != "" {
+			head = g + ": " + head
+		}
 		g := byHead[head]
 		if g == nil {
 			g = &group{head: head}
