@@ -99,17 +99,22 @@ func (b *browserTab) eval(js string, v any) {
 	}
 }
 
-// checkQuiet fails the test on any console error or warning, and on any
-// request but the page's own url.
+// checkQuiet fails the test on any console error or warning, on any
+// request but the page's own url, and when that one was not seen.
 func (b *browserTab) checkQuiet(url string) {
 	b.t.Helper()
 	b.step(chromedp.Sleep(200 * time.Millisecond)) // late console messages
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	loaded := false
 	for _, r := range b.requests {
 		if r != url {
 			b.t.Errorf("the page made a request: %s", r)
 		}
+		loaded = loaded || r == url
+	}
+	if !loaded {
+		b.t.Errorf("no request seen for the page itself (%q): the network listener saw nothing", b.requests)
 	}
 	for _, p := range b.problems {
 		b.t.Errorf("console: %s", p)
