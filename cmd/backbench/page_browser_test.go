@@ -139,6 +139,7 @@ type pageLayout struct {
 	CauseCells   map[string]map[string]string `json:"causeCells"`
 	Provenance   map[string][]string
 	ListenTitles map[string][]string `json:"listenTitles"`
+	Multiples    []float64           `json:"multiples"`
 }
 
 // readLayout measures the page: where the answers block lies against the
@@ -189,6 +190,7 @@ const readLayout = `(() => {
   document.querySelectorAll('section.result').forEach(sec => {
     out.Provenance[sec.id] = [...sec.querySelectorAll('dl.prov dt')].map(d => d.textContent);
   });
+  out.multiples = [...document.querySelectorAll('#r5 .multiples figure.chart.small')].map(f => f.getBoundingClientRect().width);
   document.querySelectorAll('details').forEach(d => { d.open = true; });
   out.wideOpen = wide();
   out.scrollOpen = document.documentElement.scrollWidth;
@@ -260,7 +262,8 @@ func readSweepDoc(t *testing.T, path string) sweepDocument {
 // TestPageInBrowser makes a page of real runs against built-in backends
 // (a bench run, a sweep with trials of two series, a sweep of a serial
 // backend with a listen backlog of 2 at a level of 8 connections, a
-// capacity search) and opens it in headless Chromium at 1280×800: the
+// capacity search, a sweep of seven series) and opens it in headless
+// Chromium at 1280×800: the
 // answers block lies in the first viewport, above every chart, with one
 // sentence per comparison pair of the sweep with trials and the
 // capacity's answer; no element is wider than the viewport (with the
@@ -268,8 +271,9 @@ func readSweepDoc(t *testing.T, path string) sweepDocument {
 // cause; the levels whose listen queue overflowed (as the record says) are
 // named in the point's tooltip, the level's table row and the answers'
 // caveat; each series' legend colour on the page is the palette's, and
-// the sweep's PNG has pixels of exactly that colour; the capacity section
-// shows its start and its command; nothing on the console.
+// the sweep's PNG has pixels of exactly that colour; seven series are
+// drawn as small multiples side by side; the capacity section shows its
+// start and its command; nothing on the console.
 func TestPageInBrowser(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
@@ -296,11 +300,17 @@ func TestPageInBrowser(t *testing.T) {
 	run("sweep", "-q", "-n", "30", "-c", "1,2", "--repeat", "3", "--out", trialsDir,
 		"tcp="+tcp.URL("/x.php"), "unix="+unix.URL("/x.php"))
 	run("sweep", "-q", "-n", "40", "-c", "1,8", "--out", queueDir, "serial="+serial.URL("/"))
+	manyDir := filepath.Join(dir, "many")
+	many := []string{"sweep", "-q", "-n", "10", "-c", "1,2", "--out", manyDir}
+	for i := range 7 {
+		many = append(many, fmt.Sprintf("s%d=%s", i+1, unix.URL("/x.php")))
+	}
+	run(many...)
 	capName, capRep := capacityInput(t, filepath.Join(dir))
 	trials, queue := readSweepDoc(t, filepath.Join(trialsDir, "sweep.json")), readSweepDoc(t, filepath.Join(queueDir, "sweep.json"))
 
 	page := filepath.Join(dir, "page.html")
-	run("report", "-o", page, benchPath, filepath.Join(trialsDir, "sweep.json"), filepath.Join(queueDir, "sweep.json"), capName)
+	run("report", "-o", page, benchPath, filepath.Join(trialsDir, "sweep.json"), filepath.Join(queueDir, "sweep.json"), capName, filepath.Join(manyDir, "sweep.json"))
 	url := "file://" + page
 	tab := openInBrowser(t, bin, url, 1280, 800)
 	var l pageLayout
@@ -308,7 +318,7 @@ func TestPageInBrowser(t *testing.T) {
 	tab.checkQuiet(url)
 
 	// Sections: r1 bench, r2 the sweep with trials, r3 the queue sweep,
-	// r4 the capacity search.
+	// r4 the capacity search, r5 the sweep of seven series.
 	if l.AnswersTop < 0 || l.FirstAnswer > l.ViewportH || l.FirstAnswer <= 0 {
 		t.Errorf("the answers block is not in the first viewport: top %.0f, first sentence's bottom %.0f, viewport %.0f", l.AnswersTop, l.FirstAnswer, l.ViewportH)
 	}
@@ -389,6 +399,16 @@ func TestPageInBrowser(t *testing.T) {
 		}
 		if n := pngHas(t, filepath.Join(trialsDir, "sweep.png"), hex); n < 20 {
 			t.Errorf("series %s: %d pixels of %s in sweep.png", se.Label, n, hex)
+		}
+	}
+	// Seven series: small multiples, one chart per series for req/s and
+	// for p99, side by side and still readable.
+	if len(l.Multiples) < 14 {
+		t.Errorf("a sweep of 7 series has %d small charts, want one per series for req/s and p99", len(l.Multiples))
+	}
+	for _, w := range l.Multiples {
+		if w < 400 || w > l.ClientWidth/2 {
+			t.Errorf("a small chart is %.0f px wide, want 400 to half the page (%.0f)", w, l.ClientWidth/2)
 		}
 	}
 	if p := l.Provenance["r4"]; !slices.Contains(p, "started") || !slices.Contains(p, "command") {

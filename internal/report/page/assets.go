@@ -21,6 +21,7 @@ tbody tr:nth-child(even){background:#fafafa}td.num{text-align:right;font-variant
 td.failed{color:#a3000b;font-weight:700}td.details{font-size:12px;color:#555;word-break:break-word}
 td.verdict{font-weight:700}td.v-better{color:#fff;background:#0072B2}td.v-worse{color:#fff;background:#A63C00}td.v-same{color:#333;background:#e9e9e9}
 .charts{display:grid;grid-template-columns:1fr;gap:1em}
+.multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,520px),1fr));gap:.6em}
 figure.chart{margin:0;border:1px solid #e2e2e2;border-radius:4px;padding:.4em}figure.chart figcaption{font-size:13px;color:#555;padding:0 .4em}
 svg{width:100%;height:auto;display:block;font-family:system-ui,sans-serif}
 svg .grid{stroke:#e6e6e6;stroke-width:1}svg .frame{fill:none;stroke:#999}svg .tick{font-size:12px;fill:#444}

@@ -82,7 +82,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	if !o.Generated.IsZero() {
 		fmt.Fprintf(b, " Page made %s.", o.Generated.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
-	b.WriteString(" Every point of a chart shows its exact values as a tooltip; a ringed point is a level with failed requests or a full listen queue, its tooltip says which.</p>\n")
+	b.WriteString(" Every point of a chart shows its exact values as a tooltip; a ringed point is a level with failed requests or a cause the record names (a full listen queue, a note), and its tooltip says which.</p>\n")
 	ids := make([]string, len(results))
 	for i := range results {
 		ids[i] = fmt.Sprintf("r%d", i+1)
@@ -319,11 +319,15 @@ func spectrumLine(label string, style int, s *stats.Summary) *line {
 		ps = append(ps, pc)
 	}
 	sort.Float64s(ps)
+	causes := causesText(s)
 	for i, pc := range ps {
-		// A failed run is ringed once, at its first point: the line is
-		// the level.
-		l.pts = append(l.pts, point{x: spectrumX(pc), y: seen[pc], failed: s.Failed > 0 && i == 0,
-			tip: fmt.Sprintf("%s: p%s = %.3f ms%s", label, fnum(pc), seen[pc], failedText(s))})
+		// A run with failures or a cause is ringed once, at its first
+		// point (the line is the level), whose tooltip says the cause.
+		tip := fmt.Sprintf("%s: p%s = %.3f ms%s", label, fnum(pc), seen[pc], failedText(s))
+		if i == 0 {
+			tip += causes
+		}
+		l.pts = append(l.pts, point{x: spectrumX(pc), y: seen[pc], failed: (s.Failed > 0 || causes != "") && i == 0, tip: tip})
 	}
 	return l
 }

@@ -284,7 +284,12 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 	}
 
 	fmt.Fprintf(b, "<figure class=\"%s\" id=\"%s\">\n", class, c.id)
-	fmt.Fprintf(b, "<svg viewBox=\"0 0 %g %g\" role=\"img\" aria-labelledby=\"%s-t\">\n", svgW, svgH, c.id)
+	small := strings.Contains(class, "small")
+	width := svgW
+	if small {
+		width = plotR + 24
+	}
+	fmt.Fprintf(b, "<svg viewBox=\"0 0 %g %g\" role=\"img\" aria-labelledby=\"%s-t\">\n", width, svgH, c.id)
 	fmt.Fprintf(b, "<title id=\"%s-t\">%s</title>\n", c.id, esc(c.title))
 	b.WriteString("<g class=\"axes\">\n")
 	for _, t := range yticks {
@@ -346,7 +351,12 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 		b.WriteString("</g>\n")
 	}
 
-	b.WriteString("<g class=\"legend\">\n")
+	// A small multiple has no legend: its title names its one series.
+	lb := b
+	if small {
+		lb = &strings.Builder{}
+	}
+	lb.WriteString("<g class=\"legend\">\n")
 	y := plotT + 6
 	for _, l := range c.lines {
 		col := report.SeriesColorHex(l.style)
@@ -364,22 +374,23 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 		if len(l.pts) == 0 {
 			note = " (no data)"
 		}
-		fmt.Fprintf(b, "<g class=\"legend-item\" data-series=\"%d\" style=\"color:%s\"><title>%s%s</title>", l.style, col, esc(l.label), note)
-		fmt.Fprintf(b, "<line class=\"line\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\"%s/>", legendX, y, legendX+28, y, dash(l.style))
-		fmt.Fprintf(b, "<path class=\"pt%s\" d=\"%s\"/>", openShape(l.style), marker(l.style, legendX+14, y, markerR))
-		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\">%s%s</text></g>\n", legendX+36, y+4, esc(label), note)
+		fmt.Fprintf(lb, "<g class=\"legend-item\" data-series=\"%d\" style=\"color:%s\"><title>%s%s</title>", l.style, col, esc(l.label), note)
+		fmt.Fprintf(lb, "<line class=\"line\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\"%s/>", legendX, y, legendX+28, y, dash(l.style))
+		fmt.Fprintf(lb, "<path class=\"pt%s\" d=\"%s\"/>", openShape(l.style), marker(l.style, legendX+14, y, markerR))
+		fmt.Fprintf(lb, "<text x=\"%g\" y=\"%g\">%s%s</text></g>\n", legendX+36, y+4, esc(label), note)
 		y += legendRow
 	}
 	for _, r := range c.refs {
-		fmt.Fprintf(b, "<g class=\"legend-ref\"><line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%g\">%s</text></g>\n",
+		fmt.Fprintf(lb, "<g class=\"legend-ref\"><line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%g\">%s</text></g>\n",
 			legendX, y, legendX+28, y, legendX+36, y+4, esc(r.label))
 		y += legendRow
 	}
 	if anyFailed {
-		fmt.Fprintf(b, "<g class=\"legend-fail\"><circle class=\"fail\" cx=\"%g\" cy=\"%g\" r=\"9\"/><text x=\"%g\" y=\"%g\">ringed: failures or a</text><text x=\"%g\" y=\"%g\">cause (see its tooltip)</text></g>\n",
+		fmt.Fprintf(lb, "<g class=\"legend-fail\"><circle class=\"fail\" cx=\"%g\" cy=\"%g\" r=\"9\"/><text x=\"%g\" y=\"%g\">ringed: failures or a</text><text x=\"%g\" y=\"%g\">cause (see its tooltip)</text></g>\n",
 			legendX+14, y+4, legendX+36, y+2, legendX+36, y+18)
 	}
-	b.WriteString("</g>\n</svg>\n")
+	lb.WriteString("</g>\n")
+	b.WriteString("</svg>\n")
 	caption := c.title + "."
 	for _, l := range c.lines {
 		if len(l.band) > 0 {
