@@ -1,20 +1,33 @@
 // Package page renders saved backbench results (bench, sweep, probe,
-// compare and capacity JSON, any mix) as one self-contained HTML page: what was run and
+// compare and capacity JSON, any mix) as one self-contained HTML page.
+//
+// It opens with the answers, before any chart: one sentence per
+// comparison group (answerSentences, from rows that may name their
+// factor), a capacity search's answer, a bench run's headline figures,
+// each with the caveats that change its reading (a full listen queue, a
+// failed share, a client short of CPU). Then, per result: what was run and
 // where, the sweep charts (requests/sec, p99, failure ratio, backend CPU
-// and memory) with interval bands when the results have trials, latency
-// percentile spectra, every figure in real tables, comparisons with their
-// verdicts, probe checks and their evidence, capacity searches (their
-// answer, the objective's percentile against the offered load with the
-// objective as a line, every step with its pass or FAIL).
+// and memory) with interval bands when the results have trials, the notes
+// of every series, latency percentile spectra, every figure in tables
+// that fit the page (the long ones folded), comparisons grouped by pair
+// with their verdicts, probe checks with their evidence and numbers,
+// capacity searches (their answer, the objective's percentile against the
+// offered load with the objective as a line, every step with its pass or
+// FAIL).
 //
 // The charts are SVG drawn here, readable with JavaScript off: every data
-// point carries its exact values in an SVG <title>, a level with failed
-// requests is ringed, and a failure-ratio panel appears whenever any level
-// failed, so that a series whose fast failures look like throughput is
-// never shown alone. A small inline script adds legend toggling (click or
-// Enter on a legend entry hides that series in every chart of its section)
-// and hover highlighting. The page makes no request: inline CSS, SVG and
-// script, no font or file outside it.
+// point carries its exact values in an SVG <title>; a level with failed
+// requests or a cause the record names (a note, a full listen queue) is
+// ringed and its tooltip says the cause; a y axis spanning more than 20
+// times is logarithmic; sweep levels are the x ticks (on a log axis when
+// they grow by a factor); series have the PNG's colours
+// (report.SeriesColorHex); more than six series are small multiples; and
+// a failure-ratio panel appears whenever any level failed, so that a
+// series whose fast failures look like throughput is never shown alone.
+// A small inline script adds legend toggling (click or Enter on a legend
+// entry hides that series in every chart of its section) and hover
+// highlighting. The page makes no request: inline CSS, SVG and script, no
+// font or file outside it.
 //
 // Results are read as JSON by key (Parse), so that files written before
 // run records (no `schema`, no `environment`) and files with trials
