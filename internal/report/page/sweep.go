@@ -304,8 +304,8 @@ func causesText(s *stats.Summary) string {
 	return "; cause: " + strings.Join(cs, "; ")
 }
 
-// shortCause is a level's cause in a word or two, for a table cell:
-// "listen queue full", "5.0% failed", "note".
+// shortCause is a level's cause in a few words, for a table cell:
+// "listen queue overflowed", "25.0% failed (receive 50)", "1 note".
 func shortCause(s *stats.Summary) string {
 	var out []string
 	if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
@@ -335,13 +335,12 @@ func (p *pager) seriesNotes(sw *sweepDoc) {
 			if s.Failed > 0 {
 				cs = append([]string{strings.TrimPrefix(failedText(s), "; ")}, cs...)
 			}
+			// The same text at several levels is listed once, with them.
 			for _, c := range cs {
-				// Counts differ from level to level; the cause is the same.
-				key := c
-				if _, ok := at[key]; !ok {
-					order = append(order, key)
+				if _, ok := at[c]; !ok {
+					order = append(order, c)
 				}
-				at[key] = append(at[key], strconv.Itoa(s.Concurrency))
+				at[c] = append(at[c], strconv.Itoa(s.Concurrency))
 			}
 		}
 		if len(order) == 0 {
