@@ -31,6 +31,8 @@ type browserTab struct {
 	mu       sync.Mutex
 	requests []string
 	problems []string
+	// pages are the URLs loaded (the only requests allowed).
+	pages []string
 }
 
 // openInBrowser starts headless Chromium at a window of w × h, with a
@@ -74,9 +76,16 @@ func openInBrowser(t *testing.T, bin, url string, w, h int) *browserTab {
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
+	b.visit(url)
+	return b
+}
+
+// visit loads url in the tab and waits for its main element.
+func (b *browserTab) visit(url string) {
+	b.t.Helper()
+	b.pages = append(b.pages, url)
 	b.step(chromedp.Navigate(url))
 	b.step(chromedp.WaitReady(chromedp.CSS("main")))
-	return b
 }
 
 // step runs one browser action.
@@ -100,21 +109,21 @@ func (b *browserTab) eval(js string, v any) {
 }
 
 // checkQuiet fails the test on any console error or warning, on any
-// request but the page's own url, and when that one was not seen.
-func (b *browserTab) checkQuiet(url string) {
+// request but the pages visited, and when one of them was not seen.
+func (b *browserTab) checkQuiet() {
 	b.t.Helper()
 	b.step(chromedp.Sleep(200 * time.Millisecond)) // late console messages
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	loaded := false
 	for _, r := range b.requests {
-		if r != url {
+		if !slices.Contains(b.pages, r) {
 			b.t.Errorf("the page made a request: %s", r)
 		}
-		loaded = loaded || r == url
 	}
-	if !loaded {
-		b.t.Errorf("no request seen for the page itself (%q): the network listener saw nothing", b.requests)
+	for _, p := range b.pages {
+		if !slices.Contains(b.requests, p) {
+			b.t.Errorf("no request seen for the page itself (%q): the network listener saw nothing", p)
+		}
 	}
 	for _, p := range b.problems {
 		b.t.Errorf("console: %s", p)
@@ -315,7 +324,17 @@ func TestPageInBrowser(t *testing.T) {
 	tab := openInBrowser(t, bin, url, 1280, 800)
 	var l pageLayout
 	tab.eval(readLayout, &l)
-	tab.checkQuiet(url)
+	// The page a sweep writes itself reads the same way: answers first,
+	// one per pair, nothing wider than the window.
+	var own pageLayout
+	tab.visit("file://" + filepath.Join(trialsDir, "sweep.html"))
+	tab.eval(readLayout, &own)
+	tab.checkQuiet()
+	if got := own.Answers["r1"]; len(got) == 0 || own.FirstAnswer <= 0 || own.FirstAnswer > own.ViewportH || own.ScrollWidth > own.ClientWidth || len(own.Wide) > 0 {
+		t.Errorf("sweep.html: answers %q (first ends at %.0f of %.0f), width %v of %v, wide %q", got, own.FirstAnswer, own.ViewportH, own.ScrollWidth, own.ClientWidth, own.Wide)
+	} else if !slices.Equal(got, l.Answers["r2"]) {
+		t.Errorf("sweep.html answers %q, the report's %q", got, l.Answers["r2"])
+	}
 
 	// Sections: r1 bench, r2 the sweep with trials, r3 the queue sweep,
 	// r4 the capacity search, r5 the sweep of seven series.

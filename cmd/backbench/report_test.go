@@ -214,7 +214,7 @@ func TestReportInBrowser(t *testing.T) {
 			_ = os.WriteFile(shot, png, 0o644)
 		}
 	}
-	tab.checkQuiet(url)
+	tab.checkQuiet()
 	if len(st.Sections) != 5 || !strings.HasPrefix(st.Sections[0], "r1 result bench") || !strings.HasPrefix(st.Sections[1], "r2 result sweep") ||
 		!strings.HasPrefix(st.Sections[2], "r3 result probe") || !strings.HasPrefix(st.Sections[3], "r4 result capacity") {
 		t.Errorf("sections: %q", st.Sections)
