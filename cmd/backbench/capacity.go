@@ -284,6 +284,8 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	rep.Result = res
+	env := stats.CurrentEnvironment(version())
+	rep.Started, rep.Ended, rep.Environment = started, time.Now(), &env
 	if err := p.write(&rep, o.out, o.concurrency); err != nil {
 		return err
 	}

@@ -149,7 +149,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if got := strings.Join(keys, " "); got != "answer capacity_rps interrupted limited_by model objectives slo steps stopped_early" {
+	if got := strings.Join(keys, " "); got != "answer capacity_rps ended_at environment interrupted limited_by model objectives slo started_at steps stopped_early" {
 		t.Errorf("keys %s", got)
 	}
 	steps := raw["steps"].([]any)

@@ -10,13 +10,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/backbench/backbench/fixtures"
@@ -192,72 +188,17 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	if n := strings.Count(string(html), "<dt>host</dt><dd>"+host+"</dd>"); n != 2 {
-		t.Errorf("the page names the host %q %d times, want 2 (bench and sweep)", host, n)
+	if n := strings.Count(string(html), "<dt>host</dt><dd>"+host+"</dd>"); n != 3 {
+		t.Errorf("the page names the host %q %d times, want 3 (bench, sweep and capacity)", host, n)
 	}
-	if n := strings.Count(string(html), "<dt>command</dt>"); n != 2 {
-		t.Errorf("the page has %d command lines, want 2 (bench and sweep)", n)
+	if n := strings.Count(string(html), "<dt>command</dt>"); n != 3 {
+		t.Errorf("the page has %d command lines, want 3 (bench, sweep and capacity)", n)
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancelC := chromedp.NewContext(actx)
-	defer cancelC()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
-
-	// chromedp enables the Runtime, Log and Network domains of the tab
-	// before the first action, so every event of the page arrives here.
-	var mu sync.Mutex
-	var requests, problems []string
-	err = chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			requests = append(requests, e.Request.URL)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				problems = append(problems, fmt.Sprintf("console.%s", e.Type))
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
-				problems = append(problems, fmt.Sprintf("log %s: %s %s", e.Entry.Level, e.Entry.Text, e.Entry.URL))
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
 	url := "file://" + page
+	tab := openInBrowser(t, bin, url, 1200, 900)
+	step, eval := tab.step, tab.eval
 	legend := chromedp.CSS(`#r2 figure.chart .legend-item[data-series="0"]`)
-	step := func(a chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, a); err != nil {
-			t.Fatalf("chromium: %v", err)
-		}
-	}
-	eval := func(js string, v any) {
-		t.Helper()
-		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js))
-		if err != nil {
-			t.Fatalf("chromium: %v", err)
-		}
-		if err := json.Unmarshal(raw, v); err != nil {
-			t.Fatalf("%v: %s", err, raw)
-		}
-	}
-	step(chromedp.Navigate(url))
-	step(chromedp.WaitReady(chromedp.CSS("main")))
 	var st pageState
 	var cs capacityState
 	var before, afterOff, afterOn []any
@@ -268,28 +209,12 @@ func TestReportInBrowser(t *testing.T) {
 	eval(shown, &afterOff)
 	step(chromedp.Click(legend, chromedp.NodeVisible))
 	eval(shown, &afterOn)
-	step(chromedp.Sleep(200 * time.Millisecond)) // late console messages
 	if shot := os.Getenv("BACKBENCH_SCREENSHOT"); shot != "" {
-		if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
+		if png, err := chromedp.Run(tab.ctx, chromedp.FullScreenshot(90)); err == nil {
 			_ = os.WriteFile(shot, png, 0o644)
 		}
 	}
-
-	mu.Lock()
-	defer mu.Unlock()
-	loaded := false
-	for _, r := range requests {
-		if r != url {
-			t.Errorf("the page made a request: %s", r)
-		}
-		loaded = loaded || r == url
-	}
-	if !loaded {
-		t.Errorf("no request seen for the page itself (%q): the network listener saw nothing", requests)
-	}
-	for _, p := range problems {
-		t.Errorf("console: %s", p)
-	}
+	tab.checkQuiet()
 	if len(st.Sections) != 5 || !strings.HasPrefix(st.Sections[0], "r1 result bench") || !strings.HasPrefix(st.Sections[1], "r2 result sweep") ||
 		!strings.HasPrefix(st.Sections[2], "r3 result probe") || !strings.HasPrefix(st.Sections[3], "r4 result capacity") {
 		t.Errorf("sections: %q", st.Sections)

@@ -28,6 +28,11 @@ type Report struct {
 	Result Result
 	// MaxTime is the search's time bound (for the early-stop sentence).
 	MaxTime time.Duration
+	// Started and Ended bound the search; Environment is where it ran
+	// and its command line. All optional: the JSON leaves them out when
+	// zero.
+	Started, Ended time.Time
+	Environment    *stats.Environment
 }
 
 // FormatLevel writes a level: a concurrency as a whole number, a rate with
@@ -216,6 +221,12 @@ type JSONReport struct {
 	Interrupted bool `json:"interrupted"`
 	// Steps are every step run, in order.
 	Steps []StepJSON `json:"steps"`
+	// StartedAt and EndedAt are the search's start and end in Unix
+	// seconds, Environment where it ran (with its command line), as in
+	// a run record; absent in files written before they were recorded.
+	StartedAt   float64            `json:"started_at,omitempty"`
+	EndedAt     float64            `json:"ended_at,omitempty"`
+	Environment *stats.Environment `json:"environment,omitempty"`
 }
 
 // JSON returns the JSON form of the report; concurrency is the open
@@ -223,7 +234,14 @@ type JSONReport struct {
 func (r *Report) JSON(concurrency int) JSONReport {
 	res := &r.Result
 	j := JSONReport{Answer: r.Answer(), Model: r.Model, SLO: Texts(r.Objectives), LimitedBy: res.LimitedBy,
-		StoppedEarly: res.StoppedEarly, Interrupted: res.Interrupted, Steps: []StepJSON{}, Objectives: []ObjectiveJSON{}}
+		StoppedEarly: res.StoppedEarly, Interrupted: res.Interrupted, Steps: []StepJSON{}, Objectives: []ObjectiveJSON{},
+		Environment: r.Environment}
+	if !r.Started.IsZero() {
+		j.StartedAt = float64(r.Started.UnixNano()) / 1e9
+	}
+	if !r.Ended.IsZero() {
+		j.EndedAt = float64(r.Ended.UnixNano()) / 1e9
+	}
 	for _, o := range r.Objectives {
 		j.Objectives = append(j.Objectives, ObjectiveJSON{Objective: o.Text, Metric: o.Metric, Bound: o.Bound})
 	}

@@ -29,9 +29,8 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 		notes = append(notes, fmt.Sprintf("%d connects failed: the client ran out of ephemeral TCP ports; these are client-side "+
 			"failures, not the server's: use -k, a Unix socket, widen net.ipv4.ip_local_port_range or set net.ipv4.tcp_tw_reuse=1", n))
 	}
-	if s.Reconnects > 0 {
-		notes = append(notes, fmt.Sprintf("the server closed %d kept connections before a request; each was redialed and the request "+
-			"counted once (FastCGI servers that recycle workers do this)", s.Reconnects))
+	if n := reconnectNote(&s); n != "" {
+		notes = append(notes, n)
 	}
 	if t.Network == "tcp" && !s.KeepAlive {
 		if lo, hi, err := sockets.LocalPortRange(); err == nil && hi > lo && timeWait > (hi-lo+1)/2 {
@@ -75,4 +74,19 @@ func responseNotes(s *stats.Summary, scriptFilename string) []string {
 		notes = append(notes, n)
 	}
 	return notes
+}
+
+// reconnectNote says that the server closed kept connections, with the
+// reason servers of the target's protocol have: a FastCGI server that
+// recycles its workers, an HTTP server past its limit of kept connections
+// or its idle timeout. "" when no kept connection was closed.
+func reconnectNote(s *stats.Summary) string {
+	if s.Reconnects == 0 {
+		return ""
+	}
+	why := "FastCGI servers that recycle workers do this"
+	if s.Target.Protocol != "fcgi" {
+		why = "HTTP servers do this past their limit of kept connections or their idle timeout: Thin keeps at most 100 by default"
+	}
+	return fmt.Sprintf("the server closed %d kept connections before a request; each was redialed and the request counted once (%s)", s.Reconnects, why)
 }

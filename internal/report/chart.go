@@ -354,14 +354,15 @@ func (e *errorBars) add(x, v float64, ci []float64) {
 	e.YErrors = append(e.YErrors, struct{ Low, High float64 }{v - ci[0], ci[1] - v})
 }
 
-// styleSeries gives series i its colour, marker and dash pattern: colours
-// first, then dashes once the colours run out.
+// styleSeries gives series i its colour (SeriesColor), marker and dash
+// pattern: colours first, then dashes once the colours run out.
 func styleSeries(i int, line *plotter.Line, marks *plotter.Scatter) {
-	colors := plotutil.DarkColors
-	c := colors[i%len(colors)]
+	// The page's palette (SeriesColor), so that a series has one colour
+	// in the PNG, the SVG and the HTML page.
+	c := SeriesColor(i)
 	line.Color = c
 	line.Width = vg.Points(1.5)
-	line.Dashes = plotutil.Dashes(i / len(colors))
+	line.Dashes = plotutil.Dashes(i / PaletteSize)
 	marks.Color = c
 	marks.Shape = plotutil.Shape(i)
 	marks.Radius = vg.Points(2.5)

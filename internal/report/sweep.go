@@ -169,7 +169,9 @@ const (
 
 // SweepTable writes the compact terminal table: a header with the series
 // labels, one row per level with a column group per series (req/s, p99 ms,
-// failed), "-" where a series did not run the level, then a line per
+// failed), "-" where a series did not run the level, a last "cause"
+// column when some level's listen queue overflowed or requests failed
+// (the levels the PNG rings), then a line per
 // stopped series saying where and why, and for a cluster target the
 // per-address lines of every level, as bench prints them. A sweep of
 // trials adds "± x%" (the 95% interval of the median req/s) after req/s
@@ -238,12 +240,29 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 		}
 		cells(&head, g, names)
 	}
+	// The cause column, only when some level has one: what the PNG rings
+	// (a full listen queue, failed requests), in a few words per series.
+	hasCause := false
+	for _, se := range sw.Series {
+		for i := range se.Levels {
+			hasCause = hasCause || levelCause(&se.Levels[i]) != ""
+		}
+	}
+	if hasCause {
+		head.WriteString(tabSep + "cause")
+	}
 	bw.WriteString(strings.TrimRight(head.String(), " ") + "\n")
 	for _, level := range sw.Levels {
 		var row strings.Builder
 		ran := false
 		fmt.Fprintf(&row, "%11d", level)
+		var causes []string
 		for i, se := range sw.Series {
+			if s := levelOf(&se, level); s != nil {
+				if c := levelCause(s); c != "" {
+					causes = append(causes, se.Label+": "+c)
+				}
+			}
 			g := groups[i]
 			vals := make([]string, len(g))
 			s := levelOf(&se, level)
@@ -277,6 +296,9 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 				}
 			}
 			cells(&row, g, vals)
+		}
+		if len(causes) > 0 {
+			row.WriteString(tabSep + strings.Join(causes, "; "))
 		}
 		if ran {
 			bw.WriteString(strings.TrimRight(row.String(), " ") + "\n")
@@ -375,4 +397,32 @@ func levelOf(se *SweepSeries, level int) *stats.Summary {
 		}
 	}
 	return nil
+}
+
+// levelCause is why a level is marked, in a few words: "listen queue
+// overflowed", "70% failed (connect)", both, or "" for none.
+func levelCause(s *stats.Summary) string {
+	var out []string
+	if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
+		out = append(out, "listen queue overflowed")
+	}
+	if s.Failed > 0 {
+		finished := s.Complete + s.Failed - s.Failures.Length
+		share := ""
+		if finished > 0 {
+			share = strconv.FormatFloat(float64(s.Failed)/float64(finished)*100, 'f', 0, 64) + "% "
+		}
+		f := s.Failures
+		var cls []string
+		for _, c := range []struct {
+			name string
+			n    int64
+		}{{"connect", f.Connect}, {"receive", f.Receive}, {"length", f.Length}, {"exceptions", f.Exceptions}, {"timeout", f.Timeout}, {"protocol", f.Protocol}} {
+			if c.n > 0 {
+				cls = append(cls, c.name)
+			}
+		}
+		out = append(out, share+"failed ("+strings.Join(cls, ", ")+")")
+	}
+	return strings.Join(out, ", ")
 }

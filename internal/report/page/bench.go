@@ -184,11 +184,15 @@ func (p *pager) probe(d *probeDoc) {
 			}
 		}
 		sort.Strings(keys)
-		var details []string
+		var details strings.Builder
 		for _, k := range keys {
-			details = append(details, k+"="+string(c[k]))
+			fmt.Fprintf(&details, "<dt>%s</dt><dd>%s</dd>", esc(strings.ReplaceAll(k, "_", " ")), esc(jsonText(c[k])))
 		}
-		rows = append(rows, []cell{hdr(f.key), {text: esc(verdict), class: "verdict"}, txt(evidence), {text: esc(strings.Join(details, " ")), class: "details"}})
+		nums := ""
+		if details.Len() > 0 {
+			nums = "<dl class=\"nums\">" + details.String() + "</dl>"
+		}
+		rows = append(rows, []cell{hdr(f.key), {text: esc(verdict), class: "verdict"}, txt(evidence), {text: nums, class: "details"}})
 	}
 	p.table("Protocol checks", []string{"check", "verdict", "evidence", "numbers"}, rows)
 	b.WriteString("<h3>For benchmarking</h3>\n<ul class=\"summary\">\n")
@@ -199,4 +203,46 @@ func (p *pager) probe(d *probeDoc) {
 		fmt.Fprintf(b, "<li>%s</li>\n", esc(l))
 	}
 	b.WriteString("</ul>\n")
+}
+
+// jsonText writes a JSON value for a reader: a number or string as is,
+// true and false as yes and no, null as "none", an object as "key value"
+// pairs and an array as a list.
+func jsonText(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	var text func(any) string
+	text = func(v any) string {
+		switch t := v.(type) {
+		case nil:
+			return "none"
+		case bool:
+			return map[bool]string{true: "yes", false: "no"}[t]
+		case float64:
+			return fnum(t)
+		case string:
+			return t
+		case []any:
+			parts := make([]string, len(t))
+			for i, e := range t {
+				parts[i] = text(e)
+			}
+			return strings.Join(parts, ", ")
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			parts := make([]string, len(keys))
+			for i, k := range keys {
+				parts[i] = k + " " + text(t[k])
+			}
+			return strings.Join(parts, ", ")
+		}
+		return string(raw)
+	}
+	return text(v)
 }

@@ -115,7 +115,7 @@ func (p *pager) capacityChart(c *capacity.JSONReport, loadName, unit string) {
 	sort.SliceStable(steps, func(i, j int) bool { return offered(c, steps[i]) < offered(c, steps[j]) })
 	for _, m := range metrics {
 		ch := &chart{id: p.id("c"), title: m + " of the request time against the " + loadName + ", objective as a line",
-			xLabel: loadName + " (" + unit + ")", yLabel: m + " latency (ms)"}
+			xLabel: loadName + " (" + unit + ")", yLabel: m + " latency (ms)", logY: true}
 		l := &line{label: m}
 		for _, s := range steps {
 			v, ok := stepValue(s, m, bounds[m])

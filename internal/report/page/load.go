@@ -140,6 +140,11 @@ type comparison struct {
 	// ShortTrials counts the trials too short to trust.
 	FactorTitle string `json:"factor_title"`
 	ShortTrials int    `json:"short_trials"`
+	// Group or Factor names the comparison group a row belongs to (the
+	// one factor its two series differ in), when the file has it; the
+	// answers then give one sentence per group.
+	Group  string `json:"group"`
+	Factor string `json:"factor"`
 }
 
 // compareDoc is the JSON of backbench compare.

@@ -1,20 +1,33 @@
 // Package page renders saved backbench results (bench, sweep, probe,
-// compare and capacity JSON, any mix) as one self-contained HTML page: what was run and
+// compare and capacity JSON, any mix) as one self-contained HTML page.
+//
+// It opens with the answers, before any chart: one sentence per
+// comparison group (answerSentences, from rows that may name their
+// factor), a capacity search's answer, a bench run's headline figures,
+// each with the caveats that change its reading (a full listen queue, a
+// failed share, a client short of CPU). Then, per result: what was run and
 // where, the sweep charts (requests/sec, p99, failure ratio, backend CPU
-// and memory) with interval bands when the results have trials, latency
-// percentile spectra, every figure in real tables, comparisons with their
-// verdicts, probe checks and their evidence, capacity searches (their
-// answer, the objective's percentile against the offered load with the
-// objective as a line, every step with its pass or FAIL).
+// and memory) with interval bands when the results have trials, the notes
+// of every series, latency percentile spectra, every figure in tables
+// that fit the page (the long ones folded), comparisons grouped by pair
+// with their verdicts, probe checks with their evidence and numbers,
+// capacity searches (their answer, the objective's percentile against the
+// offered load with the objective as a line, every step with its pass or
+// FAIL).
 //
 // The charts are SVG drawn here, readable with JavaScript off: every data
-// point carries its exact values in an SVG <title>, a level with failed
-// requests is ringed, and a failure-ratio panel appears whenever any level
-// failed, so that a series whose fast failures look like throughput is
-// never shown alone. A small inline script adds legend toggling (click or
-// Enter on a legend entry hides that series in every chart of its section)
-// and hover highlighting. The page makes no request: inline CSS, SVG and
-// script, no font or file outside it.
+// point carries its exact values in an SVG <title>; a level with failed
+// requests or a cause the record names (a note, a full listen queue) is
+// ringed and its tooltip says the cause; a y axis spanning more than 20
+// times is logarithmic; sweep levels are the x ticks (on a log axis when
+// they grow by a factor); series have the PNG's colours
+// (report.SeriesColorHex); more than six series are small multiples; and
+// a failure-ratio panel appears whenever any level failed, so that a
+// series whose fast failures look like throughput is never shown alone.
+// A small inline script adds legend toggling (click or Enter on a legend
+// entry hides that series in every chart of its section) and hover
+// highlighting. The page makes no request: inline CSS, SVG and script, no
+// font or file outside it.
 //
 // Results are read as JSON by key (Parse), so that files written before
 // run records (no `schema`, no `environment`) and files with trials
@@ -23,6 +36,7 @@
 package page
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -87,10 +101,15 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	if !o.Generated.IsZero() {
 		fmt.Fprintf(b, " Page made %s.", o.Generated.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
-	b.WriteString(" Every point of a chart shows its exact values as a tooltip; a ringed point is a level with failed requests.</p>\n<nav aria-label=\"results\"><ol>\n")
+	b.WriteString(" Every point of a chart shows its exact values as a tooltip; a ringed point is a level with failed requests or a cause the record names (a full listen queue, a note), and its tooltip says which.</p>\n")
 	ids := make([]string, len(results))
-	for i, r := range results {
+	for i := range results {
 		ids[i] = fmt.Sprintf("r%d", i+1)
+	}
+	// The answers come first, before any chart: what a reader came for.
+	p.answers(results, ids)
+	b.WriteString("<nav aria-label=\"results\"><ol>\n")
+	for i, r := range results {
 		fmt.Fprintf(b, "<li><a href=\"#%s\">%s: %s</a></li>\n", ids[i], r.Kind, esc(r.Name))
 	}
 	var benches []*Result
@@ -323,11 +342,15 @@ func spectrumLine(label string, style int, s *stats.Summary) *line {
 		ps = append(ps, pc)
 	}
 	sort.Float64s(ps)
+	causes := causesText(s)
 	for i, pc := range ps {
-		// A failed run is ringed once, at its first point: the line is
-		// the level.
-		l.pts = append(l.pts, point{x: spectrumX(pc), y: seen[pc], failed: s.Failed > 0 && i == 0,
-			tip: fmt.Sprintf("%s: p%s = %.3f ms%s", label, fnum(pc), seen[pc], failedText(s))})
+		// A run with failures or a cause is ringed once, at its first
+		// point (the line is the level), whose tooltip says the cause.
+		tip := fmt.Sprintf("%s: p%s = %.3f ms%s", label, fnum(pc), seen[pc], failedText(s))
+		if i == 0 {
+			tip += causes
+		}
+		l.pts = append(l.pts, point{x: spectrumX(pc), y: seen[pc], failed: (s.Failed > 0 || causes != "") && i == 0, tip: tip})
 	}
 	return l
 }
@@ -373,8 +396,11 @@ func maxNumber(raw json.RawMessage) float64 {
 	return walk(v)
 }
 
-// comparisons writes the table of comparisons with their verdicts: the
-// word, on a coloured cell, and the failed share when either side failed.
+// comparisons writes the comparisons with their verdicts, one table body
+// per pair (the group a sentence of the answers says), the verdict first
+// after the level and metric so that it is never off-screen: the word on
+// a coloured cell, with the failed share when either side failed. A long
+// list is folded under its summary.
 func (p *pager) comparisons(cs []comparison) {
 	if len(cs) == 0 {
 		p.b.WriteString("<p>No comparisons in this file.</p>\n")
@@ -386,22 +412,40 @@ func (p *pager) comparisons(cs []comparison) {
 		}
 		return strconv.FormatFloat(*v, 'f', dec, 64)
 	}
-	side := func(label, file string, v *float64, iv []float64, trials *int, dec int) []cell {
-		if file != "" {
-			label += " (" + file + ")"
-		}
+	side := func(v *float64, iv []float64, trials *int, dec int) cell {
 		val := opt(v, dec)
 		if len(iv) == 2 {
 			val += " [" + ci(iv, dec) + "]"
 		}
-		n := "-"
 		if trials != nil {
-			n = strconv.Itoa(*trials)
+			val += " (" + plural(*trials, "trial") + ")"
 		}
-		return []cell{txt(label), num(val), num(n)}
+		return num(val)
 	}
-	var rows [][]cell
+	type group struct {
+		head string
+		rows [][]cell
+	}
+	var groups []*group
+	byHead := map[string]*group{}
 	for _, c := range cs {
+		series, baseline := c.Series, c.Baseline
+		if c.File != "" {
+			series += " (" + c.File + ")"
+		}
+		if c.BaselineFile != "" {
+			baseline += " (" + c.BaselineFile + ")"
+		}
+		head := series + " against " + baseline
+		if g := cmp.Or(c.FactorTitle, c.Group, c.Factor); g != "" {
+			head = g + ": " + head
+		}
+		g := byHead[head]
+		if g == nil {
+			g = &group{head: head}
+			byHead[head] = g
+			groups = append(groups, g)
+		}
 		level := "-"
 		if c.Concurrency != nil {
 			level = strconv.Itoa(*c.Concurrency)
@@ -416,23 +460,35 @@ func (p *pager) comparisons(cs []comparison) {
 			n := min(*c.Trials, *c.BaselineTrials)
 			verdict = "–, " + plural(n, "trial")
 		}
-		if c.FactorTitle != "" {
-			verdict = c.FactorTitle + ": " + verdict
-		}
 		if f := maxNumber(c.FailedRatio); f > 0 {
 			verdict += fmt.Sprintf(" (%.0f%% failed)", f*100)
 		}
-		row := []cell{num(level), txt(c.Metric)}
-		row = append(row, side(c.Series, c.File, c.Value, c.ValueCI95, c.Trials, dec)...)
-		row = append(row, side(c.Baseline, c.BaselineFile, c.BaselineValue, c.BaselineValueCI95, c.BaselineTrials, dec)...)
-		row = append(row, num(opt(c.Ratio, 3)), num(ci(c.RatioCI95, 3)), num(opt(c.PValue, 3)),
-			cell{text: esc(verdict + map[bool]string{true: " *", false: ""}[c.ShortTrials > 0]), class: "verdict " + verdictClass(c.Verdict)})
-		row[2].th = true
-		rows = append(rows, row)
+		g.rows = append(g.rows, []cell{{text: esc(level), class: "num", th: true}, txt(metricWords(c.Metric)),
+			{text: esc(verdict + map[bool]string{true: " *", false: ""}[c.ShortTrials > 0]), class: "verdict " + verdictClass(c.Verdict)},
+			num(opt(c.Ratio, 3)), num(ci(c.RatioCI95, 3)), num(opt(c.PValue, 3)),
+			side(c.Value, c.ValueCI95, c.Trials, dec), side(c.BaselineValue, c.BaselineValueCI95, c.BaselineTrials, dec)})
 	}
-	p.table("Comparisons: each series against its baseline (ratio = series / baseline; faster, slower, lower or higher only when p < 0.05 and the whole interval is outside the noise)",
-		[]string{"concurrency", "metric", "series", "median [95% interval]", "trials", "baseline", "median [95% interval]", "trials",
-			"ratio", "ratio 95% interval", "p", "verdict"}, rows)
+	b := &p.b
+	fold := len(cs) > 12
+	if fold {
+		fmt.Fprintf(b, "<details class=\"fold\"><summary>%s in %s (the answers above sum them up)</summary>\n", plural(len(cs), "comparison"), plural(len(groups), "pair"))
+	}
+	b.WriteString("<div class=\"tw\"><table class=\"comparisons\">\n<caption>Comparisons: each series against its baseline (ratio = series / baseline; faster, slower, lower or higher only when p &lt; 0.05 and the whole interval is outside the noise)</caption>\n<thead><tr>")
+	for _, h := range []string{"concurrency", "metric", "verdict", "ratio", "ratio 95% interval", "p", "series: median [95% interval]", "baseline: median [95% interval]"} {
+		fmt.Fprintf(b, "<th scope=\"col\">%s</th>", esc(h))
+	}
+	b.WriteString("</tr></thead>\n")
+	for _, g := range groups {
+		fmt.Fprintf(b, "<tbody>\n<tr class=\"group\"><th scope=\"rowgroup\" colspan=\"8\">%s</th></tr>\n", esc(g.head))
+		for _, r := range g.rows {
+			p.row(r)
+		}
+		b.WriteString("</tbody>\n")
+	}
+	b.WriteString("</table></div>\n")
+	if fold {
+		b.WriteString("</details>\n")
+	}
 }
 
 // notes writes a list of notes under a heading, if any.

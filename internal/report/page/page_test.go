@@ -355,7 +355,8 @@ func TestCapacityWithoutObjectives(t *testing.T) {
 	}
 }
 
-// TestComparisonVerdictText: a comparison says what differs, says why it
+// TestComparisonVerdictText: a comparison says what differs (in the head
+// of its pair's group), says why it
 // has no verdict ("–, 1 trial" rather than "none"), and carries the
 // marker of short trials, as the text table does.
 func TestComparisonVerdictText(t *testing.T) {
@@ -373,7 +374,8 @@ func TestComparisonVerdictText(t *testing.T) {
 	if err := Write(&b, []*Result{r}, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`<td class="verdict v-same">transport: unix vs tcp: –, 1 trial</td>`, `<td class="verdict v-better">smaller *</td>`} {
+	for _, want := range []string{`<th scope="rowgroup" colspan="8">transport: unix vs tcp: u against t</th>`,
+		`<td class="verdict v-same">–, 1 trial</td>`, `<td class="verdict v-better">smaller *</td>`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %s in the page", want)
 		}

@@ -3,14 +3,16 @@ package page
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/backbench/backbench/internal/report"
 )
 
-// palette is Okabe and Ito's colour-blind safe palette (yellow last: it is
-// the faintest on white). Series past the eighth reuse the colours with a
-// dashed line; every series also has its own marker shape.
-var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#B8A800"}
+// Series colours are report.SeriesColorHex, the palette of the PNG charts
+// too. Series past the eighth reuse the colours with a dashed line; every
+// series also has its own marker shape.
 
 // shapeNames name the marker shapes, in the order series get them.
 var shapeNames = []string{"circle", "square", "triangle", "diamond", "inverted triangle", "plus", "cross", "star"}
@@ -22,7 +24,7 @@ const (
 	plotT, plotB       = 36.0, 340.0
 	legendX            = 720.0
 	legendRow          = 20.0
-	legendLabelMaxChar = 30
+	legendLabelMaxChar = 24
 	markerR            = 4.5
 )
 
@@ -35,6 +37,12 @@ type chart struct {
 	lines                     []*line
 	// refs are horizontal reference lines (a capacity objective).
 	refs []ref
+	// levelTicks puts an x tick at each level measured (a log x axis when
+	// the levels grow by a factor); logY forces a log y axis, linearY a
+	// linear one (a share in percent, where 0 is the news).
+	levelTicks, logY, linearY bool
+	// xs are the levels of the whole set, for small multiples.
+	xs []float64
 }
 
 // ref is a horizontal line at y, with its label.
@@ -78,25 +86,121 @@ func spectrumX(p float64) float64 { return math.Log10(1 / (1 - p/100)) }
 // spectrumTicks are the percentiles labelled on a spectrum's x axis.
 var spectrumTicks = []float64{50, 90, 99, 99.9, 99.99, 99.999}
 
-// svg writes the chart as a <figure> with an inline <svg>.
+// logSpan is the ratio of highest to lowest positive value past which a
+// chart's y axis is logarithmic: two series at 370 req/s must not lie flat
+// on zero under one at 60,000.
+const logSpan = 20
+
+// yrange is a chart's y extent: the lowest positive and the highest
+// value of its points, bands and reference lines.
+type yrange struct{ minPos, max float64 }
+
+// yExtent measures the chart's y values.
+func (c *chart) yExtent() yrange {
+	r := yrange{minPos: math.Inf(1)}
+	see := func(v float64) {
+		r.max = math.Max(r.max, v)
+		if v > 0 {
+			r.minPos = math.Min(r.minPos, v)
+		}
+	}
+	for _, l := range c.lines {
+		for _, p := range l.pts {
+			see(p.y)
+		}
+		for _, bd := range l.band {
+			see(bd.lo)
+			see(bd.hi)
+		}
+	}
+	for _, r := range c.refs {
+		see(r.y)
+	}
+	return r
+}
+
+// levelXs are the distinct x values of the chart's points, sorted.
+func (c *chart) levelXs() []float64 {
+	seen := map[float64]bool{}
+	var xs []float64
+	for _, l := range c.lines {
+		for _, p := range l.pts {
+			if !seen[p.x] {
+				seen[p.x] = true
+				xs = append(xs, p.x)
+			}
+		}
+	}
+	sort.Float64s(xs)
+	return xs
+}
+
+// doubling reports whether levels grow by a factor (1, 2, 4, 8 or 1, 10,
+// 100): all positive, spanning 8 times or more, each at least 1.5 times
+// the one before. Such levels are drawn on a log x axis, where they are
+// evenly spaced.
+func doubling(xs []float64) bool {
+	if len(xs) < 3 || xs[0] <= 0 || xs[len(xs)-1] < 8*xs[0] {
+		return false
+	}
+	for i := 1; i < len(xs); i++ {
+		if xs[i] < 1.5*xs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// svg writes the chart as a <figure> with an inline <svg>; with more than
+// six series (and not a spectrum), as small multiples: one small chart per
+// series on the same axes.
 func (c *chart) svg(b *strings.Builder) {
+	if !c.spectrum && len(c.lines) > maxLines {
+		c.multiples(b)
+		return
+	}
+	c.draw(b, c.yExtent(), "chart")
+}
+
+// maxLines is the most series one chart draws; more are small multiples.
+const maxLines = 6
+
+// multiples writes one small chart per series, all with the y range of
+// the whole set so that they compare at a glance.
+func (c *chart) multiples(b *strings.Builder) {
+	yr := c.yExtent()
+	fmt.Fprintf(b, "<div class=\"multiples\" id=\"%s\" aria-label=\"%s\">\n", c.id, esc(c.title+", one chart per series"))
+	for i, l := range c.lines {
+		sub := *c
+		sub.id = fmt.Sprintf("%s-%d", c.id, i)
+		sub.title = l.label + ": " + c.title
+		sub.lines = []*line{l}
+		sub.xs = c.levelXs()
+		sub.draw(b, yr, "chart small")
+	}
+	b.WriteString("</div>\n")
+}
+
+// draw writes the chart with the y extent yr and the figure's class.
+func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 	xmin, xmax := math.Inf(1), math.Inf(-1)
-	ymax := 0.0
 	anyFailed := false
 	for _, l := range c.lines {
 		for _, p := range l.pts {
 			xmin, xmax = math.Min(xmin, p.x), math.Max(xmax, p.x)
-			ymax = math.Max(ymax, p.y)
 			anyFailed = anyFailed || p.failed
 		}
-		for _, bd := range l.band {
-			ymax = math.Max(ymax, bd.hi)
-		}
 	}
-	for _, r := range c.refs {
-		ymax = math.Max(ymax, r.y)
+	xs := c.xs
+	if xs == nil {
+		xs = c.levelXs()
 	}
+	if len(xs) > 0 {
+		xmin, xmax = math.Min(xmin, xs[0]), math.Max(xmax, xs[len(xs)-1])
+	}
+	logX := c.levelTicks && doubling(xs)
 	var xticks []tick
+	var tx func(float64) float64 = func(x float64) float64 { return x }
 	if c.spectrum {
 		xmin, xmax = spectrumX(50), spectrumX(99.999)
 		for _, p := range spectrumTicks {
@@ -106,23 +210,86 @@ func (c *chart) svg(b *strings.Builder) {
 		if xmin > xmax {
 			xmin, xmax = 0, 1
 		}
+		if logX {
+			tx = math.Log10
+			xmin, xmax = math.Log10(xmin), math.Log10(xmax)
+		}
 		if xmin == xmax {
 			xmin, xmax = xmin-1, xmax+1
 		}
-		xticks = niceTicks(xmin, xmax, 8)
-		pad := (xmax - xmin) * 0.02
+		if c.levelTicks && len(xs) > 0 {
+			// A tick at each level measured, thinned to every k-th when
+			// they would crowd (the last always shown).
+			k := (len(xs) + 11) / 12
+			for i, x := range xs {
+				if i%k == 0 || i == len(xs)-1 {
+					xticks = append(xticks, tick{tx(x), fnum(x)})
+				}
+			}
+		} else {
+			xticks = niceTicks(xmin, xmax, 8)
+		}
+		pad := (xmax - xmin) * 0.03
 		xmin, xmax = xmin-pad, xmax+pad
 	}
+	ymax := yr.max
 	if ymax <= 0 {
 		ymax = 1
 	}
-	yticks := niceTicks(0, ymax*1.05, 6)
-	ytop := math.Max(yticks[len(yticks)-1].v, ymax)
-	sx := func(x float64) float64 { return plotL + (x-xmin)/(xmax-xmin)*(plotR-plotL) }
-	sy := func(y float64) float64 { return plotB - y/ytop*(plotB-plotT) }
+	logY := !c.linearY && !math.IsInf(yr.minPos, 1) && (c.logY || ymax > logSpan*yr.minPos)
+	var yticks []tick
+	var sy func(float64) float64
+	if logY {
+		lo := math.Pow(10, math.Floor(math.Log10(yr.minPos)))
+		hi := math.Pow(10, math.Ceil(math.Log10(ymax)))
+		if hi <= lo {
+			hi = lo * 10
+		}
+		for d := lo; d <= hi*1.0001; d *= 10 {
+			yticks = append(yticks, tick{d, fnum(d)})
+			if hi/lo <= 1000 {
+				for _, m := range []float64{2, 5} {
+					if d*m < hi {
+						yticks = append(yticks, tick{d * m, fnum(d * m)})
+					}
+				}
+			}
+		}
+		llo, lhi := math.Log10(lo), math.Log10(hi)
+		// Zero (nothing completed) has no place on a log axis: it is drawn
+		// at the bottom, and its tooltip says the value.
+		sy = func(y float64) float64 {
+			if y <= 0 {
+				return plotB
+			}
+			return plotB - (math.Log10(y)-llo)/(lhi-llo)*(plotB-plotT)
+		}
+	} else {
+		yticks = niceTicks(0, ymax*1.05, 6)
+		ytop := math.Max(yticks[len(yticks)-1].v, ymax)
+		sy = func(y float64) float64 { return plotB - y/ytop*(plotB-plotT) }
+	}
+	rawSx := func(x float64) float64 { return plotL + (x-xmin)/(xmax-xmin)*(plotR-plotL) }
+	sx := func(x float64) float64 { return rawSx(tx(x)) }
+	if c.spectrum {
+		sx = rawSx
+	}
+	yLabel := c.yLabel
+	if logY {
+		yLabel += ", log scale"
+	}
+	xLabel := c.xLabel
+	if logX {
+		xLabel += ", log scale"
+	}
 
-	fmt.Fprintf(b, "<figure class=\"chart\" id=\"%s\">\n", c.id)
-	fmt.Fprintf(b, "<svg viewBox=\"0 0 %g %g\" role=\"img\" aria-labelledby=\"%s-t\">\n", svgW, svgH, c.id)
+	fmt.Fprintf(b, "<figure class=\"%s\" id=\"%s\">\n", class, c.id)
+	small := strings.Contains(class, "small")
+	width := svgW
+	if small {
+		width = plotR + 24
+	}
+	fmt.Fprintf(b, "<svg viewBox=\"0 0 %g %g\" role=\"img\" aria-labelledby=\"%s-t\">\n", width, svgH, c.id)
 	fmt.Fprintf(b, "<title id=\"%s-t\">%s</title>\n", c.id, esc(c.title))
 	b.WriteString("<g class=\"axes\">\n")
 	for _, t := range yticks {
@@ -131,7 +298,7 @@ func (c *chart) svg(b *strings.Builder) {
 			plotL, f1(y), plotR, f1(y), plotL-6, f1(y+4), t.label)
 	}
 	for _, t := range xticks {
-		x := sx(t.v)
+		x := rawSx(t.v)
 		if x < plotL-0.5 || x > plotR+0.5 {
 			continue
 		}
@@ -140,8 +307,8 @@ func (c *chart) svg(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"/>\n", plotL, plotT, plotR-plotL, plotB-plotT)
 	fmt.Fprintf(b, "<text class=\"ctitle\" x=\"%g\" y=\"22\" text-anchor=\"middle\">%s</text>\n", (plotL+plotR)/2, esc(c.title))
-	fmt.Fprintf(b, "<text class=\"alabel\" x=\"%g\" y=\"%g\" text-anchor=\"middle\">%s</text>\n", (plotL+plotR)/2, plotB+40, esc(c.xLabel))
-	fmt.Fprintf(b, "<text class=\"alabel\" transform=\"translate(18 %g) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (plotT+plotB)/2, esc(c.yLabel))
+	fmt.Fprintf(b, "<text class=\"alabel\" x=\"%g\" y=\"%g\" text-anchor=\"middle\">%s</text>\n", (plotL+plotR)/2, plotB+40, esc(xLabel))
+	fmt.Fprintf(b, "<text class=\"alabel\" transform=\"translate(18 %g) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (plotT+plotB)/2, esc(yLabel))
 	b.WriteString("</g>\n")
 	for _, r := range c.refs {
 		y := f1(sy(r.y))
@@ -153,7 +320,7 @@ func (c *chart) svg(b *strings.Builder) {
 		if len(l.pts) == 0 {
 			continue
 		}
-		col := palette[l.style%len(palette)]
+		col := report.SeriesColorHex(l.style)
 		fmt.Fprintf(b, "<g class=\"series\" data-series=\"%d\" style=\"color:%s\">\n", l.style, col)
 		if len(l.band) > 0 {
 			var pts []string
@@ -184,34 +351,46 @@ func (c *chart) svg(b *strings.Builder) {
 		b.WriteString("</g>\n")
 	}
 
-	b.WriteString("<g class=\"legend\">\n")
+	// A small multiple has no legend: its title names its one series.
+	lb := b
+	if small {
+		lb = &strings.Builder{}
+	}
+	lb.WriteString("<g class=\"legend\">\n")
 	y := plotT + 6
 	for _, l := range c.lines {
-		col := palette[l.style%len(palette)]
+		col := report.SeriesColorHex(l.style)
 		label := l.label
 		if r := []rune(label); len(r) > legendLabelMaxChar {
+			// A path keeps its end (the file's name), anything else its
+			// start; the <title> has it whole. 24 characters at 13 px fit
+			// between the legend's x and the edge of the image.
 			label = string(r[:legendLabelMaxChar-1]) + "…"
+			if strings.Contains(label, "/") {
+				label = "…" + string(r[len(r)-legendLabelMaxChar+1:])
+			}
 		}
 		note := ""
 		if len(l.pts) == 0 {
 			note = " (no data)"
 		}
-		fmt.Fprintf(b, "<g class=\"legend-item\" data-series=\"%d\" style=\"color:%s\"><title>%s%s</title>", l.style, col, esc(l.label), note)
-		fmt.Fprintf(b, "<line class=\"line\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\"%s/>", legendX, y, legendX+28, y, dash(l.style))
-		fmt.Fprintf(b, "<path class=\"pt%s\" d=\"%s\"/>", openShape(l.style), marker(l.style, legendX+14, y, markerR))
-		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\">%s%s</text></g>\n", legendX+36, y+4, esc(label), note)
+		fmt.Fprintf(lb, "<g class=\"legend-item\" data-series=\"%d\" style=\"color:%s\"><title>%s%s</title>", l.style, col, esc(l.label), note)
+		fmt.Fprintf(lb, "<line class=\"line\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\"%s/>", legendX, y, legendX+28, y, dash(l.style))
+		fmt.Fprintf(lb, "<path class=\"pt%s\" d=\"%s\"/>", openShape(l.style), marker(l.style, legendX+14, y, markerR))
+		fmt.Fprintf(lb, "<text x=\"%g\" y=\"%g\">%s%s</text></g>\n", legendX+36, y+4, esc(label), note)
 		y += legendRow
 	}
 	for _, r := range c.refs {
-		fmt.Fprintf(b, "<g class=\"legend-ref\"><line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%g\">%s</text></g>\n",
+		fmt.Fprintf(lb, "<g class=\"legend-ref\"><line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%g\">%s</text></g>\n",
 			legendX, y, legendX+28, y, legendX+36, y+4, esc(r.label))
 		y += legendRow
 	}
 	if anyFailed {
-		fmt.Fprintf(b, "<g class=\"legend-fail\"><circle class=\"fail\" cx=\"%g\" cy=\"%g\" r=\"9\"/><text x=\"%g\" y=\"%g\">ringed: a level with</text><text x=\"%g\" y=\"%g\">failed requests</text></g>\n",
+		fmt.Fprintf(lb, "<g class=\"legend-fail\"><circle class=\"fail\" cx=\"%g\" cy=\"%g\" r=\"9\"/><text x=\"%g\" y=\"%g\">ringed: failures or a</text><text x=\"%g\" y=\"%g\">cause (see its tooltip)</text></g>\n",
 			legendX+14, y+4, legendX+36, y+2, legendX+36, y+18)
 	}
-	b.WriteString("</g>\n</svg>\n")
+	lb.WriteString("</g>\n")
+	b.WriteString("</svg>\n")
 	caption := c.title + "."
 	for _, l := range c.lines {
 		if len(l.band) > 0 {
@@ -223,7 +402,7 @@ func (c *chart) svg(b *strings.Builder) {
 		caption += " Dashed horizontal line: " + r.label + "."
 	}
 	if anyFailed {
-		caption += " Ringed: a level with failed requests."
+		caption += " Ringed: a level with failed requests or a cause the record names (a full listen queue, a note); its tooltip says which."
 	}
 	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n</figure>\n", esc(caption))
 }
@@ -314,7 +493,7 @@ func openShape(style int) string {
 
 // dash gives series past the palette's length a dashed line.
 func dash(style int) string {
-	switch (style / len(palette)) % 3 {
+	switch (style / report.PaletteSize) % 3 {
 	case 1:
 		return " stroke-dasharray=\"8 4\""
 	case 2:

@@ -2,6 +2,7 @@ package page
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,11 +47,11 @@ func (p *pager) sweep(sw *sweepDoc) {
 		fmt.Fprintf(b, "<ul class=\"stops\">%s</ul>\n", strings.Join(stops, ""))
 	}
 
-	rps := &chart{id: p.id("c"), title: "requests per second against concurrency", xLabel: "concurrency (connections)", yLabel: "requests / second"}
-	p99 := &chart{id: p.id("c"), title: "99th percentile of the request time against concurrency", xLabel: "concurrency (connections)", yLabel: "p99 latency (ms)"}
-	fail := &chart{id: p.id("c"), title: "failed requests (failed / finished) against concurrency", xLabel: "concurrency (connections)", yLabel: "failed (%)"}
-	cpu := &chart{id: p.id("c"), title: "backend CPU against concurrency", xLabel: "concurrency (connections)", yLabel: "CPU (% of one core)"}
-	rss := &chart{id: p.id("c"), title: "backend memory (peak RSS) against concurrency", xLabel: "concurrency (connections)", yLabel: "peak RSS (MiB)"}
+	rps := &chart{id: p.id("c"), title: "requests per second against concurrency", xLabel: "concurrency (connections)", yLabel: "requests / second", levelTicks: true}
+	p99 := &chart{id: p.id("c"), title: "99th percentile of the request time against concurrency", xLabel: "concurrency (connections)", yLabel: "p99 latency (ms)", levelTicks: true}
+	fail := &chart{id: p.id("c"), title: "failed requests (failed / finished) against concurrency", xLabel: "concurrency (connections)", yLabel: "failed (%)", levelTicks: true, linearY: true}
+	cpu := &chart{id: p.id("c"), title: "backend CPU against concurrency", xLabel: "concurrency (connections)", yLabel: "CPU (% of one core)", levelTicks: true}
+	rss := &chart{id: p.id("c"), title: "backend memory (peak RSS) against concurrency", xLabel: "concurrency (connections)", yLabel: "peak RSS (MiB)", levelTicks: true}
 	anyFailed := false
 	for i, se := range sw.Series {
 		ls := []*line{{label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}}
@@ -60,7 +61,10 @@ func (p *pager) sweep(sw *sweepDoc) {
 			x := float64(s.Concurrency)
 			failed := s.Failed > 0
 			anyFailed = anyFailed || failed
-			ft := failedText(s)
+			// The causes ride on every point of the level: a ringed point's
+			// tooltip says why it is ringed.
+			ft := failedText(s) + causesText(s)
+			failed = failed || len(levelCauses(s)) > 0
 			at := fmt.Sprintf("%s, c=%d: ", se.Label, s.Concurrency)
 			rtip := at + fmt.Sprintf("%.2f req/s", s.RequestsPerSecond)
 			if len(lv.RPSCI95) == 2 {
@@ -109,12 +113,16 @@ func (p *pager) sweep(sw *sweepDoc) {
 		c.svg(b)
 	}
 	b.WriteString("</div>\n")
+	p.seriesNotes(sw)
 	if len(sw.Comparisons) > 0 {
 		b.WriteString("<h3>Comparisons</h3>\n")
 		p.comparisons(sw.Comparisons)
 	}
 	b.WriteString("<h3>Every level</h3>\n")
+	p.levelSummary(sw)
+	b.WriteString("<details class=\"fold\"><summary>Every figure of every level</summary>\n")
 	p.sweepTable(sw)
+	b.WriteString("</details>\n")
 	b.WriteString("<h3>Latency spectrum</h3>\n<div class=\"charts\">\n")
 	for _, lvl := range chosenLevels(sw.Levels) {
 		c := &chart{id: p.id("c"), title: fmt.Sprintf("latency percentile spectrum at concurrency %d", lvl),
@@ -265,4 +273,139 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 		}
 	}
 	p.table("Every level of every series (times: total request time)", head, rows)
+}
+
+// levelCauses are what explains a level beyond its figures, from the
+// record: the kernel's listen queue overflowed during it (SYNs dropped and
+// sent again after 1 s or more), connects that took 1 s or more, and the
+// notes the run carries. Failed requests are said by failedText.
+func levelCauses(s *stats.Summary) []string {
+	var out []string
+	// The record's own note on the listen queue, when it has one, says it
+	// better (which listener, which counter); this line is for records
+	// that carry only the counter.
+	said := slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, "listen queue") })
+	if s.ListenOverflows != nil && *s.ListenOverflows > 0 && !said {
+		c := fmt.Sprintf("the listen queue overflowed (%s dropped", plural(int(*s.ListenOverflows), "SYN"))
+		if s.ListenBacklog != nil {
+			c += fmt.Sprintf(", backlog %d", *s.ListenBacklog)
+		}
+		c += "): the client's kernel sends a dropped SYN again after 1 s, which shows as slow requests, not failures"
+		out = append(out, c)
+	}
+	if s.ConnectsOver1s > 0 && (s.ListenOverflows == nil || *s.ListenOverflows == 0) && !said {
+		out = append(out, fmt.Sprintf("%d connects took 1 s or more (a SYN dropped by a full listen queue and sent again)", s.ConnectsOver1s))
+	}
+	return append(out, s.Notes...)
+}
+
+// causesText is levelCauses for a tooltip: "; cause: ...".
+func causesText(s *stats.Summary) string {
+	cs := levelCauses(s)
+	if len(cs) == 0 {
+		return ""
+	}
+	return "; cause: " + strings.Join(cs, "; ")
+}
+
+// shortCause is a level's cause in a few words, for a table cell:
+// "listen queue overflowed", "25.0% failed (receive 50)", "1 note".
+func shortCause(s *stats.Summary) string {
+	var out []string
+	if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
+		out = append(out, "listen queue overflowed")
+	} else if s.ConnectsOver1s > 0 {
+		out = append(out, "connects over 1 s")
+	}
+	if s.Failed > 0 {
+		out = append(out, fmt.Sprintf("%.1f%% failed (%s)", failureRatio(s)*100, classes(s.Failures)))
+	}
+	if n := len(s.Notes); n > 0 {
+		out = append(out, plural(n, "note"))
+	}
+	return strings.Join(out, "; ")
+}
+
+// seriesNotes lists, per series, every cause its levels carry, each once
+// with the levels where it was met.
+func (p *pager) seriesNotes(sw *sweepDoc) {
+	var body strings.Builder
+	for _, se := range sw.Series {
+		var order []string
+		at := map[string][]string{}
+		for k := range se.Levels {
+			s := &se.Levels[k].Summary
+			cs := levelCauses(s)
+			if s.Failed > 0 {
+				cs = append([]string{strings.TrimPrefix(failedText(s), "; ")}, cs...)
+			}
+			// The same text at several levels is listed once, with them.
+			for _, c := range cs {
+				if _, ok := at[c]; !ok {
+					order = append(order, c)
+				}
+				at[c] = append(at[c], strconv.Itoa(s.Concurrency))
+			}
+		}
+		if len(order) == 0 {
+			continue
+		}
+		fmt.Fprintf(&body, "<li><strong>%s</strong><ul>\n", esc(se.Label))
+		for _, c := range order {
+			fmt.Fprintf(&body, "<li>c = %s: %s</li>\n", esc(strings.Join(at[c], ", ")), esc(c))
+		}
+		body.WriteString("</ul></li>\n")
+	}
+	if body.Len() > 0 {
+		fmt.Fprintf(&p.b, "<h3>Notes per series</h3>\n<ul class=\"notes series-notes\">\n%s</ul>\n", body.String())
+	}
+}
+
+// levelSummary writes the short table of every level: the figures that
+// answer (req/s, p99, their intervals, the failed share) and the cause of
+// a ringed point; the rest is in the folded table under it.
+func (p *pager) levelSummary(sw *sweepDoc) {
+	hasCI := false
+	for _, se := range sw.Series {
+		for _, lv := range se.Levels {
+			hasCI = hasCI || len(lv.RPSCI95) == 2 || len(lv.P99CI95) == 2
+		}
+	}
+	head := []string{"series", "c", "req/s"}
+	if hasCI {
+		head = append(head, "req/s 95% interval")
+	}
+	head = append(head, "p99 ms")
+	if hasCI {
+		head = append(head, "p99 95% interval")
+	}
+	head = append(head, "failed %", "cause")
+	var rows [][]cell
+	for _, se := range sw.Series {
+		for _, lv := range se.Levels {
+			s := &lv.Summary
+			r := []cell{hdr(se.Label), num(strconv.Itoa(s.Concurrency)), num(strconv.FormatFloat(s.RequestsPerSecond, 'f', 2, 64))}
+			if hasCI {
+				r = append(r, num(ci(lv.RPSCI95, 2)))
+			}
+			if s.Complete > 0 {
+				r = append(r, num(strconv.FormatFloat(s.Percentiles["99"], 'f', 3, 64)))
+			} else {
+				r = append(r, num("-"))
+			}
+			if hasCI {
+				r = append(r, num(ci(lv.P99CI95, 3)))
+			}
+			fr := num(strconv.FormatFloat(failureRatio(s)*100, 'f', 1, 64))
+			if s.Failed > 0 {
+				fr.class += " failed"
+			}
+			cause := cell{text: esc(shortCause(s)), class: "cause"}
+			if full := strings.TrimPrefix(failedText(s)+causesText(s), "; "); full != "" {
+				cause.text = "<span title=\"" + esc(full) + "\">" + cause.text + "</span>"
+			}
+			rows = append(rows, append(r, fr, cause))
+		}
+	}
+	p.table("Every level: the figures that answer, and what explains a ringed point (hover the cause for its whole text)", head, rows)
 }
