@@ -332,20 +332,35 @@ func TestSweepBackendPerSeries(t *testing.T) {
 	}
 }
 
-// TestSweepUnpairedNote: two series two factors apart (backend a on TCP,
-// backend b on a Unix socket) are not compared: a note says how they
-// differ, and there is no comparison.
+// TestSweepUnpairedNote: a series two factors or more from every other
+// (backend b over HTTP, where backend a is FastCGI over TCP and over a
+// Unix socket: the label a on two series names a backend) is not
+// compared: a note says how it differs, and no comparison names it, while
+// a's two transports are compared.
 func TestSweepUnpairedNote(t *testing.T) {
 	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{BodyBytes: 5})
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
-	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", "a="+tcp.URL("/x"), "b="+unix.URL("/x"))
+	web := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5})
+	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", "a="+tcp.URL("/x"), "a="+unix.URL("/x"), "b="+web.URL("/x"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	sw, _ := readSweep(t, dir)
 	notes := strings.Join(sw.Notes, "\n")
-	if len(sw.Comparisons) != 0 || !strings.Contains(notes, "more than one factor") || !strings.Contains(notes, "transport unix vs tcp, backend b vs a") ||
+	if !strings.Contains(notes, "b differs from every other series in more than one factor") || !strings.Contains(notes, "from a tcp in protocol http vs fcgi, http version HTTP/1.1 vs none, backend b vs a") ||
 		!strings.Contains(out, "not compared") {
-		t.Errorf("comparisons %d, notes %q\n%s", len(sw.Comparisons), sw.Notes, out)
+		t.Errorf("notes %q\n%s", sw.Notes, out)
+	}
+	transport := 0
+	for _, c := range sw.Comparisons {
+		if c.Series == "b" || c.Baseline == "b" {
+			t.Errorf("b compared: %+v", c)
+		}
+		if c.Factor == "transport" {
+			transport++
+		}
+	}
+	if transport == 0 {
+		t.Errorf("a's transports not compared: %d comparisons", len(sw.Comparisons))
 	}
 }

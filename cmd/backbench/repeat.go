@@ -335,6 +335,15 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 		}
 	}
 	var notes []string
+	if trials.LabelsAreNames(fs) {
+		for _, pr := range pairs {
+			if pr.Factor != trials.FactorBackend {
+				notes = append(notes, "every series has a label of its own, so the labels are taken as names of one backend reached in different ways: "+
+					"series that differ in one setting are compared on it; to compare backends, give the series of one backend the same label (LABEL=URL)")
+				break
+			}
+		}
+	}
 	for _, u := range unpaired {
 		var d []string
 		for j := range fs {

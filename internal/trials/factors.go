@@ -137,10 +137,16 @@ func (p Pair) Title(fs []Factors) string {
 // one factor.
 func Pairs(fs []Factors, baseBackend string) (pairs []Pair, unpaired []int) {
 	in := make([]bool, len(fs))
+	names := LabelsAreNames(fs)
 	for _, name := range FactorOrder {
 		for i := range fs {
 			for j := i + 1; j < len(fs); j++ {
 				d := Differences(fs[i], fs[j])
+				if names && len(d) == 2 && d[1] == FactorBackend {
+					// Labels that are names: the one setting that
+					// differs is what the two series compare.
+					d = d[:1]
+				}
 				if len(d) != 1 || d[0] != name {
 					continue
 				}
@@ -176,6 +182,37 @@ func Pairs(fs []Factors, baseBackend string) (pairs []Pair, unpaired []int) {
 		}
 	}
 	return pairs, unpaired
+}
+
+// LabelsAreNames reports whether the labels of fs name series rather than
+// backends: there are at least two series, every one has a label, and no
+// label is given to more than one series, and no two series differ in
+// their labels alone. A study that labels its series
+// "tcp" and "unix" means one backend reached two ways; one that names a
+// backend on several series ("serial" over TCP and over Unix) says which
+// series share a backend, and two series alike but for their labels are
+// two backends. With names, Pairs pairs two series that differ in one
+// setting besides their labels on that setting.
+func LabelsAreNames(fs []Factors) bool {
+	if len(fs) < 2 {
+		return false
+	}
+	seen := make(map[string]bool, len(fs))
+	settings := make(map[Factors]bool, len(fs))
+	for _, f := range fs {
+		if f.Backend == "" || seen[f.Backend] {
+			return false
+		}
+		seen[f.Backend] = true
+		f.Backend = ""
+		if settings[f] {
+			// Two series alike but for their labels: the labels
+			// tell backends apart.
+			return false
+		}
+		settings[f] = true
+	}
+	return true
 }
 
 // DescribeDifferences is "transport unix vs tcp, backend b vs a": how

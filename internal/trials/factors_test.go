@@ -97,10 +97,10 @@ func TestPairsThreeBackends(t *testing.T) {
 	if len(pairs) != 2 || pairs[0].Baseline != 2 || pairs[1].Baseline != 2 {
 		t.Errorf("three backends, baseline c: %+v", pairs)
 	}
-	fs = []Factors{{Transport: "tcp", Backend: "a"}, {Transport: "unix", Backend: "b"}}
+	fs = []Factors{{Transport: "tcp", Backend: "a"}, {Transport: "unix", Backend: "b"}, {Transport: "unix", Backend: "b"}}
 	pairs, unpaired := Pairs(fs, "")
-	if len(pairs) != 0 || len(unpaired) != 2 {
-		t.Errorf("two factors apart: pairs %+v unpaired %v, want none and both", pairs, unpaired)
+	if len(pairs) != 0 || len(unpaired) != 3 {
+		t.Errorf("two factors apart: pairs %+v unpaired %v, want none and all", pairs, unpaired)
 	}
 	if d := DescribeDifferences(fs[1], fs[0]); d != "transport unix vs tcp, backend b vs a" {
 		t.Errorf("differences %q", d)
@@ -237,5 +237,54 @@ func TestSyntheticStudies(t *testing.T) {
 			t.Errorf("%d trials, cv %.0f%%: false positives %.1f%% (want <= 5%%), power %.1f%% (want >= %.0f%%), wrong way %d",
 				tc.trials, 100*tc.cv, 100*fp, 100*power, 100*tc.want, wrong)
 		}
+	}
+}
+
+// TestPairsOfNames: series labelled by what differs ("tcp", "unix",
+// "tcp ka") are one backend reached several ways, paired on the setting
+// that differs; two that differ in nothing but their labels are two
+// backends. A label on several series keeps the labels as backends.
+func TestPairsOfNames(t *testing.T) {
+	tcp := Factors{Protocol: "fcgi", Transport: "tcp", Upstreams: 1, Backend: "tcp"}
+	unix := Factors{Protocol: "fcgi", Transport: "unix", Upstreams: 1, Backend: "unix"}
+	tcpKA := Factors{Protocol: "fcgi", Transport: "tcp", KeepAlive: true, Upstreams: 1, Backend: "tcp ka"}
+	other := Factors{Protocol: "fcgi", Transport: "tcp", Upstreams: 1, Backend: "other"}
+	if !LabelsAreNames([]Factors{tcp, unix}) || LabelsAreNames([]Factors{tcp}) {
+		t.Fatal("LabelsAreNames")
+	}
+	names := []string{"tcp", "unix", "tcp ka", "other"}
+	pairs, unpaired := Pairs([]Factors{tcp, unix, tcpKA}, "")
+	got := map[string]bool{}
+	for _, p := range pairs {
+		got[p.Factor+" "+names[p.Series]+"/"+names[p.Baseline]] = true
+	}
+	want := map[string]bool{"transport unix/tcp": true, "keep-alive tcp ka/tcp": true}
+	if len(unpaired) != 0 || len(got) != len(want) {
+		t.Fatalf("pairs %v, unpaired %v, want %v", got, unpaired, want)
+	}
+	for k := range want {
+		if !got[k] {
+			t.Errorf("no pair %q in %v", k, got)
+		}
+	}
+	// "other" is alike "tcp" but for its label: labels are backends, and
+	// "unix" differs from "tcp" in two factors.
+	if LabelsAreNames([]Factors{tcp, unix, tcpKA, other}) {
+		t.Fatal("labels taken as names though two series differ in their labels alone")
+	}
+	pairs, unpaired = Pairs([]Factors{tcp, unix, tcpKA, other}, "")
+	if len(pairs) != 1 || pairs[0].Factor != FactorBackend || len(unpaired) != 2 {
+		t.Errorf("with a second backend: pairs %+v, unpaired %v", pairs, unpaired)
+	}
+	// The same label on two series: labels are backends again, and
+	// "serial unix" against "evented tcp" differs in two factors.
+	s1 := Factors{Protocol: "fcgi", Transport: "tcp", Upstreams: 1, Backend: "serial"}
+	s2 := Factors{Protocol: "fcgi", Transport: "unix", Upstreams: 1, Backend: "serial"}
+	e := Factors{Protocol: "fcgi", Transport: "unix", KeepAlive: true, Upstreams: 1, Backend: "evented"}
+	if LabelsAreNames([]Factors{s1, s2, e}) {
+		t.Fatal("a label on two series taken as names")
+	}
+	if pairs, unpaired := Pairs([]Factors{s1, s2, e}, ""); len(pairs) != 1 || pairs[0].Factor != FactorTransport || len(unpaired) != 1 || unpaired[0] != 2 {
+		t.Errorf("pairs %+v, unpaired %v", pairs, unpaired)
 	}
 }

@@ -1,6 +1,7 @@
 package page
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -26,6 +27,8 @@ type answerRow struct {
 	CI      []float64
 	P       *float64
 	Verdict string
+	// Trials is the smaller trial count of the two sides (0: unknown).
+	Trials  int
 	Caveats []string
 }
 
@@ -34,8 +37,18 @@ func metricWords(m string) string {
 	switch m {
 	case "requests_per_second":
 		return "req/s"
+	case "mean_ms":
+		return "mean"
+	case "p50_ms":
+		return "p50"
 	case "p99_ms":
 		return "p99"
+	case "max_ms":
+		return "max"
+	case "backend_cpu_seconds_per_request":
+		return "backend CPU per request"
+	case "backend_pss_bytes":
+		return "backend memory (PSS)"
 	}
 	return strings.ReplaceAll(m, "_", " ")
 }
@@ -90,13 +103,49 @@ func answerSentences(rows []answerRow) []string {
 	for _, g := range groups {
 		var clauses []string
 		var cv caveats
+		// Metrics with one verdict at every level and no difference
+		// (or no verdict) are named together at the end.
+		var same []string
+		tail := map[string][]string{}
+		at := map[string]string{}
+		trials := 0
 		for _, m := range g.metrics {
-			clauses = append(clauses, metricClause(m.name, m.rows))
+			if v, ok := oneVerdict(m.rows); ok && !directional(v) {
+				if tail[v] == nil {
+					same = append(same, v)
+					at[v] = levelsPhrase(m.rows)
+				}
+				tail[v] = append(tail[v], metricWords(m.name))
+				for _, r := range m.rows {
+					if r.Trials > 0 && (trials == 0 || r.Trials < trials) {
+						trials = r.Trials
+					}
+				}
+			} else {
+				clauses = append(clauses, metricClause(m.name, m.rows))
+			}
 			for _, r := range m.rows {
 				for _, c := range r.Caveats {
 					cv.add(c, r.Level)
 				}
 			}
+		}
+		for _, v := range same {
+			words := wordsPhrase(tail[v])
+			var c string
+			switch v {
+			case "none", "no verdict":
+				c = "no verdict on " + words
+				if trials > 0 {
+					c += " (" + plural(trials, "trial") + " a side, too few for the test)"
+				}
+			default:
+				c = v + " in " + words
+			}
+			if at[v] != "" {
+				c += " at " + at[v]
+			}
+			clauses = append(clauses, c)
 		}
 		out = append(out, g.key+": "+strings.Join(clauses, "; ")+cv.text()+".")
 	}
@@ -161,7 +210,7 @@ func metricClause(metric string, rows []*answerRow) string {
 	var vs []*verdictRows
 	for _, r := range rows {
 		v := r.Verdict
-		if v == "" {
+		if v == "" || v == "none" {
 			v = "no verdict"
 		}
 		var x *verdictRows
@@ -215,10 +264,32 @@ func metricClause(metric string, rows []*answerRow) string {
 	return strings.Join(parts, ", ")
 }
 
+// oneVerdict is the verdict of every row, when they all have the same.
+func oneVerdict(rows []*answerRow) (string, bool) {
+	if len(rows) == 0 {
+		return "", false
+	}
+	v := rows[0].Verdict
+	for _, r := range rows[1:] {
+		if r.Verdict != v {
+			return "", false
+		}
+	}
+	return cmp.Or(v, "no verdict"), true
+}
+
+// wordsPhrase joins words: "a", "a and b", "a, b and c".
+func wordsPhrase(ws []string) string {
+	if len(ws) < 2 {
+		return strings.Join(ws, "")
+	}
+	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
+}
+
 // directional reports whether a verdict says the series differs.
 func directional(v string) bool {
 	switch v {
-	case "faster", "slower", "lower", "higher":
+	case "faster", "slower", "lower", "higher", "smaller", "larger":
 		return true
 	}
 	return false
@@ -316,6 +387,9 @@ func compareAnswerRows(cs []comparison) []answerRow {
 	for _, c := range cs {
 		r := answerRow{Series: c.Series, Baseline: c.Baseline, Level: c.Concurrency, Metric: c.Metric,
 			Ratio: c.Ratio, CI: c.RatioCI95, P: c.PValue, Verdict: c.Verdict, Group: c.Group}
+		if c.Trials != nil && c.BaselineTrials != nil {
+			r.Trials = min(*c.Trials, *c.BaselineTrials)
+		}
 		if r.Group == "" {
 			r.Group = c.Factor
 		}

@@ -50,7 +50,7 @@ func TestAnswerSentences(t *testing.T) {
 		{Series: "x", Baseline: "y", Level: ip(4), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
 		{Series: "x", Baseline: "y", Level: ip(8), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
 	})
-	want = []string{"a.json vs b.json: p99: no difference.", "x vs y: 0.70× the req/s (slower) [0.60, 0.80] at c = 2, no difference at c = 4 and 8."}
+	want = []string{"a.json vs b.json: no difference in p99.", "x vs y: 0.70× the req/s (slower) [0.60, 0.80] at c = 2, no difference at c = 4 and 8."}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sentences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -137,7 +137,7 @@ func TestAnswerGroupsFromFile(t *testing.T) {
 	}
 	got := answerSentences(compareAnswerRows(cs))
 	want := []string{"transport: unix vs tcp: 1.20× the req/s (faster) [1.10, 1.30] at c = 1, no difference at c = 2.",
-		"keep-alive: thin -k vs thin: p99: no difference at c = 1; but up to 10.0% failed at c = 1."}
+		"keep-alive: thin -k vs thin: no difference in p99 at c = 1; but up to 10.0% failed at c = 1."}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sentences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
