@@ -28,8 +28,8 @@ const (
 
 	featExtArg = 1 << 8
 
+	opPollAdd     = 6
 	opAsyncCancel = 14
-	opConnect     = 16
 	opClose       = 19
 	opSend        = 26
 	opRecv        = 27
@@ -198,6 +198,17 @@ func (r *Ring) Enter(wait bool, timeout time.Duration) syscall.Errno {
 	r.ts = unix.NsecToTimespec(int64(max(timeout, time.Microsecond)))
 	_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 1,
 		enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
+	return errno
+}
+
+// Flush submits every queued SQE and has the kernel post the completions
+// it holds (those it kept while the completion queue was full, and those
+// whose work was left for this thread), without waiting: one system call,
+// made raw. It returns 0, EINTR or another errno.
+func (r *Ring) Flush() syscall.Errno {
+	atomic.StoreUint32(r.sqTail, r.tail)
+	n := r.tail - atomic.LoadUint32(r.sqHead)
+	_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 0, enterGetEvents, 0, 0)
 	return errno
 }
 
