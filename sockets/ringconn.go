@@ -144,16 +144,11 @@ func (d *Dialer) dialRing(ctx context.Context, deadline time.Time, s *RingSlot) 
 	})
 }
 
-// connect connects the slot's connection to sa; its deadline is set.
-//
-// The connect is made by the task (a non-blocking connect(2), then a poll
-// through the ring for its end), not by an IORING_OP_CONNECT: the kernel's
-// work for a connect (the search for a free local port above all, about
-// 1 ms a connect once half the port range is taken) then lands in the
-// task's turn, which the driver bounds, instead of in a submission of
-// hundreds of connects at once, during which no deadline is looked at.
-// The socket is made blocking once connected, for the ring's reads and
-// writes (a non-blocking one gets EAGAIN from them instead of a wait).
+// connect connects the slot's connection to sa; its deadline is set. A
+// TCP connect goes through the ring (its socket blocking, for the ring's
+// reads and writes: a non-blocking one gets EAGAIN from them instead of a
+// wait); the driver bounds how many a round queues (maxRoundConnects),
+// since the kernel makes them in the submission that ends the round.
 func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.Conn, error) {
 	family, size := s.sockaddr(sa)
 	if size == 0 {
@@ -176,25 +171,32 @@ func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.C
 	c := &s.conn
 	c.fd, c.network, c.addr = int(fd), a.Network, a.Address
 	var err error
-	if s.expired() {
+	switch {
+	case s.expired():
 		err = os.ErrDeadlineExceeded
-	} else {
+	case family == unix.AF_UNIX:
+		// A Unix connect completes within the call, or fails: with
+		// EAGAIN when the server's backlog is full, a Connect failure as
+		// on the poller's path, where a blocking connect would wait. The
+		// socket is then made blocking, for the ring's reads and writes.
 		_, _, errno = unix.RawSyscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&s.sa[0])), size)
-		switch {
-		case errno == unix.EINPROGRESS && family != unix.AF_UNIX:
-			// A Unix connect completes within the call, or fails: with
-			// EAGAIN when the server's backlog is full, a Connect failure
-			// as on the poller's path, where a blocking connect would
-			// wait. A TCP one goes on: wait for the socket to be
-			// writable, then read how it ended.
-			err = s.connected(ctx, c.fd)
-		case errno != 0:
+		if errno == 0 {
+			_, _, errno = unix.RawSyscall(unix.SYS_FCNTL, fd, unix.F_SETFL, 0)
+		}
+		if errno != 0 {
 			err = errno
 		}
-	}
-	if err == nil {
-		if _, _, errno = unix.RawSyscall(unix.SYS_FCNTL, fd, unix.F_SETFL, 0); errno != 0 {
-			err = errno
+	default:
+		s.d.connects++
+		if res := s.do(opConnect, c.fd, unsafe.Pointer(&s.sa[0]), 0, uint64(size), 0); res < 0 {
+			e := errnoOf(res)
+			err = e
+			if e == unix.ECANCELED || e == unix.EINTR {
+				err = os.ErrDeadlineExceeded
+				if ctx.Err() != nil {
+					err = ctx.Err()
+				}
+			}
 		}
 	}
 	if err != nil {
@@ -204,57 +206,23 @@ func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.C
 	return c, nil
 }
 
-// socket makes a non-blocking socket of family. At the file limit, the
+// socket makes a socket of family (non-blocking for a Unix one, whose
+// connect is made at once, not through the ring). At the file limit, the
 // closes the slot's driver has queued are submitted first and the socket
 // tried again: a worker closes its connection through the ring before it
 // dials the next one, so without that it would hold two descriptors for a
 // moment, and a run of -c workers would need up to 2 × -c of them.
 func (s *RingSlot) socket(family int) (uintptr, syscall.Errno) {
-	typ := uintptr(unix.SOCK_STREAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK)
+	typ := uintptr(unix.SOCK_STREAM | unix.SOCK_CLOEXEC)
+	if family == unix.AF_UNIX {
+		typ |= unix.SOCK_NONBLOCK
+	}
 	fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), typ, 0)
 	if errno == unix.EMFILE || errno == unix.ENFILE {
 		s.d.ring.Flush()
 		fd, _, errno = unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), typ, 0)
 	}
 	return fd, errno
-}
-
-// connected waits through the ring for the end of a TCP connect in
-// progress on fd and returns its error (nil: connected). The end of ctx
-// or the deadline ends the wait.
-func (s *RingSlot) connected(ctx context.Context, fd int) error {
-	res := s.do(opPollAdd, fd, nil, 0, 0, pollEvents(unix.POLLOUT))
-	if res < 0 {
-		if e := errnoOf(res); e != unix.ECANCELED && e != unix.EINTR {
-			return e
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return os.ErrDeadlineExceeded
-	}
-	if uint32(res)&(unix.POLLERR|unix.POLLHUP) == 0 {
-		return nil
-	}
-	soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	switch {
-	case err != nil:
-		return err
-	case soErr != 0:
-		return syscall.Errno(soErr)
-	}
-	return nil
-}
-
-// pollEvents is a poll mask as an IORING_OP_POLL_ADD's poll32_events
-// holds it: its 16-bit halves swapped on a big-endian machine, as the
-// kernel reads it.
-func pollEvents(events uint32) uint32 {
-	var probe uint16 = 1
-	if (*[2]byte)(unsafe.Pointer(&probe))[0] == 0 {
-		return events<<16 | events>>16
-	}
-	return events
 }
 
 // sockaddr writes sa into s.sa as the kernel reads it, and returns its

@@ -25,17 +25,17 @@ import (
 // the garbage collector's stop-the-world) after an interrupted wait, a wait
 // that timed out, and at least every MaxRingWait.
 //
-// Every round of the driver is bounded in time, whatever the number of
-// tasks, so that deadlines hold at any concurrency: it resumes ready tasks
-// for at most MaxRingWait (those left wait for the next round, in order),
-// then submits, reaps and, at least every MaxRingWait, looks for operations
-// past their deadline. A round that resumed every ready task once made
-// thousands of connects in one submission at high concurrency, which the
-// kernel's search for a free local port can stretch to seconds (about 1 ms
+// Every round of the driver is bounded, whatever the number of tasks, so
+// that deadlines hold at any concurrency: it resumes ready tasks for at
+// most MaxRingWait and until they have queued maxRoundConnects TCP
+// connects (those left wait for the next round, in order), then submits,
+// reaps and, at least every MaxRingWait, looks for operations past their
+// deadline. A round that resumed every ready task once queued thousands of
+// connects at high concurrency, which the kernel makes in the submission
+// and its search for a free local port can stretch to seconds (about 1 ms
 // a connect past half the port range): no deadline was looked at
-// meanwhile and no completion reaped. Connects are therefore made by the
-// task itself (see RingSlot.connect), so their cost lands in the task's
-// bounded turn, not in a submission.
+// meanwhile and no completion reaped, and requests failed with "write:
+// timeout" on connections that had come up long before.
 //
 // The drivers are shared by the whole process (RunOnRings), so that runs
 // that overlap in one process never hold more threads than the first
@@ -48,6 +48,7 @@ type ringDriver struct {
 	head      int
 	fresh     []ringTask // tasks to start, from fresh[freshHead] on, in order
 	freshHead int
+	connects  int       // TCP connects queued in this round
 	nap       time.Time // the last runtime.Gosched
 
 	mu      sync.Mutex
@@ -62,6 +63,10 @@ type ringTask struct {
 	bind func(*RingSlot)
 	run  func()
 }
+
+// maxRoundConnects bounds the TCP connects a round queues: the kernel makes
+// them in the submission that ends the round, at up to 1 ms each.
+const maxRoundConnects = 64
 
 // MaxRingWait bounds one wait of a ring driver in the kernel: 1 ms.
 const MaxRingWait = time.Millisecond
@@ -234,14 +239,16 @@ func (d *ringDriver) loop() {
 	}
 }
 
-// resume gives tasks their turn for at most MaxRingWait, and returns how
-// many of them ended: first those whose operation completed, in order,
+// resume gives tasks their turn for at most MaxRingWait and until they
+// have queued maxRoundConnects connects, and returns how many of them
+// ended: first those whose operation completed, in order,
 // then, with the time left (one at least), tasks not started yet. Started
 // tasks go first because their requests' time is running: behind thousands
 // of tasks making their first connect, a connection that is ready would
 // wait past its deadline.
 func (d *ringDriver) resume() (ended int) {
 	start := time.Now()
+	d.connects = 0
 	step := func(s *RingSlot) {
 		if _, ok := s.next(); !ok {
 			ended++
@@ -249,13 +256,13 @@ func (d *ringDriver) resume() (ended int) {
 			d.free = append(d.free, s)
 		}
 	}
-	for d.head < len(d.ready) && time.Since(start) < MaxRingWait {
+	for d.head < len(d.ready) && time.Since(start) < MaxRingWait && d.connects < maxRoundConnects {
 		s := d.ready[d.head]
 		d.ready[d.head] = nil
 		d.head++
 		step(s)
 	}
-	for first := true; d.freshHead < len(d.fresh) && (first || time.Since(start) < MaxRingWait); first = false {
+	for first := true; d.freshHead < len(d.fresh) && (first || time.Since(start) < MaxRingWait && d.connects < maxRoundConnects); first = false {
 		t := d.fresh[d.freshHead]
 		d.fresh[d.freshHead] = ringTask{}
 		d.freshHead++

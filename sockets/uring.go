@@ -28,8 +28,8 @@ const (
 
 	featExtArg = 1 << 8
 
-	opPollAdd     = 6
 	opAsyncCancel = 14
+	opConnect     = 16
 	opClose       = 19
 	opSend        = 26
 	opRecv        = 27
