@@ -10,8 +10,9 @@ build:
 	$(GO) build -o $(BIN) ./cmd/backbench
 
 # The test command (README, .ci/run): lint, then every test with the race
-# detector, then the open model's pacing accuracy on a plain build (the
-# race detector slows the client's own code too much to measure it)
+# detector, then the open model's pacing accuracy and the 20000-connection
+# run of each engine on a plain build (the race detector slows the
+# client's own code too much for either)
 # (deploy/kubernetes is a module of its own: the Kubernetes API
 # types its manifest test needs stay out of backbench's dependencies).
 # The load-path tests run twice: with the default engine (auto: io_uring
@@ -20,7 +21,7 @@ build:
 test: lint
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 	BACKBENCH_ENGINE=poller $(GO) test -race -count=1 -timeout 15m ./cmd/backbench ./internal/...
-	$(GO) test -count=1 -run '^TestOpenModelPacingError$$' -v ./cmd/backbench
+	$(GO) test -count=1 -run '^(TestOpenModelPacingError|TestHighConcurrency)$$' -v ./cmd/backbench
 	cd deploy/kubernetes && $(GO) test -race -count=1 ./...
 
 lint:

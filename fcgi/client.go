@@ -242,9 +242,9 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 		dialer = sockets.NewDialer(cfg.Target, 0)
 	}
 	return func(ctx context.Context) (load.Client, error) {
-		c := &client{keepAlive: cfg.KeepAlive, verbose: cfg.Verbose, buf: make([]byte, readBufSize)}
+		c := &client{keepAlive: cfg.KeepAlive, verbose: cfg.Verbose} // buf: at the first request (see Do)
 		c.Loop = exchange.Loop{Ctx: ctx, Dialer: dialer, Timeout: cfg.Timeout, Request: req,
-			Verbose: cfg.Verbose, VerboseRequest: vreq, Prefix: "fcgi: ", Buf: c.buf}
+			Verbose: cfg.Verbose, VerboseRequest: vreq, Prefix: "fcgi: "}
 		c.Init()
 		return c, nil
 	}, nil
@@ -272,7 +272,16 @@ type client struct {
 const stderrCap = 256
 
 // Do sends the request and reads the response; see load.Client.
-func (c *client) Do(r *load.Result) { c.Loop.Do(r, c) }
+func (c *client) Do(r *load.Result) {
+	if c.buf == nil {
+		// The buffer is taken at the worker's first request, not when
+		// the run makes its clients: a run holds buffers only for the
+		// workers that get to send.
+		c.buf = make([]byte, readBufSize)
+		c.Loop.Buf = c.buf
+	}
+	c.Loop.Do(r, c)
+}
 
 // more reads once into the free end of the buffer.
 func (c *client) more(r *load.Result) error {

@@ -53,7 +53,7 @@ type factory struct {
 
 // NewFactory checks cfg, serializes its request once and returns a factory
 // of clients that share it. Each client owns one connection and its own
-// read buffer (about 68 KiB).
+// read buffer (about 68 KiB), taken at its first request.
 func NewFactory(cfg Config) (load.ClientFactory, error) {
 	if cfg.Timeout < 0 {
 		return nil, errors.New("httpprobe: negative timeout")
@@ -86,7 +86,7 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 		f.dialer = sockets.NewDialer(cfg.Target, f.timeout)
 	}
 	return func(ctx context.Context) (load.Client, error) {
-		c := &client{f: f, buf: make([]byte, bufSize)}
+		c := &client{f: f} // buf: at the first request (see Do)
 		c.Loop = exchange.Loop{Ctx: ctx, Dialer: f.dialer, Timeout: f.timeout, Request: f.req,
 			Verbose: f.verbose, VerboseRequest: f.reqHead, Late: f.late, Buf: c.buf}
 		c.Init()
@@ -111,7 +111,16 @@ type client struct {
 
 // Do sends the request and reads the whole response into r. See
 // load.Client.
-func (c *client) Do(r *load.Result) { c.Loop.Do(r, c) }
+func (c *client) Do(r *load.Result) {
+	if c.buf == nil {
+		// The buffer is taken at the worker's first request, not when
+		// the run makes its clients: a run holds buffers only for the
+		// workers that get to send.
+		c.buf = make([]byte, bufSize)
+		c.Loop.Buf = c.buf
+	}
+	c.Loop.Do(r, c)
+}
 
 // fill reads once into c.buf[c.w:], counting the bytes. It returns an error
 // only when no byte came.

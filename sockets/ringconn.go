@@ -144,30 +144,21 @@ func (d *Dialer) dialRing(ctx context.Context, deadline time.Time, s *RingSlot) 
 	})
 }
 
-// connect connects the slot's connection to sa; its deadline is set.
+// connect connects the slot's connection to sa; its deadline is set. A
+// TCP connect goes through the ring (its socket blocking, for the ring's
+// reads and writes: a non-blocking one gets EAGAIN from them instead of a
+// wait); the driver bounds how many a round queues (maxRoundConnects),
+// since the kernel makes them in the submission that ends the round.
 func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.Conn, error) {
 	family, size := s.sockaddr(sa)
 	if size == 0 {
 		return nil, dialError(a, "connect", unix.EINVAL) // a Unix path too long
 	}
-	typ := unix.SOCK_STREAM | unix.SOCK_CLOEXEC
-	if family == unix.AF_UNIX {
-		typ |= unix.SOCK_NONBLOCK
-	}
-	fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), uintptr(typ), 0)
+	fd, errno := s.socket(family)
 	if errno != 0 {
 		return nil, dialError(a, "socket", errno)
 	}
-	if family == unix.AF_UNIX {
-		// A Unix connect completes within the call, or fails: with EAGAIN
-		// when the server's backlog is full, a Connect failure as on the
-		// poller's path, where a blocking connect would wait. The socket
-		// is then made blocking, for the ring's reads and writes.
-		_, _, errno = unix.RawSyscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&s.sa[0])), size)
-		if errno == 0 {
-			_, _, errno = unix.RawSyscall(unix.SYS_FCNTL, fd, unix.F_SETFL, 0)
-		}
-	} else {
+	if family != unix.AF_UNIX {
 		// As net.Dial does: each write goes out at once.
 		one := int32(1)
 		_, _, errno = unix.RawSyscall6(unix.SYS_SETSOCKOPT, fd, unix.IPPROTO_TCP, unix.TCP_NODELAY,
@@ -177,25 +168,34 @@ func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.C
 			return nil, dialError(a, "setsockopt", errno)
 		}
 	}
-	if errno != 0 {
-		unix.Close(int(fd))
-		return nil, dialError(a, "connect", errno)
-	}
 	c := &s.conn
 	c.fd, c.network, c.addr = int(fd), a.Network, a.Address
-	if family == unix.AF_UNIX {
-		return c, nil
-	}
 	var err error
-	if s.expired() {
+	switch {
+	case s.expired():
 		err = os.ErrDeadlineExceeded
-	} else if res := s.do(opConnect, c.fd, unsafe.Pointer(&s.sa[0]), 0, uint64(size), 0); res < 0 {
-		e := errnoOf(res)
-		err = e
-		if e == unix.ECANCELED || e == unix.EINTR {
-			err = os.ErrDeadlineExceeded
-			if ctx.Err() != nil {
-				err = ctx.Err()
+	case family == unix.AF_UNIX:
+		// A Unix connect completes within the call, or fails: with
+		// EAGAIN when the server's backlog is full, a Connect failure as
+		// on the poller's path, where a blocking connect would wait. The
+		// socket is then made blocking, for the ring's reads and writes.
+		_, _, errno = unix.RawSyscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&s.sa[0])), size)
+		if errno == 0 {
+			_, _, errno = unix.RawSyscall(unix.SYS_FCNTL, fd, unix.F_SETFL, 0)
+		}
+		if errno != 0 {
+			err = errno
+		}
+	default:
+		s.d.connects++
+		if res := s.do(opConnect, c.fd, unsafe.Pointer(&s.sa[0]), 0, uint64(size), 0); res < 0 {
+			e := errnoOf(res)
+			err = e
+			if e == unix.ECANCELED || e == unix.EINTR {
+				err = os.ErrDeadlineExceeded
+				if ctx.Err() != nil {
+					err = ctx.Err()
+				}
 			}
 		}
 	}
@@ -204,6 +204,25 @@ func (s *RingSlot) connect(ctx context.Context, a Addr, sa unix.Sockaddr) (net.C
 		return nil, dialError(a, "connect", err)
 	}
 	return c, nil
+}
+
+// socket makes a socket of family (non-blocking for a Unix one, whose
+// connect is made at once, not through the ring). At the file limit, the
+// closes the slot's driver has queued are submitted first and the socket
+// tried again: a worker closes its connection through the ring before it
+// dials the next one, so without that it would hold two descriptors for a
+// moment, and a run of -c workers would need up to 2 × -c of them.
+func (s *RingSlot) socket(family int) (uintptr, syscall.Errno) {
+	typ := uintptr(unix.SOCK_STREAM | unix.SOCK_CLOEXEC)
+	if family == unix.AF_UNIX {
+		typ |= unix.SOCK_NONBLOCK
+	}
+	fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), typ, 0)
+	if errno == unix.EMFILE || errno == unix.ENFILE {
+		s.d.ring.Flush()
+		fd, _, errno = unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), typ, 0)
+	}
+	return fd, errno
 }
 
 // sockaddr writes sa into s.sa as the kernel reads it, and returns its

@@ -25,15 +25,31 @@ import (
 // the garbage collector's stop-the-world) after an interrupted wait, a wait
 // that timed out, and at least every MaxRingWait.
 //
+// Every round of the driver is bounded, whatever the number of tasks, so
+// that deadlines hold at any concurrency: it resumes ready tasks for at
+// most MaxRingWait and until they have queued maxRoundConnects TCP
+// connects (those left wait for the next round, in order), then submits,
+// reaps and, at least every MaxRingWait, looks for operations past their
+// deadline. A round that resumed every ready task once queued thousands of
+// connects at high concurrency, which the kernel makes in the submission
+// and its search for a free local port can stretch to seconds (about 1 ms
+// a connect past half the port range): no deadline was looked at
+// meanwhile and no completion reaped, and requests failed with "write:
+// timeout" on connections that had come up long before.
+//
 // The drivers are shared by the whole process (RunOnRings), so that runs
 // that overlap in one process never hold more threads than the first
 // asked for.
 type ringDriver struct {
-	ring  *Ring
-	slots []*RingSlot
-	free  []*RingSlot
-	ready []*RingSlot
-	nap   time.Time // the last runtime.Gosched
+	ring      *Ring
+	slots     []*RingSlot
+	free      []*RingSlot
+	ready     []*RingSlot // tasks to resume, from ready[head] on, in order
+	head      int
+	fresh     []ringTask // tasks to start, from fresh[freshHead] on, in order
+	freshHead int
+	connects  int       // TCP connects queued in this round
+	nap       time.Time // the last runtime.Gosched
 
 	mu      sync.Mutex
 	inbox   []ringTask
@@ -47,6 +63,10 @@ type ringTask struct {
 	bind func(*RingSlot)
 	run  func()
 }
+
+// maxRoundConnects bounds the TCP connects a round queues: the kernel makes
+// them in the submission that ends the round, at up to 1 ms each.
+const maxRoundConnects = 64
 
 // MaxRingWait bounds one wait of a ring driver in the kernel: 1 ms.
 const MaxRingWait = time.Millisecond
@@ -141,38 +161,45 @@ func (d *ringDriver) add(t ringTask) {
 	}
 }
 
-// start starts the tasks of the inbox, each in a free slot.
+// start queues the tasks of the inbox to be started, and returns how
+// many there were.
 func (d *ringDriver) start() int {
 	d.mu.Lock()
 	tasks := d.inbox
 	d.inbox = nil
 	d.pending.Store(false)
 	d.mu.Unlock()
-	for _, t := range tasks {
-		var s *RingSlot
-		if k := len(d.free); k > 0 {
-			s, d.free = d.free[k-1], d.free[:k-1]
-		} else {
-			s = &RingSlot{d: d, id: uint64(len(d.slots))}
-			s.conn.s, s.conn.fd = s, -1
-			d.slots = append(d.slots, s)
-		}
-		s.deadline.Store(0)
-		t.bind(s)
-		run := t.run
-		s.next, _ = iter.Pull(func(yield func(struct{}) bool) {
-			s.yield = yield
-			run()
-		})
-		d.ready = append(d.ready, s)
-	}
+	d.fresh = append(d.fresh, tasks...)
 	return len(tasks)
+}
+
+// launch gives t a free slot and its coroutine, when its turn to start has
+// come (so that a task waiting for its turn holds no stack yet).
+func (d *ringDriver) launch(t ringTask) *RingSlot {
+	var s *RingSlot
+	if k := len(d.free); k > 0 {
+		s, d.free = d.free[k-1], d.free[:k-1]
+	} else {
+		s = &RingSlot{d: d, id: uint64(len(d.slots))}
+		s.conn.s, s.conn.fd = s, -1
+		d.slots = append(d.slots, s)
+	}
+	s.deadline.Store(0)
+	t.bind(s)
+	run := t.run
+	s.next, _ = iter.Pull(func(yield func(struct{}) bool) {
+		s.yield = yield
+		run()
+	})
+	return s
 }
 
 // loop runs the driver's tasks for ever, parked while it has none.
 func (d *ringDriver) loop() {
 	live := 0
 	d.nap = time.Now()
+	var scanned time.Time // the last look for deadlines passed
+	var nearest int64     // the nearest deadline it found, Unix ns; 0: none
 	for {
 		if live == 0 && !d.pending.Load() {
 			d.ring.Enter(false, 0) // the closes queued last
@@ -182,39 +209,26 @@ func (d *ringDriver) loop() {
 		if d.pending.Load() {
 			live += d.start()
 		}
-		for _, s := range d.ready {
-			if _, ok := s.next(); !ok {
-				live--
-				s.next, s.yield = nil, nil
-				d.free = append(d.free, s)
-			}
-		}
-		d.ready = d.ready[:0]
+		live -= d.resume()
 		if live == 0 {
 			continue
 		}
 		now := time.Now()
-		wait := MaxRingWait
-		for _, s := range d.slots {
-			if !s.waiting {
-				continue
-			}
-			dl := s.deadline.Load()
-			if dl == 0 {
-				continue
-			}
-			left := time.Duration(dl - now.UnixNano())
-			if left <= 0 {
-				if !s.canceled {
-					s.canceled = true
-					e := d.ring.get()
-					e.opcode, e.fd, e.addr, e.userData = opAsyncCancel, -1, s.id, ignored
-				}
-				continue
-			}
-			wait = min(wait, left)
+		if now.Sub(scanned) >= MaxRingWait || (nearest != 0 && nearest <= now.UnixNano()) {
+			nearest = d.expire(now.UnixNano())
+			scanned = now
 		}
-		errno := d.ring.Enter(true, wait)
+		var errno syscall.Errno
+		if d.waiting() {
+			// Tasks are still waiting for their turn: no wait.
+			errno = d.ring.Flush()
+		} else {
+			wait := MaxRingWait - now.Sub(scanned)
+			if nearest != 0 {
+				wait = min(wait, time.Duration(nearest-now.UnixNano()))
+			}
+			errno = d.ring.Enter(true, wait)
+		}
 		d.ring.Reap(d.complete)
 		if errno != 0 || now.Sub(d.nap) >= MaxRingWait {
 			// Interrupted (a preemption request), timed out, or busy
@@ -223,6 +237,86 @@ func (d *ringDriver) loop() {
 			d.nap = time.Now()
 		}
 	}
+}
+
+// resume gives tasks their turn for at most MaxRingWait and until they
+// have queued maxRoundConnects connects, and returns how many of them
+// ended: first those whose operation completed, in order,
+// then, with the time left (one at least), tasks not started yet. Started
+// tasks go first because their requests' time is running: behind thousands
+// of tasks making their first connect, a connection that is ready would
+// wait past its deadline.
+func (d *ringDriver) resume() (ended int) {
+	start := time.Now()
+	d.connects = 0
+	step := func(s *RingSlot) {
+		if _, ok := s.next(); !ok {
+			ended++
+			s.next, s.yield = nil, nil
+			d.free = append(d.free, s)
+		}
+	}
+	for d.head < len(d.ready) && time.Since(start) < MaxRingWait && d.connects < maxRoundConnects {
+		s := d.ready[d.head]
+		d.ready[d.head] = nil
+		d.head++
+		step(s)
+	}
+	for first := true; d.freshHead < len(d.fresh) && (first || time.Since(start) < MaxRingWait && d.connects < maxRoundConnects); first = false {
+		t := d.fresh[d.freshHead]
+		d.fresh[d.freshHead] = ringTask{}
+		d.freshHead++
+		step(d.launch(t))
+	}
+	d.ready, d.head = compact(d.ready, d.head)
+	d.fresh, d.freshHead = compact(d.fresh, d.freshHead)
+	return ended
+}
+
+// waiting reports whether tasks wait for their turn.
+func (d *ringDriver) waiting() bool {
+	return d.head < len(d.ready) || d.freshHead < len(d.fresh)
+}
+
+// compact drops the first head elements of the queue q once they are half
+// of it, and returns the queue and its new head.
+func compact[T any](q []T, head int) ([]T, int) {
+	switch {
+	case head == len(q):
+		return q[:0], 0
+	case head > len(q)/2:
+		n := copy(q, q[head:])
+		clear(q[n:])
+		return q[:n], 0
+	}
+	return q, head
+}
+
+// expire queues the cancellation of every operation in flight past its
+// deadline (now, Unix ns) and returns the nearest deadline of the others
+// (0: none).
+func (d *ringDriver) expire(now int64) (nearest int64) {
+	for _, s := range d.slots {
+		if !s.waiting {
+			continue
+		}
+		dl := s.deadline.Load()
+		if dl == 0 {
+			continue
+		}
+		if dl <= now {
+			if !s.canceled {
+				s.canceled = true
+				e := d.ring.get()
+				e.opcode, e.fd, e.addr, e.userData = opAsyncCancel, -1, s.id, ignored
+			}
+			continue
+		}
+		if nearest == 0 || dl < nearest {
+			nearest = dl
+		}
+	}
+	return nearest
 }
 
 func (d *ringDriver) complete(ud uint64, res int32) {

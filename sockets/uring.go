@@ -201,6 +201,17 @@ func (r *Ring) Enter(wait bool, timeout time.Duration) syscall.Errno {
 	return errno
 }
 
+// Flush submits every queued SQE and has the kernel post the completions
+// it holds (those it kept while the completion queue was full, and those
+// whose work was left for this thread), without waiting: one system call,
+// made raw. It returns 0, EINTR or another errno.
+func (r *Ring) Flush() syscall.Errno {
+	atomic.StoreUint32(r.sqTail, r.tail)
+	n := r.tail - atomic.LoadUint32(r.sqHead)
+	_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 0, enterGetEvents, 0, 0)
+	return errno
+}
+
 // Reap calls f with the user data and result of every completion posted,
 // and frees them.
 func (r *Ring) Reap(f func(userData uint64, res int32)) {

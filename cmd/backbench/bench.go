@@ -215,6 +215,9 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, err
 		}
 		return nil, usagef("%v", err)
 	}
+	if err := checkFiles(fmt.Sprintf("-c %d", o.concurrency), o.concurrency); err != nil {
+		return nil, err
+	}
 	lp := &loadPlan{Plan: r, privacy: o.share.privacy(fs)}
 	if len(o.slo) > 0 {
 		if lp.objectives, err = capacity.ParseAll(o.slo); err != nil {

@@ -154,8 +154,19 @@ func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, err
 	if !closed && top > capacityMaxRate {
 		return nil, usagef("capacity: --max %g: the rate is at most 10000000 req/s", top)
 	}
+	if closed && o.max == 0 {
+		// The default ceiling of the search stays within what the file
+		// limit allows; a --max given above it is refused below.
+		top = min(top, float64(execute.MaxConcurrency()))
+		start = min(start, top)
+	}
 	if start > top {
 		return nil, usagef("capacity: --start %g is above --max %g", start, top)
+	}
+	if closed {
+		if err := checkFiles(fmt.Sprintf("capacity: --max %d", int(top)), int(top)); err != nil {
+			return nil, err
+		}
 	}
 	r, err := validateLoad(fs, &o.loadOptions, fs.Arg(0))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
@@ -393,8 +394,20 @@ func TestConnectionRealities(t *testing.T) {
 		}
 		srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 300 * time.Millisecond})
 		bin := buildBinary(t)
-		// ulimit -n sets the hard limit too, so bench cannot raise it.
-		cmd := exec.Command("sh", "-c", `ulimit -n 24 && exec "$0" "$@"`, bin, "bench", "-q", "--format", "json", "-k", "-n", "60", "-c", "60", "-s", "5", srv.URL("/"))
+		// ulimit -n sets the hard limit too, so bench cannot raise it. The
+		// limit is what -c 60 needs, so the run is not refused, but bench
+		// inherits 100 open files more than a run counts on, so some dials
+		// meet the limit.
+		limit := execute.FilesNeeded(60)
+		cmd := exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, limit), bin, "bench", "-q", "--format", "json", "-k", "-n", "60", "-c", "60", "-s", "5", srv.URL("/"))
+		for range 100 {
+			f, err := os.Open(os.DevNull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+		}
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)

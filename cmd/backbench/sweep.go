@@ -255,6 +255,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	o.levelList = levels
 	maxLevel := levels[len(levels)-1]
+	if err := checkFiles(fmt.Sprintf("sweep: the highest level, %d,", maxLevel), maxLevel); err != nil {
+		return nil, err
+	}
 	kas, err := keepAliveModes(o)
 	if err != nil {
 		return nil, err

@@ -106,7 +106,7 @@ type Setup struct {
 func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 	s := &Setup{restore: func() {}}
 	var err error
-	s.NoFile, err = sockets.RaiseNoFileLimit(uint64(concurrency)*2 + 64)
+	s.NoFile, err = sockets.RaiseNoFileLimit(fileWant(concurrency))
 	if err != nil && !quiet {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
