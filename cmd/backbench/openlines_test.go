@@ -91,4 +91,3 @@ func TestOpenModelCeilingReached(t *testing.T) {
 		t.Errorf("closed-model report lost ab's lines:\n%s", b.String())
 	}
 }
-

@@ -194,8 +194,8 @@ type Summary struct {
 	StderrBytes       int64 `json:"fcgi_stderr_bytes"`
 	// StderrFirstLine is the first line of the first FastCGI STDERR
 	// output ("Primary script unknown"); absent when there was none.
-	StderrFirstLine   string          `json:"fcgi_stderr_first_line,omitempty"`
-	RequestsPerSecond float64         `json:"requests_per_second"`
+	StderrFirstLine   string  `json:"fcgi_stderr_first_line,omitempty"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
 	// TimePerRequest is ab's c × time × 1000 / done in the closed model,
 	// and the measured mean time per request in the open model (--rate),
 	// where c is only a ceiling; both in ms.
