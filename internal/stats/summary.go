@@ -238,6 +238,9 @@ type Summary struct {
 	// ListenBacklog is the listen backlog of a local target's socket (what
 	// ss -ltn shows as Send-Q), when read.
 	ListenBacklog *int `json:"listen_backlog,omitempty"`
+	// ListenQueues are the target's own listening sockets as the kernel
+	// keeps them (Record.ListenQueues): backlog, peak queue and drops.
+	ListenQueues []ListenQueue `json:"listen_queues,omitempty"`
 	// Notes name connection-level conditions met during the run (refused
 	// connections, a full Unix backlog, port exhaustion, reconnects) and
 	// their remedies.
@@ -363,6 +366,7 @@ func (m *Record) Summary() Summary {
 		ListenOverflows: m.ListenOverflows,
 		ListenDrops:     m.ListenDrops,
 		ListenBacklog:   m.ListenBacklog,
+		ListenQueues:    m.ListenQueues,
 	}
 	if pl.BodySize > 0 {
 		s.TotalBodySent = c.BytesWritten
