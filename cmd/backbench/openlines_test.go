@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/sockets"
 )
 
 // TestOpenModelLinesFromTheRun: an open-model run with a ceiling far above
@@ -34,6 +36,14 @@ func TestOpenModelLinesFromTheRun(t *testing.T) {
 	}
 	if s.Open.CeilingLate != 0 {
 		t.Errorf("%d requests counted as held back by -c 256", s.Open.CeilingLate)
+	}
+	// The pacer's threads ran with a short time slice, where the kernel
+	// has one (sockets.SetSchedSlice), and got the default back after.
+	if _, err := sockets.SetSchedSlice(uint64(execute.OpenModelSlice)); err == nil {
+		sockets.SetSchedSlice(0)
+		if s.Client.TimeSliceMs != 0.1 {
+			t.Errorf("client time slice %v ms in an open-model run, want 0.1", s.Client.TimeSliceMs)
+		}
 	}
 	var b bytes.Buffer
 	if err := report.Text(&b, &s, report.TextOptions{}); err != nil {
@@ -86,6 +96,9 @@ func TestOpenModelCeilingReached(t *testing.T) {
 	b.Reset()
 	if err := report.Text(&b, &closed, report.TextOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if closed.Client.TimeSliceMs != 0 {
+		t.Errorf("closed model: client time slice %v ms, want the kernel's default", closed.Client.TimeSliceMs)
 	}
 	if !strings.Contains(b.String(), "Concurrency Level:      2\n") || !strings.Contains(b.String(), " [ms] (mean)\n") {
 		t.Errorf("closed-model report lost ab's lines:\n%s", b.String())

@@ -203,6 +203,9 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 	if c.Scheduling != "" {
 		policy = ", " + c.Scheduling
 	}
+	if c.TimeSliceMs > 0 {
+		policy += fmt.Sprintf(" (%g ms slice)", c.TimeSliceMs)
+	}
 	cores := "cores"
 	if c.Cores == 1 {
 		cores = "core"

@@ -48,6 +48,10 @@ type ClientHealth struct {
 	// Scheduling is the scheduling policy of the client's threads
 	// (SCHED_BATCH or SCHED_OTHER).
 	Scheduling string `json:"scheduling"`
+	// TimeSliceMs is the custom time slice of the client's threads under
+	// the fair scheduler, in ms (an open-model run sets 0.1 ms for its
+	// pacer's wake-ups); 0 or absent: the kernel's default.
+	TimeSliceMs float64 `json:"time_slice_ms,omitempty"`
 	// Engine is the engine that ran the workers, as in the record's
 	// environment ("" in records made before engines were chosen).
 	Engine string `json:"engine,omitempty"`
