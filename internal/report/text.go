@@ -114,8 +114,13 @@ func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 		b.WriteString("\nPercentage of the requests served within a certain time (ms)\n")
 		percentileTable(b, s.Percentiles)
 		if s.Open != nil {
-			b.WriteString("\nThe table above counts from each request's intended start (corrected);\n" +
-				"from the actual send time (uncorrected) it is:\n")
+			b.WriteString("\nThe table above counts from each request's intended start (corrected);\n")
+			if l := s.Open.ClientLatenessMs; l != nil {
+				// Beside the latency it is part of: how late the client
+				// itself sent (the pacer's error, not the backend's).
+				fmt.Fprintf(b, "it includes the client's own lateness, p50 %.3f ms, p99 %.3f ms;\n", l.P50, l.P99)
+			}
+			b.WriteString("from the actual send time (uncorrected) it is:\n")
 			percentileTable(b, s.UncorrectedPercentiles)
 		}
 		if o.Spectrum {
