@@ -135,7 +135,9 @@ func ListenBacklog(addr string) (backlog, queued int, err error) {
 
 // TCPListener returns the ListenerStat of the TCP socket listening on addr
 // (host:port) on this machine, drops included. A socket bound to the
-// wildcard address of the family counts as listening on addr.
+// wildcard address of the family counts as listening on addr; the sockets
+// of one port shared with SO_REUSEPORT count as one (queues and drops
+// summed, the largest backlog).
 func TCPListener(addr string) (ListenerStat, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -155,7 +157,7 @@ func TCPListener(addr string) (ListenerStat, error) {
 		var st ListenerStat
 		found := false
 		err := dumpTCPExt(family, 1<<(inetDiagSKMemInfo-1), 1<<tcpListen, nil, func(m []byte) {
-			if found || len(m) < inetDiagMsgSize || m[1] != tcpListen || binary.BigEndian.Uint16(m[4:6]) != uint16(p) {
+			if len(m) < inetDiagMsgSize || m[1] != tcpListen || binary.BigEndian.Uint16(m[4:6]) != uint16(p) {
 				return
 			}
 			src := net.IP(m[8:24])
@@ -165,12 +167,17 @@ func TCPListener(addr string) (ListenerStat, error) {
 			if !src.Equal(ip) && !src.IsUnspecified() {
 				return
 			}
+			// Several sockets listen on one port with SO_REUSEPORT (one
+			// per worker): their queues and drops add up, each has the
+			// backlog.
 			found = true
 			ne := binary.NativeEndian
-			st.Queued, st.Backlog = int(ne.Uint32(m[56:60])), int(ne.Uint32(m[60:64]))
+			st.Queued += int(ne.Uint32(m[56:60]))
+			st.Backlog = max(st.Backlog, int(ne.Uint32(m[60:64])))
 			eachAttr(m[inetDiagMsgSize:], func(typ uint16, data []byte) {
 				if typ == inetDiagSKMemInfo && len(data) >= 4*(skMemInfoDrops+1) {
-					st.Drops, st.HasDrops = int64(ne.Uint32(data[4*skMemInfoDrops:])), true
+					st.Drops += int64(ne.Uint32(data[4*skMemInfoDrops:]))
+					st.HasDrops = true
 				}
 			})
 		})

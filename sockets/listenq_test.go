@@ -1,10 +1,12 @@
 package sockets
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,5 +151,38 @@ func TestUnixListener(t *testing.T) {
 	}
 	if _, err := UnixListener(filepath.Join(t.TempDir(), "none.sock")); err == nil {
 		t.Error("no listener: no error")
+	}
+}
+
+// TestTCPListenerReusePort: the sockets sharing a port with SO_REUSEPORT
+// count as one listener: their queues add up.
+func TestTCPListenerReusePort(t *testing.T) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+	a, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := lc.Listen(context.Background(), "tcp", a.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for range 4 {
+		c, err := net.DialTimeout("tcp", a.Addr().String(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	st, err := TCPListener(a.Addr().String())
+	if err != nil || st.Queued != 4 || !st.HasDrops || st.Drops != 0 {
+		t.Errorf("TCPListener(%s) over two SO_REUSEPORT sockets = %+v, %v; want 4 queued, 0 drops", a.Addr(), st, err)
 	}
 }
