@@ -42,7 +42,12 @@ func TestOpenModelLinesFromTheRun(t *testing.T) {
 	if _, err := sockets.SetSchedSlice(uint64(execute.OpenModelSlice)); err == nil {
 		sockets.SetSchedSlice(0)
 		if s.Client.TimeSliceMs != 0.1 {
-			t.Errorf("client time slice %v ms in an open-model run, want 0.1", s.Client.TimeSliceMs)
+			t.Errorf("client time slice %v ms in an open-model run at 200 req/s, want 0.1", s.Client.TimeSliceMs)
+		}
+		// Above OpenModelSliceMaxRate the threads keep the default.
+		hi := benchJSON(t, "--rate", "5000", "-n", "300", "-c", "8", "-k", srv.URL("/"))
+		if hi.Client.TimeSliceMs != 0 {
+			t.Errorf("client time slice %v ms at 5000 req/s, want the kernel's default", hi.Client.TimeSliceMs)
 		}
 	}
 	var b bytes.Buffer

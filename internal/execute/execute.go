@@ -112,7 +112,7 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 	}
 	s.Policy = applySched(p.Sched, quiet, stderr)
 	unslice := func() {}
-	if p.Rate > 0 {
+	if p.Rate > 0 && p.Rate <= OpenModelSliceMaxRate {
 		if _, err := sockets.SetSchedSlice(uint64(OpenModelSlice)); err == nil {
 			s.Slice = OpenModelSlice
 			unslice = func() { sockets.SetSchedSlice(0) }
@@ -130,12 +130,19 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 // thread with the default slice may wait for that task's slice to end
 // before it runs, which is the client's lateness at p99. With a short
 // slice a woken thread's virtual deadline comes sooner, and it preempts.
-// Measured at 1,000 req/s beside the built-in backend on 2 cores
-// (DOCNOTES-truth.md, performance): lateness p99 median over 5
-// alternating rounds down from 0.21 to 0.09 ms at the same CPU, where
-// spinning the last 100 µs instead cost twice the CPU for less. Older
-// kernels ignore the setting.
+// Measured beside the built-in backend on 2 cores (DOCNOTES-truth.md,
+// performance), alternating rounds: at 1,000 req/s the lateness p99's
+// median over 10 rounds fell from 0.69 to 0.14 ms at the same CPU, where
+// spinning the last 100 µs instead cost twice the CPU for less; at 3,000
+// it made no difference, and at 10,000, where the threads seldom sleep and
+// a short slice only cuts their work up, the p99 was worse (median of 7
+// rounds 0.22 ms without, 0.67 ms with): hence OpenModelSliceMaxRate.
+// Older kernels keep their default (the run's record says so).
 const OpenModelSlice = 100 * time.Microsecond
+
+// OpenModelSliceMaxRate is the highest --rate, in requests per second,
+// whose run gets OpenModelSlice.
+const OpenModelSliceMaxRate = 2000
 
 // Done undoes the thread cap.
 func (s *Setup) Done() { s.restore() }
