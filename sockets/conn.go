@@ -131,17 +131,20 @@ func (c *Conn) unhook() {
 // CloseAfterPeer closes a connection that will not be reused after the
 // server's own close, when that comes within LingerGrace (see
 // RawIO.CloseAfterPeer why). A server that once let the grace pass is not
-// waited for again.
-func (c *Conn) CloseAfterPeer(buf []byte) {
+// waited for again. It reports whether the server's close was seen (the
+// time it came is then just before the return).
+func (c *Conn) CloseAfterPeer(buf []byte) bool {
 	if c.noLinger || c.Conn == nil {
 		c.Close()
-		return
+		return false
 	}
 	c.hook.watch(nil) // the wait is bounded by LingerGrace
-	if !c.IO.CloseAfterPeer(buf) {
+	closed := c.IO.CloseAfterPeer(buf)
+	if !closed {
 		c.noLinger = true
 	}
 	c.forget()
+	return closed
 }
 
 func (c *Conn) forget() {

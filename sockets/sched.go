@@ -13,6 +13,7 @@ package sockets
 // The policy needs no privilege and is inherited by threads created later.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -105,4 +106,53 @@ func Threads() ([]int, error) {
 		}
 	}
 	return tids, nil
+}
+
+// SetSchedSlice gives every thread of this process a custom time slice of
+// ns nanoseconds under the fair scheduler (sched_attr.sched_runtime for
+// SCHED_OTHER and SCHED_BATCH, Linux 6.12 and later's EEVDF; 0 restores the
+// default), keeping its policy and nice value; threads started later
+// inherit it. A shorter slice gives a thread an earlier virtual deadline
+// when it wakes, so it preempts a task running on its core sooner instead
+// of waiting for that task's slice to end: the lever for a precise wake-up
+// that needs no privilege. It returns how many threads it set, or an error
+// when the kernel keeps no custom slice (before 6.12 it accepts the field
+// and ignores it).
+func SetSchedSlice(ns uint64) (int, error) {
+	if ns > 0 {
+		if attr, err := unix.SchedGetAttr(0, 0); err == nil {
+			attr.Runtime = ns
+			if err := unix.SchedSetAttr(0, attr, 0); err != nil {
+				return 0, fmt.Errorf("time slice %d ns: %v", ns, err)
+			}
+			if got, err := unix.SchedGetAttr(0, 0); err == nil && got.Runtime != ns {
+				return 0, errors.New("this kernel keeps no custom time slice for the fair scheduler (Linux 6.12 and later do)")
+			}
+		}
+	}
+	done := map[int]bool{}
+	for range 2 {
+		tids, err := Threads()
+		if err != nil {
+			return len(done), err
+		}
+		for _, tid := range tids {
+			if done[tid] {
+				continue
+			}
+			attr, err := unix.SchedGetAttr(tid, 0)
+			if err == nil {
+				attr.Runtime = ns
+				err = unix.SchedSetAttr(tid, attr, 0)
+			}
+			if err == unix.ESRCH {
+				continue
+			}
+			if err != nil {
+				return len(done), fmt.Errorf("time slice %d ns for thread %d: %v", ns, tid, err)
+			}
+			done[tid] = true
+		}
+	}
+	return len(done), nil
 }

@@ -3,6 +3,8 @@ package sockets
 import (
 	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // schedPolicies returns the policy of every thread of this process.
@@ -79,5 +81,54 @@ func TestSchedPolicyString(t *testing.T) {
 		if got := p.String(); got != want {
 			t.Errorf("%d: %q, want %q", int(p), got, want)
 		}
+	}
+}
+
+// TestSetSchedSlice: every thread gets the slice and keeps its policy;
+// threads started later inherit it; 0 restores the default.
+func TestSetSchedSlice(t *testing.T) {
+	t.Cleanup(func() {
+		if _, err := SetSchedSlice(0); err != nil {
+			t.Error(err)
+		}
+	})
+	slice := func(tid int) uint64 {
+		a, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Runtime
+	}
+	before := schedPolicies(t)
+	if _, err := SetSchedSlice(100_000); err != nil {
+		t.Skip(err) // before Linux 6.12
+	}
+	tids, err := Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tid := range tids {
+		if got := slice(tid); got != 100_000 {
+			t.Errorf("thread %d: slice %d ns, want 100000", tid, got)
+		}
+	}
+	for tid, p := range schedPolicies(t) {
+		if was, ok := before[tid]; ok && was != p {
+			t.Errorf("thread %d: policy %v became %v", tid, was, p)
+		}
+	}
+	got := make(chan uint64)
+	go func() {
+		runtime.LockOSThread() // a thread of its own, maybe a new one
+		got <- slice(0)
+	}()
+	if s := <-got; s != 100_000 {
+		t.Errorf("a thread started later: slice %d ns, want 100000", s)
+	}
+	if _, err := SetSchedSlice(0); err != nil {
+		t.Fatal(err)
+	}
+	if s := slice(0); s == 100_000 {
+		t.Errorf("after SetSchedSlice(0): slice %d ns, want the default", s)
 	}
 }

@@ -414,7 +414,13 @@ func run() error {
 // corrected minus the uncorrected p50 and p99, against the targets (50 µs
 // at p50, 300 µs at p99), and the worst wait of the client's goroutines for
 // a CPU (over a few ms, other programs held the machine and the p99 says
-// more about them than about the pacing).
+// more about them than about the pacing). Beside each rate, an open-model
+// peer runs against the same backend in the same run when one is installed
+// (vegeta, see vegetaRun), the two in alternating order: vegeta reports no
+// lateness of its own, so the lines compare what both report, the achieved
+// rate and the latency percentiles (backbench's corrected ones, which
+// include its lateness, and its uncorrected ones, from the actual send,
+// which is what vegeta measures).
 func pacingError(bb string) error {
 	port, err := freePort()
 	if err != nil {
@@ -429,30 +435,121 @@ func pacingError(bb string) error {
 	if err := waitListen("tcp", addr); err != nil {
 		return err
 	}
+	vegeta := vegetaPath()
 	secs := strconv.FormatFloat(min(runTime.Seconds(), 3), 'f', -1, 64)
 	fmt.Printf("\nopen model pacing error, built-in threaded HTTP backend, -k -c 8, %s s per rate (target: lateness and corrected - uncorrected <= 0.050 ms at p50, 0.300 ms at p99)\n", secs)
-	fmt.Printf("%8s %10s %28s %22s %22s %8s %14s %s\n", "rate", "achieved", "client lateness p50/p99/max", "corr-uncorr p50 ms", "corr-uncorr p99 ms", "CPU %", "CPU wait ms", "verdict")
-	for _, rate := range []int{100, 1000, 10000} {
-		out, err := exec.Command(bb, "bench", "-q", "-k", "-c", "8", "-t", secs, "--rate", strconv.Itoa(rate),
-			"--format", "json", "http://"+addr+"/").Output()
-		if err != nil {
-			return fmt.Errorf("--rate %d: %v", rate, err)
+	if vegeta == "" {
+		fmt.Println("open-model peer: vegeta not found (GOFLAGS=-mod=mod go install github.com/tsenart/vegeta/v12@latest); backbench alone")
+	} else {
+		fmt.Printf("open-model peer: %s attack -rate R -workers 8 -max-workers 8 (keep-alive), same backend, alternating order\n", vegeta)
+	}
+	fmt.Printf("%-9s %8s %10s %28s %22s %22s %8s %14s %s\n", "client", "rate", "achieved", "client lateness p50/p99/max", "corr-uncorr p50 ms", "corr-uncorr p99 ms", "CPU %", "CPU wait ms", "verdict")
+	for i, rate := range []int{100, 1000, 10000} {
+		var lines [2]string
+		runBB := func() error {
+			out, err := exec.Command(bb, "bench", "-q", "-k", "-c", "8", "-t", secs, "--rate", strconv.Itoa(rate),
+				"--format", "json", "http://"+addr+"/").Output()
+			if err != nil {
+				return fmt.Errorf("--rate %d: %v", rate, err)
+			}
+			var s stats.Summary
+			if err := json.Unmarshal(out, &s); err != nil || s.Open == nil || s.Open.ClientLatenessMs == nil {
+				return fmt.Errorf("--rate %d: no open model figures (%v)", rate, err)
+			}
+			l := s.Open.ClientLatenessMs
+			d50 := s.Percentiles["50"] - s.UncorrectedPercentiles["50"]
+			d99 := s.Percentiles["99"] - s.UncorrectedPercentiles["99"]
+			verdict := "met"
+			if l.P50 > 0.05 || l.P99 > 0.3 || d50 > 0.05 || d99 > 0.3 {
+				verdict = "MISSED"
+			}
+			lines[0] = fmt.Sprintf("%-9s %8d %10.1f %10.3f/%.3f/%.3f ms %22.3f %22.3f %8.0f %14.1f %s\n", "backbench", rate, s.Open.RateAchieved,
+				l.P50, l.P99, l.Max, d50, d99, s.Client.CPUPercent, s.Client.SchedulerLateMaxMs, verdict)
+			lines[0] += fmt.Sprintf("%-9s %8d %10.1f   latency p50 %.3f ms, p99 %.3f ms corrected; p50 %.3f ms, p99 %.3f ms from the send\n",
+				"", rate, s.Open.RateAchieved, s.Percentiles["50"], s.Percentiles["99"], s.UncorrectedPercentiles["50"], s.UncorrectedPercentiles["99"])
+			return nil
 		}
-		var s stats.Summary
-		if err := json.Unmarshal(out, &s); err != nil || s.Open == nil || s.Open.ClientLatenessMs == nil {
-			return fmt.Errorf("--rate %d: no open model figures (%v)", rate, err)
+		runPeer := func() error {
+			if vegeta == "" {
+				return nil
+			}
+			v, err := vegetaRun(vegeta, "http://"+addr+"/", rate, secs)
+			if err != nil {
+				lines[1] = fmt.Sprintf("%-9s %8d vegeta failed: %v\n", "vegeta", rate, err)
+				return nil
+			}
+			lines[1] = fmt.Sprintf("%-9s %8d %10.1f   latency p50 %.3f ms, p99 %.3f ms (from the send), success %.1f%%\n",
+				"vegeta", rate, v.Throughput, float64(v.Latencies.P50)/1e6, float64(v.Latencies.P99)/1e6, v.Success*100)
+			return nil
 		}
-		l := s.Open.ClientLatenessMs
-		d50 := s.Percentiles["50"] - s.UncorrectedPercentiles["50"]
-		d99 := s.Percentiles["99"] - s.UncorrectedPercentiles["99"]
-		verdict := "met"
-		if l.P50 > 0.05 || l.P99 > 0.3 || d50 > 0.05 || d99 > 0.3 {
-			verdict = "MISSED"
+		first, second := runBB, runPeer
+		if i%2 == 1 {
+			first, second = runPeer, runBB
 		}
-		fmt.Printf("%8d %10.1f %10.3f/%.3f/%.3f ms %22.3f %22.3f %8.0f %14.1f %s\n", rate, s.Open.RateAchieved,
-			l.P50, l.P99, l.Max, d50, d99, s.Client.CPUPercent, s.Client.SchedulerLateMaxMs, verdict)
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
+		fmt.Print(lines[0], lines[1])
 	}
 	return nil
+}
+
+// vegetaReport is the part of `vegeta report -type=json` the pacing lines
+// read: latencies in ns, throughput (successful responses per second) and
+// the share of successes.
+type vegetaReport struct {
+	Latencies struct {
+		P50 int64 `json:"50th"`
+		P99 int64 `json:"99th"`
+		Max int64 `json:"max"`
+	} `json:"latencies"`
+	Rate       float64 `json:"rate"`
+	Throughput float64 `json:"throughput"`
+	Success    float64 `json:"success"`
+}
+
+// vegetaPath finds vegeta on PATH or where go install puts it.
+func vegetaPath() string {
+	if p, err := exec.LookPath("vegeta"); err == nil {
+		return p
+	}
+	for _, dir := range []string{os.Getenv("GOBIN"), filepath.Join(os.Getenv("GOPATH"), "bin"), filepath.Join(os.Getenv("HOME"), "go", "bin")} {
+		if p := filepath.Join(dir, "vegeta"); dir != "" && fileExists(p) {
+			return p
+		}
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		if p := filepath.Join(strings.TrimSpace(string(out)), "bin", "vegeta"); fileExists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// vegetaRun runs vegeta's constant-rate attack on url at rate for secs
+// seconds with 8 workers at most (backbench's -c 8) and reads its report.
+func vegetaRun(vegeta, url string, rate int, secs string) (vegetaReport, error) {
+	var v vegetaReport
+	attack := exec.Command(vegeta, "attack", "-rate", strconv.Itoa(rate), "-duration", secs+"s",
+		"-workers", "8", "-max-workers", "8", "-keepalive=true")
+	attack.Stdin = strings.NewReader("GET " + url + "\n")
+	results, err := attack.Output()
+	if err != nil {
+		return v, fmt.Errorf("attack: %v", err)
+	}
+	rep := exec.Command(vegeta, "report", "-type=json")
+	rep.Stdin = strings.NewReader(string(results))
+	out, err := rep.Output()
+	if err != nil {
+		return v, fmt.Errorf("report: %v", err)
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return v, fmt.Errorf("report: %v", err)
+	}
+	return v, nil
 }
 
 // manyConnections holds 10,000 kept connections against a built-in evented

@@ -107,38 +107,51 @@ func TestOpenModelAccounting(t *testing.T) {
 }
 
 // TestListenOverflowNote: a backend with a listen backlog of 1 and -c 60
-// new connections at once overflows its accept queue; the report names it,
-// with the count and the backlog. (A threaded backend drains its queue at
-// once, so the dropped connects succeed on their first SYN retransmission,
-// after 1 s, or time out (-s 3) when the handshake's last ACK was dropped;
-// a serial backend would make them back off for many seconds.)
+// new connections at once overflows its accept queue; the report names its
+// own listening socket, with the socket's own drop count and the backlog.
+// (A threaded backend drains its queue at once, so the dropped connects
+// succeed on their first SYN retransmission, after 1 s, or time out (-s 3)
+// when the handshake's last ACK was dropped; a serial backend would make
+// them back off for many seconds.)
 func TestListenOverflowNote(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Backlog: 1})
 	var s stats.Summary
 	withSpeedRetries(t, func() []string {
 		s = benchJSON(t, "-n", "120", "-c", "60", "-s", "3", srv.URL("/"))
-		if s.ListenOverflows == nil || s.ListenBacklog == nil {
-			t.Fatalf("listen_overflows %v, listen_backlog %v: not read for a loopback target", s.ListenOverflows, s.ListenBacklog)
+		if s.ListenOverflows == nil || s.ListenBacklog == nil || len(s.ListenQueues) != 1 || s.ListenQueues[0].Drops == nil {
+			t.Fatalf("listen_overflows %v, listen_backlog %v, listen_queues %+v: not read for a loopback target",
+				s.ListenOverflows, s.ListenBacklog, s.ListenQueues)
 		}
-		if *s.ListenBacklog != 1 {
-			t.Fatalf("backlog %d, want 1", *s.ListenBacklog)
+		if *s.ListenBacklog != 1 || s.ListenQueues[0].Backlog != 1 || s.ListenQueues[0].Address != "tcp:"+srv.Addr {
+			t.Fatalf("backlog %d, listen_queues %+v: want backlog 1 on tcp:%s", *s.ListenBacklog, s.ListenQueues, srv.Addr)
 		}
-		if *s.ListenOverflows <= 0 {
+		if *s.ListenQueues[0].Drops <= 0 {
 			return []string{"the listen queue did not overflow"}
 		}
 		return nil
 	})
+	q := s.ListenQueues[0]
+	if *s.ListenOverflows < *q.Drops {
+		t.Errorf("machine-wide ListenOverflows rose by %d, less than the socket's own %d drops", *s.ListenOverflows, *q.Drops)
+	}
 	var note string
 	for _, n := range s.Notes {
-		if strings.Contains(n, "listen queue overflowed") {
+		if strings.Contains(n, "listen queue") {
+			if note != "" {
+				t.Errorf("two listen queue notes: %q and %q", note, n)
+			}
 			note = n
 		}
 	}
-	for _, want := range []string{fmt.Sprintf("ListenOverflows rose by %d", *s.ListenOverflows), "machine-wide",
-		"listen backlog is 1 on " + srv.Addr, "somaxconn", "lower -c", fmt.Sprintf("%d connects took 1 s or more", s.ConnectsOver1s)} {
+	for _, want := range []string{"the target's own socket tcp:" + srv.Addr, fmt.Sprintf("dropped %d connection attempts", *q.Drops),
+		"backlog 1,", fmt.Sprintf("queue peaked at %d", q.PeakQueued), "somaxconn", "lower -c",
+		fmt.Sprintf("%d connects took 1 s or more", s.ConnectsOver1s)} {
 		if !strings.Contains(note, want) {
 			t.Errorf("note lacks %q: %q", want, note)
 		}
+	}
+	if strings.Contains(note, "machine-wide") {
+		t.Errorf("the note rests on the machine-wide counters although the socket's own were read: %q", note)
 	}
 	// A Unix socket target: the TCP counters say nothing about it.
 	usrv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})

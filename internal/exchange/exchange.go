@@ -12,6 +12,11 @@
 //   - BytesWritten and BytesRead count the bytes of the attempt that
 //     answered: a redial of a dead kept connection starts them again.
 //   - Reconnects counts those redials (at most one per request).
+//   - Written is when the request's last byte was written, FirstByte when
+//     the first read that returned bytes of the response returned (ab's
+//     Waiting is FirstByte − Written), and Done the response's last byte
+//     or, on a connection the server closes (PeerCloses), the server's
+//     close when it comes within sockets.LingerGrace, as ab's done is.
 //
 // Limits: one request at a time per connection (no pipelining); a dead kept
 // connection is redialed once, and only when not a byte of the response
@@ -145,13 +150,22 @@ func (l *Loop) Do(r *load.Result, p Reader) {
 		break
 	}
 	r.Done = load.Now()
+	// The timeout bounds the response (to its last byte), not the wait
+	// for the server's close below, which LingerGrace bounds.
 	if r.Done-r.Start > int64(l.Timeout) {
 		r.Class, r.Err = load.Timeout, l.Late
 	}
 	switch {
 	case r.KeepAlive:
 	case l.PeerCloses:
-		l.Conn.CloseAfterPeer(l.Buf)
+		// ab's "done" on a connection not kept is the server's close
+		// (REFERENCE §1): its Processing counts a server that closes late
+		// (an event loop's next tick), its Waiting (to the first byte)
+		// does not. When the close does not come within the grace, the
+		// response's last byte stays the end.
+		if l.Conn.CloseAfterPeer(l.Buf) {
+			r.Done = load.Now()
+		}
 	default:
 		l.Conn.Close()
 	}

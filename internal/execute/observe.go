@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
@@ -12,8 +14,8 @@ import (
 
 // observe starts watching what a run does outside the client: the
 // backend's processes and php-fpm's status page (Plan.BackendPIDs,
-// Plan.FPMStatus), and the kernel's listen queue counters when the target
-// is a local TCP address. The returned function stops watching and adds
+// Plan.FPMStatus), and the listen queues of a target on this machine
+// (listenMeter). The returned function stops watching and adds
 // what was seen, with its notes, to the run's record (nil: the run failed;
 // only stop).
 func observe(ctx context.Context, p *Plan) func(*stats.Record) {
@@ -29,74 +31,170 @@ func observe(ctx context.Context, p *Plan) func(*stats.Record) {
 	}
 }
 
-// listenMeter reads the kernel's TcpExt ListenOverflows and ListenDrops
-// before and after a run against local TCP addresses.
+// listenSampleInterval is how often the target's listen queues are read
+// during a run, for their peak: each reading is one netlink dump of the
+// machine's listening sockets (tens of microseconds).
+const listenSampleInterval = 10 * time.Millisecond
+
+// listenMeter watches the listen queues of a target on this machine: each
+// of its own listening sockets through sock_diag (backlog, queue length
+// sampled for its peak, and for TCP the socket's own drop counter), and the
+// kernel's machine-wide TcpExt ListenOverflows and ListenDrops, which
+// stand in where a TCP listener's own figures cannot be read.
 type listenMeter struct {
-	addrs  []string // local TCP addresses of the target
-	before sockets.ListenCounters
+	queues   []ownQueue
+	before   sockets.ListenCounters
+	haveWide bool // the machine-wide counters were read
+	anyTCP   bool // a local TCP address is among the target's
+	stop     chan struct{}
+	done     sync.WaitGroup
 }
 
-// startListenMeter returns nil when no address of the target is a local
-// TCP one (the counters would say nothing about it) or the counters
-// cannot be read.
+// ownQueue is one of the target's listening sockets.
+type ownQueue struct {
+	addr  sockets.Addr
+	ok    bool // its figures could be read at the start
+	first sockets.ListenerStat
+	peak  int // written by the sampler until it stops
+}
+
+// read reads the socket's figures now.
+func (q *ownQueue) read() (sockets.ListenerStat, error) {
+	if q.addr.Network == "unix" {
+		return sockets.UnixListener(q.addr.Address)
+	}
+	return sockets.TCPListener(q.addr.Address)
+}
+
+// startListenMeter returns nil when no address of the target is on this
+// machine (nothing the kernel keeps here says anything about it).
 func startListenMeter(p *Plan) *listenMeter {
-	var addrs []string
-	if len(p.Upstreams) > 0 {
-		for _, a := range p.Upstreams {
-			if a.Network == "tcp" && sockets.IsLocalTCP(a.Address) {
-				addrs = append(addrs, a.Address)
+	addrs := p.Upstreams
+	if len(addrs) == 0 {
+		addrs = []sockets.Addr{{Network: p.Target.Network, Address: p.Target.Address}}
+	}
+	m := &listenMeter{stop: make(chan struct{})}
+	for _, a := range addrs {
+		switch {
+		case a.Network == "tcp" && sockets.IsLocalTCP(a.Address):
+			m.anyTCP = true
+		case a.Network == "unix":
+		default:
+			continue
+		}
+		q := ownQueue{addr: a}
+		if st, err := q.read(); err == nil {
+			q.ok, q.first, q.peak = true, st, st.Queued
+		}
+		m.queues = append(m.queues, q)
+	}
+	if len(m.queues) == 0 {
+		return nil
+	}
+	if m.anyTCP {
+		if c, err := sockets.ReadListenCounters(); err == nil {
+			m.before, m.haveWide = c, true
+		}
+	}
+	m.done.Add(1)
+	go m.sample()
+	return m
+}
+
+// sample reads the queues' lengths until stop, keeping their peaks.
+func (m *listenMeter) sample() {
+	defer m.done.Done()
+	t := time.NewTicker(listenSampleInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		for i := range m.queues {
+			q := &m.queues[i]
+			if !q.ok {
+				continue
+			}
+			if st, err := q.read(); err == nil {
+				q.peak = max(q.peak, st.Queued)
 			}
 		}
-	} else if p.Target.Network == "tcp" && sockets.IsLocalTCP(p.Target.Address) {
-		addrs = []string{p.Target.Address}
 	}
-	if len(addrs) == 0 {
-		return nil
-	}
-	c, err := sockets.ReadListenCounters()
-	if err != nil {
-		return nil
-	}
-	return &listenMeter{addrs: addrs, before: c}
 }
 
-// finish reads the counters again and, when they rose, names the full
-// listen queue in a note.
-func (p *listenMeter) finish(s *stats.Record) {
-	if p == nil {
+// finish stops the sampling, reads every figure again and names a full
+// listen queue in a note: the target's own socket when its own counter
+// rose, the machine-wide counters (said to be machine-wide, with no blame
+// on the target) only where no own counter could be read.
+func (m *listenMeter) finish(s *stats.Record) {
+	if m == nil {
+		return
+	}
+	close(m.stop)
+	m.done.Wait()
+	somax := ""
+	if v, err := os.ReadFile("/proc/sys/net/core/somaxconn"); err == nil {
+		somax = " (now " + strings.TrimSpace(string(v)) + ")"
+	}
+	advice := fmt.Sprintf("Raise the server's backlog option (php-fpm listen.backlog, Thin --backlog, Puma's backlog, "+
+		"serve --backlog), net.core.somaxconn%s, which caps it, or lower -c", somax)
+	tcpUnread := false // a local TCP listener whose own drop counter could not be read
+	for i := range m.queues {
+		q := &m.queues[i]
+		if !q.ok {
+			tcpUnread = tcpUnread || q.addr.Network == "tcp"
+			continue
+		}
+		end, err := q.read()
+		if err != nil {
+			// Gone by the end (the backend died): the start's figures stand.
+			end = q.first
+		}
+		q.peak = max(q.peak, end.Queued)
+		lq := stats.ListenQueue{Address: q.addr.String(), Backlog: q.first.Backlog, PeakQueued: q.peak}
+		if q.first.HasDrops {
+			d := max(end.Drops-q.first.Drops, 0)
+			lq.Drops = &d
+		} else if q.addr.Network == "tcp" {
+			tcpUnread = true
+		}
+		s.ListenQueues = append(s.ListenQueues, lq)
+		if s.ListenBacklog == nil {
+			b := lq.Backlog
+			s.ListenBacklog = &b
+		}
+		switch {
+		case lq.Drops != nil && *lq.Drops > 0:
+			s.Notes = append(s.Notes, fmt.Sprintf("the listen queue of the target's own socket %s overflowed: it dropped %d "+
+				"connection attempts during the run (backlog %d, queue peaked at %d; the socket's own counter, read through sock_diag); "+
+				"%d connects took 1 s or more (a dropped SYN is retransmitted after 1 s, so they look like a slow backend): "+
+				"the server did not accept as fast as -c %d connected. %s",
+				lq.Address, *lq.Drops, lq.Backlog, lq.PeakQueued, s.Counts.SlowConnects, s.Plan.Concurrency, advice))
+		case q.addr.Network == "unix" && lq.Backlog > 0 && lq.PeakQueued >= lq.Backlog:
+			s.Notes = append(s.Notes, fmt.Sprintf("the listen queue of the target's own socket %s was seen full (backlog %d, "+
+				"queue peaked at %d, sampled every %v): connects beyond it fail at once with EAGAIN. %s",
+				lq.Address, lq.Backlog, lq.PeakQueued, listenSampleInterval, advice))
+		}
+	}
+	if !m.haveWide {
 		return
 	}
 	after, err := sockets.ReadListenCounters()
 	if err != nil {
 		return
 	}
-	ov, dr := after.Overflows-p.before.Overflows, after.Drops-p.before.Drops
+	ov, dr := after.Overflows-m.before.Overflows, after.Drops-m.before.Drops
 	s.ListenOverflows, s.ListenDrops = &ov, &dr
-	var backlogs []string
-	for _, a := range p.addrs {
-		if b, _, err := sockets.ListenBacklog(a); err == nil {
-			if s.ListenBacklog == nil {
-				s.ListenBacklog = &b
-			}
-			backlogs = append(backlogs, fmt.Sprintf("%d on %s", b, a))
-		}
-	}
-	if ov <= 0 && dr <= 0 {
+	if (ov <= 0 && dr <= 0) || !tcpUnread {
+		// Where the target's own counters were read, they alone speak
+		// for it: the machine-wide ones count every listener here.
 		return
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "the kernel's listen queue overflowed during the run: ListenOverflows rose by %d and ListenDrops by %d "+
-		"(TcpExt counters, machine-wide: another program's full queue counts too); ", ov, dr)
-	fmt.Fprintf(&b, "%d connects took 1 s or more (a dropped SYN is retransmitted after 1 s, so they look like a slow backend)", s.Counts.SlowConnects)
-	if len(backlogs) > 0 {
-		fmt.Fprintf(&b, "; the target's listen backlog is %s (ss -ltn's Send-Q)", strings.Join(backlogs, ", "))
-	}
-	somax := ""
-	if v, err := os.ReadFile("/proc/sys/net/core/somaxconn"); err == nil {
-		somax = " (now " + strings.TrimSpace(string(v)) + ")"
-	}
-	fmt.Fprintf(&b, ": the server did not accept as fast as -c %d connected. Raise the server's backlog option "+
-		"(php-fpm listen.backlog, Thin --backlog, Puma's backlog, serve --backlog), net.core.somaxconn%s, which caps it, or lower -c",
-		s.Plan.Concurrency, somax)
-	s.Notes = append(s.Notes, b.String())
+	s.Notes = append(s.Notes, fmt.Sprintf("the machine's listen queues overflowed during the run: TcpExt ListenOverflows rose by %d "+
+		"and ListenDrops by %d. These counters are machine-wide (every listener of this machine counts, another program's too) "+
+		"and the target's own socket could not be read, so they may not be the target's; %d connects took 1 s or more "+
+		"(a dropped SYN is retransmitted after 1 s). If they were the target's: %s",
+		ov, dr, s.Counts.SlowConnects, advice))
 }

@@ -116,7 +116,7 @@ func TestGoldenTextHTTPNoFailures(t *testing.T) {
 func TestGoldenTextOpenModel(t *testing.T) {
 	s := fixed()
 	s.Open = &stats.OpenModel{RateAsked: 50, RateAchieved: 49.87, LateRequests: 51, LateMeanMs: 420.5, LateMaxMs: 990.2, CeilingLate: 49, SchedulerLateMaxMs: 1.2,
-		DueRequests: 1003, UnsentRequests: 3, UnsentInFlight: 1, ClientLatenessMs: &stats.Lateness{P50: 0.008, P99: 0.041, Max: 1.2}}
+		DueRequests: 1003, UnsentRequests: 3, UnsentInFlight: 1, MeanInFlight: 9.99, ClientLatenessMs: &stats.Lateness{P50: 0.008, P99: 0.041, Max: 1.2}}
 	s.UncorrectedPercentiles = map[string]float64{"50": 4.1, "66": 4.5, "75": 5.0, "80": 5.5, "90": 6.1, "95": 7.2, "98": 9.6, "99": 12.9, "100": 1001.8}
 	s.Client.Warnings = []string{"client CPU at 190% of 2 cores: the client may be the bottleneck"}
 	s.ABCompat = true

@@ -50,7 +50,13 @@ func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 		line("Document Length", "%d bytes", s.DocumentLength)
 	}
 	b.WriteString("\n")
-	line("Concurrency Level", "%d", s.Concurrency)
+	if s.Open != nil {
+		// -c is only the ceiling of an open-model run: the level is what
+		// was in flight (stats.OpenModel.MeanInFlight).
+		line("Concurrency Level", "%.2f (mean in flight, by Little's law from the run)", s.Open.MeanInFlight)
+	} else {
+		line("Concurrency Level", "%d", s.Concurrency)
+	}
 	line("Time taken for tests", "%.3f seconds", s.TimeTaken)
 	line("Complete requests", "%d", s.Complete)
 	line("Failed requests", "%d", s.Failed)
@@ -76,7 +82,11 @@ func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 	line("HTML transferred", "%d bytes", s.HTMLTransferred)
 	if s.TimeTaken > 0 && s.Complete > 0 {
 		line("Requests per second", "%.2f [#/sec] (mean)", s.RequestsPerSecond)
-		line("Time per request", "%.3f [ms] (mean)", s.TimePerRequest)
+		if s.Open != nil {
+			line("Time per request", "%.3f [ms] (mean, measured: each request's own time)", s.TimePerRequest)
+		} else {
+			line("Time per request", "%.3f [ms] (mean)", s.TimePerRequest)
+		}
 		line("Time per request", "%.3f [ms] (mean, across all concurrent requests)", s.TimePerRequestAll)
 		line("Transfer rate", "%.2f [Kbytes/sec] received", s.TransferRate)
 		if s.TotalBodySent > 0 {
@@ -104,8 +114,13 @@ func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 		b.WriteString("\nPercentage of the requests served within a certain time (ms)\n")
 		percentileTable(b, s.Percentiles)
 		if s.Open != nil {
-			b.WriteString("\nThe table above counts from each request's intended start (corrected);\n" +
-				"from the actual send time (uncorrected) it is:\n")
+			b.WriteString("\nThe table above counts from each request's intended start (corrected);\n")
+			if l := s.Open.ClientLatenessMs; l != nil {
+				// Beside the latency it is part of: how late the client
+				// itself sent (the pacer's error, not the backend's).
+				fmt.Fprintf(b, "it includes the client's own lateness, p50 %.3f ms, p99 %.3f ms;\n", l.P50, l.P99)
+			}
+			b.WriteString("from the actual send time (uncorrected) it is:\n")
 			percentileTable(b, s.UncorrectedPercentiles)
 		}
 		if o.Spectrum {
@@ -180,13 +195,21 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 			line("Sent late", "0 requests")
 		}
 		if op.CeilingLate > 0 {
-			line("Ceiling", "-c %d held the rate back: %d requests waited for a free worker", s.Concurrency, op.CeilingLate)
+			pct := 0.0
+			if op.DueRequests > 0 {
+				pct = 100 * float64(op.CeilingLate) / float64(op.DueRequests)
+			}
+			line("Ceiling", "-c %d was reached and held the rate back: %d of %d due requests (%.1f%%) waited for a free worker",
+				s.Concurrency, op.CeilingLate, op.DueRequests, pct)
 		}
 	}
 	c := &s.Client
 	policy := ""
 	if c.Scheduling != "" {
 		policy = ", " + c.Scheduling
+	}
+	if c.TimeSliceMs > 0 {
+		policy += fmt.Sprintf(" (%g ms slice)", c.TimeSliceMs)
 	}
 	cores := "cores"
 	if c.Cores == 1 {

@@ -116,13 +116,20 @@ func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomi
 	var res load.Result
 	pc := newPacer(ctx)
 	defer pc.close()
+	// A worker's first number is taken as the worker starts: late only
+	// by how long the goroutine took to start (the client's lateness),
+	// never because -c was full. Only a number taken late after a
+	// request of its own says that every worker was busy: numbers go out
+	// in order, so while any worker waits idle it holds an earlier one.
+	first := true
 	for ctx.Err() == nil {
 		i := next.Add(1) - 1
 		if limit > 0 && i >= limit {
 			return pendingReq{}, false
 		}
 		due := start + int64(float64(i)*interval)
-		queued := load.Now() >= due
+		queued := !first && load.Now() >= due
+		first = false
 		if !queued && !pc.waitUntil(ctx, due) {
 			return pendingReq{intended: due}, true
 		}

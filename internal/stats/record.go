@@ -84,6 +84,10 @@ type Record struct {
 	ListenOverflows *int64 `json:"listen_overflows,omitempty"`
 	ListenDrops     *int64 `json:"listen_drops,omitempty"`
 	ListenBacklog   *int   `json:"listen_backlog,omitempty"`
+	// ListenQueues are the target's own listening sockets on this machine,
+	// as the kernel keeps them per socket (sock_diag); empty for a remote
+	// target or when they could not be read.
+	ListenQueues []ListenQueue `json:"listen_queues,omitempty"`
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *BackendLost `json:"backend_lost,omitempty"`
@@ -676,6 +680,7 @@ func Merge(recs ...*Record) (*Record, error) {
 		}
 		out.ListenOverflows = addPtr(out.ListenOverflows, r.ListenOverflows)
 		out.ListenDrops = addPtr(out.ListenDrops, r.ListenDrops)
+		out.ListenQueues = mergeListenQueues(out.ListenQueues, r.ListenQueues)
 		for _, n := range r.Notes {
 			if !slices.Contains(out.Notes, n) {
 				out.Notes = append(out.Notes, n)
@@ -740,5 +745,42 @@ func sortedSamples(m map[string]int64) []ErrorSample {
 		}
 		return strings.Compare(a.Message, b.Message)
 	})
+	return out
+}
+
+// ListenQueue is what the kernel kept of one of the target's own listening
+// sockets during a run (sockets.TCPListener, sockets.UnixListener).
+type ListenQueue struct {
+	// Address is the socket's address as a target names it
+	// ("tcp:127.0.0.1:9000", "unix:/run/php/fpm.sock").
+	Address string `json:"address"`
+	// Backlog is its listen backlog (ss -l's Send-Q).
+	Backlog int `json:"backlog"`
+	// PeakQueued is the most connections seen waiting in its accept queue,
+	// sampled every 10 ms and at both ends of the run.
+	PeakQueued int `json:"peak_queued"`
+	// Drops is the rise, during the run, of the socket's own count of
+	// connection attempts it dropped (a full accept queue, mostly); nil
+	// where the kernel keeps none (Unix sockets refuse with EAGAIN).
+	Drops *int64 `json:"drops,omitempty"`
+}
+
+// mergeListenQueues adds the listen queues of another record: the same
+// address's drops add up and its peak is the larger.
+func mergeListenQueues(out, in []ListenQueue) []ListenQueue {
+	for _, q := range in {
+		i := slices.IndexFunc(out, func(o ListenQueue) bool { return o.Address == q.Address })
+		if i < 0 {
+			if q.Drops != nil {
+				d := *q.Drops
+				q.Drops = &d
+			}
+			out = append(out, q)
+			continue
+		}
+		o := &out[i]
+		o.Backlog, o.PeakQueued = max(o.Backlog, q.Backlog), max(o.PeakQueued, q.PeakQueued)
+		o.Drops = addPtr(o.Drops, q.Drops)
+	}
 	return out
 }

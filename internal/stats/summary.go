@@ -48,6 +48,10 @@ type ClientHealth struct {
 	// Scheduling is the scheduling policy of the client's threads
 	// (SCHED_BATCH or SCHED_OTHER).
 	Scheduling string `json:"scheduling"`
+	// TimeSliceMs is the custom time slice of the client's threads under
+	// the fair scheduler, in ms (an open-model run sets 0.1 ms for its
+	// pacer's wake-ups); 0 or absent: the kernel's default.
+	TimeSliceMs float64 `json:"time_slice_ms,omitempty"`
 	// Engine is the engine that ran the workers, as in the record's
 	// environment ("" in records made before engines were chosen).
 	Engine string `json:"engine,omitempty"`
@@ -82,8 +86,14 @@ type OpenModel struct {
 	LateMeanMs   float64 `json:"late_mean_ms"`
 	LateMaxMs    float64 `json:"late_max_ms"`
 	// CeilingLate of them were late because every worker was busy: the
-	// in-flight ceiling (-c) held the rate back.
+	// in-flight ceiling (-c) was reached and held the rate back.
 	CeilingLate int64 `json:"ceiling_late_requests"`
+	// MeanInFlight is the mean number of requests in flight over the run,
+	// by Little's law from what happened: completions per second × the
+	// mean time a request took from send to done (s). In the open model
+	// it stands where the closed model's -c does: the concurrency the
+	// backend saw, of which -c is only the ceiling.
+	MeanInFlight float64 `json:"mean_in_flight"`
 	// SchedulerLateMaxMs is the worst lateness of a request whose worker
 	// was free: the client's own timer or CPU lag.
 	SchedulerLateMaxMs float64 `json:"scheduler_late_max_ms"`
@@ -191,8 +201,11 @@ type Summary struct {
 	StderrBytes       int64 `json:"fcgi_stderr_bytes"`
 	// StderrFirstLine is the first line of the first FastCGI STDERR
 	// output ("Primary script unknown"); absent when there was none.
-	StderrFirstLine   string          `json:"fcgi_stderr_first_line,omitempty"`
-	RequestsPerSecond float64         `json:"requests_per_second"`
+	StderrFirstLine   string  `json:"fcgi_stderr_first_line,omitempty"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	// TimePerRequest is ab's c × time × 1000 / done in the closed model,
+	// and the measured mean time per request in the open model (--rate),
+	// where c is only a ceiling; both in ms.
 	TimePerRequest    float64         `json:"time_per_request_ms"`
 	TimePerRequestAll float64         `json:"time_per_request_all_ms"`
 	TransferRate      float64         `json:"transfer_rate_kbytes_per_second"`
@@ -232,6 +245,9 @@ type Summary struct {
 	// ListenBacklog is the listen backlog of a local target's socket (what
 	// ss -ltn shows as Send-Q), when read.
 	ListenBacklog *int `json:"listen_backlog,omitempty"`
+	// ListenQueues are the target's own listening sockets as the kernel
+	// keeps them (Record.ListenQueues): backlog, peak queue and drops.
+	ListenQueues []ListenQueue `json:"listen_queues,omitempty"`
 	// Notes name connection-level conditions met during the run (refused
 	// connections, a full Unix backlog, port exhaustion, reconnects) and
 	// their remedies.
@@ -357,6 +373,7 @@ func (m *Record) Summary() Summary {
 		ListenOverflows: m.ListenOverflows,
 		ListenDrops:     m.ListenDrops,
 		ListenBacklog:   m.ListenBacklog,
+		ListenQueues:    m.ListenQueues,
 	}
 	if pl.BodySize > 0 {
 		s.TotalBodySent = c.BytesWritten
@@ -399,6 +416,16 @@ func (m *Record) Summary() Summary {
 		}
 		if s.TimeTaken > 0 {
 			o.RateAchieved = float64(s.Complete+s.Failed-s.Failures.Length) / s.TimeTaken
+		}
+		// ab's "Time per request (mean)" is c × time / done, which is the
+		// mean latency only when c requests are always in flight (the
+		// closed model). In the open model -c is a ceiling, mostly not
+		// reached: the line shows the mean time measured instead, and
+		// the concurrency is the mean in flight by Little's law.
+		if s.Complete > 0 && s.TimeTaken > 0 {
+			mean := m.phase(PhaseTotal).Mean
+			s.TimePerRequest = mean
+			o.MeanInFlight = s.RequestsPerSecond * mean / 1000
 		}
 		s.Open = o
 	}

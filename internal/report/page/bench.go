@@ -36,6 +36,13 @@ func (p *pager) bench(d *benchDoc) {
 	if s.Target.Protocol == "fcgi" {
 		proto = "FastCGI (RESPONDER)"
 	}
+	// In the open model -c is only a ceiling: the level and the time per
+	// request are what happened (see report.Text).
+	level, tpr := strconv.Itoa(s.Concurrency), fmt.Sprintf("%.3f [ms] (mean)", s.TimePerRequest)
+	if s.Open != nil {
+		level = fmt.Sprintf("%.2f (mean in flight, by Little's law from the run)", s.Open.MeanInFlight)
+		tpr = fmt.Sprintf("%.3f [ms] (mean, measured: each request's own time)", s.TimePerRequest)
+	}
 	rows := [][]cell{
 		kv("Target", s.Target.URL),
 		kv("Protocol", proto+" "+s.Method),
@@ -45,7 +52,7 @@ func (p *pager) bench(d *benchDoc) {
 		kv("Server Port", s.ServerPort),
 		kv("Document Path", s.DocumentPath),
 		kv("Document Length", docLen),
-		kv("Concurrency Level", strconv.Itoa(s.Concurrency)),
+		kv("Concurrency Level", level),
 		kv("Keep-alive", map[bool]string{true: "on", false: "off"}[s.KeepAlive]),
 		kv("Time taken for tests", fmt.Sprintf("%.3f seconds", s.TimeTaken)),
 		kv("Complete requests", strconv.FormatInt(s.Complete, 10)),
@@ -56,7 +63,7 @@ func (p *pager) bench(d *benchDoc) {
 		kv("Total transferred", fmt.Sprintf("%d bytes", s.TotalTransferred)),
 		kv("HTML transferred", fmt.Sprintf("%d bytes", s.HTMLTransferred)),
 		kv("Requests per second", rps),
-		kv("Time per request", fmt.Sprintf("%.3f [ms] (mean)", s.TimePerRequest)),
+		kv("Time per request", tpr),
 		kv("Time per request", fmt.Sprintf("%.3f [ms] (mean, across all concurrent requests)", s.TimePerRequestAll)),
 		kv("Transfer rate", fmt.Sprintf("%.2f [Kbytes/sec] received", s.TransferRate)),
 	}
@@ -64,8 +71,12 @@ func (p *pager) bench(d *benchDoc) {
 		rows = append(rows, kv("p99 95% interval", ci(d.P99CI95, 3)+" ms"))
 	}
 	if op := s.Open; op != nil {
-		rows = append(rows, kv("Open model", fmt.Sprintf("%.2f [#/sec] asked, %.2f achieved; %d sent late (max %.3f ms), %d held back by -c",
-			op.RateAsked, op.RateAchieved, op.LateRequests, op.LateMaxMs, op.CeilingLate)))
+		ceiling := fmt.Sprintf("the ceiling -c %d was not reached", s.Concurrency)
+		if op.CeilingLate > 0 {
+			ceiling = fmt.Sprintf("%d held back by -c %d (the ceiling was reached)", op.CeilingLate, s.Concurrency)
+		}
+		rows = append(rows, kv("Open model", fmt.Sprintf("%.2f [#/sec] asked, %.2f achieved; %d sent late (max %.3f ms), %s",
+			op.RateAsked, op.RateAchieved, op.LateRequests, op.LateMaxMs, ceiling)))
 	}
 	c := &s.Client
 	rows = append(rows, kv("Client CPU", fmt.Sprintf("%.2f s (user %.2f + sys %.2f), %.0f%% of one core, %d cores %s",
