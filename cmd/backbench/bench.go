@@ -137,11 +137,11 @@ Flags:
 func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
+	fs.SetNormalizeFunc(normalizeAlias)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			fmt.Fprint(stdout, wrapText(usage, helpWidth(stdout)))
+			fmt.Fprint(stdout, fs.FlagUsagesWrapped(helpWidth(stdout)))
 			return errHelp
 		}
 		return usagef("%s %v", fs.Name()+":", err)

@@ -190,7 +190,7 @@ func TestSLOGate(t *testing.T) {
 	if code != exitSLO || !strings.Contains(out, "\nObjectives:\n  p99<=1ms: FAIL, p99 ") || !strings.Contains(out, "errors<=1%: pass, errors 0.00%") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	if !strings.HasPrefix(errs, "backbench: objective failed: p99<=1ms: FAIL, p99 ") || !strings.Contains(errs, " ms over)") ||
+	if !strings.HasPrefix(errs, "backbench bench: objective failed: p99<=1ms: FAIL, p99 ") || !strings.Contains(errs, " ms over)") ||
 		strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q", errs)
 	}
@@ -252,7 +252,7 @@ func TestCapacityBadInput(t *testing.T) {
 		{"sweep", "-c", "1", "--slo", "p99", "http://127.0.0.1:1/"},
 	} {
 		code, out, errs := runMain(t, context.Background(), args...)
-		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "backbench: ") {
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "backbench "+args[0]+": ") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}

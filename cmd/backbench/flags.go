@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
 // newFlagSet returns the flag set of a command: errors are returned, not
@@ -16,13 +18,29 @@ import (
 // --keep-alive-modes of --keepalive-modes) in every command.
 func newFlagSet(name string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, n string) pflag.NormalizedName {
-		if rest, ok := strings.CutPrefix(n, "keep-alive"); ok {
-			n = "keepalive" + rest
-		}
-		return pflag.NormalizedName(n)
-	})
+	fs.SetNormalizeFunc(normalizeAlias)
 	return fs
+}
+
+// normalizeAlias is the one alias set of every command: --keep-alive... is
+// read as --keepalive.... parseFlags applies it to every flag set, also to
+// one built with pflag.NewFlagSet, so that no command misses it.
+func normalizeAlias(_ *pflag.FlagSet, n string) pflag.NormalizedName {
+	if rest, ok := strings.CutPrefix(n, "keep-alive"); ok {
+		n = "keepalive" + rest
+	}
+	return pflag.NormalizedName(n)
+}
+
+// helpWidth is the width help is wrapped to: the terminal's when w is one,
+// else 80.
+func helpWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && isTerminal(w) {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols >= 40 {
+			return cols
+		}
+	}
+	return 80
 }
 
 // secondsValue is a pflag Value for a duration given in seconds ("30",
@@ -168,4 +186,36 @@ func checkStartAt(t, now time.Time) error {
 		return usagef("--start-at %s is more than %v ahead (Unix seconds, not milliseconds?)", t.Format(time.RFC3339Nano), maxStartAhead)
 	}
 	return nil
+}
+
+// wrapText breaks the lines of text longer than width at spaces; a
+// continuation starts under the text after a line's first run of two
+// spaces or more ("  name   description" lists), else under its indent.
+func wrapText(text string, width int) string {
+	var b strings.Builder
+	for i, line := range strings.Split(text, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		if j := strings.Index(line[indent:], "  "); j > 0 {
+			k := indent + j
+			for k < len(line) && line[k] == ' ' {
+				k++
+			}
+			if k < width/2 {
+				indent = k
+			}
+		}
+		for len(line) > width {
+			cut := strings.LastIndexByte(line[:width+1], ' ')
+			if cut <= indent {
+				break // one word longer than the line: leave it
+			}
+			b.WriteString(strings.TrimRight(line[:cut], " ") + "\n")
+			line = strings.Repeat(" ", indent) + strings.TrimLeft(line[cut:], " ")
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
