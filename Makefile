@@ -6,8 +6,18 @@ PKGS    := ./...
 
 .PHONY: build test lint demo bench bench-go fuzz clean integration
 
+# The version and commit are stamped with -ldflags, whatever GOFLAGS says
+# (-buildvcs=false leaves them out of the build info); outside a Git
+# checkout they stay empty and backbench version reads the build info.
+GIT_COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_VERSION  := $(shell git describe --tags --dirty 2>/dev/null)
+GIT_TIME     := $(shell git log -1 --format=%cI 2>/dev/null)
+GIT_MODIFIED := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo true)
+LDFLAGS      := -X main.stampCommit=$(GIT_COMMIT) -X main.stampVersion=$(GIT_VERSION) \
+                -X main.stampTime=$(GIT_TIME) -X main.stampModified=$(GIT_MODIFIED)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/backbench
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/backbench
 
 # The test command (README, .ci/run): lint, then every test with the race
 # detector, then the open model's pacing accuracy on a plain build (the
