@@ -65,6 +65,7 @@ type benchOptions struct {
 	spectrum       bool
 	cpuProfile     string
 	version        bool
+	output         string
 	repeatOptions
 }
 
@@ -74,10 +75,10 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.VarP(newSeconds(&o.timeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
 	fs.VarP(newSeconds(&o.timeout, 30*time.Second), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
 	fs.BoolVarP(&o.keepAlive, "keepalive", "k", false, "keep connections open (HTTP keep-alive, FastCGI FCGI_KEEP_CONN)")
-	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas)")
+	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
-	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m)")
-	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u)")
+	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m); - reads it from standard input")
+	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u); - reads it from standard input")
 	fs.BoolVarP(&o.head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
 	fs.StringArrayVarP(&o.cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
 	fs.StringVarP(&o.basicAuth, "basic-auth", "A", "", "HTTP basic authentication 'user:password' (an Authorization header; ab's -A)")
@@ -114,6 +115,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
 	addRepeatFlags(fs, &o.repeatOptions, false)
+	addOutputFlag(fs, &o.output)
 	fs.SortFlags = false
 	return fs
 }
@@ -233,7 +235,7 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, err
 		r.Method = "HEAD"
 	}
 	if bodyFile != "" {
-		b, err := os.ReadFile(bodyFile)
+		b, err := readBody(bodyFile)
 		if err != nil {
 			return nil, usagef("cannot read %s file: %v", bodyFlag, err)
 		}
@@ -297,7 +299,7 @@ func abFlags(o *loadOptions, r *execute.Plan) error {
 	return nil
 }
 
-func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var o benchOptions
 	fs := newBenchFlags(&o)
 	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
@@ -322,7 +324,16 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
 	// Open the output files before the run, so that a bad path costs
-	// nothing; "-" is standard output.
+	// nothing; "-" is standard output (the terminal's, not -o's).
+	out, closeOut, err := openOutput(o.output, stdout)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeOut(err); err == nil && cerr != nil {
+			err = fmt.Errorf("writing %s: %w", o.output, cerr)
+		}
+	}()
 	var gf, ef, pf, raw io.Writer
 	for _, p := range []struct {
 		flag, name string
@@ -378,16 +389,16 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	r.judge(&sum)
 	if o.format == "json" {
-		err = report.JSON(stdout, &sum, m)
+		err = report.JSON(out, &sum, m)
 	} else {
 		ab := sum
 		if sum.Repeated != nil {
 			// The ab report is the pooled trials'; their medians follow.
 			ab.RequestsPerSecond = sum.PooledRequestsPerSecond
 		}
-		err = report.Text(stdout, &ab, report.TextOptions{Spectrum: o.spectrum})
+		err = report.Text(out, &ab, report.TextOptions{Spectrum: o.spectrum})
 		if err == nil && sum.Repeated != nil {
-			writeTrials(stdout, &sum, &tp)
+			writeTrials(out, &sum, &tp)
 		}
 	}
 	if err != nil {
@@ -406,7 +417,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sum.Interrupted {
 		return errInterrupted
 	}
-	return sloGate(stdout, o.format == "text", r.objectives, sum.SLO)
+	return sloGate(out, o.format == "text", r.objectives, sum.SLO)
 }
 
 // judge adds to a run's figures the verdicts of the --slo objectives (of

@@ -121,6 +121,58 @@ func parseHeader(h string) ([2]string, error) {
 	return [2]string{name, value}, nil
 }
 
+// headerFiles replaces every -H @FILE by the headers in FILE, one a line
+// (curl's -H @file); blank lines and lines starting with # are skipped. No
+// header name starts with @ (it is not a token character), so the two
+// forms cannot be confused.
+func headerFiles(headers []string) ([]string, error) {
+	var out []string
+	for _, h := range headers {
+		name, ok := strings.CutPrefix(h, "@")
+		if !ok {
+			out = append(out, h)
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, usagef("cannot read -H @%s: %v", name, err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			l = strings.TrimRight(l, "\r")
+			if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
+				continue
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// stdin is where -p - and -u - read the body; a variable so that tests can
+// give one.
+var stdin io.Reader = os.Stdin
+
+// stdinBody keeps the body read from stdin: sweep validates the load of
+// every series, and stdin can be read once only.
+var stdinBody struct {
+	read bool
+	data []byte
+	err  error
+}
+
+// readBody reads the body file of -p or -u; "-" is standard input (as
+// curl's --data-binary @-), read once.
+func readBody(name string) ([]byte, error) {
+	if name != "-" {
+		return os.ReadFile(name)
+	}
+	if !stdinBody.read {
+		stdinBody.data, stdinBody.err = io.ReadAll(stdin)
+		stdinBody.read = true
+	}
+	return stdinBody.data, stdinBody.err
+}
+
 // parseParam checks one --param value, "NAME=VALUE".
 func parseParam(p string) ([2]string, error) {
 	name, value, ok := strings.Cut(p, "=")
@@ -218,4 +270,44 @@ func wrapText(text string, width int) string {
 		b.WriteString(line)
 	}
 	return b.String()
+}
+
+// addOutputFlag adds -o, --output FILE: the report goes to FILE instead of
+// standard output.
+func addOutputFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVarP(p, "output", "o", "", "write the report (any --format) to `FILE` instead of standard output")
+}
+
+// openOutput opens the file of -o, before any connection so that a bad
+// path costs nothing; "" and "-" are stdout. done closes it, and removes
+// it when the command failed before writing a report (failed is its
+// error), so that no empty report is left behind.
+func openOutput(name string, stdout io.Writer) (w io.Writer, done func(failed error) error, err error) {
+	if name == "" || name == "-" {
+		return stdout, func(error) error { return nil }, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, nil, usagef("cannot create -o file: %v", err)
+	}
+	cw := &countWriter{w: f}
+	return cw, func(failed error) error {
+		err := f.Close()
+		if failed != nil && cw.n == 0 {
+			os.Remove(name)
+		}
+		return err
+	}, nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
