@@ -41,12 +41,14 @@ lint:
 	@bash scripts/depcheck.sh
 
 # The demo: built-in FastCGI and HTTP backends on TCP and Unix sockets, bench
-# against each with and without keep-alive; then a concurrency sweep over
-# serial, prefork:4, threaded and evented backends that leaves its chart in
-# demo-out/sweep.png. Under a minute.
+# against each with and without keep-alive (one line each; the reports in
+# demo-out/bench-*.txt); then a concurrency sweep over serial, prefork:4,
+# threaded and evented backends that leaves its chart and page in demo-out/;
+# then a five-line summary ending with the page's path. Under a minute.
 demo: build
-	@bash scripts/demo.sh
-	@bash scripts/sweepdemo.sh
+	@BB=$(BIN) bash scripts/demo.sh
+	@BB=$(BIN) bash scripts/sweepdemo.sh
+	@bash scripts/demo-summary.sh
 
 # Every real-backend test (cmd/backbench/integration*_test.go, over
 # scripts/backends.sh): php-fpm, fcgiwrap and Thin, which `make test` runs
