@@ -194,10 +194,11 @@ func TestSLOGate(t *testing.T) {
 		strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q", errs)
 	}
-	// The same run within p99 <= 50 ms exits 0 (tried again if a loaded
-	// machine stalls the run past 50 ms).
+	// The same run within p99 <= 500 ms exits 0 (tried again if a loaded
+	// machine stalls the run past it; 50 ms was missed three times in a
+	// row by go test -race -count=3 on a busy 2-core machine).
 	withSpeedRetries(t, func() []string {
-		code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", "--slo", "p99<=50ms", "--format", "json", srv.URL("/"))
+		code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", "--slo", "p99<=500ms", "--format", "json", srv.URL("/"))
 		var s struct {
 			SLO []struct {
 				Objective string  `json:"objective"`
@@ -205,7 +206,7 @@ func TestSLOGate(t *testing.T) {
 				Pass      bool    `json:"pass"`
 			} `json:"slo_results"`
 		}
-		if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 || s.SLO[0].Objective != "p99<=50ms" ||
+		if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 || s.SLO[0].Objective != "p99<=500ms" ||
 			s.SLO[0].Value < 9 || s.SLO[0].Pass != (code == 0) {
 			t.Fatalf("exit %d, slo_results %+v (%v) %s", code, s.SLO, err, errs)
 		}
