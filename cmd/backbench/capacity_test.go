@@ -223,7 +223,10 @@ func TestSLOGate(t *testing.T) {
 		dir := t.TempDir()
 		code, out, errs := runMain(t, context.Background(), "sweep", "-q", "-c", "1,16", "-n", "48", "--warmup", "0", "--out", dir,
 			"--slo", "p99<=60ms", serial.URL("/"))
-		if code != exitSLO || !strings.Contains(out, "c=16 FAIL (p99 ") || !strings.Contains(errs, "objective failed: http/unix at c=16") {
+		// c=1 may fail too on a loaded machine ("at c=1; http/unix at
+		// c=16"): the retry below sees to it.
+		if code != exitSLO || !strings.Contains(out, "c=16 FAIL (p99 ") || !strings.Contains(errs, "objective failed: http/unix at c=") ||
+			!strings.Contains(errs, "http/unix at c=16") {
 			t.Fatalf("exit %d\n%s%s", code, out, errs)
 		}
 		if !strings.Contains(out, "highest level that passes: c=1; c=1 pass, c=16 FAIL (p99 ") {
