@@ -14,6 +14,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -491,12 +492,7 @@ func TestClientTimeout(t *testing.T) {
 }
 
 func TestClientConnectFailure(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testnet.DeadTCP(t, "127.0.0.1")
 	tests := []struct {
 		name, url, errHas string
 	}{

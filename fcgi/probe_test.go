@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/realbackend"
+	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -320,12 +320,7 @@ func TestProbeBadConfig(t *testing.T) {
 // TestProbeRefused: a server that is gone before the first check is
 // ErrUnreachable, naming the connect failure, at once.
 func TestProbeRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testnet.DeadTCP(t, "127.0.0.1")
 	r, err := Probe(context.Background(), probeCfg(t, "fcgi://"+addr+"/", "/", time.Second))
 	if !errors.Is(err, ErrUnreachable) || r != nil || !strings.HasSuffix(err.Error(), ": connection refused") {
 		t.Errorf("report %v, error %v", r, err)

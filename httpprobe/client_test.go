@@ -12,6 +12,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -404,12 +405,7 @@ func TestClientFailures(t *testing.T) {
 }
 
 func TestClientConnectFailure(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	free := ln.Addr().String()
-	ln.Close()
+	free := testnet.DeadTCP(t, "127.0.0.1")
 	dir := t.TempDir()
 	tests := []struct {
 		name, url, want string

@@ -18,12 +18,17 @@ cleanup() {
 trap cleanup EXIT
 
 serve_start() {
-  local name=$1 lines=$2 out=$dir/$1.out
+  local name=$1 lines=$2 out=$dir/$1.out n
   shift 2
+  # The log exists before the backend starts (the background job's
+  # redirection may come after the first poll), so grep always has a
+  # file to read and a count to print.
+  : >"$out"
   "$BB" serve "$@" >"$out" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do
-    if [ "$(grep -c '^listening' "$out" || true)" -ge "$lines" ]; then
+    n=$(grep -c '^listening' "$out" 2>/dev/null) || true
+    if [ "${n:-0}" -ge "$lines" ]; then
       addr=$(awk '/^listening/{print $4; exit}' "$out")
       return 0
     fi

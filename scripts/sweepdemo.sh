@@ -6,8 +6,8 @@
 #   threaded   HTTP on TCP             (Mongrel)
 #   evented    HTTP on a Unix socket   (Thin)
 # runs one backbench sweep over them, prints the table, leaves sweep.csv,
-# sweep.json, sweep.svg and sweep.png in $OUT (default ./demo-out), and stops
-# the backends by PID. About 20 seconds.
+# sweep.json, sweep.svg, sweep.png and sweep.html in $OUT (default
+# ./demo-out), and stops the backends by PID. About 20 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BB=${BB:-bin/backbench}
@@ -32,11 +32,10 @@ cmd=("$BB" sweep -q -n "$N" -c "$LEVELS" --out "$OUT"
   "prefork:4 fcgi unix=fcgi://unix:$prefork:/app.php"
   "threaded http tcp=http://$threaded/"
   "evented http unix=http://unix:$evented:/")
-echo "=================================================================="
+echo
 echo "\$ backbench sweep -q -n $N -c $LEVELS --out $OUT \\"
 echo "    'serial fcgi tcp=fcgi://127.0.0.1:PORT/app.php' 'prefork:4 fcgi unix=fcgi://unix:/tmp/.../prefork.sock:/app.php' \\"
 echo "    'threaded http tcp=http://127.0.0.1:PORT/' 'evented http unix=http://unix:/tmp/.../evented.sock:/'"
 echo
 "${cmd[@]}"
-echo
-echo "The chart: $OUT/sweep.png (and $OUT/sweep.svg)"
+

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/backbench/backbench/internal/testnet"
 )
 
 // TestDialRaw: DialDeadline's own connect reaches TCP (by address and by
@@ -56,12 +58,7 @@ func TestDialRaw(t *testing.T) {
 // TestDialRawErrors: a refused TCP port, a missing Unix socket and a full
 // Unix backlog fail at once with the errno that Describe names.
 func TestDialRawErrors(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := testnet.DeadTCP(t, "127.0.0.1")
 
 	// After the first connections are queued, the next connect gets
 	// EAGAIN.

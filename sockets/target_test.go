@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/backbench/backbench/internal/testnet"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -120,9 +122,7 @@ func TestCheckAndDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	tln, _ := net.Listen("tcp", "127.0.0.1:0")
-	refused := tln.Addr().String()
-	tln.Close()
+	refused := testnet.DeadTCP(t, "127.0.0.1")
 	ctx := context.Background()
 	cases := []struct {
 		t    Target

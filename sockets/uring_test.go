@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/backbench/backbench/internal/testnet"
 )
 
 // TestRingConn: connections bound to ring slots connect, read what the
@@ -108,9 +110,7 @@ func TestRingConnRefused(t *testing.T) {
 	if err := RingAvailable(); err != nil {
 		t.Skipf("io_uring: %v", err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testnet.DeadTCP(t, "127.0.0.1")
 	d := NewDialer(Target{Network: "tcp", Address: addr}, 0)
 	var ringErr error
 	var c Conn

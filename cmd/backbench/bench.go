@@ -67,6 +67,7 @@ type benchOptions struct {
 	cpuProfile     string
 	version        bool
 	label          string
+	output         string
 	repeatOptions
 }
 
@@ -76,10 +77,10 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.VarP(newSeconds(&o.timeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
 	fs.VarP(newSeconds(&o.timeout, 30*time.Second), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
 	fs.BoolVarP(&o.keepAlive, "keepalive", "k", false, "keep connections open (HTTP keep-alive, FastCGI FCGI_KEEP_CONN)")
-	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas)")
+	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
-	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m)")
-	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u)")
+	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m); - reads it from standard input")
+	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u); - reads it from standard input")
 	fs.BoolVarP(&o.head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
 	fs.StringArrayVarP(&o.cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
 	fs.StringVarP(&o.basicAuth, "basic-auth", "A", "", "HTTP basic authentication 'user:password' (an Authorization header; ab's -A)")
@@ -118,6 +119,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
 	fs.StringVar(&o.label, "label", "", "name the result `NAME` (its backend) in the saved JSON: compare pairs and names runs by it rather than by URL")
 	addRepeatFlags(fs, &o.repeatOptions, false)
+	addOutputFlag(fs, &o.output)
 	fs.SortFlags = false
 	return fs
 }
@@ -141,11 +143,11 @@ Flags:
 func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
+	fs.SetNormalizeFunc(normalizeAlias)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			fmt.Fprint(stdout, wrapText(usage, helpWidth(stdout)))
+			fmt.Fprint(stdout, fs.FlagUsagesWrapped(helpWidth(stdout)))
 			return errHelp
 		}
 		return usagef("%s %v", fs.Name()+":", err)
@@ -242,7 +244,7 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, err
 		r.Method = "HEAD"
 	}
 	if bodyFile != "" {
-		b, err := os.ReadFile(bodyFile)
+		b, err := readBody(bodyFile)
 		if err != nil {
 			return nil, usagef("cannot read %s file: %v", bodyFlag, err)
 		}
@@ -306,7 +308,7 @@ func abFlags(o *loadOptions, r *execute.Plan) error {
 	return nil
 }
 
-func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var o benchOptions
 	fs := newBenchFlags(&o)
 	if err := parseFlags(fs, benchUsage, args, stdout); err != nil {
@@ -334,9 +336,18 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
 	// Open the output files before the run, so that a bad path costs
-	// nothing; "-" is standard output. -g and -e replace their files only
-	// once written whole (report.AtomicFile); --raw and --cpuprofile are
-	// streamed as the run goes.
+	// nothing; "-" is standard output (the terminal's, not -o's). -g and
+	// -e replace their files only once written whole (report.AtomicFile);
+	// --raw and --cpuprofile are streamed as the run goes.
+	out, closeOut, err := openOutput(o.output, stdout)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeOut(err); err == nil && cerr != nil {
+			err = fmt.Errorf("writing %s: %w", o.output, cerr)
+		}
+	}()
 	var gf, ef, pf, raw io.Writer
 	for _, p := range []struct {
 		flag, name string
@@ -405,16 +416,16 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	r.judge(&sum)
 	sum.Label = strings.TrimSpace(o.label)
 	if o.format == "json" {
-		err = report.JSON(stdout, &sum, m)
+		err = report.JSON(out, &sum, m)
 	} else {
 		ab := sum
 		if sum.Repeated != nil {
 			// The ab report is the pooled trials'; their medians follow.
 			ab.RequestsPerSecond = sum.PooledRequestsPerSecond
 		}
-		err = report.Text(stdout, &ab, report.TextOptions{Spectrum: o.spectrum})
+		err = report.Text(out, &ab, report.TextOptions{Spectrum: o.spectrum})
 		if err == nil && sum.Repeated != nil {
-			writeTrials(stdout, &sum, &tp)
+			writeTrials(out, &sum, &tp)
 		}
 	}
 	if err != nil {
@@ -439,7 +450,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sum.Interrupted {
 		return errInterrupted
 	}
-	return sloGate(stdout, o.format == "text", r.objectives, sum.SLO)
+	return sloGate(out, o.format == "text", r.objectives, sum.SLO)
 }
 
 // judge adds to a run's figures the verdicts of the --slo objectives (of

@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -218,9 +217,7 @@ func TestBenchExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	notSock := filepath.Join(dir, "file")
 	os.WriteFile(notSock, nil, 0o644)
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	refused := ln.Addr().String()
-	ln.Close()
+	refused := deadTCPAddr(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	ok := srv.URL("/")
 	cases := []struct {

@@ -190,14 +190,15 @@ func TestSLOGate(t *testing.T) {
 	if code != exitSLO || !strings.Contains(out, "\nObjectives:\n  p99<=1ms: FAIL, p99 ") || !strings.Contains(out, "errors<=1%: pass, errors 0.00%") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	if !strings.HasPrefix(errs, "backbench: objective failed: p99<=1ms: FAIL, p99 ") || !strings.Contains(errs, " ms over)") ||
+	if !strings.HasPrefix(errs, "backbench bench: objective failed: p99<=1ms: FAIL, p99 ") || !strings.Contains(errs, " ms over)") ||
 		strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q", errs)
 	}
-	// The same run within p99 <= 50 ms exits 0 (tried again if a loaded
-	// machine stalls the run past 50 ms).
+	// The same run within p99 <= 500 ms exits 0 (tried again if a loaded
+	// machine stalls the run past it; 50 ms was missed three times in a
+	// row by go test -race -count=3 on a busy 2-core machine).
 	withSpeedRetries(t, func() []string {
-		code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", "--slo", "p99<=50ms", "--format", "json", srv.URL("/"))
+		code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", "--slo", "p99<=500ms", "--format", "json", srv.URL("/"))
 		var s struct {
 			SLO []struct {
 				Objective string  `json:"objective"`
@@ -205,7 +206,7 @@ func TestSLOGate(t *testing.T) {
 				Pass      bool    `json:"pass"`
 			} `json:"slo_results"`
 		}
-		if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 || s.SLO[0].Objective != "p99<=50ms" ||
+		if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 || s.SLO[0].Objective != "p99<=500ms" ||
 			s.SLO[0].Value < 9 || s.SLO[0].Pass != (code == 0) {
 			t.Fatalf("exit %d, slo_results %+v (%v) %s", code, s.SLO, err, errs)
 		}
@@ -222,7 +223,10 @@ func TestSLOGate(t *testing.T) {
 		dir := t.TempDir()
 		code, out, errs := runMain(t, context.Background(), "sweep", "-q", "-c", "1,16", "-n", "48", "--warmup", "0", "--out", dir,
 			"--slo", "p99<=60ms", serial.URL("/"))
-		if code != exitSLO || !strings.Contains(out, "c=16 FAIL (p99 ") || !strings.Contains(errs, "objective failed: http/unix at c=16") {
+		// c=1 may fail too on a loaded machine ("at c=1; http/unix at
+		// c=16"): the retry below sees to it.
+		if code != exitSLO || !strings.Contains(out, "c=16 FAIL (p99 ") || !strings.Contains(errs, "objective failed: http/unix at c=") ||
+			!strings.Contains(errs, "http/unix at c=16") {
 			t.Fatalf("exit %d\n%s%s", code, out, errs)
 		}
 		if !strings.Contains(out, "highest level that passes: c=1; c=1 pass, c=16 FAIL (p99 ") {
@@ -252,7 +256,7 @@ func TestCapacityBadInput(t *testing.T) {
 		{"sweep", "-c", "1", "--slo", "p99", "http://127.0.0.1:1/"},
 	} {
 		code, out, errs := runMain(t, context.Background(), args...)
-		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "backbench: ") {
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "backbench "+args[0]+": ") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}

@@ -120,6 +120,9 @@ func requestParts(scheme string, headers, params []string, docRoot string) (hs, 
 	if scheme != sockets.SchemeFCGI && (docRoot != "" || len(params) > 0) {
 		return nil, nil, "", usagef("--document-root and --param apply to fcgi:// targets only")
 	}
+	if headers, err = headerFiles(headers); err != nil {
+		return nil, nil, "", err
+	}
 	for _, h := range headers {
 		kv, err := parseHeader(h)
 		if err != nil {

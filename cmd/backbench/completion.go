@@ -7,23 +7,31 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/fcgi"
+	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/httpprobe"
 )
 
 // commands are the commands that take flags, each with the function that
 // builds its flag set: "help COMMAND" and the completion scripts come from
 // it, so that a new flag needs no other change.
 var commands = map[string]func() *pflag.FlagSet{
-	"bench":   func() *pflag.FlagSet { return newBenchFlags(&benchOptions{}) },
-	"sweep":   func() *pflag.FlagSet { return newSweepFlags(&sweepOptions{}) },
-	"probe":   func() *pflag.FlagSet { return newProbeFlags(&probeOptions{}) },
-	"serve":   func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
-	"merge":   func() *pflag.FlagSet { return newMergeFlags(&mergeOptions{}) },
-	"compare": func() *pflag.FlagSet { return newCompareFlags(&compareOptions{}) },
+	"bench":    func() *pflag.FlagSet { return newBenchFlags(&benchOptions{}) },
+	"sweep":    func() *pflag.FlagSet { return newSweepFlags(&sweepOptions{}) },
+	"capacity": func() *pflag.FlagSet { return newCapacityFlags(&capacityOptions{}) },
+	"probe":    func() *pflag.FlagSet { return newProbeFlags(&probeOptions{}) },
+	"serve":    func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
+	"merge":    func() *pflag.FlagSet { return newMergeFlags(&mergeOptions{}) },
+	"compare":  func() *pflag.FlagSet { return newCompareFlags(&compareOptions{}) },
 	"report": func() *pflag.FlagSet {
 		var out string
 		return newReportFlags(&out)
 	},
 }
+
+// shells are the shells completionCmd writes a script for.
+var shells = []string{"bash", "zsh", "fish"}
 
 // commandNames returns the names in commands, sorted.
 func commandNames() []string {
@@ -49,7 +57,44 @@ type flagInfo struct {
 	usage       string
 }
 
-func flagInfos(fs *pflag.FlagSet) []flagInfo {
+// wordValues are the words of the flags whose Value takes a few words
+// without being a choiceValue (a plain string that a parser reads later),
+// by command and flag name; the values that the code lists itself (faults,
+// probe checks) come from there. TestCompletionValuesParse feeds every one
+// of them to the parser of its flag.
+func wordValues(cmd, flag string) []string {
+	switch {
+	case flag == "balance":
+		return []string{"round-robin", "least-conn"}
+	case cmd == "sweep" && flag == "keepalive-modes":
+		return []string{"on", "off", "on,off", "off,on", "both"}
+	case cmd == "serve" && flag == "model":
+		return []string{"threaded", "serial", "prefork:", "evented"}
+	case cmd == "serve" && flag == "keepalive":
+		return []string{"on", "off", "max="}
+	case cmd == "serve" && flag == "fault":
+		var names []string
+		for _, proto := range []string{fixtures.ProtoFCGI, fixtures.ProtoHTTP} {
+			for _, f := range fixtures.Faults(proto) {
+				if !slices.Contains(names, f.Name) {
+					names = append(names, f.Name)
+				}
+			}
+		}
+		return names
+	case cmd == "probe" && (flag == "only" || flag == "skip"):
+		var names []string
+		for _, n := range append(slices.Clone(fcgi.ProbeChecks), httpprobe.ProbeChecks...) {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		return names
+	}
+	return nil
+}
+
+func flagInfos(cmd string, fs *pflag.FlagSet) []flagInfo {
 	var fl []flagInfo
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Hidden {
@@ -63,22 +108,27 @@ func flagInfos(fs *pflag.FlagSet) []flagInfo {
 		}
 		if c, ok := f.Value.(*choiceValue); ok {
 			fi.choices = c.choices
+		} else {
+			fi.choices = wordValues(cmd, f.Name)
 		}
 		fl = append(fl, fi)
 	})
 	return fl
 }
 
-const completionUsage = `Usage: backbench completion bash|zsh
+const completionUsage = `Usage: backbench completion bash|zsh|fish
 
 Prints a completion script for the shell, generated from the flags of every
 command: commands, flags (--name and -x) and the values of flags that take a
-few words (--format text|json ...); elsewhere the shell completes file names.
+few words (--format text|json, sweep --keepalive-modes on|off|both ...);
+elsewhere the shell completes file names.
 
   bash: source <(backbench completion bash)
         or backbench completion bash > /etc/bash_completion.d/backbench
   zsh:  source <(backbench completion zsh)
         or backbench completion zsh > "${fpath[1]}/_backbench"
+  fish: backbench completion fish | source
+        or backbench completion fish > ~/.config/fish/completions/backbench.fish
 `
 
 func completionCmd(args []string, stdout io.Writer) error {
@@ -86,14 +136,11 @@ func completionCmd(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, completionUsage)
 		return nil
 	}
-	if len(args) != 1 || (args[0] != "bash" && args[0] != "zsh") {
-		return usagef("completion: want bash or zsh (backbench completion bash > /etc/bash_completion.d/backbench)")
+	if len(args) != 1 || !slices.Contains(shells, args[0]) {
+		return usagef("want bash, zsh or fish (backbench completion bash > /etc/bash_completion.d/backbench)")
 	}
-	if args[0] == "bash" {
-		_, err := io.WriteString(stdout, bashCompletion())
-		return err
-	}
-	_, err := io.WriteString(stdout, zshCompletion())
+	script := map[string]func() string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}[args[0]]
+	_, err := io.WriteString(stdout, script())
 	return err
 }
 
@@ -114,8 +161,8 @@ _backbench() {
 `)
 	for _, name := range commandNames() {
 		var words, valued []string
-		fmt.Fprintf(&b, "    %s)\n        case \"$prev\" in\n", name)
-		for _, f := range flagInfos(commands[name]()) {
+		fmt.Fprintf(&b, "    # backbench %s\n    %s)\n        case \"$prev\" in\n", name, name)
+		for _, f := range flagInfos(name, commands[name]()) {
 			names := []string{f.long}
 			if f.short != "" {
 				names = append(names, f.short)
@@ -133,12 +180,13 @@ _backbench() {
 		}
 		fmt.Fprintf(&b, "        esac\n        [[ $cur == -* ]] && COMPREPLY=($(compgen -W %q -- \"$cur\"));;\n", strings.Join(words, " "))
 	}
-	fmt.Fprintf(&b, `    completion) COMPREPLY=($(compgen -W "bash zsh" -- "$cur"));;
+	fmt.Fprintf(&b, `    # backbench end
+    completion) COMPREPLY=($(compgen -W %q -- "$cur"));;
     help) COMPREPLY=($(compgen -W %q -- "$cur"));;
     esac
 }
 complete -o default -F _backbench backbench
-`, strings.Join(commandNames(), " "))
+`, strings.Join(shells, " "), strings.Join(topWords(), " "))
 	return b.String()
 }
 
@@ -159,8 +207,8 @@ _backbench() {
 `)
 	clean := strings.NewReplacer("[", "(", "]", ")", ":", " ", "'", "", "\\", "", "`", "")
 	for _, name := range commandNames() {
-		fmt.Fprintf(&b, "    %s)\n        _arguments -s \\\n", name)
-		for _, f := range flagInfos(commands[name]()) {
+		fmt.Fprintf(&b, "    # backbench %s\n    %s)\n        _arguments -s \\\n", name, name)
+		for _, f := range flagInfos(name, commands[name]()) {
 			star := ""
 			if f.repeat {
 				star = "*"
@@ -180,7 +228,8 @@ _backbench() {
 		}
 		b.WriteString("            '*:URL:_files';;\n")
 	}
-	fmt.Fprintf(&b, `    completion) _values shell bash zsh;;
+	fmt.Fprintf(&b, `    # backbench end
+    completion) _values shell %s;;
     help) _values command %s;;
     esac
 }
@@ -189,6 +238,39 @@ if [ "$funcstack[1]" = "_backbench" ]; then
 else
     compdef _backbench backbench
 fi
-`, strings.Join(commandNames(), " "))
+`, strings.Join(shells, " "), strings.Join(topWords(), " "))
+	return b.String()
+}
+
+// fishCompletion is a fish script: one complete line per command and per
+// flag, with the flag's help as its description.
+func fishCompletion() string {
+	var b strings.Builder
+	// fish single quotes: only \ and \' are special.
+	quote := func(s string) string {
+		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+	}
+	b.WriteString("# fish completion for backbench, generated from its flags by \"backbench completion fish\".\n")
+	fmt.Fprintf(&b, "complete -c backbench -n __fish_use_subcommand -f -a %s\n", quote(strings.Join(topWords(), " ")))
+	fmt.Fprintf(&b, "complete -c backbench -n '__fish_seen_subcommand_from completion' -f -a %s\n", quote(strings.Join(shells, " ")))
+	fmt.Fprintf(&b, "complete -c backbench -n '__fish_seen_subcommand_from help' -f -a %s\n", quote(strings.Join(topWords(), " ")))
+	for _, name := range commandNames() {
+		fmt.Fprintf(&b, "# backbench %s\n", name)
+		for _, f := range flagInfos(name, commands[name]()) {
+			line := "complete -c backbench -n '__fish_seen_subcommand_from " + name + "' -l " + strings.TrimPrefix(f.long, "--")
+			if f.short != "" {
+				line += " -s " + strings.TrimPrefix(f.short, "-")
+			}
+			switch {
+			case len(f.choices) > 0:
+				line += " -x -a " + quote(strings.Join(f.choices, " "))
+			case f.value:
+				line += " -r -F"
+			}
+			line += " -d " + quote(strings.ReplaceAll(f.usage, "`", ""))
+			b.WriteString(line + "\n")
+		}
+	}
+	b.WriteString("# backbench end\n")
 	return b.String()
 }

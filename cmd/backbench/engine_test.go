@@ -113,7 +113,10 @@ func TestEngineTimeLimitAndCancel(t *testing.T) {
 		srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 2 * time.Millisecond})
 		start := time.Now()
 		_, s := engineRecord(t, context.Background(), "--engine", engine, "-t", "0.5", "-c", "4", srv.URL("/"))
-		if el := time.Since(start); el < 500*time.Millisecond || el > 1500*time.Millisecond || s.Complete < 10 || s.Failed != 0 {
+		// The upper bound is loose on purpose (a busy shared machine): it
+		// only tells a run that ended on time from one that waited for
+		// the backend or for -s (30 s).
+		if el := time.Since(start); el < 500*time.Millisecond || el > 10*time.Second || s.Complete < 10 || s.Failed != 0 {
 			t.Errorf("%s: -t 0.5 took %v: complete %d failed %d", engine, el, s.Complete, s.Failed)
 		}
 		hang := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Fault: fixtures.FaultHang})
@@ -121,7 +124,9 @@ func TestEngineTimeLimitAndCancel(t *testing.T) {
 		start = time.Now()
 		_, s = engineRecord(t, ctx, "--engine", engine, "-n", "100", "-c", "4", "-s", "30", hang.URL("/"))
 		cancel()
-		if el := time.Since(start); el > 1300*time.Millisecond || s.Complete != 0 || s.Failed != 0 {
+		// Loose for a busy machine: a run that ignored the cancel would
+		// wait -s 30 for the silent server.
+		if el := time.Since(start); el > 10*time.Second || s.Complete != 0 || s.Failed != 0 {
 			t.Errorf("%s: cancelled at 300 ms, returned after %v: complete %d failed %d", engine, el, s.Complete, s.Failed)
 		}
 	}

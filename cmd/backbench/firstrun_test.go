@@ -112,7 +112,7 @@ func TestTLSVerifiesIPHosts(t *testing.T) {
 			start := time.Now()
 			code, stdout, errs := runMain(t, context.Background(), "bench", "-t", "30", "-c", "4", srv.URL("/"))
 			if code != 1 || stdout != "" || strings.Count(errs, "\n") != 1 || !strings.HasSuffix(errs, "certificate does not verify: x509: certificate signed by unknown authority; --insecure accepts it\n") ||
-				strings.Count(errs, "backbench:") != 1 || strings.Contains(errs, "ServerName") {
+				strings.Count(errs, "backbench bench:") != 1 || strings.Contains(errs, "ServerName") {
 				t.Errorf("untrusted: exit %d, stderr %q, stdout %q", code, errs, stdout)
 			}
 			if el := time.Since(start); el > 5*time.Second {

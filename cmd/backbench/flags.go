@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
 // newFlagSet returns the flag set of a command: errors are returned, not
@@ -16,13 +18,29 @@ import (
 // --keep-alive-modes of --keepalive-modes) in every command.
 func newFlagSet(name string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, n string) pflag.NormalizedName {
-		if rest, ok := strings.CutPrefix(n, "keep-alive"); ok {
-			n = "keepalive" + rest
-		}
-		return pflag.NormalizedName(n)
-	})
+	fs.SetNormalizeFunc(normalizeAlias)
 	return fs
+}
+
+// normalizeAlias is the one alias set of every command: --keep-alive... is
+// read as --keepalive.... parseFlags applies it to every flag set, also to
+// one built with pflag.NewFlagSet, so that no command misses it.
+func normalizeAlias(_ *pflag.FlagSet, n string) pflag.NormalizedName {
+	if rest, ok := strings.CutPrefix(n, "keep-alive"); ok {
+		n = "keepalive" + rest
+	}
+	return pflag.NormalizedName(n)
+}
+
+// helpWidth is the width help is wrapped to: the terminal's when w is one,
+// else 80.
+func helpWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && isTerminal(w) {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols >= 40 {
+			return cols
+		}
+	}
+	return 80
 }
 
 // secondsValue is a pflag Value for a duration given in seconds ("30",
@@ -107,6 +125,58 @@ func parseHeader(h string) ([2]string, error) {
 	return [2]string{name, value}, nil
 }
 
+// headerFiles replaces every -H @FILE by the headers in FILE, one a line
+// (curl's -H @file); blank lines and lines starting with # are skipped. No
+// header name starts with @ (it is not a token character), so the two
+// forms cannot be confused.
+func headerFiles(headers []string) ([]string, error) {
+	var out []string
+	for _, h := range headers {
+		name, ok := strings.CutPrefix(h, "@")
+		if !ok {
+			out = append(out, h)
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, usagef("cannot read -H @%s: %v", name, err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			l = strings.TrimRight(l, "\r")
+			if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
+				continue
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// stdin is where -p - and -u - read the body; a variable so that tests can
+// give one.
+var stdin io.Reader = os.Stdin
+
+// stdinBody keeps the body read from stdin: sweep validates the load of
+// every series, and stdin can be read once only.
+var stdinBody struct {
+	read bool
+	data []byte
+	err  error
+}
+
+// readBody reads the body file of -p or -u; "-" is standard input (as
+// curl's --data-binary @-), read once.
+func readBody(name string) ([]byte, error) {
+	if name != "-" {
+		return os.ReadFile(name)
+	}
+	if !stdinBody.read {
+		stdinBody.data, stdinBody.err = io.ReadAll(stdin)
+		stdinBody.read = true
+	}
+	return stdinBody.data, stdinBody.err
+}
+
 // parseParam checks one --param value, "NAME=VALUE".
 func parseParam(p string) ([2]string, error) {
 	name, value, ok := strings.Cut(p, "=")
@@ -172,4 +242,76 @@ func checkStartAt(t, now time.Time) error {
 		return usagef("--start-at %s is more than %v ahead (Unix seconds, not milliseconds?)", t.Format(time.RFC3339Nano), maxStartAhead)
 	}
 	return nil
+}
+
+// wrapText breaks the lines of text longer than width at spaces; a
+// continuation starts under the text after a line's first run of two
+// spaces or more ("  name   description" lists), else under its indent.
+func wrapText(text string, width int) string {
+	var b strings.Builder
+	for i, line := range strings.Split(text, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		if j := strings.Index(line[indent:], "  "); j > 0 {
+			k := indent + j
+			for k < len(line) && line[k] == ' ' {
+				k++
+			}
+			if k < width/2 {
+				indent = k
+			}
+		}
+		for len(line) > width {
+			cut := strings.LastIndexByte(line[:width+1], ' ')
+			if cut <= indent {
+				break // one word longer than the line: leave it
+			}
+			b.WriteString(strings.TrimRight(line[:cut], " ") + "\n")
+			line = strings.Repeat(" ", indent) + strings.TrimLeft(line[cut:], " ")
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// addOutputFlag adds -o, --output FILE: the report goes to FILE instead of
+// standard output.
+func addOutputFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVarP(p, "output", "o", "", "write the report (any --format) to `FILE` instead of standard output")
+}
+
+// openOutput opens the file of -o, before any connection so that a bad
+// path costs nothing; "" and "-" are stdout. done closes it, and removes
+// it when the command failed before writing a report (failed is its
+// error), so that no empty report is left behind.
+func openOutput(name string, stdout io.Writer) (w io.Writer, done func(failed error) error, err error) {
+	if name == "" || name == "-" {
+		return stdout, func(error) error { return nil }, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, nil, usagef("cannot create -o file: %v", err)
+	}
+	cw := &countWriter{w: f}
+	return cw, func(failed error) error {
+		err := f.Close()
+		if failed != nil && cw.n == 0 {
+			os.Remove(name)
+		}
+		return err
+	}, nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -149,9 +149,11 @@ func TestBenchIgnoresNoClose(t *testing.T) {
 				t.Fatalf("complete %d failed %d %v", s.Complete, s.Failed, s.ErrorSamples)
 			}
 			// With the old wait, every request behind one whose
-			// connection was held took LingerGrace or more.
-			if longest := s.ConnectionTimes.Total.Max; longest >= float64(sockets.LingerGrace/time.Millisecond)/2 {
-				t.Errorf("longest request %.1f ms: a connection was held for the server's close", longest)
+			// connection was held took LingerGrace or more: the median
+			// did. (Not the longest: one request stalled by a loaded
+			// machine took 100.9 ms under go test -count=3.)
+			if median := s.ConnectionTimes.Total.Median; median >= float64(sockets.LingerGrace/time.Millisecond)/2 {
+				t.Errorf("median request %.1f ms: connections were held for the server's close", median)
 			}
 		})
 	}

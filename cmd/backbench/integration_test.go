@@ -96,7 +96,7 @@ func startReal(tb testing.TB, name string, required bool) *realBackend {
 		if required {
 			realbackend.Missing(tb, msg)
 		}
-		tb.Skip(msg)
+		realbackend.Skip(tb, msg)
 	case err != nil:
 		tb.Fatalf("backends.sh start %s: %v\n%s", name, err, errb.String())
 	}

@@ -12,11 +12,12 @@
 //	backbench serve [flags]         built-in FastCGI and HTTP backends
 //	backbench merge FILE.json...    one report from runs made on several generators
 //	backbench version               the version, from the build info
-//	backbench completion bash|zsh   a shell completion script
+//	backbench completion bash|zsh|fish  a shell completion script
 //	backbench report FILE...        an HTML page of saved results
 //
 // Run "backbench COMMAND --help" or "backbench help COMMAND" for the flags
-// of each. Exit status: 0 on
+// of each. Every error is one line, "backbench COMMAND: message" (with a
+// hint to the command's --help on a bad command line). Exit status: 0 on
 // success, 1 when the target cannot be reached, 2 for a bad command line,
 // 3 when a --slo objective failed, 130 or 143 when interrupted by SIGINT or
 // SIGTERM.
@@ -29,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -75,7 +77,8 @@ Usage:
   backbench report [-o FILE] RESULT.json...
                                   one self-contained HTML page of saved results
   backbench version               version, commit and Go version (also --version, -V)
-  backbench completion bash|zsh   print a completion script for the shell
+  backbench completion bash|zsh|fish
+                                  print a completion script for the shell
 
 URL forms:
   http://HOST:PORT/PATH?QUERY        fcgi://HOST:PORT/PATH?QUERY
@@ -126,7 +129,8 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		return exitUsage
 	}
 	var err error
-	switch args[0] {
+	cmd := args[0]
+	switch cmd {
 	case "bench":
 		err = benchCmd(ctx, args[1:], stdout, stderr)
 	case "sweep":
@@ -144,34 +148,42 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 	case "report":
 		err = reportCmd(args[1:], stdout)
 	case "version", "--version", "-V":
-		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help") {
+		cmd = "version"
+		switch {
+		case len(args) > 1 && (args[1] == "-h" || args[1] == "--help"):
 			fmt.Fprint(stdout, versionUsage)
-		} else {
+		case len(args) > 1:
+			err = usagef("unexpected argument %q", args[1])
+		default:
 			fmt.Fprint(stdout, versionLine())
 		}
-		return exitOK
 	case "completion":
 		err = completionCmd(args[1:], stdout)
 	case "help":
-		if len(args) > 1 && commands[args[1]] != nil {
+		switch {
+		case len(args) > 2:
+			err = usagef("want one command, got %d words", len(args)-1)
+		case len(args) == 1 || args[1] == "help" || args[1] == "-h" || args[1] == "--help":
+			fmt.Fprint(stdout, topUsage)
+		case slices.Contains(topWords(), args[1]):
 			return Main(ctx, sig, []string{args[1], "--help"}, stdout, stderr)
+		default:
+			err = usagef("unknown command %q (want one of %s)", args[1], strings.Join(topWords(), ", "))
 		}
-		if len(args) > 1 {
-			err = usagef("help: unknown command %q (want one of %s)", args[1], strings.Join(commandNames(), ", "))
-			break
-		}
-		fmt.Fprint(stdout, topUsage)
-		return exitOK
 	case "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want bench, sweep, capacity, compare, merge, probe, report, serve, version or completion; see backbench --help)", args[0])
+		cmd = ""
+		err = usagef("unknown command %q (want %s)", args[0], strings.Join(topWords(), ", "))
 	}
-	return exitStatus(err, sig, stderr)
+	return exitStatus(cmd, err, sig, stderr)
 }
 
-func exitStatus(err error, sig func() os.Signal, stderr io.Writer) int {
+// exitStatus prints err, if any, as one line on stderr and returns the
+// exit status it calls for. cmd is the command that failed ("" before one
+// was known).
+func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
@@ -187,15 +199,56 @@ func exitStatus(err error, sig func() os.Signal, stderr io.Writer) int {
 		}
 		return exitSIGINT
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "backbench: %s\n", ue.msg)
+		fmt.Fprintln(stderr, errorLine(cmd, ue.msg, true))
 		return exitUsage
 	case errors.As(err, &se):
-		fmt.Fprintf(stderr, "backbench: %s\n", se)
+		fmt.Fprintln(stderr, errorLine(cmd, se.Error(), false))
 		return exitSLO
 	case errors.As(err, &re):
-		fmt.Fprintf(stderr, "backbench: %s\n", re.err)
+		fmt.Fprintln(stderr, errorLine(cmd, re.err.Error(), false))
 		return exitUnreachable
 	}
-	fmt.Fprintf(stderr, "backbench: %v\n", err)
+	fmt.Fprintln(stderr, errorLine(cmd, err.Error(), false))
 	return exitUnreachable
+}
+
+// internalPrefixes are the prefixes that backbench's own packages put on
+// their errors ("fixtures: listen unix ..."): the names of Go packages,
+// which mean nothing to a user, so errorLine drops them.
+var internalPrefixes = []string{"fixtures", "execute", "sockets", "httpprobe", "fcgi", "exchange",
+	"procstat", "realbackend", "stats", "trials", "load", "probe", "report", "sweep", "capacity"}
+
+// errorLine is the one line an error is shown as: "backbench COMMAND:
+// message", without the command's name repeated in the message nor the
+// names of internal packages, and, for a bad command line (usage), a hint
+// to the command's help.
+func errorLine(cmd, msg string, usage bool) string {
+	prefix, help := "backbench", "backbench --help"
+	if cmd != "" {
+		prefix = "backbench " + cmd
+		if cmd != "help" {
+			help = "backbench " + cmd + " --help"
+		}
+		msg = strings.TrimPrefix(msg, cmd+": ")
+	}
+	// Hints written into messages before there was one style.
+	msg = strings.ReplaceAll(msg, " (see "+help+")", "")
+	msg = strings.ReplaceAll(msg, "; see "+help, "")
+	for again := true; again; {
+		again = false
+		for _, p := range internalPrefixes {
+			if p == cmd {
+				continue // "probe: ..." from the probe command is its own
+			}
+			if rest, ok := strings.CutPrefix(msg, p+": "); ok {
+				msg, again = rest, true
+			}
+			msg = strings.ReplaceAll(msg, ": "+p+": ", ": ")
+		}
+	}
+	line := prefix + ": " + msg
+	if usage && !strings.Contains(msg, "--help") {
+		line += " (see '" + help + "')"
+	}
+	return line
 }

@@ -92,7 +92,10 @@ func TestOpenModelAccounting(t *testing.T) {
 	if got := s.Complete + s.Failed - s.Failures.Length + o.UnsentRequests; got != o.DueRequests {
 		t.Errorf("complete %d + failed %d + unsent %d = %d, want due %d", s.Complete, s.Failed, o.UnsentRequests, got, o.DueRequests)
 	}
-	if o.DueRequests < 480 || o.DueRequests > 520 || s.Complete > 150 || o.UnsentRequests < 330 {
+	// Due counts to the run's actual end, which a loaded machine can push
+	// past 1 s (543 due was seen under go test -race -count=3 on a busy
+	// 2-core machine): the upper bound is loose, the identity above exact.
+	if o.DueRequests < 480 || o.DueRequests > 650 || s.Complete > 150 || o.UnsentRequests < 330 {
 		t.Errorf("due %d, complete %d, unsent %d: want about 500, 100, 400", o.DueRequests, s.Complete, o.UnsentRequests)
 	}
 	// The unsent waited from their intended start to the end: the

@@ -30,6 +30,7 @@ type probeOptions struct {
 	unixSocket  string
 	insecure    bool
 	only, skip  []string
+	output      string
 }
 
 const probeUsage = `Usage: backbench probe [flags] URL
@@ -57,13 +58,14 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.VarP(newSeconds(&o.timeout, 5*time.Second), "timeout", "s", "timeout of each exchange of a check, in seconds")
 	fs.Var(newSeconds(&o.idleMax, 10*time.Second), "idle-max", "HTTP: longest wait for the server to close an idle kept connection")
 	fs.IntVar(&o.maxRequests, "max-requests", 1000, "most requests sent on one connection by max_requests_per_connection (which also stops after 10 s)")
-	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable)")
+	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
 	fs.BoolVar(&o.insecure, "insecure", false, "https: accept any server certificate (self-signed)")
 	fs.StringSliceVar(&o.only, "only", nil, "run only these checks (comma-separated names, as in the report)")
 	fs.StringSliceVar(&o.skip, "skip", nil, "do not run these checks (comma-separated names)")
+	addOutputFlag(fs, &o.output)
 	return fs
 }
 
@@ -94,7 +96,7 @@ type httpProbeOutput struct {
 // probeLine is one text line: a check's name, verdict and evidence.
 type probeLine struct{ name, verdict, evidence string }
 
-func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var o probeOptions
 	fs := newProbeFlags(&o)
 	if err := parseFlags(fs, probeUsage, args, stdout); err != nil {
@@ -143,6 +145,16 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := selectChecks(o.only, o.skip); err != nil {
 		return usagef("%v", err)
 	}
+	out, closeOut, err := openOutput(o.output, stdout)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeOut(err); err == nil && cerr != nil {
+			err = fmt.Errorf("writing %s: %w", o.output, cerr)
+		}
+	}()
+	stdout = out // the report, text or JSON, goes to -o
 	if len(targets) == 1 {
 		res, err := p.run(ctx, targets[0])
 		if err != nil {

@@ -85,13 +85,8 @@ func TestProbeCommand(t *testing.T) {
 }
 
 func TestProbeCommandErrors(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := ln.Addr().String()
+	refused := deadTCPAddr(t)
 	_, refusedPort, _ := net.SplitHostPort(refused)
-	ln.Close()
 	for _, tc := range []struct {
 		name string
 		args []string

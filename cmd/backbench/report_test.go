@@ -226,7 +226,9 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	checkCapacityInBrowser(t, &cs, capRep)
 	for _, c := range st.Charts {
-		if c.Width < 300 || c.Height < 100 || c.Points == 0 || c.LineWidth <= 0 {
+		// A chart of one point has no line: a capacity search on a
+		// loaded machine can end after one step.
+		if c.Width < 300 || c.Height < 100 || c.Points == 0 || (c.Points > 1 && c.LineWidth <= 0) {
 			t.Errorf("chart %q drawn empty or too small: %+v", c.Title, c)
 		}
 	}

@@ -188,7 +188,9 @@ func TestNoLeaks(t *testing.T) {
 				if code != c.code {
 					t.Fatalf("exit %d, want %d", code, c.code)
 				}
-				if c.cancel > 0 && time.Since(start) > c.cancel+2*time.Second {
+				// Loose for a busy machine: an ignored cancel would run to
+				// the end of the run's own limits, much later.
+				if c.cancel > 0 && time.Since(start) > c.cancel+8*time.Second {
 					t.Errorf("the interrupted run took %v", time.Since(start))
 				}
 				if !waitFor(3*time.Second, func() bool { return runtime.NumGoroutine() <= base }) {

@@ -403,9 +403,17 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	announceStart(stderr, o.startAt, o.quiet)
 	execute.WaitUntil(ctx, o.startAt)
-	stop := func() {}
-	if !o.quiet && isTerminal(stderr) {
-		stop = startSweepProgress(&p.cfg, stderr)
+	stop := func(bool) {}
+	switch {
+	case o.quiet:
+	case isTerminal(stderr):
+		erase := startSweepProgress(&p.cfg, stderr)
+		stop = func(bool) { erase() }
+	default:
+		// Piped or redirected: no live line, one line per finished level,
+		// so that a long sweep is seen to progress (bench prints ab's
+		// "Completed N requests").
+		stop = startSweepLines(&p.cfg, stderr)
 	}
 	var res sweep.Result
 	var notes []string
@@ -414,7 +422,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		res, err = sweep.Run(ctx, p.cfg, p.series)
 	}
-	stop()
+	stop(err == nil && !res.Interrupted)
 	if err != nil {
 		return executeError(err)
 	}
@@ -600,6 +608,33 @@ func startSweepProgress(cfg *sweep.Config, stderr io.Writer) func() {
 		}
 		return ""
 	})
+}
+
+// startSweepLines prints on stderr one line per finished level (its
+// measured runs of every series done): "level 2/5 (c=10) done, 4.2 s in".
+// It hooks cfg.Progress: a level is done when the first measured run of
+// another level starts, the last one when the returned function is called
+// with true (a sweep that ended well).
+func startSweepLines(cfg *sweep.Config, stderr io.Writer) func(bool) {
+	levels, start := len(cfg.Levels), load.Now()
+	last, conc := -1, 0
+	done := func() {
+		fmt.Fprintf(stderr, "level %d/%d (c=%d) done, %.1f s in\n", last+1, levels, conc, float64(load.Now()-start)/1e9)
+	}
+	cfg.Progress = func(p sweep.Progress) {
+		if p.Warmup || p.LevelIndex == last {
+			return
+		}
+		if last >= 0 {
+			done()
+		}
+		last, conc = p.LevelIndex, p.Concurrency
+	}
+	return func(ok bool) {
+		if ok && last >= 0 {
+			done()
+		}
+	}
 }
 
 // progressLine is the text of the progress line for run p, elapsed ns into

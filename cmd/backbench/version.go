@@ -13,6 +13,17 @@ uncommitted changes) and its time, the Go version and the platform, from the
 build info. Also spelt backbench --version, backbench -V and bench -V (ab's).
 `
 
+// Set at link time by make build (-ldflags "-X main.stampCommit=..."):
+// the build info has no VCS settings when GOFLAGS says -buildvcs=false, as
+// some machines and CI set it, so the Makefile stamps them itself. Empty
+// when not stamped (go install, go build): then the build info's are used.
+var (
+	stampVersion  string // git describe --tags --dirty (empty without a tag)
+	stampCommit   string // git rev-parse HEAD
+	stampTime     string // the commit's time, RFC 3339
+	stampModified string // "true" when the work tree had uncommitted changes
+)
+
 // versionLine is what --version prints: the module version, the commit and
 // its time when the binary was built from a Git checkout, the Go version and
 // the platform, all from the build info the Go toolchain embeds.
@@ -44,6 +55,13 @@ func buildVersion() (string, string) {
 				dirty = s.Value == "true"
 			}
 		}
+	}
+	// What make build stamped wins: it is there even with -buildvcs=false.
+	if stampCommit != "" {
+		commit, when, dirty = stampCommit, stampTime, stampModified == "true"
+	}
+	if stampVersion != "" && (version == "" || version == "(devel)") {
+		version = stampVersion
 	}
 	if version == "" {
 		version = "(devel)"

@@ -13,6 +13,7 @@ import (
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -76,12 +77,7 @@ func rawLine(t *testing.T, r *load.Result) []string {
 // TestRefusedDialSameForBothProtocols: a refused dial is a Connect failure
 // that opened no connection, so --raw's connect_ms is 0 for both protocols.
 func TestRefusedDialSameForBothProtocols(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	free := ln.Addr().String()
-	ln.Close()
+	free := testnet.DeadTCP(t, "127.0.0.1")
 	got := map[string]string{}
 	for _, p := range protocols() {
 		c := p.client(t, p.scheme+"://"+free+"/x")

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -97,11 +98,32 @@ func Binary() (string, error) {
 	return "", errors.New("php-fpm is not installed (Debian: apt-get install php-fpm)")
 }
 
-// Missing skips the test with the reason, or fails it when CI=true.
+// Missing skips the test with the reason (see Skip), or fails it when
+// CI=true.
 func Missing(tb testing.TB, reason string) {
 	tb.Helper()
 	if os.Getenv("CI") == "true" {
 		tb.Fatalf("%s (CI=true: real backends are required)", reason)
+	}
+	Skip(tb, reason)
+}
+
+// SkipLogEnv names the file (make test sets it) to which Skip appends one
+// line per skipped real-backend test, "TestName: reason", so that make
+// test can list them at its end: go test shows no skip without -v.
+const SkipLogEnv = "BACKBENCH_SKIPLOG"
+
+// Skip skips the test with the reason, after noting it in the file named
+// by $BACKBENCH_SKIPLOG when set.
+func Skip(tb testing.TB, reason string) {
+	tb.Helper()
+	if name := os.Getenv(SkipLogEnv); name != "" {
+		// One write of one line with O_APPEND: the lines of test
+		// processes running at once do not interleave.
+		if f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			f.WriteString(tb.Name() + ": " + strings.ReplaceAll(reason, "\n", " ") + "\n")
+			f.Close()
+		}
 	}
 	tb.Skip(reason)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,5 +76,20 @@ func TestMissingSkipsOutsideCI(t *testing.T) {
 	})
 	if inner == nil || !inner.Skipped() || after {
 		t.Errorf("Missing did not skip the test (ran on: %v)", after)
+	}
+}
+
+// TestSkipLog: a skipped real-backend test is one line of the file named
+// by $BACKBENCH_SKIPLOG (make test lists them at its end).
+func TestSkipLog(t *testing.T) {
+	t.Setenv("CI", "")
+	log := filepath.Join(t.TempDir(), "skipped")
+	t.Setenv(SkipLogEnv, log)
+	for _, reason := range []string{"php-fpm is not installed", "thin: no\nruby"} {
+		t.Run("x", func(t *testing.T) { Missing(t, reason) })
+	}
+	data, err := os.ReadFile(log)
+	if want := "TestSkipLog/x: php-fpm is not installed\nTestSkipLog/x#01: thin: no ruby\n"; err != nil || string(data) != want {
+		t.Errorf("skip log %q (%v), want %q", data, err, want)
 	}
 }

@@ -62,6 +62,28 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+// TestGoldenTextFast: a fast backend, whose median ab's whole-millisecond
+// table rounds to 0, gets one line of exact figures under the table; ab's
+// lines stay as they are.
+func TestGoldenTextFast(t *testing.T) {
+	s := fixed()
+	s.Percentiles = map[string]float64{"50": 0.123, "66": 0.15, "75": 0.2, "80": 0.25, "90": 0.4, "95": 0.6, "98": 0.9, "99": 1.234, "100": 2.6}
+	var b bytes.Buffer
+	if err := Text(&b, &s, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "text_fast.golden", b.Bytes())
+	if !strings.Contains(b.String(), "  50%      0\n") || !strings.Contains(b.String(), "  99%      1\n 100%      3 (longest request)\n  (exact: 50% 0.123 ms, 99% 1.234 ms; --percentiles for the full spectrum)\n") {
+		t.Errorf("no exact line under ab's table:\n%s", b.String())
+	}
+	// With the spectrum printed, the line is not needed.
+	b.Reset()
+	Text(&b, &s, TextOptions{Spectrum: true})
+	if strings.Contains(b.String(), "(exact:") {
+		t.Errorf("exact line with --percentiles:\n%s", b.String())
+	}
+}
+
 func TestGoldenText(t *testing.T) {
 	s := fixed()
 	var b bytes.Buffer

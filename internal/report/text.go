@@ -113,6 +113,13 @@ func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 
 		b.WriteString("\nPercentage of the requests served within a certain time (ms)\n")
 		percentileTable(b, s.Percentiles)
+		if ms(s.Percentiles["50"]) == 0 && s.Complete > 0 && !o.Spectrum {
+			// ab's table is in whole ms: on a fast backend it reads 0 at the
+			// median and says nothing. One line of backbench's own exact
+			// figures, under ab's lines, which stay as ab prints them.
+			fmt.Fprintf(b, "  (exact: 50%% %.3f ms, 99%% %.3f ms; --percentiles for the full spectrum)\n",
+				s.Percentiles["50"], s.Percentiles["99"])
+		}
 		if s.Open != nil {
 			b.WriteString("\nThe table above counts from each request's intended start (corrected);\n")
 			if l := s.Open.ClientLatenessMs; l != nil {

@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -82,12 +82,7 @@ func TestModels(t *testing.T) {
 
 // closedTCP returns an address on which nothing listens.
 func closedTCP(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testnet.DeadTCP(t, "127.0.0.1")
 	return addr
 }
 

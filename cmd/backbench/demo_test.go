@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestMakeDemo runs make demo (into a temporary folder): nothing on
+// stderr, one line per bench run with its report in a file, and the
+// five-line summary ending with the page's path, which exists.
+func TestMakeDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo (about 30 s)")
+	}
+	if os.Getenv("BACKBENCH_ENGINE") != "" {
+		// make test's second pass (BACKBENCH_ENGINE=poller) repeats the
+		// load tests on another engine; the demo needs no second run.
+		t.Skip("run once, in the first pass of make test")
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "out")
+	cmd := exec.Command("make", "-s", "-C", root, "demo", "BIN="+filepath.Join(tmp, "backbench"), "GO="+goBin)
+	// Not the MAKEFLAGS of a make test around this test (-w would print
+	// directories).
+	cmd.Env = append(os.Environ(), "OUT="+out, "MAKEFLAGS=", "MAKELEVEL=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("make demo: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("make demo wrote on stderr:\n%s", stderr.String())
+	}
+	text := stdout.String()
+	runs := regexp.MustCompile(`(?m)^  (fcgi|http) (tcp |unix) keep-alive (on |off) +\d+\.\d+ req/s   (\S+)$`).FindAllStringSubmatch(text, -1)
+	if len(runs) != 8 {
+		t.Errorf("%d bench lines, want 8:\n%s", len(runs), text)
+	}
+	for _, r := range runs {
+		if data, err := os.ReadFile(r[4]); err != nil || !strings.Contains(string(data), "Complete requests:      2000\n") {
+			t.Errorf("%s: %v", r[4], err)
+		}
+	}
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("output:\n%s", text)
+	}
+	sum := strings.Join(lines[len(lines)-5:], "\n")
+	if !regexp.MustCompile(`^Summary
+  bench req/s, keep-alive off: fcgi tcp \d+\.\d+, fcgi unix \d+\.\d+, http tcp \d+\.\d+, http unix \d+\.\d+
+  bench req/s, keep-alive on:  fcgi tcp \d+\.\d+, fcgi unix \d+\.\d+, http tcp \d+\.\d+, http unix \d+\.\d+
+  sweep: best at c=41: .+, \d+\.\d req/s; chart .*sweep\.png
+  page: (/\S+/sweep\.html)$`).MatchString(sum) {
+		t.Errorf("no summary at the end:\n%s", sum)
+	}
+	if _, err := os.Stat(filepath.Join(out, "sweep.html")); err != nil {
+		t.Errorf("no page: %v", err)
+	}
+}
