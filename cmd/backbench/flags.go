@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backbench/backbench/internal/report"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
@@ -290,28 +291,18 @@ func openOutput(name string, stdout io.Writer) (w io.Writer, done func(failed er
 	if name == "" || name == "-" {
 		return stdout, func(error) error { return nil }, nil
 	}
-	f, err := os.Create(name)
+	// Written whole or not at all, as every output file: a run that
+	// fails leaves the previous file as it was.
+	f, err := report.CreateAtomic(name)
 	if err != nil {
 		return nil, nil, usagef("cannot create -o file: %v", err)
 	}
-	cw := &countWriter{w: f}
-	return cw, func(failed error) error {
-		err := f.Close()
-		if failed != nil && cw.n == 0 {
-			os.Remove(name)
+	return f, func(failed error) error {
+		if failed != nil {
+			f.Abort()
+			return nil
 		}
-		return err
+		return f.Commit()
 	}, nil
 }
 
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
