@@ -284,9 +284,9 @@ func addOutputFlag(fs *pflag.FlagSet, p *string) {
 }
 
 // openOutput opens the file of -o, before any connection so that a bad
-// path costs nothing; "" and "-" are stdout. done closes it, and removes
-// it when the command failed before writing a report (failed is its
-// error), so that no empty report is left behind.
+// path costs nothing; "" and "-" are stdout. done renames the report into
+// place, or, when the command failed (failed is its error), drops it and
+// leaves the previous file as it was.
 func openOutput(name string, stdout io.Writer) (w io.Writer, done func(failed error) error, err error) {
 	if name == "" || name == "-" {
 		return stdout, func(error) error { return nil }, nil
@@ -305,4 +305,3 @@ func openOutput(name string, stdout io.Writer) (w io.Writer, done func(failed er
 		return f.Commit()
 	}, nil
 }
-
