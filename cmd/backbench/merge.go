@@ -287,6 +287,9 @@ func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 	switch {
 	case probe.Series != nil:
 		in.id = runID(b)
+		if err := checkSavedRecords(b, true); err != nil {
+			return in, bad(err)
+		}
 		in.sweep = &report.Sweep{}
 		if err := json.Unmarshal(b, in.sweep); err != nil {
 			return in, bad(err)
@@ -311,7 +314,7 @@ func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 		}
 		in.id = runID(raw)
 		in.rec = &stats.Record{}
-		if err := json.Unmarshal(raw, in.rec); err != nil {
+		if err := readRecord(raw, in.rec); err != nil {
 			return in, bad(err)
 		}
 		if err := checkRecord(in.rec); err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"math/bits"
@@ -1032,4 +1033,73 @@ func sortedSamples(m map[string]int64) []ErrorSample {
 		return strings.Compare(a.Message, b.Message)
 	})
 	return out
+}
+
+// CheckSchema checks the raw JSON value of a record's "schema" key (nil:
+// the key is missing): a whole number from 1 to Schema, so that a string
+// ("1"), a fraction, a huge number (1e308), 0 or a negative schema is
+// refused with a message naming the value, before the record is read.
+func CheckSchema(raw json.RawMessage) error {
+	if raw == nil {
+		return errors.New("schema: missing (not a backbench record)")
+	}
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	switch {
+	case err != nil:
+		return fmt.Errorf("schema %s: want a whole number from 1 to %d", raw, Schema)
+	case v > Schema:
+		return fmt.Errorf("schema %d is newer than this backbench's (%d); use a newer backbench", v, Schema)
+	case v < 1:
+		return fmt.Errorf("schema %d: want a whole number from 1 to %d", v, Schema)
+	}
+	return nil
+}
+
+// CheckSummary checks the figures of a saved Summary (a bench result or a
+// sweep level, and its trials' records): no count is negative, and no time, rate,
+// mean or percentile is negative, NaN or infinite. The error names the
+// field by its JSON key.
+func (s *Summary) CheckSummary() error {
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"concurrency_level", int64(s.Concurrency)}, {"requests", s.Requests}, {"complete_requests", s.Complete},
+		{"failed_requests", s.Failed}, {"non_2xx_responses", s.Non2xx}, {"keep_alive_requests", s.KeepAliveRequests},
+		{"reconnects", s.Reconnects}, {"total_transferred_bytes", s.TotalTransferred},
+		{"html_transferred_bytes", s.HTMLTransferred}, {"document_length", s.DocumentLength}} {
+		if c.v < 0 {
+			return fmt.Errorf("%s is %d: a saved count is never negative", c.name, c.v)
+		}
+	}
+	fin := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > math.MaxFloat64/2 {
+			return fmt.Errorf("%s is %g: want a finite figure of 0 or more", name, v)
+		}
+		return nil
+	}
+	errs := []error{fin("time_taken_seconds", s.TimeTaken), fin("requests_per_second", s.RequestsPerSecond),
+		fin("time_per_request_ms", s.TimePerRequest), fin("time_per_request_all_ms", s.TimePerRequestAll),
+		fin("transfer_rate_kbytes_per_second", s.TransferRate)}
+	for _, k := range slices.Sorted(maps.Keys(s.Percentiles)) {
+		errs = append(errs, fin("percentiles_ms."+k, s.Percentiles[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Spectrum)) {
+		errs = append(errs, fin("percentile_spectrum_ms."+k, s.Spectrum[k]))
+	}
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	if s.Repeated != nil {
+		for i, t := range s.Trials {
+			if t == nil {
+				continue
+			}
+			if err := t.Validate(); err != nil {
+				return fmt.Errorf("trials[%d].%v", i, err)
+			}
+		}
+	}
+	return nil
 }

@@ -78,8 +78,70 @@ func spectrumX(p float64) float64 { return math.Log10(1 / (1 - p/100)) }
 // spectrumTicks are the percentiles labelled on a spectrum's x axis.
 var spectrumTicks = []float64{50, 90, 99, 99.9, 99.99, 99.999}
 
+// plotLimit bounds the magnitude of a value drawn: a saved file may hold
+// any float64 (±1e308, whose span or 5% headroom is +Inf and whose scaled
+// coordinate is NaN), and nothing measured comes near it.
+const plotLimit = 1e100
+
+// clampPlot brings v into ±plotLimit (NaN is reported, for the caller to
+// leave the point out).
+func clampPlot(v float64) (float64, bool) {
+	if math.IsNaN(v) {
+		return 0, false
+	}
+	return math.Min(math.Max(v, -plotLimit), plotLimit), true
+}
+
+// sanitize clamps every value of the chart into ±plotLimit and leaves out
+// points, bands and reference lines with a NaN, so that every coordinate
+// the chart writes is finite.
+func (c *chart) sanitize() {
+	for _, l := range c.lines {
+		pts := l.pts[:0]
+		for _, p := range l.pts {
+			var okx, oky bool
+			if p.x, okx = clampPlot(p.x); !okx {
+				continue
+			}
+			if p.y, oky = clampPlot(p.y); oky {
+				pts = append(pts, p)
+			}
+		}
+		l.pts = pts
+		bands := l.band[:0]
+		for _, bd := range l.band {
+			var ok1, ok2, ok3 bool
+			bd.x, ok1 = clampPlot(bd.x)
+			bd.lo, ok2 = clampPlot(bd.lo)
+			bd.hi, ok3 = clampPlot(bd.hi)
+			if ok1 && ok2 && ok3 {
+				bands = append(bands, bd)
+			}
+		}
+		l.band = bands
+	}
+	refs := c.refs[:0]
+	for _, r := range c.refs {
+		var ok bool
+		if r.y, ok = clampPlot(r.y); ok {
+			refs = append(refs, r)
+		}
+	}
+	c.refs = refs
+}
+
+// inBox clamps a coordinate into [lo, hi] (the SVG's box); NaN, which
+// sanitize leaves no way to reach, would be drawn at lo.
+func inBox(v, lo, hi float64) float64 {
+	if math.IsNaN(v) {
+		return lo
+	}
+	return math.Min(math.Max(v, lo), hi)
+}
+
 // svg writes the chart as a <figure> with an inline <svg>.
 func (c *chart) svg(b *strings.Builder) {
+	c.sanitize()
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ymax := 0.0
 	anyFailed := false
@@ -118,8 +180,10 @@ func (c *chart) svg(b *strings.Builder) {
 	}
 	yticks := niceTicks(0, ymax*1.05, 6)
 	ytop := math.Max(yticks[len(yticks)-1].v, ymax)
-	sx := func(x float64) float64 { return plotL + (x-xmin)/(xmax-xmin)*(plotR-plotL) }
-	sy := func(y float64) float64 { return plotB - y/ytop*(plotB-plotT) }
+	// Clamped to the SVG's box, so that no value, however far out, gives
+	// a coordinate outside it (or a non-finite one).
+	sx := func(x float64) float64 { return inBox(plotL+(x-xmin)/(xmax-xmin)*(plotR-plotL), 0, svgW) }
+	sy := func(y float64) float64 { return inBox(plotB-y/ytop*(plotB-plotT), 0, svgH) }
 
 	fmt.Fprintf(b, "<figure class=\"chart\" id=\"%s\">\n", c.id)
 	fmt.Fprintf(b, "<svg viewBox=\"0 0 %g %g\" role=\"img\" aria-labelledby=\"%s-t\">\n", svgW, svgH, c.id)
