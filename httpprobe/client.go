@@ -183,6 +183,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 	case BodyNone:
 		if avail > 0 {
 			keep = false // bytes nobody asked for: do not trust the conn
+			r.Unsolicited = int64(avail)
 		}
 	case BodyLength:
 		left := h.ContentLength
@@ -200,6 +201,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 		r.BodyBytes += left
 		if int64(avail) > left {
 			keep = false
+			r.Unsolicited = int64(avail) - left
 		}
 	case BodyChunked:
 		c.dec.Reset()
@@ -225,6 +227,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 		}
 		if len(p) > 0 {
 			keep = false
+			r.Unsolicited = int64(len(p))
 		}
 	case BodyClose:
 		keep = false

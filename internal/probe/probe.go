@@ -46,7 +46,16 @@ const (
 	VerdictMeasured   = "measured"
 	VerdictNotReached = "not reached"
 	VerdictSupported  = "supported"
+	// VerdictUnsolicited is a check whose answer was followed by bytes
+	// nobody asked for: read as the next answer they would make a
+	// second request look answered, so they are reported, not counted.
+	VerdictUnsolicited = "unsolicited"
 )
+
+// UnsolicitedWait is how long a check waits, after an answer and before
+// the next request on the same connection, for bytes nobody asked for
+// that did not come with the answer, in ms-scale time.
+const UnsolicitedWait = 50 * time.Millisecond
 
 // VerdictOf maps an I/O error to a verdict: a timeout is "no answer", a
 // close or reset is "closed", anything else "error".

@@ -196,6 +196,12 @@ type Counts struct {
 	KeepAlive int64 `json:"keep_alive"`
 	// Reconnects counts dead kept connections redialed.
 	Reconnects int64 `json:"reconnects"`
+	// Unsolicited counts complete responses after which the server sent
+	// bytes nobody asked for, UnsolicitedBytes those bytes (see
+	// load.Result.Unsolicited): the client dropped each such connection.
+	// The keys are left out when 0.
+	Unsolicited      int64 `json:"unsolicited,omitempty"`
+	UnsolicitedBytes int64 `json:"unsolicited_bytes,omitempty"`
 	// SlowConnects counts complete requests whose connect took 1 s or
 	// more (a SYN dropped by a full listen queue is retransmitted after
 	// 1 s).
@@ -232,6 +238,8 @@ func (c *Counts) Merge(o *Counts) {
 	c.Non2xx += o.Non2xx
 	c.KeepAlive += o.KeepAlive
 	c.Reconnects += o.Reconnects
+	c.Unsolicited += o.Unsolicited
+	c.UnsolicitedBytes += o.UnsolicitedBytes
 	c.SlowConnects += o.SlowConnects
 	c.Due += o.Due
 	c.Unsent += o.Unsent
@@ -903,6 +911,7 @@ func countFields(a, b *Counts) []countField {
 	return []countField{
 		{"complete", &a.Complete, &b.Complete}, {"non_2xx", &a.Non2xx, &b.Non2xx},
 		{"keep_alive", &a.KeepAlive, &b.KeepAlive}, {"reconnects", &a.Reconnects, &b.Reconnects},
+		{"unsolicited", &a.Unsolicited, &b.Unsolicited}, {"unsolicited_bytes", &a.UnsolicitedBytes, &b.UnsolicitedBytes},
 		{"slow_connects", &a.SlowConnects, &b.SlowConnects}, {"bytes_read", &a.BytesRead, &b.BytesRead},
 		{"body_bytes", &a.BodyBytes, &b.BodyBytes}, {"bytes_written", &a.BytesWritten, &b.BytesWritten},
 		{"stderr_bytes", &a.StderrBytes, &b.StderrBytes}, {"late", &a.Late, &b.Late},
