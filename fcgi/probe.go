@@ -581,7 +581,7 @@ func (pc *pconn) watchClose(ctx context.Context, d time.Duration) bool {
 // waited for). Records nobody asked for would be read as the answer to
 // the next request, so a check that sends one must look first.
 func (pc *pconn) unsolicited(ctx context.Context, wait time.Duration) int {
-	if n := pc.br.Buffered(); n > 0 || wait <= 0 {
+	if n := pc.br.Buffered(); n > 0 || wait <= 0 || !pc.CanWaitIdle() {
 		return n
 	}
 	pc.Exchange(ctx, wait)

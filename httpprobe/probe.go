@@ -381,7 +381,7 @@ func (pc *pconn) fill() error {
 // waited for). Bytes nobody asked for would be read as the answer to the
 // next request, so a check that sends one must look first.
 func (pc *pconn) unsolicited(ctx context.Context, wait time.Duration) int {
-	if n := pc.w - pc.r; n > 0 || wait <= 0 {
+	if n := pc.w - pc.r; n > 0 || wait <= 0 || !pc.CanWaitIdle() {
 		return n
 	}
 	pc.Exchange(ctx, wait)

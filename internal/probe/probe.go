@@ -8,6 +8,7 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -137,6 +138,15 @@ func (c *Conn) Exchange(ctx context.Context, d time.Duration) {
 		deadline = c.limit
 	}
 	c.SetDeadline(deadline)
+}
+
+// CanWaitIdle reports whether the check may wait for bytes with a short
+// deadline and keep using the connection after the deadline passed: not
+// over TLS, where a read cut by a deadline left the next exchange without
+// an answer (seen with crypto/tls in TestProbePortRangeAndHTTPS).
+func (c *Conn) CanWaitIdle() bool {
+	_, isTLS := c.Conn.(*tls.Conn)
+	return !isTLS
 }
 
 // Close unregisters the cancellation hook and closes the connection.
