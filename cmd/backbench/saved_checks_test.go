@@ -143,9 +143,9 @@ func TestMergeSameRunTwice(t *testing.T) {
 }
 
 // TestPageFiniteCoordinates renders a sweep from a real run whose figures
-// were set to ±1e308 (and a bench result's percentiles to 1e308): every
-// number in every SVG coordinate attribute of the page is finite and
-// inside the chart's box.
+// were set to 1.7e308 and 1e308 (and a bench result's percentiles to
+// 1e308): every number in every SVG coordinate attribute of the page is
+// finite and inside the chart's box. A figure of -1e308 is refused.
 func TestPageFiniteCoordinates(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	dir := t.TempDir()
@@ -155,14 +155,13 @@ func TestPageFiniteCoordinates(t *testing.T) {
 	}
 	sw := filepath.Join(out, "sweep.json")
 	big := mutate(t, sw, dir, "big.json", `"requests_per_second": *[0-9.e+-]+`, `"requests_per_second": 1.7e308`)
-	// One level far up, the next far down; 1.7e308 with the axis' 5%
-	// headroom is +Inf.
+	// 1.7e308 with the axis' 5% headroom is +Inf; 1e308 beside it.
 	n := 0
 	b, _ := os.ReadFile(big)
 	b = regexp.MustCompile(`"requests_per_second": 1.7e308`).ReplaceAllFunc(b, func(m []byte) []byte {
 		n++
 		if n%2 == 0 {
-			return []byte(`"requests_per_second": -1e308`)
+			return []byte(`"requests_per_second": 1e308`)
 		}
 		return m
 	})
@@ -170,6 +169,10 @@ func TestPageFiniteCoordinates(t *testing.T) {
 	os.WriteFile(big, b, 0o644)
 	bench := benchFile(t, dir, "bench.json", "-n", "50", "-c", "2", srv.URL("/"))
 	bigBench := mutate(t, bench, dir, "big-bench.json", `("percentiles_ms": *\{[^}]*"50": *)[0-9.e+-]+`, `${1}1e308`)
+	// A negative figure is no figure: refused, one line.
+	neg := mutate(t, sw, dir, "neg.json", `"requests_per_second": *[0-9.e+-]+`, `"requests_per_second": -1e308`)
+	code, out, errs := runMain(t, context.Background(), "report", "-o", filepath.Join(dir, "neg.html"), neg)
+	oneLineExit2(t, "report of -1e308 req/s", code, out, errs, "neg.json", "requests_per_second is -1e+308")
 	page := filepath.Join(dir, "page.html")
 	if code, _, errs := runMain(t, context.Background(), "report", "-o", page, big, bigBench); code != 0 {
 		t.Fatalf("report: exit %d: %s", code, errs)

@@ -1081,7 +1081,7 @@ func (s *Summary) CheckSummary() error {
 		}
 	}
 	fin := func(name string, v float64) error {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > math.MaxFloat64/2 {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			return fmt.Errorf("%s is %g: want a finite figure of 0 or more", name, v)
 		}
 		return nil

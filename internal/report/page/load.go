@@ -232,6 +232,9 @@ func Parse(name string, data []byte) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := r.checkFigures(); err != nil {
+		return nil, err
+	}
 	if r.probe != nil {
 		for _, f := range fields {
 			if isCheck(f.raw) {
@@ -240,6 +243,29 @@ func Parse(name string, data []byte) (*Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// checkFigures refuses a bench result or sweep level whose counts are
+// negative or whose times, rates and percentiles are negative, NaN or
+// infinite (stats.Summary.CheckSummary), naming the field.
+func (r *Result) checkFigures() error {
+	var docs []*benchDoc
+	if r.bench != nil {
+		docs = append(docs, r.bench)
+	}
+	if r.sweep != nil {
+		for i := range r.sweep.Series {
+			for j := range r.sweep.Series[i].Levels {
+				docs = append(docs, &r.sweep.Series[i].Levels[j])
+			}
+		}
+	}
+	for _, d := range docs {
+		if err := d.Summary.CheckSummary(); err != nil {
+			return fmt.Errorf("%s: %w: %v", r.Name, ErrNotResult, err)
+		}
+	}
+	return nil
 }
 
 // checkSchema refuses a record of a newer schema than Schema, and a
