@@ -370,6 +370,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 			// Without FCGI_KEEP_CONN the server closes: the loop waits
 			// for that close.
 			r.KeepAlive = c.keepAlive && c.r == c.w
+			r.Unsolicited = int64(c.w - c.r)
 			c.PeerCloses = !c.keepAlive
 			return load.OK, nil
 		default:

@@ -56,6 +56,7 @@ const (
 	VerdictMeasured    = probe.VerdictMeasured
 	VerdictNotReached  = probe.VerdictNotReached
 	VerdictSupported   = probe.VerdictSupported
+	VerdictUnsolicited = probe.VerdictUnsolicited
 	VerdictRejected    = "rejected"
 	VerdictLost        = "lost"
 	VerdictServed      = "served"
@@ -331,6 +332,9 @@ func (r *ProbeReport) Summary() []string {
 			line += "; with -c above the server's worker count, the extra connections wait for the whole run"
 		}
 		s = append(s, line)
+	case VerdictUnsolicited:
+		s = append(s, "the server sends records nobody asked for after END_REQUEST: a client that keeps the connection reads them as "+
+			"the next answer; backbench bench drops such a connection and counts the bytes apart (a note says how many)")
 	case VerdictIgnored:
 		line := "keep-alive: -k changes nothing (the server closes after every request)"
 		if maxConns != "" {
@@ -570,6 +574,21 @@ func (pc *pconn) watchClose(ctx context.Context, d time.Duration) bool {
 	var b [1]byte
 	_, err := pc.br.Read(b[:])
 	return err != nil && probe.VerdictOf(err) == VerdictClosed
+}
+
+// unsolicited returns how many bytes came after the END_REQUEST just read:
+// those already buffered, or else those that come within wait (0: none
+// waited for). Records nobody asked for would be read as the answer to
+// the next request, so a check that sends one must look first.
+func (pc *pconn) unsolicited(ctx context.Context, wait time.Duration) int {
+	if n := pc.br.Buffered(); n > 0 || wait <= 0 || !pc.CanWaitIdle() {
+		return n
+	}
+	pc.Exchange(ctx, wait)
+	if _, err := pc.br.Peek(1); err != nil {
+		return 0
+	}
+	return pc.br.Buffered()
 }
 
 // reqState is what came back for one request id.
@@ -855,6 +874,11 @@ func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
 	}
 	r.Served = 1
 	ev := "request 1 with FCGI_KEEP_CONN answered"
+	if n := pc.unsolicited(ctx, probe.UnsolicitedWait); n > 0 {
+		r.Verdict = VerdictUnsolicited
+		r.Evidence = ev + fmt.Sprintf("; then, before request 2, the server sent %d bytes nobody asked for after END_REQUEST: not counted as an answer", n)
+		return r
+	}
 	read := pc.read
 	st2, err := p.ordinary(ctx, pc, FlagKeepConn)
 	switch {
@@ -927,6 +951,11 @@ func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 			return r
 		}
 		r.Served++
+		if n := pc.unsolicited(ctx, 0); n > 0 {
+			r.Verdict = VerdictUnsolicited
+			r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered; after answer %d the server sent %d bytes nobody asked for after END_REQUEST: not counted as an answer", r.Served, r.Served, n)
+			return r
+		}
 	}
 	r.Verdict = VerdictNotReached
 	r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered on one connection, still open", r.Served)

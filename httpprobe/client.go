@@ -192,6 +192,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 	case BodyNone:
 		if avail > 0 {
 			keep = false // bytes nobody asked for: do not trust the conn
+			r.Unsolicited = int64(avail)
 		}
 	case BodyLength:
 		left := h.ContentLength
@@ -209,6 +210,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 		r.BodyBytes += left
 		if int64(avail) > left {
 			keep = false
+			r.Unsolicited = int64(avail) - left
 		}
 	case BodyChunked:
 		c.dec.Reset()
@@ -234,6 +236,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 		}
 		if len(p) > 0 {
 			keep = false
+			r.Unsolicited = int64(len(p))
 		}
 	case BodyClose:
 		keep = false

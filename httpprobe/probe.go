@@ -44,6 +44,7 @@ const (
 	VerdictMeasured       = probe.VerdictMeasured
 	VerdictNotReached     = probe.VerdictNotReached
 	VerdictSupported      = probe.VerdictSupported
+	VerdictUnsolicited    = probe.VerdictUnsolicited
 	VerdictFirstOnly      = "first only"
 	VerdictContentLength  = "content-length"
 	VerdictChunked        = "chunked"
@@ -192,6 +193,9 @@ func (r *ProbeReport) Summary() []string {
 		s = append(s, "keep-alive: -k is meaningful over HTTP/1.1 (connections are kept)")
 	case VerdictIgnored:
 		s = append(s, "keep-alive: -k changes nothing over HTTP/1.1 (the server closes after every response)")
+	case VerdictUnsolicited:
+		s = append(s, "the server sends bytes nobody asked for after a response: a client that keeps the connection reads them as "+
+			"the next answer; backbench bench drops such a connection and counts the bytes apart (a note says how many)")
 	}
 	h10 := &r.HTTP10KeepAlive
 	switch {
@@ -372,6 +376,21 @@ func (pc *pconn) fill() error {
 	return err
 }
 
+// unsolicited returns how many bytes came after the answer just read:
+// those already buffered, or else those that come within wait (0: none
+// waited for). Bytes nobody asked for would be read as the answer to the
+// next request, so a check that sends one must look first.
+func (pc *pconn) unsolicited(ctx context.Context, wait time.Duration) int {
+	if n := pc.w - pc.r; n > 0 || wait <= 0 || !pc.CanWaitIdle() {
+		return n
+	}
+	pc.Exchange(ctx, wait)
+	if pc.fill() != nil {
+		return 0
+	}
+	return pc.w - pc.r
+}
+
 // presp is what the probe keeps of one response.
 type presp struct {
 	minor           int
@@ -539,6 +558,11 @@ func (p *prober) persistent(ctx context.Context, http10 bool) (r HTTP10Result) {
 		r.Evidence = ev + "; the body ended with the close, so the connection cannot be kept"
 		return r
 	}
+	if n := pc.unsolicited(ctx, probe.UnsolicitedWait); n > 0 {
+		r.Verdict = VerdictUnsolicited
+		r.Evidence = ev + fmt.Sprintf("; then, before request 2, the server sent %d bytes nobody asked for: not counted as an answer", n)
+		return r
+	}
 	read := pc.read
 	r2, err := p.roundTrip(ctx, pc, req)
 	switch {
@@ -594,6 +618,11 @@ func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
 			return r
 		}
 		r.Served++
+		if n := pc.unsolicited(ctx, 0); n > 0 {
+			r.Verdict = VerdictUnsolicited
+			r.Evidence = fmt.Sprintf("%d HTTP/1.1 requests answered; after answer %d the server sent %d bytes nobody asked for: not counted as an answer", r.Served, r.Served, n)
+			return r
+		}
 		if resp.kind == BodyClose || resp.connClose {
 			n := r.Served
 			r.Requests = &n
@@ -688,6 +717,11 @@ func (p *prober) pipelining(ctx context.Context) (r PipelineResult) {
 		return r
 	}
 	r.Answered = 2
+	if n := pc.unsolicited(ctx, probe.UnsolicitedWait); n > 0 {
+		r.Verdict = VerdictUnsolicited
+		r.Evidence = ev + "; response 2: " + r2.describe() + fmt.Sprintf("; then %d more bytes nobody asked for: more than the answers to two requests, so they cannot be matched to them", n)
+		return r
+	}
 	r.Verdict = VerdictSupported
 	r.Evidence = ev + "; response 2: " + r2.describe() + ", in order on the same connection"
 	return r

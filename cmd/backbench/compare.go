@@ -114,9 +114,73 @@ func loadSaved(path string) (*savedFile, error) {
 			if l.Repeated != nil && (len(l.Trials) == 0 || slices.Contains(l.Trials, nil)) {
 				return nil, notResult
 			}
+			if err := l.CheckSummary(); err != nil {
+				return nil, usagef("compare: %s: %v", path, err)
+			}
 		}
 	}
+	if err := checkSavedRecords(b, f.sweep); err != nil {
+		return nil, usagef("compare: %s: %v", path, err)
+	}
 	return f, nil
+}
+
+// checkSavedRecords checks the run records a saved result carries (a bench
+// result's "record", a sweep's series' "records"): their schema and their
+// numbers (stats.Record.Validate). Results without records (older files)
+// have nothing to check here.
+func checkSavedRecords(b []byte, sweep bool) error {
+	var raws []json.RawMessage
+	if sweep {
+		var sw struct {
+			Series []struct {
+				Records []json.RawMessage `json:"records"`
+			} `json:"series"`
+		}
+		if err := json.Unmarshal(b, &sw); err != nil {
+			return err
+		}
+		for _, se := range sw.Series {
+			raws = append(raws, se.Records...)
+		}
+	} else {
+		var one struct {
+			Record json.RawMessage `json:"record"`
+		}
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		if one.Record != nil && string(one.Record) != "null" {
+			raws = append(raws, one.Record)
+		}
+	}
+	for _, raw := range raws {
+		if err := readRecord(raw, &stats.Record{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readRecord reads a saved run record into r after checking its schema,
+// and checks its numbers: the one way every reader of records takes.
+func readRecord(raw json.RawMessage, r *stats.Record) error {
+	var head struct {
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return fmt.Errorf("record: %v", err)
+	}
+	if err := stats.CheckSchema(head.Schema); err != nil {
+		return fmt.Errorf("record: %v", err)
+	}
+	if err := json.Unmarshal(raw, r); err != nil {
+		return fmt.Errorf("record: %v", err)
+	}
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("record: %v", err)
+	}
+	return nil
 }
 
 // differences lists how f differs from other in what it measured and how

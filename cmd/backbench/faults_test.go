@@ -57,6 +57,7 @@ var faultCases = []faultCase{
 	{proto: "fcgi", fault: fixtures.FaultDrip, class: "", timeout: 5},
 	{proto: "fcgi", fault: fixtures.FaultOverloaded, class: "protocol", msg: "END_REQUEST OVERLOADED"},
 	{proto: "fcgi", fault: fixtures.FaultCantMpx, class: "protocol", msg: "END_REQUEST CANT_MPX_CONN"},
+	{proto: "fcgi", fault: fixtures.FaultTrailingJunk, class: ""}, // and TestUnsolicitedBytesBench
 	// fixtures.FaultHuge: TestFaultHugeStdout.
 	{proto: "http", fault: fixtures.FaultBadStatus, class: "protocol", msg: "bad status code"},
 	{proto: "http", fault: fixtures.FaultShortBody, class: "receive", msg: `closed in the body \(60 of 110 bytes\)`},
@@ -68,6 +69,7 @@ var faultCases = []faultCase{
 	{proto: "http", fault: fixtures.FaultChunkedBadEnd, class: "protocol", msg: "not followed by CRLF"},
 	{proto: "http", fault: fixtures.FaultChunkedCut, class: "receive", msg: "closed in the chunked body"},
 	{proto: "http", fault: fixtures.FaultLengthChange, class: "length"},
+	{proto: "http", fault: fixtures.FaultTrailingJunk, class: ""},
 }
 
 func TestFaultCasesCoverAll(t *testing.T) {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -70,48 +74,67 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() == 0 {
 		return usagef("merge: want at least one FILE.json (see backbench merge --help)")
 	}
-	var ins []mergeInput
+	var sweeps []mergeInput
+	info := &report.MergeInfo{Warnings: []string{}}
+	bench := newRecordMerge(&o, info, "")
+	var gens []report.Generator
+	var firstFile string
+	var firstSweep bool
 	seen := map[string]string{}
+	content := map[[sha256.Size]byte]string{}
 	for _, name := range fs.Args() {
 		abs, err := filepath.Abs(name)
 		if err != nil {
 			return usagef("merge: %v", err)
 		}
-		if prev, ok := seen[abs]; ok {
+		if prev, ok := seen[abs]; ok && name != "-" {
 			return usagef("merge: %s and %s are the same file: given twice, its requests would count twice", prev, name)
 		}
 		seen[abs] = name
-		got, err := readMergeInputs(name)
+		first := len(gens) + len(sweeps)
+		err = eachMergeInput(name, func(k int, in mergeInput) error {
+			if k == 2 {
+				// The file holds several runs: name them FILE#K, the
+				// first one too.
+				if len(sweeps) > first {
+					sweeps[first].file = name + "#1"
+				} else if len(gens) > first {
+					gens[first].File = name + "#1"
+					bench.relabel(first, name+"#1")
+				}
+			}
+			if prev, ok := content[in.id]; ok {
+				return usagef("merge: %s and %s hold the same run: given twice, its requests would count twice", prev, in.file)
+			}
+			content[in.id] = in.file
+			if firstFile == "" {
+				firstFile, firstSweep = in.file, in.sweep != nil
+			} else if (in.sweep != nil) != firstSweep {
+				return usagef("merge: %s and %s: cannot merge a bench run with a sweep", firstFile, in.file)
+			}
+			if in.sweep != nil {
+				sweeps = append(sweeps, in)
+				return nil
+			}
+			s := in.rec.Summary()
+			gens = append(gens, report.Generator{File: in.file, Host: o.share.host(in.rec.Environment.Hostname), Complete: s.Complete,
+				RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"], ClientCPUPercent: s.Client.CPUPercent})
+			// Merged as it is read: only the merged record is kept.
+			return bench.add(in.rec, in.file)
+		})
 		if err != nil {
 			return err
 		}
-		for _, in := range got {
-			if len(ins) > 0 && (in.sweep == nil) != (ins[0].sweep == nil) {
-				return usagef("merge: %s and %s: cannot merge a bench run with a sweep", ins[0].file, in.file)
-			}
-			ins = append(ins, in)
-		}
 	}
-	if ins[0].sweep != nil {
+	if len(sweeps) > 0 {
 		if o.percentileFile != "" {
 			return usagef("merge: --csv is for bench runs, not sweeps")
 		}
-		return mergeSweeps(ins, &o, stdout, stderr)
+		return mergeSweeps(sweeps, &o, stdout, stderr)
 	}
-	recs := make([]*stats.Record, len(ins))
-	for i, in := range ins {
-		recs[i] = in.rec
-	}
-	info := &report.MergeInfo{Warnings: []string{}}
-	m, err := mergeRecords(recs, fileNames(ins), &o, info, "")
+	m, err := bench.result()
 	if err != nil {
 		return err
-	}
-	gens := make([]report.Generator, len(ins))
-	for i, in := range ins {
-		s := in.rec.Summary()
-		gens[i] = report.Generator{File: in.file, Host: o.share.host(in.rec.Environment.Hostname), Complete: s.Complete,
-			RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"], ClientCPUPercent: s.Client.CPUPercent}
 	}
 	if o.percentileFile != "" {
 		f, err := report.CreateAtomic(o.percentileFile)
@@ -148,10 +171,12 @@ func warn(stderr io.Writer, info *report.MergeInfo, quiet bool) {
 }
 
 // mergeInput is one file given to merge: a bench run's record or a sweep.
+// id is the SHA-256 of the run's saved content (see runID).
 type mergeInput struct {
 	file  string
 	rec   *stats.Record
 	sweep *report.Sweep
+	id    [sha256.Size]byte
 }
 
 func fileNames(ins []mergeInput) []string {
@@ -162,25 +187,51 @@ func fileNames(ins []mergeInput) []string {
 	return out
 }
 
-// readMergeInputs reads the JSON values of a file ("-": standard input),
-// one after the other: several generators' outputs may come in one file
-// (GNU parallel's or kubectl logs' output); each is then named FILE#K.
-func readMergeInputs(name string) ([]mergeInput, error) {
-	var b []byte
-	var err error
-	if name == "-" {
-		b, err = io.ReadAll(os.Stdin)
-	} else {
-		b, err = os.ReadFile(name)
+// eachMergeInput reads the JSON values of a file ("-": standard input)
+// one after the other and gives each to fn with its rank k (from 1) as
+// soon as it is read, so that a file of many runs is never held whole:
+// several generators' outputs may come in one file (GNU parallel's or
+// kubectl logs' output); each is then named FILE#K.
+func eachMergeInput(name string, fn func(k int, in mergeInput) error) error {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return usagef("merge: %v", err)
+		}
+		defer f.Close()
+		r = f
 	}
-	if err != nil {
-		return nil, usagef("merge: %v", err)
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 64<<10))
+	k := 0
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
+			break
+		} else if err != nil {
+			return usagef("merge: %s: not JSON: %v", name, err)
+		}
+		k++
+		label := name
+		if k > 1 {
+			label = fmt.Sprintf("%s#%d", name, k)
+		}
+		in, err := decodeMergeInput(label, raw)
+		if err != nil {
+			return err
+		}
+		if err := fn(k, in); err != nil {
+			return err
+		}
 	}
-	return parseMergeInputs(name, b)
+	if k == 0 {
+		return usagef("merge: %s: empty", name)
+	}
+	return nil
 }
 
 // parseMergeInputs reads the JSON values of b, the contents of the file
-// name.
+// name (as eachMergeInput, all at once).
 func parseMergeInputs(name string, b []byte) ([]mergeInput, error) {
 	var raws []json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -210,6 +261,21 @@ func parseMergeInputs(name string, b []byte) ([]mergeInput, error) {
 	return ins, nil
 }
 
+// runID identifies a saved run by its content: the SHA-256 of its JSON
+// with the white space taken out. The content, not the path, because a
+// symlink, a copy, standard input or a bench report holding the same
+// record are the same run; and the whole content rather than a few fields
+// (host, start, end) because two generators started together by
+// --start-at on one host can share those, while no two runs share every
+// nanosecond sum, CPU second and histogram bucket.
+func runID(raw []byte) [sha256.Size]byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return sha256.Sum256(raw)
+	}
+	return sha256.Sum256(b.Bytes())
+}
+
 // decodeMergeInput reads a bench JSON report (its "record"), a bare record,
 // or a sweep.json (its series' "records").
 func decodeMergeInput(name string, b []byte) (mergeInput, error) {
@@ -225,6 +291,10 @@ func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 	}
 	switch {
 	case probe.Series != nil:
+		in.id = runID(b)
+		if err := checkSavedRecords(b, true); err != nil {
+			return in, bad(err)
+		}
 		in.sweep = &report.Sweep{}
 		if err := json.Unmarshal(b, in.sweep); err != nil {
 			return in, bad(err)
@@ -247,8 +317,9 @@ func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 		if raw == nil {
 			raw = b
 		}
+		in.id = runID(raw)
 		in.rec = &stats.Record{}
-		if err := json.Unmarshal(raw, in.rec); err != nil {
+		if err := readRecord(raw, in.rec); err != nil {
 			return in, bad(err)
 		}
 		if err := checkRecord(in.rec); err != nil {
@@ -260,75 +331,143 @@ func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 	return in, nil
 }
 
-// checkRecord refuses records that cannot be merged as they are.
+// checkRecord refuses records that cannot be merged as they are: a
+// record of another schema, with a negative count or sum (Record.Validate),
+// or without its wall-clock start and end.
 func checkRecord(r *stats.Record) error {
-	switch {
-	case r == nil:
+	if r == nil {
 		return fmt.Errorf("an empty run record")
-	case r.Schema > stats.Schema:
-		return fmt.Errorf("record schema %d is newer than this backbench's (%d)", r.Schema, stats.Schema)
-	case r.StartedAt.IsZero() || r.EndedAt.IsZero():
+	}
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("record: %v", err)
+	}
+	if r.StartedAt.IsZero() || r.EndedAt.IsZero() {
 		return fmt.Errorf("the run record has no wall-clock start and end")
 	}
 	return nil
 }
 
-// mergeRecords merges the records of the named files with stats.Merge,
-// after checking their plans (refused unless --force), and sets the
-// window and overlap in info. where prefixes messages ("series X, c=4: ")
-// for a sweep's level.
+// mergeRecords merges the records of the named files (see recordMerge).
 func mergeRecords(recs []*stats.Record, files []string, o *mergeOptions, info *report.MergeInfo, where string) (*stats.Record, error) {
-	first := recs[0]
-	for i, r := range recs[1:] {
-		d := planDiff(&first.Plan, &r.Plan)
-		if len(d) == 0 {
-			continue
+	g := newRecordMerge(o, info, where)
+	for i, r := range recs {
+		if err := g.add(r, files[i]); err != nil {
+			return nil, err
 		}
-		if !o.force {
-			return nil, usagef("merge: %s%s: not the plan of %s: %s (--force merges them anyway)",
-				where, files[i+1], files[0], strings.Join(d, "; "))
+	}
+	return g.result()
+}
+
+// recordMerge merges runs one at a time with a stats.Merger, after checking
+// each plan against the first's (refused unless --force), and sets the
+// window and overlap in info when done. Only the merged record, the first
+// run's plan and the file names are kept, so that its memory does not grow
+// with the runs' histograms. where prefixes messages ("series X, c=4: ")
+// for a sweep's level.
+type recordMerge struct {
+	o     *mergeOptions
+	info  *report.MergeInfo
+	where string
+	m     stats.Merger
+	files []string
+	// plan is the first run's plan; ups its number of upstream parts.
+	plan                     stats.Plan
+	ups                      int
+	rate                     float64
+	latestStart, earliestEnd time.Time
+	client                   stats.ClientHealth
+}
+
+func newRecordMerge(o *mergeOptions, info *report.MergeInfo, where string) *recordMerge {
+	return &recordMerge{o: o, info: info, where: where}
+}
+
+// relabel renames the i-th run's file in later messages.
+func (g *recordMerge) relabel(i int, name string) {
+	if i < len(g.files) {
+		g.files[i] = name
+	}
+}
+
+// add merges r, read from file.
+func (g *recordMerge) add(r *stats.Record, file string) error {
+	if len(g.files) == 0 {
+		g.plan, g.ups = r.Plan, len(r.Upstreams)
+		g.latestStart, g.earliestEnd = r.StartedAt.Time, r.EndedAt.Time
+		g.client = stats.ClientHealth{Scheduling: r.Client.Scheduling, Warnings: []string{}}
+	} else if d := planDiff(&g.plan, &r.Plan); len(d) > 0 {
+		if !g.o.force {
+			return usagef("merge: %s%s: not the plan of %s: %s (--force merges them anyway)",
+				g.where, file, g.files[0], strings.Join(d, "; "))
 		}
-		info.Forced = true
+		g.info.Forced = true
 		for _, s := range d {
-			s = where + files[i+1] + ": " + s
-			if !slices.Contains(info.PlanDifferences, s) {
-				info.PlanDifferences = append(info.PlanDifferences, s)
+			s = g.where + file + ": " + s
+			if !slices.Contains(g.info.PlanDifferences, s) {
+				g.info.PlanDifferences = append(g.info.PlanDifferences, s)
 			}
 		}
 	}
-	var rate float64
-	for _, r := range recs {
-		rate += r.Plan.Rate
+	g.files = append(g.files, file)
+	if g.info.Forced {
+		// Merged under the first plan, each keeping its concurrency and
+		// request budget; per-upstream parts are dropped when the runs
+		// do not have the same number.
+		c := *r
+		c.Plan = g.plan
+		c.Plan.Concurrency, c.Plan.Requests = r.Plan.Concurrency, r.Plan.Requests
+		if len(r.Upstreams) != g.ups {
+			g.m.DropUpstreams()
+		}
+		r = &c
 	}
-	if info.Forced {
-		recs = forcePlan(recs)
+	if err := g.m.Add(r); err != nil {
+		return usagef("merge: %s%s: %v", g.where, file, strings.TrimPrefix(err.Error(), "stats: "))
 	}
-	m, err := stats.Merge(recs...)
-	if err != nil {
-		return nil, err
+	g.rate += r.Plan.Rate
+	if r.StartedAt.After(g.latestStart) {
+		g.latestStart = r.StartedAt.Time
+	}
+	if r.EndedAt.Before(g.earliestEnd) {
+		g.earliestEnd = r.EndedAt.Time
+	}
+	// The generators' client CPU adds up (as if one client of all their
+	// cores had run), keeping the worst scheduler lateness and every
+	// warning with its file's name.
+	h, c := &r.Client, &g.client
+	c.CPUUserSeconds += h.CPUUserSeconds
+	c.CPUSysSeconds += h.CPUSysSeconds
+	c.CPUPercent += h.CPUPercent
+	c.Cores += h.Cores
+	c.SchedulerLateMaxMs = max(c.SchedulerLateMaxMs, h.SchedulerLateMaxMs)
+	for _, w := range h.Warnings {
+		c.Warnings = append(c.Warnings, file+": "+w)
+	}
+	return nil
+}
+
+// result returns the merged record and sets the window and the overlap in
+// info.
+func (g *recordMerge) result() (*stats.Record, error) {
+	m := g.m.Record()
+	if m == nil {
+		return nil, errors.New("merge: no run to merge")
 	}
 	// The inputs may come from a version that kept credentials.
-	o.share.privacy(nil).Apply(&m.Environment)
-	if len(recs) > 1 {
+	g.o.share.privacy(nil).Apply(&m.Environment)
+	n := g.m.Len()
+	if n > 1 {
 		// The window, exactly: earliest start to latest end.
 		m.Elapsed = m.EndedAt.Sub(m.StartedAt.Time)
-		m.Client = clientsTogether(recs, files)
+		m.Client = g.client
 		// In the open model the generators' rates add up, as their
 		// concurrencies do.
-		m.Plan.Rate = rate
+		m.Plan.Rate = g.rate
 	}
-	latestStart, earliestEnd := first.StartedAt.Time, first.EndedAt.Time
-	for _, r := range recs {
-		if r.StartedAt.After(latestStart) {
-			latestStart = r.StartedAt.Time
-		}
-		if r.EndedAt.Before(earliestEnd) {
-			earliestEnd = r.EndedAt.Time
-		}
-	}
+	info := g.info
 	overlap := 1.0 // one run covers its own window
-	if len(recs) > 1 && m.Elapsed > 0 {
-		overlap = min(max(float64(earliestEnd.Sub(latestStart))/float64(m.Elapsed), 0), 1)
+	if n > 1 && m.Elapsed > 0 {
+		overlap = min(max(float64(g.earliestEnd.Sub(g.latestStart))/float64(m.Elapsed), 0), 1)
 	}
 	if info.WindowSeconds == 0 || m.Elapsed.Seconds() < info.WindowSeconds {
 		info.WindowSeconds = m.Elapsed.Seconds()
@@ -338,28 +477,9 @@ func mergeRecords(recs []*stats.Record, files []string, o *mergeOptions, info *r
 	}
 	if overlap < minOverlap {
 		info.Warnings = append(info.Warnings, fmt.Sprintf("%sthe runs overlap for only %.1f%% of the window (%.3f s from the earliest start to the latest end): "+
-			"req/s is over the whole window; start the generators together with --start-at", where, overlap*100, m.Elapsed.Seconds()))
+			"req/s is over the whole window; start the generators together with --start-at", g.where, overlap*100, m.Elapsed.Seconds()))
 	}
 	return m, nil
-}
-
-// clientsTogether adds up the generators' client CPU (as if one client
-// of all their cores had run), keeping the worst scheduler lateness and
-// every warning with its file's name.
-func clientsTogether(recs []*stats.Record, files []string) stats.ClientHealth {
-	c := stats.ClientHealth{Scheduling: recs[0].Client.Scheduling, Warnings: []string{}}
-	for i, r := range recs {
-		h := &r.Client
-		c.CPUUserSeconds += h.CPUUserSeconds
-		c.CPUSysSeconds += h.CPUSysSeconds
-		c.CPUPercent += h.CPUPercent
-		c.Cores += h.Cores
-		c.SchedulerLateMaxMs = max(c.SchedulerLateMaxMs, h.SchedulerLateMaxMs)
-		for _, w := range h.Warnings {
-			c.Warnings = append(c.Warnings, files[i]+": "+w)
-		}
-	}
-	return c
 }
 
 // planDiff lists how plan b differs from plan a, as "key: A vs B" with
@@ -395,28 +515,6 @@ func orNone(j json.RawMessage) string {
 		return "(none)"
 	}
 	return string(j)
-}
-
-// forcePlan returns copies of recs whose plans are the first's (each
-// keeping its concurrency and request budget), so that stats.Merge takes
-// them; per-upstream parts are dropped when the records do not have the
-// same number.
-func forcePlan(recs []*stats.Record) []*stats.Record {
-	out := make([]*stats.Record, len(recs))
-	dropUps := false
-	for _, r := range recs {
-		dropUps = dropUps || len(r.Upstreams) != len(recs[0].Upstreams)
-	}
-	for i, r := range recs {
-		c := *r
-		c.Plan = recs[0].Plan
-		c.Plan.Concurrency, c.Plan.Requests = r.Plan.Concurrency, r.Plan.Requests
-		if dropUps {
-			c.Upstreams, c.Plan.Upstreams = nil, nil
-		}
-		out[i] = &c
-	}
-	return out
 }
 
 // mergeSweeps merges sweep files series by series and level by level

@@ -38,7 +38,21 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 				"new connections will soon fail; use -k, a Unix socket, or net.ipv4.tcp_tw_reuse=1", timeWait, t.Address, hi-lo+1, lo, hi))
 		}
 	}
-	notes = append(notes, keepAliveNotes(&s)...)
+	ka := s
+	if n := m.Counts.Unsolicited; n > 0 {
+		after := "after the response body"
+		if s.Target.Protocol == "fcgi" {
+			after = "after END_REQUEST"
+		}
+		notes = append(notes, fmt.Sprintf("the server sent %d bytes nobody asked for %s, after %d of the %d complete responses: "+
+			"the client closed those %d connections rather than read the bytes as the answer to a request never sent "+
+			"(a server bug: a Content-Length shorter than the body, or output written after the response)",
+			m.Counts.UnsolicitedBytes, after, n, s.Complete, n))
+		// Those connections were closed by the client, not the server:
+		// the keep-alive notes must not blame the server for them.
+		ka.KeepAliveRequests += n
+	}
+	notes = append(notes, keepAliveNotes(&ka)...)
 	return notes
 }
 

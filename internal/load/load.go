@@ -126,6 +126,12 @@ type Result struct {
 	// or control byte, as ab prints it). It may point into the client's
 	// buffer and is valid only until the next Do; copy it to keep it.
 	Server []byte
+	// Unsolicited counts the bytes the server sent after the complete
+	// response (after its body, or after END_REQUEST) that had come with
+	// it: nobody asked for them, and read as the next answer they would
+	// be blamed on the next request, so the client drops the connection
+	// instead. The response itself is complete (Class OK).
+	Unsolicited int64
 }
 
 // Reset clears r for the next request.

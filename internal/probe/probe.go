@@ -8,6 +8,7 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,16 @@ const (
 	VerdictMeasured   = "measured"
 	VerdictNotReached = "not reached"
 	VerdictSupported  = "supported"
+	// VerdictUnsolicited is a check whose answer was followed by bytes
+	// nobody asked for: read as the next answer they would make a
+	// second request look answered, so they are reported, not counted.
+	VerdictUnsolicited = "unsolicited"
 )
+
+// UnsolicitedWait is how long a check waits, after an answer and before
+// the next request on the same connection, for bytes nobody asked for
+// that did not come with the answer, in ms-scale time.
+const UnsolicitedWait = 50 * time.Millisecond
 
 // VerdictOf maps an I/O error to a verdict: a timeout is "no answer", a
 // close or reset is "closed", anything else "error".
@@ -128,6 +138,15 @@ func (c *Conn) Exchange(ctx context.Context, d time.Duration) {
 		deadline = c.limit
 	}
 	c.SetDeadline(deadline)
+}
+
+// CanWaitIdle reports whether the check may wait for bytes with a short
+// deadline and keep using the connection after the deadline passed: not
+// over TLS, where a read cut by a deadline left the next exchange without
+// an answer (seen with crypto/tls in TestProbePortRangeAndHTTPS).
+func (c *Conn) CanWaitIdle() bool {
+	_, isTLS := c.Conn.(*tls.Conn)
+	return !isTLS
 }
 
 // Close unregisters the cancellation hook and closes the connection.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"math/bits"
@@ -199,6 +200,12 @@ type Counts struct {
 	KeepAlive int64 `json:"keep_alive"`
 	// Reconnects counts dead kept connections redialed.
 	Reconnects int64 `json:"reconnects"`
+	// Unsolicited counts complete responses after which the server sent
+	// bytes nobody asked for, UnsolicitedBytes those bytes (see
+	// load.Result.Unsolicited): the client dropped each such connection.
+	// The keys are left out when 0.
+	Unsolicited      int64 `json:"unsolicited,omitempty"`
+	UnsolicitedBytes int64 `json:"unsolicited_bytes,omitempty"`
 	// SlowConnects counts complete requests whose connect took 1 s or
 	// more (a SYN dropped by a full listen queue is retransmitted after
 	// 1 s).
@@ -235,6 +242,8 @@ func (c *Counts) Merge(o *Counts) {
 	c.Non2xx += o.Non2xx
 	c.KeepAlive += o.KeepAlive
 	c.Reconnects += o.Reconnects
+	c.Unsolicited += o.Unsolicited
+	c.UnsolicitedBytes += o.UnsolicitedBytes
 	c.SlowConnects += o.SlowConnects
 	c.Due += o.Due
 	c.Unsent += o.Unsent
@@ -408,9 +417,18 @@ func (u *Uint128) UnmarshalJSON(b []byte) error {
 // PhaseRecord is one phase's durations: exact moments and an HDR histogram
 // of microseconds (3 significant digits from 1 µs to 1 hour). In JSON the
 // histogram is hdrhistogram's own V2 compressed encoding (base64).
+//
+// A live run records into Hist, a dense histogram (one counter per bucket,
+// about 180 KB at 3 digits: the cost of a constant-time record). A phase
+// read from JSON keeps its counts sparse instead (hdr.PackedHistogram: only
+// the populated buckets, about the size of the encoding), so that reading
+// and merging thousands of saved records takes memory in proportion to
+// their buckets, not 200 times their size; Hist is then nil.
 type PhaseRecord struct {
 	Moments
 	Hist *hdr.Histogram
+
+	sparse *hdr.PackedHistogram
 }
 
 type phaseJSON struct {
@@ -424,11 +442,16 @@ type phaseJSON struct {
 
 // MarshalJSON writes the moments and the encoded histogram.
 func (p PhaseRecord) MarshalJSON() ([]byte, error) {
-	h := p.Hist
-	if h == nil {
-		h = newHist()
+	var enc []byte
+	var err error
+	switch {
+	case p.Hist != nil:
+		enc, err = p.Hist.Encode(hdr.V2CompressedEncodingCookieBase)
+	case p.sparse != nil:
+		enc, err = p.sparse.Encode()
+	default:
+		enc, err = hdr.NewPacked(histMin, histMax, histSigF).Encode()
 	}
-	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return nil, fmt.Errorf("stats: encoding a histogram: %w", err)
 	}
@@ -436,7 +459,8 @@ func (p PhaseRecord) MarshalJSON() ([]byte, error) {
 	return json.Marshal(phaseJSON{Count: m.N, Sum: m.Sum, SumSq: m.SumSq, Min: m.Min, Max: m.Max, Hist: string(enc)})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes, keeping the histogram
+// sparse.
 func (p *PhaseRecord) UnmarshalJSON(b []byte) error {
 	var j phaseJSON
 	if err := json.Unmarshal(b, &j); err != nil {
@@ -445,20 +469,20 @@ func (p *PhaseRecord) UnmarshalJSON(b []byte) error {
 	if err := checkHistHeader(j.Hist); err != nil {
 		return err
 	}
-	h, err := hdr.Decode([]byte(j.Hist))
+	h, err := hdr.DecodePacked([]byte(j.Hist))
 	if err != nil {
 		return fmt.Errorf("stats: decoding a histogram: %w", err)
 	}
 	if h.TotalCount() != j.Count {
 		return fmt.Errorf("stats: histogram holds %d values, count says %d", h.TotalCount(), j.Count)
 	}
-	*p = PhaseRecord{Moments: Moments{N: j.Count, Sum: j.Sum, SumSq: j.SumSq, Min: j.Min, Max: j.Max}, Hist: h}
+	*p = PhaseRecord{Moments: Moments{N: j.Count, Sum: j.Sum, SumSq: j.SumSq, Min: j.Min, Max: j.Max}, sparse: h}
 	return nil
 }
 
 // checkHistHeader refuses an encoded histogram whose header asks for other
 // bounds than backbench writes (1 µs to histMax, at most histSigF digits):
-// hdr.Decode allocates the counts its header asks for, so a hostile file
+// a decoder sizes its counts by the header's range, so a hostile file
 // could otherwise claim a range of many gigabytes. Only the base64 text and
 // the 40-byte header inside the zlib stream are read here.
 func checkHistHeader(enc string) error {
@@ -485,15 +509,59 @@ func checkHistHeader(enc string) error {
 	return nil
 }
 
-// Merge adds o to p.
+// Merge adds o to p. Into a phase that has no histogram yet, a sparse o
+// is cloned, so that a merge of saved records stays sparse throughout;
+// into a dense one, counts are added bucket by bucket. Neither decodes a
+// sparse histogram densely.
 func (p *PhaseRecord) Merge(o *PhaseRecord) {
 	p.Moments.Merge(&o.Moments)
-	if o.Hist != nil {
-		if p.Hist == nil {
-			p.Hist = hdr.New(o.Hist.LowestTrackableValue(), o.Hist.HighestTrackableValue(), int(o.Hist.SignificantFigures()))
+	switch {
+	case o.sparse != nil:
+		switch {
+		case p.Hist != nil:
+			o.sparse.MergeInto(p.Hist)
+		case p.sparse == nil:
+			p.sparse = o.sparse.Clone()
+		default:
+			p.sparse.Merge(o.sparse)
 		}
-		p.Hist.Merge(o.Hist)
+	case o.Hist != nil:
+		switch {
+		case p.Hist != nil:
+			p.Hist.Merge(o.Hist)
+		case p.sparse != nil:
+			p.sparse.MergeFrom(o.Hist)
+		default:
+			p.Hist = hdr.New(o.Hist.LowestTrackableValue(), o.Hist.HighestTrackableValue(), int(o.Hist.SignificantFigures()))
+			p.Hist.Merge(o.Hist)
+		}
 	}
+}
+
+// Histogram returns the phase's histogram as a dense hdr.Histogram: Hist
+// itself, or a dense copy of the sparse counts of a phase read from JSON
+// (an empty histogram when there is neither).
+func (p *PhaseRecord) Histogram() *hdr.Histogram {
+	switch {
+	case p.Hist != nil:
+		return p.Hist
+	case p.sparse != nil:
+		h := hdr.New(p.sparse.LowestTrackableValue(), p.sparse.HighestTrackableValue(), int(p.sparse.SignificantFigures()))
+		p.sparse.MergeInto(h)
+		return h
+	}
+	return newHist()
+}
+
+// valueAt returns the HDR estimate of the q-th percentile (0..100), in µs.
+func (p *PhaseRecord) valueAt(q float64) int64 {
+	switch {
+	case p.Hist != nil:
+		return p.Hist.ValueAtQuantile(q)
+	case p.sparse != nil:
+		return p.sparse.ValueAtPercentile(q)
+	}
+	return 0
 }
 
 // Quantile returns the q-th percentile (0..100). The top (q = 100) is the
@@ -509,7 +577,7 @@ func (p *PhaseRecord) Quantile(q float64) time.Duration {
 	case q <= 0:
 		return m.Min
 	}
-	v := time.Duration(p.Hist.ValueAtQuantile(q)) * time.Microsecond
+	v := time.Duration(p.valueAt(q)) * time.Microsecond
 	return min(max(v, m.Min), m.Max)
 }
 
@@ -549,7 +617,7 @@ func (ps *Phases) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	for p := range ps {
-		ps[p] = PhaseRecord{Hist: newHist()}
+		ps[p] = PhaseRecord{}
 		if v, ok := m[phaseNames[p]]; ok {
 			ps[p] = v
 			delete(m, phaseNames[p])
@@ -610,94 +678,327 @@ func (r *Record) CauseCount(k load.Kind) int64 {
 // earliest start to the latest end, the listen queue counters add up. The
 // environment, client health, backend, TLS and listen backlog are the
 // first record's (the first loss of the backend too); notes are the
-// union.
+// union, in the order first seen. It is a Merger given every record.
 func Merge(recs ...*Record) (*Record, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("stats: no record to merge")
 	}
-	first := recs[0]
+	var m Merger
+	for _, r := range recs {
+		if err := m.Add(r); err != nil {
+			return nil, err
+		}
+	}
+	return m.Record(), nil
+}
+
+// Merger merges records one at a time, as Merge does, keeping only the
+// merged result: records read from files one by one are merged in memory
+// bounded by the result (its sparse histograms, causes, up to
+// MaxErrorSamples messages and the distinct notes), whatever their number.
+// The zero Merger is empty and ready to use.
+type Merger struct {
+	out     *Record
+	n       int
+	noUps   bool
+	causes  map[[2]uint8]*Cause
+	samples map[string]int64
+	notes   map[string]bool
+}
+
+// Len returns how many records were added.
+func (m *Merger) Len() int { return m.n }
+
+// DropUpstreams forgets the per-upstream parts of the records added so
+// far and of those to come (for a forced merge of records of clusters of
+// different sizes).
+func (m *Merger) DropUpstreams() {
+	m.noUps = true
+	if m.out != nil {
+		m.out.Upstreams, m.out.Plan.Upstreams = nil, nil
+	}
+}
+
+// Add merges r into the result. It refuses a record of another plan and a
+// record whose counts or sums, added to those merged so far, would
+// overflow int64 (then the result is as it was before the call).
+func (m *Merger) Add(r *Record) error {
+	if m.out == nil {
+		m.start(r)
+	}
+	out := &m.out
+	ups := r.Upstreams
+	if m.noUps {
+		ups = nil
+		rp := r.Plan
+		rp.Upstreams = nil
+		if !samePlan(&(*out).Plan, &rp) {
+			return fmt.Errorf("stats: cannot merge a record of %s with one of %s: the plans differ", r.Plan.Target.URL, (*out).Plan.Target.URL)
+		}
+	} else if !samePlan(&(*out).Plan, &r.Plan) || len(r.Upstreams) != len((*out).Upstreams) {
+		return fmt.Errorf("stats: cannot merge a record of %s with one of %s: the plans differ",
+			r.Plan.Target.URL, (*out).Plan.Target.URL)
+	}
+	if err := m.checkSums(r, ups); err != nil {
+		return err
+	}
+	o := *out
+	m.n++
+	o.Plan.Concurrency += r.Plan.Concurrency
+	o.Plan.Requests += r.Plan.Requests
+	if r.StartedAt.Before(o.StartedAt.Time) {
+		o.StartedAt = r.StartedAt
+	}
+	if r.EndedAt.After(o.EndedAt.Time) {
+		o.EndedAt = r.EndedAt
+	}
+	o.Elapsed = max(o.Elapsed, r.Elapsed)
+	o.Interrupted = o.Interrupted || r.Interrupted
+	o.Counts.Merge(&r.Counts)
+	for p := range o.Phases {
+		o.Phases[p].Merge(&r.Phases[p])
+	}
+	for i := range ups {
+		u, x := &o.Upstreams[i], &ups[i]
+		u.Complete += x.Complete
+		u.Failed += x.Failed
+		u.Total.Merge(&x.Total)
+	}
+	for _, c := range r.Causes {
+		k := [2]uint8{uint8(c.Class), uint8(c.Kind)}
+		if m.causes[k] == nil {
+			cc := c
+			cc.Count = 0
+			m.causes[k] = &cc
+		}
+		m.causes[k].Count += c.Count
+	}
+	for _, e := range r.ErrorSamples {
+		if _, ok := m.samples[e.Message]; ok || len(m.samples) < MaxErrorSamples {
+			m.samples[e.Message] += e.Count
+		}
+	}
+	if o.BackendLost == nil {
+		o.BackendLost = r.BackendLost
+	}
+	if o.StderrFirstLine == "" {
+		o.StderrFirstLine = r.StderrFirstLine
+	}
+	if o.ListenBacklog == nil {
+		o.ListenBacklog = r.ListenBacklog
+	}
+	o.ListenOverflows = addPtr(o.ListenOverflows, r.ListenOverflows)
+	o.ListenDrops = addPtr(o.ListenDrops, r.ListenDrops)
+	o.ListenQueues = mergeListenQueues(o.ListenQueues, r.ListenQueues)
+	// A set beside the slice: the union in the order first seen, in time
+	// linear in the number of notes (a search of the slice per note made
+	// 40,000 notes take seconds).
+	for _, n := range r.Notes {
+		if !m.notes[n] {
+			m.notes[n] = true
+			o.Notes = append(o.Notes, n)
+		}
+	}
+	o.rows = append(o.rows, r.rows...)
+	o.rawErr = errors.Join(o.rawErr, r.rawErr)
+	return nil
+}
+
+// start makes the result from the first record: its plan, environment,
+// client health and the other parts a merge keeps from the first.
+func (m *Merger) start(first *Record) {
 	out := &Record{Schema: Schema, Plan: first.Plan, Environment: first.Environment, Client: first.Client,
 		Backend: first.Backend, TLS: first.TLS, DocumentLength: first.DocumentLength,
 		ServerSoftware: first.ServerSoftware, StartedAt: first.StartedAt, EndedAt: first.EndedAt,
 		Upstreams: make([]UpstreamRecord, len(first.Upstreams)), Notes: []string{}}
 	out.Plan.Upstreams = slices.Clone(first.Plan.Upstreams)
 	out.Plan.Concurrency, out.Plan.Requests = 0, 0
-	for p := range out.Phases {
-		out.Phases[p].Hist = newHist()
-	}
 	for i, u := range first.Upstreams {
 		out.Upstreams[i] = UpstreamRecord{Address: u.Address}
 	}
-	causes := map[[2]uint8]*Cause{}
-	samples := map[string]int64{}
-	for _, r := range recs {
-		if !samePlan(&first.Plan, &r.Plan) || len(r.Upstreams) != len(first.Upstreams) {
-			return nil, fmt.Errorf("stats: cannot merge a record of %s with one of %s: the plans differ",
-				r.Plan.Target.URL, first.Plan.Target.URL)
-		}
-		out.Plan.Concurrency += r.Plan.Concurrency
-		out.Plan.Requests += r.Plan.Requests
-		if r.StartedAt.Before(out.StartedAt.Time) {
-			out.StartedAt = r.StartedAt
-		}
-		if r.EndedAt.After(out.EndedAt.Time) {
-			out.EndedAt = r.EndedAt
-		}
-		out.Elapsed = max(out.Elapsed, r.Elapsed)
-		out.Interrupted = out.Interrupted || r.Interrupted
-		out.Counts.Merge(&r.Counts)
-		for p := range out.Phases {
-			out.Phases[p].Merge(&r.Phases[p])
-		}
-		for i := range r.Upstreams {
-			u, o := &out.Upstreams[i], &r.Upstreams[i]
-			u.Complete += o.Complete
-			u.Failed += o.Failed
-			u.Total.Merge(&o.Total)
-		}
-		for _, c := range r.Causes {
-			k := [2]uint8{uint8(c.Class), uint8(c.Kind)}
-			if causes[k] == nil {
-				cc := c
-				cc.Count = 0
-				causes[k] = &cc
-			}
-			causes[k].Count += c.Count
-		}
-		for _, e := range r.ErrorSamples {
-			if _, ok := samples[e.Message]; ok || len(samples) < MaxErrorSamples {
-				samples[e.Message] += e.Count
-			}
-		}
-		if out.BackendLost == nil {
-			out.BackendLost = r.BackendLost
-		}
-		if out.StderrFirstLine == "" {
-			out.StderrFirstLine = r.StderrFirstLine
-		}
-		if out.ListenBacklog == nil {
-			out.ListenBacklog = r.ListenBacklog
-		}
-		out.ListenOverflows = addPtr(out.ListenOverflows, r.ListenOverflows)
-		out.ListenDrops = addPtr(out.ListenDrops, r.ListenDrops)
-		out.ListenQueues = mergeListenQueues(out.ListenQueues, r.ListenQueues)
-		for _, n := range r.Notes {
-			if !slices.Contains(out.Notes, n) {
-				out.Notes = append(out.Notes, n)
-			}
-		}
-		out.rows = append(out.rows, r.rows...)
-		out.rawErr = errors.Join(out.rawErr, r.rawErr)
+	if m.noUps {
+		out.Upstreams, out.Plan.Upstreams = nil, nil
 	}
-	if span := out.EndedAt.Sub(out.StartedAt.Time); len(recs) > 1 && span > out.Elapsed {
+	m.out = out
+	m.causes = map[[2]uint8]*Cause{}
+	m.samples = map[string]int64{}
+	m.notes = map[string]bool{}
+}
+
+// Record returns the merged record (nil before the first Add). The Merger
+// must not be used after.
+func (m *Merger) Record() *Record {
+	out := m.out
+	if out == nil {
+		return nil
+	}
+	if span := out.EndedAt.Sub(out.StartedAt.Time); m.n > 1 && span > out.Elapsed {
 		out.Elapsed = span
 	}
-	for _, c := range causes {
+	out.Causes = []Cause{}
+	for _, c := range m.causes {
 		out.Causes = append(out.Causes, *c)
 	}
 	sortCauses(out.Causes)
-	out.ErrorSamples = sortedSamples(samples)
-	return out, nil
+	out.ErrorSamples = sortedSamples(m.samples)
+	return out
+}
+
+// checkSums refuses r when one of its counts or sums, added to the
+// result's, would overflow int64: saved numbers are checked non-negative
+// on read (Validate), so a sum that wraps would turn a large count
+// negative ("Complete requests: -9223372036854775808").
+func (m *Merger) checkSums(r *Record, ups []UpstreamRecord) error {
+	o := m.out
+	if m.n == 0 {
+		return nil
+	}
+	var bad string
+	fits := func(name string, a, b int64) {
+		if bad == "" && b > 0 && a > math.MaxInt64-b {
+			bad = name
+		}
+	}
+	fits("plan.concurrency", int64(o.Plan.Concurrency), int64(r.Plan.Concurrency))
+	fits("plan.requests", o.Plan.Requests, r.Plan.Requests)
+	c, x := &o.Counts, &r.Counts
+	for _, f := range countFields(c, x) {
+		fits("counts."+f.name, *f.a, *f.b)
+	}
+	for cl := load.ErrClass(1); cl < load.NumClasses; cl++ {
+		fits("counts.failures."+cl.String(), c.Failures[cl], x.Failures[cl])
+	}
+	fits("counts.failures", c.Failed(), x.Failed())
+	for p := range o.Phases {
+		a, b := &o.Phases[p].Moments, &r.Phases[p].Moments
+		fits("phases."+phaseNames[p]+".count", a.N, b.N)
+		fits("phases."+phaseNames[p]+".sum_ns", int64(a.Sum), int64(b.Sum))
+		_, carry := bits.Add64(a.SumSq.Lo, b.SumSq.Lo, 0)
+		if _, carry = bits.Add64(a.SumSq.Hi, b.SumSq.Hi, carry); bad == "" && carry != 0 {
+			bad = "phases." + phaseNames[p] + ".sum_squares_ns2"
+		}
+	}
+	for i := range ups {
+		fits("upstreams.complete", o.Upstreams[i].Complete, ups[i].Complete)
+		fits("upstreams.failed", o.Upstreams[i].Failed, ups[i].Failed)
+		fits("upstreams.total.count", o.Upstreams[i].Total.N, ups[i].Total.N)
+		fits("upstreams.total.sum_ns", int64(o.Upstreams[i].Total.Sum), int64(ups[i].Total.Sum))
+	}
+	for _, cs := range r.Causes {
+		if k := [2]uint8{uint8(cs.Class), uint8(cs.Kind)}; m.causes[k] != nil {
+			fits("causes.count", m.causes[k].Count, cs.Count)
+		}
+	}
+	for _, e := range r.ErrorSamples {
+		fits("error_samples.count", m.samples[e.Message], e.Count)
+	}
+	if o.ListenOverflows != nil && r.ListenOverflows != nil {
+		fits("listen_overflows", *o.ListenOverflows, *r.ListenOverflows)
+	}
+	if o.ListenDrops != nil && r.ListenDrops != nil {
+		fits("listen_drops", *o.ListenDrops, *r.ListenDrops)
+	}
+	if bad != "" {
+		return fmt.Errorf("stats: %s: the sum with the records merged before overflows a 64-bit count", bad)
+	}
+	return nil
+}
+
+// countField names one int64 count of two Counts.
+type countField struct {
+	name string
+	a, b *int64
+}
+
+// countFields lists the additive int64 counts of a and b with their JSON
+// names (the failures by class apart).
+func countFields(a, b *Counts) []countField {
+	return []countField{
+		{"complete", &a.Complete, &b.Complete}, {"non_2xx", &a.Non2xx, &b.Non2xx},
+		{"keep_alive", &a.KeepAlive, &b.KeepAlive}, {"reconnects", &a.Reconnects, &b.Reconnects},
+		{"unsolicited", &a.Unsolicited, &b.Unsolicited}, {"unsolicited_bytes", &a.UnsolicitedBytes, &b.UnsolicitedBytes},
+		{"slow_connects", &a.SlowConnects, &b.SlowConnects}, {"bytes_read", &a.BytesRead, &b.BytesRead},
+		{"body_bytes", &a.BodyBytes, &b.BodyBytes}, {"bytes_written", &a.BytesWritten, &b.BytesWritten},
+		{"stderr_bytes", &a.StderrBytes, &b.StderrBytes}, {"late", &a.Late, &b.Late},
+		{"queued", &a.Queued, &b.Queued}, {"late_sum_ns", (*int64)(&a.LateSum), (*int64)(&b.LateSum)},
+		{"late_max_ns", (*int64)(&a.LateMax), (*int64)(&b.LateMax)},
+		{"sched_late_max_ns", (*int64)(&a.SchedMax), (*int64)(&b.SchedMax)},
+		{"due", &a.Due, &b.Due}, {"unsent", &a.Unsent, &b.Unsent},
+		{"unsent_in_flight", &a.UnsentInFlight, &b.UnsentInFlight},
+	}
+}
+
+// Validate checks a record read from a file: its schema is this
+// backbench's, no count, sum or duration is negative, no rate is NaN or
+// infinite, a phase's minimum is not above its maximum, and the failures
+// by class add up within int64. The error names the field, by its JSON
+// key, and its value.
+func (r *Record) Validate() error {
+	switch {
+	case r.Schema > Schema:
+		return fmt.Errorf("schema %d is newer than this backbench's (%d); use a newer backbench", r.Schema, Schema)
+	case r.Schema < 1:
+		return fmt.Errorf("schema %d: not a backbench record schema (want %d)", r.Schema, Schema)
+	}
+	neg := func(name string, v int64) error {
+		if v < 0 {
+			return fmt.Errorf("%s is %d: a saved count, sum or duration is never negative", name, v)
+		}
+		return nil
+	}
+	var zero Counts
+	errs := []error{neg("plan.concurrency", int64(r.Plan.Concurrency)), neg("plan.requests", r.Plan.Requests),
+		neg("plan.time_limit_ns", int64(r.Plan.Duration)), neg("plan.timeout_ns", int64(r.Plan.Timeout)),
+		neg("plan.body_bytes", r.Plan.BodySize), neg("elapsed_ns", int64(r.Elapsed)),
+		neg("document_length", r.DocumentLength)}
+	if v := r.Plan.Rate; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		errs = append(errs, fmt.Errorf("plan.rate is %g: want a finite rate of 0 or more", v))
+	}
+	for _, f := range countFields(&r.Counts, &zero) {
+		errs = append(errs, neg("counts."+f.name, *f.a))
+	}
+	var failed int64
+	for cl := load.ErrClass(1); cl < load.NumClasses; cl++ {
+		v := r.Counts.Failures[cl]
+		errs = append(errs, neg("counts.failures."+cl.String(), v))
+		if v > 0 && failed > math.MaxInt64-v {
+			errs = append(errs, fmt.Errorf("counts.failures: the classes add up beyond a 64-bit count"))
+		}
+		failed += max(v, 0)
+	}
+	phase := func(name string, m *Moments) {
+		errs = append(errs, neg(name+".count", m.N), neg(name+".sum_ns", int64(m.Sum)),
+			neg(name+".min_ns", int64(m.Min)), neg(name+".max_ns", int64(m.Max)))
+		if m.N > 0 && m.Min > m.Max {
+			errs = append(errs, fmt.Errorf("%s: min_ns %d is above max_ns %d", name, m.Min, m.Max))
+		}
+	}
+	for p := range r.Phases {
+		phase("phases."+phaseNames[p], &r.Phases[p].Moments)
+	}
+	for i := range r.Upstreams {
+		u := &r.Upstreams[i]
+		errs = append(errs, neg(fmt.Sprintf("upstreams[%d].complete", i), u.Complete), neg(fmt.Sprintf("upstreams[%d].failed", i), u.Failed))
+		phase(fmt.Sprintf("upstreams[%d].total", i), &u.Total.Moments)
+	}
+	for i, c := range r.Causes {
+		errs = append(errs, neg(fmt.Sprintf("causes[%d].count", i), c.Count))
+	}
+	for i, e := range r.ErrorSamples {
+		errs = append(errs, neg(fmt.Sprintf("error_samples[%d].count", i), e.Count))
+	}
+	if r.ListenOverflows != nil {
+		errs = append(errs, neg("listen_overflows", *r.ListenOverflows))
+	}
+	if r.ListenDrops != nil {
+		errs = append(errs, neg("listen_drops", *r.ListenDrops))
+	}
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // addPtr adds two optional counts (nil: not read).
@@ -783,4 +1084,73 @@ func mergeListenQueues(out, in []ListenQueue) []ListenQueue {
 		o.Drops = addPtr(o.Drops, q.Drops)
 	}
 	return out
+}
+
+// CheckSchema checks the raw JSON value of a record's "schema" key (nil:
+// the key is missing): a whole number from 1 to Schema, so that a string
+// ("1"), a fraction, a huge number (1e308), 0 or a negative schema is
+// refused with a message naming the value, before the record is read.
+func CheckSchema(raw json.RawMessage) error {
+	if raw == nil {
+		return errors.New("schema: missing (not a backbench record)")
+	}
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	switch {
+	case err != nil:
+		return fmt.Errorf("schema %s: want a whole number from 1 to %d", raw, Schema)
+	case v > Schema:
+		return fmt.Errorf("schema %d is newer than this backbench's (%d); use a newer backbench", v, Schema)
+	case v < 1:
+		return fmt.Errorf("schema %d: want a whole number from 1 to %d", v, Schema)
+	}
+	return nil
+}
+
+// CheckSummary checks the figures of a saved Summary (a bench result or a
+// sweep level, and its trials' records): no count is negative, and no time, rate,
+// mean or percentile is negative, NaN or infinite. The error names the
+// field by its JSON key.
+func (s *Summary) CheckSummary() error {
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"concurrency_level", int64(s.Concurrency)}, {"requests", s.Requests}, {"complete_requests", s.Complete},
+		{"failed_requests", s.Failed}, {"non_2xx_responses", s.Non2xx}, {"keep_alive_requests", s.KeepAliveRequests},
+		{"reconnects", s.Reconnects}, {"total_transferred_bytes", s.TotalTransferred},
+		{"html_transferred_bytes", s.HTMLTransferred}, {"document_length", s.DocumentLength}} {
+		if c.v < 0 {
+			return fmt.Errorf("%s is %d: a saved count is never negative", c.name, c.v)
+		}
+	}
+	fin := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("%s is %g: want a finite figure of 0 or more", name, v)
+		}
+		return nil
+	}
+	errs := []error{fin("time_taken_seconds", s.TimeTaken), fin("requests_per_second", s.RequestsPerSecond),
+		fin("time_per_request_ms", s.TimePerRequest), fin("time_per_request_all_ms", s.TimePerRequestAll),
+		fin("transfer_rate_kbytes_per_second", s.TransferRate)}
+	for _, k := range slices.Sorted(maps.Keys(s.Percentiles)) {
+		errs = append(errs, fin("percentiles_ms."+k, s.Percentiles[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Spectrum)) {
+		errs = append(errs, fin("percentile_spectrum_ms."+k, s.Spectrum[k]))
+	}
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	if s.Repeated != nil {
+		for i, t := range s.Trials {
+			if t == nil {
+				continue
+			}
+			if err := t.Validate(); err != nil {
+				return fmt.Errorf("trials[%d].%v", i, err)
+			}
+		}
+	}
+	return nil
 }

@@ -98,7 +98,7 @@ func TestMergeHalves(t *testing.T) {
 		if w.Moments != m.Moments {
 			t.Errorf("%s moments %+v, want %+v", Phase(p), m.Moments, w.Moments)
 		}
-		if !w.Hist.Equals(m.Hist) {
+		if !w.Histogram().Equals(m.Histogram()) {
 			t.Errorf("%s histograms differ", Phase(p))
 		}
 		for q := 0.0; q <= 100; q += 0.1 {
@@ -109,7 +109,7 @@ func TestMergeHalves(t *testing.T) {
 	}
 	for i := range whole.Upstreams {
 		w, m := whole.Upstreams[i], merged.Upstreams[i]
-		if w.Complete != m.Complete || w.Failed != m.Failed || w.Total.Moments != m.Total.Moments || !w.Total.Hist.Equals(m.Total.Hist) {
+		if w.Complete != m.Complete || w.Failed != m.Failed || w.Total.Moments != m.Total.Moments || !w.Total.Histogram().Equals(m.Total.Histogram()) {
 			t.Errorf("upstream %d: %+v, want %+v", i, m, w)
 		}
 	}
@@ -156,7 +156,7 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 		t.Errorf("round trip changed the record:\n%+v\n%+v", back, *m)
 	}
 	for p := range m.Phases {
-		if back.Phases[p].Moments != m.Phases[p].Moments || !back.Phases[p].Hist.Equals(m.Phases[p].Hist) {
+		if back.Phases[p].Moments != m.Phases[p].Moments || !back.Phases[p].Histogram().Equals(m.Phases[p].Histogram()) {
 			t.Errorf("phase %s changed", Phase(p))
 		}
 	}

@@ -247,6 +247,10 @@ func (s *Shard) Record(res *load.Result) {
 	c.BytesWritten += res.BytesWritten
 	c.StderrBytes += res.StderrBytes
 	c.Reconnects += int64(res.Reconnects)
+	if res.Unsolicited > 0 {
+		c.Unsolicited++
+		c.UnsolicitedBytes += res.Unsolicited
+	}
 	if res.Class != load.OK {
 		c.Failures[res.Class]++
 		cs := &s.causes[res.Class][kind]

@@ -320,7 +320,7 @@ func (m *Record) quantile(p Phase, q float64) float64 {
 	if ph.N == 0 || q >= 100 || q <= 0 {
 		return ms(ph.Quantile(q))
 	}
-	v := float64(ph.Hist.ValueAtQuantile(q)) / 1e3 // µs to ms
+	v := float64(ph.valueAt(q)) / 1e3 // µs to ms
 	return math.Min(math.Max(v, ms(ph.Min)), ms(ph.Max))
 }
 
@@ -440,7 +440,7 @@ func (m *Record) Summary() Summary {
 			us := UpstreamSummary{Address: addr, Requests: u.Complete + u.Failed, Complete: u.Complete, Failed: u.Failed}
 			if u.Total.N > 0 {
 				us.MeanMs = float64(u.Total.Sum) / float64(u.Total.N) / 1e6
-				us.P99Ms = math.Min(float64(u.Total.Hist.ValueAtQuantile(99))/1e3, ms(u.Total.Max))
+				us.P99Ms = math.Min(float64(u.Total.valueAt(99))/1e3, ms(u.Total.Max))
 			}
 			if s.TimeTaken > 0 {
 				us.RequestsPerSecond = float64(u.Complete) / s.TimeTaken

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
@@ -240,6 +241,9 @@ func Parse(name string, data []byte) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := r.checkFigures(); err != nil {
+		return nil, err
+	}
 	if r.probe != nil {
 		for _, f := range fields {
 			if isCheck(f.raw) {
@@ -250,10 +254,43 @@ func Parse(name string, data []byte) (*Result, error) {
 	return r, nil
 }
 
-// checkSchema refuses a record of a newer schema than Schema.
+// checkFigures refuses a bench result or sweep level whose counts are
+// negative or whose times, rates and percentiles are negative, NaN or
+// infinite (stats.Summary.CheckSummary), naming the field.
+func (r *Result) checkFigures() error {
+	var docs []*benchDoc
+	if r.bench != nil {
+		docs = append(docs, r.bench)
+	}
+	if r.sweep != nil {
+		for i := range r.sweep.Series {
+			for j := range r.sweep.Series[i].Levels {
+				docs = append(docs, &r.sweep.Series[i].Levels[j])
+			}
+		}
+	}
+	for _, d := range docs {
+		if err := d.Summary.CheckSummary(); err != nil {
+			return fmt.Errorf("%s: %w: %v", r.Name, ErrNotResult, err)
+		}
+	}
+	return nil
+}
+
+// checkSchema refuses a record of a newer schema than Schema, and a
+// schema that is no schema (below 1, or not a whole number).
 func (r *Result) checkSchema() error {
-	if s := r.prov.Schema; s != nil && *s > Schema {
-		return fmt.Errorf("%s: %w: schema %g is newer than this backbench reads (%d); use a newer backbench", r.Name, ErrNewerSchema, *s, Schema)
+	return checkSchema(r.Name, r.prov.Schema)
+}
+
+func checkSchema(name string, s *float64) error {
+	switch {
+	case s == nil:
+		return nil
+	case *s > Schema:
+		return fmt.Errorf("%s: %w: schema %g is newer than this backbench reads (%d); use a newer backbench", name, ErrNewerSchema, *s, Schema)
+	case *s < 1 || *s != math.Trunc(*s):
+		return fmt.Errorf("%s: %w: schema %g is not a record schema (want a whole number from 1 to %d)", name, ErrNotResult, *s, Schema)
 	}
 	return nil
 }
@@ -262,10 +299,16 @@ func (r *Result) checkSchema() error {
 // levels: the newest schema, the first environment, the earliest start and
 // the latest end.
 func sweepProvenance(p provenance, sw *sweepDoc) provenance {
+	// A level whose schema is no schema (or newer) makes the sweep's, so
+	// that checkSchema refuses it even beside good levels.
+	var bad *float64
 	for _, se := range sw.Series {
 		for _, rec := range se.Records {
 			if rec == nil {
 				continue
+			}
+			if bad == nil && checkSchema("", rec.Schema) != nil {
+				bad = rec.Schema
 			}
 			if rec.Schema != nil && (p.Schema == nil || *rec.Schema > *p.Schema) {
 				p.Schema = rec.Schema
@@ -278,6 +321,9 @@ func sweepProvenance(p provenance, sw *sweepDoc) provenance {
 			}
 			p.EndedAt = max(p.EndedAt, rec.EndedAt)
 		}
+	}
+	if bad != nil {
+		p.Schema = bad
 	}
 	return p
 }

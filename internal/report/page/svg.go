@@ -86,6 +86,67 @@ func spectrumX(p float64) float64 { return math.Log10(1 / (1 - p/100)) }
 // spectrumTicks are the percentiles labelled on a spectrum's x axis.
 var spectrumTicks = []float64{50, 90, 99, 99.9, 99.99, 99.999}
 
+// plotLimit bounds the magnitude of a value drawn: a saved file may hold
+// any float64 (±1e308, whose span or 5% headroom is +Inf and whose scaled
+// coordinate is NaN), and nothing measured comes near it.
+const plotLimit = 1e100
+
+// clampPlot brings v into ±plotLimit (NaN is reported, for the caller to
+// leave the point out).
+func clampPlot(v float64) (float64, bool) {
+	if math.IsNaN(v) {
+		return 0, false
+	}
+	return math.Min(math.Max(v, -plotLimit), plotLimit), true
+}
+
+// sanitize clamps every value of the chart into ±plotLimit and leaves out
+// points, bands and reference lines with a NaN, so that every coordinate
+// the chart writes is finite.
+func (c *chart) sanitize() {
+	for _, l := range c.lines {
+		pts := l.pts[:0]
+		for _, p := range l.pts {
+			var okx, oky bool
+			if p.x, okx = clampPlot(p.x); !okx {
+				continue
+			}
+			if p.y, oky = clampPlot(p.y); oky {
+				pts = append(pts, p)
+			}
+		}
+		l.pts = pts
+		bands := l.band[:0]
+		for _, bd := range l.band {
+			var ok1, ok2, ok3 bool
+			bd.x, ok1 = clampPlot(bd.x)
+			bd.lo, ok2 = clampPlot(bd.lo)
+			bd.hi, ok3 = clampPlot(bd.hi)
+			if ok1 && ok2 && ok3 {
+				bands = append(bands, bd)
+			}
+		}
+		l.band = bands
+	}
+	refs := c.refs[:0]
+	for _, r := range c.refs {
+		var ok bool
+		if r.y, ok = clampPlot(r.y); ok {
+			refs = append(refs, r)
+		}
+	}
+	c.refs = refs
+}
+
+// inBox clamps a coordinate into [lo, hi] (the SVG's box); NaN, which
+// sanitize leaves no way to reach, would be drawn at lo.
+func inBox(v, lo, hi float64) float64 {
+	if math.IsNaN(v) {
+		return lo
+	}
+	return math.Min(math.Max(v, lo), hi)
+}
+
 // logSpan is the ratio of highest to lowest positive value past which a
 // chart's y axis is logarithmic: two series at 370 req/s must not lie flat
 // on zero under one at 60,000.
@@ -155,6 +216,7 @@ func doubling(xs []float64) bool {
 // six series (and not a spectrum), as small multiples: one small chart per
 // series on the same axes.
 func (c *chart) svg(b *strings.Builder) {
+	c.sanitize()
 	if !c.spectrum && len(c.lines) > maxLines {
 		c.multiples(b)
 		return
@@ -274,6 +336,11 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 	if c.spectrum {
 		sx = rawSx
 	}
+	// Clamped to the SVG's box, so that no value, however far out, gives
+	// a coordinate outside it (or a non-finite one).
+	sx0, sy0 := sx, sy
+	sx = func(x float64) float64 { return inBox(sx0(x), 0, svgW) }
+	sy = func(y float64) float64 { return inBox(sy0(y), 0, svgH) }
 	yLabel := c.yLabel
 	if logY {
 		yLabel += ", log scale"
