@@ -21,6 +21,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // browserTab is a page open in headless Chromium (no network: every name
@@ -193,7 +194,7 @@ const readLayout = `(() => {
   });
   out.listenTitles = {};
   document.querySelectorAll('section.sweep').forEach(sec => {
-    out.listenTitles[sec.id] = [...sec.querySelectorAll('.series .pt > title')].map(t => t.textContent).filter(s => s.includes('listen queue overflowed'));
+    out.listenTitles[sec.id] = [...sec.querySelectorAll('.series .pt > title')].map(t => t.textContent).filter(s => /listen queue[^;]*overflowed/.test(s));
   });
   out.Provenance = {};
   document.querySelectorAll('section.result').forEach(sec => {
@@ -242,12 +243,8 @@ func pngHas(t *testing.T, path, hex string) int {
 // sweepDoc reads the parts of a sweep.json the browser test checks.
 type sweepDocument struct {
 	Series []struct {
-		Label  string `json:"label"`
-		Levels []struct {
-			Concurrency     int    `json:"concurrency_level"`
-			ListenOverflows *int64 `json:"listen_overflows"`
-			Failed          int64  `json:"failed_requests"`
-		} `json:"levels"`
+		Label  string          `json:"label"`
+		Levels []stats.Summary `json:"levels"`
 	} `json:"series"`
 	Comparisons []struct {
 		Series   string `json:"series"`
@@ -383,10 +380,10 @@ func TestPageInBrowser(t *testing.T) {
 	var overflowed []string
 	for _, lv := range queue.Series[0].Levels {
 		row := l.CauseCells["r3"]["serial "+strconv.Itoa(lv.Concurrency)]
-		if lv.ListenOverflows != nil && *lv.ListenOverflows > 0 {
+		if n, _ := lv.ListenOverflow(); n > 0 {
 			overflowed = append(overflowed, strconv.Itoa(lv.Concurrency))
 			if !strings.Contains(row, "listen queue overflowed") {
-				t.Errorf("the row of c=%d says %q, want the listen queue (the record has %d overflows)", lv.Concurrency, row, *lv.ListenOverflows)
+				t.Errorf("the row of c=%d says %q, want the listen queue (the record has %d overflows)", lv.Concurrency, row, n)
 			}
 			found := false
 			for _, s := range l.ListenTitles["r3"] {

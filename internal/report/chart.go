@@ -259,7 +259,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			x := float64(s.Concurrency)
 			rps = append(rps, plotter.XY{X: x, Y: s.RequestsPerSecond})
 			p99 = append(p99, plotter.XY{X: x, Y: P99Of(s)})
-			if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
+			if n, _ := s.ListenOverflow(); n > 0 {
 				overflowed = append(overflowed, plotter.XY{X: x, Y: P99Of(s)})
 			}
 			maxRPS = max(maxRPS, s.RequestsPerSecond)
@@ -326,7 +326,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		ring.Radius = vg.Points(7)
 		ring.Color = color.RGBA{R: 200, A: 255}
 		bottom.Add(ring)
-		bottom.Legend.Add("listen queue overflowed (TcpExt ListenOverflows rose)", ring)
+		bottom.Legend.Add("listen queue overflowed", ring)
 		bottom.Legend.Top, bottom.Legend.Left = true, true
 	}
 	// Room above the highest line for the legend in the top-left corner.

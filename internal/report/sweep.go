@@ -403,7 +403,9 @@ func levelOf(se *SweepSeries, level int) *stats.Summary {
 // overflowed", "70% failed (connect)", both, or "" for none.
 func levelCause(s *stats.Summary) string {
 	var out []string
-	if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
+	if n, wide := s.ListenOverflow(); n > 0 && wide {
+		out = append(out, "machine's listen queues overflowed")
+	} else if n > 0 {
 		out = append(out, "listen queue overflowed")
 	}
 	if s.Failed > 0 {

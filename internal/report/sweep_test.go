@@ -44,6 +44,7 @@ func withUse(s stats.Summary) stats.Summary {
 		FPMStatusEnd: map[string]string{"pool": "www", "listen queue": "3", "active processes": "4", "max children reached": "1"}}
 	overflows := int64(175)
 	s.ListenOverflows = &overflows
+	s.ListenQueues = []stats.ListenQueue{{Address: "tcp:127.0.0.1:9001", Backlog: 100, PeakQueued: 101, Drops: &overflows}}
 	return s
 }
 

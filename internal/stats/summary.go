@@ -524,3 +524,26 @@ type TLSInfo struct {
 	Handshakes int64 `json:"handshakes"`
 	Resumed    int64 `json:"resumed_handshakes"`
 }
+
+// ListenOverflow says whether the target's listen queue overflowed during
+// the run, by the best figure the record has: the drops of the target's
+// own listening sockets (ListenQueues, read through sock_diag) when it
+// has them, and otherwise, for a record without them (a target that is
+// not on this machine, or a file of an earlier version), the rise of the
+// machine-wide TcpExt ListenOverflows counter, which every listener of the
+// machine counts: machineWide says which. n is 0 when nothing overflowed
+// or nothing was read.
+func (s *Summary) ListenOverflow() (n int64, machineWide bool) {
+	if len(s.ListenQueues) > 0 {
+		for _, q := range s.ListenQueues {
+			if q.Drops != nil {
+				n += *q.Drops
+			}
+		}
+		return n, false
+	}
+	if s.ListenOverflows != nil {
+		return *s.ListenOverflows, true
+	}
+	return 0, false
+}

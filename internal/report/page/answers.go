@@ -343,7 +343,9 @@ func levelCaveats(se *seriesDoc, level int) []string {
 		return nil
 	}
 	var out []string
-	if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
+	if n, wide := s.ListenOverflow(); n > 0 && wide {
+		out = append(out, fmt.Sprintf("the machine's listen queues overflowed (a machine-wide counter) during %s", se.Label))
+	} else if n > 0 {
 		out = append(out, fmt.Sprintf("%s's listen queue overflowed", se.Label))
 	}
 	if s.Failed > 0 {

@@ -98,12 +98,13 @@ func TestCausesOnThePage(t *testing.T) {
 	for _, se := range sw.Series {
 		var levels []string
 		for _, lv := range se.Levels {
-			if lv.ListenOverflows == nil || *lv.ListenOverflows == 0 {
+			n, _ := lv.ListenOverflow()
+			if n == 0 {
 				continue
 			}
 			overflows++
 			levels = append(levels, strconv.Itoa(lv.Concurrency))
-			why := fmt.Sprintf("the listen queue overflowed (%d SYNs dropped", *lv.ListenOverflows)
+			why := fmt.Sprintf("the listen queue overflowed (%d SYNs dropped", n)
 			if !strings.Contains(page, html.EscapeString(fmt.Sprintf("%s, c=%d: ", se.Label, lv.Concurrency))) ||
 				!regexp.MustCompile(regexp.QuoteMeta(html.EscapeString(fmt.Sprintf("%s, c=%d: ", se.Label, lv.Concurrency)))+`[^<]*`+regexp.QuoteMeta(why)).MatchString(page) {
 				t.Errorf("%s c=%d: no point tooltip with %q", se.Label, lv.Concurrency, why)

@@ -187,7 +187,7 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 	var hasCI, hasBackend, hasFPM, hasOverflows bool
 	for _, se := range sw.Series {
 		for _, lv := range se.Levels {
-			hasOverflows = hasOverflows || lv.ListenOverflows != nil
+			hasOverflows = hasOverflows || lv.ListenOverflows != nil || len(lv.ListenQueues) > 0
 			hasCI = hasCI || len(lv.RPSCI95) == 2 || len(lv.P99CI95) == 2
 			if bu := lv.Backend; bu != nil {
 				hasBackend = hasBackend || bu.Samples > 0
@@ -246,8 +246,8 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 			}
 			r = append(r, f3(report.MaxOf(s)), d(s.Non2xx))
 			if hasOverflows {
-				if s.ListenOverflows != nil {
-					r = append(r, d(*s.ListenOverflows))
+				if n, _ := s.ListenOverflow(); s.ListenOverflows != nil || len(s.ListenQueues) > 0 {
+					r = append(r, d(n))
 				} else {
 					r = append(r, num(""))
 				}
@@ -285,15 +285,19 @@ func levelCauses(s *stats.Summary) []string {
 	// better (which listener, which counter); this line is for records
 	// that carry only the counter.
 	said := slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, "listen queue") })
-	if s.ListenOverflows != nil && *s.ListenOverflows > 0 && !said {
-		c := fmt.Sprintf("the listen queue overflowed (%s dropped", plural(int(*s.ListenOverflows), "SYN"))
+	n, wide := s.ListenOverflow()
+	if n > 0 && wide && !said {
+		out = append(out, fmt.Sprintf("the machine's listen queues overflowed (TcpExt ListenOverflows rose by %d: a machine-wide counter, "+
+			"which another program's listener may have raised)", n))
+	} else if n > 0 && !said {
+		c := fmt.Sprintf("the listen queue overflowed (%s dropped", plural(int(n), "SYN"))
 		if s.ListenBacklog != nil {
 			c += fmt.Sprintf(", backlog %d", *s.ListenBacklog)
 		}
 		c += "): the client's kernel sends a dropped SYN again after 1 s, which shows as slow requests, not failures"
 		out = append(out, c)
 	}
-	if s.ConnectsOver1s > 0 && (s.ListenOverflows == nil || *s.ListenOverflows == 0) && !said {
+	if s.ConnectsOver1s > 0 && n == 0 && !said {
 		out = append(out, fmt.Sprintf("%d connects took 1 s or more (a SYN dropped by a full listen queue and sent again)", s.ConnectsOver1s))
 	}
 	return append(out, s.Notes...)
@@ -312,7 +316,9 @@ func causesText(s *stats.Summary) string {
 // "listen queue overflowed", "25.0% failed (receive 50)", "1 note".
 func shortCause(s *stats.Summary) string {
 	var out []string
-	if s.ListenOverflows != nil && *s.ListenOverflows > 0 {
+	if n, wide := s.ListenOverflow(); n > 0 && wide {
+		out = append(out, "machine's listen queues overflowed")
+	} else if n > 0 {
 		out = append(out, "listen queue overflowed")
 	} else if s.ConnectsOver1s > 0 {
 		out = append(out, "connects over 1 s")
