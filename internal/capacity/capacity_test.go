@@ -73,9 +73,9 @@ type fakeBackend struct {
 	limitAt  float64 // from this level, the client is the limit
 }
 
-func (f *fakeBackend) step(_ context.Context, level float64) (Measure, error) {
+func (f *fakeBackend) step(_ context.Context, level float64, length time.Duration) (Measure, error) {
 	f.levels = append(f.levels, level)
-	f.now = f.now.Add(time.Minute)
+	f.now = f.now.Add(length)
 	m := Measure{AchievedRPS: level, P50: 10, P99: 38.2}
 	if level > f.capacity {
 		m.P99 = 71.5
@@ -92,7 +92,9 @@ func search(t *testing.T, f *fakeBackend, cfg Config) Result {
 	objs, _ := ParseAll([]string{"p99<=50ms"})
 	cfg.Objectives = objs
 	cfg.Now = func() time.Time { return f.now }
-	cfg.StepTime = time.Minute
+	if cfg.Step == 0 {
+		cfg.Step = time.Minute
+	}
 	if cfg.Start == 0 {
 		cfg.Start = 10
 	}
@@ -105,7 +107,7 @@ func search(t *testing.T, f *fakeBackend, cfg Config) Result {
 
 func TestSearchOpen(t *testing.T) {
 	f := &fakeBackend{capacity: 4210}
-	res := search(t, f, Config{Confirm: 1})
+	res := search(t, f, Config{Confirm: 5 * time.Minute})
 	if res.Capacity > 4210 || res.Capacity < 4210*0.95 {
 		t.Fatalf("capacity %g, want within 5%% below 4210 (levels %v)", res.Capacity, f.levels)
 	}
@@ -128,7 +130,7 @@ func TestSearchOpen(t *testing.T) {
 	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
 	ans := r.Answer()
 	if !strings.HasPrefix(ans, "sustains 4,") || !strings.Contains(ans, "with p99 <= 50 ms (p99 at that rate: 38.2 ms; first failing rate 4,") ||
-		!strings.HasSuffix(ans, ": p99 71.5 ms)") {
+		!strings.HasSuffix(ans, ": p99 71.5 ms); 60 s steps, confirmed by a 300 s run") {
 		t.Errorf("answer %q", ans)
 	}
 }
@@ -137,12 +139,13 @@ func search0Objs() []Objective { o, _ := ParseAll([]string{"p99<=50ms"}); return
 
 func TestSearchClosedExact(t *testing.T) {
 	f := &fakeBackend{capacity: 20}
-	res := search(t, f, Config{Start: 1, Integer: true, Confirm: 2})
+	res := search(t, f, Config{Start: 1, Integer: true, Confirm: 5 * time.Minute})
 	if res.Capacity != 20 || res.Steps[res.FirstFail].Level != 21 {
 		t.Fatalf("capacity %g first fail %+v (levels %v), want 20 and 21", res.Capacity, res.Steps[res.FirstFail], f.levels)
 	}
-	if n := len(f.levels); f.levels[n-1] != 20 || f.levels[n-2] != 20 || !res.Steps[n-2].Confirm {
-		t.Errorf("levels %v: want two confirmations of 20", f.levels)
+	if n := len(f.levels); f.levels[n-1] != 20 || !res.Steps[n-1].Confirm || res.Steps[n-1].Length != 5*time.Minute ||
+		!res.Confirmed || res.Best != n-1 {
+		t.Errorf("levels %v: want a 5 minute confirmation of 20, and the answer resting on it", f.levels)
 	}
 	for _, l := range f.levels {
 		if l != float64(int(l)) {
@@ -150,7 +153,7 @@ func TestSearchClosedExact(t *testing.T) {
 		}
 	}
 	r := Report{Model: ModelClosed, Objectives: search0Objs(), Result: res}
-	if ans := r.Answer(); ans != "sustains a concurrency of 20 with p99 <= 50 ms (p99 at that concurrency: 38.2 ms; first failing concurrency 21: p99 71.5 ms)" {
+	if ans := r.Answer(); ans != "sustains a concurrency of 20 with p99 <= 50 ms (p99 at that concurrency: 38.2 ms; first failing concurrency 21: p99 71.5 ms); 60 s steps, confirmed by a 300 s run" {
 		t.Errorf("answer %q", ans)
 	}
 }
@@ -161,19 +164,19 @@ func TestSearchStartFails(t *testing.T) {
 	if res.Capacity > 3 || res.Capacity < 2.85 {
 		t.Fatalf("capacity %g, want about 3 (levels %v)", res.Capacity, f.levels)
 	}
-	if f.levels[1] != 5 || f.levels[2] != 2.5 {
-		t.Errorf("levels %v, want halving from 10", f.levels)
+	if f.levels[1] != 10 || !res.Steps[1].Again || f.levels[2] != 5 || f.levels[3] != 2.5 {
+		t.Errorf("levels %v, want the first level measured again, then halving from 10", f.levels)
 	}
 }
 
 func TestSearchNothingPasses(t *testing.T) {
 	f := &fakeBackend{capacity: 0}
-	res := search(t, f, Config{Start: 200, Confirm: 1})
-	if res.Capacity != 0 || res.Best != -1 || len(res.Steps) != 5 {
-		t.Fatalf("result %+v, levels %v: want 200 100 50 25 12.5, all failing", res, f.levels)
+	res := search(t, f, Config{Start: 200, Confirm: 5 * time.Minute})
+	if res.Capacity != 0 || res.Best != -1 || len(res.Steps) != 6 {
+		t.Fatalf("result %+v, levels %v: want 200 200 100 50 25 12.5, all failing", res, f.levels)
 	}
 	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
-	if ans := r.Answer(); ans != "sustains no rate tried with p99 <= 50 ms (lowest rate tried 12.5 req/s: p99 71.5 ms)" {
+	if ans := r.Answer(); ans != "sustains no rate tried with p99 <= 50 ms (lowest rate tried 12.5 req/s: p99 71.5 ms); 60 s steps" {
 		t.Errorf("answer %q", ans)
 	}
 }
@@ -182,15 +185,15 @@ func TestSearchConfirmFails(t *testing.T) {
 	// 40 passes in the search but fails its confirmation: the answer is
 	// below it.
 	f := &fakeBackend{capacity: 40}
-	res := search(t, f, Config{Start: 10, Integer: true, Confirm: 1, Resolution: 0.3})
+	res := search(t, f, Config{Start: 10, Integer: true, Confirm: 5 * time.Minute, Resolution: 0.3})
 	if res.Capacity != 40 {
 		t.Fatalf("capacity %g, want 40 (levels %v)", res.Capacity, f.levels)
 	}
 	// Now make the confirmation of 40 fail once.
 	f = &fakeBackend{capacity: 40}
 	runs := 0
-	step := func(ctx context.Context, level float64) (Measure, error) {
-		m, err := f.step(ctx, level)
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
 		if level == 40 {
 			if runs++; runs == 2 {
 				m.P99 = 60
@@ -199,12 +202,14 @@ func TestSearchConfirmFails(t *testing.T) {
 		return m, err
 	}
 	objs := search0Objs()
-	res, err := Search(context.Background(), Config{Objectives: objs, Start: 10, Integer: true, Confirm: 1, Resolution: 0.3}, step)
+	res, err := Search(context.Background(), Config{Objectives: objs, Start: 10, Integer: true, Confirm: 5 * time.Minute,
+		Resolution: 0.3, Step: time.Minute}, step)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Capacity >= 40 || res.Capacity < 30 {
-		t.Fatalf("capacity %g, want below the refuted 40 (levels %v)", res.Capacity, f.levels)
+	// The failed confirmation of 40 steps down by the resolution: 28.
+	if res.Capacity != 28 || res.Steps[res.FirstFail].Level != 40 || !res.Steps[res.FirstFail].Confirm {
+		t.Fatalf("capacity %g, want 28, stepped down from the refuted 40 (levels %v)", res.Capacity, f.levels)
 	}
 	if last := res.Steps[len(res.Steps)-1]; !last.Confirm || !last.Pass || last.Level != res.Capacity {
 		t.Errorf("last step %+v: want the new answer confirmed", last)
@@ -213,7 +218,7 @@ func TestSearchConfirmFails(t *testing.T) {
 
 func TestSearchMaxTime(t *testing.T) {
 	f := &fakeBackend{capacity: 1e9}
-	res := search(t, f, Config{MaxTime: 3*time.Minute + time.Second, Confirm: 1})
+	res := search(t, f, Config{MaxTime: 3*time.Minute + time.Second, Confirm: 5 * time.Minute})
 	if !res.StoppedEarly || len(res.Steps) != 3 || res.Capacity != 40 {
 		t.Fatalf("result %+v, want 3 steps (10 20 40) and a stop", res)
 	}
@@ -225,7 +230,7 @@ func TestSearchMaxTime(t *testing.T) {
 
 func TestSearchClientLimited(t *testing.T) {
 	f := &fakeBackend{capacity: 1e9, limitAt: 1000}
-	res := search(t, f, Config{Confirm: 1})
+	res := search(t, f, Config{Confirm: 5 * time.Minute})
 	if res.LimitedBy != LimitedByClient || res.Capacity != 900 || f.levels[len(f.levels)-1] != 1280 {
 		t.Fatalf("result %+v, levels %v: want at least 900 (what the client achieved at 1280)", res, f.levels)
 	}
@@ -240,16 +245,16 @@ func TestSearchClientLimited(t *testing.T) {
 
 func TestSearchAtMax(t *testing.T) {
 	f := &fakeBackend{capacity: 1e9}
-	res := search(t, f, Config{Max: 100, Confirm: 1})
-	if !res.AtMax || res.Capacity != 100 || f.levels[len(f.levels)-2] != 100 {
+	res := search(t, f, Config{Max: 100, Confirm: 5 * time.Minute})
+	if !res.AtMax || res.Capacity != 100 || f.levels[len(f.levels)-2] != 100 || !res.Steps[len(res.Steps)-1].Confirm {
 		t.Fatalf("result %+v levels %v", res, f.levels)
 	}
 }
 
 func TestSearchStepError(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1},
-		func(context.Context, float64) (Measure, error) { return Measure{}, boom })
+	_, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1, Step: time.Second},
+		func(context.Context, float64, time.Duration) (Measure, error) { return Measure{}, boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
@@ -258,7 +263,7 @@ func TestSearchStepError(t *testing.T) {
 func TestSearchInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	res, err := Search(ctx, Config{Objectives: search0Objs(), Start: 1}, func(ctx context.Context, l float64) (Measure, error) {
+	res, err := Search(ctx, Config{Objectives: search0Objs(), Start: 1, Step: time.Second}, func(ctx context.Context, l float64, _ time.Duration) (Measure, error) {
 		if n++; n == 3 {
 			cancel()
 			return Measure{}, ctx.Err()
@@ -294,8 +299,8 @@ func TestTableAndJSON(t *testing.T) {
 func TestSearchClientHiccup(t *testing.T) {
 	f := &fakeBackend{capacity: 20}
 	runs := map[float64]int{}
-	step := func(ctx context.Context, level float64) (Measure, error) {
-		m, err := f.step(ctx, level)
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
 		// The first run of 8 (a search step) and the second of 20 (its
 		// confirmation) are held back.
 		if runs[level]++; runs[level] == 1 && level == 8 || runs[level] == 2 && level == 20 {
@@ -303,7 +308,7 @@ func TestSearchClientHiccup(t *testing.T) {
 		}
 		return m, err
 	}
-	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1, Integer: true, Confirm: 1}, step)
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1, Integer: true, Confirm: 5 * time.Minute, Step: time.Minute}, step)
 	if err != nil {
 		t.Fatal(err)
 	}

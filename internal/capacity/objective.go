@@ -154,6 +154,9 @@ type Measure struct {
 	// ClientLimit, when not empty, says why the client rather than the
 	// backend may have set the result.
 	ClientLimit string
+	// Held is the judgement of whether the load was held through the run
+	// (Judge); its zero value is a run not judged, taken as held.
+	Held Steadiness
 }
 
 // Value returns the measure the objective bounds, in its unit.
