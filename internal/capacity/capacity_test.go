@@ -371,3 +371,207 @@ func TestFromSummary(t *testing.T) {
 		t.Errorf("no response: measure %+v, want the run's length as latency", m)
 	}
 }
+
+// TestSearchFirstStepNoise: the first step fails once by noise; it is
+// measured again, passes, and the search goes up from it as if the noise
+// had not been.
+func TestSearchFirstStepNoise(t *testing.T) {
+	f := &fakeBackend{capacity: 200}
+	runs := 0
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		if runs++; runs == 1 {
+			m.P99 = 400
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 10, Step: time.Minute, Confirm: 5 * time.Minute,
+		Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.levels[0] != 10 || f.levels[1] != 10 || !res.Steps[1].Again || res.Steps[0].Again || f.levels[2] != 20 {
+		t.Fatalf("levels %v: want 10 twice, then up", f.levels)
+	}
+	if res.Capacity > 200 || res.Capacity < 190 || !res.Confirmed {
+		t.Fatalf("capacity %g (levels %v), want within 5%% below 200, confirmed", res.Capacity, f.levels)
+	}
+	// A first level that fails twice is left: the search halves.
+	f = &fakeBackend{capacity: 3}
+	res = search(t, f, Config{Start: 10})
+	if f.levels[1] != 10 || f.levels[2] != 5 {
+		t.Fatalf("levels %v", f.levels)
+	}
+}
+
+// TestSearchContradiction: a failure below a level that passed at the
+// same length or longer contradicts it (a longer run failing where a
+// shorter one passed does not: it saw more). In a search, the failed
+// confirmation of the answer steps down; the step-down level passed its
+// search step, so its failing confirmation (noise here) is measured again,
+// passes, and is the answer.
+func TestSearchContradiction(t *testing.T) {
+	s := &searcher{cfg: Config{Step: time.Second}}
+	s.steps = []Step{{Level: 100, Length: time.Second, Pass: true}, {Level: 200, Length: 2 * time.Second, Pass: true}}
+	if !s.contradicts(50, time.Second) || !s.contradicts(150, 2*time.Second) || s.contradicts(150, 4*time.Second) || s.contradicts(250, time.Second) {
+		t.Fatal("contradicts: want a failure below a pass of at least its length to contradict it")
+	}
+	f := &fakeBackend{capacity: 100}
+	runs := map[float64]int{}
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		runs[level]++
+		if level == 80 && length > time.Minute {
+			m.P99 = 60 // the queue the short step of 80 did not see
+		}
+		if level == 76 && runs[level] == 1 {
+			m.P99 = 60 // noise
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 80, Max: 80, Integer: true,
+		Step: time.Minute, Confirm: 5 * time.Minute, Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 80 passes (at --max); its confirmation fails and steps down to 76,
+	// whose confirmation fails by noise, is measured again and passes.
+	if !equalLevels(f.levels, []float64{80, 80, 76, 76}) || res.Capacity != 76 || !res.Confirmed || !res.Steps[3].Again ||
+		res.Steps[2].Again || res.Best != 3 || res.Steps[res.FirstFail].Level != 80 {
+		t.Fatalf("levels %v capacity %g, want 80 80 76 76 and 76 confirmed on its second look", f.levels, res.Capacity)
+	}
+	r := Report{Model: ModelClosed, Objectives: search0Objs(), Result: res}
+	if ans := r.Answer(); !strings.HasPrefix(ans, "sustains a concurrency of 76 ") || !strings.HasSuffix(ans, "; 60 s steps, confirmed by a 300 s run") {
+		t.Errorf("answer %q", ans)
+	}
+}
+
+// TestSearchConfirmStepsDown: confirmations that keep failing step down by
+// the resolution, at most MaxConfirms levels (each step-down run twice),
+// and then no level is confirmed.
+func TestSearchConfirmStepsDown(t *testing.T) {
+	f := &fakeBackend{capacity: 200}
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		if length > time.Minute && level > 170 {
+			m.P99 = 70
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 200, Max: 200,
+		Step: time.Minute, Confirm: 5 * time.Minute, Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 (max), confirm 200, 190 190, 180 180, 171 171: all fail.
+	want := []float64{200, 200, 190, 190, 180, 180, 171, 171}
+	if !equalLevels(f.levels, want) || res.Capacity != 0 || !res.Unconfirmed || res.Best != -1 {
+		t.Fatalf("levels %v capacity %g, want %v and none confirmed", f.levels, res.Capacity, want)
+	}
+	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
+	if ans := r.Answer(); ans != "sustains no rate confirmed with p99 <= 50 ms; 60 s steps; no 300 s confirmation run passed (200, 190, 180, 171 req/s)" {
+		t.Errorf("answer %q", ans)
+	}
+	// Below 171 the confirmations pass: four levels are enough for 170.
+	f = &fakeBackend{capacity: 200}
+	step2 := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		if length > time.Minute && level > 185 {
+			m.P99 = 70
+		}
+		return m, err
+	}
+	res, err = Search(context.Background(), Config{Objectives: search0Objs(), Start: 200, Max: 200,
+		Step: time.Minute, Confirm: 5 * time.Minute, Now: func() time.Time { return f.now }}, step2)
+	if err != nil || res.Capacity != 180 || !res.Confirmed || res.Steps[res.FirstFail].Level != 190 {
+		t.Fatalf("levels %v capacity %g err %v, want 180 confirmed", f.levels, res.Capacity, err)
+	}
+}
+
+// TestSearchLengthens: a step that cannot tell whether its load held is run
+// twice as long, then four times, and judged on the longest; a step unsure
+// at every length fails.
+func TestSearchLengthens(t *testing.T) {
+	f := &fakeBackend{capacity: 1000}
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		switch {
+		case level == 640 && length < 4*time.Minute:
+			m.Held = Steadiness{Verdict: HeldUnsure, Why: "mean latency grew from 10 ms to 14 ms through the step", Judged: true}
+		case level == 640:
+			m.Held = Steadiness{Verdict: HeldNo, Why: "mean latency grew from 10 ms to 30 ms through the step", Judged: true}
+		case level >= 480 && level < 640:
+			m.Held = Steadiness{Verdict: HeldUnsure, Why: "requests in flight grew from 3.0 to 5.5 through the step", Judged: true}
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 10, Step: time.Minute,
+		Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at640, at480 []time.Duration
+	for _, st := range res.Steps {
+		switch st.Level {
+		case 640:
+			at640 = append(at640, st.Length)
+		case 480:
+			at480 = append(at480, st.Length)
+		}
+	}
+	if len(at640) != 3 || at640[1] != 2*time.Minute || at640[2] != 4*time.Minute || len(at480) != 3 {
+		t.Fatalf("lengths at 640 %v, at 480 %v: want 1, 2 and 4 minutes", at640, at480)
+	}
+	if res.Capacity >= 480 || res.Capacity < 320 {
+		t.Fatalf("capacity %g, want below the unsure 480", res.Capacity)
+	}
+	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
+	var b strings.Builder
+	if err := r.Table(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "FAIL not shown steady: requests in flight grew from 3.0 to 5.5 through the step (longer: the shorter step could not tell)") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// TestRoundRate: bisected rates keep three significant digits, rounded
+// down, and more only to stay above the passing level.
+func TestRoundRate(t *testing.T) {
+	for _, c := range []struct{ v, above, want float64 }{
+		{193.75, 0, 193}, {187.5, 0, 187}, {9.6875, 0, 9.68}, {4210, 0, 4210}, {12345, 0, 12300},
+		{100.3, 100, 100.3}, {0.3, 0, 0.3}, {2.5, 0, 2.5},
+	} {
+		if got := RoundRate(c.v, c.above); got != c.want {
+			t.Errorf("RoundRate(%g, %g) = %g, want %g", c.v, c.above, got, c.want)
+		}
+	}
+	r := Report{Model: ModelOpen}
+	for v, want := range map[float64]string{187.5: "187.5", 4210: "4,210", 9.6875: "9.6875", 1234567.25: "1,234,567.25"} {
+		if got := r.FormatLevel(v); got != want {
+			t.Errorf("FormatLevel(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func slicesCount(s []float64, v float64) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+func equalLevels(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

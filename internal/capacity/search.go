@@ -55,8 +55,8 @@ const (
 	// MaxLengthen bounds how much longer than Config.Step an unsure step
 	// is made (it doubles: 2x, then 4x).
 	MaxLengthen = 4
-	// MaxConfirms bounds the confirmation runs of one search: the answer
-	// and up to three step-downs.
+	// MaxConfirms bounds the levels confirmed in one search: the answer
+	// and up to three step-downs (each of which may be run twice).
 	MaxConfirms = 4
 )
 
@@ -332,19 +332,27 @@ func (s *searcher) try(ctx context.Context, level float64, length time.Duration,
 }
 
 // confirm runs lo once for Config.Confirm. If it fails (a queue the steps
-// were too short to see), hi becomes that level and the next level below
-// it by the resolution is confirmed, up to MaxConfirms runs in all; if
-// every one fails, no level is confirmed and the answer is none. A
-// confirmation that the client still held back after its retries ends the
-// search: lo is a lower bound.
+// were too short to see), hi becomes that level and the level below it by
+// the resolution is confirmed, up to MaxConfirms levels in all; if every
+// one fails, no level is confirmed and the answer is none. A step-down
+// level passed its search step above it, so its failure contradicts a
+// passing higher rate: it is measured again before the search moves below
+// it. A confirmation that the client still held back after its retries
+// ends the search: lo is a lower bound.
 func (s *searcher) confirm(ctx context.Context) error {
 	if s.cfg.Confirm <= 0 {
 		s.confirmed = true
 		return nil
 	}
 	level := s.lo
-	for range MaxConfirms {
+	for i := range MaxConfirms {
 		st, err := s.tryAgain(ctx, level, s.cfg.Confirm, true)
+		if err == nil && !s.done() && st.ClientLimit == "" && !st.Pass && i > 0 {
+			st, err = s.tryAgain(ctx, level, s.cfg.Confirm, true)
+			if err == nil && !s.done() {
+				s.steps[len(s.steps)-1].Again = true
+			}
+		}
 		if err != nil || s.done() {
 			return err
 		}

@@ -162,8 +162,8 @@ func (r *Report) Answer() string {
 		case res.Unconfirmed:
 			var tried []string
 			for _, st := range res.Steps {
-				if st.Confirm {
-					tried = append(tried, r.FormatLevel(st.Level))
+				if l := r.FormatLevel(st.Level); st.Confirm && (len(tried) == 0 || tried[len(tried)-1] != l) {
+					tried = append(tried, l)
 				}
 			}
 			fmt.Fprintf(&b, "; no %s confirmation run passed (%s)", FormatLength(res.ConfirmLength), r.levelUnit0(strings.Join(tried, ", ")))
