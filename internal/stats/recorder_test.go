@@ -164,7 +164,7 @@ func TestWindows(t *testing.T) {
 	closed := ok(origin+10*ms, 20*ms, 5) // due 10 ms, done 30 ms: window 0
 	rec.Shard(0).Record(&closed)
 	open := ok(origin+150*ms, 200*ms, 5) // sent 150, done 350: window 3
-	open.Intended = origin + 120*ms       // due 120: window 1, latency 230 ms
+	open.Intended = origin + 120*ms      // due 120: window 1, latency 230 ms
 	rec.Shard(1).Record(&open)
 	failed := load.Result{Class: load.Timeout, Start: origin + 390*ms, Done: origin + 900*ms} // after the span
 	rec.Shard(1).Record(&failed)
