@@ -58,7 +58,8 @@ half to its second. A step that cannot tell is run again, twice as long,
 up to 4 times -t; a failure at the first rate, or below a rate that
 passed, is measured again before the search goes below it. The answer is
 confirmed by one run of --confirm (default 5 times -t); a failed
-confirmation steps down by --resolution, at most 4 confirmations in all.
+confirmation steps down by --resolution (at least 5%) and is confirmed
+again, at most 4 levels in all.
 --model closed searches the concurrency (-c) instead. Each step is the run
 "backbench bench --rate R -t T -c C" makes (closed: "-c N -t T"), after an
 uncounted warm-up at the same load.
@@ -82,7 +83,7 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Var(newChoice(&o.model, "open", "open", "closed"), "model", "open: search the arrival rate (--rate); closed: search the concurrency (-c)")
 	fs.Float64Var(&o.start, "start", 0, "first level tried: a rate in req/s (default 10) or a concurrency (default 1)")
 	fs.Float64Var(&o.max, "max", 0, "highest level tried (default: 10000000 req/s, or a concurrency of 10000)")
-	fs.StringVar(&o.resolution, "resolution", "5%", "stop bisecting when the passing and failing levels are within `R` (a percentage or a ratio)")
+	fs.StringVar(&o.resolution, "resolution", "2%", "stop bisecting when the passing and failing levels are within `R` (a percentage or a ratio); a failed confirmation steps down by R, at least 5%")
 	fs.Var(newSeconds(&o.confirm, 0), "confirm", "confirm the answer by one run this long before giving it (seconds or a duration; 0: none); a failed confirmation steps down by --resolution")
 	fs.Var(newSeconds(&o.maxTime, 5*time.Minute), "max-time", "bound of the whole search (seconds or a duration: 5m); at the bound, the best passing step so far")
 	fs.Var(newSeconds(&o.warmup, time.Second), "warmup", "uncounted warm-up before each step at the same load (seconds or a duration; 0: none)")

@@ -30,7 +30,7 @@ type Config struct {
 	Integer bool
 	// Resolution is how close, as a fraction of the passing level, the
 	// passing and failing levels must get (0.05: within 5%). 0: 0.05. A
-	// failed confirmation steps down by as much.
+	// failed confirmation steps down by as much, at least StepDown.
 	Resolution float64
 	// Step is the length of a step (> 0); a step whose load it cannot
 	// tell held (HeldUnsure) is run again twice as long, up to
@@ -38,7 +38,8 @@ type Config struct {
 	Step time.Duration
 	// Confirm is the length of the run that confirms the answer before it
 	// is given; 0: no confirmation. A failed confirmation steps down by
-	// Resolution and confirms again, at most MaxConfirms times in all.
+	// Resolution (at least StepDown) and confirms again, at most
+	// MaxConfirms levels in all.
 	Confirm time.Duration
 	// MaxTime bounds the whole search (0: no bound); Overhead is the time
 	// a step takes beyond its length (warm-up, settling), to decide
@@ -55,6 +56,9 @@ const (
 	// MaxLengthen bounds how much longer than Config.Step an unsure step
 	// is made (it doubles: 2x, then 4x).
 	MaxLengthen = 4
+	// StepDown is the least share a failed confirmation steps down by
+	// (more when Config.Resolution is coarser).
+	StepDown = 0.05
 	// MaxConfirms bounds the levels confirmed in one search: the answer
 	// and up to three step-downs (each of which may be run twice).
 	MaxConfirms = 4
@@ -333,7 +337,7 @@ func (s *searcher) try(ctx context.Context, level float64, length time.Duration,
 
 // confirm runs lo once for Config.Confirm. If it fails (a queue the steps
 // were too short to see), hi becomes that level and the level below it by
-// the resolution is confirmed, up to MaxConfirms levels in all; if every
+// the resolution (at least StepDown) is confirmed, up to MaxConfirms levels in all; if every
 // one fails, no level is confirmed and the answer is none. A step-down
 // level passed its search step above it, so its failure contradicts a
 // passing higher rate: it is measured again before the search moves below
@@ -365,7 +369,7 @@ func (s *searcher) confirm(ctx context.Context) error {
 			return nil
 		}
 		s.hi, s.atMax = level, false
-		next := s.round(level*(1-s.cfg.Resolution), 0)
+		next := s.round(level*(1-max(s.cfg.Resolution, StepDown)), 0)
 		if next >= level {
 			next = level - 1
 		}
