@@ -77,10 +77,23 @@ type Steadiness struct {
 // served rate (the pipe fills), the last out of the latency (requests due
 // in it that had not finished when the step ended are missing from it,
 // and they are the slowest; the backlog counts them).
-func Judge(ws []stats.Window, width time.Duration, rate float64) Steadiness {
+//
+// span is how long the step actually ran from the windows' origin (0: all
+// of them): a run starts its clock after it has made its clients, so its
+// end may fall short of the last window's, whose backlog and served rate
+// are then read at the end of the run, not past it.
+func Judge(ws []stats.Window, width, span time.Duration, rate float64) Steadiness {
 	var s Steadiness
 	n := len(ws)
-	if n < 4 || width <= 0 {
+	if width <= 0 {
+		return s
+	}
+	if full := time.Duration(n) * width; span <= 0 || span > full {
+		span = full
+	}
+	n = min(n, int((span+width-1)/width)) // windows that began before the end
+	ws = ws[:n]
+	if n < 4 {
 		return s
 	}
 	s.Judged = true
@@ -116,16 +129,18 @@ func Judge(ws []stats.Window, width time.Duration, rate float64) Steadiness {
 		if i > 0 {
 			served += x.Finished
 		}
-		// Due by the end of window i: requests j with j/rate < (i+1)w.
-		due := math.Ceil(float64(i+1) * w * rate)
+		// Due by the end of window i (or of the run): requests j with
+		// j/rate < that time.
+		end := min(float64(i+1)*w, span.Seconds())
+		due := math.Ceil(end * rate)
 		sum[i*2/n] += max(due-float64(finished), 0)
 	}
 	s.InFlight = [2]float64{sum[0] / float64(n/2), sum[1] / float64(n-n/2)}
 	worst(grow(s.InFlight[0], s.InFlight[1], growthInFlight), fmt.Sprintf("requests in flight grew from %.1f to %.1f through the step",
 		s.InFlight[0], s.InFlight[1]))
-	span := float64(n-1) * w
-	s.ServedRPS = float64(served) / span
-	if float64(served) < ServedShare*rate*span-servedSlack {
+	servedSpan := span.Seconds() - w
+	s.ServedRPS = float64(served) / servedSpan
+	if float64(served) < ServedShare*rate*servedSpan-servedSlack {
 		worst(HeldNo, fmt.Sprintf("the backend served %.1f req/s of the %s asked", s.ServedRPS, FormatRate(rate)))
 	}
 	return s

@@ -83,7 +83,7 @@ func TestJudgeSteady(t *testing.T) {
 		length := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second}[rng.IntN(4)]
 		rate := rho * q.capacity()
 		ws, w := q.run(rng, rate, length)
-		s := Judge(ws, w, rate)
+		s := Judge(ws, w, 0, rate)
 		switch s.Verdict {
 		case HeldYes:
 			held++
@@ -111,7 +111,7 @@ func TestJudgeGrowing(t *testing.T) {
 		length := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second}[rng.IntN(4)]
 		rate := rho * q.capacity()
 		ws, w := q.run(rng, rate, length)
-		s := Judge(ws, w, rate)
+		s := Judge(ws, w, 0, rate)
 		switch s.Verdict {
 		case HeldYes:
 			held++
@@ -140,11 +140,11 @@ func TestJudgeLongerTells(t *testing.T) {
 	rate := 1.02 * prefork4.capacity()
 	for range 200 {
 		ws, w := prefork4.run(rng, rate, 8*time.Second)
-		if Judge(ws, w, rate).Verdict == HeldNo {
+		if Judge(ws, w, 0, rate).Verdict == HeldNo {
 			caught++
 		}
 		ws, w = prefork4.run(rng, rate, 2*time.Second)
-		if Judge(ws, w, rate).Verdict == HeldNo {
+		if Judge(ws, w, 0, rate).Verdict == HeldNo {
 			short++
 		}
 	}
@@ -163,14 +163,28 @@ func TestJudgeServed(t *testing.T) {
 	for i := range ws {
 		ws[i] = stats.Window{Started: 18, LatencySum: 18 * int64(20*time.Millisecond), Finished: 18}
 	}
-	s := Judge(ws, 100*time.Millisecond, 200)
+	s := Judge(ws, 100*time.Millisecond, 0, 200)
 	if s.Verdict != HeldNo || s.ServedRPS != 180 || s.InFlight[1] <= s.InFlight[0] {
 		t.Fatalf("served 90%%: %+v", s)
 	}
-	if s := Judge(ws, 100*time.Millisecond, 0); s.Verdict != HeldYes || !s.Judged || s.LatencyMs != [2]float64{20, 20} {
+	if s := Judge(ws, 100*time.Millisecond, 0, 0); s.Verdict != HeldYes || !s.Judged || s.LatencyMs != [2]float64{20, 20} {
 		t.Fatalf("closed model: %+v", s)
 	}
-	if s := Judge(ws[:3], 100*time.Millisecond, 200); s.Judged || s.Verdict != HeldYes {
+	if s := Judge(ws[:3], 100*time.Millisecond, 0, 200); s.Judged || s.Verdict != HeldYes {
 		t.Fatalf("3 windows: %+v", s)
+	}
+	// A run that ended 60 ms before its last window did: 200 req/s served
+	// in full through the end of the run is held, read at the run's end;
+	// judged as if it had run the whole last window, it would not be.
+	full := make([]stats.Window, StepWindows)
+	for i := range full {
+		full[i] = stats.Window{Started: 20, LatencySum: 20 * int64(20*time.Millisecond), Finished: 20}
+	}
+	full[9] = stats.Window{Started: 7, LatencySum: 7 * int64(20*time.Millisecond), Finished: 8}
+	if s := Judge(full, 100*time.Millisecond, 940*time.Millisecond, 200); s.Verdict != HeldYes || s.ServedRPS < 196 {
+		t.Fatalf("a run 60 ms short, read at its end: %+v", s)
+	}
+	if s := Judge(full, 100*time.Millisecond, 0, 200); s.Verdict == HeldYes {
+		t.Fatalf("a run 60 ms short, read past its end: %+v", s)
 	}
 }
