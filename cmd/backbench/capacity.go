@@ -283,7 +283,8 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	rep := capacity.Report{Model: o.model, Objectives: p.cfg.Objectives, MaxTime: o.maxTime}
 	if !o.quiet {
-		fmt.Fprintf(stderr, "Searching the capacity of %s (%s model, %s per step; at most %s)\n", p.r.Target.URL, o.model, o.timeLimit, o.maxTime)
+		fmt.Fprintf(stderr, "Searching the capacity of %s (%s model, %s per step, a %s confirmation; at most %s)\n", p.r.Target.URL, o.model,
+			capacity.FormatLength(o.timeLimit), capacity.FormatLength(p.cfg.Confirm), o.maxTime)
 		p.cfg.OnStep = func(st capacity.Step) {
 			v := "pass"
 			if !st.Pass {
@@ -319,7 +320,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintln(stdout, rep.Answer())
 		warm := ""
 		if p.warm > 0 {
-			warm = " after a " + p.warm.String() + " warm-up"
+			warm = " after a " + capacity.FormatLength(p.warm) + " warm-up"
 		}
 		ceiling := ""
 		if !p.cfg.Integer {
