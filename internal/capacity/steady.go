@@ -64,9 +64,9 @@ type Steadiness struct {
 	Judged bool
 }
 
-// Judge tells whether a step held its load, from its windows (equal slices
-// of its time from its start, width each) and the asked rate (0: the
-// closed model, where only the latency is judged).
+// Judge tells whether an open-model step held its load, from its windows
+// (equal slices of its time from its start, width each) and the asked
+// rate; a closed-model step (rate 0) is not judged (Judged false, held).
 //
 // The test compares the step's halves. In the open model the backlog
 // (requests due and not yet finished, which counts those the client could
@@ -85,7 +85,10 @@ type Steadiness struct {
 func Judge(ws []stats.Window, width, span time.Duration, rate float64) Steadiness {
 	var s Steadiness
 	n := len(ws)
-	if width <= 0 {
+	if width <= 0 || rate <= 0 {
+		// The closed model holds at most -c in flight: its queue cannot
+		// grow for as long as the step lasts, and a latency that grows
+		// there is the machine slowing down, which the objectives judge.
 		return s
 	}
 	if full := time.Duration(n) * width; span <= 0 || span > full {
@@ -118,9 +121,6 @@ func Judge(ws []stats.Window, width, span time.Duration, rate float64) Steadines
 	}
 	worst(grow(s.LatencyMs[0], s.LatencyMs[1], growthLatencyMs), fmt.Sprintf("mean latency grew from %s to %s through the step",
 		FormatMs(s.LatencyMs[0]), FormatMs(s.LatencyMs[1])))
-	if rate <= 0 {
-		return s
-	}
 	w := width.Seconds()
 	var finished, served int64
 	var sum [2]float64

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -155,9 +156,8 @@ func TestJudgeLongerTells(t *testing.T) {
 
 // TestJudgeServed: windows whose requests finish at 90% of the asked rate
 // with no latency growth are not held (the rest are still in flight: the
-// backlog grows); the
-// closed model (rate 0) judges only the latency; too few windows are not
-// judged.
+// backlog grows); a latency that triples is not held either; the closed
+// model (rate 0) is not judged, nor are too few windows.
 func TestJudgeServed(t *testing.T) {
 	ws := make([]stats.Window, StepWindows)
 	for i := range ws {
@@ -167,8 +167,15 @@ func TestJudgeServed(t *testing.T) {
 	if s.Verdict != HeldNo || s.ServedRPS != 180 || s.InFlight[1] <= s.InFlight[0] {
 		t.Fatalf("served 90%%: %+v", s)
 	}
-	if s := Judge(ws, 100*time.Millisecond, 0, 0); s.Verdict != HeldYes || !s.Judged || s.LatencyMs != [2]float64{20, 20} {
-		t.Fatalf("closed model: %+v", s)
+	grown := slices.Clone(ws)
+	for i := 5; i < len(grown); i++ {
+		grown[i].LatencySum *= 3
+	}
+	if s := Judge(grown, 100*time.Millisecond, 0, 0); s.Verdict != HeldYes || s.Judged {
+		t.Fatalf("closed model: %+v, want not judged", s)
+	}
+	if s := Judge(grown, 100*time.Millisecond, 0, 180); s.Verdict != HeldNo || s.LatencyMs != [2]float64{20, 60} {
+		t.Fatalf("open model, latency tripled in the second half: %+v", s)
 	}
 	if s := Judge(ws[:3], 100*time.Millisecond, 0, 200); s.Judged || s.Verdict != HeldYes {
 		t.Fatalf("3 windows: %+v", s)
