@@ -265,7 +265,9 @@ func (s *searcher) measure(ctx context.Context, level float64) (Step, error) {
 	first := len(s.steps) == 0
 	length := s.cfg.Step
 	st, err := s.tryAgain(ctx, level, length, false)
-	again := false
+	// A level the client's retries already ran more than once has had its
+	// second look.
+	again := len(s.steps) > 1 && s.steps[len(s.steps)-2].Level == level && s.steps[len(s.steps)-2].ClientLimit != ""
 	for err == nil && !s.done() && st.ClientLimit == "" {
 		switch {
 		case st.Held.Verdict == HeldUnsure && Passed(st.Results) && length*2 <= s.cfg.Step*MaxLengthen:
@@ -350,8 +352,11 @@ func (s *searcher) confirm(ctx context.Context) error {
 	}
 	level := s.lo
 	for i := range MaxConfirms {
+		before := len(s.steps)
 		st, err := s.tryAgain(ctx, level, s.cfg.Confirm, true)
-		if err == nil && !s.done() && st.ClientLimit == "" && !st.Pass && i > 0 {
+		// A level the client's retries already ran more than once has had
+		// its second look.
+		if err == nil && !s.done() && st.ClientLimit == "" && !st.Pass && i > 0 && len(s.steps) == before+1 {
 			st, err = s.tryAgain(ctx, level, s.cfg.Confirm, true)
 			if err == nil && !s.done() {
 				s.steps[len(s.steps)-1].Again = true
