@@ -575,3 +575,25 @@ func equalLevels(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestSearchRetryIsTheSecondLook: a first level the client held back once
+// and that then fails has had its second look: the search halves at once.
+func TestSearchRetryIsTheSecondLook(t *testing.T) {
+	f := &fakeBackend{capacity: 3}
+	runs := 0
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		if runs++; runs == 1 {
+			m.ClientLimit = "the client sent requests up to 80 ms late"
+		}
+		return m, err
+	}
+	_, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 10, Step: time.Minute,
+		Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.levels[0] != 10 || f.levels[1] != 10 || f.levels[2] != 5 {
+		t.Fatalf("levels %v: want 10 (held back), 10 (fails), then 5", f.levels)
+	}
+}
