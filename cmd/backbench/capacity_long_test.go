@@ -34,7 +34,7 @@ func skipUnlessLong(t *testing.T) {
 // holds: four workers of 20 ms (at most 200 req/s; a sleeping model, so
 // the backend needs little CPU). For p99<=150ms and p99<=50ms, the answer
 // of capacity -t 2 and of capacity -t 10 lies below 200 req/s, the two are
-// the same within 5%, and bench at the higher of them for 30 s (with the
+// the same within 5%, and bench at the -t 10 answer for 30 s (with the
 // steps' in-flight ceiling, -c 256) meets the objective. Bounds, not times; on a busy machine the whole attempt is
 // tried once more (longAttempts), since the backend's real capacity there
 // is what the machine leaves it, and it changes between the searches. The
@@ -77,15 +77,18 @@ func TestCapacityHoldsPrefork4(t *testing.T) {
 				if hi-lo > 0.05*hi {
 					return []string{fmt.Sprintf("-t 2 answers %g req/s, -t 10 %g: more than 5%% apart", answers["2"], answers["10"])}
 				}
-				code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "--rate", strconv.FormatFloat(hi, 'f', -1, 64),
+				// The -t 10 answer rests on the longer evidence (10 s steps,
+				// a 50 s confirmation); the -t 2 answer is within 5% of it.
+				rate := answers["10"]
+				code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "--rate", strconv.FormatFloat(rate, 'f', -1, 64),
 					"-c", strconv.Itoa(capacityCeiling), "-t", "30", "--slo", obj, srv.URL("/"))
 				var s stats.Summary
 				if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 {
 					t.Fatalf("bench: exit %d: %v\n%s", code, err, errs)
 				}
-				t.Logf("bench --rate %g -t 30: p99 %.1f ms, %.1f req/s", hi, s.SLO[0].Value, s.Open.RateAchieved)
-				if code != 0 || !s.SLO[0].Pass || math.Abs(s.Open.RateAchieved-hi) > 0.02*hi {
-					return []string{fmt.Sprintf("bench --rate %g -t 30: exit %d, p99 %.1f ms, %.1f req/s achieved", hi, code, s.SLO[0].Value, s.Open.RateAchieved)}
+				t.Logf("bench --rate %g -t 30: p99 %.1f ms, %.1f req/s", rate, s.SLO[0].Value, s.Open.RateAchieved)
+				if code != 0 || !s.SLO[0].Pass || math.Abs(s.Open.RateAchieved-rate) > 0.02*rate {
+					return []string{fmt.Sprintf("bench --rate %g -t 30: exit %d, p99 %.1f ms, %.1f req/s achieved", rate, code, s.SLO[0].Value, s.Open.RateAchieved)}
 				}
 				return nil
 			})
