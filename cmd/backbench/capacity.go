@@ -55,8 +55,9 @@ they are within --resolution. A step passes when its objectives hold and
 its load was held: the backend served the asked rate (within 2%) and
 neither the requests in flight nor the latency grew from the step's first
 half to its second. A step that cannot tell is run again, twice as long,
-up to 4 times -t; a failure at the first rate, or below a rate that
-passed, is measured again before the search goes below it. The answer is
+up to 4 times -t (one whose objectives held but whose load grew, once at
+twice -t); a failure at the first rate, or below a rate that passed, is
+measured again before the search goes below it. The answer is
 confirmed by one run of --confirm (default 5 times -t); a failed
 confirmation steps down by --resolution (at least 5%) and is confirmed
 again, at most 4 levels in all.

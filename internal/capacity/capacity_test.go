@@ -490,7 +490,8 @@ func TestSearchConfirmStepsDown(t *testing.T) {
 
 // TestSearchLengthens: a step that cannot tell whether its load held is run
 // twice as long, then four times, and judged on the longest; a step unsure
-// at every length fails.
+// at every length fails; a step whose objectives held but whose load grew
+// is run once twice as long, whose verdict stands.
 func TestSearchLengthens(t *testing.T) {
 	f := &fakeBackend{capacity: 1000}
 	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
@@ -502,6 +503,9 @@ func TestSearchLengthens(t *testing.T) {
 			m.Held = Steadiness{Verdict: HeldNo, Why: "mean latency grew from 10 ms to 30 ms through the step", Judged: true}
 		case level >= 480 && level < 640:
 			m.Held = Steadiness{Verdict: HeldUnsure, Why: "requests in flight grew from 3.0 to 5.5 through the step", Judged: true}
+		case level == 320 && length == time.Minute:
+			// A burst of the machine's in one step: held when run longer.
+			m.Held = Steadiness{Verdict: HeldNo, Why: "mean latency grew from 10 ms to 40 ms through the step", Judged: true}
 		}
 		return m, err
 	}
@@ -510,17 +514,25 @@ func TestSearchLengthens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var at640, at480 []time.Duration
+	var at640, at480, at320 []time.Duration
 	for _, st := range res.Steps {
 		switch st.Level {
 		case 640:
 			at640 = append(at640, st.Length)
 		case 480:
 			at480 = append(at480, st.Length)
+		case 320:
+			at320 = append(at320, st.Length)
+			if st.Length == 2*time.Minute && (!st.Pass || !st.Longer) {
+				t.Errorf("320 run longer: %+v, want a pass", st)
+			}
 		}
 	}
 	if len(at640) != 3 || at640[1] != 2*time.Minute || at640[2] != 4*time.Minute || len(at480) != 3 {
 		t.Fatalf("lengths at 640 %v, at 480 %v: want 1, 2 and 4 minutes", at640, at480)
+	}
+	if len(at320) != 2 || at320[1] != 2*time.Minute {
+		t.Fatalf("lengths at 320 %v: want 1 and 2 minutes (growth once, held when longer)", at320)
 	}
 	if res.Capacity >= 480 || res.Capacity < 320 {
 		t.Fatalf("capacity %g, want below the unsure 480", res.Capacity)

@@ -258,9 +258,10 @@ func (s *searcher) run(ctx context.Context) error {
 func (s *searcher) done() bool { return s.stopped || s.early }
 
 // measure runs a search step at level and decides it: longer while it
-// cannot tell whether the load held (up to MaxLengthen times the step),
-// and once more when it fails at the first level or below a level that
-// passed at the same length or shorter, before the search moves below it.
+// cannot tell whether the load held (up to MaxLengthen times the step), or
+// once twice as long when its objectives held but its load grew; and once
+// more when it fails at the first level or below a level that passed at
+// the same length or longer, before the search moves below it.
 func (s *searcher) measure(ctx context.Context, level float64) (Step, error) {
 	first := len(s.steps) == 0
 	length := s.cfg.Step
@@ -270,7 +271,11 @@ func (s *searcher) measure(ctx context.Context, level float64) (Step, error) {
 	again := len(s.steps) > 1 && s.steps[len(s.steps)-2].Level == level && s.steps[len(s.steps)-2].ClientLimit != ""
 	for err == nil && !s.done() && st.ClientLimit == "" {
 		switch {
-		case st.Held.Verdict == HeldUnsure && Passed(st.Results) && length*2 <= s.cfg.Step*MaxLengthen:
+		case st.Held.Verdict == HeldUnsure && Passed(st.Results) && length*2 <= s.cfg.Step*MaxLengthen,
+			// Growth seen in one step whose objectives held may be a burst
+			// of the machine's: a queue that truly grows is seen again,
+			// more clearly, in a step twice as long.
+			st.Held.Verdict == HeldNo && Passed(st.Results) && length == s.cfg.Step:
 			length *= 2
 			st, err = s.tryAgain(ctx, level, length, false)
 			if err == nil && !s.done() {
