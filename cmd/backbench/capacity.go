@@ -27,7 +27,7 @@ type capacityOptions struct {
 	start      float64
 	max        float64
 	resolution string
-	confirm    int
+	confirm    time.Duration
 	maxTime    time.Duration
 	warmup     time.Duration
 	out        string
@@ -41,6 +41,8 @@ const (
 	capacityMaxRate     = 1e7   // open model: --max
 	capacityMaxConc     = 10000 // closed model: --max
 	capacityStepOverrun = 250 * time.Millisecond
+	// capacityConfirmTimes is the default --confirm, in steps.
+	capacityConfirmTimes = 5
 )
 
 const capacityUsage = `Usage: backbench capacity --slo OBJECTIVE [--slo ...] [flags] URL
@@ -48,7 +50,16 @@ const capacityUsage = `Usage: backbench capacity --slo OBJECTIVE [--slo ...] [fl
 Finds the highest load the backend sustains within every objective. Open
 model (default): arrival rates from --start, doubled until a step fails,
 then bisected between the last passing and the first failing rate until
-they are within --resolution; --confirm more runs of the answer must pass.
+they are within --resolution. A step passes when its objectives hold and
+its load was held: the backend served the asked rate (within 2%) and
+neither the requests in flight nor the latency grew from the step's first
+half to its second. A step that cannot tell is run again, twice as long,
+up to 4 times -t (one whose objectives held but whose load grew, once at
+twice -t); a failure at the first rate, or below a rate that passed, is
+measured again before the search goes below it. The answer is
+confirmed by one run of --confirm (default 5 times -t); a failed
+confirmation steps down by --resolution (at least 5%) and is confirmed
+again, at most 4 levels in all.
 --model closed searches the concurrency (-c) instead. Each step is the run
 "backbench bench --rate R -t T -c C" makes (closed: "-c N -t T"), after an
 uncounted warm-up at the same load.
@@ -72,8 +83,8 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Var(newChoice(&o.model, "open", "open", "closed"), "model", "open: search the arrival rate (--rate); closed: search the concurrency (-c)")
 	fs.Var(newFinite(&o.start, 0), "start", "first level tried: a rate in req/s (default 10) or a concurrency (default 1)")
 	fs.Var(newFinite(&o.max, 0), "max", "highest level tried (default: 10000000 req/s, or a concurrency of 10000)")
-	fs.StringVar(&o.resolution, "resolution", "5%", "stop bisecting when the passing and failing levels are within `R` (a percentage or a ratio)")
-	fs.IntVar(&o.confirm, "confirm", 1, "run the answer `N` more times; every run must pass")
+	fs.StringVar(&o.resolution, "resolution", "2%", "stop bisecting when the passing and failing levels are within `R` (a percentage or a ratio); a failed confirmation steps down by R, at least 5%")
+	fs.Var(newSeconds(&o.confirm, 0), "confirm", "confirm the answer by one run this long before giving it (seconds or a duration; 0: none); a failed confirmation steps down by --resolution")
 	fs.Var(newSeconds(&o.maxTime, 5*time.Minute), "max-time", "bound of the whole search (seconds or a duration: 5m); at the bound, the best passing step so far")
 	fs.Var(newSeconds(&o.warmup, time.Second), "warmup", "uncounted warm-up before each step at the same load (seconds or a duration; 0: none)")
 	fs.StringVar(&o.out, "out", ".", "write capacity.json, capacity.svg and capacity.png into `DIR`")
@@ -82,6 +93,7 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	o.timeLimit = capacityStepTime
 	fs.Lookup("timelimit").Usage = "length of each step in seconds (or a duration: 10s)"
 	fs.Lookup("timelimit").DefValue = "5"
+	fs.Lookup("confirm").DefValue = "5 times -t"
 	fs.Lookup("concurrency").Usage = "open model: the ceiling of requests in flight (the closed model searches it)"
 	fs.Lookup("concurrency").DefValue = strconv.Itoa(capacityCeiling)
 	// Bench's flags that a search sets itself or cannot use (refused by
@@ -126,8 +138,6 @@ func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, err
 		return nil, usagef("capacity: -c does not apply with --model closed: the search sets it (--start and --max bound it)")
 	case o.timeLimit <= 0:
 		return nil, usagef("capacity: -t must be greater than 0 seconds")
-	case o.confirm < 0 || o.confirm > 100:
-		return nil, usagef("capacity: --confirm %d: want from 0 to 100", o.confirm)
 	case o.start < 0 || o.max < 0:
 		return nil, usagef("capacity: --start and --max must be greater than 0")
 	}
@@ -172,16 +182,21 @@ func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, err
 	if err != nil {
 		return nil, err
 	}
+	if !fs.Changed("confirm") {
+		o.confirm = capacityConfirmTimes * o.timeLimit
+	}
 	return &capacityPlan{r: r, warm: o.warmup, cfg: capacity.Config{
 		Objectives: r.objectives, Start: start, Max: top, Integer: closed, Resolution: res,
-		Confirm: o.confirm, MaxTime: o.maxTime, StepTime: o.warmup + o.timeLimit + capacityStepOverrun,
+		Step: o.timeLimit, Confirm: o.confirm, MaxTime: o.maxTime, Overhead: o.warmup + capacityStepOverrun,
 	}}, nil
 }
 
-// step runs one step at level: a warm-up, then the run bench makes, and
-// measures it.
-func (p *capacityPlan) step(ctx context.Context, level float64, stderr io.Writer) (capacity.Measure, error) {
+// step runs one step at level for length: a warm-up, then the run bench
+// makes, and measures it, with the judgement of whether its load held
+// (capacity.Judge over capacity.StepWindows windows).
+func (p *capacityPlan) step(ctx context.Context, level float64, length time.Duration, stderr io.Writer) (capacity.Measure, error) {
 	plan := *p.r.Plan
+	plan.Duration = length
 	if p.cfg.Integer {
 		plan.Concurrency = int(level)
 	} else {
@@ -195,6 +210,7 @@ func (p *capacityPlan) step(ctx context.Context, level float64, stderr io.Writer
 			return capacity.Measure{}, executeError(err)
 		}
 	}
+	o.Windows = capacity.StepWindows
 	rec, err := execute.Run(ctx, &plan, o)
 	if err != nil {
 		return capacity.Measure{}, executeError(err)
@@ -204,10 +220,11 @@ func (p *capacityPlan) step(ctx context.Context, level float64, stderr io.Writer
 		return capacity.Measure{}, context.Canceled
 	}
 	m := capacity.FromSummary(&sum, p.cfg.Objectives)
+	m.Held = capacity.Judge(rec.Windows, rec.WindowWidth, rec.Elapsed, plan.Rate)
 	if sum.Complete > 0 && (p.quickest == 0 || m.P50 < p.quickest) {
 		p.quickest = m.P50
 	}
-	if !capacity.Passed(capacity.Evaluate(p.cfg.Objectives, &m)) {
+	if !capacity.Passed(capacity.Evaluate(p.cfg.Objectives, &m)) || m.Held.Verdict != capacity.HeldYes {
 		p.settle(ctx)
 	}
 	return m, nil
@@ -277,19 +294,27 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	rep := capacity.Report{Model: o.model, Objectives: p.cfg.Objectives, MaxTime: o.maxTime}
 	if !o.quiet {
-		fmt.Fprintf(stderr, "Searching the capacity of %s (%s model, %s per step; at most %s)\n", p.r.Target.URL, o.model, o.timeLimit, o.maxTime)
+		fmt.Fprintf(stderr, "Searching the capacity of %s (%s model, %s per step, a %s confirmation; at most %s)\n", p.r.Target.URL, o.model,
+			capacity.FormatLength(o.timeLimit), capacity.FormatLength(p.cfg.Confirm), o.maxTime)
 		p.cfg.OnStep = func(st capacity.Step) {
 			v := "pass"
 			if !st.Pass {
 				v = "FAIL"
 			}
-			fmt.Fprintf(stderr, "  %s %s: %s, p99 %s, errors %.2f%%\n", rep.FormatLevel(st.Level), map[bool]string{false: "req/s", true: "connections"}[p.cfg.Integer],
-				v, capacity.FormatMs(st.P99), st.ErrorRate*100)
+			if st.Held.Verdict != capacity.HeldYes {
+				v += " (" + st.Held.Why + ")"
+			}
+			kind := ""
+			if st.Confirm {
+				kind = " confirmation"
+			}
+			fmt.Fprintf(stderr, "  %s %s, %s%s: %s, p99 %s, errors %.2f%%\n", rep.FormatLevel(st.Level), map[bool]string{false: "req/s", true: "connections"}[p.cfg.Integer],
+				capacity.FormatLength(st.Length), kind, v, capacity.FormatMs(st.P99), st.ErrorRate*100)
 		}
 	}
 	started := time.Now()
-	res, err := capacity.Search(ctx, p.cfg, func(ctx context.Context, level float64) (capacity.Measure, error) {
-		return p.step(ctx, level, stderr)
+	res, err := capacity.Search(ctx, p.cfg, func(ctx context.Context, level float64, length time.Duration) (capacity.Measure, error) {
+		return p.step(ctx, level, length, stderr)
 	})
 	if err != nil {
 		return err
@@ -308,14 +333,18 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintln(stdout, rep.Answer())
 		warm := ""
 		if p.warm > 0 {
-			warm = " after a " + p.warm.String() + " warm-up"
+			warm = " after a " + capacity.FormatLength(p.warm) + " warm-up"
 		}
 		ceiling := ""
 		if !p.cfg.Integer {
 			ceiling = fmt.Sprintf(", at most %d in flight", o.concurrency)
 		}
-		fmt.Fprintf(stdout, "\nCapacity search: %s, %s model%s, %s per step%s, %d steps in %.1f s\n\n",
-			p.r.Target.URL, o.model, ceiling, o.timeLimit, warm, len(res.Steps), time.Since(started).Seconds())
+		confirm := ", no confirmation run"
+		if p.cfg.Confirm > 0 {
+			confirm = ", a " + capacity.FormatLength(p.cfg.Confirm) + " confirmation run"
+		}
+		fmt.Fprintf(stdout, "\nCapacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s\n\n",
+			p.r.Target.URL, o.model, ceiling, capacity.FormatLength(o.timeLimit), warm, confirm, len(res.Steps), time.Since(started).Seconds())
 		if err := rep.Table(stdout); err != nil {
 			return err
 		}

@@ -114,7 +114,8 @@ func TestCapacityFailuresEveryRate(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
 		Fault: fixtures.FaultReset, FaultEvery: 10})
 	code, j, out := capacityRun(t, "--slo", "errors<=1%", "--slo", "p99<=1s", "--start", "200", srv.URL("/"))
-	if code != exitSLO || j.CapacityRPS == nil || *j.CapacityRPS != 0 || len(j.Steps) != 5 {
+	// 200 (measured again: the first level), 100, 50, 25, 12.5.
+	if code != exitSLO || j.CapacityRPS == nil || *j.CapacityRPS != 0 || len(j.Steps) != 6 || !j.Steps[1].Again || j.Steps[1].Rate != 200 {
 		t.Fatalf("exit %d, %+v\n%s", code, j, out)
 	}
 	for _, s := range j.Steps {
@@ -137,7 +138,8 @@ func TestCapacityJSONAndBench(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(errs, "Searching the capacity of ") || !strings.Contains(errs, "40 req/s: pass") {
+	if !strings.Contains(errs, "Searching the capacity of ") || !strings.Contains(errs, "40 req/s, 0.5 s: pass") ||
+		!strings.Contains(errs, "40 req/s, 2.5 s confirmation: pass") {
 		t.Errorf("progress on stderr: %q", errs)
 	}
 	var raw map[string]any
@@ -149,7 +151,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if got := strings.Join(keys, " "); got != "answer capacity_rps ended_at environment interrupted limited_by model objectives slo started_at steps stopped_early" {
+	if got := strings.Join(keys, " "); got != "answer capacity_rps confirm_seconds confirmed ended_at environment interrupted limited_by model objectives slo started_at step_seconds steps stopped_early" {
 		t.Errorf("keys %s", got)
 	}
 	steps := raw["steps"].([]any)
@@ -158,18 +160,26 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		stepKeys = append(stepKeys, k)
 	}
 	sort.Strings(stepKeys)
-	if got := strings.Join(stepKeys, " "); got != "achieved_rps concurrency confirm error_rate p50_ms p99_ms pass rate slo_results" {
+	if got := strings.Join(stepKeys, " "); got != "achieved_rps concurrency confirm error_rate held in_flight_halves latency_halves_ms length_seconds p50_ms p99_ms pass rate served_rps slo_results" {
 		t.Errorf("step keys %s", got)
 	}
 	var j capacity.JSONReport
 	if err := json.Unmarshal([]byte(out), &j); err != nil {
 		t.Fatal(err)
 	}
-	if *j.CapacityRPS != 40 || len(j.Steps) != 3 || j.Steps[1].Rate != 40 || j.Steps[1].Concurrency != 256 ||
-		!strings.Contains(j.Answer, "sustains at least 40 req/s") || !strings.Contains(j.Answer, "--max") {
+	// 20, 40 (again if the client held it back), the confirmation of 40.
+	n := len(j.Steps)
+	if n < 3 {
 		t.Fatalf("report %+v", j)
 	}
-	st := j.Steps[1]
+	st, conf := j.Steps[n-2], j.Steps[n-1]
+	if *j.CapacityRPS != 40 || st.Rate != 40 || st.Concurrency != 256 ||
+		!strings.Contains(j.Answer, "sustains at least 40 req/s") || !strings.Contains(j.Answer, "--max") ||
+		!strings.Contains(j.Answer, "; 0.5 s steps, confirmed by a 2.5 s run") || j.StepSeconds != 0.5 || j.ConfirmSeconds != 2.5 || !j.Confirmed ||
+		!conf.Confirm || conf.LengthSeconds != 2.5 || conf.Rate != 40 || st.Held != "yes" || st.ServedRPS == nil ||
+		*st.ServedRPS < 36 || *st.ServedRPS > 44 || st.LatencyHalvesMs == nil || st.InFlightHalves == nil {
+		t.Fatalf("report %+v", j)
+	}
 	s := benchJSON(t, "--rate", "40", "-t", "0.5", "-c", "256", srv.URL("/"))
 	if s.Open == nil || s.Open.RateAsked != st.Rate || s.Concurrency != st.Concurrency {
 		t.Fatalf("bench %+v", s.Open)
@@ -252,6 +262,8 @@ func TestCapacityBadInput(t *testing.T) {
 		{"capacity", "--slo", "p99<=5ms", "-n", "100", "http://127.0.0.1:1/"},
 		{"capacity", "--slo", "p99<=5ms", "--resolution", "0", "http://127.0.0.1:1/"},
 		{"capacity", "--slo", "p99<=5ms", "--start", "100", "--max", "10", "http://127.0.0.1:1/"},
+		{"capacity", "--slo", "p99<=5ms", "--confirm", "-1", "http://127.0.0.1:1/"},
+		{"capacity", "--slo", "p99<=5ms", "--confirm", "twice", "http://127.0.0.1:1/"},
 		{"bench", "--slo", "max<=fast", "http://127.0.0.1:1/"},
 		{"sweep", "-c", "1", "--slo", "p99", "http://127.0.0.1:1/"},
 	} {

@@ -73,9 +73,9 @@ type fakeBackend struct {
 	limitAt  float64 // from this level, the client is the limit
 }
 
-func (f *fakeBackend) step(_ context.Context, level float64) (Measure, error) {
+func (f *fakeBackend) step(_ context.Context, level float64, length time.Duration) (Measure, error) {
 	f.levels = append(f.levels, level)
-	f.now = f.now.Add(time.Minute)
+	f.now = f.now.Add(length)
 	m := Measure{AchievedRPS: level, P50: 10, P99: 38.2}
 	if level > f.capacity {
 		m.P99 = 71.5
@@ -92,7 +92,9 @@ func search(t *testing.T, f *fakeBackend, cfg Config) Result {
 	objs, _ := ParseAll([]string{"p99<=50ms"})
 	cfg.Objectives = objs
 	cfg.Now = func() time.Time { return f.now }
-	cfg.StepTime = time.Minute
+	if cfg.Step == 0 {
+		cfg.Step = time.Minute
+	}
 	if cfg.Start == 0 {
 		cfg.Start = 10
 	}
@@ -105,7 +107,7 @@ func search(t *testing.T, f *fakeBackend, cfg Config) Result {
 
 func TestSearchOpen(t *testing.T) {
 	f := &fakeBackend{capacity: 4210}
-	res := search(t, f, Config{Confirm: 1})
+	res := search(t, f, Config{Confirm: 5 * time.Minute})
 	if res.Capacity > 4210 || res.Capacity < 4210*0.95 {
 		t.Fatalf("capacity %g, want within 5%% below 4210 (levels %v)", res.Capacity, f.levels)
 	}
@@ -128,7 +130,7 @@ func TestSearchOpen(t *testing.T) {
 	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
 	ans := r.Answer()
 	if !strings.HasPrefix(ans, "sustains 4,") || !strings.Contains(ans, "with p99 <= 50 ms (p99 at that rate: 38.2 ms; first failing rate 4,") ||
-		!strings.HasSuffix(ans, ": p99 71.5 ms)") {
+		!strings.HasSuffix(ans, ": p99 71.5 ms); 60 s steps, confirmed by a 300 s run") {
 		t.Errorf("answer %q", ans)
 	}
 }
@@ -137,12 +139,13 @@ func search0Objs() []Objective { o, _ := ParseAll([]string{"p99<=50ms"}); return
 
 func TestSearchClosedExact(t *testing.T) {
 	f := &fakeBackend{capacity: 20}
-	res := search(t, f, Config{Start: 1, Integer: true, Confirm: 2})
+	res := search(t, f, Config{Start: 1, Integer: true, Confirm: 5 * time.Minute})
 	if res.Capacity != 20 || res.Steps[res.FirstFail].Level != 21 {
 		t.Fatalf("capacity %g first fail %+v (levels %v), want 20 and 21", res.Capacity, res.Steps[res.FirstFail], f.levels)
 	}
-	if n := len(f.levels); f.levels[n-1] != 20 || f.levels[n-2] != 20 || !res.Steps[n-2].Confirm {
-		t.Errorf("levels %v: want two confirmations of 20", f.levels)
+	if n := len(f.levels); f.levels[n-1] != 20 || !res.Steps[n-1].Confirm || res.Steps[n-1].Length != 5*time.Minute ||
+		!res.Confirmed || res.Best != n-1 {
+		t.Errorf("levels %v: want a 5 minute confirmation of 20, and the answer resting on it", f.levels)
 	}
 	for _, l := range f.levels {
 		if l != float64(int(l)) {
@@ -150,7 +153,7 @@ func TestSearchClosedExact(t *testing.T) {
 		}
 	}
 	r := Report{Model: ModelClosed, Objectives: search0Objs(), Result: res}
-	if ans := r.Answer(); ans != "sustains a concurrency of 20 with p99 <= 50 ms (p99 at that concurrency: 38.2 ms; first failing concurrency 21: p99 71.5 ms)" {
+	if ans := r.Answer(); ans != "sustains a concurrency of 20 with p99 <= 50 ms (p99 at that concurrency: 38.2 ms; first failing concurrency 21: p99 71.5 ms); 60 s steps, confirmed by a 300 s run" {
 		t.Errorf("answer %q", ans)
 	}
 }
@@ -161,19 +164,19 @@ func TestSearchStartFails(t *testing.T) {
 	if res.Capacity > 3 || res.Capacity < 2.85 {
 		t.Fatalf("capacity %g, want about 3 (levels %v)", res.Capacity, f.levels)
 	}
-	if f.levels[1] != 5 || f.levels[2] != 2.5 {
-		t.Errorf("levels %v, want halving from 10", f.levels)
+	if f.levels[1] != 10 || !res.Steps[1].Again || f.levels[2] != 5 || f.levels[3] != 2.5 {
+		t.Errorf("levels %v, want the first level measured again, then halving from 10", f.levels)
 	}
 }
 
 func TestSearchNothingPasses(t *testing.T) {
 	f := &fakeBackend{capacity: 0}
-	res := search(t, f, Config{Start: 200, Confirm: 1})
-	if res.Capacity != 0 || res.Best != -1 || len(res.Steps) != 5 {
-		t.Fatalf("result %+v, levels %v: want 200 100 50 25 12.5, all failing", res, f.levels)
+	res := search(t, f, Config{Start: 200, Confirm: 5 * time.Minute})
+	if res.Capacity != 0 || res.Best != -1 || len(res.Steps) != 6 {
+		t.Fatalf("result %+v, levels %v: want 200 200 100 50 25 12.5, all failing", res, f.levels)
 	}
 	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
-	if ans := r.Answer(); ans != "sustains no rate tried with p99 <= 50 ms (lowest rate tried 12.5 req/s: p99 71.5 ms)" {
+	if ans := r.Answer(); ans != "sustains no rate tried with p99 <= 50 ms (lowest rate tried 12.5 req/s: p99 71.5 ms); 60 s steps" {
 		t.Errorf("answer %q", ans)
 	}
 }
@@ -182,15 +185,15 @@ func TestSearchConfirmFails(t *testing.T) {
 	// 40 passes in the search but fails its confirmation: the answer is
 	// below it.
 	f := &fakeBackend{capacity: 40}
-	res := search(t, f, Config{Start: 10, Integer: true, Confirm: 1, Resolution: 0.3})
+	res := search(t, f, Config{Start: 10, Integer: true, Confirm: 5 * time.Minute, Resolution: 0.3})
 	if res.Capacity != 40 {
 		t.Fatalf("capacity %g, want 40 (levels %v)", res.Capacity, f.levels)
 	}
 	// Now make the confirmation of 40 fail once.
 	f = &fakeBackend{capacity: 40}
 	runs := 0
-	step := func(ctx context.Context, level float64) (Measure, error) {
-		m, err := f.step(ctx, level)
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
 		if level == 40 {
 			if runs++; runs == 2 {
 				m.P99 = 60
@@ -199,12 +202,14 @@ func TestSearchConfirmFails(t *testing.T) {
 		return m, err
 	}
 	objs := search0Objs()
-	res, err := Search(context.Background(), Config{Objectives: objs, Start: 10, Integer: true, Confirm: 1, Resolution: 0.3}, step)
+	res, err := Search(context.Background(), Config{Objectives: objs, Start: 10, Integer: true, Confirm: 5 * time.Minute,
+		Resolution: 0.3, Step: time.Minute}, step)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Capacity >= 40 || res.Capacity < 30 {
-		t.Fatalf("capacity %g, want below the refuted 40 (levels %v)", res.Capacity, f.levels)
+	// The failed confirmation of 40 steps down by the resolution: 28.
+	if res.Capacity != 28 || res.Steps[res.FirstFail].Level != 40 || !res.Steps[res.FirstFail].Confirm {
+		t.Fatalf("capacity %g, want 28, stepped down from the refuted 40 (levels %v)", res.Capacity, f.levels)
 	}
 	if last := res.Steps[len(res.Steps)-1]; !last.Confirm || !last.Pass || last.Level != res.Capacity {
 		t.Errorf("last step %+v: want the new answer confirmed", last)
@@ -213,7 +218,7 @@ func TestSearchConfirmFails(t *testing.T) {
 
 func TestSearchMaxTime(t *testing.T) {
 	f := &fakeBackend{capacity: 1e9}
-	res := search(t, f, Config{MaxTime: 3*time.Minute + time.Second, Confirm: 1})
+	res := search(t, f, Config{MaxTime: 3*time.Minute + time.Second, Confirm: 5 * time.Minute})
 	if !res.StoppedEarly || len(res.Steps) != 3 || res.Capacity != 40 {
 		t.Fatalf("result %+v, want 3 steps (10 20 40) and a stop", res)
 	}
@@ -225,7 +230,7 @@ func TestSearchMaxTime(t *testing.T) {
 
 func TestSearchClientLimited(t *testing.T) {
 	f := &fakeBackend{capacity: 1e9, limitAt: 1000}
-	res := search(t, f, Config{Confirm: 1})
+	res := search(t, f, Config{Confirm: 5 * time.Minute})
 	if res.LimitedBy != LimitedByClient || res.Capacity != 900 || f.levels[len(f.levels)-1] != 1280 {
 		t.Fatalf("result %+v, levels %v: want at least 900 (what the client achieved at 1280)", res, f.levels)
 	}
@@ -240,16 +245,16 @@ func TestSearchClientLimited(t *testing.T) {
 
 func TestSearchAtMax(t *testing.T) {
 	f := &fakeBackend{capacity: 1e9}
-	res := search(t, f, Config{Max: 100, Confirm: 1})
-	if !res.AtMax || res.Capacity != 100 || f.levels[len(f.levels)-2] != 100 {
+	res := search(t, f, Config{Max: 100, Confirm: 5 * time.Minute})
+	if !res.AtMax || res.Capacity != 100 || f.levels[len(f.levels)-2] != 100 || !res.Steps[len(res.Steps)-1].Confirm {
 		t.Fatalf("result %+v levels %v", res, f.levels)
 	}
 }
 
 func TestSearchStepError(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1},
-		func(context.Context, float64) (Measure, error) { return Measure{}, boom })
+	_, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1, Step: time.Second},
+		func(context.Context, float64, time.Duration) (Measure, error) { return Measure{}, boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
@@ -258,7 +263,7 @@ func TestSearchStepError(t *testing.T) {
 func TestSearchInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	res, err := Search(ctx, Config{Objectives: search0Objs(), Start: 1}, func(ctx context.Context, l float64) (Measure, error) {
+	res, err := Search(ctx, Config{Objectives: search0Objs(), Start: 1, Step: time.Second}, func(ctx context.Context, l float64, _ time.Duration) (Measure, error) {
 		if n++; n == 3 {
 			cancel()
 			return Measure{}, ctx.Err()
@@ -294,8 +299,8 @@ func TestTableAndJSON(t *testing.T) {
 func TestSearchClientHiccup(t *testing.T) {
 	f := &fakeBackend{capacity: 20}
 	runs := map[float64]int{}
-	step := func(ctx context.Context, level float64) (Measure, error) {
-		m, err := f.step(ctx, level)
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
 		// The first run of 8 (a search step) and the second of 20 (its
 		// confirmation) are held back.
 		if runs[level]++; runs[level] == 1 && level == 8 || runs[level] == 2 && level == 20 {
@@ -303,7 +308,7 @@ func TestSearchClientHiccup(t *testing.T) {
 		}
 		return m, err
 	}
-	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1, Integer: true, Confirm: 1}, step)
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 1, Integer: true, Confirm: 5 * time.Minute, Step: time.Minute}, step)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,5 +369,243 @@ func TestFromSummary(t *testing.T) {
 	m = FromSummary(&none, objs)
 	if m.ErrorRate != 1 || m.P99 != 2000 || m.Max != 2000 {
 		t.Errorf("no response: measure %+v, want the run's length as latency", m)
+	}
+}
+
+// TestSearchFirstStepNoise: the first step fails once by noise; it is
+// measured again, passes, and the search goes up from it as if the noise
+// had not been.
+func TestSearchFirstStepNoise(t *testing.T) {
+	f := &fakeBackend{capacity: 200}
+	runs := 0
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		if runs++; runs == 1 {
+			m.P99 = 400
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 10, Step: time.Minute, Confirm: 5 * time.Minute,
+		Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.levels[0] != 10 || f.levels[1] != 10 || !res.Steps[1].Again || res.Steps[0].Again || f.levels[2] != 20 {
+		t.Fatalf("levels %v: want 10 twice, then up", f.levels)
+	}
+	if res.Capacity > 200 || res.Capacity < 190 || !res.Confirmed {
+		t.Fatalf("capacity %g (levels %v), want within 5%% below 200, confirmed", res.Capacity, f.levels)
+	}
+	// A first level that fails twice is left: the search halves.
+	f = &fakeBackend{capacity: 3}
+	res = search(t, f, Config{Start: 10})
+	if f.levels[1] != 10 || f.levels[2] != 5 {
+		t.Fatalf("levels %v", f.levels)
+	}
+}
+
+// TestSearchContradiction: a failure below a level that passed at the
+// same length or longer contradicts it (a longer run failing where a
+// shorter one passed does not: it saw more). In a search, the failed
+// confirmation of the answer steps down; the step-down level passed its
+// search step, so its failing confirmation (noise here) is measured again,
+// passes, and is the answer.
+func TestSearchContradiction(t *testing.T) {
+	s := &searcher{cfg: Config{Step: time.Second}}
+	s.steps = []Step{{Level: 100, Length: time.Second, Pass: true}, {Level: 200, Length: 2 * time.Second, Pass: true}}
+	if !s.contradicts(50, time.Second) || !s.contradicts(150, 2*time.Second) || s.contradicts(150, 4*time.Second) || s.contradicts(250, time.Second) {
+		t.Fatal("contradicts: want a failure below a pass of at least its length to contradict it")
+	}
+	f := &fakeBackend{capacity: 100}
+	runs := map[float64]int{}
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		runs[level]++
+		if level == 80 && length > time.Minute {
+			m.P99 = 60 // the queue the short step of 80 did not see
+		}
+		if level == 76 && runs[level] == 1 {
+			m.P99 = 60 // noise
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 80, Max: 80, Integer: true,
+		Step: time.Minute, Confirm: 5 * time.Minute, Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 80 passes (at --max); its confirmation fails and steps down to 76,
+	// whose confirmation fails by noise, is measured again and passes.
+	if !equalLevels(f.levels, []float64{80, 80, 76, 76}) || res.Capacity != 76 || !res.Confirmed || !res.Steps[3].Again ||
+		res.Steps[2].Again || res.Best != 3 || res.Steps[res.FirstFail].Level != 80 {
+		t.Fatalf("levels %v capacity %g, want 80 80 76 76 and 76 confirmed on its second look", f.levels, res.Capacity)
+	}
+	r := Report{Model: ModelClosed, Objectives: search0Objs(), Result: res}
+	if ans := r.Answer(); !strings.HasPrefix(ans, "sustains a concurrency of 76 ") || !strings.HasSuffix(ans, "; 60 s steps, confirmed by a 300 s run") {
+		t.Errorf("answer %q", ans)
+	}
+}
+
+// TestSearchConfirmStepsDown: confirmations that keep failing step down by
+// the resolution, at most MaxConfirms levels (each step-down run twice),
+// and then no level is confirmed.
+func TestSearchConfirmStepsDown(t *testing.T) {
+	f := &fakeBackend{capacity: 200}
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		if length > time.Minute && level > 170 {
+			m.P99 = 70
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 200, Max: 200,
+		Step: time.Minute, Confirm: 5 * time.Minute, Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 (max), confirm 200, 190 190, 180 180, 171 171: all fail.
+	want := []float64{200, 200, 190, 190, 180, 180, 171, 171}
+	if !equalLevels(f.levels, want) || res.Capacity != 0 || !res.Unconfirmed || res.Best != -1 {
+		t.Fatalf("levels %v capacity %g, want %v and none confirmed", f.levels, res.Capacity, want)
+	}
+	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
+	if ans := r.Answer(); ans != "sustains no rate confirmed with p99 <= 50 ms; 60 s steps; no 300 s confirmation run passed (200, 190, 180, 171 req/s)" {
+		t.Errorf("answer %q", ans)
+	}
+	// Below 171 the confirmations pass: four levels are enough for 170.
+	f = &fakeBackend{capacity: 200}
+	step2 := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		if length > time.Minute && level > 185 {
+			m.P99 = 70
+		}
+		return m, err
+	}
+	res, err = Search(context.Background(), Config{Objectives: search0Objs(), Start: 200, Max: 200,
+		Step: time.Minute, Confirm: 5 * time.Minute, Now: func() time.Time { return f.now }}, step2)
+	if err != nil || res.Capacity != 180 || !res.Confirmed || res.Steps[res.FirstFail].Level != 190 {
+		t.Fatalf("levels %v capacity %g err %v, want 180 confirmed", f.levels, res.Capacity, err)
+	}
+}
+
+// TestSearchLengthens: a step that cannot tell whether its load held is run
+// twice as long, then four times, and judged on the longest; a step unsure
+// at every length fails; a step whose objectives held but whose load grew
+// is run once twice as long, whose verdict stands.
+func TestSearchLengthens(t *testing.T) {
+	f := &fakeBackend{capacity: 1000}
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		switch {
+		case level == 640 && length < 4*time.Minute:
+			m.Held = Steadiness{Verdict: HeldUnsure, Why: "mean latency grew from 10 ms to 14 ms through the step", Judged: true}
+		case level == 640:
+			m.Held = Steadiness{Verdict: HeldNo, Why: "mean latency grew from 10 ms to 30 ms through the step", Judged: true}
+		case level >= 480 && level < 640:
+			m.Held = Steadiness{Verdict: HeldUnsure, Why: "requests in flight grew from 3.0 to 5.5 through the step", Judged: true}
+		case level == 320 && length == time.Minute:
+			// A burst of the machine's in one step: held when run longer.
+			m.Held = Steadiness{Verdict: HeldNo, Why: "mean latency grew from 10 ms to 40 ms through the step", Judged: true}
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 10, Step: time.Minute,
+		Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at640, at480, at320 []time.Duration
+	for _, st := range res.Steps {
+		switch st.Level {
+		case 640:
+			at640 = append(at640, st.Length)
+		case 480:
+			at480 = append(at480, st.Length)
+		case 320:
+			at320 = append(at320, st.Length)
+			if st.Length == 2*time.Minute && (!st.Pass || !st.Longer) {
+				t.Errorf("320 run longer: %+v, want a pass", st)
+			}
+		}
+	}
+	if len(at640) != 3 || at640[1] != 2*time.Minute || at640[2] != 4*time.Minute || len(at480) != 3 {
+		t.Fatalf("lengths at 640 %v, at 480 %v: want 1, 2 and 4 minutes", at640, at480)
+	}
+	if len(at320) != 2 || at320[1] != 2*time.Minute {
+		t.Fatalf("lengths at 320 %v: want 1 and 2 minutes (growth once, held when longer)", at320)
+	}
+	if res.Capacity >= 480 || res.Capacity < 320 {
+		t.Fatalf("capacity %g, want below the unsure 480", res.Capacity)
+	}
+	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
+	var b strings.Builder
+	if err := r.Table(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "FAIL not shown steady: requests in flight grew from 3.0 to 5.5 through the step (longer: the shorter step could not tell)") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// TestRoundRate: bisected rates keep three significant digits, rounded
+// down, and more only to stay above the passing level.
+func TestRoundRate(t *testing.T) {
+	for _, c := range []struct{ v, above, want float64 }{
+		{193.75, 0, 193}, {187.5, 0, 187}, {9.6875, 0, 9.68}, {4210, 0, 4210}, {12345, 0, 12300},
+		{100.3, 100, 100.3}, {0.3, 0, 0.3}, {2.5, 0, 2.5},
+	} {
+		if got := RoundRate(c.v, c.above); got != c.want {
+			t.Errorf("RoundRate(%g, %g) = %g, want %g", c.v, c.above, got, c.want)
+		}
+	}
+	r := Report{Model: ModelOpen}
+	for v, want := range map[float64]string{187.5: "187.5", 4210: "4,210", 9.6875: "9.6875", 1234567.25: "1,234,567.25"} {
+		if got := r.FormatLevel(v); got != want {
+			t.Errorf("FormatLevel(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func slicesCount(s []float64, v float64) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+func equalLevels(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSearchRetryIsTheSecondLook: a first level the client held back once
+// and that then fails has had its second look: the search halves at once.
+func TestSearchRetryIsTheSecondLook(t *testing.T) {
+	f := &fakeBackend{capacity: 3}
+	runs := 0
+	step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+		m, err := f.step(ctx, level, length)
+		if runs++; runs == 1 {
+			m.ClientLimit = "the client sent requests up to 80 ms late"
+		}
+		return m, err
+	}
+	_, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 10, Step: time.Minute,
+		Now: func() time.Time { return f.now }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.levels[0] != 10 || f.levels[1] != 10 || f.levels[2] != 5 {
+		t.Fatalf("levels %v: want 10 (held back), 10 (fails), then 5", f.levels)
 	}
 }

@@ -4,17 +4,35 @@
 //
 // The search is independent of how a run is made: it calls a StepFunc with
 // a load level (an arrival rate in requests per second in the open model, a
-// concurrency in the closed model) and judges the Measure it returns. It
-// starts at Config.Start and doubles the level until a step fails the
-// objectives (halving instead when the first step fails), then bisects
-// between the highest passing and the lowest failing level until they are
-// within Config.Resolution of each other, and runs the answer Config.Confirm
-// more times, all of which must pass. A step that the client, not the
-// backend, held back (its CPU, its own lateness, the in-flight ceiling) is
-// run again, up to twice; if the client still held it back, the search
-// ends with a lower bound ("at least"). Config.MaxTime bounds
-// the whole search: a step that would end past it is not started, and the
-// best passing level so far is the answer.
+// concurrency in the closed model) and a length, and judges the Measure it
+// returns. It starts at Config.Start and doubles the level until a step
+// fails (halving instead when the first step fails), then bisects between
+// the highest passing and the lowest failing level until they are within
+// Config.Resolution of each other, and confirms the answer by one run of
+// Config.Confirm before giving it.
+//
+// A step passes when its objectives hold and its load was held (Judge): the
+// backend served the asked rate within 2%, and neither the requests in
+// flight nor the latency grew from the step's first half to its second. At
+// a utilisation near 100% a queue grows for as long as a step lasts, so
+// that a short step's percentiles pass where an hour's would not; the
+// halves see the growth. A step whose growth is above noise but not clearly
+// a queue (HeldUnsure) is run again twice as long, up to MaxLengthen times
+// Config.Step. A failure at the first level, or below a level that passed
+// at the same length or longer, is measured again before the search moves
+// below it: one noisy step does not collapse the search. A failed
+// confirmation steps down (by the resolution, at least StepDown) and
+// confirms again, at most MaxConfirms levels; a step-down level passed its
+// short step, so its failure is measured again too.
+//
+// A step that the client, not the backend, held back (its CPU, its own
+// lateness, the in-flight ceiling) is run again, up to twice; if the client
+// still held it back, the search ends with a lower bound ("at least").
+// Config.MaxTime bounds the whole search: a step that would end past it is
+// not started, and the best passing level so far is the answer.
+//
+// Rates are bisected to three significant digits, rounded down, and
+// written as asked (FormatRate): never rounded up.
 //
 // The same objectives serve as a pass/fail gate on any run (Evaluate). The
 // package also renders its answer and step table as text and JSON; the
@@ -154,6 +172,9 @@ type Measure struct {
 	// ClientLimit, when not empty, says why the client rather than the
 	// backend may have set the result.
 	ClientLimit string
+	// Held is the judgement of whether the load was held through the run
+	// (Judge); its zero value is a run not judged, taken as held.
+	Held Steadiness
 }
 
 // Value returns the measure the objective bounds, in its unit.

@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/backbench/backbench/internal/stats"
 )
 
 // StepFunc runs one step at a load level (requests per second in the open
-// model, a concurrency in the closed model) and returns what it measured.
-// An error ends the search; a step cut short by ctx should return ctx's
-// error.
-type StepFunc func(ctx context.Context, level float64) (Measure, error)
+// model, a concurrency in the closed model) for length (its counted time,
+// warm-up aside) and returns what it measured. An error ends the search; a
+// step cut short by ctx should return ctx's error.
+type StepFunc func(ctx context.Context, level float64, length time.Duration) (Measure, error)
 
 // Config configures a search.
 type Config struct {
@@ -28,31 +29,62 @@ type Config struct {
 	// concurrency).
 	Integer bool
 	// Resolution is how close, as a fraction of the passing level, the
-	// passing and failing levels must get (0.05: within 5%). 0: 0.05.
+	// passing and failing levels must get (0.05: within 5%). 0: 0.05. A
+	// failed confirmation steps down by as much, at least StepDown.
 	Resolution float64
-	// Confirm is how many times the answer is run again; every run must
-	// pass.
-	Confirm int
-	// MaxTime bounds the whole search (0: no bound); StepTime is how long
-	// one step takes, warm-up included, to decide whether one more fits.
-	MaxTime, StepTime time.Duration
+	// Step is the length of a step (> 0); a step whose load it cannot
+	// tell held (HeldUnsure) is run again twice as long, up to
+	// MaxLengthen times Step.
+	Step time.Duration
+	// Confirm is the length of the run that confirms the answer before it
+	// is given; 0: no confirmation. A failed confirmation steps down by
+	// Resolution (at least StepDown) and confirms again, at most
+	// MaxConfirms levels in all.
+	Confirm time.Duration
+	// MaxTime bounds the whole search (0: no bound); Overhead is the time
+	// a step takes beyond its length (warm-up, settling), to decide
+	// whether one more fits.
+	MaxTime, Overhead time.Duration
 	// Now returns the current time; nil: time.Now.
 	Now func() time.Time
 	// OnStep, if not nil, sees every step once it is judged.
 	OnStep func(Step)
 }
 
+// Bounds of a search.
+const (
+	// MaxLengthen bounds how much longer than Config.Step an unsure step
+	// is made (it doubles: 2x, then 4x).
+	MaxLengthen = 4
+	// StepDown is the least share a failed confirmation steps down by
+	// (more when Config.Resolution is coarser).
+	StepDown = 0.05
+	// MaxConfirms bounds the levels confirmed in one search: the answer
+	// and up to three step-downs (each of which may be run twice).
+	MaxConfirms = 4
+)
+
 // Step is one run of the search.
 type Step struct {
 	// Level is the rate (open model) or concurrency (closed model) asked.
 	Level float64
+	// Length is how long the step ran (its counted time).
+	Length time.Duration
 	Measure
 	// Results are the verdicts on the objectives, in order.
 	Results []stats.SLOResult
-	// Pass reports that every objective held.
+	// Pass reports that every objective held and so did the load
+	// (Measure.Held).
 	Pass bool
 	// Confirm marks a confirmation run of the answer.
 	Confirm bool
+	// Again marks a second look at a level whose failure contradicted a
+	// passing higher level, or at the first level: its verdict replaces
+	// the first one's.
+	Again bool
+	// Longer marks a step run longer because the one before it at the same
+	// level could not tell whether its load held.
+	Longer bool
 }
 
 // Limited-by values of a Result.
@@ -69,7 +101,8 @@ type Result struct {
 	// when none passed. When the client limited the search, the backend
 	// sustains at least this much.
 	Capacity float64
-	// Best is the index in Steps of the first step at Capacity, -1 if none.
+	// Best is the index in Steps of the step the answer rests on (its
+	// confirmation when there was one), -1 if none.
 	Best int
 	// FirstFail is the index in Steps of the lowest failing level above
 	// Capacity, -1 if none.
@@ -80,6 +113,14 @@ type Result struct {
 	// AtMax reports that Capacity is Config.Max: higher levels were not
 	// tried.
 	AtMax bool
+	// Step and ConfirmLength are Config.Step and Config.Confirm;
+	// Confirmed reports that a confirmation run of ConfirmLength passed
+	// at Capacity.
+	Step, ConfirmLength time.Duration
+	Confirmed           bool
+	// Unconfirmed reports that every confirmation run failed (Capacity
+	// is then 0).
+	Unconfirmed bool
 	// StoppedEarly reports that Config.MaxTime ended the search.
 	StoppedEarly bool
 	// Interrupted reports that the context ended the search.
@@ -97,8 +138,8 @@ const clientRetries = 2
 // far with an error from step; an interruption (ctx) is a Result with
 // Interrupted set, not an error.
 func Search(ctx context.Context, cfg Config, step StepFunc) (Result, error) {
-	if cfg.Start <= 0 || len(cfg.Objectives) == 0 {
-		return Result{}, errors.New("capacity: want a start level above 0 and at least one objective")
+	if cfg.Start <= 0 || len(cfg.Objectives) == 0 || cfg.Step <= 0 {
+		return Result{}, errors.New("capacity: want a start level above 0, a step length and at least one objective")
 	}
 	if cfg.Resolution <= 0 {
 		cfg.Resolution = 0.05
@@ -118,19 +159,43 @@ type searcher struct {
 	steps    []Step
 	// lo is the highest passing level not refuted by a confirmation, hi
 	// the lowest failing one; 0 while unknown.
-	lo, hi    float64
-	confirmed bool
-	limit     string // why the client ended the search
-	atMax     bool
-	early     bool
-	stopped   bool // interrupted
+	lo, hi      float64
+	confirmed   bool
+	unconfirmed bool
+	limit       string // why the client ended the search
+	atMax       bool
+	early       bool
+	stopped     bool // interrupted
 }
 
-func (s *searcher) round(v float64) float64 {
+// round makes v a level: a whole number in the closed model; in the open
+// model v rounded down to three significant digits, or more when that is
+// needed to stay above above (so that a bisected rate prints exactly as it
+// was asked, and never more than was tried).
+func (s *searcher) round(v, above float64) float64 {
 	if s.cfg.Integer {
 		return math.Floor(v)
 	}
-	return v
+	return RoundRate(v, above)
+}
+
+// RoundRate rounds the rate v down to three significant digits, or to as
+// many more (up to nine) as keep it above above.
+func RoundRate(v, above float64) float64 {
+	if v <= 0 {
+		return v
+	}
+	r := v
+	for digits := 3; digits <= 9; digits++ {
+		p := math.Pow(10, math.Floor(math.Log10(v))-float64(digits-1))
+		// The small nudge keeps 0.3/0.1-style float error from flooring
+		// a whole step down.
+		r, _ = strconv.ParseFloat(strconv.FormatFloat(math.Floor(v/p+1e-9)*p, 'g', digits, 64), 64)
+		if r > above {
+			return r
+		}
+	}
+	return r
 }
 
 // close reports that lo and hi are within the resolution.
@@ -144,32 +209,29 @@ func (s *searcher) run(ctx context.Context) error {
 		var level float64
 		switch {
 		case s.lo == 0 && s.hi == 0:
-			level = s.round(s.cfg.Start)
+			level = s.round(s.cfg.Start, 0)
 		case s.hi == 0 && s.cfg.Max > 0 && s.lo >= s.cfg.Max, s.lo > 0 && s.hi > 0 && s.close():
 			s.atMax = s.hi == 0
-			if s.confirmed {
-				return nil
-			}
-			if err := s.confirm(ctx); err != nil || s.confirmed || s.done() || s.limit != "" {
-				return err
-			}
-			continue
+			return s.confirm(ctx)
 		case s.hi == 0:
 			level = s.lo * 2
 			if s.cfg.Max > 0 {
 				level = min(level, s.cfg.Max)
 			}
-			level = s.round(level)
+			level = s.round(level, s.lo)
 		case s.lo == 0:
 			// Even the start failed: halve, at most four times below it.
-			level = s.round(s.hi / 2)
+			level = s.round(s.hi/2, 0)
 			if level < s.cfg.Start/16 || level < 1 && s.cfg.Integer || level <= 0 {
 				return nil
 			}
 		default:
-			level = s.round((s.lo + s.hi) / 2)
+			level = s.round((s.lo+s.hi)/2, s.lo)
+			if level >= s.hi { // cannot split finer
+				return s.confirm(ctx)
+			}
 		}
-		st, err := s.tryAgain(ctx, level, false)
+		st, err := s.measure(ctx, level)
 		if err != nil || s.done() {
 			return err
 		}
@@ -178,7 +240,7 @@ func (s *searcher) run(ctx context.Context) error {
 			if st.Pass {
 				s.lo = level
 				if !s.cfg.Integer {
-					s.lo = min(level, st.AchievedRPS)
+					s.lo = min(level, RoundRate(st.AchievedRPS, 0))
 				}
 			}
 			return nil
@@ -195,24 +257,75 @@ func (s *searcher) run(ctx context.Context) error {
 // done reports that the search must stop: interrupted or out of time.
 func (s *searcher) done() bool { return s.stopped || s.early }
 
+// measure runs a search step at level and decides it: longer while it
+// cannot tell whether the load held (up to MaxLengthen times the step), or
+// once twice as long when its objectives held but its load grew; and once
+// more when it fails at the first level or below a level that passed at
+// the same length or longer, before the search moves below it.
+func (s *searcher) measure(ctx context.Context, level float64) (Step, error) {
+	first := len(s.steps) == 0
+	length := s.cfg.Step
+	st, err := s.tryAgain(ctx, level, length, false)
+	// A level the client's retries already ran more than once has had its
+	// second look.
+	again := len(s.steps) > 1 && s.steps[len(s.steps)-2].Level == level && s.steps[len(s.steps)-2].ClientLimit != ""
+	for err == nil && !s.done() && st.ClientLimit == "" {
+		switch {
+		case st.Held.Verdict == HeldUnsure && Passed(st.Results) && length*2 <= s.cfg.Step*MaxLengthen,
+			// Growth seen in one step whose objectives held may be a burst
+			// of the machine's: a queue that truly grows is seen again,
+			// more clearly, in a step twice as long.
+			st.Held.Verdict == HeldNo && Passed(st.Results) && length == s.cfg.Step:
+			length *= 2
+			st, err = s.tryAgain(ctx, level, length, false)
+			if err == nil && !s.done() {
+				s.steps[len(s.steps)-1].Longer = true
+			}
+			continue
+		case !st.Pass && !again && (first || s.contradicts(level, length)):
+			again = true
+			st, err = s.tryAgain(ctx, level, length, false)
+			if err == nil && !s.done() {
+				s.steps[len(s.steps)-1].Again = true
+				st.Again = true
+			}
+			continue
+		}
+		break
+	}
+	return st, err
+}
+
+// contradicts reports that a step at a level above level, of at least
+// length, passed: a failure at level is then measured again. A longer run
+// failing where a shorter one passed is no contradiction: it saw more.
+func (s *searcher) contradicts(level float64, length time.Duration) bool {
+	for _, p := range s.steps {
+		if p.Pass && p.Level > level && p.Length >= length {
+			return true
+		}
+	}
+	return false
+}
+
 // tryAgain runs a step, and again, up to clientRetries times, while the
 // client held it back: a passing hiccup of a shared machine should not end
 // the search.
-func (s *searcher) tryAgain(ctx context.Context, level float64, confirm bool) (Step, error) {
-	st, err := s.try(ctx, level, confirm)
+func (s *searcher) tryAgain(ctx context.Context, level float64, length time.Duration, confirm bool) (Step, error) {
+	st, err := s.try(ctx, level, length, confirm)
 	for retry := 0; err == nil && !s.done() && st.ClientLimit != "" && retry < clientRetries; retry++ {
-		st, err = s.try(ctx, level, confirm)
+		st, err = s.try(ctx, level, length, confirm)
 	}
 	return st, err
 }
 
 // try runs one step unless it would end past the deadline.
-func (s *searcher) try(ctx context.Context, level float64, confirm bool) (Step, error) {
-	if s.cfg.MaxTime > 0 && s.cfg.Now().Add(s.cfg.StepTime).After(s.deadline) {
+func (s *searcher) try(ctx context.Context, level float64, length time.Duration, confirm bool) (Step, error) {
+	if s.cfg.MaxTime > 0 && s.cfg.Now().Add(s.cfg.Overhead+length).After(s.deadline) {
 		s.early = true
 		return Step{}, nil
 	}
-	m, err := s.step(ctx, level)
+	m, err := s.step(ctx, level, length)
 	if ctx.Err() != nil {
 		s.stopped = true
 		return Step{}, nil
@@ -220,8 +333,8 @@ func (s *searcher) try(ctx context.Context, level float64, confirm bool) (Step, 
 	if err != nil {
 		return Step{}, err
 	}
-	st := Step{Level: level, Measure: m, Results: Evaluate(s.cfg.Objectives, &m), Confirm: confirm}
-	st.Pass = Passed(st.Results)
+	st := Step{Level: level, Length: length, Measure: m, Results: Evaluate(s.cfg.Objectives, &m), Confirm: confirm}
+	st.Pass = Passed(st.Results) && m.Held.Verdict == HeldYes
 	s.steps = append(s.steps, st)
 	if s.cfg.OnStep != nil {
 		s.cfg.OnStep(st)
@@ -229,13 +342,31 @@ func (s *searcher) try(ctx context.Context, level float64, confirm bool) (Step, 
 	return st, nil
 }
 
-// confirm runs lo Config.Confirm more times. If one fails, lo becomes the
-// lowest failing level and the highest passing level below it the new lo
-// (0 if none), and the search goes on. A confirmation that the client
-// still held back after its retries ends the search: lo is a lower bound.
+// confirm runs lo once for Config.Confirm. If it fails (a queue the steps
+// were too short to see), hi becomes that level and the level below it by
+// the resolution (at least StepDown) is confirmed, up to MaxConfirms levels in all; if every
+// one fails, no level is confirmed and the answer is none. A step-down
+// level passed its search step above it, so its failure contradicts a
+// passing higher rate: it is measured again before the search moves below
+// it. A confirmation that the client still held back after its retries
+// ends the search: lo is a lower bound.
 func (s *searcher) confirm(ctx context.Context) error {
-	for range s.cfg.Confirm {
-		st, err := s.tryAgain(ctx, s.lo, true)
+	if s.cfg.Confirm <= 0 {
+		s.confirmed = true
+		return nil
+	}
+	level := s.lo
+	for i := range MaxConfirms {
+		before := len(s.steps)
+		st, err := s.tryAgain(ctx, level, s.cfg.Confirm, true)
+		// A level the client's retries already ran more than once has had
+		// its second look.
+		if err == nil && !s.done() && st.ClientLimit == "" && !st.Pass && i > 0 && len(s.steps) == before+1 {
+			st, err = s.tryAgain(ctx, level, s.cfg.Confirm, true)
+			if err == nil && !s.done() {
+				s.steps[len(s.steps)-1].Again = true
+			}
+		}
 		if err != nil || s.done() {
 			return err
 		}
@@ -243,23 +374,28 @@ func (s *searcher) confirm(ctx context.Context) error {
 			s.limit = st.ClientLimit
 			return nil
 		}
-		if !st.Pass {
-			s.hi, s.lo, s.atMax = s.lo, 0, false
-			for _, p := range s.steps {
-				if p.Pass && p.Level < s.hi {
-					s.lo = max(s.lo, p.Level)
-				}
-			}
+		if st.Pass {
+			s.lo, s.confirmed = level, true
 			return nil
 		}
+		s.hi, s.atMax = level, false
+		next := s.round(level*(1-max(s.cfg.Resolution, StepDown)), 0)
+		if next >= level {
+			next = level - 1
+		}
+		if next <= 0 || next < s.cfg.Start/16 {
+			break
+		}
+		level = next
 	}
-	s.confirmed = true
+	s.lo, s.unconfirmed = 0, true
 	return nil
 }
 
 func (s *searcher) result() Result {
 	r := Result{Steps: s.steps, Capacity: s.lo, Best: -1, FirstFail: -1, LimitedBy: LimitedByBackend,
-		AtMax: s.atMax, StoppedEarly: s.early, Interrupted: s.stopped}
+		AtMax: s.atMax, StoppedEarly: s.early, Interrupted: s.stopped, Step: s.cfg.Step, ConfirmLength: s.cfg.Confirm,
+		Confirmed: s.confirmed && s.cfg.Confirm > 0 && s.lo > 0 && s.limit == "", Unconfirmed: s.unconfirmed}
 	if r.Steps == nil {
 		r.Steps = []Step{}
 	}
@@ -267,9 +403,11 @@ func (s *searcher) result() Result {
 		r.LimitedBy, r.Reason = LimitedByClient, s.limit
 	} else if s.atMax {
 		r.Reason = "the highest level allowed passed"
+	} else if s.unconfirmed {
+		r.Reason = "no confirmation run passed"
 	}
 	for i, st := range s.steps {
-		if st.Pass && r.Best < 0 && (st.Level == s.lo || s.limit != "" && i == len(s.steps)-1) {
+		if st.Pass && (r.Best < 0 || r.Confirmed && st.Confirm) && (st.Level == s.lo || s.limit != "" && i == len(s.steps)-1) {
 			r.Best = i
 		}
 		if !st.Pass && st.Level > s.lo && (r.FirstFail < 0 || st.Level < s.steps[r.FirstFail].Level) {

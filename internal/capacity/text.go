@@ -35,17 +35,37 @@ type Report struct {
 	Environment    *stats.Environment
 }
 
-// FormatLevel writes a level: a concurrency as a whole number, a rate with
-// thousands separators ("4,210"), or with one decimal below 100.
+// FormatLevel writes a level: a concurrency as a whole number, a rate as
+// it was asked (FormatRate); both with thousands separators ("4,210").
 func (r *Report) FormatLevel(v float64) string {
-	if r.Model == ModelOpen && v < 100 && v != math.Trunc(v) {
-		return strconv.FormatFloat(v, 'f', 1, 64)
+	if r.Model == ModelOpen {
+		return FormatRate(v)
 	}
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
+	return FormatRate(math.Floor(v))
+}
+
+// FormatRate writes a rate with the digits it has and no more, never
+// rounded ("193.75", "4,210", "9.6875"), with thousands separators.
+func FormatRate(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	whole, frac, dot := strings.Cut(s, ".")
+	neg := strings.HasPrefix(whole, "-")
+	whole = strings.TrimPrefix(whole, "-")
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
 	}
-	return s
+	if neg {
+		whole = "-" + whole
+	}
+	if dot {
+		return whole + "." + frac
+	}
+	return whole
+}
+
+// FormatLength writes a step's length in seconds: "2 s", "0.5 s", "1.25 s".
+func FormatLength(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
 }
 
 // level writes a level with its unit, as the answer names it.
@@ -64,6 +84,14 @@ func (r *Report) levelUnit(v float64) string {
 	return r.FormatLevel(v)
 }
 
+// levelUnit0 appends the unit to a list of levels.
+func (r *Report) levelUnit0(list string) string {
+	if r.Model == ModelOpen {
+		return list + " req/s"
+	}
+	return list
+}
+
 func (r *Report) noun() string {
 	if r.Model == ModelOpen {
 		return "rate"
@@ -72,7 +100,7 @@ func (r *Report) noun() string {
 }
 
 // values writes the objectives' values at step st: all of them, or only the
-// failing ones.
+// failing ones and, failing, why the load was not held.
 func (r *Report) values(st *Step, failing bool) string {
 	var parts []string
 	for i, o := range r.Objectives {
@@ -80,6 +108,13 @@ func (r *Report) values(st *Step, failing bool) string {
 			continue
 		}
 		parts = append(parts, o.Metric+" "+o.Format(st.Results[i].Value))
+	}
+	if failing && st.Held.Verdict != HeldYes {
+		why := st.Held.Why
+		if st.Held.Verdict == HeldUnsure {
+			why = "not shown steady: " + why
+		}
+		parts = append(parts, why)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -96,7 +131,9 @@ func (r *Report) Answer() string {
 	}
 	within := strings.Join(objs, " and ")
 	var b strings.Builder
-	if res.Best < 0 {
+	if res.Best < 0 && res.Unconfirmed {
+		fmt.Fprintf(&b, "sustains no %s confirmed with %s", r.noun(), within)
+	} else if res.Best < 0 {
 		fmt.Fprintf(&b, "sustains no %s tried with %s", r.noun(), within)
 		if ff := res.FirstFail; ff >= 0 {
 			st := &res.Steps[ff]
@@ -121,6 +158,25 @@ func (r *Report) Answer() string {
 		}
 		b.WriteString(")")
 	}
+	if res.Step > 0 {
+		fmt.Fprintf(&b, "; %s steps", FormatLength(res.Step))
+		switch {
+		case res.Confirmed:
+			fmt.Fprintf(&b, ", confirmed by a %s run", FormatLength(res.ConfirmLength))
+		case res.Unconfirmed:
+			var tried []string
+			for _, st := range res.Steps {
+				if l := r.FormatLevel(st.Level); st.Confirm && (len(tried) == 0 || tried[len(tried)-1] != l) {
+					tried = append(tried, l)
+				}
+			}
+			fmt.Fprintf(&b, "; no %s confirmation run passed (%s)", FormatLength(res.ConfirmLength), r.levelUnit0(strings.Join(tried, ", ")))
+		case res.ConfirmLength == 0:
+			b.WriteString(", not confirmed (--confirm 0)")
+		case res.Best >= 0:
+			b.WriteString(", not confirmed")
+		}
+	}
 	switch {
 	case res.LimitedBy == LimitedByClient:
 		fmt.Fprintf(&b, "; limited by the client, not the backend: %s", res.Reason)
@@ -141,7 +197,7 @@ func (r *Report) Answer() string {
 // confirmation or held back by the client).
 func (r *Report) Table(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tachieved req/s\tp50 ms\tp99 ms\terrors\t\n", r.noun())
+	fmt.Fprintf(tw, "%s\tlength\tachieved req/s\tp50 ms\tp99 ms\terrors\t\n", r.noun())
 	for i := range r.Result.Steps {
 		st := &r.Result.Steps[i]
 		verdict := "pass"
@@ -151,10 +207,16 @@ func (r *Report) Table(w io.Writer) error {
 		if st.Confirm {
 			verdict += " (confirm)"
 		}
+		if st.Again {
+			verdict += " (measured again)"
+		}
+		if st.Longer {
+			verdict += " (longer: the shorter step could not tell)"
+		}
 		if st.ClientLimit != "" {
 			verdict += " (held back by the client)"
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.2f\t%.2f%%\t  %s\n", r.FormatLevel(st.Level), st.AchievedRPS, st.P50, st.P99,
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.2f\t%.2f\t%.2f%%\t  %s\n", r.FormatLevel(st.Level), FormatLength(st.Length), st.AchievedRPS, st.P50, st.P99,
 			st.ErrorRate*100, verdict)
 	}
 	return tw.Flush()
@@ -182,6 +244,27 @@ type StepJSON struct {
 	// ClientLimit, when not empty, says how the client held the step back
 	// (such a step is run again, up to twice).
 	ClientLimit string `json:"client_limit,omitempty"`
+	// LengthSeconds is how long the step ran (its counted time).
+	LengthSeconds float64 `json:"length_seconds"`
+	// Held is "yes" (the load was held: served within 2% of the rate, no
+	// growth of the requests in flight or the latency from the step's
+	// first half to its second), "unsure" (growth above noise but not
+	// clearly: the step is run longer) or "no"; HeldReason says what grew
+	// or fell short.
+	Held       string `json:"held"`
+	HeldReason string `json:"held_reason,omitempty"`
+	// LatencyHalvesMs and InFlightHalves are the step's halves' mean
+	// latency (ms) and mean requests in flight (open model); ServedRPS
+	// the rate of finished requests after the first tenth of the step
+	// (open model). Absent when the step was not judged.
+	LatencyHalvesMs *[2]float64 `json:"latency_halves_ms,omitempty"`
+	InFlightHalves  *[2]float64 `json:"in_flight_halves,omitempty"`
+	ServedRPS       *float64    `json:"served_rps,omitempty"`
+	// Again marks a second look at a failing level (the first level, or
+	// one below a passing level); Longer a step run longer because the one
+	// before it could not tell.
+	Again  bool `json:"again,omitempty"`
+	Longer bool `json:"longer,omitempty"`
 	// SLO are the step's verdicts on the objectives, in order: the
 	// measured value of each objective's metric and whether it held.
 	SLO []stats.SLOResult `json:"slo_results"`
@@ -219,6 +302,12 @@ type JSONReport struct {
 	StoppedEarly bool `json:"stopped_early"`
 	// Interrupted reports that a signal ended the search.
 	Interrupted bool `json:"interrupted"`
+	// StepSeconds is the length of a step (-t) and ConfirmSeconds that of
+	// the confirmation run (--confirm; 0: none); Confirmed reports that the
+	// answer passed its confirmation run.
+	StepSeconds    float64 `json:"step_seconds"`
+	ConfirmSeconds float64 `json:"confirm_seconds"`
+	Confirmed      bool    `json:"confirmed"`
 	// Steps are every step run, in order.
 	Steps []StepJSON `json:"steps"`
 	// StartedAt and EndedAt are the search's start and end in Unix
@@ -235,7 +324,7 @@ func (r *Report) JSON(concurrency int) JSONReport {
 	res := &r.Result
 	j := JSONReport{Answer: r.Answer(), Model: r.Model, SLO: Texts(r.Objectives), LimitedBy: res.LimitedBy,
 		StoppedEarly: res.StoppedEarly, Interrupted: res.Interrupted, Steps: []StepJSON{}, Objectives: []ObjectiveJSON{},
-		Environment: r.Environment}
+		Environment: r.Environment, StepSeconds: res.Step.Seconds(), ConfirmSeconds: res.ConfirmLength.Seconds(), Confirmed: res.Confirmed}
 	if !r.Started.IsZero() {
 		j.StartedAt = float64(r.Started.UnixNano()) / 1e9
 	}
@@ -260,6 +349,14 @@ func (r *Report) JSON(concurrency int) JSONReport {
 			ErrorRate: st.ErrorRate, Pass: st.Pass, Confirm: st.Confirm, ClientLimit: st.ClientLimit, SLO: st.Results}
 		if sj.SLO == nil {
 			sj.SLO = []stats.SLOResult{}
+		}
+		sj.LengthSeconds, sj.Again, sj.Longer = st.Length.Seconds(), st.Again, st.Longer
+		sj.Held, sj.HeldReason = [...]string{"yes", "unsure", "no"}[st.Held.Verdict], st.Held.Why
+		if h := st.Held; h.Judged {
+			sj.LatencyHalvesMs = &h.LatencyMs
+			if r.Model == ModelOpen {
+				sj.InFlightHalves, sj.ServedRPS = &h.InFlight, &h.ServedRPS
+			}
 		}
 		if r.Model == ModelOpen {
 			sj.Rate = st.Level

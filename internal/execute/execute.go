@@ -56,6 +56,10 @@ type Options struct {
 	Progress func(rec *stats.Recorder) (stop func(reached bool))
 	// KeepRows keeps every request's times in the record (Record.Rows).
 	KeepRows bool
+	// Windows, when > 0, cuts the run's time limit into that many equal
+	// windows, counted in Record.Windows (a capacity step's steady-state
+	// judgement).
+	Windows int
 	// Raw, when not nil, receives the --raw CSV: a header and one line
 	// per request.
 	Raw io.Writer
@@ -229,7 +233,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		raw.WriteString(stats.RawHeader)
 	}
 	ropts := stats.Options{Shards: p.Concurrency, VariableLength: p.VariableLength, KeepRows: o.KeepRows || p.ABCompat,
-		Upstreams: len(p.Upstreams)}
+		Upstreams: len(p.Upstreams), Windows: o.Windows, Span: p.Duration}
 	if raw != nil {
 		ropts.Raw = raw
 	}

@@ -102,6 +102,7 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 		return Outcome{}, err
 	}
 	out := Outcome{Start: load.Now()}
+	cfg.Recorder.Begin(out.Start)
 	if cfg.Watch != nil {
 		cfg.Watch.begin(cancel, cfg.Recorder, out.Start)
 	}

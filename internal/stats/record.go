@@ -92,12 +92,40 @@ type Record struct {
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *BackendLost `json:"backend_lost,omitempty"`
+	// Windows, when the recorder was asked for them (Options.Windows),
+	// cut the run's time limit into equal slices of WindowWidth from its
+	// start; not saved (a capacity step's judgement of steady state reads
+	// them) and not merged by Merge.
+	Windows     []Window      `json:"-"`
+	WindowWidth time.Duration `json:"-"`
 	// Unreachable is the dial error of a run none of whose dials reached
 	// the target (not saved: a saved run reached it).
 	Unreachable error `json:"-"`
 
 	rows   []RawRow
 	rawErr error
+}
+
+// Window is one slice of a run's time.
+type Window struct {
+	// Started counts the completed requests (Length failures included)
+	// that were due (open model) or sent (closed model) in the window;
+	// LatencySum adds their latencies, in ns, from the same time (the
+	// corrected latency in the open model, the total time in the closed).
+	Started    int64
+	LatencySum int64
+	// Finished counts the requests, completed or failed, that ended in
+	// the window.
+	Finished int64
+}
+
+// MeanLatency returns the mean latency of the requests started in the
+// window, in ms (0 when none completed).
+func (w Window) MeanLatency() float64 {
+	if w.Started == 0 {
+		return 0
+	}
+	return float64(w.LatencySum) / float64(w.Started) / 1e6
 }
 
 // Plan describes a run as asked for: the target, the load shape and the

@@ -89,6 +89,7 @@ type Shard struct {
 	raw    []byte // pending --raw lines
 	ups    []UpstreamRecord
 	rec    *Recorder
+	win    []Window     // per slice of the run's time, when Options.Windows asks
 	done   atomic.Int64 // requests recorded, for progress
 	failed atomic.Int64 // failed requests recorded, for progress
 	_      [64]byte     // keeps the next shard's lock off this one's cache lines
@@ -114,6 +115,10 @@ type Recorder struct {
 	rawMu  sync.Mutex
 	rawW   io.Writer
 	rawErr error
+
+	// origin and width place a time in a window (Options.Windows): set
+	// by Begin before any worker records, read-only after.
+	origin, width int64
 }
 
 // Options configures a Recorder.
@@ -132,7 +137,16 @@ type Options struct {
 	// Upstreams, when > 1, keeps counts and latencies per upstream
 	// address (load.Result.Upstream) of a cluster target.
 	Upstreams int
+	// Windows, when > 0, cuts Span (the run's time limit) into that many
+	// equal windows from the run's start (Begin) and counts, per window,
+	// the requests that started and finished in it (Record.Windows), so
+	// that a trend through the run can be seen. At most MaxWindows.
+	Windows int
+	Span    time.Duration
 }
+
+// MaxWindows bounds Options.Windows.
+const MaxWindows = 256
 
 func newUpstreams(n int) []UpstreamRecord {
 	u := make([]UpstreamRecord, n)
@@ -154,6 +168,9 @@ func NewRecorder(o Options) *Recorder {
 	n := min(max(o.Shards, 1), MaxShards)
 	r := &Recorder{shards: make([]*Shard, n), variable: o.VariableLength, errSeen: map[string]int64{}, rawW: o.Raw}
 	r.docLen.Store(-1)
+	if o.Windows > 0 && o.Span > 0 {
+		r.width = max(int64(o.Span)/int64(min(o.Windows, MaxWindows)), 1)
+	}
 	for i := range r.shards {
 		s := &Shard{rec: r, keep: o.KeepRows}
 		if o.Upstreams > 1 {
@@ -162,9 +179,23 @@ func NewRecorder(o Options) *Recorder {
 		for p := range s.phases {
 			s.phases[p].Hist = newHist()
 		}
+		if o.Windows > 0 && o.Span > 0 {
+			s.win = make([]Window, min(o.Windows, MaxWindows))
+		}
 		r.shards[i] = s
 	}
 	return r
+}
+
+// Begin sets the start of the run (load.Now nanoseconds) from which
+// Options.Windows are counted. Call it before any worker records.
+func (r *Recorder) Begin(start int64) { r.origin = start }
+
+// window returns the index of the window time t falls in, the first or
+// the last for a time outside the span.
+func (s *Shard) window(t int64) int {
+	i := (t - s.rec.origin) / s.rec.width
+	return int(min(max(i, 0), int64(len(s.win)-1)))
 }
 
 // Shard returns the shard for worker i.
@@ -291,10 +322,28 @@ func (s *Shard) Record(res *load.Result) {
 			ph.add(v[p])
 			_ = ph.Hist.RecordValue(min(v[p]/1000, histMax))
 		}
+		if s.win != nil {
+			// By the time it was due (open model) or sent, with the
+			// latency the objectives judge (np-1: Scheduled or Total).
+			ref := res.Start
+			if res.Intended != 0 {
+				ref = res.Intended
+			}
+			w := &s.win[s.window(ref)]
+			w.Started++
+			w.LatencySum += v[np-1]
+		}
 		if s.keep {
 			s.rows = append(s.rows, RawRow{Start: res.Start, Connect: time.Duration(v[0]), Processing: time.Duration(v[1]),
 				Waiting: time.Duration(v[2]), Total: time.Duration(v[3])})
 		}
+	}
+	if s.win != nil {
+		end := res.Done
+		if end == 0 {
+			end = res.Start
+		}
+		s.win[s.window(end)].Finished++
 	}
 	if r.rawW != nil {
 		s.appendRaw(res)
@@ -448,6 +497,14 @@ func (r *Recorder) Merge() *Record {
 		}
 		if r.rawW != nil {
 			s.flushRaw()
+		}
+		if s.win != nil && m.Windows == nil {
+			m.Windows, m.WindowWidth = make([]Window, len(s.win)), time.Duration(r.width)
+		}
+		for i := range s.win {
+			m.Windows[i].Started += s.win[i].Started
+			m.Windows[i].LatencySum += s.win[i].LatencySum
+			m.Windows[i].Finished += s.win[i].Finished
 		}
 		s.mu.Unlock()
 	}

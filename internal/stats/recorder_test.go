@@ -138,13 +138,53 @@ func TestErrorSamplesBounded(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestRecordDoesNotAllocate(t *testing.T) {
-	rec := NewRecorder(Options{Shards: 4})
-	r := ok(1, 2e6, 10)
-	r.Server = []byte("srv")
-	sh := rec.Shard(0)
-	sh.Record(&r)
-	if n := testing.AllocsPerRun(1000, func() { sh.Record(&r) }); n != 0 {
-		t.Errorf("Record allocates %v times per call", n)
+	for _, o := range []Options{{Shards: 4}, {Shards: 4, Windows: 10, Span: time.Second}} {
+		rec := NewRecorder(o)
+		rec.Begin(0)
+		r := ok(1, 2e6, 10)
+		r.Server = []byte("srv")
+		sh := rec.Shard(0)
+		sh.Record(&r)
+		if n := testing.AllocsPerRun(1000, func() { sh.Record(&r) }); n != 0 {
+			t.Errorf("%+v: Record allocates %v times per call", o, n)
+		}
+	}
+}
+
+// TestWindows: with Options.Windows, each completed request counts in the
+// window of its intended start (open model) or its start (closed), with
+// its latency from that time, and every finished request in the window of
+// its end; times outside the span fall in the first or the last window;
+// shards add up; without Windows the record has none.
+func TestWindows(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	origin := int64(5_000 * ms)
+	rec := NewRecorder(Options{Shards: 2, Windows: 4, Span: 400 * time.Millisecond})
+	rec.Begin(origin)
+	closed := ok(origin+10*ms, 20*ms, 5) // due 10 ms, done 30 ms: window 0
+	rec.Shard(0).Record(&closed)
+	open := ok(origin+150*ms, 200*ms, 5) // sent 150, done 350: window 3
+	open.Intended = origin + 120*ms      // due 120: window 1, latency 230 ms
+	rec.Shard(1).Record(&open)
+	failed := load.Result{Class: load.Timeout, Start: origin + 390*ms, Done: origin + 900*ms} // after the span
+	rec.Shard(1).Record(&failed)
+	early := ok(origin-5*ms, 1*ms, 5) // before Begin: window 0
+	rec.Shard(0).Record(&early)
+	m := rec.Merge()
+	want := []Window{{Started: 2, LatencySum: 21 * ms, Finished: 2}, {Started: 1, LatencySum: 230 * ms}, {}, {Finished: 2}}
+	if m.WindowWidth != 100*time.Millisecond || len(m.Windows) != 4 {
+		t.Fatalf("windows %+v width %v", m.Windows, m.WindowWidth)
+	}
+	for i := range want {
+		if m.Windows[i] != want[i] {
+			t.Errorf("window %d = %+v, want %+v", i, m.Windows[i], want[i])
+		}
+	}
+	if m.Windows[1].MeanLatency() != 230 || (Window{}).MeanLatency() != 0 {
+		t.Errorf("mean latency %g", m.Windows[1].MeanLatency())
+	}
+	if r := NewRecorder(Options{Shards: 1}).Merge(); r.Windows != nil {
+		t.Errorf("windows without Options.Windows: %+v", r.Windows)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
 )
@@ -12,6 +13,10 @@ import (
 func closedModel(c *capacity.JSONReport) bool {
 	return c.CapacityConcurrency != nil || c.Model == "closed"
 }
+
+// level writes a step's offered load as the text report does: a rate as
+// it was asked, never rounded (capacity.FormatRate).
+func level(v float64) string { return capacity.FormatRate(v) }
 
 // offered is a step's offered load: its rate, or its concurrency.
 func offered(c *capacity.JSONReport, s *capacity.StepJSON) float64 {
@@ -36,8 +41,24 @@ func stepVerdict(s *capacity.StepJSON) string {
 			v += " (" + strings.Join(failed, ", ") + ")"
 		}
 	}
+	if s.Held != "" && s.Held != "yes" && s.HeldReason != "" {
+		if s.Held == "unsure" {
+			v += ", not shown steady: " + s.HeldReason
+		} else {
+			v += ", load not held: " + s.HeldReason
+		}
+	}
 	if s.Confirm {
 		v += ", confirmation run"
+	}
+	if s.Again {
+		v += ", measured again"
+	}
+	if s.Longer {
+		v += ", run longer: the shorter step could not tell"
+	}
+	if s.LengthSeconds > 0 {
+		v += ", a " + capacity.FormatLength(time.Duration(s.LengthSeconds*float64(time.Second))) + " run"
 	}
 	if s.ClientLimit != "" {
 		v += ", held back by the client: " + s.ClientLimit
@@ -58,6 +79,17 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 	}
 	fmt.Fprintf(b, "<p>%s search, objectives %s, %s; limited by the %s.", esc(model), esc(strings.Join(c.SLO, ", ")),
 		plural(len(c.Steps), "step"), esc(c.LimitedBy))
+	if c.StepSeconds > 0 {
+		fmt.Fprintf(b, " Steps of %s", esc(capacity.FormatLength(time.Duration(c.StepSeconds*float64(time.Second)))))
+		switch {
+		case c.ConfirmSeconds == 0:
+			b.WriteString(", no confirmation run.")
+		case c.Confirmed:
+			fmt.Fprintf(b, "; the answer was confirmed by a %s run.", esc(capacity.FormatLength(time.Duration(c.ConfirmSeconds*float64(time.Second)))))
+		default:
+			fmt.Fprintf(b, "; the answer was not confirmed by a %s run.", esc(capacity.FormatLength(time.Duration(c.ConfirmSeconds*float64(time.Second)))))
+		}
+	}
 	if c.LimitedReason != "" {
 		fmt.Fprintf(b, " The client held the search back: %s.", esc(c.LimitedReason))
 	}
@@ -80,7 +112,7 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 		if !s.Pass {
 			cls = "verdict v-worse"
 		}
-		rows = append(rows, []cell{{text: esc(fnum(offered(c, s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
+		rows = append(rows, []cell{{text: esc(level(offered(c, s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
 			num(fmt.Sprintf("%.2f", s.P50Ms)), num(fmt.Sprintf("%.2f", s.P99Ms)), num(fmt.Sprintf("%.2f%%", s.ErrorRate*100)),
 			{text: esc(stepVerdict(s)), class: cls}})
 	}
@@ -122,7 +154,7 @@ func (p *pager) capacityChart(c *capacity.JSONReport, loadName, unit string) {
 			if !ok {
 				continue
 			}
-			tip := fmt.Sprintf("%s %s: %s %.3f ms; %s", fnum(offered(c, s)), unit, m, v, stepVerdict(s))
+			tip := fmt.Sprintf("%s %s: %s %.3f ms; %s", level(offered(c, s)), unit, m, v, stepVerdict(s))
 			if s.ErrorRate > 0 {
 				tip += fmt.Sprintf("; %.2f%% errors", s.ErrorRate*100)
 			}

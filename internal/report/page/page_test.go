@@ -381,3 +381,45 @@ func TestComparisonVerdictText(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityRatesAsAsked: the capacity section writes each rate as the
+// text report does, with the digits it was asked at and never rounded up
+// (187.5 stays 187.5, 4210 is 4,210), says the step length and the
+// confirmation the answer rests on, and words a step whose load was not
+// held.
+func TestCapacityRatesAsAsked(t *testing.T) {
+	data := []byte(`{"answer": "sustains 187.5 req/s with p99 <= 50 ms (p99 at that rate: 30 ms); 2 s steps, confirmed by a 10 s run",
+  "model": "open", "capacity_rps": 187.5, "slo": ["p99<=50ms"], "objectives": [{"objective": "p99<=50ms", "metric": "p99", "bound": 50}],
+  "limited_by": "backend", "stopped_early": false, "interrupted": false, "step_seconds": 2, "confirm_seconds": 10, "confirmed": true,
+  "steps": [{"rate": 187.5, "concurrency": 256, "achieved_rps": 187.4, "p50_ms": 21, "p99_ms": 30, "error_rate": 0, "pass": true,
+      "length_seconds": 2, "held": "yes", "slo_results": [{"objective": "p99<=50ms", "value": 30, "pass": true}]},
+    {"rate": 4210, "concurrency": 256, "achieved_rps": 3000, "p50_ms": 21, "p99_ms": 40, "error_rate": 0, "pass": false,
+      "length_seconds": 2, "held": "no", "held_reason": "requests in flight grew from 5.0 to 90.0 through the step",
+      "slo_results": [{"objective": "p99<=50ms", "value": 40, "pass": true}]},
+    {"rate": 187.5, "concurrency": 256, "achieved_rps": 187.5, "p50_ms": 21, "p99_ms": 31, "error_rate": 0, "pass": true, "confirm": true,
+      "length_seconds": 10, "held": "yes", "slo_results": [{"objective": "p99<=50ms", "value": 31, "pass": true}]}]}`)
+	r, err := Parse("capacity.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []*Result{r}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		"<strong>sustains 187.5 req/s with p99 &lt;= 50 ms (p99 at that rate: 30 ms); 2 s steps, confirmed by a 10 s run</strong>",
+		"Steps of 2 s; the answer was confirmed by a 10 s run.",
+		`<th scope="row" class="num">187.5</th>`,
+		`<th scope="row" class="num">4,210</th>`,
+		`<td class="verdict v-worse">FAIL, load not held: requests in flight grew from 5.0 to 90.0 through the step, a 2 s run</td>`,
+		`<td class="verdict v-better">pass, confirmation run, a 10 s run</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, ">188<") || strings.Contains(page, "188 req/s") {
+		t.Error("187.5 rounded up to 188")
+	}
+}
