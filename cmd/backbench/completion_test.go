@@ -145,7 +145,7 @@ func TestBashCompletionQueries(t *testing.T) {
 		{[]string{"sweep", "--keepalive-modes", ""}, "on off on,off off,on both"},
 		{[]string{"sweep", "--keepalive-modes", "o"}, "on off on,off off,on"},
 		{[]string{"capacity", "--model", ""}, "open closed"},
-		{[]string{"capacity", "--keep"}, "--keepalive"},
+		{[]string{"capacity", "--keepa"}, "--keepalive"},
 		{[]string{"capacity", "--format", ""}, "text json"},
 		{[]string{"bench", "--engine", ""}, "auto poller uring"},
 		{[]string{"bench", "--balance", ""}, "round-robin least-conn"},

@@ -94,7 +94,7 @@ func TestBadNumbers(t *testing.T) {
 			if out != "" {
 				t.Errorf("stdout: %q", out)
 			}
-			if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "backbench: ") {
+			if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "backbench ") {
 				t.Errorf("stderr is not one line: %q", errs)
 			}
 			if n := srv.Accepted() - before; n != 0 {
