@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the dependency direction of ARCHITECTURE.md: which module packages
+# Checks the dependency direction of docs/architecture.md (Dependency rules): which module packages
 # each package may import. Prints the offending imports and fails if any.
 set -euo pipefail
 mod=$(go list -m)
