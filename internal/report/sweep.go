@@ -409,7 +409,7 @@ func levelCause(s *stats.Summary) string {
 		out = append(out, "listen queue overflowed")
 	}
 	if s.Failed > 0 {
-		finished := s.Complete + s.Failed - s.Failures.Length
+		finished := s.Finished()
 		share := ""
 		if finished > 0 {
 			share = strconv.FormatFloat(float64(s.Failed)/float64(finished)*100, 'f', 0, 64) + "% "

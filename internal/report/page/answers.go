@@ -442,7 +442,7 @@ func benchHeadline(name string, d *benchDoc) string {
 	if len(d.RPSCI95) == 2 {
 		out += " [" + ci(d.RPSCI95, 2) + "]"
 	}
-	out += fmt.Sprintf(", mean %.3f ms, p99 %.3f ms, %d failed of %d", s.ConnectionTimes.Total.Mean, s.Percentiles["99"], s.Failed, s.Complete+s.Failed-s.Failures.Length)
+	out += fmt.Sprintf(", mean %.3f ms, p99 %.3f ms, %d failed of %d", s.ConnectionTimes.Total.Mean, s.Percentiles["99"], s.Failed, s.Finished())
 	if s.Failed > 0 {
 		out += fmt.Sprintf(" (%.1f%%: %s)", report.FailureRatio(s)*100, classes(s.Failures))
 	}

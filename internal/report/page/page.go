@@ -300,7 +300,7 @@ func failedText(s *stats.Summary) string {
 	if s.Failed == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d failed of %d finished (%.1f%%: %s)", s.Failed, s.Complete+s.Failed-s.Failures.Length,
+	return fmt.Sprintf("; %d failed of %d finished (%.1f%%: %s)", s.Failed, s.Finished(),
 		report.FailureRatio(s)*100, classes(s.Failures))
 }
 
