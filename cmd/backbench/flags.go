@@ -308,3 +308,12 @@ func openOutput(name string, stdout io.Writer) (w io.Writer, done func(cmdErr *e
 		}
 	}, nil
 }
+
+// commit renames w into place when it is a report.AtomicFile (an output
+// file); standard output has nothing to commit.
+func commit(w io.Writer) error {
+	if a, ok := w.(*report.AtomicFile); ok {
+		return a.Commit()
+	}
+	return nil
+}
