@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks the dependency direction of ARCHITECTURE.md: which module packages
-# each package may import. Prints the offending imports and fails if any.
+# Checks the dependency direction of docs/architecture.md (Dependency
+# rules): which module packages each package may import. Prints the
+# offending imports and fails if any.
 set -euo pipefail
 mod=$(go list -m)
 declare -A allowed=(

@@ -57,6 +57,18 @@ func (p SchedPolicy) String() string {
 // threads catches one started by a thread not yet switched. It returns how
 // many threads it switched.
 func SetSchedPolicy(p SchedPolicy) (int, error) {
+	return setEveryThread(func(attr *unix.SchedAttr) {
+		attr.Policy, attr.Priority = uint32(p), 0
+	}, fmt.Sprintf("scheduling policy %v", p))
+}
+
+// setEveryThread changes the scheduling attributes of every thread of this
+// process with set, keeping the rest of each thread's attributes. Threads
+// started later inherit the attributes of the thread that starts them; a
+// second pass over the threads catches one started by a thread not yet
+// changed. what names the change in an error. It returns how many threads
+// it changed.
+func setEveryThread(set func(*unix.SchedAttr), what string) (int, error) {
 	done := map[int]bool{}
 	for range 2 {
 		tids, err := Threads()
@@ -69,14 +81,14 @@ func SetSchedPolicy(p SchedPolicy) (int, error) {
 			}
 			attr, err := unix.SchedGetAttr(tid, 0)
 			if err == nil {
-				attr.Policy, attr.Priority = uint32(p), 0
+				set(attr)
 				err = unix.SchedSetAttr(tid, attr, 0)
 			}
 			if err == unix.ESRCH { // the thread exited meanwhile
 				continue
 			}
 			if err != nil {
-				return len(done), fmt.Errorf("scheduling policy %v for thread %d: %v", p, tid, err)
+				return len(done), fmt.Errorf("%s for thread %d: %v", what, tid, err)
 			}
 			done[tid] = true
 		}
@@ -130,29 +142,6 @@ func SetSchedSlice(ns uint64) (int, error) {
 			}
 		}
 	}
-	done := map[int]bool{}
-	for range 2 {
-		tids, err := Threads()
-		if err != nil {
-			return len(done), err
-		}
-		for _, tid := range tids {
-			if done[tid] {
-				continue
-			}
-			attr, err := unix.SchedGetAttr(tid, 0)
-			if err == nil {
-				attr.Runtime = ns
-				err = unix.SchedSetAttr(tid, attr, 0)
-			}
-			if err == unix.ESRCH {
-				continue
-			}
-			if err != nil {
-				return len(done), fmt.Errorf("time slice %d ns for thread %d: %v", ns, tid, err)
-			}
-			done[tid] = true
-		}
-	}
-	return len(done), nil
+	return setEveryThread(func(attr *unix.SchedAttr) { attr.Runtime = ns },
+		fmt.Sprintf("time slice %d ns", ns))
 }

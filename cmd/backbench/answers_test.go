@@ -92,20 +92,6 @@ func TestStudyPairs(t *testing.T) {
 	}
 }
 
-// saveBench runs bench with args and saves its JSON in dir/name.
-func saveBench(t *testing.T, dir, name string, args ...string) string {
-	t.Helper()
-	code, out, errs := runMain(t, context.Background(), append([]string{"bench", "-q", "--format", "json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("bench %v: exit %d: %s", args, code, errs)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestCompareByFactor: compare of a TCP and a Unix saved bench run (with
 // trials) prints a verdict without any flag, grouped as "transport: unix
 // vs tcp" with TCP the baseline whichever file comes first; so do two
@@ -117,12 +103,12 @@ func TestCompareByFactor(t *testing.T) {
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", opts)
 	other := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", opts)
 	dir := t.TempDir()
-	ft := saveBench(t, dir, "tcp.json", "-n", "20", "--repeat", "4", tcp.URL("/x"))
-	fu := saveBench(t, dir, "unix.json", "-n", "20", "--repeat", "4", unix.URL("/x"))
-	fa := saveBench(t, dir, "a.json", "-n", "20", "--repeat", "4", "--label", "a", tcp.URL("/x"))
-	fb := saveBench(t, dir, "b.json", "-n", "20", "--repeat", "4", "--label", "b", other.URL("/x"))
-	fbu := saveBench(t, dir, "bu.json", "-n", "20", "--repeat", "4", "--label", "b", unix.URL("/x"))
-	fk := saveBench(t, dir, "k.json", "-n", "20", "--repeat", "4", "-k", tcp.URL("/x"))
+	ft := benchFile(t, dir, "tcp.json", "-n", "20", "--repeat", "4", tcp.URL("/x"))
+	fu := benchFile(t, dir, "unix.json", "-n", "20", "--repeat", "4", unix.URL("/x"))
+	fa := benchFile(t, dir, "a.json", "-n", "20", "--repeat", "4", "--label", "a", tcp.URL("/x"))
+	fb := benchFile(t, dir, "b.json", "-n", "20", "--repeat", "4", "--label", "b", other.URL("/x"))
+	fbu := benchFile(t, dir, "bu.json", "-n", "20", "--repeat", "4", "--label", "b", unix.URL("/x"))
+	fk := benchFile(t, dir, "k.json", "-n", "20", "--repeat", "4", "-k", tcp.URL("/x"))
 	for _, tc := range []struct {
 		files          []string
 		title, base    string

@@ -343,11 +343,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := closeOut(err); err == nil && cerr != nil {
-			err = fmt.Errorf("writing %s: %w", o.output, cerr)
-		}
-	}()
+	defer closeOut(&err)
 	var gf, ef, pf, raw io.Writer
 	for _, p := range []struct {
 		flag, name string

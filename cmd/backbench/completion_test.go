@@ -133,9 +133,7 @@ func TestCompletionValuesParse(t *testing.T) {
 // what it completes (COMP_WORDS, COMP_CWORD), for commands, flags and
 // enumerated values.
 func TestBashCompletionQueries(t *testing.T) {
-	_, script, _ := runMain(t, context.Background(), "completion", "bash")
-	file := filepath.Join(t.TempDir(), "backbench.bash")
-	os.WriteFile(file, []byte(script), 0o644)
+	file := completionFile(t, "bash", "backbench.bash")
 	for _, tc := range []struct {
 		words []string
 		want  string
@@ -180,13 +178,26 @@ func needShell(t *testing.T, name string) string {
 	return p
 }
 
+// completionFile writes the completion script of shell to a file of that
+// name in a temporary folder and returns its path.
+func completionFile(t *testing.T, shell, name string) string {
+	t.Helper()
+	code, script, errs := runMain(t, context.Background(), "completion", shell)
+	if code != 0 {
+		t.Fatalf("completion %s: exit %d: %s", shell, code, errs)
+	}
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // TestFishCompletionQueries loads the fish script in fish and asks it
 // what it completes (complete -C).
 func TestFishCompletionQueries(t *testing.T) {
 	fish := needShell(t, "fish")
-	_, script, _ := runMain(t, context.Background(), "completion", "fish")
-	file := filepath.Join(t.TempDir(), "backbench.fish")
-	os.WriteFile(file, []byte(script), 0o644)
+	file := completionFile(t, "fish", "backbench.fish")
 	if out, err := exec.Command(fish, "-n", file).CombinedOutput(); err != nil {
 		t.Fatalf("fish -n: %v\n%s", err, out)
 	}
@@ -222,9 +233,7 @@ func TestFishCompletionQueries(t *testing.T) {
 // it for a command and a flag's values.
 func TestZshCompletionRuns(t *testing.T) {
 	zsh := needShell(t, "zsh")
-	_, script, _ := runMain(t, context.Background(), "completion", "zsh")
-	file := filepath.Join(t.TempDir(), "_backbench")
-	os.WriteFile(file, []byte(script), 0o644)
+	file := completionFile(t, "zsh", "_backbench")
 	if out, err := exec.Command(zsh, "-n", file).CombinedOutput(); err != nil {
 		t.Fatalf("zsh -n: %v\n%s", err, out)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,28 +13,8 @@ import (
 // stderr, one line per bench run with its report in a file, and the
 // five-line summary ending with the page's path, which exists.
 func TestMakeDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the demo (about 30 s)")
-	}
-	if os.Getenv("BACKBENCH_ENGINE") != "" {
-		// make test's second pass (BACKBENCH_ENGINE=poller) repeats the
-		// load tests on another engine; the demo needs no second run.
-		t.Skip("run once, in the first pass of make test")
-	}
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("no make")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	tmp := t.TempDir()
-	out := filepath.Join(tmp, "out")
-	cmd := exec.Command("make", "-s", "-C", root, "demo", "BIN="+filepath.Join(tmp, "backbench"), "GO="+goBin)
+	cmd, bin := makeCmd(t, "demo", "runs the demo (about 30 s)")
+	out := filepath.Join(filepath.Dir(bin), "out")
 	// Not the MAKEFLAGS of a make test around this test (-w would print
 	// directories).
 	cmd.Env = append(os.Environ(), "OUT="+out, "MAKEFLAGS=", "MAKELEVEL=")

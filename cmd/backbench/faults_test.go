@@ -36,8 +36,24 @@ type faultCase struct {
 	class string
 	// msg matches an error sample (not checked for "" and "length").
 	msg string
-	// timeout is -s in seconds (default 0.3).
+	// timeout is -s in seconds (0: see runTimeout).
 	timeout float64
+}
+
+// runTimeout is the -s, in seconds, that the runs of fc use: its own
+// timeout, else 0.3 for a fault that times out, else 3.
+func (fc faultCase) runTimeout() float64 {
+	switch {
+	case fc.timeout != 0:
+		return fc.timeout
+	case fc.class == "timeout":
+		return 0.3 // the run waits for it: short
+	default:
+		// A fault answered at once must not time out on a loaded machine
+		// running these subtests in parallel (0.3 s did under go test
+		// -count=3); the run does not wait for it.
+		return 3
+	}
 }
 
 // faultCases lists every fault of both protocols (TestFaultCasesCoverAll
@@ -197,18 +213,7 @@ func TestFaults(t *testing.T) {
 	for _, fc := range faultCases {
 		for _, network := range []string{"tcp", "unix"} {
 			for _, ka := range []bool{false, true} {
-				timeout := fc.timeout
-				switch {
-				case timeout != 0:
-				case fc.class == "timeout":
-					timeout = 0.3 // the run waits for it: short
-				default:
-					// A fault answered at once must not time out on a
-					// loaded machine running these subtests in parallel
-					// (0.3 s did under go test -count=3); the run does
-					// not wait for it.
-					timeout = 3
-				}
+				timeout := fc.runTimeout()
 				name := fmt.Sprintf("%s/%s/s=%g/%s/keepalive=%v", fc.proto, fc.fault, timeout, network, ka)
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
@@ -272,18 +277,7 @@ func TestFaultsMixed(t *testing.T) {
 		}
 		for _, network := range []string{"tcp", "unix"} {
 			for _, ka := range []bool{true} {
-				timeout := fc.timeout
-				switch {
-				case timeout != 0:
-				case fc.class == "timeout":
-					timeout = 0.3 // the run waits for it: short
-				default:
-					// A fault answered at once must not time out on a
-					// loaded machine running these subtests in parallel
-					// (0.3 s did under go test -count=3); the run does
-					// not wait for it.
-					timeout = 3
-				}
+				timeout := fc.runTimeout()
 				t.Run(fmt.Sprintf("%s/%s/%s/keepalive=%v", fc.proto, fc.fault, network, ka), func(t *testing.T) {
 					t.Parallel()
 					srv := fixtures.StartTB(t, fc.proto, network, fixtures.Options{BodyBytes: 10, Fault: fc.fault, FaultEvery: every})

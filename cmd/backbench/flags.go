@@ -284,12 +284,13 @@ func addOutputFlag(fs *pflag.FlagSet, p *string) {
 }
 
 // openOutput opens the file of -o, before any connection so that a bad
-// path costs nothing; "" and "-" are stdout. done renames the report into
-// place, or, when the command failed (failed is its error), drops it and
-// leaves the previous file as it was.
-func openOutput(name string, stdout io.Writer) (w io.Writer, done func(failed error) error, err error) {
+// path costs nothing; "" and "-" are stdout. The command defers done with
+// the address of its error: done renames the report into place, setting
+// that error when the rename fails, or, when the command failed, drops the
+// report and leaves the previous file as it was.
+func openOutput(name string, stdout io.Writer) (w io.Writer, done func(cmdErr *error), err error) {
 	if name == "" || name == "-" {
-		return stdout, func(error) error { return nil }, nil
+		return stdout, func(*error) {}, nil
 	}
 	// Written whole or not at all, as every output file: a run that
 	// fails leaves the previous file as it was.
@@ -297,11 +298,22 @@ func openOutput(name string, stdout io.Writer) (w io.Writer, done func(failed er
 	if err != nil {
 		return nil, nil, usagef("cannot create -o file: %v", err)
 	}
-	return f, func(failed error) error {
-		if failed != nil {
+	return f, func(cmdErr *error) {
+		if *cmdErr != nil {
 			f.Abort()
-			return nil
+			return
 		}
-		return f.Commit()
+		if cerr := f.Commit(); cerr != nil {
+			*cmdErr = fmt.Errorf("writing %s: %w", name, cerr)
+		}
 	}, nil
+}
+
+// commit renames w into place when it is a report.AtomicFile (an output
+// file); standard output has nothing to commit.
+func commit(w io.Writer) error {
+	if a, ok := w.(*report.AtomicFile); ok {
+		return a.Commit()
+	}
+	return nil
 }

@@ -149,8 +149,8 @@ func (b *realBackend) stop(tb testing.TB, script string) {
 	}
 }
 
-// realWant is what a backend really does, learnt by probing it (see the
-// README's recipes).
+// realWant is what a backend really does, learnt by probing it (see
+// docs/recipes.md).
 type realWant struct {
 	name string
 	// keepAlive: the server keeps the connection with -k (FastCGI:

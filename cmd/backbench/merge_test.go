@@ -421,8 +421,8 @@ func TestStartAtRefused(t *testing.T) {
 	}
 }
 
-// TestParallelRecipe runs the README's GNU parallel recipe with a stand-in
-// for ssh that runs each "host's" command on this machine: three
+// TestParallelRecipe runs docs/scale-out.md's GNU parallel recipe with a
+// stand-in for ssh that runs each "host's" command on this machine: three
 // generators started with --nonall -j0 and the same --start-at, their JSON
 // one after the other on parallel's stdout, merged as one file.
 func TestParallelRecipe(t *testing.T) {

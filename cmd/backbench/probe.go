@@ -149,11 +149,7 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := closeOut(err); err == nil && cerr != nil {
-			err = fmt.Errorf("writing %s: %w", o.output, cerr)
-		}
-	}()
+	defer closeOut(&err)
 	stdout = out // the report, text or JSON, goes to -o
 	if len(targets) == 1 {
 		res, err := p.run(ctx, targets[0])

@@ -116,7 +116,7 @@ func (tp *trialPlan) describe(sweep bool) string {
 func trialOf(s *stats.Summary) trials.Trial {
 	t := trials.Trial{RequestsPerSecond: s.RequestsPerSecond, MeanMs: s.ConnectionTimes.Total.Mean,
 		P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"], MaxMs: s.ConnectionTimes.Total.Max,
-		Failed: s.Failed, Finished: s.Complete + s.Failed - s.Failures.Length, Seconds: s.TimeTaken,
+		Failed: s.Failed, Finished: s.Finished(), Seconds: s.TimeTaken,
 		ClientCPUMeasured: s.Client.CPUPercent > 0 && s.Client.CPUUserSeconds+s.Client.CPUSysSeconds > 0}
 	if b := s.Backend; b != nil && b.Samples > 0 && s.Complete > 0 {
 		t.BackendSampled = true
@@ -280,7 +280,7 @@ func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.R
 				if rate := sweep.ErrorRate(&sum); rate > p.cfg.StopErrorRate {
 					sr.Stop = &sweep.Stop{Concurrency: level, ErrorRate: rate,
 						Reason: fmt.Sprintf("%d of %d requests failed over %d trials at concurrency %d (ratio %.3g > %g)",
-							sum.Failed, sum.Complete+sum.Failed-sum.Failures.Length, len(runs[si]), level, rate, p.cfg.StopErrorRate)}
+							sum.Failed, sum.Finished(), len(runs[si]), level, rate, p.cfg.StopErrorRate)}
 					continue
 				}
 			}

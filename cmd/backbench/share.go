@@ -1,11 +1,8 @@
 package main
 
 import (
-	"io"
-
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -47,13 +44,4 @@ func (o shareOptions) host(name string) string {
 		return ""
 	}
 	return name
-}
-
-// commit renames w into place when it is a report.AtomicFile (an output
-// file); standard output has nothing to commit.
-func commit(w io.Writer) error {
-	if a, ok := w.(*report.AtomicFile); ok {
-		return a.Commit()
-	}
-	return nil
 }

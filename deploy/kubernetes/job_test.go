@@ -28,7 +28,7 @@ import (
 // misspelled or duplicate field or a wrong type fails. It must be
 // an Indexed Job with parallelism = completions, not retried, running the
 // image's entrypoint without a shell; and its container's arguments, with
-// @START_AT@ replaced as the README says and $(START_AT) expanded as
+// @START_AT@ replaced as docs/scale-out.md says and $(START_AT) expanded as
 // Kubernetes does, must be a bench command line that backbench accepts,
 // with --start-at, -q and JSON on stdout.
 func TestIndexedJob(t *testing.T) {

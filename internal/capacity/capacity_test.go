@@ -566,16 +566,6 @@ func TestRoundRate(t *testing.T) {
 	}
 }
 
-func slicesCount(s []float64, v float64) int {
-	n := 0
-	for _, x := range s {
-		if x == v {
-			n++
-		}
-	}
-	return n
-}
-
 func equalLevels(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false

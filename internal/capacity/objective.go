@@ -270,7 +270,7 @@ func clientLimit(s *stats.Summary, objs []Objective, m *Measure) string {
 		lateExplains = lateExplains && objs[i].Latency() && r.Value-c.SchedulerLateMaxMs <= objs[i].Bound
 	}
 	if o := s.Open; o != nil {
-		sent := s.Complete + s.Failed - s.Failures.Length
+		sent := s.Finished()
 		switch {
 		case Passed(rs) && o.RateAchieved < 0.9*o.RateAsked:
 			return fmt.Sprintf("the client sent %.0f req/s of the %.0f asked", o.RateAchieved, o.RateAsked)
@@ -311,7 +311,7 @@ func uncorrectedWithin(s *stats.Summary, objs []Objective) bool {
 // finished (a Length failure is also complete, so it counts once). It is 1
 // when no request finished.
 func ErrorRate(s *stats.Summary) float64 {
-	finished := s.Complete + s.Failed - s.Failures.Length
+	finished := s.Finished()
 	if finished <= 0 {
 		return 1
 	}

@@ -70,6 +70,17 @@ var (
 	busy4    = queueSim{workers: 4, base: 20 * time.Millisecond, jitter: 0.05, hiccup: 0.05}
 )
 
+// judgeSimStep judges one simulated step at utilisation rho of the true
+// capacity: on a quiet machine for even i, a busy one for odd i, over a
+// length of 1, 2, 5 or 10 s drawn from rng.
+func judgeSimStep(rng *rand.Rand, i int, rho float64) Steadiness {
+	q := []queueSim{prefork4, busy4}[i%2]
+	length := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second}[rng.IntN(4)]
+	rate := rho * q.capacity()
+	ws, w := q.run(rng, rate, length)
+	return Judge(ws, w, 0, rate)
+}
+
 // TestJudgeSteady: a steady queue (utilisation from 50% to 92% of the
 // true capacity, steps of 1 to 10 s, a quiet or a busy machine) is judged
 // held in at least 95% of simulated steps, and judged a growing queue
@@ -79,12 +90,8 @@ func TestJudgeSteady(t *testing.T) {
 	const n = 2000
 	held, no := 0, 0
 	for i := range n {
-		q := []queueSim{prefork4, busy4}[i%2]
 		rho := 0.5 + rng.Float64()*0.42
-		length := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second}[rng.IntN(4)]
-		rate := rho * q.capacity()
-		ws, w := q.run(rng, rate, length)
-		s := Judge(ws, w, 0, rate)
+		s := judgeSimStep(rng, i, rho)
 		switch s.Verdict {
 		case HeldYes:
 			held++
@@ -107,12 +114,8 @@ func TestJudgeGrowing(t *testing.T) {
 	const n = 2000
 	held, no, over5, no5 := 0, 0, 0, 0
 	for i := range n {
-		q := []queueSim{prefork4, busy4}[i%2]
 		rho := 1.03 + rng.Float64()*0.27
-		length := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second}[rng.IntN(4)]
-		rate := rho * q.capacity()
-		ws, w := q.run(rng, rate, length)
-		s := Judge(ws, w, 0, rate)
+		s := judgeSimStep(rng, i, rho)
 		switch s.Verdict {
 		case HeldYes:
 			held++

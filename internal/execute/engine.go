@@ -47,7 +47,7 @@ var ringAvailable = sockets.RingAvailable
 // that is auto (or empty) the value of BACKBENCH_ENGINE if set, and for auto
 // uring on the path where it costs less client CPU per request than the
 // poller (a closed-model HTTP run without keep-alive to a plain TCP or Unix
-// target with one address; see README's Performance), when io_uring can be
+// target with one address; see docs/performance.md), when io_uring can be
 // set up here; poller otherwise. An explicit --engine uring where it cannot
 // run is an error; BACKBENCH_ENGINE=uring there falls back to poller.
 func (p *Plan) ResolveEngine() (string, error) {

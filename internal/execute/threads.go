@@ -16,7 +16,7 @@ import (
 // environment is the user's choice, and is kept.
 //
 // Why (2 cores, client and backend sharing them, 5 alternating rounds,
-// see README's Performance): with kept connections a client on one thread
+// see docs/performance.md): with kept connections a client on one thread
 // costs 8 to 14% less CPU per request than on two, with 3 to 6% more
 // requests a second, against nginx and php-fpm alike, because a response
 // then wakes the thread that waits for it instead of a second one, which

@@ -176,7 +176,7 @@ func failurePlot(sw *Sweep) (*plot.Plot, error) {
 // FailureRatio is a level's failed / finished requests, from 0 to 1: the
 // stop rule's ratio (a Length failure is complete too, so counts once).
 func FailureRatio(s *stats.Summary) float64 {
-	finished := s.Complete + s.Failed - s.Failures.Length
+	finished := s.Finished()
 	if finished <= 0 {
 		return 0
 	}

@@ -52,7 +52,7 @@ func TestGoldenMergeSweepText(t *testing.T) {
 	golden(t, "merge_sweep.golden", b.Bytes())
 }
 
-// TestMergeJSONKeys checks the keys the README promises: the bench
+// TestMergeJSONKeys checks the keys docs/merge.md promises: the bench
 // object's, "generators" with one object per input and "merge".
 func TestMergeJSONKeys(t *testing.T) {
 	s := fixed()

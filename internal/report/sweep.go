@@ -409,10 +409,9 @@ func levelCause(s *stats.Summary) string {
 		out = append(out, "listen queue overflowed")
 	}
 	if s.Failed > 0 {
-		finished := s.Complete + s.Failed - s.Failures.Length
 		share := ""
-		if finished > 0 {
-			share = strconv.FormatFloat(float64(s.Failed)/float64(finished)*100, 'f', 0, 64) + "% "
+		if s.Finished() > 0 {
+			share = strconv.FormatFloat(FailureRatio(s)*100, 'f', 0, 64) + "% "
 		}
 		f := s.Failures
 		var cls []string

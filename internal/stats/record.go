@@ -23,7 +23,7 @@ import (
 	"github.com/backbench/backbench/internal/load"
 )
 
-// Schema is the version of the Record's JSON form (README: "The run
+// Schema is the version of the Record's JSON form (docs/format.md: "The run
 // record"). It changes only when a key changes meaning or goes away; new
 // keys do not change it.
 const Schema = 1

@@ -415,7 +415,7 @@ func (m *Record) Summary() Summary {
 			o.LateMeanMs = float64(c.LateSum) / float64(c.Late) / 1e6
 		}
 		if s.TimeTaken > 0 {
-			o.RateAchieved = float64(s.Complete+s.Failed-s.Failures.Length) / s.TimeTaken
+			o.RateAchieved = float64(s.Finished()) / s.TimeTaken
 		}
 		// ab's "Time per request (mean)" is c × time / done, which is the
 		// mean latency only when c requests are always in flight (the
@@ -523,6 +523,13 @@ type TLSInfo struct {
 	// that resumed an earlier session (tickets are shared by the workers).
 	Handshakes int64 `json:"handshakes"`
 	Resumed    int64 `json:"resumed_handshakes"`
+}
+
+// Finished is how many requests finished, completed or failed: a Length
+// failure is complete too, so it counts once. It is the denominator of a
+// failure ratio.
+func (s *Summary) Finished() int64 {
+	return s.Complete + s.Failed - s.Failures.Length
 }
 
 // ListenOverflow says whether the target's listen queue overflowed during

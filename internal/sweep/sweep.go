@@ -323,7 +323,7 @@ func runOnce(ctx context.Context, cfg *Config, p Progress, s *Series) (*stats.Re
 // requests that finished (a Length failure is also complete, so it is
 // counted once). It is 1 when no request finished at all.
 func ErrorRate(s *stats.Summary) float64 {
-	finished := s.Complete + s.Failed - s.Failures.Length
+	finished := s.Finished()
 	if finished <= 0 {
 		return 1
 	}
@@ -338,7 +338,7 @@ func stopRule(s *stats.Summary, bound float64) *Stop {
 		return nil
 	}
 	var b strings.Builder
-	finished := s.Complete + s.Failed - s.Failures.Length
+	finished := s.Finished()
 	if finished <= 0 {
 		fmt.Fprintf(&b, "no request finished at concurrency %d", s.Concurrency)
 	} else {

@@ -74,15 +74,7 @@ func TestCausesOnThePage(t *testing.T) {
 	if err := json.Unmarshal(data, &sw); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Parse("trials.json", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := Write(&b, []*Result{r}, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
+	page := renderData(t, "trials.json", data)
 	noted := &sw.Series[0].Levels[0]
 	if len(noted.Notes) != 1 {
 		t.Fatalf("the note did not land on the first level: %q", noted.Notes)

@@ -14,9 +14,9 @@ import (
 )
 
 // Schema is the newest record schema this package reads (the `schema` key
-// of bench and sweep JSON); files without the key are the records of
-// earlier backbench versions and are read too.
-const Schema = 1
+// of bench and sweep JSON), the one backbench writes; files without the
+// key are the records of earlier backbench versions and are read too.
+const Schema = stats.Schema
 
 // Kind names what a result file holds.
 type Kind string

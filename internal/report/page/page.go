@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -271,16 +272,6 @@ func (p *pager) row(r []cell) {
 	b.WriteString("</tr>\n")
 }
 
-// failureRatio is a level's failed / finished requests, the stop rule's
-// ratio (a Length failure is also complete).
-func failureRatio(s *stats.Summary) float64 {
-	finished := s.Complete + s.Failed - s.Failures.Length
-	if finished <= 0 {
-		return 0
-	}
-	return float64(s.Failed) / float64(finished)
-}
-
 // classes lists the failure classes with a count, "connect 700, timeout 3".
 func classes(f stats.Failures) string {
 	var out []string
@@ -309,8 +300,8 @@ func failedText(s *stats.Summary) string {
 	if s.Failed == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d failed of %d finished (%.1f%%: %s)", s.Failed, s.Complete+s.Failed-s.Failures.Length,
-		failureRatio(s)*100, classes(s.Failures))
+	return fmt.Sprintf("; %d failed of %d finished (%.1f%%: %s)", s.Failed, s.Finished(),
+		report.FailureRatio(s)*100, classes(s.Failures))
 }
 
 // ci formats an interval "[lo, hi]" with the given decimals, or "".

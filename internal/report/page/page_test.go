@@ -46,6 +46,20 @@ func render(t testing.TB, names ...string) []byte {
 	return b.Bytes()
 }
 
+// renderData renders the page of one result file, data read as name.
+func renderData(t testing.TB, name string, data []byte) string {
+	t.Helper()
+	r, err := Parse(name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []*Result{r}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // TestGoldenStructure pins the page's structure, not its bytes: headings,
 // the provenance keys, every table's caption, columns and row count, every
 // chart's title, series, points, rings and bands, and the lists.
@@ -366,17 +380,10 @@ func TestComparisonVerdictText(t *testing.T) {
      "value": 2, "baseline_value": 1, "ratio": 2, "p_value": 1, "verdict": "none", "factor": "transport", "factor_title": "transport: unix vs tcp"},
     {"series": "u", "baseline": "t", "concurrency": 1, "metric": "backend_pss_bytes", "trials": 5, "baseline_trials": 5,
      "value": 1, "baseline_value": 2, "ratio": 0.5, "ratio_ci95": [0.4, 0.6], "p_value": 0.008, "verdict": "smaller", "short_trials": 3}]}`)
-	r, err := Parse("compare.json", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := Write(&b, []*Result{r}, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	page := renderData(t, "compare.json", data)
 	for _, want := range []string{`<th scope="rowgroup" colspan="8">transport: unix vs tcp: u against t</th>`,
 		`<td class="verdict v-same">–, 1 trial</td>`, `<td class="verdict v-better">smaller *</td>`} {
-		if !strings.Contains(b.String(), want) {
+		if !strings.Contains(page, want) {
 			t.Errorf("no %s in the page", want)
 		}
 	}
@@ -398,15 +405,7 @@ func TestCapacityRatesAsAsked(t *testing.T) {
       "slo_results": [{"objective": "p99<=50ms", "value": 40, "pass": true}]},
     {"rate": 187.5, "concurrency": 256, "achieved_rps": 187.5, "p50_ms": 21, "p99_ms": 31, "error_rate": 0, "pass": true, "confirm": true,
       "length_seconds": 10, "held": "yes", "slo_results": [{"objective": "p99<=50ms", "value": 31, "pass": true}]}]}`)
-	r, err := Parse("capacity.json", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := Write(&b, []*Result{r}, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
+	page := renderData(t, "capacity.json", data)
 	for _, want := range []string{
 		"<strong>sustains 187.5 req/s with p99 &lt;= 50 ms (p99 at that rate: 30 ms); 2 s steps, confirmed by a 10 s run</strong>",
 		"Steps of 2 s; the answer was confirmed by a 10 s run.",
