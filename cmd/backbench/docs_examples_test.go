@@ -294,6 +294,8 @@ var (
 	startAtRe    = regexp.MustCompile(`\$\(date \+%s\)\s*\+\s*\d+`)
 	dirRe        = regexp.MustCompile(`\bDIR/`)
 	capacityMaxR = regexp.MustCompile(`(^|\s)--max[ =]`)
+	// capacityStartR is capacity's --start (not --start-at).
+	capacityStartR = regexp.MustCompile(`(^|\s)--start[ =]\S+`)
 )
 
 func (rw *exampleRewriter) addrs(scheme string) serveAddrs {
@@ -373,6 +375,9 @@ func (rw *exampleRewriter) rewrite(line string) string {
 	case strings.HasPrefix(line, "backbench capacity "):
 		if !capacityMaxR.MatchString(line) {
 			line = strings.Replace(line, "backbench capacity ", "backbench capacity --max 20 --warmup 0 ", 1)
+			// A documented --start above the added --max would be refused
+			// (--start is above --max): the bounded search starts low.
+			line = capacityStartR.ReplaceAllString(line, "${1}--start 10")
 		}
 		if !timeRe.MatchString(line) {
 			line = strings.Replace(line, "backbench capacity ", "backbench capacity -t 1 ", 1)
@@ -430,6 +435,8 @@ func TestExampleRewriter(t *testing.T) {
 			"backbench sweep -q -c 1,2,4 --repeat 3 x=fcgi://127.0.0.1:1001/"},
 		{"backbench capacity --slo 'p99<=50ms' http://127.0.0.1:8080/",
 			"backbench capacity -t 1 --max 20 --warmup 0 --slo 'p99<=50ms' http://127.0.0.1:1002/"},
+		{"backbench capacity --slo 'p99<=150ms' -t 10 --start 100 --max-time 10m http://127.0.0.1:8080/",
+			"backbench capacity --max 20 --warmup 0 --slo 'p99<=150ms' -t 1 --start 10 --max-time 10m http://127.0.0.1:1002/"},
 		{"backbench serve --protocol fcgi --listen tcp:127.0.0.1:9001 --listen unix:/tmp/bb.sock",
 			"backbench serve --protocol fcgi --listen tcp:127.0.0.1:0 --listen unix:/d/serve-example-2.sock"},
 		{"T=$(( $(date +%s) + 30 ))", "T=$(( $(date +%s) + 3 ))"},
