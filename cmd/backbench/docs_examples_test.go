@@ -228,11 +228,20 @@ func startDocServe(t *testing.T, bin, dir, name string, args ...string) serveAdd
 // it listens on every --listen, and stops it with SIGTERM: it must exit 0.
 func runServeExample(t *testing.T, env []string, dir, line string) {
 	t.Helper()
+	if strings.HasSuffix(strings.TrimSpace(line), "&") {
+		// bash would leave the server running in the background, holding
+		// the pipes this test waits on: such a line belongs in prose or
+		// a text block.
+		t.Fatalf("a documented serve command run in the background (%s): write it in a ```text block or in the prose", line)
+	}
 	want := strings.Count(line, "--listen")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", "exec "+line)
 	cmd.Dir, cmd.Env = dir, env
+	// Whatever the line started, the wait ends: the pipes are closed
+	// 10 s after the server exits or is killed.
+	cmd.WaitDelay = 10 * time.Second
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
