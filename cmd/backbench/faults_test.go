@@ -334,9 +334,13 @@ func TestFaultHugeStdout(t *testing.T) {
 				if ka && s.KeepAliveRequests != 2 {
 					t.Errorf("%d keep-alive requests, want 2", s.KeepAliveRequests)
 				}
-				// The whole run (recorder, report, JSON) allocates a few
-				// MiB; holding 300 MiB of body would show.
-				if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+				// The whole run (recorder, report, JSON) allocates about
+				// 10 MiB; holding 300 MiB of body would show. TotalAlloc
+				// counts the whole test process, where goroutines of
+				// earlier tests may still allocate (35 MiB was seen in a
+				// full run), so the bound is well above the run's own
+				// and well below one body.
+				if grew := after.TotalAlloc - before.TotalAlloc; grew > 128<<20 {
 					t.Errorf("the run allocated %d MiB for %d MiB of body", grew>>20, n*fixtures.HugeBytes>>20)
 				}
 				t.Logf("%v, allocated %d KiB, heap in use %d KiB", wall, (after.TotalAlloc-before.TotalAlloc)>>10, after.HeapInuse>>10)
