@@ -64,11 +64,27 @@ func TestCapacitySerialTruth(t *testing.T) {
 		if !strings.HasPrefix(out, "sustains ") || !strings.Contains(out, "req/s with p99 <= 50 ms (p99 at that rate: ") {
 			t.Errorf("first line: %q", strings.SplitN(out, "\n", 2)[0])
 		}
-		if c := *j.CapacityRPS; c < 55 || c > 101 {
-			return []string{fmt.Sprintf("capacity %.1f req/s limited by %s, want 55 to 101: %s", c, j.LimitedBy, stepsText(j))}
-		}
-		return nil
+		return truthRange(t, j, out, *j.CapacityRPS, 55, 101)
 	})
+}
+
+// truthRange checks a capacity answer c against the backend's known
+// range [lo, hi]. A search the client held back (a busy machine, the race
+// detector) answers a lower bound, "at least c": it must then say so and
+// still claim no more than hi.
+func truthRange(t *testing.T, j capacity.JSONReport, out string, c, lo, hi float64) []string {
+	t.Helper()
+	if j.LimitedBy == "client" {
+		if c > hi || !strings.HasPrefix(out, "sustains at least ") {
+			return []string{fmt.Sprintf("limited by the client: capacity %.1f, want at most %g and said as a lower bound: %s", c, hi, stepsText(j))}
+		}
+		t.Logf("limited by the client: at least %.1f (%s)", c, stepsText(j))
+		return nil
+	}
+	if c < lo || c > hi {
+		return []string{fmt.Sprintf("capacity %.1f limited by %s, want %g to %g: %s", c, j.LimitedBy, lo, hi, stepsText(j))}
+	}
+	return nil
 }
 
 // TestCapacityPreforkTruth: four workers of 10 ms sustain at most 400
@@ -81,10 +97,7 @@ func TestCapacityPreforkTruth(t *testing.T) {
 		if code != 0 || j.CapacityRPS == nil {
 			t.Fatalf("exit %d, %+v\n%s", code, j, out)
 		}
-		if c := *j.CapacityRPS; c < 220 || c > 405 {
-			return []string{fmt.Sprintf("capacity %.1f req/s limited by %s, want 220 to 405: %s", c, j.LimitedBy, stepsText(j))}
-		}
-		return nil
+		return truthRange(t, j, out, *j.CapacityRPS, 220, 405)
 	})
 }
 
@@ -101,10 +114,7 @@ func TestCapacityClosedTruth(t *testing.T) {
 		if !strings.HasPrefix(out, "sustains a concurrency of ") && !strings.HasPrefix(out, "sustains at least a concurrency of ") {
 			t.Errorf("first line: %q", strings.SplitN(out, "\n", 2)[0])
 		}
-		if c := *j.CapacityConcurrency; c < 12 || c > 21 {
-			return []string{fmt.Sprintf("capacity c=%d, want 12 to 21: %s", c, stepsText(j))}
-		}
-		return nil
+		return truthRange(t, j, out, float64(*j.CapacityConcurrency), 12, 21)
 	})
 }
 
