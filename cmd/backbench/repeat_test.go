@@ -174,14 +174,16 @@ func TestCompareSavedBench(t *testing.T) {
 		old1, single = save("old1.json", "--repeat", "5", url), save("single.json", url)
 		old2 := save("old2.json", "--repeat", "5", url)
 		fast.Close()
-		slow := serialFCGI(t, 12500*time.Microsecond, sock)
+		slow := serialFCGI(t, 20*time.Millisecond, sock)
 		newer = save("new.json", "--repeat", "5", url)
 		slow.Close()
 		r := compare(old1, newer)
 		c := find(t, r.Comparisons, url, url, 1, trials.MetricRequestsPerSecond)
-		if c.Verdict != trials.Slower || c.RatioCI95 == nil || *c.Ratio < 0.74 || *c.Ratio > 0.86 ||
-			c.RatioCI95[0] < 0.65 || c.RatioCI95[1] > 0.92 || c.Trials != 5 {
-			bad = append(bad, fmt.Sprintf("10 ms then 12.5 ms: %s %s, want slower around 0.8", c.Verdict, c.RatioText()))
+		// Twice the service time: an effect far above the noise of a
+		// busy machine (12.5 ms, a 0.8 ratio, was within it at times).
+		if c.Verdict != trials.Slower || c.RatioCI95 == nil || *c.Ratio < 0.4 || *c.Ratio > 0.62 ||
+			c.RatioCI95[0] < 0.3 || c.RatioCI95[1] > 0.8 || c.Trials != 5 {
+			bad = append(bad, fmt.Sprintf("10 ms then 20 ms: %s %s, want slower around 0.5", c.Verdict, c.RatioText()))
 		}
 		r = compare(old1, old2)
 		if c := find(t, r.Comparisons, url, url, 1, trials.MetricRequestsPerSecond); c.Verdict != trials.NoDifference {
