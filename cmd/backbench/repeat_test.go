@@ -138,7 +138,7 @@ func checkRounds(t *testing.T, sw *report.Sweep) {
 }
 
 // TestCompareSavedBench: bench runs saved before and after a change of
-// the backend behind one socket (10 ms, then 12.5 ms) compare as "slower",
+// the backend behind one socket (10 ms, then 20 ms) compare as "slower",
 // with the ratio around 0.8; two saved runs of the same backend as "no
 // difference"; runs without trials have no interval and no verdict.
 func TestCompareSavedBench(t *testing.T) {
