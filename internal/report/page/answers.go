@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
 )
 
 // answerRow is one comparison as the answers block reads it: the pair (or
