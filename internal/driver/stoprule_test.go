@@ -41,4 +41,3 @@ func TestStopRuleRatio(t *testing.T) {
 		})
 	}
 }
-
