@@ -299,10 +299,13 @@ type RunError struct {
 	Err         error
 }
 
+// Error names the series and the step's concurrency.
 func (e *RunError) Error() string {
 	return fmt.Sprintf("%s at concurrency %d: %v", e.Series, e.Concurrency, e.Err)
 }
 
+// Unwrap returns the run's error (an execute.UnreachableError, a
+// SetupError...).
 func (e *RunError) Unwrap() error { return e.Err }
 
 // driver is the state of one Run.
