@@ -350,3 +350,23 @@ func TestCapacityInterrupted(t *testing.T) {
 		t.Fatalf("err %v, interrupted %v, %d search steps, %d driver steps", err, cr.Interrupted, len(cr.Steps), len(res.Steps))
 	}
 }
+
+// TestSettle: settling sends requests through the executor, two a run
+// on one worker: a backend that answers within the bound settles after
+// the first pair; one slower than the bound is sent pairs until the
+// context ends.
+func TestSettle(t *testing.T) {
+	quick := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
+	d := &driver{}
+	d.settle(context.Background(), plan(t, quick.URL("/x.php"), 8, 1000), time.Minute)
+	if got := quick.Requests(); got != 2 {
+		t.Errorf("a quick backend got %d requests, want one pair", got)
+	}
+	slow := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 10 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	d.settle(ctx, plan(t, slow.URL("/"), 8, 1000), time.Microsecond)
+	if got := slow.Requests(); got < 4 || ctx.Err() == nil {
+		t.Errorf("a backend slower than the bound got %d requests (want pairs until the end), context %v", got, ctx.Err())
+	}
+}
