@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -109,9 +110,6 @@ type capacityPlan struct {
 	r    *loadPlan
 	cfg  capacity.Config
 	warm time.Duration // before each step
-	// quickest is the lowest median seen in a step, in ms: the backend's
-	// latency when it has no queue.
-	quickest float64
 }
 
 // validateCapacity checks the flags and the URL and builds the plan; every
@@ -191,88 +189,6 @@ func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, err
 	}}, nil
 }
 
-// step runs one step at level for length: a warm-up, then the run bench
-// makes, and measures it, with the judgement of whether its load held
-// (capacity.Judge over capacity.StepWindows windows).
-func (p *capacityPlan) step(ctx context.Context, level float64, length time.Duration, stderr io.Writer) (capacity.Measure, error) {
-	plan := *p.r.Plan
-	plan.Duration = length
-	if p.cfg.Integer {
-		plan.Concurrency = int(level)
-	} else {
-		plan.Rate = level
-	}
-	o := execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version(), Privacy: p.r.privacy}
-	if p.warm > 0 {
-		warm := plan
-		warm.Duration = p.warm
-		if _, err := execute.Run(ctx, &warm, o); err != nil {
-			return capacity.Measure{}, executeError(err)
-		}
-	}
-	o.Windows = capacity.StepWindows
-	rec, err := execute.Run(ctx, &plan, o)
-	if err != nil {
-		return capacity.Measure{}, executeError(err)
-	}
-	sum := rec.Summary()
-	if sum.Interrupted {
-		return capacity.Measure{}, context.Canceled
-	}
-	m := capacity.FromSummary(&sum, p.cfg.Objectives)
-	m.Held = capacity.Judge(rec.Windows, rec.WindowWidth, rec.Elapsed, plan.Rate)
-	if sum.Complete > 0 && (p.quickest == 0 || m.P50 < p.quickest) {
-		p.quickest = m.P50
-	}
-	if !capacity.Passed(capacity.Evaluate(p.cfg.Objectives, &m)) || m.Held.Verdict != capacity.HeldYes {
-		p.settle(ctx)
-	}
-	return m, nil
-}
-
-// Bounds of settle.
-const (
-	settleMax   = 30 * time.Second
-	settleSlack = 2 * time.Millisecond
-)
-
-// settle waits, after a failing step, until the backend has worked off the
-// queue the step left behind (requests the client gave up on at the end of
-// the step still wait in the backend's listen backlog): it sends single
-// requests, one after the other, until two in a row take at most twice the
-// quickest median seen plus 2 ms, for at most settleMax.
-func (p *capacityPlan) settle(ctx context.Context) {
-	f, err := p.r.ClientFactory(nil)
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, settleMax)
-	defer cancel()
-	c, err := f(ctx)
-	if err != nil {
-		return
-	}
-	defer c.Close()
-	bound := int64((2*p.quickest)*1e6) + int64(settleSlack)
-	var res load.Result
-	for quick := 0; quick < 2 && ctx.Err() == nil; {
-		res.Reset()
-		c.Do(&res)
-		switch {
-		case res.Class == load.OK && res.Done-res.Start <= bound:
-			quick++
-		case res.Class == load.OK:
-			quick = 0
-		default:
-			quick = 0
-			select { // a refused or reset connection: do not spin
-			case <-ctx.Done():
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}
-}
-
 // capacityCmd runs the capacity command.
 func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o capacityOptions
@@ -313,9 +229,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	started := time.Now()
-	res, err := capacity.Search(ctx, p.cfg, func(ctx context.Context, level float64, length time.Duration) (capacity.Measure, error) {
-		return p.step(ctx, level, length, stderr)
-	})
+	res, err := p.search(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -357,6 +271,27 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return &sloError{[]string{"no step met every objective"}}
 	}
 	return nil
+}
+
+// search runs the search through the driver: each step is the run bench
+// makes, after an uncounted warm-up at the same load (--warmup), judged
+// by whether its load held (capacity.Judge over capacity.StepWindows
+// windows); a step after a failing one waits for the backend to settle.
+func (p *capacityPlan) search(ctx context.Context, stderr io.Writer) (capacity.Result, error) {
+	sched := driver.NewCapacity(ctx, p.cfg)
+	_, err := driver.Run(ctx, driver.Config{
+		Schedule: sched,
+		Warmup:   driver.Warmup{Duration: p.warm},
+		Options:  execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version(), Privacy: p.r.privacy},
+	}, []driver.Series{{Label: p.r.Target.URL, Plan: p.r.Plan}})
+	res, serr := sched.Result()
+	if re := (*driver.RunError)(nil); errors.As(err, &re) {
+		return res, executeError(re.Err)
+	}
+	if err != nil {
+		return res, err
+	}
+	return res, serr
 }
 
 // capacityFiles are the paths of the files capacity writes into dir.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
@@ -446,7 +447,7 @@ func compareFiles(old, f *savedFile, noise float64, notes *[]string) []trials.Co
 				if bl == nil {
 					continue
 				}
-				for _, c := range trials.CompareLevel(sd.Label, bd.Label, l.Concurrency, trialsOf(l), trialsOf(bl), noise) {
+				for _, c := range trials.CompareLevel(sd.Label, bd.Label, l.Concurrency, driver.TrialsOf(l), driver.TrialsOf(bl), noise) {
 					c.File, c.BaselineFile = sf.path, bf.path
 					c.Factor, c.FactorTitle = m.Factor, m.Title
 					out = append(out, c)

@@ -10,12 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/sweep"
@@ -112,20 +111,6 @@ func (tp *trialPlan) describe(sweep bool) string {
 	return fmt.Sprintf("Trials: %s, in rounds shuffled with --seed %d", s, p.Seed)
 }
 
-// trialOf is what the statistics read of a trial's result.
-func trialOf(s *stats.Summary) trials.Trial {
-	t := trials.Trial{RequestsPerSecond: s.RequestsPerSecond, MeanMs: s.ConnectionTimes.Total.Mean,
-		P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"], MaxMs: s.ConnectionTimes.Total.Max,
-		Failed: s.Failed, Finished: s.Finished(), Seconds: s.TimeTaken,
-		ClientCPUMeasured: s.Client.CPUPercent > 0 && s.Client.CPUUserSeconds+s.Client.CPUSysSeconds > 0}
-	if b := s.Backend; b != nil && b.Samples > 0 && s.Complete > 0 {
-		t.BackendSampled = true
-		t.BackendCPUPerRequest = b.CPUSeconds / float64(s.Complete)
-		t.BackendPSSBytes = float64(b.MeanPSSBytes)
-	}
-	return t
-}
-
 // factorsOf returns the factors of a series from what its result says of
 // its plan (target, keep-alive, HTTP version, upstreams), and backend, the
 // label the user gave it ("" for none).
@@ -136,166 +121,6 @@ func factorsOf(backend string, s *stats.Summary) trials.Factors {
 		f.Protocol, f.TLS = "http", true
 	}
 	return f
-}
-
-// trialsOf returns the trials of a result, or the result as one trial.
-func trialsOf(s *stats.Summary) []trials.Trial {
-	if s.Repeated == nil {
-		return []trials.Trial{trialOf(s)}
-	}
-	out := make([]trials.Trial, len(s.Trials))
-	for i, r := range s.Trials {
-		ts := r.Summary()
-		out[i] = trialOf(&ts)
-	}
-	return out
-}
-
-// pooled is the result of a series at a level over its trials: the
-// trials' records merged (as if run back to back: their times add up, the
-// concurrency is a trial's), its Summary with the median requests/sec
-// and the intervals. precise, with --precision, says whether the interval
-// got within the precision asked.
-func pooled(recs []*stats.Record, precise *bool) (stats.Summary, *stats.Record, error) {
-	m, err := stats.Merge(recs...)
-	if err != nil {
-		return stats.Summary{}, nil, err
-	}
-	m.Plan.Concurrency, m.Elapsed = recs[0].Plan.Concurrency, 0
-	for _, r := range recs {
-		m.Elapsed += r.Elapsed
-	}
-	s := m.Summary()
-	s.Repeated = &stats.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
-	sum := trials.Summarize(trialsOf(&s))
-	s.RequestsPerSecond = sum.RequestsPerSecond.Median
-	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
-	s.P50Ms, s.P50MsCI95 = sum.P50Ms.Median, sum.P50Ms.Interval()
-	s.P99Ms, s.P99MsCI95 = sum.P99Ms.Median, sum.P99Ms.Interval()
-	s.MeanMs, s.MeanMsCI95 = sum.MeanMs.Median, sum.MeanMs.Interval()
-	s.MaxMs, s.MaxMsCI95 = sum.MaxMs.Median, sum.MaxMs.Interval()
-	s.Confidence = sum.RequestsPerSecond.Confidence
-	return s, m, nil
-}
-
-// sweepTrials runs the sweep in rounds of trials: at each level, trial k
-// of every active series (in a shuffled order) before trial k+1 of any,
-// each trial one run of sweep.Run with its own warm-up. The stop rule
-// applies to a level's pooled trials.
-func (p *sweepPlan) sweepTrials(ctx context.Context, tp *trialPlan) (res sweep.Result, notes []string, err error) {
-	res = sweep.Result{Series: make([]sweep.SeriesResult, len(p.series))}
-	for i, s := range p.series {
-		res.Series[i].Label = s.Label
-	}
-	start := load.Now()
-	defer func() { res.Elapsed = time.Duration(load.Now() - start) }()
-	rounds := trials.NewRounds(tp.plan)
-	active := make([]int, len(p.series))
-	for i := range active {
-		active[i] = i
-	}
-	runsDone := 0
-	var short shortTrials
-	defer func() {
-		if n := short.note(); n != "" {
-			notes = append(notes, n)
-		}
-	}()
-	for li, level := range p.cfg.Levels {
-		runs := map[int][]*stats.Record{}
-		unreachable, unreached, lost := map[int]error{}, map[int]int{}, map[int]*sweep.Stop{}
-		one := p.cfg
-		one.Levels, one.StopOnErrors = []int{level}, false
-		lr, err := rounds.Level(active, func(si int) (float64, error) {
-			if progress := p.cfg.Progress; progress != nil {
-				k := len(runs[si]) + 1
-				left := len(active)*(len(p.cfg.Levels)-li)*tp.plan.Repeat - runsDone
-				one.Progress = func(pr sweep.Progress) {
-					pr.LevelIndex, pr.RunsDone, pr.RunsLeft = li, runsDone, max(left, 1)
-					pr.Series = fmt.Sprintf("%s trial %d", pr.Series, k)
-					progress(pr)
-				}
-			}
-			r, err := sweep.Run(ctx, one, p.series[si:si+1])
-			if err != nil {
-				return 0, err
-			}
-			runsDone++
-			// A target that no trial of the first level reached, or a
-			// backend lost during a trial, ends the series after the
-			// level, as it ends a sweep's series after a run.
-			if u := r.Series[0].Unreachable; u != nil && li == 0 {
-				unreachable[si] = u
-				unreached[si]++
-			} else if st := r.Series[0].Stop; st != nil {
-				lost[si] = st
-			}
-			n := len(runs[si])
-			if lv := r.Series[0].Levels; len(lv) > 0 && !lv[0].Interrupted {
-				runs[si] = append(runs[si], r.Series[0].Records[0])
-				short.add(p.series[si].Label, &lv[0])
-			}
-			if r.Interrupted || len(runs[si]) == n {
-				return 0, trials.ErrStop
-			}
-			return r.Series[0].Levels[0].RequestsPerSecond, nil
-		})
-		stopped := errors.Is(err, trials.ErrStop)
-		if err != nil && !stopped {
-			return res, notes, err
-		}
-		imprecise := map[int]bool{}
-		for _, si := range lr.Imprecise {
-			imprecise[si] = true
-		}
-		var next []int
-		for _, si := range active {
-			if len(runs[si]) == 0 {
-				continue
-			}
-			var precise *bool
-			if tp.plan.Precision > 0 && !stopped {
-				ok := !imprecise[si]
-				precise = &ok
-				if !ok {
-					notes = append(notes, fmt.Sprintf("%s at concurrency %d: the req/s interval is still wider than ±%g%% after %d trials",
-						p.series[si].Label, level, 100*tp.plan.Precision, lr.Rounds))
-				}
-			}
-			sum, rec, err := pooled(runs[si], precise)
-			if err != nil {
-				return res, notes, err
-			}
-			sr := &res.Series[si]
-			sr.Levels, sr.Records = append(sr.Levels, sum), append(sr.Records, rec)
-			if u := unreachable[si]; u != nil && unreached[si] == len(runs[si]) {
-				sr.Unreachable = u
-				continue
-			}
-			if st := lost[si]; st != nil {
-				sr.Stop = st
-				continue
-			}
-			if p.cfg.StopOnErrors {
-				if rate := sweep.ErrorRate(&sum); rate > p.cfg.StopErrorRate {
-					sr.Stop = &sweep.Stop{Concurrency: level, ErrorRate: rate,
-						Reason: fmt.Sprintf("%d of %d requests failed over %d trials at concurrency %d (ratio %.3g > %g)",
-							sum.Failed, sum.Finished(), len(runs[si]), level, rate, p.cfg.StopErrorRate)}
-					continue
-				}
-			}
-			next = append(next, si)
-		}
-		if stopped {
-			res.Interrupted = true
-			return res, notes, nil
-		}
-		active = next
-		if len(active) == 0 {
-			break
-		}
-	}
-	return res, notes, nil
 }
 
 // sweepComparisons pairs the series that differ in exactly one factor
@@ -326,7 +151,7 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 			sl := &s.Levels[k]
 			for m := range b.Levels {
 				if bl := &b.Levels[m]; bl.Concurrency == sl.Concurrency {
-					for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, trialsOf(sl), trialsOf(bl), noise) {
+					for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, driver.TrialsOf(sl), driver.TrialsOf(bl), noise) {
 						c.Factor, c.FactorTitle = pr.Factor, title
 						out = append(out, c)
 					}
@@ -394,7 +219,7 @@ type shortTrials struct {
 
 func (st *shortTrials) add(label string, s *stats.Summary) {
 	st.all++
-	if t := trialOf(s); t.Short() {
+	if t := driver.TrialOf(s); t.Short() {
 		if st.n == 0 || t.Seconds < st.shortest {
 			st.shortest = t.Seconds
 		}
@@ -414,85 +239,51 @@ func (st *shortTrials) note() string {
 		st.n, st.all, strings.Join(st.labels, ", "), trials.MinTrialSeconds, st.shortest)
 }
 
-// executeTrials runs bench's trials of plan: each a fresh run with its own
-// warm-up (a tenth of -n, or of -t), one after the other, as many as tp
-// says, through the executor with o. It returns the pooled result and the
-// merged record.
+// executeTrials runs bench's trials of plan through the driver: each a
+// fresh run after its own warm-up (driver.DefaultWarmup), as many as tp
+// says, with o. It returns the pooled result and the merged record.
 func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (stats.Summary, *stats.Record, error) {
 	stderr := o.Stderr
-	warm := *plan
-	if plan.Requests > 0 {
-		warm.Requests = max(plan.Requests/10, 1)
-		warm.Concurrency = int(min(int64(plan.Concurrency), warm.Requests))
-	} else {
-		warm.Duration = plan.Duration / 10
-	}
-	// The first warm-up waits for --start-at; every later run follows it.
-	wo := execute.Options{Stderr: stderr, Quiet: true, Discard: true, StartAt: o.StartAt}
-	o.StartAt = time.Time{}
-	o.Progress, o.KeepRows, o.Raw = nil, false, nil // one line per trial instead
-	var runs []*stats.Record
 	var shortNotes []string
-	lr, err := trials.NewRounds(tp.plan).Level([]int{0}, func(int) (float64, error) {
+	kept := 0
+	res, err := driver.Run(ctx, driver.Config{
+		Schedule: driver.Levels{{}},
+		Trials:   &tp.plan,
+		Warmup:   driver.DefaultWarmup(plan.Requests, plan.Duration),
+		Options:  o,
 		// The first warm-up checks that the target answers and prepares
 		// the process (file limit, scheduling, threads) for every run.
-		if _, err := execute.Run(ctx, &warm, wo); err != nil {
-			return 0, err
-		}
-		wo.StartAt = time.Time{}
-		if wo.Setup == nil {
-			wo.Setup = execute.Prepare(plan, plan.Concurrency, o.Quiet, stderr)
-			o.Setup = wo.Setup
-		}
-		if ctx.Err() != nil {
-			return 0, trials.ErrStop
-		}
-		rec, err := execute.Run(ctx, plan, o)
-		if err != nil {
-			return 0, err
-		}
-		if rec.Interrupted {
-			return 0, trials.ErrStop
-		}
-		o.Announce = false
-		runs = append(runs, rec)
-		sum := rec.Summary()
-		note := shortTrialNote(fmt.Sprintf("trial %d", len(runs)), &sum)
-		if note != "" {
-			shortNotes = append(shortNotes, note)
-		}
-		if !o.Quiet {
-			fmt.Fprintf(stderr, "Trial %d: %.2f requests/sec, p99 %.3f ms, %d failed\n", len(runs), sum.RequestsPerSecond, sum.Percentiles["99"], sum.Failed)
+		Prepare: func() *execute.Setup { return execute.Prepare(plan, plan.Concurrency, o.Quiet, stderr) },
+		OnTrial: func(t driver.Trial) {
+			kept++
+			note := shortTrialNote(fmt.Sprintf("trial %d", t.K), t.Summary)
 			if note != "" {
-				fmt.Fprintf(stderr, "Note: %s\n", note)
+				shortNotes = append(shortNotes, note)
 			}
-		}
-		return sum.RequestsPerSecond, nil
-	})
-	if wo.Setup != nil {
-		wo.Setup.Done()
+			if !o.Quiet {
+				fmt.Fprintf(stderr, "Trial %d: %.2f requests/sec, p99 %.3f ms, %d failed\n", t.K, t.Summary.RequestsPerSecond, t.Summary.Percentiles["99"], t.Summary.Failed)
+				if note != "" {
+					fmt.Fprintf(stderr, "Note: %s\n", note)
+				}
+			}
+		},
+	}, []driver.Series{{Plan: plan}})
+	if re := (*driver.RunError)(nil); errors.As(err, &re) {
+		err = re.Err // bench names no series
 	}
-	stopped := errors.Is(err, trials.ErrStop)
-	if err != nil && !stopped {
+	if err != nil {
 		return stats.Summary{}, nil, err
 	}
-	if len(runs) == 0 {
+	sr := &res.Series[0]
+	if len(sr.Levels) == 0 {
 		return stats.Summary{}, nil, errInterrupted
 	}
-	var precise *bool
-	if tp.plan.Precision > 0 && !stopped {
-		ok := len(lr.Imprecise) == 0
-		precise = &ok
-	}
-	sum, rec, err := pooled(runs, precise)
-	if err != nil {
-		return sum, nil, err
-	}
-	sum.Interrupted, sum.Seed = stopped, tp.plan.Seed
+	sum, rec := sr.Levels[0], sr.Records[0]
+	sum.Interrupted, sum.Seed = res.Interrupted, tp.plan.Seed
 	if len(shortNotes) > 0 {
 		n := shortNotes[0]
 		if len(shortNotes) > 1 {
-			n = fmt.Sprintf("%d of %d trials were too short to trust (the first: %s)", len(shortNotes), len(runs), n)
+			n = fmt.Sprintf("%d of %d trials were too short to trust (the first: %s)", len(shortNotes), kept, n)
 		}
 		sum.Notes = append(sum.Notes, n)
 	}
@@ -587,7 +378,7 @@ func binom(n, k int) float64 {
 // shortTrialNote is the note of a trial too short to trust, naming the
 // flags that lengthen it; "" for a trial long enough.
 func shortTrialNote(what string, s *stats.Summary) string {
-	t := trialOf(s)
+	t := driver.TrialOf(s)
 	if !t.Short() {
 		return ""
 	}

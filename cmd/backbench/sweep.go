@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
@@ -363,14 +364,11 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	r0 := p.series[0].Plan
 	p.cfg.Levels, p.cfg.EndUnreachable = levels, true
 	p.cfg.Requests, p.cfg.Duration = r0.Requests, o.timeLimit
-	switch {
-	case fs.Changed("warmup"):
-		p.cfg.WarmupRequests = o.warmup
-	case r0.Requests > 0:
-		p.cfg.WarmupRequests = max(r0.Requests/10, 1)
-	default:
-		p.cfg.WarmupDuration = o.timeLimit / 10
+	w := driver.DefaultWarmup(r0.Requests, o.timeLimit)
+	if fs.Changed("warmup") {
+		w = driver.Warmup{Requests: o.warmup}
 	}
+	p.cfg.WarmupRequests, p.cfg.WarmupDuration = w.Requests, w.Duration
 	return p, nil
 }
 
@@ -415,12 +413,15 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// "Completed N requests").
 		stop = startSweepLines(&p.cfg, stderr)
 	}
-	var res sweep.Result
-	var notes []string
+	var short shortTrials
 	if p.trials.on {
-		res, notes, err = p.sweepTrials(ctx, &p.trials)
-	} else {
-		res, err = sweep.Run(ctx, p.cfg, p.series)
+		p.cfg.Trials = &p.trials.plan
+		p.cfg.OnTrial = func(t driver.Trial) { short.add(p.series[t.Series].Label, t.Summary) }
+	}
+	res, err := sweep.Run(ctx, p.cfg, p.series)
+	notes := res.Notes
+	if n := short.note(); n != "" {
+		notes = append(notes, n)
 	}
 	stop(err == nil && !res.Interrupted)
 	if err != nil {

@@ -167,7 +167,7 @@ type Measure struct {
 	// the run's length: nothing came back sooner.
 	P50, P90, P99, P999, Max float64
 	// ErrorRate is the share of requests that failed or answered a status
-	// other than 2xx, from 0 to 1.
+	// other than 2xx, from 0 to 1 (stats.Summary.ErrorRatio).
 	ErrorRate float64
 	// ClientLimit, when not empty, says why the client rather than the
 	// backend may have set the result.
@@ -238,7 +238,7 @@ func Verdicts(objs []Objective, rs []stats.SLOResult) []string {
 // or, in either model, a run whose failing latencies were over their bound
 // by no more than the client's goroutines waited for a CPU.
 func FromSummary(s *stats.Summary, objs []Objective) Measure {
-	m := Measure{ErrorRate: ErrorRate(s), AchievedRPS: s.RequestsPerSecond}
+	m := Measure{ErrorRate: s.ErrorRatio(), AchievedRPS: s.RequestsPerSecond}
 	if s.Complete > 0 {
 		sp := s.Spectrum
 		m.P50, m.P90, m.P99, m.P999, m.Max = sp["50"], sp["90"], sp["99"], sp["99.9"], sp["100"]
@@ -304,16 +304,4 @@ func uncorrectedWithin(s *stats.Summary, objs []Objective) bool {
 		}
 	}
 	return true
-}
-
-// ErrorRate returns the share of a run's requests that failed (any class)
-// or answered a status other than 2xx, from 0 to 1, over the requests that
-// finished (a Length failure is also complete, so it counts once). It is 1
-// when no request finished.
-func ErrorRate(s *stats.Summary) float64 {
-	finished := s.Finished()
-	if finished <= 0 {
-		return 1
-	}
-	return min(float64(s.Failed+s.Non2xx)/float64(finished), 1)
 }

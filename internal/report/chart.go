@@ -152,7 +152,7 @@ func failurePlot(sw *Sweep) (*plot.Plot, error) {
 		for k := range se.Levels {
 			s := &se.Levels[k]
 			any = any || s.Failed > 0
-			pts = append(pts, plotter.XY{X: float64(s.Concurrency), Y: FailureRatio(s) * 100})
+			pts = append(pts, plotter.XY{X: float64(s.Concurrency), Y: s.FailureRatio() * 100})
 		}
 		if len(pts) == 0 {
 			continue
@@ -163,7 +163,7 @@ func failurePlot(sw *Sweep) (*plot.Plot, error) {
 		}
 		styleSeries(i, line, marks)
 		p.Add(line, marks)
-		if err := addFailRings(p, se.Levels, func(s *stats.Summary) float64 { return FailureRatio(s) * 100 }); err != nil {
+		if err := addFailRings(p, se.Levels, func(s *stats.Summary) float64 { return s.FailureRatio() * 100 }); err != nil {
 			return nil, err
 		}
 	}
@@ -171,16 +171,6 @@ func failurePlot(sw *Sweep) (*plot.Plot, error) {
 		return nil, nil
 	}
 	return p, nil
-}
-
-// FailureRatio is a level's failed / finished requests, from 0 to 1: the
-// stop rule's ratio (a Length failure is complete too, so counts once).
-func FailureRatio(s *stats.Summary) float64 {
-	finished := s.Finished()
-	if finished <= 0 {
-		return 0
-	}
-	return float64(s.Failed) / float64(finished)
 }
 
 // addFailRings rings the levels with failed requests at y(level); levels

@@ -411,7 +411,7 @@ func levelCause(s *stats.Summary) string {
 	if s.Failed > 0 {
 		share := ""
 		if s.Finished() > 0 {
-			share = strconv.FormatFloat(FailureRatio(s)*100, 'f', 0, 64) + "% "
+			share = strconv.FormatFloat(s.FailureRatio()*100, 'f', 0, 64) + "% "
 		}
 		f := s.Failures
 		var cls []string

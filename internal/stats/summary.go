@@ -532,6 +532,34 @@ func (s *Summary) Finished() int64 {
 	return s.Complete + s.Failed - s.Failures.Length
 }
 
+// FailureRatio is the run's failure ratio, from 0 to 1: failed requests
+// (any class) over the requests that finished (Finished: a Length
+// failure counts once). It is 0 when nothing finished: no request failed.
+// A non-2xx answer is a response, not a failure; ErrorRatio counts it.
+// It is the one failure ratio of every report, chart, page and of
+// sweep's stop rule (which, besides, stops at a level where nothing
+// finished).
+func (s *Summary) FailureRatio() float64 {
+	finished := s.Finished()
+	if finished <= 0 {
+		return 0
+	}
+	return float64(s.Failed) / float64(finished)
+}
+
+// ErrorRatio is the share of finished requests that did not succeed,
+// from 0 to 1: those that failed (any class) or answered a status other
+// than 2xx, over Finished. It is 1 when nothing finished (a run with no
+// answer meets no error bound). It is the figure of the "errors<=P%"
+// objective (capacity, --slo); FailureRatio is the failure ratio.
+func (s *Summary) ErrorRatio() float64 {
+	finished := s.Finished()
+	if finished <= 0 {
+		return 1
+	}
+	return min(float64(s.Failed+s.Non2xx)/float64(finished), 1)
+}
+
 // ListenOverflow says whether the target's listen queue overflowed during
 // the run, by the best figure the record has: the drops of the target's
 // own listening sockets (ListenQueues, read through sock_diag) when it

@@ -15,9 +15,12 @@
 //     bound; the result says at which level and why. The other series go on.
 //
 // The package knows no protocol and reads no flags: series arrive as
-// execute.Plan values, every run (warm-up or measured) goes through
-// execute.Run like bench's, and results leave as one stats.Record and its
-// stats.Summary per series and level.
+// execute.Plan values, and results leave as one stats.Record and its
+// stats.Summary per series and level. The runs are the driver's
+// (internal/driver): this package holds what is a sweep's own (its
+// levels, its Config) and turns a Config into the driver's schedule
+// (driver.Concurrencies) and rules; the warm-up, the interleaving, the
+// trials and the stop rule are the driver's.
 //
 // Limits: connections are not carried from the warm-up into the measured run
 // (each run dials its own), so with keep-alive the first request of every
@@ -29,24 +32,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // Series is one line of the sweep: a label and the plan of its runs (whose
 // concurrency, request budget and time limit each level replaces).
-type Series struct {
-	// Label names the series in reports (e.g. "fcgi-unix ka").
-	Label string
-	// Plan is what every run of the series sends; the backend it names
-	// (Plan.BackendPIDs, Plan.FPMStatus) is sampled during each measured
-	// level.
-	Plan *execute.Plan
-}
+type Series = driver.Series
 
 // Config configures a sweep.
 type Config struct {
@@ -63,9 +58,9 @@ type Config struct {
 	WarmupRequests int64
 	WarmupDuration time.Duration
 	// StopOnErrors turns the stop rule on: a series ends after the first
-	// level whose failure ratio (failed / finished requests) is greater
+	// level whose failure ratio (stats.Summary.FailureRatio) is greater
 	// than StopErrorRate (a ratio from 0 to 1; 0 stops at the first
-	// failure).
+	// failure), or where no request finished.
 	StopOnErrors  bool
 	StopErrorRate float64
 	// EndUnreachable ends the sweep after the first level when no series
@@ -78,71 +73,26 @@ type Config struct {
 	// Verbosity, Version, Setup). Without a Setup, Run makes one (the file
 	// limit for the highest level) and checks no target.
 	Options execute.Options
+	// Trials, when not nil, runs every series Trials.Repeat times at
+	// every level (or until Trials.Precision) in interleaved rounds, and
+	// each level's result is the pooled trials' (driver.Pool).
+	Trials *trials.Plan
+	// OnTrial, if not nil, sees every measured run kept, once it ended.
+	OnTrial func(driver.Trial)
 }
 
 // Progress describes the run that is starting, for a progress display.
-type Progress struct {
-	// Series is the label of the series; SeriesIndex its index.
-	Series      string
-	SeriesIndex int
-	// Concurrency is the level; LevelIndex its index in Config.Levels.
-	Concurrency int
-	LevelIndex  int
-	// Warmup reports a warm-up run.
-	Warmup bool
-	// Requests is the run's request budget (0 with a time limit alone) and
-	// Duration its time limit (0 if none).
-	Requests int64
-	Duration time.Duration
-	// Start is when the run started, in load.Now nanoseconds.
-	Start int64
-	// Done returns how many requests the run has finished so far; it may
-	// be called from any goroutine until the next Progress call.
-	Done func() int64
-	// RunsDone counts the measured runs finished so far; RunsLeft the
-	// measured runs still planned, this one included (a stopped series
-	// drops its remaining levels).
-	RunsDone, RunsLeft int
-}
+type Progress = driver.Progress
 
 // Stop says where and why the stop rule ended a series.
-type Stop struct {
-	// Concurrency is the last level the series ran (the one that failed).
-	Concurrency int
-	// ErrorRate is that level's failure ratio, from 0 to 1.
-	ErrorRate float64
-	// Reason is a sentence for the user.
-	Reason string
-}
+type Stop = driver.Stop
 
-// SeriesResult is the outcome of one series: a Summary per level it ran, in
-// level order.
-type SeriesResult struct {
-	// Label is the series' label.
-	Label string
-	// Levels holds one Summary per level run.
-	Levels []stats.Summary
-	// Records holds the Record of every level run, beside Levels.
-	Records []*stats.Record
-	// Stop is set when the stop rule ended the series early, or when its
-	// backend was lost during a level (the level's Summary.BackendLost).
-	Stop *Stop
-	// Unreachable is the dial error of a series whose first level made no
-	// connection to its target at all (see Config.EndUnreachable).
-	Unreachable error
-}
+// SeriesResult is the outcome of one series: a Summary per level it ran,
+// in level order.
+type SeriesResult = driver.SeriesResult
 
 // Result is the outcome of a sweep.
-type Result struct {
-	// Series holds one result per series, in the order given.
-	Series []SeriesResult
-	// Elapsed is the sweep's wall time, warm-ups included.
-	Elapsed time.Duration
-
-	// Interrupted reports that ctx was cancelled: the level in progress is
-	// kept (its Summary is marked Interrupted) and later ones are not run.
-	Interrupted bool
-}
+type Result = driver.Result
 
 // Validate checks cfg and series without running anything.
 func (cfg *Config) Validate(series []Series) error {
@@ -177,186 +127,30 @@ func (cfg *Config) Validate(series []Series) error {
 // Run runs the sweep. It returns an error only for a bad configuration or
 // when a client cannot be made; failures of the backend are data in the
 // summaries (and may trigger the stop rule).
-func Run(ctx context.Context, cfg Config, series []Series) (res Result, err error) {
+func Run(ctx context.Context, cfg Config, series []Series) (Result, error) {
 	if err := cfg.Validate(series); err != nil {
 		return Result{}, err
 	}
-	res = Result{Series: make([]SeriesResult, len(series))}
-	for i, s := range series {
-		res.Series[i].Label = s.Label
-	}
-	start := load.Now()
-	defer func() { res.Elapsed = time.Duration(load.Now() - start) }()
 	if cfg.Options.Setup == nil {
 		setup := execute.Prepare(series[0].Plan, cfg.Levels[len(cfg.Levels)-1], true, nil)
 		defer setup.Done()
 		cfg.Options.Setup = setup
 	}
-	active := make([]bool, len(series))
-	for i := range active {
-		active[i] = true
+	// Measured levels sample the backend; a lost backend ends its series;
+	// an unreachable one is data for the sweep to judge.
+	cfg.Options.Observe = true
+	cfg.Options.Announce = false
+	res, err := driver.Run(ctx, driver.Config{
+		Schedule:     driver.Concurrencies(cfg.Levels, cfg.Requests, cfg.Duration),
+		Trials:       cfg.Trials,
+		Warmup:       driver.Warmup{Requests: cfg.WarmupRequests, Duration: cfg.WarmupDuration},
+		StopOnErrors: cfg.StopOnErrors, StopErrorRate: cfg.StopErrorRate,
+		StopOnLoss: true, KeepOnUnreachable: true, EndUnreachable: cfg.EndUnreachable,
+		Options: cfg.Options, Progress: cfg.Progress, OnTrial: cfg.OnTrial,
+	}, series)
+	var re *driver.RunError
+	if errors.As(err, &re) {
+		err = fmt.Errorf("sweep: %w", err)
 	}
-	nActive := len(series)
-	runsDone := 0
-	for li, level := range cfg.Levels {
-		for si := range series {
-			if !active[si] {
-				continue
-			}
-			s := &series[si]
-			p := Progress{Series: s.Label, SeriesIndex: si, Concurrency: level, LevelIndex: li,
-				RunsDone: runsDone, RunsLeft: nActive*(len(cfg.Levels)-li) - countBefore(active, si)}
-			if cfg.WarmupRequests > 0 || cfg.WarmupDuration > 0 {
-				p.Warmup, p.Requests, p.Duration = true, cfg.WarmupRequests, cfg.WarmupDuration
-				w, err := runOnce(ctx, &cfg, p, s)
-				if err != nil {
-					return res, fmt.Errorf("sweep: %s at concurrency %d: %w", s.Label, level, err)
-				}
-				if stopLost(&res.Series[si], w, nil, level, li) {
-					active[si] = false
-					nActive--
-					continue
-				}
-				if ctx.Err() != nil {
-					res.Interrupted = true
-					return res, nil
-				}
-			}
-			p.Warmup, p.Requests, p.Duration = false, cfg.Requests, cfg.Duration
-			rec, err := runOnce(ctx, &cfg, p, s)
-			if err != nil {
-				return res, fmt.Errorf("sweep: %s at concurrency %d: %w", s.Label, level, err)
-			}
-			runsDone++
-			sr := &res.Series[si]
-			sum := rec.Summary()
-			sr.Levels = append(sr.Levels, sum)
-			sr.Records = append(sr.Records, rec)
-			if sum.Interrupted || ctx.Err() != nil {
-				res.Interrupted = true
-				return res, nil
-			}
-			if stopLost(sr, rec, &sum, level, li) {
-				active[si] = false
-				nActive--
-				continue
-			}
-			if cfg.StopOnErrors {
-				if st := stopRule(&sum, cfg.StopErrorRate); st != nil {
-					sr.Stop = st
-					active[si] = false
-					nActive--
-				}
-			}
-		}
-		if nActive == 0 || li == 0 && cfg.EndUnreachable && allUnreachable(res.Series) {
-			break
-		}
-	}
-	return res, nil
-}
-
-// countBefore counts the active series before index si: their runs at the
-// current level are already done.
-func countBefore(active []bool, si int) int {
-	n := 0
-	for _, a := range active[:si] {
-		if a {
-			n++
-		}
-	}
-	return n
-}
-
-// allUnreachable reports whether no series could reach its target.
-func allUnreachable(series []SeriesResult) bool {
-	for _, sr := range series {
-		if sr.Unreachable == nil {
-			return false
-		}
-	}
-	return true
-}
-
-// stopLost ends series sr after a run at level (index li, its record w)
-// whose target was lost (sum, nil for a warm-up, is the level's Summary);
-// false when it was
-// not. A target that no dial of the first level reached is noted in
-// sr.Unreachable, and the series goes on (its failures are data).
-func stopLost(sr *SeriesResult, w *stats.Record, sum *stats.Summary, level, li int) bool {
-	if err := w.Unreachable; err != nil && li == 0 && sr.Unreachable == nil {
-		sr.Unreachable = err
-	}
-	lost := w.BackendLost
-	if lost == nil {
-		return false
-	}
-	st := &Stop{Concurrency: level, ErrorRate: 1, Reason: lost.String()}
-	if sum != nil {
-		st.ErrorRate = ErrorRate(sum)
-	}
-	sr.Stop = st
-	return true
-}
-
-// runOnce runs one run of series s as p describes and returns its Record
-// (with counts only for a warm-up).
-func runOnce(ctx context.Context, cfg *Config, p Progress, s *Series) (*stats.Record, error) {
-	plan := *s.Plan
-	plan.Concurrency, plan.Requests, plan.Duration = p.Concurrency, p.Requests, p.Duration
-	o := cfg.Options
-	o.Observe, o.Discard = !p.Warmup, p.Warmup
-	o.Announce, o.Progress, o.KeepRows, o.Raw = false, nil, false, nil
-	// A lost backend ends the series; an unreachable one is data for the
-	// sweep to judge (Config.EndUnreachable).
-	o.StopOnLoss, o.KeepOnUnreachable = true, true
-	o.Started = func(done func() int64) {
-		p.Start, p.Done = load.Now(), done
-		if cfg.Progress != nil {
-			cfg.Progress(p)
-		}
-	}
-	return execute.Run(ctx, &plan, o)
-}
-
-// ErrorRate returns the failure ratio of a level: failed requests over the
-// requests that finished (a Length failure is also complete, so it is
-// counted once). It is 1 when no request finished at all.
-func ErrorRate(s *stats.Summary) float64 {
-	finished := s.Finished()
-	if finished <= 0 {
-		return 1
-	}
-	return float64(s.Failed) / float64(finished)
-}
-
-// stopRule returns the Stop of a level whose failure ratio passes bound, or
-// nil.
-func stopRule(s *stats.Summary, bound float64) *Stop {
-	rate := ErrorRate(s)
-	if rate <= bound {
-		return nil
-	}
-	var b strings.Builder
-	finished := s.Finished()
-	if finished <= 0 {
-		fmt.Fprintf(&b, "no request finished at concurrency %d", s.Concurrency)
-	} else {
-		fmt.Fprintf(&b, "%d of %d requests failed at concurrency %d (ratio %.3g > %g)",
-			s.Failed, finished, s.Concurrency, rate, bound)
-	}
-	f := s.Failures.ByClass()
-	var kinds []string
-	for c := load.ErrClass(1); c < load.NumClasses; c++ {
-		if f[c] > 0 {
-			kinds = append(kinds, fmt.Sprintf("%s %d", c, f[c]))
-		}
-	}
-	if len(kinds) > 0 {
-		fmt.Fprintf(&b, ": %s", strings.Join(kinds, ", "))
-	}
-	if len(s.ErrorSamples) > 0 {
-		fmt.Fprintf(&b, " (%s)", s.ErrorSamples[0].Message)
-	}
-	return &Stop{Concurrency: s.Concurrency, ErrorRate: rate, Reason: b.String()}
+	return res, err
 }

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/backbench/backbench/internal/report"
 )
 
 // answerRow is one comparison as the answers block reads it: the pair (or
@@ -353,7 +351,7 @@ func levelCaveats(se *seriesDoc, level int) []string {
 	if s.Failed > 0 {
 		// The share rounded to a whole percent (at least 1%), so that
 		// levels that failed alike read as one caveat.
-		out = append(out, fmt.Sprintf("%s had %s failed", se.Label, pctText(report.FailureRatio(s))))
+		out = append(out, fmt.Sprintf("%s had %s failed", se.Label, pctText(s.FailureRatio())))
 	}
 	if len(s.Client.Warnings) > 0 {
 		out = append(out, fmt.Sprintf("the client was short of CPU for %s", se.Label))
@@ -444,7 +442,7 @@ func benchHeadline(name string, d *benchDoc) string {
 	}
 	out += fmt.Sprintf(", mean %.3f ms, p99 %.3f ms, %d failed of %d", s.ConnectionTimes.Total.Mean, s.Percentiles["99"], s.Failed, s.Finished())
 	if s.Failed > 0 {
-		out += fmt.Sprintf(" (%.1f%%: %s)", report.FailureRatio(s)*100, classes(s.Failures))
+		out += fmt.Sprintf(" (%.1f%%: %s)", s.FailureRatio()*100, classes(s.Failures))
 	}
 	if len(s.Client.Warnings) > 0 {
 		out += "; but the client was short of CPU"

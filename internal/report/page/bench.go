@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -31,7 +30,7 @@ func (p *pager) bench(d *benchDoc) {
 	}
 	failed := strconv.FormatInt(s.Failed, 10)
 	if s.Failed > 0 {
-		failed += fmt.Sprintf(" (%.1f%% of finished: %s)", report.FailureRatio(s)*100, classes(s.Failures))
+		failed += fmt.Sprintf(" (%.1f%% of finished: %s)", s.FailureRatio()*100, classes(s.Failures))
 	}
 	proto := "HTTP/" + s.HTTPVersion
 	if s.Target.Protocol == "fcgi" {

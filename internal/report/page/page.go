@@ -48,7 +48,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -301,7 +300,7 @@ func failedText(s *stats.Summary) string {
 		return ""
 	}
 	return fmt.Sprintf("; %d failed of %d finished (%.1f%%: %s)", s.Failed, s.Finished(),
-		report.FailureRatio(s)*100, classes(s.Failures))
+		s.FailureRatio()*100, classes(s.Failures))
 }
 
 // ci formats an interval "[lo, hi]" with the given decimals, or "".

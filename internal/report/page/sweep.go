@@ -84,7 +84,7 @@ func (p *pager) sweep(sw *sweepDoc) {
 				}
 				ls[1].pts = append(ls[1].pts, point{x, v, ptip + ft, failed})
 			}
-			fr := report.FailureRatio(s) * 100
+			fr := s.FailureRatio() * 100
 			ftip := at + fmt.Sprintf("%.1f%% failed", fr)
 			if failed {
 				ftip = at + strings.TrimPrefix(ft, "; ")
@@ -228,7 +228,7 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 				failed.class += " failed"
 			}
 			r := []cell{hdr(se.Label), d(int64(s.Concurrency)), d(s.Requests), d(s.Complete), failed,
-				num(strconv.FormatFloat(report.FailureRatio(s)*100, 'f', 1, 64)), txt(classes(s.Failures)), f2(s.RequestsPerSecond)}
+				num(strconv.FormatFloat(s.FailureRatio()*100, 'f', 1, 64)), txt(classes(s.Failures)), f2(s.RequestsPerSecond)}
 			if hasCI {
 				trials := ""
 				if len(lv.Trials) > 0 {
@@ -324,7 +324,7 @@ func shortCause(s *stats.Summary) string {
 		out = append(out, "connects over 1 s")
 	}
 	if s.Failed > 0 {
-		out = append(out, fmt.Sprintf("%.1f%% failed (%s)", report.FailureRatio(s)*100, classes(s.Failures)))
+		out = append(out, fmt.Sprintf("%.1f%% failed (%s)", s.FailureRatio()*100, classes(s.Failures)))
 	}
 	if n := len(s.Notes); n > 0 {
 		out = append(out, plural(n, "note"))
@@ -402,7 +402,7 @@ func (p *pager) levelSummary(sw *sweepDoc) {
 			if hasCI {
 				r = append(r, num(ci(lv.P99CI95, 3)))
 			}
-			fr := num(strconv.FormatFloat(report.FailureRatio(s)*100, 'f', 1, 64))
+			fr := num(strconv.FormatFloat(s.FailureRatio()*100, 'f', 1, 64))
 			if s.Failed > 0 {
 				fr.class += " failed"
 			}

@@ -1,0 +1,60 @@
+package driver
+
+import (
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// TrialOf is what the statistics read of a trial's result.
+func TrialOf(s *stats.Summary) trials.Trial {
+	t := trials.Trial{RequestsPerSecond: s.RequestsPerSecond, MeanMs: s.ConnectionTimes.Total.Mean,
+		P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"], MaxMs: s.ConnectionTimes.Total.Max,
+		Failed: s.Failed, Finished: s.Finished(), Seconds: s.TimeTaken,
+		ClientCPUMeasured: s.Client.CPUPercent > 0 && s.Client.CPUUserSeconds+s.Client.CPUSysSeconds > 0}
+	if b := s.Backend; b != nil && b.Samples > 0 && s.Complete > 0 {
+		t.BackendSampled = true
+		t.BackendCPUPerRequest = b.CPUSeconds / float64(s.Complete)
+		t.BackendPSSBytes = float64(b.MeanPSSBytes)
+	}
+	return t
+}
+
+// TrialsOf returns the trials of a result, or the result as one trial.
+func TrialsOf(s *stats.Summary) []trials.Trial {
+	if s.Repeated == nil {
+		return []trials.Trial{TrialOf(s)}
+	}
+	out := make([]trials.Trial, len(s.Trials))
+	for i, r := range s.Trials {
+		ts := r.Summary()
+		out[i] = TrialOf(&ts)
+	}
+	return out
+}
+
+// Pool is the result of a series at a step over its trials: the trials'
+// records merged (as if run back to back: their times add up, the
+// concurrency is a trial's), its Summary with the median requests/sec
+// and the intervals. precise, with --precision, says whether the interval
+// got within the precision asked.
+func Pool(recs []*stats.Record, precise *bool) (stats.Summary, *stats.Record, error) {
+	m, err := stats.Merge(recs...)
+	if err != nil {
+		return stats.Summary{}, nil, err
+	}
+	m.Plan.Concurrency, m.Elapsed = recs[0].Plan.Concurrency, 0
+	for _, r := range recs {
+		m.Elapsed += r.Elapsed
+	}
+	s := m.Summary()
+	s.Repeated = &stats.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
+	sum := trials.Summarize(TrialsOf(&s))
+	s.RequestsPerSecond = sum.RequestsPerSecond.Median
+	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
+	s.P50Ms, s.P50MsCI95 = sum.P50Ms.Median, sum.P50Ms.Interval()
+	s.P99Ms, s.P99MsCI95 = sum.P99Ms.Median, sum.P99Ms.Interval()
+	s.MeanMs, s.MeanMsCI95 = sum.MeanMs.Median, sum.MeanMs.Interval()
+	s.MaxMs, s.MaxMsCI95 = sum.MaxMs.Median, sum.MaxMs.Interval()
+	s.Confidence = sum.RequestsPerSecond.Confidence
+	return s, m, nil
+}
