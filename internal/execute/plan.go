@@ -43,7 +43,7 @@ type Plan struct {
 	TLS *tls.Config
 
 	// Proto is the target's protocol (protocol.Lookup of its scheme);
-	// nil: looked up from Target when first needed. ProtoOptions are the
+	// nil: looked up from Target when needed. ProtoOptions are the
 	// protocol's own request options, as its Options method returned them
 	// (FastCGI's document root and params, HTTP's version); nil: the
 	// protocol's defaults.
@@ -101,16 +101,13 @@ type Plan struct {
 }
 
 // Protocol returns the plan's protocol: Proto, or the protocol of the
-// target's scheme, which it then keeps in Proto.
+// target's scheme (looked up each time, not kept: a plan may be read by
+// several goroutines, and a command sets Proto once).
 func (p *Plan) Protocol() (protocol.Protocol, error) {
-	if p.Proto == nil {
-		pr, err := protocol.Of(p.Target)
-		if err != nil {
-			return nil, err
-		}
-		p.Proto = pr
+	if p.Proto != nil {
+		return p.Proto, nil
 	}
-	return p.Proto, nil
+	return protocol.Of(p.Target)
 }
 
 // Request returns the plan's request as every protocol takes it; verbose,

@@ -230,10 +230,8 @@ func TestThirdProtocol(t *testing.T) {
 	}
 	// A plan that names only the target finds the protocol itself.
 	q := &execute.Plan{Target: tgt, Method: "GET", Concurrency: 1, Requests: 2, Timeout: 5 * time.Second}
-	if rec, err := execute.Run(context.Background(), q, execute.Options{}); err != nil || rec.Counts.Complete != 2 {
-		t.Fatalf("plan without Proto: %v", err)
-	}
-	if q.Proto == nil || q.Proto.Name() != "line" {
-		t.Errorf("plan without Proto: looked up %v", q.Proto)
+	rec, err = execute.Run(context.Background(), q, execute.Options{})
+	if err != nil || rec.Counts.Complete != 2 || rec.Plan.Wire == nil || rec.Plan.Wire.Protocol != "LINE/1" {
+		t.Fatalf("plan without Proto: %v, %+v", err, rec)
 	}
 }
