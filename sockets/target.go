@@ -22,18 +22,87 @@ import (
 	"strings"
 )
 
-// Schemes understood by ParseTarget.
+// Schemes understood by ParseTarget from the start; internal/protocol
+// registers more with RegisterScheme.
 const (
 	SchemeHTTP  = "http"
 	SchemeHTTPS = "https"
 	SchemeFCGI  = "fcgi"
 )
 
+// scheme is a URL scheme ParseTarget accepts: its default port and whether
+// its connections are TLS.
+type scheme struct {
+	name, port string
+	tls        bool
+}
+
+// schemes are the accepted schemes, in the order error messages name
+// them. The three built in are the URL forms this package has always
+// parsed (its tests need no registry); RegisterScheme adds more. The table
+// is written before any parse (package init of a protocol, or a test's
+// setup), so it needs no lock.
+var schemes = []scheme{{SchemeHTTP, "80", false}, {SchemeHTTPS, "443", true}, {SchemeFCGI, "9000", false}}
+
+// RegisterScheme makes ParseTarget accept URLs of the scheme name
+// (lower case), with port as the default port and tls saying whether its
+// connections are TLS. It is called by the protocol registry
+// (internal/protocol.Register), before any target is parsed. A name
+// already known with the same port and TLS is accepted as it is (the
+// built-in schemes); with others, it is an error.
+func RegisterScheme(name, port string, tls bool) error {
+	if name == "" || strings.ToLower(name) != name || strings.ContainsAny(name, ":/") {
+		return fmt.Errorf("sockets: bad scheme name %q", name)
+	}
+	if s, ok := lookupScheme(name); ok {
+		if s.port == port && s.tls == tls {
+			return nil
+		}
+		return fmt.Errorf("sockets: scheme %q is already registered", name)
+	}
+	schemes = append(schemes, scheme{name, port, tls})
+	return nil
+}
+
+func lookupScheme(name string) (scheme, bool) {
+	for _, s := range schemes {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return scheme{}, false
+}
+
+// schemeList names the accepted schemes joined by sep, the last one by
+// last: "http, https or fcgi".
+func schemeList(sep, last string) string {
+	var b strings.Builder
+	for i, s := range schemes {
+		switch {
+		case i == 0:
+		case i == len(schemes)-1:
+			b.WriteString(last)
+		default:
+			b.WriteString(sep)
+		}
+		b.WriteString(s.name)
+	}
+	return b.String()
+}
+
+// UnknownSchemeError is ParseTarget's text for a scheme it does not
+// accept (name as typed), after the "target URL: " prefix; the protocol
+// registry says the same of a scheme it has no protocol for.
+func UnknownSchemeError(name string) string {
+	return fmt.Sprintf("unknown scheme %q (want %s)", name, schemeList(", ", " or "))
+}
+
 // Target is a parsed benchmark target: where to connect and what to ask for.
 type Target struct {
 	// URL is the target as the user typed it.
 	URL string
-	// Scheme is "http", "https" or "fcgi".
+	// Scheme is "http", "https", "fcgi" or a registered scheme, in lower
+	// case.
 	Scheme string
 	// Network is "tcp" or "unix".
 	Network string
@@ -52,15 +121,19 @@ type Target struct {
 }
 
 // DefaultPort returns the port used when a URL of the scheme has none: 80 for
-// http, 443 for https and 9000 (php-fpm's usual port) for fcgi.
+// http, 443 for https and 9000 (php-fpm's usual port) for fcgi; a
+// registered scheme's own; 80 for a scheme not known.
 func DefaultPort(scheme string) string {
-	switch scheme {
-	case SchemeHTTPS:
-		return "443"
-	case SchemeFCGI:
-		return "9000"
+	if s, ok := lookupScheme(scheme); ok {
+		return s.port
 	}
 	return "80"
+}
+
+// UsesTLS says whether the target's connections are TLS (https).
+func (t Target) UsesTLS() bool {
+	s, _ := lookupScheme(t.Scheme)
+	return s.tls
 }
 
 // ParseTarget parses a target URL. Accepted forms:
@@ -73,13 +146,11 @@ func ParseTarget(raw string) (Target, error) {
 	t := Target{URL: raw}
 	i := strings.Index(raw, "://")
 	if i <= 0 {
-		return t, fmt.Errorf("target %q: want SCHEME://HOST[:PORT]/PATH (schemes: http, https, fcgi)", raw)
+		return t, fmt.Errorf("target %q: want SCHEME://HOST[:PORT]/PATH (schemes: %s)", raw, schemeList(", ", ", "))
 	}
 	t.Scheme = strings.ToLower(raw[:i])
-	switch t.Scheme {
-	case SchemeHTTP, SchemeHTTPS, SchemeFCGI:
-	default:
-		return t, fmt.Errorf("target %q: unknown scheme %q (want http, https or fcgi)", raw, raw[:i])
+	if _, ok := lookupScheme(t.Scheme); !ok {
+		return t, fmt.Errorf("target %q: %s", raw, UnknownSchemeError(raw[:i]))
 	}
 	rest := raw[i+3:]
 	if strings.HasPrefix(rest, "unix:") {

@@ -177,8 +177,11 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, err
 	}
 	r := &execute.Plan{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
 		Rate: o.rate, Timeout: o.timeout, KeepAlive: o.keepAlive, VariableLength: o.variableLength,
-		ABCompat: o.abCompat, HTTP10: o.http10, Threads: o.threads, Sched: o.clientSched, Engine: o.engine}
-	if err := parseBackend(&o.backendOptions, tgt.Scheme, r); err != nil {
+		ABCompat: o.abCompat, Threads: o.threads, Sched: o.clientSched, Engine: o.engine}
+	if r.Proto, err = targetProtocol(tgt); err != nil {
+		return nil, err
+	}
+	if err := parseBackend(&o.backendOptions, r.Proto, r); err != nil {
 		return nil, err
 	}
 	if tgt, err = withUnixSocket(tgt, o.unixSocket, len(cl.upstreams)); err != nil {
@@ -226,10 +229,7 @@ func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, err
 			return nil, usagef("--slo: %v", err)
 		}
 	}
-	if tgt.Scheme == sockets.SchemeFCGI && o.http10 {
-		return nil, usagef("--http1.0 applies to http:// targets only")
-	}
-	if r.Headers, r.Params, r.DocumentRoot, err = requestParts(tgt.Scheme, o.headers, o.params, o.docRoot); err != nil {
+	if r.Headers, r.ProtoOptions, err = requestParts(r.Proto, o.headers, o.params, o.docRoot, o.http10); err != nil {
 		return nil, err
 	}
 	if err := abFlags(o, r); err != nil {

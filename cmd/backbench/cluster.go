@@ -11,6 +11,7 @@ import (
 
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/procstat"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -85,7 +86,7 @@ func parseTargets(url string, o *targetOptions) (sockets.Target, cluster, error)
 	if cl.balance, err = sockets.ParseBalance(o.balance); err != nil {
 		return tgt, cl, usagef("--balance: %v", err)
 	}
-	if tgt.Scheme == sockets.SchemeHTTPS {
+	if tgt.UsesTLS() {
 		// The name to verify, as curl does: a host name against the
 		// certificate's DNS names, an IP address against its IP
 		// addresses (and then no SNI is sent).
@@ -113,48 +114,62 @@ func withUnixSocket(tgt sockets.Target, path string, upstreams int) (sockets.Tar
 }
 
 // requestParts checks the request flags that bench, sweep and probe share
-// (-H, --param, --document-root) for a target of the given scheme and
-// returns the headers, the FastCGI params and the absolute document root
-// (the current directory by default; "" for HTTP).
-func requestParts(scheme string, headers, params []string, docRoot string) (hs, ps [][2]string, root string, err error) {
-	if scheme != sockets.SchemeFCGI && (docRoot != "" || len(params) > 0) {
-		return nil, nil, "", usagef("--document-root and --param apply to fcgi:// targets only")
+// (-H, --param, --document-root, --http1.0) for a target of the protocol
+// pr and returns the headers and the protocol's options (FastCGI's params
+// and absolute document root, the current directory by default; HTTP's
+// version). The protocol refuses the options it does not take, before
+// any is parsed.
+func requestParts(pr protocol.Protocol, headers, params []string, docRoot string, http10 bool) (hs [][2]string, opts any, err error) {
+	if err := pr.Check(looseFlags(params, docRoot, http10)); err != nil {
+		return nil, nil, usagef("%v", err)
 	}
 	if headers, err = headerFiles(headers); err != nil {
-		return nil, nil, "", err
+		return nil, nil, err
 	}
 	for _, h := range headers {
 		kv, err := parseHeader(h)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, err
 		}
 		hs = append(hs, kv)
 	}
+	f := protocol.Flags{DocumentRoot: docRoot, HTTP10: http10}
 	for _, p := range params {
 		kv, err := parseParam(p)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, err
 		}
-		ps = append(ps, kv)
+		f.Params = append(f.Params, kv)
 	}
-	if scheme != sockets.SchemeFCGI {
-		return hs, ps, "", nil
+	if opts, err = pr.Options(f); err != nil {
+		return nil, nil, usagef("%v", err)
 	}
-	dr := docRoot
-	if dr == "" {
-		if dr, err = os.Getwd(); err != nil {
-			return nil, nil, "", usagef("cannot find the current directory for --document-root: %v", err)
-		}
+	return hs, opts, nil
+}
+
+// looseFlags are the request options as given, the params not checked
+// yet: enough for Protocol.Check, which asks only which are set.
+func looseFlags(params []string, docRoot string, http10 bool) protocol.Flags {
+	f := protocol.Flags{DocumentRoot: docRoot, HTTP10: http10}
+	for _, p := range params {
+		name, value, _ := strings.Cut(p, "=")
+		f.Params = append(f.Params, [2]string{name, value})
 	}
-	if root, err = filepath.Abs(dr); err != nil {
-		return nil, nil, "", usagef("bad --document-root %q: %v", docRoot, err)
+	return f
+}
+
+// targetProtocol returns the protocol of a parsed target.
+func targetProtocol(t sockets.Target) (protocol.Protocol, error) {
+	pr, err := protocol.Of(t)
+	if err != nil {
+		return nil, usagef("target %q: %v", t.URL, err)
 	}
-	return hs, ps, root, nil
+	return pr, nil
 }
 
 // parseBackend checks what to sample of the backend of a target of the
-// given scheme and sets it in p.
-func parseBackend(o *backendOptions, scheme string, p *execute.Plan) error {
+// protocol pr and sets it in p.
+func parseBackend(o *backendOptions, pr protocol.Protocol, p *execute.Plan) error {
 	p.BackendPIDs = append([]int(nil), o.backendPIDs...)
 	if o.backendPIDFile != "" {
 		b, err := os.ReadFile(o.backendPIDFile)
@@ -173,8 +188,8 @@ func parseBackend(o *backendOptions, scheme string, p *execute.Plan) error {
 		}
 	}
 	if o.fpmStatus != "" {
-		if scheme != sockets.SchemeFCGI {
-			return usagef("--fpm-status applies to fcgi:// targets only")
+		if err := pr.Check(protocol.Flags{FPMStatus: o.fpmStatus}); err != nil {
+			return usagef("%v", err)
 		}
 		if !strings.HasPrefix(o.fpmStatus, "/") {
 			return usagef("--fpm-status %q: want a path starting with /", o.fpmStatus)

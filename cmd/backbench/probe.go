@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/fcgi"
-	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
@@ -77,20 +78,42 @@ type probeTarget struct {
 	Address  string `json:"address"`
 }
 
-// fcgiProbeOutput and httpProbeOutput are the JSON reports: the target, the
-// timeout, every check under its key, and the summary lines.
-type fcgiProbeOutput struct {
-	Target         probeTarget `json:"target"`
-	TimeoutSeconds float64     `json:"timeout_seconds"`
-	*fcgi.ProbeReport
-	Summary []string `json:"summary"`
+// probeOutput is the JSON report of one address: the target, the
+// timeout, every check of the protocol's probe under its key (the
+// protocol's report object, flattened into this one), and the summary
+// lines.
+type probeOutput struct {
+	Target         probeTarget
+	TimeoutSeconds float64
+	Report         any
+	Summary        []string
 }
 
-type httpProbeOutput struct {
-	Target         probeTarget `json:"target"`
-	TimeoutSeconds float64     `json:"timeout_seconds"`
-	*httpprobe.ProbeReport
-	Summary []string `json:"summary"`
+// MarshalJSON writes the object's keys in that order: target,
+// timeout_seconds, the checks, summary.
+func (o probeOutput) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Target         probeTarget `json:"target"`
+		TimeoutSeconds float64     `json:"timeout_seconds"`
+	}{o.Target, o.TimeoutSeconds})
+	if err != nil {
+		return nil, err
+	}
+	checks, err := json.Marshal(o.Report)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := json.Marshal(struct {
+		Summary []string `json:"summary"`
+	}{o.Summary})
+	if err != nil {
+		return nil, err
+	}
+	b := append(head[:len(head)-1], ',')
+	if inner := bytes.TrimSpace(checks); len(inner) > 2 && inner[0] == '{' {
+		b = append(append(b, inner[1:len(inner)-1]...), ',')
+	}
+	return append(b, tail[1:]...), nil
 }
 
 // probeLine is one text line: a check's name, verdict and evidence.
@@ -125,7 +148,7 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return usagef("--idle-max must be greater than 0 seconds")
 	case o.maxRequests < 1 || o.maxRequests > 1_000_000:
 		return usagef("--max-requests %d: want 1 to 1000000", o.maxRequests)
-	case o.insecure && tgt.Scheme != sockets.SchemeHTTPS:
+	case o.insecure && !tgt.UsesTLS():
 		return usagef("--insecure applies to https:// targets only")
 	case o.unixSocket != "" && len(targets) > 1:
 		return usagef("--unix-socket and a {A..B} port range do not mix")
@@ -134,16 +157,16 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	p := prober{o: &o}
-	if p.headers, p.params, p.docRoot, err = requestParts(tgt.Scheme, o.headers, o.params, o.docRoot); err != nil {
+	if p.proto, err = targetProtocol(tgt); err != nil {
 		return err
 	}
-	isFCGI := tgt.Scheme == sockets.SchemeFCGI
-	selectChecks := httpprobe.SelectChecks
-	if isFCGI {
-		selectChecks = fcgi.SelectChecks
+	if p.headers, p.options, err = requestParts(p.proto, o.headers, o.params, o.docRoot, false); err != nil {
+		return err
 	}
-	if _, err := selectChecks(o.only, o.skip); err != nil {
-		return usagef("%v", err)
+	if sel, ok := p.proto.(protocol.Prober); ok {
+		if err := sel.SelectChecks(o.only, o.skip); err != nil {
+			return usagef("%v", err)
+		}
 	}
 	out, closeOut, err := openOutput(o.output, stdout)
 	if err != nil {
@@ -174,9 +197,10 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 
 // prober runs the probe of one address after another.
 type prober struct {
-	o               *probeOptions
-	headers, params [][2]string
-	docRoot         string
+	o       *probeOptions
+	proto   protocol.Protocol
+	headers [][2]string
+	options any // the protocol's
 }
 
 // probeResult is the probe of one address: its target, JSON object, text
@@ -210,19 +234,20 @@ func writeJSON(w io.Writer, v any) error {
 	return stats.EncodeJSON(w, v)
 }
 
-// run probes tgt. FastCGI: no connection without a request (Ruby's fcgi.rb
-// exits on one); the first check's own dial decides reachability. HTTP: one
-// connection first, and for https one TLS handshake, whose certificate must
-// verify unless --insecure.
+// run probes tgt with its protocol's probe. A protocol that dials first
+// (HTTP: protocol.Prober.DialFirst) gets one connection first, and for
+// https one TLS handshake, whose certificate must verify unless
+// --insecure; the others (FastCGI: no connection without a request, Ruby's
+// fcgi.rb exits on one) leave reachability to the first check's own dial.
 func (p *prober) run(ctx context.Context, tgt sockets.Target) (*probeResult, error) {
 	o := p.o
 	var dialer *sockets.Dialer
-	if tgt.Scheme == sockets.SchemeHTTPS {
+	if tgt.UsesTLS() {
 		dialer = sockets.NewClusterDialer(tgt, sockets.DialerOptions{Timeout: o.timeout,
 			TLS: &tls.Config{ServerName: tgt.Host, InsecureSkipVerify: o.insecure}})
 	}
 	check := sockets.StatUnix(tgt)
-	if tgt.Scheme != sockets.SchemeFCGI && check == nil {
+	if sel, ok := p.proto.(protocol.Prober); ok && sel.DialFirst() && check == nil {
 		check = probeReachable(ctx, tgt, dialer, o.timeout)
 	}
 	if check != nil {
@@ -233,36 +258,20 @@ func (p *prober) run(ctx context.Context, tgt sockets.Target) (*probeResult, err
 	}
 	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
 	res := &probeResult{tgt: tgt, timeout: o.timeout}
-	if tgt.Scheme == sockets.SchemeFCGI {
-		rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
-			Config: fcgi.Config{Target: tgt, Headers: p.headers, DocumentRoot: p.docRoot,
-				Params: p.params, Timeout: o.timeout},
-			MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip,
-		})
-		if errors.Is(err, fcgi.ErrUnreachable) {
-			return nil, &unreachableError{fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
-				strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
-		}
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		for _, l := range rep.Lines() {
-			res.lines = append(res.lines, probeLine{l.Name, l.Verdict, l.Evidence})
-		}
-		res.summary = rep.Summary()
-		res.out = fcgiProbeOutput{pt, o.timeout.Seconds(), rep, res.summary}
-		return res, nil
+	rep, err := p.proto.Probe(ctx, protocol.ProbeRequest{Target: tgt, Headers: p.headers, Options: p.options,
+		Dialer: dialer, Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
+	var ue *protocol.UnreachableError
+	if errors.As(err, &ue) {
+		return nil, &unreachableError{ue.Err}
 	}
-	rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: tgt, Headers: p.headers, Dialer: dialer,
-		Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	for _, l := range rep.Lines() {
+	for _, l := range rep.Lines {
 		res.lines = append(res.lines, probeLine{l.Name, l.Verdict, l.Evidence})
 	}
-	res.summary = rep.Summary()
-	res.out = httpProbeOutput{pt, o.timeout.Seconds(), rep, res.summary}
+	res.summary = rep.Summary
+	res.out = probeOutput{pt, o.timeout.Seconds(), rep.Report, res.summary}
 	return res, nil
 }
 

@@ -15,10 +15,12 @@ import (
 
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
+	"github.com/backbench/backbench/sockets"
 )
 
 // repeatOptions are the flags of repeated trials, shared by bench and
@@ -117,8 +119,10 @@ func (tp *trialPlan) describe(sweep bool) string {
 func factorsOf(backend string, s *stats.Summary) trials.Factors {
 	f := trials.Factors{Protocol: s.Target.Protocol, Transport: s.Target.Network, KeepAlive: s.KeepAlive,
 		HTTPVersion: s.HTTPVersion, Upstreams: max(len(s.Upstreams), 1), Backend: backend}
-	if f.Protocol == "https" || s.TLS != nil || strings.HasPrefix(strings.ToLower(s.Target.URL), "https:") {
-		f.Protocol, f.TLS = "http", true
+	var tls bool
+	f.Protocol, tls = protocolFactor(s.Target.Protocol)
+	if tls || s.TLS != nil || strings.HasPrefix(strings.ToLower(s.Target.URL), "https:") {
+		f.TLS = true
 	}
 	return f
 }
@@ -389,13 +393,25 @@ func shortTrialNote(what string, s *stats.Summary) string {
 	return fmt.Sprintf("%s %s: too short to trust; lengthen it with -n (more requests) or -t (more seconds)", what, why)
 }
 
+// protocolFactor returns the protocol factor of a recorded scheme: its
+// protocol's name (https is HTTP, over TLS) and whether the scheme is TLS.
+// A scheme without a protocol is its own value.
+func protocolFactor(scheme string) (name string, tls bool) {
+	pr, err := protocol.Lookup(scheme)
+	if err != nil {
+		return scheme, false
+	}
+	return pr.Name(), sockets.Target{Scheme: scheme}.UsesTLS()
+}
+
 // planFactors returns the factors of a plan (the backend left unnamed).
 func planFactors(p *execute.Plan) trials.Factors {
 	r := p.Record()
 	f := trials.Factors{Protocol: r.Target.Protocol, Transport: r.Target.Network, KeepAlive: p.KeepAlive,
 		HTTPVersion: r.HTTPVersion, TLS: p.TLS != nil, Upstreams: max(len(r.Upstreams), 1)}
-	if f.Protocol == "https" {
-		f.Protocol, f.TLS = "http", true
+	var tls bool
+	if f.Protocol, tls = protocolFactor(r.Target.Protocol); tls {
+		f.TLS = true
 	}
 	return f
 }

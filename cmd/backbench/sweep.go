@@ -18,11 +18,11 @@ import (
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
-	"github.com/backbench/backbench/sockets"
 )
 
 // sweepOptions are the flags of sweep: bench's load flags, except that -c
@@ -141,6 +141,16 @@ func parseRatio(name, s string) (float64, error) {
 		return 0, usagef("bad %s %q: want a ratio from 0 to 1 or a percentage (5%%)", name, s)
 	}
 	return f, nil
+}
+
+// urlScheme is the scheme of a URL as typed, in lower case ("" without
+// "://").
+func urlScheme(url string) string {
+	scheme, _, ok := strings.Cut(url, "://")
+	if !ok {
+		return ""
+	}
+	return strings.ToLower(scheme)
 }
 
 // splitLabel splits "LABEL=URL"; a "=" after the scheme's "://" belongs to
@@ -295,9 +305,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		lo := o.loadOptions
 		lo.concurrency = 1 // the levels are checked below
 		lo.backendPIDs, lo.backendPIDFile = pids.of(label)
-		if !strings.HasPrefix(strings.ToLower(url), sockets.SchemeFCGI+"://") {
+		if pr, err := protocol.Lookup(urlScheme(url)); err == nil && pr.Check(looseFlags(lo.params, lo.docRoot, false)) != nil {
 			// A sweep may mix protocols: the FastCGI flags go to the
-			// fcgi:// series only.
+			// series whose protocol takes them (fcgi://) only.
 			lo.docRoot, lo.params = "", nil
 		}
 		r, err := validateLoad(fs, &lo, url)

@@ -8,8 +8,8 @@ import (
 	"net"
 	"strings"
 
-	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/internal/procstat"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
@@ -118,20 +118,19 @@ func (b *backendSampler) finish(ctx context.Context) *stats.BackendUsage {
 	return &b.usage
 }
 
-// fpmStatus reads php-fpm's status page; on failure the map holds "error".
+// fpmStatus reads php-fpm's status page through the plan's protocol; on
+// failure the map holds "error".
 func (b *backendSampler) fpmStatus(ctx context.Context) map[string]string {
 	p := b.plan
-	t := p.Target
-	t.Path, t.RawQuery = p.FPMStatus, ""
-	status, body, err := fcgi.Fetch(ctx, fcgi.Config{Target: t, Method: "GET", DocumentRoot: p.DocumentRoot,
-		Timeout: p.Timeout, Dialer: p.Dialer()})
-	switch {
-	case err != nil:
+	pr, err := p.Protocol()
+	if err != nil {
 		return map[string]string{"error": err.Error()}
-	case status != 200:
-		return map[string]string{"error": fmt.Sprintf("status %d (is pm.status_path = %s set?)", status, p.FPMStatus)}
 	}
-	return fcgi.ParseFPMStatus(body)
+	sr, ok := pr.(protocol.StatusReader)
+	if !ok {
+		return map[string]string{"error": "the " + pr.Name() + " protocol has no status page"}
+	}
+	return sr.ReadStatus(ctx, p.Request(nil), p.ProtoOptions, p.FPMStatus)
 }
 
 // tlsInfo describes the TLS sessions of a run (nil without TLS).

@@ -72,9 +72,10 @@ func (p *Plan) ResolveEngine() (string, error) {
 		why = errors.New("--engine uring runs the closed model only, not --rate")
 	case p.TLS != nil || len(p.Upstreams) > 1:
 		why = errors.New("--engine uring runs plain TCP and Unix targets with one address, not https or clusters")
-	case e == EngineAuto && (p.KeepAlive || p.Target.Scheme != sockets.SchemeHTTP):
+	case e == EngineAuto && (p.Target.UsesTLS() || !ringByDefault(p)):
 		// Measured: with keep-alive, and for FastCGI without KEEP_CONN to
-		// php-fpm, the ring engine costs more client CPU than the poller.
+		// php-fpm, the ring engine costs more client CPU than the poller
+		// (each protocol says where it wins: Protocol.RingByDefault).
 		return EnginePoller, nil
 	default:
 		if err := ringAvailable(); err != nil {
@@ -88,6 +89,13 @@ func (p *Plan) ResolveEngine() (string, error) {
 		return "", why
 	}
 	return EnginePoller, nil
+}
+
+// ringByDefault says whether the plan's protocol prefers the ring engine
+// for its keep-alive setting; a plan without a known protocol does not.
+func ringByDefault(p *Plan) bool {
+	pr, err := p.Protocol()
+	return err == nil && pr.RingByDefault(p.KeepAlive)
 }
 
 // ringEngine runs a run's workers over io_uring (sockets.RunOnRings): one

@@ -316,7 +316,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	}
 	m.Notes = append(m.Notes, connectionNotes(m, p.Target, tw, setup.NoFile)...)
 	sum := m.Summary()
-	m.Notes = append(m.Notes, responseNotes(&sum, p.ScriptFilename())...)
+	m.Notes = append(m.Notes, responseNotes(&sum, p)...)
 	if late > LateStart {
 		m.Notes = append(m.Notes, lateNote(late))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
@@ -40,10 +41,7 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 	}
 	ka := s
 	if n := m.Counts.Unsolicited; n > 0 {
-		after := "after the response body"
-		if s.Target.Protocol == "fcgi" {
-			after = "after END_REQUEST"
-		}
+		after := notesOf(&s).AfterResponse
 		notes = append(notes, fmt.Sprintf("the server sent %d bytes nobody asked for %s, after %d of the %d complete responses: "+
 			"the client closed those %d connections rather than read the bytes as the answer to a request never sent "+
 			"(a server bug: a Content-Length shorter than the body, or output written after the response)",
@@ -59,9 +57,8 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 // responseNotes say what the responses hint at when every one was a
 // non-2xx (the wrong script or path: php-fpm's "Primary script unknown"
 // 404s with the default --document-root), or when a FastCGI backend wrote
-// to stderr. scriptFilename is the SCRIPT_FILENAME sent to a FastCGI
-// target.
-func responseNotes(s *stats.Summary, scriptFilename string) []string {
+// to stderr. p is the plan run, whose protocol says what to check.
+func responseNotes(s *stats.Summary, p *Plan) []string {
 	var notes []string
 	said := ""
 	if s.StderrFirstLine != "" {
@@ -69,14 +66,8 @@ func responseNotes(s *stats.Summary, scriptFilename string) []string {
 	}
 	if s.Complete > 0 && s.Non2xx == s.Complete {
 		n := fmt.Sprintf("every response was non-2xx (%d of %d): the backend did not serve what you meant to measure; ", s.Non2xx, s.Complete)
-		if s.Target.Protocol == "fcgi" {
-			n += fmt.Sprintf("SCRIPT_FILENAME was %s: check the URL's path and --document-root (default: the current directory), "+
-				"or set --param SCRIPT_FILENAME=/path/to/script", scriptFilename)
-			if said != "" {
-				n += "; " + said
-			}
-		} else {
-			n += "check the URL's path, the Host header (-H 'Host: NAME') and the method"
+		if nt := notesOf(s); nt.AllNon2xx != nil {
+			n += nt.AllNon2xx(s, p.request(), p.ProtoOptions, said)
 		}
 		return append(notes, n)
 	}
@@ -90,6 +81,16 @@ func responseNotes(s *stats.Summary, scriptFilename string) []string {
 	return notes
 }
 
+// notesOf returns the words of the summary's protocol (recorded by
+// scheme); a protocol not registered gets neutral words.
+func notesOf(s *stats.Summary) protocol.Notes {
+	if pr, err := protocol.Lookup(s.Target.Protocol); err == nil {
+		return pr.Notes()
+	}
+	return protocol.Notes{KeepAlive: "keep-alive", AfterResponse: "after the response",
+		Reconnects: "servers do this past their limit of kept connections or their idle timeout"}
+}
+
 // reconnectNote says that the server closed kept connections, with the
 // reason servers of the target's protocol have: a FastCGI server that
 // recycles its workers, an HTTP server past its limit of kept connections
@@ -98,9 +99,6 @@ func reconnectNote(s *stats.Summary) string {
 	if s.Reconnects == 0 {
 		return ""
 	}
-	why := "FastCGI servers that recycle workers do this"
-	if s.Target.Protocol != "fcgi" {
-		why = "HTTP servers do this past their limit of kept connections or their idle timeout: Thin keeps at most 100 by default"
-	}
+	why := notesOf(s).Reconnects
 	return fmt.Sprintf("the server closed %d kept connections before a request; each was redialed and the request counted once (%s)", s.Reconnects, why)
 }

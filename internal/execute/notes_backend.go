@@ -32,23 +32,17 @@ func keepAliveNotes(s *stats.Summary) []string {
 	closedEvery := s.KeepAliveRequests == 0 ||
 		(s.Reconnects > 0 && s.Complete > int64(s.Concurrency) && s.Reconnects >= s.Complete-int64(s.Concurrency))
 	if closedEvery {
-		what := "keep-alive"
-		if s.Target.Protocol == "fcgi" {
-			what = "FCGI_KEEP_CONN"
-		}
+		words := notesOf(s)
+		what := words.KeepAlive
 		n := "every response"
 		if s.Complete > 1 {
 			n = fmt.Sprintf("every one of the %d responses", s.Complete)
 		}
 		line := fmt.Sprintf("-k was asked but the server closed the connection after %s: it ignores %s", n, what)
-		switch {
-		case s.Target.Protocol == "fcgi":
-			line += " (each request after the first of a connection found it closed and was redialed), so every request paid a new connection, as without -k"
-		case s.HTTPVersion == "1.0":
-			line += " over HTTP/1.0 (a response without Content-Length can only end with the close: nginx before a FastCGI app does this), " +
-				"so every request paid a new connection; try -k without --http1.0"
-		default:
-			line += " (Unicorn and gunicorn's sync workers never keep a connection), so every request paid a new connection, as without -k"
+		if words.ClosedEvery != nil {
+			line += words.ClosedEvery(s)
+		} else {
+			line += ", so every request paid a new connection, as without -k"
 		}
 		notes = append(notes, line)
 	}

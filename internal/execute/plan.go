@@ -22,9 +22,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/backbench/backbench/fcgi"
-	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/protocol"
+	_ "github.com/backbench/backbench/internal/protocol/builtin" // registers fcgi, http and https
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
@@ -42,16 +42,20 @@ type Plan struct {
 	// TLS configures an https target (nil for http and fcgi).
 	TLS *tls.Config
 
+	// Proto is the target's protocol (protocol.Lookup of its scheme);
+	// nil: looked up from Target when needed. ProtoOptions are the
+	// protocol's own request options, as its Options method returned them
+	// (FastCGI's document root and params, HTTP's version); nil: the
+	// protocol's defaults.
+	Proto        protocol.Protocol
+	ProtoOptions any
+
 	// Method, Headers and Body make the request; ContentType is the
-	// body's type. DocumentRoot and Params are FastCGI's; HTTP10 asks for
-	// HTTP/1.0.
-	Method       string
-	Headers      [][2]string
-	Body         []byte
-	ContentType  string
-	DocumentRoot string
-	Params       [][2]string
-	HTTP10       bool
+	// body's type.
+	Method      string
+	Headers     [][2]string
+	Body        []byte
+	ContentType string
 
 	// Concurrency is the number of workers (the in-flight ceiling in the
 	// open model).
@@ -96,7 +100,33 @@ type Plan struct {
 	dialer *sockets.Dialer // built once by Prepare
 }
 
-// Record returns the plan as the record keeps it.
+// Protocol returns the plan's protocol: Proto, or the protocol of the
+// target's scheme (looked up each time, not kept: a plan may be read by
+// several goroutines, and a command sets Proto once).
+func (p *Plan) Protocol() (protocol.Protocol, error) {
+	if p.Proto != nil {
+		return p.Proto, nil
+	}
+	return protocol.Of(p.Target)
+}
+
+// Request returns the plan's request as every protocol takes it; verbose,
+// if not nil, receives request and response heads.
+func (p *Plan) Request(verbose io.Writer) protocol.Request {
+	r := p.request()
+	r.Dialer, r.Verbose = p.Dialer(), verbose
+	return r
+}
+
+// request is the request without a dialer: what a protocol records of it
+// (Record is called before a run, and must not make the run's dialer).
+func (p *Plan) request() protocol.Request {
+	return protocol.Request{Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
+		ContentType: p.ContentType, KeepAlive: p.KeepAlive, Timeout: p.Timeout}
+}
+
+// Record returns the plan as the record keeps it, with what its protocol
+// adds (HTTP's version and Connection header, the report's words).
 func (p *Plan) Record() stats.Plan {
 	t := p.Target
 	rp := stats.Plan{
@@ -122,38 +152,10 @@ func (p *Plan) Record() stats.Plan {
 	if t.Port == "" { // nginx-style Unix target
 		rp.Hostname = "unix:" + t.Address
 	}
-	if t.Scheme != sockets.SchemeFCGI {
-		rp.HTTPVersion = "1.1"
-		if p.HTTP10 {
-			rp.HTTPVersion = "1.0"
-		}
-		rp.ConnectionHeader = httpprobe.ConnectionHeader(httpprobe.Config{Headers: p.Headers,
-			KeepAlive: p.KeepAlive, HTTP10: p.HTTP10})
+	if pr, err := p.Protocol(); err == nil {
+		pr.Record(p.request(), p.ProtoOptions, &rp)
 	}
 	return rp
-}
-
-// ScriptFilename is the SCRIPT_FILENAME param sent ("" for HTTP).
-func (p *Plan) ScriptFilename() string {
-	if p.Target.Scheme != sockets.SchemeFCGI {
-		return ""
-	}
-	v := ""
-	for _, kv := range fcgi.Params(p.fcgiConfig(nil)) {
-		if kv[0] == "SCRIPT_FILENAME" {
-			v = kv[1]
-		}
-	}
-	return v
-}
-
-// fcgiConfig is the FastCGI request of an fcgi:// target.
-func (p *Plan) fcgiConfig(verbose io.Writer) fcgi.Config {
-	return fcgi.Config{
-		Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
-		ContentType: p.ContentType, DocumentRoot: p.DocumentRoot, Params: p.Params,
-		KeepAlive: p.KeepAlive, Timeout: p.Timeout, Verbose: verbose, Dialer: p.Dialer(),
-	}
 }
 
 // Dialer returns the Dialer of a cluster or TLS target, made once; nil
@@ -174,19 +176,16 @@ func (p *Plan) Dialer() *sockets.Dialer {
 	return p.dialer
 }
 
-// ClientFactory builds the client factory for the plan's protocol (or
+// ClientFactory builds the client factory of the plan's protocol (or
 // returns Plan.Factory). verbose, if not nil, receives request and response
 // heads.
 func (p *Plan) ClientFactory(verbose io.Writer) (load.ClientFactory, error) {
 	if p.Factory != nil {
 		return p.Factory, nil
 	}
-	if p.Target.Scheme == sockets.SchemeFCGI {
-		return fcgi.NewFactory(p.fcgiConfig(verbose))
+	pr, err := p.Protocol()
+	if err != nil {
+		return nil, err
 	}
-	return httpprobe.NewFactory(httpprobe.Config{
-		Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
-		ContentType: p.ContentType, KeepAlive: p.KeepAlive, HTTP10: p.HTTP10,
-		Timeout: p.Timeout, Verbose: verbose, Dialer: p.Dialer(),
-	})
+	return pr.Factory(p.Request(verbose), p.ProtoOptions)
 }

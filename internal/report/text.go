@@ -154,32 +154,47 @@ func percentileTable(b *strings.Builder, pct map[string]float64) {
 	}
 }
 
+// WireOf returns what the summary's protocol put on the wire, in the
+// report's words: the protocol's own (stats.Wire, set by
+// internal/protocol), or for a record written before they were kept, the
+// same words derived from what such a record holds: an HTTP version for
+// HTTP, none for FastCGI (the only two protocols of those records).
+func WireOf(s *stats.Summary) stats.Wire {
+	if s.Wire != nil {
+		return *s.Wire
+	}
+	if s.HTTPVersion == "" {
+		kc := "FCGI_KEEP_CONN clear"
+		if s.KeepAlive {
+			kc = "FCGI_KEEP_CONN set"
+		}
+		return stats.Wire{Protocol: "FastCGI (RESPONDER)", KeepAlive: kc, Stderr: "FastCGI stderr"}
+	}
+	w := stats.Wire{Protocol: "HTTP/" + s.HTTPVersion, KeepAlive: "Connection: " + s.ConnectionHeader}
+	if s.ConnectionHeader == "" {
+		w.KeepAlive = w.Protocol + ", no Connection header sent"
+	}
+	return w
+}
+
 // ours writes backbench's lines after ab's block.
 func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, a ...any)) {
 	b.WriteString("\n")
-	proto := "HTTP/" + s.HTTPVersion
+	// Say what was sent, in the protocol's words.
+	w := WireOf(s)
 	ka := "off"
 	if s.KeepAlive {
 		ka = "on"
 	}
-	// Say what was sent.
-	switch {
-	case s.Target.Protocol == "fcgi":
-		proto = "FastCGI (RESPONDER)"
-		ka += map[bool]string{false: " (FCGI_KEEP_CONN clear)", true: " (FCGI_KEEP_CONN set)"}[s.KeepAlive]
-	case s.ConnectionHeader != "":
-		ka += " (Connection: " + s.ConnectionHeader + ")"
-	default:
-		ka += " (" + proto + ", no Connection header sent)"
-	}
-	line("Protocol", "%s %s", proto, s.Method)
+	ka += " (" + w.KeepAlive + ")"
+	line("Protocol", "%s %s", w.Protocol, s.Method)
 	line("Transport", "%s %s", s.Target.Network, s.Target.Address)
 	line("Keep-alive", "%s", ka)
 	if s.Reconnects > 0 {
 		line("Reconnects", "%d (kept connections closed by the server, redialed)", s.Reconnects)
 	}
-	if s.Target.Protocol == "fcgi" {
-		line("FastCGI stderr", "%d bytes", s.StderrBytes)
+	if w.Stderr != "" {
+		line(w.Stderr, "%d bytes", s.StderrBytes)
 	}
 	if s.ABCompat {
 		line("Arithmetic", "ab's (--ab-compat): means truncated in µs, medians and percentiles one rank high")

@@ -162,6 +162,9 @@ type Plan struct {
 	// ConnectionHeader is the Connection header sent to an HTTP target
 	// ("" when none is sent).
 	ConnectionHeader string `json:"connection_header,omitempty"`
+	// Wire is what the protocol says of its requests in the report's
+	// words; nil in records written before it (see Wire).
+	Wire *Wire `json:"wire,omitempty"`
 	// Method is the request method.
 	Method string `json:"method"`
 	// BodySize is the size of the request body, in bytes.
@@ -170,6 +173,25 @@ type Plan struct {
 	VariableLength bool `json:"variable_length"`
 	// ABCompat asks for ab's own arithmetic (kept rows).
 	ABCompat bool `json:"ab_compat"`
+}
+
+// Wire is what a run's protocol put on the wire, in the words of the
+// report's Protocol, Keep-alive and error-stream lines, set by the
+// protocol (internal/protocol) so that a renderer needs to know no
+// protocol. A record written before it has none: its protocol was HTTP
+// when it has an HTTP version, FastCGI otherwise (the report derives the
+// same words from that).
+type Wire struct {
+	// Protocol names the protocol as the Protocol line does:
+	// "FastCGI (RESPONDER)", "HTTP/1.1".
+	Protocol string `json:"protocol"`
+	// KeepAlive says how keeping the connection was asked, or not, for
+	// the Keep-alive line: "FCGI_KEEP_CONN set", "Connection: close",
+	// "HTTP/1.0, no Connection header sent".
+	KeepAlive string `json:"keep_alive"`
+	// Stderr names the protocol's error stream, whose bytes the record
+	// counts (Counts.StderrBytes): "FastCGI stderr"; "" when it has none.
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // Wall is a wall-clock time, in JSON as Unix seconds with microseconds
@@ -1046,6 +1068,9 @@ func addPtr(a, b *int64) *int64 {
 func samePlan(a, b *Plan) bool {
 	x, y := *a, *b
 	x.Concurrency, y.Concurrency, x.Requests, y.Requests = 0, 0, 0, 0
+	// A record written before Wire existed has none: it still merges with
+	// a newer one of the same plan.
+	x.Wire, y.Wire = nil, nil
 	return reflect.DeepEqual(x, y)
 }
 

@@ -190,6 +190,9 @@ type Summary struct {
 	Failed           int64    `json:"failed_requests"`
 	Failures         Failures `json:"failures"`
 	Non2xx           int64    `json:"non_2xx_responses"`
+	// Wire is what the protocol says of its requests, for the report
+	// (nil for a record written before it).
+	Wire *Wire `json:"wire,omitempty"`
 	// KeepAliveRequests counts the responses after which the connection
 	// stayed open: responses on a kept connection less those whose
 	// connection the next request found closed by the server (Reconnects).
@@ -345,6 +348,7 @@ func (m *Record) Summary() Summary {
 		Method:            pl.Method,
 		HTTPVersion:       pl.HTTPVersion,
 		ConnectionHeader:  pl.ConnectionHeader,
+		Wire:              pl.Wire,
 		KeepAlive:         pl.KeepAlive,
 		TimeTaken:         m.Elapsed.Seconds(),
 		Complete:          c.Complete,

@@ -103,6 +103,9 @@ func IsBaseline(name string, a, b Factors) bool {
 	case FactorKeepAlive:
 		return !a.KeepAlive
 	case FactorProtocol:
+		// Factor values are data (a protocol's name as the record keeps
+		// it), compared to order a pair, not to pick a protocol's code:
+		// the registry's rule (internal/protocol) does not apply here.
 		return a.Protocol == "http" || (b.Protocol != "http" && a.Protocol < b.Protocol)
 	case FactorHTTPVersion:
 		return a.HTTPVersion == "1.1" || (b.HTTPVersion != "1.1" && a.HTTPVersion < b.HTTPVersion)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -32,10 +33,7 @@ func (p *pager) bench(d *benchDoc) {
 	if s.Failed > 0 {
 		failed += fmt.Sprintf(" (%.1f%% of finished: %s)", s.FailureRatio()*100, classes(s.Failures))
 	}
-	proto := "HTTP/" + s.HTTPVersion
-	if s.Target.Protocol == "fcgi" {
-		proto = "FastCGI (RESPONDER)"
-	}
+	proto := report.WireOf(s).Protocol
 	// In the open model -c is only a ceiling: the level and the time per
 	// request are what happened (see report.Text).
 	level, tpr := strconv.Itoa(s.Concurrency), fmt.Sprintf("%.3f [ms] (mean)", s.TimePerRequest)

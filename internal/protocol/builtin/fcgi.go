@@ -1,0 +1,176 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/backbench/backbench/fcgi"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/protocol"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/sockets"
+)
+
+// FCGI is FastCGI's RESPONDER role over fcgi:// URLs (package fcgi).
+type FCGI struct{}
+
+// FCGIOptions are FastCGI's request options, what FCGI.Options returns.
+type FCGIOptions struct {
+	// DocumentRoot is DOCUMENT_ROOT, absolute; SCRIPT_FILENAME is it
+	// joined with the request path.
+	DocumentRoot string
+	// Params are --param overrides, applied last.
+	Params [][2]string
+}
+
+// Name is "fcgi".
+func (FCGI) Name() string { return sockets.SchemeFCGI }
+
+// Schemes is fcgi:// (port 9000, php-fpm's usual one).
+func (FCGI) Schemes() []protocol.Scheme {
+	return []protocol.Scheme{{Name: sockets.SchemeFCGI, Port: sockets.DefaultPort(sockets.SchemeFCGI)}}
+}
+
+// Check refuses --http1.0.
+func (FCGI) Check(f protocol.Flags) error {
+	if f.HTTP10 {
+		return errors.New("--http1.0 applies to http:// targets only")
+	}
+	return nil
+}
+
+// Options makes the document root absolute (the current directory when
+// none is given).
+func (p FCGI) Options(f protocol.Flags) (any, error) {
+	if err := p.Check(f); err != nil {
+		return nil, err
+	}
+	dr := f.DocumentRoot
+	if dr == "" {
+		var err error
+		if dr, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("cannot find the current directory for --document-root: %v", err)
+		}
+	}
+	root, err := filepath.Abs(dr)
+	if err != nil {
+		return nil, fmt.Errorf("bad --document-root %q: %v", f.DocumentRoot, err)
+	}
+	return FCGIOptions{DocumentRoot: root, Params: f.Params}, nil
+}
+
+// fcgiOptions returns opts as FCGIOptions; a plan made without Options
+// (a test's) has none, and sends DOCUMENT_ROOT "/".
+func fcgiOptions(opts any) FCGIOptions {
+	o, _ := opts.(FCGIOptions)
+	return o
+}
+
+// config is the fcgi.Config of a request.
+func fcgiConfig(r protocol.Request, opts any) fcgi.Config {
+	o := fcgiOptions(opts)
+	return fcgi.Config{
+		Target: r.Target, Method: r.Method, Headers: r.Headers, Body: r.Body,
+		ContentType: r.ContentType, DocumentRoot: o.DocumentRoot, Params: o.Params,
+		KeepAlive: r.KeepAlive, Timeout: r.Timeout, Verbose: r.Verbose, Dialer: r.Dialer,
+	}
+}
+
+// Factory returns fcgi's client factory.
+func (FCGI) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
+	return fcgi.NewFactory(fcgiConfig(r, opts))
+}
+
+// Record names FastCGI, FCGI_KEEP_CONN and its stderr stream for the
+// report.
+func (FCGI) Record(r protocol.Request, _ any, rp *stats.Plan) {
+	kc := "FCGI_KEEP_CONN clear"
+	if r.KeepAlive {
+		kc = "FCGI_KEEP_CONN set"
+	}
+	rp.Wire = &stats.Wire{Protocol: "FastCGI (RESPONDER)", KeepAlive: kc, Stderr: "FastCGI stderr"}
+}
+
+// ScriptFilename is the SCRIPT_FILENAME param a request sends.
+func ScriptFilename(r protocol.Request, opts any) string {
+	v := ""
+	for _, kv := range fcgi.Params(fcgiConfig(r, opts)) {
+		if kv[0] == "SCRIPT_FILENAME" {
+			v = kv[1]
+		}
+	}
+	return v
+}
+
+// Notes are FastCGI's words.
+func (FCGI) Notes() protocol.Notes {
+	return protocol.Notes{
+		KeepAlive:     "FCGI_KEEP_CONN",
+		AfterResponse: "after END_REQUEST",
+		Reconnects:    "FastCGI servers that recycle workers do this",
+		ClosedEvery: func(*stats.Summary) string {
+			return " (each request after the first of a connection found it closed and was redialed), so every request paid a new connection, as without -k"
+		},
+		AllNon2xx: func(_ *stats.Summary, r protocol.Request, opts any, said string) string {
+			n := fmt.Sprintf("SCRIPT_FILENAME was %s: check the URL's path and --document-root (default: the current directory), "+
+				"or set --param SCRIPT_FILENAME=/path/to/script", ScriptFilename(r, opts))
+			if said != "" {
+				n += "; " + said
+			}
+			return n
+		},
+	}
+}
+
+// RingByDefault is false: with or without KEEP_CONN (to php-fpm) the ring
+// engine was measured to cost more client CPU than the poller.
+func (FCGI) RingByDefault(bool) bool { return false }
+
+// ReadStatus reads php-fpm's status page (pm.status_path) at path.
+func (FCGI) ReadStatus(ctx context.Context, r protocol.Request, opts any, path string) map[string]string {
+	t := r.Target
+	t.Path, t.RawQuery = path, ""
+	status, body, err := fcgi.Fetch(ctx, fcgi.Config{Target: t, Method: "GET", DocumentRoot: fcgiOptions(opts).DocumentRoot,
+		Timeout: r.Timeout, Dialer: r.Dialer})
+	switch {
+	case err != nil:
+		return map[string]string{"error": err.Error()}
+	case status != 200:
+		return map[string]string{"error": fmt.Sprintf("status %d (is pm.status_path = %s set?)", status, path)}
+	}
+	return fcgi.ParseFPMStatus(body)
+}
+
+// SelectChecks checks --only and --skip against fcgi's checks.
+func (FCGI) SelectChecks(only, skip []string) error {
+	_, err := fcgi.SelectChecks(only, skip)
+	return err
+}
+
+// DialFirst is false: a FastCGI backend may exit on a connection without
+// a request (Ruby's fcgi.rb does); the first check's own dial decides
+// reachability.
+func (FCGI) DialFirst() bool { return false }
+
+// Probe runs fcgi's probe.
+func (FCGI) Probe(ctx context.Context, r protocol.ProbeRequest) (*protocol.ProbeResult, error) {
+	o := fcgiOptions(r.Options)
+	tgt := r.Target
+	rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
+		Config: fcgi.Config{Target: tgt, Headers: r.Headers, DocumentRoot: o.DocumentRoot,
+			Params: o.Params, Timeout: r.Timeout},
+		MaxRequests: r.MaxRequests, Only: r.Only, Skip: r.Skip,
+	})
+	if errors.Is(err, fcgi.ErrUnreachable) {
+		return nil, &protocol.UnreachableError{Err: fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
+			strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ProbeResult{Lines: probeLines(rep.Lines()), Summary: rep.Summary(), Report: rep}, nil
+}

@@ -1,0 +1,126 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+
+	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/protocol"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/sockets"
+)
+
+// HTTP is HTTP/1.1 and HTTP/1.0 over http:// and https:// URLs (package
+// httpprobe).
+type HTTP struct{}
+
+// HTTPOptions are HTTP's request options, what HTTP.Options returns.
+type HTTPOptions struct {
+	// HTTP10 sends HTTP/1.0 requests (--http1.0).
+	HTTP10 bool
+}
+
+// Name is "http".
+func (HTTP) Name() string { return sockets.SchemeHTTP }
+
+// Schemes are http:// (port 80) and https:// (443, TLS).
+func (HTTP) Schemes() []protocol.Scheme {
+	return []protocol.Scheme{
+		{Name: sockets.SchemeHTTP, Port: sockets.DefaultPort(sockets.SchemeHTTP)},
+		{Name: sockets.SchemeHTTPS, Port: sockets.DefaultPort(sockets.SchemeHTTPS), TLS: true},
+	}
+}
+
+// Check refuses FastCGI's options.
+func (HTTP) Check(f protocol.Flags) error {
+	switch {
+	case f.DocumentRoot != "" || len(f.Params) > 0:
+		return errors.New("--document-root and --param apply to fcgi:// targets only")
+	case f.FPMStatus != "":
+		return errors.New("--fpm-status applies to fcgi:// targets only")
+	}
+	return nil
+}
+
+// Options returns the HTTP version asked for.
+func (p HTTP) Options(f protocol.Flags) (any, error) {
+	if err := p.Check(f); err != nil {
+		return nil, err
+	}
+	return HTTPOptions{HTTP10: f.HTTP10}, nil
+}
+
+func httpConfig(r protocol.Request, opts any) httpprobe.Config {
+	o, _ := opts.(HTTPOptions)
+	return httpprobe.Config{
+		Target: r.Target, Method: r.Method, Headers: r.Headers, Body: r.Body,
+		ContentType: r.ContentType, KeepAlive: r.KeepAlive, HTTP10: o.HTTP10,
+		Timeout: r.Timeout, Verbose: r.Verbose, Dialer: r.Dialer,
+	}
+}
+
+// Factory returns httpprobe's client factory.
+func (HTTP) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
+	return httpprobe.NewFactory(httpConfig(r, opts))
+}
+
+// Record sets the HTTP version and the Connection header sent, and the
+// report's words for them.
+func (HTTP) Record(r protocol.Request, opts any, rp *stats.Plan) {
+	cfg := httpConfig(r, opts)
+	rp.HTTPVersion = "1.1"
+	if cfg.HTTP10 {
+		rp.HTTPVersion = "1.0"
+	}
+	rp.ConnectionHeader = httpprobe.ConnectionHeader(cfg)
+	w := &stats.Wire{Protocol: "HTTP/" + rp.HTTPVersion, KeepAlive: "Connection: " + rp.ConnectionHeader}
+	if rp.ConnectionHeader == "" {
+		w.KeepAlive = w.Protocol + ", no Connection header sent"
+	}
+	rp.Wire = w
+}
+
+// Notes are HTTP's words.
+func (HTTP) Notes() protocol.Notes {
+	return protocol.Notes{
+		KeepAlive:     "keep-alive",
+		AfterResponse: "after the response body",
+		Reconnects:    "HTTP servers do this past their limit of kept connections or their idle timeout: Thin keeps at most 100 by default",
+		ClosedEvery: func(s *stats.Summary) string {
+			if s.HTTPVersion == "1.0" {
+				return " over HTTP/1.0 (a response without Content-Length can only end with the close: nginx before a FastCGI app does this), " +
+					"so every request paid a new connection; try -k without --http1.0"
+			}
+			return " (Unicorn and gunicorn's sync workers never keep a connection), so every request paid a new connection, as without -k"
+		},
+		AllNon2xx: func(*stats.Summary, protocol.Request, any, string) string {
+			return "check the URL's path, the Host header (-H 'Host: NAME') and the method"
+		},
+	}
+}
+
+// RingByDefault is true without keep-alive: there the ring engine costs
+// less client CPU per request than the poller (docs/performance.md); with
+// keep-alive it costs more.
+func (HTTP) RingByDefault(keepAlive bool) bool { return !keepAlive }
+
+// SelectChecks checks --only and --skip against httpprobe's checks.
+func (HTTP) SelectChecks(only, skip []string) error {
+	_, err := httpprobe.SelectChecks(only, skip)
+	return err
+}
+
+// DialFirst is true: probe opens one connection (and for https verifies
+// the certificate) before the checks.
+func (HTTP) DialFirst() bool { return true }
+
+// Probe runs httpprobe's probe.
+func (HTTP) Probe(ctx context.Context, r protocol.ProbeRequest) (*protocol.ProbeResult, error) {
+	rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: r.Target, Headers: r.Headers, Dialer: r.Dialer,
+		Timeout: r.Timeout, IdleMax: r.IdleMax, MaxRequests: r.MaxRequests, Only: r.Only, Skip: r.Skip})
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ProbeResult{Lines: probeLines(rep.Lines()), Summary: rep.Summary(), Report: rep}, nil
+}
