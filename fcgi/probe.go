@@ -377,35 +377,23 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
 		return nil, err
 	}
 	r := &ProbeReport{}
+	runs := map[string]func(){
+		"response":                    func() { r.Response = p.response(ctx) },
+		"keep_conn":                   func() { r.KeepConn = p.keepConn(ctx) },
+		"params":                      func() { r.Params = p.params(ctx) },
+		"max_requests_per_connection": func() { r.MaxRequests = p.maxRequests(ctx) },
+		"get_values_empty":            func() { r.GetValuesEmpty = p.getValuesEmpty(ctx) },
+		"get_values":                  func() { r.GetValues = p.getValues(ctx) },
+		"unknown_type":                func() { r.UnknownType = p.unknownType(ctx) },
+		"unknown_role":                func() { r.UnknownRole = p.role(ctx, ProbeUnknownRole, time.Time{}) },
+		"roles":                       func() { r.Roles = p.roles(ctx) },
+		"multiplexing":                func() { r.Multiplexing = p.multiplexing(ctx) },
+		"abort":                       func() { r.Abort = p.abort(ctx) },
+	}
 	byName := r.checks()
 	steps := make([]probe.Step, 0, len(ProbeChecks))
 	for _, name := range ProbeChecks {
-		var run func()
-		switch name {
-		case "response":
-			run = func() { r.Response = p.response(ctx) }
-		case "keep_conn":
-			run = func() { r.KeepConn = p.keepConn(ctx) }
-		case "params":
-			run = func() { r.Params = p.params(ctx) }
-		case "max_requests_per_connection":
-			run = func() { r.MaxRequests = p.maxRequests(ctx) }
-		case "get_values_empty":
-			run = func() { r.GetValuesEmpty = p.getValuesEmpty(ctx) }
-		case "get_values":
-			run = func() { r.GetValues = p.getValues(ctx) }
-		case "unknown_type":
-			run = func() { r.UnknownType = p.unknownType(ctx) }
-		case "unknown_role":
-			run = func() { r.UnknownRole = p.role(ctx, ProbeUnknownRole, time.Time{}) }
-		case "roles":
-			run = func() { r.Roles = p.roles(ctx) }
-		case "multiplexing":
-			run = func() { r.Multiplexing = p.multiplexing(ctx) }
-		case "abort":
-			run = func() { r.Abort = p.abort(ctx) }
-		}
-		steps = append(steps, probe.Step{Name: name, Check: byName[name], Run: run})
+		steps = append(steps, probe.Step{Name: name, Check: byName[name], Run: runs[name]})
 	}
 	last := "" // the last check that reached the server
 	// after tells a server that went down from one that never came up.
@@ -638,6 +626,22 @@ func (s *reqState) describe() string {
 	return strings.Join(parts, ", ")
 }
 
+// askRecord writes the management record b on c and reads the record that
+// answers it. On an error chk gets its verdict and evidence (what was
+// sent, then the error) and ok is false.
+func (p *prober) askRecord(c *probe.Conn, chk *Check, sent string, b []byte) (h Header, content []byte, ok bool) {
+	if _, err := c.Write(b); err != nil {
+		p.run.Fail(chk, sent+"; write: ", err)
+		return h, nil, false
+	}
+	h, content, err := p.next(c)
+	if err != nil {
+		p.run.Fail(chk, sent+"; ", err)
+		return h, nil, false
+	}
+	return h, content, true
+}
+
 // send writes b on c and reads records until every state has ended.
 // Records for other ids are noted in others.
 func (p *prober) send(c *probe.Conn, b []byte, others *[]string, states ...*reqState) error {
@@ -733,14 +737,9 @@ func (p *prober) getValuesOf(ctx context.Context, names []string) (r GetValuesRe
 		sent = "sent GET_VALUES with no name"
 	}
 	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
-		if _, err := c.Write(AppendGetValues(nil, names...)); err != nil {
-			p.run.Fail(&r.Check, sent+"; write: ", err)
-			return
-		}
-		h, content, err := p.next(c)
+		h, content, ok := p.askRecord(c, &r.Check, sent, AppendGetValues(nil, names...))
 		switch {
-		case err != nil:
-			p.run.Fail(&r.Check, sent+"; ", err)
+		case !ok:
 		case h.Type == TypeGetValuesResult:
 			r.Evidence = p.getValuesAnswer(ctx, c, &r, sent, names, content)
 		case h.Type == TypeUnknownType:
@@ -949,14 +948,9 @@ func (p *prober) unknownType(ctx context.Context) (r UnknownTypeResult) {
 	r.Type = int(ProbeUnknownType)
 	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
 		sent := fmt.Sprintf("sent a management record of type %d (8 zero bytes)", r.Type)
-		if _, err := c.Write(AppendRecord(nil, ProbeUnknownType, NullRequestID, make([]byte, 8))); err != nil {
-			p.run.Fail(&r.Check, sent+"; write: ", err)
-			return
-		}
-		h, content, err := p.next(c)
+		h, content, ok := p.askRecord(c, &r.Check, sent, AppendRecord(nil, ProbeUnknownType, NullRequestID, make([]byte, 8)))
 		switch {
-		case err != nil:
-			p.run.Fail(&r.Check, sent+"; ", err)
+		case !ok:
 		case h.Type == TypeUnknownType && len(content) > 0:
 			r.Verdict = VerdictUnknownType
 			r.Evidence = fmt.Sprintf("%s; got UNKNOWN_TYPE naming type %d", sent, content[0])
