@@ -10,6 +10,7 @@ package fcgi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -468,15 +469,10 @@ func newProber(cfg ProbeConfig) (*prober, error) {
 	if cfg.Timeout < 0 || cfg.MaxRequests < 0 || cfg.MaxRequestsTime < 0 {
 		return nil, errors.New("fcgi: negative probe bound")
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultProbeTimeout
-	}
-	if cfg.MaxRequests == 0 {
-		cfg.MaxRequests = DefaultProbeMaxRequests
-	}
-	if cfg.MaxRequestsTime == 0 {
-		cfg.MaxRequestsTime = DefaultProbeMaxRequestsTime
-	}
+	// A bound left at 0 takes its default.
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultProbeTimeout)
+	cfg.MaxRequests = cmp.Or(cfg.MaxRequests, DefaultProbeMaxRequests)
+	cfg.MaxRequestsTime = cmp.Or(cfg.MaxRequestsTime, DefaultProbeMaxRequestsTime)
 	p := &prober{cfg: cfg, timeout: cfg.Timeout, pairs: Params(cfg.Config), rec: make([]byte, MaxContent+MaxPadding)}
 	p.run = probe.Runner{Dialer: sockets.NewDialer(cfg.Target, 0), Timeout: cfg.Timeout, Inside: "a record",
 		Dialed: func(err error) {

@@ -8,6 +8,7 @@ package httpprobe
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -290,18 +291,11 @@ func newProber(cfg ProbeConfig) (*prober, error) {
 	if cfg.Timeout < 0 || cfg.IdleMax < 0 || cfg.MaxRequests < 0 || cfg.MaxRequestsTime < 0 {
 		return nil, errors.New("httpprobe: negative probe bound")
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultProbeTimeout
-	}
-	if cfg.IdleMax == 0 {
-		cfg.IdleMax = DefaultIdleMax
-	}
-	if cfg.MaxRequests == 0 {
-		cfg.MaxRequests = DefaultProbeMaxRequests
-	}
-	if cfg.MaxRequestsTime == 0 {
-		cfg.MaxRequestsTime = DefaultProbeMaxRequestsTime
-	}
+	// A bound left at 0 takes its default.
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultProbeTimeout)
+	cfg.IdleMax = cmp.Or(cfg.IdleMax, DefaultIdleMax)
+	cfg.MaxRequests = cmp.Or(cfg.MaxRequests, DefaultProbeMaxRequests)
+	cfg.MaxRequestsTime = cmp.Or(cfg.MaxRequestsTime, DefaultProbeMaxRequestsTime)
 	base := Config{Target: cfg.Target, Headers: cfg.Headers, KeepAlive: true}
 	h11, err := RequestHead(base)
 	if err != nil {
