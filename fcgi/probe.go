@@ -9,12 +9,11 @@ package fcgi
 // buffer; bodies are counted, not kept).
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,17 +160,9 @@ type KeepConnResult struct {
 	ClosesWithoutFlag *bool `json:"closes_without_flag"`
 }
 
-// MaxRequestsResult is the outcome of a max_requests_per_connection check.
-type MaxRequestsResult struct {
-	Check
-	// Requests is how many requests one kept connection served before the
-	// server closed it, nil when it did not close within the bound.
-	Requests *int `json:"requests"`
-	// Served is how many requests were answered on the connection.
-	Served int `json:"served"`
-	// Bound is the most requests the check sends.
-	Bound int `json:"bound"`
-}
+// MaxRequestsResult is the outcome of a max_requests_per_connection check
+// (see probe.MaxRequestsResult).
+type MaxRequestsResult = probe.MaxRequestsResult
 
 // MultiplexResult is the outcome of the multiplexing check.
 type MultiplexResult struct {
@@ -387,7 +378,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
 		return nil, err
 	}
 	r := &ProbeReport{}
-	steps := map[string]func(){
+	runs := map[string]func(){
 		"response":                    func() { r.Response = p.response(ctx) },
 		"keep_conn":                   func() { r.KeepConn = p.keepConn(ctx) },
 		"params":                      func() { r.Params = p.params(ctx) },
@@ -401,32 +392,28 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
 		"abort":                       func() { r.Abort = p.abort(ctx) },
 	}
 	byName := r.checks()
-	last := "" // the last check that reached the server
+	steps := make([]probe.Step, 0, len(ProbeChecks))
 	for _, name := range ProbeChecks {
-		chk := byName[name]
-		if !run[name] {
-			chk.Verdict, chk.Evidence = VerdictSkipped, probe.NotSelected
-			continue
-		}
-		if r.CrashedOn != "" {
-			chk.Verdict, chk.Evidence = VerdictSkipped, "the server stopped accepting connections after "+r.CrashedOn
-			continue
-		}
-		p.reached, p.gone = false, nil
-		steps[name]()
+		steps = append(steps, probe.Step{Name: name, Check: byName[name], Run: runs[name]})
+	}
+	last := "" // the last check that reached the server
+	// after tells a server that went down from one that never came up.
+	after := func(s probe.Step) (string, error) {
+		defer func() { p.reached, p.gone = false, nil }() // per check
+		chk := s.Check
 		switch {
 		case p.gone == nil:
 		case p.reached:
 			// It went down during this check, after accepting it.
-			r.CrashedOn = name
+			r.CrashedOn = s.Name
 		case last == "":
-			return nil, fmt.Errorf("%w: %s", ErrUnreachable, sockets.Describe(p.gone))
+			return "", fmt.Errorf("%w: %s", ErrUnreachable, sockets.Describe(p.gone))
 		default:
 			r.CrashedOn = last
 			chk.Verdict, chk.Evidence = VerdictSkipped, "the server stopped accepting connections after "+last
 		}
 		if p.reached {
-			last = name
+			last = s.Name
 		}
 		if chk.Verdict == VerdictClosed || chk.Verdict == VerdictError {
 			// A server that closed without answering may be on its way
@@ -437,6 +424,13 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
 			case <-ctx.Done():
 			}
 		}
+		if r.CrashedOn != "" {
+			return "the server stopped accepting connections after " + r.CrashedOn, nil
+		}
+		return "", nil
+	}
+	if err := probe.RunAll(steps, run, after); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -458,9 +452,12 @@ type prober struct {
 	reached bool
 	gone    error
 	cfg     ProbeConfig
-	dialer  *sockets.Dialer
+	run     probe.Runner
 	timeout time.Duration
 	pairs   [][2]string // the params of the ordinary request
+	// rec is the record buffer of every read: the checks run one at a
+	// time, and each record is used up before the next is read.
+	rec []byte
 }
 
 func newProber(cfg ProbeConfig) (*prober, error) {
@@ -472,17 +469,21 @@ func newProber(cfg ProbeConfig) (*prober, error) {
 	if cfg.Timeout < 0 || cfg.MaxRequests < 0 || cfg.MaxRequestsTime < 0 {
 		return nil, errors.New("fcgi: negative probe bound")
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultProbeTimeout
-	}
-	if cfg.MaxRequests == 0 {
-		cfg.MaxRequests = DefaultProbeMaxRequests
-	}
-	if cfg.MaxRequestsTime == 0 {
-		cfg.MaxRequestsTime = DefaultProbeMaxRequestsTime
-	}
-	return &prober{cfg: cfg, dialer: sockets.NewDialer(cfg.Target, 0), timeout: cfg.Timeout,
-		pairs: Params(cfg.Config)}, nil
+	// A bound left at 0 takes its default.
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultProbeTimeout)
+	cfg.MaxRequests = cmp.Or(cfg.MaxRequests, DefaultProbeMaxRequests)
+	cfg.MaxRequestsTime = cmp.Or(cfg.MaxRequestsTime, DefaultProbeMaxRequestsTime)
+	p := &prober{cfg: cfg, timeout: cfg.Timeout, pairs: Params(cfg.Config), rec: make([]byte, MaxContent+MaxPadding)}
+	p.run = probe.Runner{Dialer: sockets.NewDialer(cfg.Target, 0), Timeout: cfg.Timeout, Inside: "a record",
+		Dialed: func(err error) {
+			switch {
+			case err == nil:
+				p.reached = true
+			case load.Unreachable(err) && p.gone == nil:
+				p.gone = err
+			}
+		}}
+	return p, nil
 }
 
 // settle is how long to watch for a close after an answer.
@@ -512,83 +513,13 @@ func (p *prober) appendParams(b []byte, id uint16, extra [][2]string) []byte {
 	return AppendRecord(b, TypeParams, id, nil)
 }
 
-// pconn is a probe connection with one fixed record buffer and a count of
-// the bytes read.
-type pconn struct {
-	*probe.Conn
-	br   *bufio.Reader
-	buf  []byte
-	read int64
-}
-
-type countReader struct {
-	r io.Reader
-	n *int64
-}
-
-func (c countReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	*c.n += int64(n)
-	return n, err
-}
-
-// dial opens a fresh connection whose I/O is bounded by p.timeout from now.
-func (p *prober) dial(ctx context.Context) (*pconn, error) {
-	return p.dialLimit(ctx, time.Time{})
-}
-
-// dialLimit is dial for a check whose exchanges must all end by limit (when
-// not zero): the cases of one check share its timeout.
-func (p *prober) dialLimit(ctx context.Context, limit time.Time) (*pconn, error) {
-	c, err := probe.Dial(ctx, p.dialer, p.timeout, limit)
-	if err != nil {
-		if load.Unreachable(err) && p.gone == nil {
-			p.gone = err
-		}
-		return nil, err
-	}
-	p.reached = true
-	pc := &pconn{Conn: c, buf: make([]byte, MaxContent+MaxPadding)}
-	pc.br = bufio.NewReaderSize(countReader{c, &pc.read}, 16<<10)
-	return pc, nil
-}
-
-func (pc *pconn) send(b []byte) error {
-	_, err := pc.Write(b)
-	return err
-}
-
-// next reads one record.
-func (pc *pconn) next() (Header, []byte, error) {
-	h, content, err := ReadRecord(pc.br, pc.buf)
+// next reads one record from c into the record buffer.
+func (p *prober) next(c *probe.Conn) (Header, []byte, error) {
+	h, content, err := ReadRecord(c.In, p.rec)
 	if err == nil && h.Version != Version1 {
 		err = fmt.Errorf("fcgi: record of version %d (want 1)", h.Version)
 	}
 	return h, content, err
-}
-
-// watchClose waits up to d for the server to close the connection and
-// reports whether it did; unexpected bytes count as "not closed".
-func (pc *pconn) watchClose(ctx context.Context, d time.Duration) bool {
-	pc.Exchange(ctx, d)
-	var b [1]byte
-	_, err := pc.br.Read(b[:])
-	return err != nil && probe.VerdictOf(err) == VerdictClosed
-}
-
-// unsolicited returns how many bytes came after the END_REQUEST just read:
-// those already buffered, or else those that come within wait (0: none
-// waited for). Records nobody asked for would be read as the answer to
-// the next request, so a check that sends one must look first.
-func (pc *pconn) unsolicited(ctx context.Context, wait time.Duration) int {
-	if n := pc.br.Buffered(); n > 0 || wait <= 0 || !pc.CanWaitIdle() {
-		return n
-	}
-	pc.Exchange(ctx, wait)
-	if _, err := pc.br.Peek(1); err != nil {
-		return 0
-	}
-	return pc.br.Buffered()
 }
 
 // reqState is what came back for one request id.
@@ -691,9 +622,34 @@ func (s *reqState) describe() string {
 	return strings.Join(parts, ", ")
 }
 
+// askRecord writes the management record b on c and reads the record that
+// answers it. On an error chk gets its verdict and evidence (what was
+// sent, then the error) and ok is false.
+func (p *prober) askRecord(c *probe.Conn, chk *Check, sent string, b []byte) (h Header, content []byte, ok bool) {
+	if _, err := c.Write(b); err != nil {
+		p.run.Fail(chk, sent+"; write: ", err)
+		return h, nil, false
+	}
+	h, content, err := p.next(c)
+	if err != nil {
+		p.run.Fail(chk, sent+"; ", err)
+		return h, nil, false
+	}
+	return h, content, true
+}
+
+// send writes b on c and reads records until every state has ended.
+// Records for other ids are noted in others.
+func (p *prober) send(c *probe.Conn, b []byte, others *[]string, states ...*reqState) error {
+	if _, err := c.Write(b); err != nil {
+		return err
+	}
+	return p.collect(c, others, states...)
+}
+
 // collect reads records until every state has ended. Records for other ids
 // are noted in others.
-func (pc *pconn) collect(others *[]string, states ...*reqState) error {
+func (p *prober) collect(c *probe.Conn, others *[]string, states ...*reqState) error {
 	for {
 		done := true
 		for _, s := range states {
@@ -702,7 +658,7 @@ func (pc *pconn) collect(others *[]string, states ...*reqState) error {
 		if done {
 			return nil
 		}
-		h, content, err := pc.next()
+		h, content, err := p.next(c)
 		if err != nil {
 			return err
 		}
@@ -740,13 +696,20 @@ func cgiHeader(block []byte, name string) string {
 }
 
 // ordinary does one ordinary request (id 1) on pc and returns its state.
-func (p *prober) ordinary(ctx context.Context, pc *pconn, flags uint8) (*reqState, error) {
-	pc.Exchange(ctx, p.timeout)
+func (p *prober) ordinary(ctx context.Context, c *probe.Conn, flags uint8) (*reqState, error) {
+	c.Exchange(ctx, p.timeout)
 	st := newState(RequestID)
-	if err := pc.send(p.requestRecords(RequestID, RoleResponder, flags, nil, nil)); err != nil {
-		return st, err
+	return st, p.send(c, p.requestRecords(RequestID, RoleResponder, flags, nil, nil), nil, st)
+}
+
+// askKept is the runner's Ask of an ordinary request with FCGI_KEEP_CONN:
+// on an error, what came for it is said.
+func (p *prober) askKept(ctx context.Context, c *probe.Conn) (probe.Answer, error) {
+	st, err := p.ordinary(ctx, c, FlagKeepConn)
+	if err != nil {
+		return probe.Answer{Got: "got " + st.describe()}, err
 	}
-	return st, pc.collect(nil, st)
+	return probe.Answer{}, nil
 }
 
 // getValuesEmpty sends a GET_VALUES that asks for no name, then an ordinary
@@ -765,252 +728,160 @@ func (p *prober) getValues(ctx context.Context) (r GetValuesResult) {
 // getValuesOf sends GET_VALUES for names as the first record of a fresh
 // connection; with no name, an ordinary request follows on it.
 func (p *prober) getValuesOf(ctx context.Context, names []string) (r GetValuesResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
 	sent := "sent GET_VALUES " + strings.Join(names, ", ")
 	if len(names) == 0 {
 		sent = "sent GET_VALUES with no name"
 	}
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	if err := pc.send(AppendGetValues(nil, names...)); err != nil {
-		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "a record")
-		return r
-	}
-	for {
-		h, content, err := pc.next()
-		if err != nil {
-			r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; "+probe.DescribeErr(err, p.timeout, "a record")
-			return r
-		}
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		h, content, ok := p.askRecord(c, &r.Check, sent, AppendGetValues(nil, names...))
 		switch {
+		case !ok:
 		case h.Type == TypeGetValuesResult:
-			pairs, perr := ParsePairs(content)
-			r.Verdict = VerdictAnswered
-			r.Values = map[string]string{}
-			var got []string
-			for _, kv := range pairs {
-				r.Values[kv[0]] = kv[1]
-				got = append(got, kv[0]+"="+kv[1])
-				n, err := strconv.Atoi(strings.TrimSpace(kv[1]))
-				num := &n
-				if err != nil {
-					num = nil
-				}
-				switch kv[0] {
-				case VarMaxConns:
-					r.MaxConns = num
-				case VarMaxReqs:
-					r.MaxReqs = num
-				case VarMpxsConns:
-					r.MpxsConns = num
-				case ProbeUnknownName:
-					r.UnknownAnswered = true
-				}
-			}
-			ev := sent + "; got GET_VALUES_RESULT "
-			if len(got) == 0 {
-				ev += "with no values"
-			} else {
-				ev += strings.Join(got, ", ")
-			}
-			if perr != nil {
-				ev += " (malformed: " + perr.Error() + ")"
-			}
-			if len(names) == 0 {
-				st, err := p.ordinary(ctx, pc, 0)
-				switch {
-				case err != nil:
-					ev += "; then an ordinary request: " + probe.DescribeErr(err, p.timeout, "a record")
-				case st.served():
-					ev += "; then an ordinary request on the connection was answered"
-				default:
-					ev += "; then an ordinary request: " + st.describe()
-				}
-				r.Evidence = ev
-				return r
-			}
-			closed := pc.watchClose(ctx, p.settle())
-			r.ClosedAfter = &closed
-			if closed {
-				ev += "; then the server closed the connection"
-			} else {
-				ev += "; the connection stayed open"
-			}
-			r.Evidence = ev
-			return r
+			r.Evidence = p.getValuesAnswer(ctx, c, &r, sent, names, content)
 		case h.Type == TypeUnknownType:
 			r.Verdict = VerdictUnknownType
 			r.Evidence = sent + "; got UNKNOWN_TYPE"
-			return r
 		default:
 			r.Verdict = VerdictError
 			r.Evidence = fmt.Sprintf("%s; got %s for id %d", sent, h.Type, h.ID)
-			return r
+		}
+	})
+	return r
+}
+
+// getValuesAnswer reads the GET_VALUES_RESULT content into r and returns
+// the evidence: with no name asked, after an ordinary request on c; else
+// after watching c for the server's close.
+func (p *prober) getValuesAnswer(ctx context.Context, c *probe.Conn, r *GetValuesResult, sent string, names []string, content []byte) string {
+	pairs, perr := ParsePairs(content)
+	r.Verdict = VerdictAnswered
+	r.Values = map[string]string{}
+	var got []string
+	for _, kv := range pairs {
+		r.Values[kv[0]] = kv[1]
+		got = append(got, kv[0]+"="+kv[1])
+		n, err := strconv.Atoi(strings.TrimSpace(kv[1]))
+		num := &n
+		if err != nil {
+			num = nil
+		}
+		switch kv[0] {
+		case VarMaxConns:
+			r.MaxConns = num
+		case VarMaxReqs:
+			r.MaxReqs = num
+		case VarMpxsConns:
+			r.MpxsConns = num
+		case ProbeUnknownName:
+			r.UnknownAnswered = true
 		}
 	}
+	ev := sent + "; got GET_VALUES_RESULT "
+	if len(got) == 0 {
+		ev += "with no values"
+	} else {
+		ev += strings.Join(got, ", ")
+	}
+	if perr != nil {
+		ev += " (malformed: " + perr.Error() + ")"
+	}
+	if len(names) == 0 {
+		st, err := p.ordinary(ctx, c, 0)
+		switch {
+		case err != nil:
+			return ev + "; then an ordinary request: " + p.run.Describe(err)
+		case st.served():
+			return ev + "; then an ordinary request on the connection was answered"
+		default:
+			return ev + "; then an ordinary request: " + st.describe()
+		}
+	}
+	closed := c.WatchClose(ctx, p.settle())
+	r.ClosedAfter = &closed
+	if closed {
+		return ev + "; then the server closed the connection"
+	}
+	return ev + "; the connection stayed open"
 }
 
 // keepConn sends two FCGI_KEEP_CONN requests on one connection, then one
 // request without the flag on another and watches for the close.
 func (p *prober) keepConn(ctx context.Context) (r KeepConnResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	st, err := p.ordinary(ctx, pc, FlagKeepConn)
-	if err != nil {
-		r.Verdict = probe.VerdictOf(err)
-		r.Evidence = "request 1 with FCGI_KEEP_CONN: got " + st.describe() + "; " + probe.DescribeErr(err, p.timeout, "a record")
-		return r
-	}
-	r.Served = 1
-	ev := "request 1 with FCGI_KEEP_CONN answered"
-	if n := pc.unsolicited(ctx, probe.UnsolicitedWait); n > 0 {
-		r.Verdict = VerdictUnsolicited
-		r.Evidence = ev + fmt.Sprintf("; then, before request 2, the server sent %d bytes nobody asked for after END_REQUEST: not counted as an answer", n)
-		return r
-	}
-	read := pc.read
-	st2, err := p.ordinary(ctx, pc, FlagKeepConn)
-	switch {
-	case err == nil:
-		r.Served = 2
-		r.Verdict = VerdictHonored
-		ev += "; request 2 answered on the same connection"
-	case pc.read == read && probe.VerdictOf(err) == VerdictClosed:
-		r.Verdict = VerdictIgnored
-		ev += "; the server closed the connection after it (request 2: " + probe.DescribeErr(err, p.timeout, "a record") + ")"
-	default:
-		r.Verdict = probe.VerdictOf(err)
-		ev += "; request 2 on the same connection: got " + st2.describe() + "; " + probe.DescribeErr(err, p.timeout, "a record")
-	}
-	pc.Close()
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		r.Served = p.run.Reuse(ctx, c, &r.Check, probe.Reuse{First: "request 1 with FCGI_KEEP_CONN",
+			Trailer: " after END_REQUEST", Ask: p.askKept})
+		if r.Served == 0 || r.Verdict == VerdictUnsolicited {
+			return
+		}
+		c.Close() // before the next dial: a server of one worker serves one connection
 
-	// The flag clear: does the server close?
-	pc2, err := p.dial(ctx)
-	if err != nil {
-		r.Evidence = ev + "; without the flag: connect: " + sockets.Describe(err)
-		return r
-	}
-	defer pc2.Close()
-	if _, err := p.ordinary(ctx, pc2, 0); err != nil {
-		r.Evidence = ev + "; request without the flag: " + probe.DescribeErr(err, p.timeout, "a record")
-		return r
-	}
-	closes := pc2.watchClose(ctx, p.settle())
-	r.ClosesWithoutFlag = &closes
-	if closes {
-		ev += "; without the flag the server closes after the answer"
-	} else {
-		ev += "; without the flag the connection stayed open " + p.settle().String() + " after the answer"
-	}
-	r.Evidence = ev
+		// The flag clear: does the server close?
+		c2, err := p.run.Dial(ctx, time.Time{})
+		if err != nil {
+			r.Evidence += "; without the flag: connect: " + sockets.Describe(err)
+			return
+		}
+		defer c2.Close()
+		if _, err := p.ordinary(ctx, c2, 0); err != nil {
+			r.Evidence += "; request without the flag: " + p.run.Describe(err)
+			return
+		}
+		closes := c2.WatchClose(ctx, p.settle())
+		r.ClosesWithoutFlag = &closes
+		if closes {
+			r.Evidence += "; without the flag the server closes after the answer"
+		} else {
+			r.Evidence += "; without the flag the connection stayed open " + p.settle().String() + " after the answer"
+		}
+	})
 	return r
 }
 
 // maxRequests sends FCGI_KEEP_CONN requests on one connection until the
 // server closes it, the bound or the time budget.
-func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
-	r.Bound = p.cfg.MaxRequests
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	stop := start.Add(p.cfg.MaxRequestsTime)
-	for r.Served < r.Bound {
-		if time.Now().After(stop) {
-			r.Verdict = VerdictNotReached
-			r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered on one connection; stopped after %v", r.Served, p.cfg.MaxRequestsTime)
-			return r
-		}
-		read := pc.read
-		st, err := p.ordinary(ctx, pc, FlagKeepConn)
-		if err != nil {
-			if r.Served > 0 && pc.read == read && probe.VerdictOf(err) == VerdictClosed {
-				n := r.Served
-				r.Requests = &n
-				r.Verdict = VerdictMeasured
-				r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered, then the server closed the connection", n)
-				return r
-			}
-			r.Verdict = probe.VerdictOf(err)
-			r.Evidence = fmt.Sprintf("request %d on the kept connection: got %s; %s", r.Served+1, st.describe(), probe.DescribeErr(err, p.timeout, "a record"))
-			return r
-		}
-		r.Served++
-		if n := pc.unsolicited(ctx, 0); n > 0 {
-			r.Verdict = VerdictUnsolicited
-			r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered; after answer %d the server sent %d bytes nobody asked for after END_REQUEST: not counted as an answer", r.Served, r.Served, n)
-			return r
-		}
-	}
-	r.Verdict = VerdictNotReached
-	r.Evidence = fmt.Sprintf("%d requests with FCGI_KEEP_CONN answered on one connection, still open", r.Served)
-	return r
+func (p *prober) maxRequests(ctx context.Context) MaxRequestsResult {
+	return p.run.MaxRequests(ctx, probe.Repeat{What: "requests with FCGI_KEEP_CONN", Trailer: " after END_REQUEST",
+		Bound: p.cfg.MaxRequests, Time: p.cfg.MaxRequestsTime, Ask: p.askKept})
 }
 
 // multiplexing interleaves a second request inside the first one.
 func (p *prober) multiplexing(ctx context.Context) (r MultiplexResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	const id1, id2 = 1, 2
-	b := AppendBeginRequest(nil, id1, RoleResponder, FlagKeepConn)
-	b = p.appendParams(b, id1, nil)
-	b = AppendRecord(b, TypeStdin, id1, []byte("backbench-probe"))
-	b = append(b, p.requestRecords(id2, RoleResponder, FlagKeepConn, nil, nil)...)
-	b = AppendRecord(b, TypeStdin, id1, nil)
-	sent := "sent request 1 (BEGIN, PARAMS, 15 bytes of STDIN), request 2 whole, then the end of request 1's STDIN, with FCGI_KEEP_CONN"
-	s1, s2 := newState(id1), newState(id2)
-	var others []string
-	err = pc.send(b)
-	if err == nil {
-		err = pc.collect(&others, s1, s2)
-	}
-	r.FirstAnswered, r.SecondAnswered = s1.ended, s2.ended
-	if s2.ended {
-		r.SecondStatus = s2.ps.String()
-	}
-	ev := sent + "; request 1: " + s1.describe() + "; request 2: " + s2.describe()
-	if len(others) > 0 {
-		ev += "; also " + strings.Join(others, ", ")
-	}
-	if err != nil {
-		ev += "; then " + probe.DescribeErr(err, p.timeout, "a record")
-	}
-	r.Evidence = ev
-	switch {
-	case s2.ended && s2.ps == StatusCantMpxConn:
-		r.Verdict = VerdictRejected
-	case s1.served() && s2.served():
-		r.Verdict = VerdictSupported
-	case s2.ended:
-		r.Verdict = s2.ps.String()
-	case s1.ended:
-		r.Verdict = VerdictLost
-	case err != nil && probe.VerdictOf(err) == VerdictClosed:
-		r.Verdict = VerdictClosed
-	case err != nil:
-		r.Verdict = probe.VerdictOf(err)
-	}
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		const id1, id2 = 1, 2
+		b := AppendBeginRequest(nil, id1, RoleResponder, FlagKeepConn)
+		b = p.appendParams(b, id1, nil)
+		b = AppendRecord(b, TypeStdin, id1, []byte("backbench-probe"))
+		b = append(b, p.requestRecords(id2, RoleResponder, FlagKeepConn, nil, nil)...)
+		b = AppendRecord(b, TypeStdin, id1, nil)
+		sent := "sent request 1 (BEGIN, PARAMS, 15 bytes of STDIN), request 2 whole, then the end of request 1's STDIN, with FCGI_KEEP_CONN"
+		s1, s2 := newState(id1), newState(id2)
+		var others []string
+		err := p.send(c, b, &others, s1, s2)
+		r.FirstAnswered, r.SecondAnswered = s1.ended, s2.ended
+		if s2.ended {
+			r.SecondStatus = s2.ps.String()
+		}
+		ev := sent + "; request 1: " + s1.describe() + "; request 2: " + s2.describe()
+		if len(others) > 0 {
+			ev += "; also " + strings.Join(others, ", ")
+		}
+		if err != nil {
+			ev += "; then " + p.run.Describe(err)
+		}
+		r.Evidence = ev
+		switch {
+		case s2.ended && s2.ps == StatusCantMpxConn:
+			r.Verdict = VerdictRejected
+		case s1.served() && s2.served():
+			r.Verdict = VerdictSupported
+		case s2.ended:
+			r.Verdict = s2.ps.String()
+		case s1.ended:
+			r.Verdict = VerdictLost
+		case err != nil:
+			r.Verdict = probe.VerdictOf(err)
+		}
+	})
 	return r
 }
 
@@ -1029,40 +900,28 @@ func roleName(role int) string {
 
 // role sends a whole request in the given role, all by limit (if not zero).
 func (p *prober) role(ctx context.Context, role int, limit time.Time) (r RoleResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
 	r.Role = role
-	pc, err := p.dialLimit(ctx, limit)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	var extra [][2]string
-	if role == RoleFilter {
-		extra = [][2]string{{"FCGI_DATA_LAST_MOD", "0"}, {"FCGI_DATA_LENGTH", "0"}}
-	}
-	sent := "sent BEGIN_REQUEST " + roleName(role) + ", PARAMS, empty STDIN"
-	if role == RoleFilter {
-		sent += " and empty DATA"
-	}
-	st := newState(RequestID)
-	err = pc.send(p.requestRecords(RequestID, uint16(role), 0, extra, nil))
-	if err == nil {
-		err = pc.collect(nil, st)
-	}
-	switch {
-	case st.ended && st.ps == StatusRequestComplete:
-		r.Verdict = VerdictServed
-	case st.ended:
-		r.Verdict = st.ps.String()
-	default:
-		r.Verdict = probe.VerdictOf(err)
-	}
-	r.Evidence = sent + "; got " + st.describe()
-	if err != nil {
-		r.Evidence += "; " + probe.DescribeErr(err, p.timeout, "a record")
-	}
+	p.run.Run(ctx, &r.Check, limit, func(c *probe.Conn) {
+		var extra [][2]string
+		if role == RoleFilter {
+			extra = [][2]string{{"FCGI_DATA_LAST_MOD", "0"}, {"FCGI_DATA_LENGTH", "0"}}
+		}
+		sent := "sent BEGIN_REQUEST " + roleName(role) + ", PARAMS, empty STDIN"
+		if role == RoleFilter {
+			sent += " and empty DATA"
+		}
+		st := newState(RequestID)
+		err := p.send(c, p.requestRecords(RequestID, uint16(role), 0, extra, nil), nil, st)
+		switch {
+		case st.ended && st.ps == StatusRequestComplete:
+			r.Verdict = VerdictServed
+		case st.ended:
+			r.Verdict = st.ps.String()
+		default:
+			r.Verdict = probe.VerdictOf(err)
+		}
+		r.Evidence = p.run.Then(sent+"; got "+st.describe(), err)
+	})
 	return r
 }
 
@@ -1082,65 +941,42 @@ func (p *prober) roles(ctx context.Context) (r RolesResult) {
 
 // unknownType sends a management record of an undefined type.
 func (p *prober) unknownType(ctx context.Context) (r UnknownTypeResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
 	r.Type = int(ProbeUnknownType)
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	sent := fmt.Sprintf("sent a management record of type %d (8 zero bytes)", r.Type)
-	if err := pc.send(AppendRecord(nil, ProbeUnknownType, NullRequestID, make([]byte, 8))); err != nil {
-		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "a record")
-		return r
-	}
-	h, content, err := pc.next()
-	switch {
-	case err != nil:
-		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; "+probe.DescribeErr(err, p.timeout, "a record")
-	case h.Type == TypeUnknownType && len(content) > 0:
-		r.Verdict = VerdictUnknownType
-		r.Evidence = fmt.Sprintf("%s; got UNKNOWN_TYPE naming type %d", sent, content[0])
-	default:
-		r.Verdict = VerdictError
-		r.Evidence = fmt.Sprintf("%s; got %s for id %d (%d bytes)", sent, h.Type, h.ID, len(content))
-	}
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		sent := fmt.Sprintf("sent a management record of type %d (8 zero bytes)", r.Type)
+		h, content, ok := p.askRecord(c, &r.Check, sent, AppendRecord(nil, ProbeUnknownType, NullRequestID, make([]byte, 8)))
+		switch {
+		case !ok:
+		case h.Type == TypeUnknownType && len(content) > 0:
+			r.Verdict = VerdictUnknownType
+			r.Evidence = fmt.Sprintf("%s; got UNKNOWN_TYPE naming type %d", sent, content[0])
+		default:
+			r.Verdict = VerdictError
+			r.Evidence = fmt.Sprintf("%s; got %s for id %d (%d bytes)", sent, h.Type, h.ID, len(content))
+		}
+	})
 	return r
 }
 
 // abort sends BEGIN and PARAMS, then ABORT_REQUEST instead of STDIN.
 func (p *prober) abort(ctx context.Context) (r AbortResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	b := AppendBeginRequest(nil, RequestID, RoleResponder, 0)
-	b = p.appendParams(b, RequestID, nil)
-	b = AppendHeader(b, TypeAbortRequest, RequestID, 0, 0)
-	sent := "sent BEGIN_REQUEST, PARAMS, then ABORT_REQUEST (no STDIN)"
-	st := newState(RequestID)
-	err = pc.send(b)
-	if err == nil {
-		err = pc.collect(nil, st)
-	}
-	r.StdoutBytes = st.stdout
-	if st.ended {
-		r.Verdict = VerdictEndRequest
-		app := int64(st.appStatus)
-		r.AppStatus, r.ProtocolStatus = &app, st.ps.String()
-	} else {
-		r.Verdict = probe.VerdictOf(err)
-	}
-	r.Evidence = sent + "; got " + st.describe()
-	if err != nil {
-		r.Evidence += "; " + probe.DescribeErr(err, p.timeout, "a record")
-	}
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		b := AppendBeginRequest(nil, RequestID, RoleResponder, 0)
+		b = p.appendParams(b, RequestID, nil)
+		b = AppendHeader(b, TypeAbortRequest, RequestID, 0, 0)
+		sent := "sent BEGIN_REQUEST, PARAMS, then ABORT_REQUEST (no STDIN)"
+		st := newState(RequestID)
+		err := p.send(c, b, nil, st)
+		r.StdoutBytes = st.stdout
+		if st.ended {
+			r.Verdict = VerdictEndRequest
+			app := int64(st.appStatus)
+			r.AppStatus, r.ProtocolStatus = &app, st.ps.String()
+		} else {
+			r.Verdict = probe.VerdictOf(err)
+		}
+		r.Evidence = p.run.Then(sent+"; got "+st.describe(), err)
+	})
 	return r
 }
 
@@ -1178,43 +1014,33 @@ func (p *prober) params(ctx context.Context) (r ParamsResult) {
 // ones. With split >= 0, the PARAMS stream is cut into two records split
 // bytes into the first extra pair.
 func (p *prober) paramsCase(ctx context.Context, limit time.Time, what string, extra [][2]string, split int) (r ParamsCase) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
-	pc, err := p.dialLimit(ctx, limit)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
+	dialed := p.run.Run(ctx, &r.Check, limit, func(c *probe.Conn) {
+		b := AppendBeginRequest(nil, RequestID, RoleResponder, 0)
+		base := AppendPairs(nil, p.pairs)
+		stream := AppendPairs(append([]byte(nil), base...), extra)
+		nrec := (len(stream) + ChunkSize - 1) / ChunkSize
+		if split >= 0 {
+			cut := len(base) + split
+			b = AppendRecord(b, TypeParams, RequestID, stream[:cut])
+			b = AppendRecord(b, TypeParams, RequestID, stream[cut:])
+			nrec = 2
+		} else {
+			b = AppendRecord(b, TypeParams, RequestID, stream)
+		}
+		b = AppendRecord(b, TypeParams, RequestID, nil)
+		b = AppendRecord(b, TypeStdin, RequestID, nil)
+		st := newState(RequestID)
+		err := p.send(c, b, nil, st)
+		r.Status = st.status
+		if st.served() {
+			r.Verdict = VerdictServed
+		} else {
+			r.Verdict = VerdictNotServed
+		}
+		r.Evidence = p.run.Then(fmt.Sprintf("sent %s (PARAMS stream of %d bytes in %d records); got %s", what, len(stream), nrec, st.describe()), err)
+	})
+	if !dialed {
 		r.Verdict = VerdictNotServed
-		return r
-	}
-	defer pc.Close()
-	b := AppendBeginRequest(nil, RequestID, RoleResponder, 0)
-	base := AppendPairs(nil, p.pairs)
-	stream := AppendPairs(append([]byte(nil), base...), extra)
-	nrec := (len(stream) + ChunkSize - 1) / ChunkSize
-	if split >= 0 {
-		cut := len(base) + split
-		b = AppendRecord(b, TypeParams, RequestID, stream[:cut])
-		b = AppendRecord(b, TypeParams, RequestID, stream[cut:])
-		nrec = 2
-	} else {
-		b = AppendRecord(b, TypeParams, RequestID, stream)
-	}
-	b = AppendRecord(b, TypeParams, RequestID, nil)
-	b = AppendRecord(b, TypeStdin, RequestID, nil)
-	st := newState(RequestID)
-	err = pc.send(b)
-	if err == nil {
-		err = pc.collect(nil, st)
-	}
-	r.Status = st.status
-	if st.served() {
-		r.Verdict = VerdictServed
-	} else {
-		r.Verdict = VerdictNotServed
-	}
-	r.Evidence = fmt.Sprintf("sent %s (PARAMS stream of %d bytes in %d records); got %s", what, len(stream), nrec, st.describe())
-	if err != nil {
-		r.Evidence += "; " + probe.DescribeErr(err, p.timeout, "a record")
 	}
 	return r
 }
@@ -1222,41 +1048,33 @@ func (p *prober) paramsCase(ctx context.Context, limit time.Time, what string, e
 // response sends one ordinary request and describes the framing of the
 // answer.
 func (p *prober) response(ctx context.Context) (r ResponseResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	st, err := p.ordinary(ctx, pc, 0)
-	r.StdoutRecords, r.StdoutSizes, r.MaxStdoutRecord = st.stdoutRecs, st.sizes, st.maxRecord
-	r.PaddedTo8 = st.padded8 && st.any
-	for pad := range st.pads {
-		r.Paddings = append(r.Paddings, pad)
-	}
-	sort.Ints(r.Paddings)
-	r.StdoutBytes, r.StderrBytes, r.Stderr = st.stdout, st.stderr, st.stderr > 0
-	r.Status, r.StatusHeader = st.status, st.statusHdr
-	if st.ended {
-		app := int64(st.appStatus)
-		r.AppStatus, r.ProtocolStatus = &app, st.ps.String()
-	}
-	switch {
-	case err != nil:
-		r.Verdict = probe.VerdictOf(err)
-	case st.headErr != nil || !st.headDone:
-		r.Verdict = VerdictError
-	default:
-		r.Verdict = VerdictAnswered
-	}
-	r.Evidence = "sent " + p.cfg.Target.RequestURI() + " (RESPONDER, no FCGI_KEEP_CONN); got " + st.describe()
-	if st.stdoutRecs > 0 {
-		r.Evidence += fmt.Sprintf("; STDOUT records up to %d bytes, paddings %v", st.maxRecord, r.Paddings)
-	}
-	if err != nil {
-		r.Evidence += "; " + probe.DescribeErr(err, p.timeout, "a record")
-	}
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		st, err := p.ordinary(ctx, c, 0)
+		r.StdoutRecords, r.StdoutSizes, r.MaxStdoutRecord = st.stdoutRecs, st.sizes, st.maxRecord
+		r.PaddedTo8 = st.padded8 && st.any
+		for pad := range st.pads {
+			r.Paddings = append(r.Paddings, pad)
+		}
+		sort.Ints(r.Paddings)
+		r.StdoutBytes, r.StderrBytes, r.Stderr = st.stdout, st.stderr, st.stderr > 0
+		r.Status, r.StatusHeader = st.status, st.statusHdr
+		if st.ended {
+			app := int64(st.appStatus)
+			r.AppStatus, r.ProtocolStatus = &app, st.ps.String()
+		}
+		switch {
+		case err != nil:
+			r.Verdict = probe.VerdictOf(err)
+		case st.headErr != nil || !st.headDone:
+			r.Verdict = VerdictError
+		default:
+			r.Verdict = VerdictAnswered
+		}
+		r.Evidence = "sent " + p.cfg.Target.RequestURI() + " (RESPONDER, no FCGI_KEEP_CONN); got " + st.describe()
+		if st.stdoutRecs > 0 {
+			r.Evidence += fmt.Sprintf("; STDOUT records up to %d bytes, paddings %v", st.maxRecord, r.Paddings)
+		}
+		r.Evidence = p.run.Then(r.Evidence, err)
+	})
 	return r
 }

@@ -8,6 +8,7 @@ package httpprobe
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,17 +108,9 @@ type HTTP10Result struct {
 	ABSeesKeepAlive bool `json:"ab_sees_keep_alive"`
 }
 
-// MaxRequestsResult is the outcome of max_requests_per_connection.
-type MaxRequestsResult struct {
-	Check
-	// Requests is how many requests one kept connection served before the
-	// server closed it, nil when it did not within the bound.
-	Requests *int `json:"requests"`
-	// Served is how many requests were answered on the connection.
-	Served int `json:"served"`
-	// Bound is the most requests the check sends.
-	Bound int `json:"bound"`
-}
+// MaxRequestsResult is the outcome of max_requests_per_connection (see
+// probe.MaxRequestsResult).
+type MaxRequestsResult = probe.MaxRequestsResult
 
 // IdleResult is the outcome of idle_timeout_seconds.
 type IdleResult struct {
@@ -251,33 +244,23 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeReport, error) {
 		return nil, err
 	}
 	r := &ProbeReport{}
-	if run["http11_persistent"] {
-		r.HTTP11Persistent = p.persistent(ctx, false).PersistResult
+	steps := []probe.Step{
+		{Name: "http11_persistent", Check: &r.HTTP11Persistent.Check, Run: func() { r.HTTP11Persistent = p.persistent(ctx, false).PersistResult }},
+		{Name: "http10_keep_alive", Check: &r.HTTP10KeepAlive.Check, Run: func() { r.HTTP10KeepAlive = p.persistent(ctx, true) }},
+		{Name: "max_requests_per_connection", Check: &r.MaxRequests.Check, Run: func() { r.MaxRequests = p.maxRequests(ctx) }},
+		{Name: "idle_timeout_seconds", Check: &r.IdleTimeout.Check, Run: func() { r.IdleTimeout = p.idle(ctx) }},
+		{Name: "pipelining", Check: &r.Pipelining.Check, Run: func() { r.Pipelining = p.pipelining(ctx) }},
+		// One exchange for both framing and server: the one that runs
+		// first fills both (a check not selected is marked after all ran).
+		{Name: "framing", Check: &r.Framing.Check, Run: func() { r.Framing, r.Server = p.framing(ctx) }},
+		{Name: "server", Check: &r.Server.Check, Run: func() {
+			if !run["framing"] {
+				r.Framing, r.Server = p.framing(ctx)
+			}
+		}},
 	}
-	if run["http10_keep_alive"] {
-		r.HTTP10KeepAlive = p.persistent(ctx, true)
-	}
-	if run["max_requests_per_connection"] {
-		r.MaxRequests = p.maxRequests(ctx)
-	}
-	if run["idle_timeout_seconds"] {
-		r.IdleTimeout = p.idle(ctx)
-	}
-	if run["pipelining"] {
-		r.Pipelining = p.pipelining(ctx)
-	}
-	if run["framing"] || run["server"] {
-		r.Framing, r.Server = p.framing(ctx) // one exchange for both
-	}
-	for _, l := range []struct {
-		name string
-		chk  *Check
-	}{{"http11_persistent", &r.HTTP11Persistent.Check}, {"http10_keep_alive", &r.HTTP10KeepAlive.Check},
-		{"max_requests_per_connection", &r.MaxRequests.Check}, {"idle_timeout_seconds", &r.IdleTimeout.Check},
-		{"pipelining", &r.Pipelining.Check}, {"framing", &r.Framing.Check}, {"server", &r.Server.Check}} {
-		if !run[l.name] {
-			*l.chk = Check{Verdict: probe.VerdictSkipped, Evidence: probe.NotSelected}
-		}
+	if err := probe.RunAll(steps, run, nil); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -298,7 +281,7 @@ func SelectChecks(only, skip []string) (map[string]bool, error) {
 
 type prober struct {
 	cfg     ProbeConfig
-	dialer  *sockets.Dialer
+	run     probe.Runner
 	timeout time.Duration
 	req11   []byte // HTTP/1.1, persistent
 	req10   []byte // HTTP/1.0, Connection: keep-alive
@@ -308,18 +291,11 @@ func newProber(cfg ProbeConfig) (*prober, error) {
 	if cfg.Timeout < 0 || cfg.IdleMax < 0 || cfg.MaxRequests < 0 || cfg.MaxRequestsTime < 0 {
 		return nil, errors.New("httpprobe: negative probe bound")
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultProbeTimeout
-	}
-	if cfg.IdleMax == 0 {
-		cfg.IdleMax = DefaultIdleMax
-	}
-	if cfg.MaxRequests == 0 {
-		cfg.MaxRequests = DefaultProbeMaxRequests
-	}
-	if cfg.MaxRequestsTime == 0 {
-		cfg.MaxRequestsTime = DefaultProbeMaxRequestsTime
-	}
+	// A bound left at 0 takes its default.
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultProbeTimeout)
+	cfg.IdleMax = cmp.Or(cfg.IdleMax, DefaultIdleMax)
+	cfg.MaxRequests = cmp.Or(cfg.MaxRequests, DefaultProbeMaxRequests)
+	cfg.MaxRequestsTime = cmp.Or(cfg.MaxRequestsTime, DefaultProbeMaxRequestsTime)
 	base := Config{Target: cfg.Target, Headers: cfg.Headers, KeepAlive: true}
 	h11, err := RequestHead(base)
 	if err != nil {
@@ -334,61 +310,10 @@ func newProber(cfg ProbeConfig) (*prober, error) {
 	if d == nil {
 		d = sockets.NewDialer(cfg.Target, 0)
 	}
-	return &prober{cfg: cfg, dialer: d, timeout: cfg.Timeout,
-		req11: []byte(h11), req10: []byte(h10)}, nil
-}
-
-// pconn is a probe connection with its own bounded read buffer.
-type pconn struct {
-	*probe.Conn
-	buf  []byte
-	r, w int
-	read int64
-}
-
-// dial opens a fresh connection whose I/O is bounded by p.timeout from now.
-func (p *prober) dial(ctx context.Context) (*pconn, error) {
-	c, err := probe.Dial(ctx, p.dialer, p.timeout, time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	return &pconn{Conn: c, buf: make([]byte, MaxHeadBytes+4<<10)}, nil
-}
-
-// fill reads once more into the buffer, making room first.
-func (pc *pconn) fill() error {
-	if pc.r == pc.w {
-		pc.r, pc.w = 0, 0
-	}
-	if pc.w == len(pc.buf) {
-		pc.w = copy(pc.buf, pc.buf[pc.r:pc.w])
-		pc.r = 0
-	}
-	n, err := pc.Read(pc.buf[pc.w:])
-	pc.w += n
-	pc.read += int64(n)
-	if n > 0 {
-		return nil
-	}
-	if err == nil {
-		err = io.ErrNoProgress
-	}
-	return err
-}
-
-// unsolicited returns how many bytes came after the answer just read:
-// those already buffered, or else those that come within wait (0: none
-// waited for). Bytes nobody asked for would be read as the answer to the
-// next request, so a check that sends one must look first.
-func (pc *pconn) unsolicited(ctx context.Context, wait time.Duration) int {
-	if n := pc.w - pc.r; n > 0 || wait <= 0 || !pc.CanWaitIdle() {
-		return n
-	}
-	pc.Exchange(ctx, wait)
-	if pc.fill() != nil {
-		return 0
-	}
-	return pc.w - pc.r
+	// A head is parsed whole in the read buffer: room for the largest
+	// one and some of the body.
+	run := probe.Runner{Dialer: d, Timeout: cfg.Timeout, Inside: "the body", BufferSize: MaxHeadBytes + 4<<10}
+	return &prober{cfg: cfg, run: run, timeout: cfg.Timeout, req11: []byte(h11), req10: []byte(h10)}, nil
 }
 
 // presp is what the probe keeps of one response.
@@ -432,15 +357,18 @@ func (r *presp) describe() string {
 
 var keepAliveWord = []byte("keep-alive")
 
-// response reads one whole response (interim 1xx ones skipped).
-func (pc *pconn) response() (presp, error) {
+// response reads one whole response from c (interim 1xx ones skipped): the
+// head parsed whole in the read buffer, the body counted, not kept.
+func response(c *probe.Conn) (presp, error) {
+	in := c.In
 	var h Head
 	var r presp
 	for {
 		for {
-			n, err := ParseHead(pc.buf[pc.r:pc.w], &h)
+			b, _ := in.Peek(in.Buffered())
+			n, err := ParseHead(b, &h)
 			if err == nil {
-				head := pc.buf[pc.r : pc.r+n]
+				head := b[:n]
 				r = presp{minor: h.Minor, status: h.Status, keeps: h.KeepsConn(), connClose: h.ConnClose,
 					connKeepAlive: h.ConnKeepAlive, keepAliveHeader: h.KeepAliveHeader,
 					abSees: bytes.Contains(bytes.ToLower(head), keepAliveWord),
@@ -448,16 +376,16 @@ func (pc *pconn) response() (presp, error) {
 				if h.Server != nil {
 					r.server, r.token = string(h.Server), string(h.ServerToken())
 				}
-				pc.r += n
+				in.Discard(n)
 				break
 			}
 			if err != ErrIncomplete {
 				return r, err
 			}
-			if pc.w-pc.r >= MaxHeadBytes {
+			if len(b) >= MaxHeadBytes {
 				return r, errHeadTooLarge
 			}
-			if err := pc.fill(); err != nil {
+			if _, err := in.Peek(len(b) + 1); err != nil {
 				return r, err
 			}
 		}
@@ -467,39 +395,32 @@ func (pc *pconn) response() (presp, error) {
 	}
 	switch r.kind {
 	case BodyLength:
-		left := h.ContentLength
-		for {
-			k := min(left, int64(pc.w-pc.r))
-			pc.r += int(k)
-			left -= k
-			r.body += k
-			if left == 0 {
-				break
-			}
-			if err := pc.fill(); err != nil {
-				return r, bodyErr(err)
-			}
+		n, err := in.Discard(int(h.ContentLength))
+		r.body += int64(n)
+		if err != nil {
+			return r, bodyErr(err)
 		}
 	case BodyChunked:
 		var dec ChunkedDecoder
 		for !dec.Done() {
-			if pc.r == pc.w {
-				if err := pc.fill(); err != nil {
+			if in.Buffered() == 0 {
+				if _, err := in.Peek(1); err != nil {
 					return r, bodyErr(err)
 				}
 			}
-			n, data, err := dec.Step(pc.buf[pc.r:pc.w])
+			b, _ := in.Peek(in.Buffered())
+			n, data, err := dec.Step(b)
 			if err != nil {
 				return r, err
 			}
-			pc.r += n
-			r.body += int64(len(data))
+			r.body += int64(len(data)) // data points into b: counted before the discard
+			in.Discard(n)
 		}
 	case BodyClose:
 		for {
-			r.body += int64(pc.w - pc.r)
-			pc.r = pc.w
-			if err := pc.fill(); err != nil {
+			n, _ := in.Discard(in.Buffered())
+			r.body += int64(n)
+			if _, err := in.Peek(1); err != nil {
 				if err == io.EOF {
 					break
 				}
@@ -518,253 +439,168 @@ func bodyErr(err error) error {
 	return err
 }
 
-// roundTrip sends req on pc and reads the response, within the timeout.
-func (p *prober) roundTrip(ctx context.Context, pc *pconn, req []byte) (presp, error) {
-	pc.Exchange(ctx, p.timeout)
-	if _, err := pc.Write(req); err != nil {
+// roundTrip sends req on c and reads the response, within the timeout.
+func (p *prober) roundTrip(ctx context.Context, c *probe.Conn, req []byte) (presp, error) {
+	c.Exchange(ctx, p.timeout)
+	if _, err := c.Write(req); err != nil {
 		return presp{}, err
 	}
-	return pc.response()
+	return response(c)
+}
+
+// ask is the runner's Ask of req: each response read is appended to resps
+// when that is not nil.
+func (p *prober) ask(req []byte, resps *[]presp) probe.Ask {
+	return func(ctx context.Context, c *probe.Conn) (probe.Answer, error) {
+		resp, err := p.roundTrip(ctx, c, req)
+		if err != nil {
+			return probe.Answer{}, err
+		}
+		if resps != nil {
+			*resps = append(*resps, resp)
+		}
+		return probe.Answer{Got: resp.describe(), Ends: resp.connClose, EndsByClose: resp.kind == BodyClose}, nil
+	}
 }
 
 // persistent sends two requests on one connection: HTTP/1.1 without a
 // Connection header, or HTTP/1.0 with "Connection: keep-alive".
 func (p *prober) persistent(ctx context.Context, http10 bool) (r HTTP10Result) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
 	req, what := p.req11, "HTTP/1.1"
 	if http10 {
 		req, what = p.req10, "HTTP/1.0 with Connection: keep-alive"
 	}
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
+	var resps []presp
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		r.Served = p.run.Reuse(ctx, c, &r.Check, probe.Reuse{First: "request 1 (" + what + ")", Ask: p.ask(req, &resps)})
+	})
+	if len(resps) == 0 {
 		return r
 	}
-	defer pc.Close()
-	r1, err := p.roundTrip(ctx, pc, req)
-	if err != nil {
-		r.Verdict = probe.VerdictOf(err)
-		r.Evidence = "request 1 (" + what + "): " + probe.DescribeErr(err, p.timeout, "the body")
-		return r
-	}
-	r.Served = 1
+	r1 := resps[0]
 	r.ConnectionClose = r1.connClose
 	r.ResponseVersion = r1.version()
 	r.ConnectionKeepAlive, r.KeepAliveHeader, r.ABSeesKeepAlive = r1.connKeepAlive, r1.keepAliveHeader, r1.abSees
-	ev := "request 1 (" + what + "): " + r1.describe()
-	if r1.kind == BodyClose {
-		r.Verdict = VerdictIgnored
-		r.Evidence = ev + "; the body ended with the close, so the connection cannot be kept"
-		return r
+	if r.Verdict == VerdictHonored && !r1.keeps {
+		r.Evidence += ", although response 1 did not announce keep-alive"
 	}
-	if n := pc.unsolicited(ctx, probe.UnsolicitedWait); n > 0 {
-		r.Verdict = VerdictUnsolicited
-		r.Evidence = ev + fmt.Sprintf("; then, before request 2, the server sent %d bytes nobody asked for: not counted as an answer", n)
-		return r
-	}
-	read := pc.read
-	r2, err := p.roundTrip(ctx, pc, req)
-	switch {
-	case err == nil:
-		r.Served = 2
-		r.Verdict = VerdictHonored
-		ev += "; request 2 answered on the same connection (" + r2.describe() + ")"
-		if !r1.keeps {
-			ev += ", although response 1 did not announce keep-alive"
-		}
-	case pc.read == read && probe.VerdictOf(err) == VerdictClosed:
-		r.Verdict = VerdictIgnored
-		ev += "; the server closed the connection after it (request 2: " + probe.DescribeErr(err, p.timeout, "the body") + ")"
-	default:
-		r.Verdict = probe.VerdictOf(err)
-		ev += "; request 2 on the same connection: " + probe.DescribeErr(err, p.timeout, "the body")
-	}
-	r.Evidence = ev
 	return r
 }
 
 // maxRequests sends HTTP/1.1 requests on one connection until the server
 // closes it, the bound or the time budget.
-func (p *prober) maxRequests(ctx context.Context) (r MaxRequestsResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
-	r.Bound = p.cfg.MaxRequests
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	stop := start.Add(p.cfg.MaxRequestsTime)
-	for r.Served < r.Bound {
-		if time.Now().After(stop) {
-			r.Verdict = VerdictNotReached
-			r.Evidence = fmt.Sprintf("%d HTTP/1.1 requests answered on one connection; stopped after %v", r.Served, p.cfg.MaxRequestsTime)
-			return r
-		}
-		read := pc.read
-		resp, err := p.roundTrip(ctx, pc, p.req11)
-		if err != nil {
-			if r.Served > 0 && pc.read == read && probe.VerdictOf(err) == VerdictClosed {
-				n := r.Served
-				r.Requests = &n
-				r.Verdict = VerdictMeasured
-				r.Evidence = fmt.Sprintf("%d HTTP/1.1 requests answered, then the server closed the connection", n)
-				return r
-			}
-			r.Verdict = probe.VerdictOf(err)
-			r.Evidence = fmt.Sprintf("request %d on the kept connection: %s", r.Served+1, probe.DescribeErr(err, p.timeout, "the body"))
-			return r
-		}
-		r.Served++
-		if n := pc.unsolicited(ctx, 0); n > 0 {
-			r.Verdict = VerdictUnsolicited
-			r.Evidence = fmt.Sprintf("%d HTTP/1.1 requests answered; after answer %d the server sent %d bytes nobody asked for: not counted as an answer", r.Served, r.Served, n)
-			return r
-		}
-		if resp.kind == BodyClose || resp.connClose {
-			n := r.Served
-			r.Requests = &n
-			r.Verdict = VerdictMeasured
-			r.Evidence = fmt.Sprintf("%d HTTP/1.1 requests answered; the last one ended the connection (%s)", n, resp.describe())
-			return r
-		}
-	}
-	r.Verdict = VerdictNotReached
-	r.Evidence = fmt.Sprintf("%d HTTP/1.1 requests answered on one connection, still open", r.Served)
-	return r
+func (p *prober) maxRequests(ctx context.Context) MaxRequestsResult {
+	return p.run.MaxRequests(ctx, probe.Repeat{What: "HTTP/1.1 requests", Bound: p.cfg.MaxRequests,
+		Time: p.cfg.MaxRequestsTime, Ask: p.ask(p.req11, nil)})
 }
 
 // idle sends one request, then waits, silent, for the server to close the
 // kept connection, up to IdleMax.
 func (p *prober) idle(ctx context.Context) (r IdleResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
 	r.MaxSeconds = p.cfg.IdleMax.Seconds()
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	resp, err := p.roundTrip(ctx, pc, p.req11)
-	if err != nil {
-		r.Verdict = probe.VerdictOf(err)
-		r.Evidence = "request (HTTP/1.1): " + probe.DescribeErr(err, p.timeout, "the body")
-		return r
-	}
-	if resp.kind == BodyClose || resp.connClose {
-		r.Verdict = VerdictIgnored
-		r.Evidence = "request (HTTP/1.1): " + resp.describe() + "; the connection is not kept, so nothing to measure"
-		return r
-	}
-	idleStart := time.Now()
-	pc.Exchange(ctx, p.cfg.IdleMax)
-	for pc.r == pc.w {
-		err = pc.fill()
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		resp, err := p.roundTrip(ctx, c, p.req11)
 		if err != nil {
-			break
+			p.run.Fail(&r.Check, "request (HTTP/1.1): ", err)
+			return
 		}
-	}
-	waited := time.Since(idleStart)
-	switch v := probe.VerdictOf(err); {
-	case err == nil:
-		r.Verdict = VerdictError
-		r.Evidence = fmt.Sprintf("after the response, the server sent %d bytes nobody asked for", pc.w-pc.r)
-	case v == VerdictClosed:
-		sec := float64(waited.Round(10*time.Millisecond)) / float64(time.Second)
-		r.IdleSeconds = &sec
-		r.Verdict = VerdictMeasured
-		r.Evidence = fmt.Sprintf("one HTTP/1.1 request answered (%s), then the server closed the idle connection after %.2f s", resp.describe(), sec)
-	case v == VerdictNoAnswer && ctx.Err() == nil:
-		r.Verdict = VerdictNotReached
-		r.Evidence = fmt.Sprintf("one HTTP/1.1 request answered, then the idle connection stayed open for %v", p.cfg.IdleMax)
-	default:
-		r.Verdict = v
-		r.Evidence = "waiting on the idle connection: " + probe.DescribeErr(err, p.cfg.IdleMax, "the body")
-	}
+		if resp.kind == BodyClose || resp.connClose {
+			r.Verdict = VerdictIgnored
+			r.Evidence = "request (HTTP/1.1): " + resp.describe() + "; the connection is not kept, so nothing to measure"
+			return
+		}
+		idleStart := time.Now()
+		c.Exchange(ctx, p.cfg.IdleMax)
+		_, err = c.In.Peek(1)
+		waited := time.Since(idleStart)
+		switch v := probe.VerdictOf(err); {
+		case err == nil:
+			r.Verdict = VerdictError
+			r.Evidence = fmt.Sprintf("after the response, the server sent %d bytes nobody asked for", c.In.Buffered())
+		case v == VerdictClosed:
+			sec := float64(waited.Round(10*time.Millisecond)) / float64(time.Second)
+			r.IdleSeconds = &sec
+			r.Verdict = VerdictMeasured
+			r.Evidence = fmt.Sprintf("one HTTP/1.1 request answered (%s), then the server closed the idle connection after %.2f s", resp.describe(), sec)
+		case v == VerdictNoAnswer && ctx.Err() == nil:
+			r.Verdict = VerdictNotReached
+			r.Evidence = fmt.Sprintf("one HTTP/1.1 request answered, then the idle connection stayed open for %v", p.cfg.IdleMax)
+		default:
+			r.Verdict = v
+			r.Evidence = "waiting on the idle connection: " + probe.DescribeErr(err, p.cfg.IdleMax, "the body")
+		}
+	})
 	return r
 }
 
 // pipelining sends two HTTP/1.1 requests in one write.
 func (p *prober) pipelining(ctx context.Context) (r PipelineResult) {
-	start := time.Now()
-	defer func() { r.Seconds = probe.Since(start) }()
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&r.Check, err)
-		return r
-	}
-	defer pc.Close()
-	pc.Exchange(ctx, p.timeout)
-	sent := "sent two HTTP/1.1 requests in one write"
-	if _, err := pc.Write(append(append([]byte(nil), p.req11...), p.req11...)); err != nil {
-		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; write: "+probe.DescribeErr(err, p.timeout, "the body")
-		return r
-	}
-	r1, err := pc.response()
-	if err != nil {
-		r.Verdict, r.Evidence = probe.VerdictOf(err), sent+"; response 1: "+probe.DescribeErr(err, p.timeout, "the body")
-		return r
-	}
-	r.Answered = 1
-	ev := sent + "; response 1: " + r1.describe()
-	r2, err := pc.response()
-	if err != nil {
-		r.Verdict = VerdictFirstOnly
-		r.Evidence = ev + "; response 2: " + probe.DescribeErr(err, p.timeout, "the body")
-		return r
-	}
-	r.Answered = 2
-	if n := pc.unsolicited(ctx, probe.UnsolicitedWait); n > 0 {
-		r.Verdict = VerdictUnsolicited
-		r.Evidence = ev + "; response 2: " + r2.describe() + fmt.Sprintf("; then %d more bytes nobody asked for: more than the answers to two requests, so they cannot be matched to them", n)
-		return r
-	}
-	r.Verdict = VerdictSupported
-	r.Evidence = ev + "; response 2: " + r2.describe() + ", in order on the same connection"
+	p.run.Run(ctx, &r.Check, time.Time{}, func(c *probe.Conn) {
+		c.Exchange(ctx, p.timeout)
+		sent := "sent two HTTP/1.1 requests in one write"
+		if _, err := c.Write(append(append([]byte(nil), p.req11...), p.req11...)); err != nil {
+			p.run.Fail(&r.Check, sent+"; write: ", err)
+			return
+		}
+		r1, err := response(c)
+		if err != nil {
+			p.run.Fail(&r.Check, sent+"; response 1: ", err)
+			return
+		}
+		r.Answered = 1
+		ev := sent + "; response 1: " + r1.describe()
+		r2, err := response(c)
+		if err != nil {
+			r.Verdict = VerdictFirstOnly
+			r.Evidence = ev + "; response 2: " + p.run.Describe(err)
+			return
+		}
+		r.Answered = 2
+		if n := c.Unsolicited(ctx, probe.UnsolicitedWait); n > 0 {
+			r.Verdict = VerdictUnsolicited
+			r.Evidence = ev + "; response 2: " + r2.describe() + fmt.Sprintf("; then %d more bytes nobody asked for: more than the answers to two requests, so they cannot be matched to them", n)
+			return
+		}
+		r.Verdict = VerdictSupported
+		r.Evidence = ev + "; response 2: " + r2.describe() + ", in order on the same connection"
+	})
 	return r
 }
 
 // framing sends one HTTP/1.1 request and reports how the body is delimited
 // and the Server header.
 func (p *prober) framing(ctx context.Context) (f FramingResult, s ServerResult) {
-	start := time.Now()
-	defer func() { f.Seconds = probe.Since(start); s.Seconds = f.Seconds }()
-	pc, err := p.dial(ctx)
-	if err != nil {
-		probe.DialFailed(&f.Check, err)
+	dialed := p.run.Run(ctx, &f.Check, time.Time{}, func(c *probe.Conn) {
+		resp, err := p.roundTrip(ctx, c, p.req11)
+		if err != nil {
+			p.run.Fail(&f.Check, "request (HTTP/1.1): ", err)
+			s.Check = f.Check
+			return
+		}
+		f.Status, f.BodyBytes, f.ResponseVersion = resp.status, resp.body, resp.version()
+		switch resp.kind {
+		case BodyLength:
+			f.Verdict = VerdictContentLength
+		case BodyChunked:
+			f.Verdict = VerdictChunked
+		case BodyClose:
+			f.Verdict = VerdictCloseDelimited
+		default:
+			f.Verdict = VerdictNoBody
+		}
+		f.Evidence = "sent " + p.cfg.Target.RequestURI() + " (HTTP/1.1); got " + resp.describe()
+		s.Server, s.Token = resp.server, resp.token
+		if resp.server != "" {
+			s.Verdict = VerdictPresent
+			s.Evidence = "Server: " + resp.server
+		} else {
+			s.Verdict = VerdictAbsent
+			s.Evidence = "no Server header in " + resp.version() + " " + fmt.Sprint(resp.status) + " response"
+		}
+	})
+	if !dialed {
 		s.Check = f.Check
-		return f, s
 	}
-	defer pc.Close()
-	resp, err := p.roundTrip(ctx, pc, p.req11)
-	if err != nil {
-		f.Verdict = probe.VerdictOf(err)
-		f.Evidence = "request (HTTP/1.1): " + probe.DescribeErr(err, p.timeout, "the body")
-		s.Check = f.Check
-		return f, s
-	}
-	f.Status, f.BodyBytes, f.ResponseVersion = resp.status, resp.body, resp.version()
-	switch resp.kind {
-	case BodyLength:
-		f.Verdict = VerdictContentLength
-	case BodyChunked:
-		f.Verdict = VerdictChunked
-	case BodyClose:
-		f.Verdict = VerdictCloseDelimited
-	default:
-		f.Verdict = VerdictNoBody
-	}
-	f.Evidence = "sent " + p.cfg.Target.RequestURI() + " (HTTP/1.1); got " + resp.describe()
-	s.Server, s.Token = resp.server, resp.token
-	if resp.server != "" {
-		s.Verdict = VerdictPresent
-		s.Evidence = "Server: " + resp.server
-	} else {
-		s.Verdict = VerdictAbsent
-		s.Evidence = "no Server header in " + resp.version() + " " + fmt.Sprint(resp.status) + " response"
-	}
+	s.Seconds = f.Seconds
 	return f, s
 }

@@ -83,7 +83,10 @@ type pair struct {
 // reference line of the HTTP pairs, with `-c C -d DUR [-k] URL`, printing
 // "requests N" and "Requests/sec X" as the bare loop does. A new one is
 // added here.
-var protoLoops = []string{"epolloop", "uringloop"}
+// (bench/uringloop, the io_uring prototype, was removed once the io_uring
+// engine covered it: backbench's default line and its --engine poller line
+// are that comparison.)
+var protoLoops = []string{"epolloop"}
 
 // protoLoop is a built prototype loop.
 type protoLoop struct{ name, dir, bin string }

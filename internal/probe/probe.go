@@ -1,12 +1,19 @@
 // Package probe holds what the FastCGI and HTTP protocol probes (fcgi.Probe,
 // httpprobe.Probe) share: the outcome of one check, the verdict words common
-// to both, how an I/O error becomes a verdict and a line of evidence, and
-// the probe connection, whose every exchange is bounded by a deadline.
+// to both, how an I/O error becomes a verdict and a line of evidence, the
+// probe connection, whose every exchange is bounded by a deadline and whose
+// reads go through one bounded buffer, and the one check runner (Runner):
+// the dial, the deadlines, the evidence of a failed exchange, the checks
+// both protocols make the same way (a connection kept for a second request,
+// the requests one connection serves) and the recording of every check of a
+// probe in order (Sequence). A protocol gives it data and its own steps:
+// what to send and how to read and judge the answer (Ask).
 //
 // It imports the standard library and sockets only.
 package probe
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -96,17 +103,44 @@ func Since(start time.Time) float64 {
 var ErrCheckTimeout = errors.New("not sent: the check's timeout ran out on an earlier case (no answer)")
 
 // Conn is a probe connection: each exchange on it is bounded by a deadline,
-// and the end of the probe's context ends its I/O.
+// and the end of the probe's context ends its I/O. In reads it through a
+// buffer of a fixed size, counting the bytes read (BytesRead); Read, of
+// the embedded net.Conn, bypasses both.
 type Conn struct {
 	net.Conn
+	// In is the connection's buffered reader, of DefaultBufferSize bytes
+	// or the Runner's BufferSize.
+	In    *bufio.Reader
+	read  int64
 	stop  func() bool
 	limit time.Time // no deadline later than this (zero: none)
+}
+
+// DefaultBufferSize is the size of a probe connection's read buffer when
+// none is asked for: 16 KiB.
+const DefaultBufferSize = 16 << 10
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	*c.n += int64(n)
+	return n, err
 }
 
 // Dial opens a fresh connection with d whose I/O is bounded by timeout from
 // now, and never runs past limit when that is not zero (the cases of one
 // check share its timeout).
 func Dial(ctx context.Context, d *sockets.Dialer, timeout time.Duration, limit time.Time) (*Conn, error) {
+	return dial(ctx, d, timeout, limit, DefaultBufferSize)
+}
+
+// dial is Dial with a read buffer of size bytes.
+func dial(ctx context.Context, d *sockets.Dialer, timeout time.Duration, limit time.Time, size int) (*Conn, error) {
 	deadline := time.Now().Add(timeout)
 	if !limit.IsZero() && limit.Before(deadline) {
 		deadline = limit
@@ -119,6 +153,7 @@ func Dial(ctx context.Context, d *sockets.Dialer, timeout time.Duration, limit t
 		return nil, err
 	}
 	pc := &Conn{Conn: c, limit: limit}
+	pc.In = bufio.NewReaderSize(countReader{c, &pc.read}, size)
 	pc.stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	c.SetDeadline(deadline)
 	if ctx.Err() != nil {
@@ -149,7 +184,38 @@ func (c *Conn) CanWaitIdle() bool {
 	return !isTLS
 }
 
-// Close unregisters the cancellation hook and closes the connection.
+// BytesRead is how many bytes In has read from the connection so far: a
+// check compares it before and after a request to tell a connection closed
+// before any byte of the answer from one cut inside it.
+func (c *Conn) BytesRead() int64 { return c.read }
+
+// Unsolicited returns how many bytes came after the answer just read:
+// those already buffered, or else those that come within wait (0: none
+// waited for; never over TLS, see CanWaitIdle). Bytes nobody asked for
+// would be read as the answer to the next request, so a check that sends
+// one must look first.
+func (c *Conn) Unsolicited(ctx context.Context, wait time.Duration) int {
+	if n := c.In.Buffered(); n > 0 || wait <= 0 || !c.CanWaitIdle() {
+		return n
+	}
+	c.Exchange(ctx, wait)
+	if _, err := c.In.Peek(1); err != nil {
+		return 0
+	}
+	return c.In.Buffered()
+}
+
+// WatchClose waits up to d for the server to close the connection and
+// reports whether it did; unexpected bytes count as "not closed".
+func (c *Conn) WatchClose(ctx context.Context, d time.Duration) bool {
+	c.Exchange(ctx, d)
+	var b [1]byte
+	_, err := c.In.Read(b[:])
+	return err != nil && VerdictOf(err) == VerdictClosed
+}
+
+// Close unregisters the cancellation hook and closes the connection. A
+// second Close does nothing more than return the connection's error.
 func (c *Conn) Close() error {
 	c.stop()
 	return c.Conn.Close()
