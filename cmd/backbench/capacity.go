@@ -221,6 +221,7 @@ func (p *capacityPlan) step(ctx context.Context, level float64, length time.Dura
 	}
 	m := capacity.FromSummary(&sum, p.cfg.Objectives)
 	m.Held = capacity.Judge(rec.Windows, rec.WindowWidth, rec.Elapsed, plan.Rate)
+	m.Record = rec
 	if sum.Complete > 0 && (p.quickest == 0 || m.P50 < p.quickest) {
 		p.quickest = m.P50
 	}
