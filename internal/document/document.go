@@ -270,13 +270,9 @@ func ReadRecord(raw json.RawMessage, r *stats.Record) error {
 // rawRecords are where records sit in each kind, as raw JSON, for their
 // schema to be checked before they are read.
 type rawRecords struct {
-	Record json.RawMessage   `json:"record"`
-	Trials []json.RawMessage `json:"trials"`
+	Record json.RawMessage `json:"record"`
 	Series []struct {
 		Records []json.RawMessage `json:"records"`
-		Levels  []struct {
-			Trials []json.RawMessage `json:"trials"`
-		} `json:"levels"`
 	} `json:"series"`
 	Steps []struct {
 		Records []json.RawMessage `json:"records"`
@@ -296,15 +292,13 @@ func (d *Document) decode(keys map[string]json.RawMessage) error {
 		if err := json.Unmarshal(d.Raw, &rr); err != nil {
 			return bad(d.Name, fmt.Errorf("%s JSON: %v", d.Kind, err))
 		}
+		// The trials' records are checked with their summary
+		// (stats.Summary.CheckSummary), as they always were.
 		if rr.Record != nil {
 			raws = append(raws, rr.Record)
 		}
-		raws = append(raws, rr.Trials...)
 		for _, se := range rr.Series {
 			raws = append(raws, se.Records...)
-			for _, l := range se.Levels {
-				raws = append(raws, l.Trials...)
-			}
 		}
 		for _, st := range rr.Steps {
 			raws = append(raws, st.Records...)
@@ -371,16 +365,24 @@ func (d *Document) check() error {
 		if s.Repeated != nil && (len(s.Trials) == 0 || slices.Contains(s.Trials, nil)) {
 			return bad(d.Name, errors.New("trials: a result of trials without them"))
 		}
-		if err := s.CheckSummary(); err != nil {
+		c := *s
+		if t := s.Repeated; t != nil && slices.ContainsFunc(t.Trials, OldTrial) {
+			// Trials saved as summaries by earlier versions are no
+			// records: only the records among them are checked as such.
+			r := *t
+			r.Trials = slices.DeleteFunc(slices.Clone(t.Trials), OldTrial)
+			c.Repeated = &r
+		}
+		if err := c.CheckSummary(); err != nil {
 			return bad(d.Name, err)
 		}
 		return nil
 	}
 	// measured adds a level's or a run's records: its trials when it has
-	// some, else its record.
+	// some (and they are records), else its record.
 	measured := func(s *stats.Summary, rec *stats.Record) {
 		switch {
-		case s != nil && s.Repeated != nil:
+		case s != nil && s.Repeated != nil && !slices.ContainsFunc(s.Trials, OldTrial):
 			d.Records = append(d.Records, s.Trials...)
 		case rec != nil:
 			d.Records = append(d.Records, rec)
@@ -427,6 +429,11 @@ func (d *Document) check() error {
 	}
 	return nil
 }
+
+// OldTrial reports whether a trial was saved without its record (by a
+// version that saved trials as summaries): it has no schema, and its
+// figures are not a record's.
+func OldTrial(r *stats.Record) bool { return r != nil && r.Schema == 0 }
 
 // provenance sets the schema, environment, start and end from the
 // document's own keys and its records.
