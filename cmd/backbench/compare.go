@@ -101,7 +101,7 @@ func loadSaved(path string) (*savedFile, error) {
 		return nil, notResult
 	}
 	for _, l := range levelsOf(d) {
-		if slices.ContainsFunc(l.Trials, document.OldTrial) {
+		if l.Repeated != nil && slices.ContainsFunc(l.Trials, document.OldTrial) {
 			return nil, usagef("compare: %s: trials saved without their run records (made by an older backbench): nothing to compare", path)
 		}
 	}
