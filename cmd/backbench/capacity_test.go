@@ -166,7 +166,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if got := strings.Join(keys, " "); got != "answer capacity_rps confirm_seconds confirmed ended_at environment interrupted limited_by model objectives slo started_at step_seconds steps stopped_early" {
+	if got := strings.Join(keys, " "); got != "answer capacity_rps confirm_seconds confirmed ended_at environment interrupted kind limited_by model objectives slo started_at step_seconds steps stopped_early" {
 		t.Errorf("keys %s", got)
 	}
 	steps := raw["steps"].([]any)

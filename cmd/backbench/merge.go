@@ -153,7 +153,8 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	warn(stderr, info, o.quiet)
 	sum := m.Summary()
 	if o.format == "json" {
-		return report.MergeJSON(stdout, &sum, m, gens, info)
+		return document.Write(stdout, &document.Document{Kind: document.KindMerge, Bench: &document.Bench{Summary: &sum, Record: m},
+			Merge: &document.Merge{Generators: gens, Info: info}})
 	}
 	return report.MergeText(stdout, &sum, gens, info, report.TextOptions{Spectrum: o.spectrum})
 }
@@ -600,7 +601,8 @@ func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) er
 	sort.Ints(out.Levels)
 	warn(stderr, info, o.quiet)
 	if o.format == "json" {
-		return report.MergeSweepJSON(stdout, &out, gens, info)
+		return document.Write(stdout, &document.Document{Kind: document.KindMerge, Sweep: &out,
+			Merge: &document.Merge{Generators: gens, Info: info}})
 	}
 	return report.MergeSweepText(stdout, &out, gens, info)
 }

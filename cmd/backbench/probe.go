@@ -13,8 +13,8 @@ import (
 
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -206,8 +206,9 @@ func (r *probeResult) print(w io.Writer) {
 	}
 }
 
+// writeJSON writes a probe's JSON, a document of kind probe.
 func writeJSON(w io.Writer, v any) error {
-	return stats.EncodeJSON(w, v)
+	return document.Encode(w, document.KindProbe, v)
 }
 
 // run probes tgt. FastCGI: no connection without a request (Ruby's fcgi.rb

@@ -373,9 +373,3 @@ func (r *Report) JSON(concurrency int) JSONReport {
 	}
 	return j
 }
-
-// WriteJSON writes the JSON form of the report, indented.
-func (r *Report) WriteJSON(w io.Writer, concurrency int) error {
-	j := r.JSON(concurrency)
-	return stats.EncodeJSON(w, &j)
-}

@@ -472,32 +472,69 @@ func (d *Document) provenance(keys map[string]json.RawMessage) {
 
 func unix(ns int64) float64 { return float64(ns) / 1e9 }
 
-// Write writes d as the JSON of its kind, indented (stats.EncodeJSON):
-// the one encoder of every document.
-func Write(w io.Writer, d *Document) error {
-	switch {
-	case d.Kind == KindMerge && d.Merge != nil && d.Sweep != nil:
-		return report.MergeSweepJSON(w, d.Sweep, d.Merge.Generators, d.Merge.Info)
-	case d.Kind == KindMerge && d.Merge != nil && d.Bench != nil:
-		return report.MergeJSON(w, d.Bench.Summary, d.Bench.Record, d.Merge.Generators, d.Merge.Info)
-	case d.Bench != nil:
-		return report.JSON(w, d.Bench.Summary, d.Bench.Record)
-	case d.Sweep != nil:
-		return report.SweepJSON(w, d.Sweep)
-	case d.Capacity != nil:
-		return stats.EncodeJSON(w, d.Capacity)
-	case d.Compare != nil:
-		return stats.EncodeJSON(w, d.Compare)
-	case d.Record != nil:
-		return stats.EncodeJSON(w, d.Record)
-	case d.Raw != nil:
-		// A probe: its checks are kept as read.
-		var b bytes.Buffer
-		if err := json.Indent(&b, d.Raw, "", "  "); err != nil {
-			return err
-		}
-		_, err := w.Write(b.Bytes())
+// Encode writes v, the JSON value of a document of kind k, as one
+// indented object (stats.EncodeJSON) with "kind" as its first key: the
+// one encoder of every command that writes JSON. The key is put in the
+// encoded bytes rather than in each kind's type, so that every kind keeps
+// its type (and the keys it had before the key existed) and a command's
+// own output type (probe's) needs no field of it. stats.EncodeJSON always
+// starts an object with "{\n" and indents its keys by two spaces.
+func Encode(w io.Writer, k Kind, v any) error {
+	var b bytes.Buffer
+	if err := stats.EncodeJSON(&b, v); err != nil {
 		return err
 	}
-	return fmt.Errorf("document: nothing to write for kind %q", d.Kind)
+	out := b.Bytes()
+	kind, _ := json.Marshal(k)
+	switch {
+	case bytes.HasPrefix(out, []byte("{\n  \"kind\": ")):
+		// A probe's raw object, read with its kind.
+	case bytes.HasPrefix(out, []byte("{\n  ")):
+		out = slices.Concat([]byte("{\n  \"kind\": "), kind, []byte(",\n"), out[2:])
+	case bytes.HasPrefix(out, []byte("{}")):
+		out = slices.Concat([]byte("{\n  \"kind\": "), kind, []byte("\n}"), out[2:])
+	default:
+		return fmt.Errorf("document: a %s document is not a JSON object", k)
+	}
+	_, err := w.Write(out)
+	return err
+}
+
+// Write writes d as the JSON of its kind (Encode).
+func Write(w io.Writer, d *Document) error {
+	type bench struct {
+		*stats.Summary
+		Record *stats.Record `json:"record,omitempty"`
+	}
+	var v any
+	switch {
+	case d.Merge != nil && d.Sweep != nil:
+		v = struct {
+			*report.Sweep
+			*Merge
+		}{d.Sweep, d.Merge}
+	case d.Merge != nil && d.Bench != nil:
+		// A merged record is always written, even when null.
+		v = struct {
+			*stats.Summary
+			Record *stats.Record `json:"record"`
+			*Merge
+		}{d.Bench.Summary, d.Bench.Record, d.Merge}
+	case d.Bench != nil:
+		v = bench{d.Bench.Summary, d.Bench.Record}
+	case d.Sweep != nil:
+		v = d.Sweep
+	case d.Capacity != nil:
+		v = d.Capacity
+	case d.Compare != nil:
+		v = d.Compare
+	case d.Record != nil:
+		v = d.Record
+	case d.Kind == KindProbe && d.Raw != nil:
+		// A probe's checks are kept as read.
+		v = json.RawMessage(d.Raw)
+	default:
+		return fmt.Errorf("document: nothing to write for kind %q", d.Kind)
+	}
+	return Encode(w, d.Kind, v)
 }
