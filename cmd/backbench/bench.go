@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"

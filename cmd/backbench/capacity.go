@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
