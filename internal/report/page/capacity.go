@@ -2,11 +2,15 @@ package page
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // closedModel reports whether the search was over the concurrency.
@@ -105,6 +109,9 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 	b.WriteString("</p>\n")
 	p.capacityChart(c, loadName, unit)
 
+	// Files that keep the steps' run records (written since records were
+	// kept) get each step's requests, failures and mean from its records.
+	withRecords := slices.ContainsFunc(c.Steps, func(s capacity.StepJSON) bool { return len(s.Records) > 0 })
 	var rows [][]cell
 	for i := range c.Steps {
 		s := &c.Steps[i]
@@ -112,15 +119,37 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 		if !s.Pass {
 			cls = "verdict v-worse"
 		}
-		rows = append(rows, []cell{{text: esc(level(offered(c, s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
+		row := []cell{{text: esc(level(offered(c, s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
 			num(fmt.Sprintf("%.2f", s.P50Ms)), num(fmt.Sprintf("%.2f", s.P99Ms)), num(fmt.Sprintf("%.2f%%", s.ErrorRate*100)),
-			{text: esc(stepVerdict(s)), class: cls}})
+			{text: esc(stepVerdict(s)), class: cls}}
+		if withRecords {
+			row = append(row, stepRecordCells(s)...)
+		}
+		rows = append(rows, row)
 	}
 	first := "rate (req/s)"
 	if closedModel(c) {
 		first = "concurrency"
 	}
-	p.table("Every step of the search, in the order run", []string{first, "achieved req/s", "p50 (ms)", "p99 (ms)", "errors", "verdict"}, rows)
+	head := []string{first, "achieved req/s", "p50 (ms)", "p99 (ms)", "errors", "verdict"}
+	if withRecords {
+		head = append(head, "complete (record)", "failed (record)", "mean (ms, record)")
+	}
+	p.table("Every step of the search, in the order run", head, rows)
+}
+
+// stepRecordCells are a step's complete and failed requests and its mean
+// request time in ms, from its run records merged; empty cells without.
+func stepRecordCells(s *capacity.StepJSON) []cell {
+	if len(s.Records) == 0 {
+		return []cell{num(""), num(""), num("")}
+	}
+	m, err := stats.Merge(s.Records...)
+	if err != nil {
+		return []cell{num(""), num(""), num("")}
+	}
+	sum := m.Summary()
+	return []cell{num(strconv.FormatInt(sum.Complete, 10)), num(strconv.FormatInt(sum.Failed, 10)), num(fmt.Sprintf("%.2f", report.MeanOf(&sum)))}
 }
 
 // capacityChart draws each latency objective's metric (p99 when there is
