@@ -60,23 +60,34 @@ var kinds = []Kind{KindBench, KindSweep, KindCapacity, KindCompare, KindProbe, K
 
 // ErrNotDocument is wrapped by every error of Read: the file is not a
 // backbench result (not JSON, no kind found) or holds what a result must
-// not (ErrBadContent). ErrNewerSchema: a result of a newer schema than
+// not (a *ContentError). ErrNewerSchema: a result of a newer schema than
 // Schema.
 var (
 	ErrNotDocument = errors.New("not a backbench result")
 	ErrNewerSchema = errors.New("a result of a newer backbench")
-	// ErrBadContent is a result of a known kind whose content is refused
-	// (a value of the wrong type, a negative count, a schema that is no
-	// schema); errors.Is(err, ErrNotDocument) holds for it too.
-	ErrBadContent error = badContent{}
+	// ErrBadContent is matched (errors.Is) by every *ContentError.
+	ErrBadContent = errors.New("a backbench result refused for its content")
 )
 
-// badContent is ErrBadContent: its text is ErrNotDocument's, so that a
-// message reads the same whichever of the two a file met.
-type badContent struct{}
+// ContentError is a result of a known kind whose content is refused (a
+// value of the wrong type, a negative count, a schema that is no schema).
+// Its text is the file's name and what is wrong, as the commands print it;
+// errors.Is matches it to ErrBadContent and ErrNotDocument.
+type ContentError struct {
+	// Name is the file's name; Err says what is wrong.
+	Name string
+	Err  error
+}
 
-func (badContent) Error() string        { return ErrNotDocument.Error() }
-func (badContent) Is(target error) bool { return target == ErrNotDocument }
+func (e *ContentError) Error() string { return e.Name + ": " + e.Err.Error() }
+
+// Is matches ErrBadContent and ErrNotDocument.
+func (e *ContentError) Is(target error) bool {
+	return target == ErrBadContent || target == ErrNotDocument
+}
+
+// Unwrap returns what is wrong.
+func (e *ContentError) Unwrap() error { return e.Err }
 
 // Bench is a bench result (and a merged one): ab's Summary, with the
 // trials' records when it has trials, and the run record under "record".
@@ -156,7 +167,7 @@ func notDocument(name, why string) error {
 
 // bad is the error of a result whose content is refused.
 func bad(name string, err error) error {
-	return fmt.Errorf("%s: %w: %v", name, ErrBadContent, err)
+	return &ContentError{Name: name, Err: err}
 }
 
 // KindOf returns the kind of the JSON object whose top-level keys are

@@ -175,7 +175,12 @@ type Result struct {
 // ErrNotResult (or ErrNewerSchema) that names the file.
 func Parse(name string, data []byte) (*Result, error) {
 	d, err := document.Read(name, data)
-	if err != nil {
+	var ce *document.ContentError
+	switch {
+	case errors.As(err, &ce):
+		// The page says what the file is not before what is wrong.
+		return nil, fmt.Errorf("%s: %w: %v", ce.Name, ErrNotResult, ce.Err)
+	case err != nil:
 		return nil, err
 	}
 	r := &Result{Name: name, doc: d}
