@@ -141,6 +141,9 @@ type Document struct {
 	// level's record (its trials' with trials), every capacity step's
 	// records, a merge's merged records, a bare record.
 	Records []*stats.Record
+	// Plan is the plan of its first record (nil without records): the
+	// run as data, its target included; each record keeps its own.
+	Plan *stats.Plan
 	// Notes are the document's notes (a bench run's, a sweep's of trials,
 	// a comparison's).
 	Notes []string
@@ -437,6 +440,9 @@ func (d *Document) check() error {
 	}
 	if slices.Contains(d.Records, nil) {
 		return bad(d.Name, errors.New("record: null"))
+	}
+	if len(d.Records) > 0 {
+		d.Plan = &d.Records[0].Plan
 	}
 	return nil
 }

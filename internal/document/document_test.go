@@ -107,8 +107,9 @@ func TestReadSchema1(t *testing.T) {
 			if d.Kind != tc.kind || len(d.Records) != tc.records {
 				t.Fatalf("kind %q with %d records, want %q with %d", d.Kind, len(d.Records), tc.kind, tc.records)
 			}
-			if tc.records > 0 && (d.Schema != 1 || d.Environment == nil || d.StartedAt == 0 || d.EndedAt < d.StartedAt) {
-				t.Errorf("schema %d, environment %v, %g to %g", d.Schema, d.Environment != nil, d.StartedAt, d.EndedAt)
+			if tc.records > 0 && (d.Schema != 1 || d.Environment == nil || d.StartedAt == 0 || d.EndedAt < d.StartedAt ||
+				d.Plan == nil || d.Plan.Target.URL != "http://127.0.0.1:39517/" || len(d.Environment.Command) == 0) {
+				t.Errorf("schema %d, environment %v, %g to %g, plan %+v", d.Schema, d.Environment, d.StartedAt, d.EndedAt, d.Plan)
 			}
 			tc.check(t, d)
 		})
