@@ -2,9 +2,7 @@ package page
 
 import (
 	"fmt"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -109,9 +107,6 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 	b.WriteString("</p>\n")
 	p.capacityChart(c, loadName, unit)
 
-	// Files that keep the steps' run records (written since records were
-	// kept) get each step's requests, failures and mean from its records.
-	withRecords := slices.ContainsFunc(c.Steps, func(s capacity.StepJSON) bool { return len(s.Records) > 0 })
 	var rows [][]cell
 	for i := range c.Steps {
 		s := &c.Steps[i]
@@ -119,37 +114,40 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 		if !s.Pass {
 			cls = "verdict v-worse"
 		}
-		row := []cell{{text: esc(level(offered(c, s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
+		rows = append(rows, []cell{{text: esc(level(offered(c, s))), class: "num", th: true}, num(fmt.Sprintf("%.1f", s.AchievedRPS)),
 			num(fmt.Sprintf("%.2f", s.P50Ms)), num(fmt.Sprintf("%.2f", s.P99Ms)), num(fmt.Sprintf("%.2f%%", s.ErrorRate*100)),
-			{text: esc(stepVerdict(s)), class: cls}}
-		if withRecords {
-			row = append(row, stepRecordCells(s)...)
-		}
-		rows = append(rows, row)
+			{text: esc(stepVerdict(s)), class: cls}})
 	}
 	first := "rate (req/s)"
 	if closedModel(c) {
 		first = "concurrency"
 	}
-	head := []string{first, "achieved req/s", "p50 (ms)", "p99 (ms)", "errors", "verdict"}
-	if withRecords {
-		head = append(head, "complete (record)", "failed (record)", "mean (ms, record)")
+	p.table("Every step of the search, in the order run", []string{first, "achieved req/s", "p50 (ms)", "p99 (ms)", "errors", "verdict"}, rows)
+	// Files that keep the steps' run records (written since records were
+	// kept) say what the records add up to.
+	var complete, failed int64
+	recorded := 0
+	for i := range c.Steps {
+		if sum, ok := stepRecord(&c.Steps[i]); ok {
+			complete, failed, recorded = complete+sum.Complete, failed+sum.Failed, recorded+1
+		}
 	}
-	p.table("Every step of the search, in the order run", head, rows)
+	if recorded > 0 {
+		fmt.Fprintf(b, "<p>From the run records of %s: %d requests complete, %d failed.</p>\n", plural(recorded, "step"), complete, failed)
+	}
 }
 
-// stepRecordCells are a step's complete and failed requests and its mean
-// request time in ms, from its run records merged; empty cells without.
-func stepRecordCells(s *capacity.StepJSON) []cell {
+// stepRecord is the summary of a step's run records merged; false for a
+// step without records (files written before they were kept).
+func stepRecord(s *capacity.StepJSON) (stats.Summary, bool) {
 	if len(s.Records) == 0 {
-		return []cell{num(""), num(""), num("")}
+		return stats.Summary{}, false
 	}
 	m, err := stats.Merge(s.Records...)
 	if err != nil {
-		return []cell{num(""), num(""), num("")}
+		return stats.Summary{}, false
 	}
-	sum := m.Summary()
-	return []cell{num(strconv.FormatInt(sum.Complete, 10)), num(strconv.FormatInt(sum.Failed, 10)), num(fmt.Sprintf("%.2f", report.MeanOf(&sum)))}
+	return m.Summary(), true
 }
 
 // capacityChart draws each latency objective's metric (p99 when there is
@@ -186,6 +184,9 @@ func (p *pager) capacityChart(c *capacity.JSONReport, loadName, unit string) {
 			tip := fmt.Sprintf("%s %s: %s %.3f ms; %s", level(offered(c, s)), unit, m, v, stepVerdict(s))
 			if s.ErrorRate > 0 {
 				tip += fmt.Sprintf("; %.2f%% errors", s.ErrorRate*100)
+			}
+			if sum, ok := stepRecord(s); ok {
+				tip += fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", sum.Complete, sum.Failed, report.MeanOf(&sum))
 			}
 			l.pts = append(l.pts, point{x: offered(c, s), y: v, tip: tip, failed: s.ErrorRate > 0})
 		}
