@@ -160,7 +160,6 @@ type Result struct {
 	ModTime time.Time
 
 	prov    provenance
-	doc     *document.Document
 	bench   *benchDoc
 	sweep   *sweepDoc
 	probe   *probeDoc
@@ -183,7 +182,7 @@ func Parse(name string, data []byte) (*Result, error) {
 	case err != nil:
 		return nil, err
 	}
-	r := &Result{Name: name, doc: d}
+	r := &Result{Name: name}
 	r.prov = provenance{Environment: d.Environment, StartedAt: d.StartedAt, EndedAt: d.EndedAt}
 	if d.Schema > 0 {
 		s := float64(d.Schema)
