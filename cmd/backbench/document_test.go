@@ -173,3 +173,37 @@ func TestSavedKinds(t *testing.T) {
 		t.Errorf("merge of a merge document and a schema-1 bench: exit %d: %s\n%s", code, errs, out)
 	}
 }
+
+// TestCapacityClosedCompare: two closed-model searches (concurrency 1 and
+// 2) compare as one series whose levels are the steps' concurrencies.
+func TestCapacityClosedCompare(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	dir := t.TempDir()
+	var files []string
+	for _, sub := range []string{"a", "b"} {
+		out := filepath.Join(dir, sub)
+		code, _, errs := runMain(t, context.Background(), "capacity", "-q", "--model", "closed", "-t", "0.5", "--confirm", "0", "--warmup", "0",
+			"--max-time", "20s", "--max", "2", "--slo", "p99<=2s", "--out", out, srv.URL("/"))
+		if code != 0 && code != exitSLO {
+			t.Fatalf("capacity: exit %d: %s", code, errs)
+		}
+		files = append(files, filepath.Join(out, "capacity.json"))
+	}
+	code, out, errs := runMain(t, context.Background(), "compare", "--format", "json", files[0], files[1])
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errs)
+	}
+	var res document.Compare
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	levels := map[int]bool{}
+	for _, c := range res.Comparisons {
+		if c.Series == srv.URL("/") {
+			levels[c.Concurrency] = true
+		}
+	}
+	if !levels[1] {
+		t.Errorf("no comparison of the steps at concurrency 1: %v", levels)
+	}
+}

@@ -491,14 +491,20 @@ func unix(ns int64) float64 { return float64(ns) / 1e9 }
 
 // Encode writes v, the JSON value of a document of kind k, as one
 // indented object (stats.EncodeJSON) with "kind" as its first key: the
-// one encoder of every command that writes JSON. The key is put in the
-// encoded bytes rather than in each kind's type, so that every kind keeps
-// its type (and the keys it had before the key existed) and a command's
-// own output type (probe's) needs no field of it. stats.EncodeJSON always
-// starts an object with "{\n" and indents its keys by two spaces.
+// one encoder of every command that writes JSON.
 func Encode(w io.Writer, k Kind, v any) error {
+	return encode(w, k, func(w io.Writer) error { return stats.EncodeJSON(w, v) })
+}
+
+// encode writes what enc writes, a JSON object, with "kind" put first. The
+// key is put in the encoded bytes rather than in each kind's type, so that
+// every kind keeps its type and its writer in internal/report (and the
+// keys it had before the key existed), and a command's own output type
+// (probe's) needs no field of it. stats.EncodeJSON, which every writer
+// uses, starts an object with "{\n" and indents its keys by two spaces.
+func encode(w io.Writer, k Kind, enc func(io.Writer) error) error {
 	var b bytes.Buffer
-	if err := stats.EncodeJSON(&b, v); err != nil {
+	if err := enc(&b); err != nil {
 		return err
 	}
 	out := b.Bytes()
@@ -517,41 +523,32 @@ func Encode(w io.Writer, k Kind, v any) error {
 	return err
 }
 
-// Write writes d as the JSON of its kind (Encode).
+// Write writes d as the JSON of its kind, through the kind's writer in
+// internal/report where it has one, with its kind first (Encode).
 func Write(w io.Writer, d *Document) error {
-	type bench struct {
-		*stats.Summary
-		Record *stats.Record `json:"record,omitempty"`
-	}
-	var v any
+	var enc func(io.Writer) error
 	switch {
 	case d.Merge != nil && d.Sweep != nil:
-		v = struct {
-			*report.Sweep
-			*Merge
-		}{d.Sweep, d.Merge}
+		enc = func(w io.Writer) error { return report.MergeSweepJSON(w, d.Sweep, d.Merge.Generators, d.Merge.Info) }
 	case d.Merge != nil && d.Bench != nil:
-		// A merged record is always written, even when null.
-		v = struct {
-			*stats.Summary
-			Record *stats.Record `json:"record"`
-			*Merge
-		}{d.Bench.Summary, d.Bench.Record, d.Merge}
+		enc = func(w io.Writer) error {
+			return report.MergeJSON(w, d.Bench.Summary, d.Bench.Record, d.Merge.Generators, d.Merge.Info)
+		}
 	case d.Bench != nil:
-		v = bench{d.Bench.Summary, d.Bench.Record}
+		enc = func(w io.Writer) error { return report.JSON(w, d.Bench.Summary, d.Bench.Record) }
 	case d.Sweep != nil:
-		v = d.Sweep
+		enc = func(w io.Writer) error { return report.SweepJSON(w, d.Sweep) }
 	case d.Capacity != nil:
-		v = d.Capacity
+		return Encode(w, d.Kind, d.Capacity)
 	case d.Compare != nil:
-		v = d.Compare
+		return Encode(w, d.Kind, d.Compare)
 	case d.Record != nil:
-		v = d.Record
+		return Encode(w, d.Kind, d.Record)
 	case d.Kind == KindProbe && d.Raw != nil:
 		// A probe's checks are kept as read.
-		v = json.RawMessage(d.Raw)
+		return Encode(w, d.Kind, json.RawMessage(d.Raw))
 	default:
 		return fmt.Errorf("document: nothing to write for kind %q", d.Kind)
 	}
-	return Encode(w, d.Kind, v)
+	return encode(w, d.Kind, enc)
 }
