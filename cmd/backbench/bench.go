@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -412,7 +413,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	r.judge(&sum)
 	sum.Label = strings.TrimSpace(o.label)
 	if o.format == "json" {
-		err = report.JSON(out, &sum, m)
+		err = document.Write(out, &document.Document{Kind: document.KindBench, Bench: &document.Bench{Summary: &sum, Record: m}})
 	} else {
 		ab := sum
 		if sum.Repeated != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
@@ -240,7 +241,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if o.format == "json" {
-		if err := rep.WriteJSON(stdout, o.concurrency); err != nil {
+		if err := writeCapacityJSON(stdout, &rep, o.concurrency); err != nil {
 			return err
 		}
 	} else {
@@ -294,6 +295,13 @@ func (p *capacityPlan) search(ctx context.Context, stderr io.Writer) (capacity.R
 	return res, serr
 }
 
+// writeCapacityJSON writes capacity.json: the report's JSON with every
+// step's record, a document of kind capacity.
+func writeCapacityJSON(w io.Writer, rep *capacity.Report, ceiling int) error {
+	j := rep.JSON(ceiling)
+	return document.Write(w, &document.Document{Kind: document.KindCapacity, Capacity: &j})
+}
+
 // capacityFiles are the paths of the files capacity writes into dir.
 func capacityFiles(dir string) []string {
 	var out []string
@@ -320,7 +328,7 @@ func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) erro
 		xLabel = "concurrency (connections)"
 	}
 	writers := []func(io.Writer) error{
-		func(w io.Writer) error { return rep.WriteJSON(w, ceiling) },
+		func(w io.Writer) error { return writeCapacityJSON(w, rep, ceiling) },
 		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "svg") },
 		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "png") },
 	}

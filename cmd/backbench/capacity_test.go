@@ -166,7 +166,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if got := strings.Join(keys, " "); got != "answer capacity_rps confirm_seconds confirmed ended_at environment interrupted limited_by model objectives slo started_at step_seconds steps stopped_early" {
+	if got := strings.Join(keys, " "); got != "answer capacity_rps confirm_seconds confirmed ended_at environment interrupted kind limited_by model objectives slo started_at step_seconds steps stopped_early" {
 		t.Errorf("keys %s", got)
 	}
 	steps := raw["steps"].([]any)
@@ -175,7 +175,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		stepKeys = append(stepKeys, k)
 	}
 	sort.Strings(stepKeys)
-	if got := strings.Join(stepKeys, " "); got != "achieved_rps concurrency confirm error_rate held in_flight_halves latency_halves_ms length_seconds p50_ms p99_ms pass rate served_rps slo_results" {
+	if got := strings.Join(stepKeys, " "); got != "achieved_rps concurrency confirm error_rate held in_flight_halves latency_halves_ms length_seconds p50_ms p99_ms pass rate records served_rps slo_results" {
 		t.Errorf("step keys %s", got)
 	}
 	var j capacity.JSONReport

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -56,142 +58,182 @@ func runRequests(s *stats.Summary) int64 {
 }
 
 // savedSeries is a series of a saved file: a bench result is one series
-// with one level.
+// with one level; a capacity search is one series of its steps by
+// concurrency (closed model) or one series per rate (open model), each
+// level a step's records as its trials.
 type savedSeries struct {
-	Label     string          `json:"label"`
-	Backend   string          `json:"backend"`
-	KeepAlive bool            `json:"keep_alive"`
-	Levels    []stats.Summary `json:"levels"`
+	Label     string
+	Backend   string
+	KeepAlive bool
+	Levels    []stats.Summary
 	Target    struct {
-		URL string `json:"url"`
-	} `json:"target"`
+		URL string
+	}
+	// anyLevel: the series' one level matches any (a bench result, a
+	// step of an open-model search, whose concurrency is the ceiling).
+	anyLevel bool
 }
 
-// savedFile is a saved bench or sweep result.
+// savedFile is a saved bench, sweep or capacity result.
 type savedFile struct {
 	path  string
+	kind  document.Kind
 	sweep bool
 	// The sweep's load shape.
-	Levels           []int         `json:"levels"`
-	RequestsPerLevel int64         `json:"requests_per_level"`
-	SecondsPerLevel  float64       `json:"seconds_per_level"`
-	Series           []savedSeries `json:"series"`
+	Levels           []int
+	RequestsPerLevel int64
+	SecondsPerLevel  float64
+	Series           []savedSeries
 }
 
-// loadSaved reads a saved result; anything else is a usage error.
+// loadSaved reads a saved result (document.Read); anything else is a
+// usage error.
 func loadSaved(path string) (*savedFile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("compare: %v", err)
 	}
-	notResult := usagef("compare: %s is not a bench or sweep result (want the JSON of bench --format json or a sweep.json)", path)
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(b, &keys) != nil {
+	notResult := usagef("compare: %s is not a bench or sweep result, nor a capacity search (want the JSON of bench --format json, a sweep.json or a capacity.json)", path)
+	d, err := document.Read(path, b)
+	switch {
+	case errors.Is(err, document.ErrBadContent) || errors.Is(err, document.ErrNewerSchema):
+		return nil, usagef("compare: %v", err)
+	case err != nil:
 		return nil, notResult
 	}
-	f := &savedFile{path: path}
+	for _, l := range levelsOf(d) {
+		if l.Repeated != nil && slices.ContainsFunc(l.Trials, document.OldTrial) {
+			return nil, usagef("compare: %s: trials saved without their run records (made by an older backbench): nothing to compare", path)
+		}
+	}
+	f := &savedFile{path: path, kind: d.Kind}
 	switch {
-	case keys["series"] != nil && keys["levels"] != nil:
+	case d.Sweep != nil:
 		f.sweep = true
-		if json.Unmarshal(b, f) != nil || len(f.Series) == 0 {
+		sw := d.Sweep
+		f.Levels, f.RequestsPerLevel, f.SecondsPerLevel = sw.Levels, sw.RequestsPerLevel, sw.SecondsPerLevel
+		for _, se := range sw.Series {
+			s := savedSeries{Label: se.Label, Backend: se.Backend, KeepAlive: se.KeepAlive, Levels: se.Levels}
+			s.Target.URL = se.Target.URL
+			f.Series = append(f.Series, s)
+		}
+		if len(f.Series) == 0 {
 			return nil, notResult
 		}
-	case keys["target"] != nil && keys["requests_per_second"] != nil:
-		var r stats.Summary
-		if json.Unmarshal(b, &r) != nil {
-			return nil, notResult
-		}
-		s := savedSeries{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []stats.Summary{r}}
+	case d.Bench != nil:
+		r := d.Bench.Summary
+		s := savedSeries{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []stats.Summary{*r}, anyLevel: true}
 		if r.Label != "" {
 			s.Label = r.Label
 		}
 		s.Target.URL = r.Target.URL
 		f.Series = []savedSeries{s}
+	case d.Capacity != nil:
+		f.sweep = true
+		f.Series = capacitySeries(d.Capacity)
+		if len(f.Series) == 0 {
+			return nil, usagef("compare: %s: a capacity search without the steps' records (made by an older backbench): nothing to compare", path)
+		}
 	default:
 		return nil, notResult
-	}
-	for _, se := range f.Series {
-		for _, l := range se.Levels {
-			if l.Repeated != nil && (len(l.Trials) == 0 || slices.Contains(l.Trials, nil)) {
-				return nil, notResult
-			}
-			if err := l.CheckSummary(); err != nil {
-				return nil, usagef("compare: %s: %v", path, err)
-			}
-		}
-	}
-	if err := checkSavedRecords(b, f.sweep); err != nil {
-		return nil, usagef("compare: %s: %v", path, err)
 	}
 	return f, nil
 }
 
-// checkSavedRecords checks the run records a saved result carries (a bench
-// result's "record", a sweep's series' "records"): their schema and their
-// numbers (stats.Record.Validate). Results without records (older files)
-// have nothing to check here.
-func checkSavedRecords(b []byte, sweep bool) error {
-	var raws []json.RawMessage
-	if sweep {
-		var sw struct {
-			Series []struct {
-				Records []json.RawMessage `json:"records"`
-			} `json:"series"`
-		}
-		if err := json.Unmarshal(b, &sw); err != nil {
-			return err
-		}
-		for _, se := range sw.Series {
-			raws = append(raws, se.Records...)
-		}
-	} else {
-		var one struct {
-			Record json.RawMessage `json:"record"`
-		}
-		if err := json.Unmarshal(b, &one); err != nil {
-			return err
-		}
-		if one.Record != nil && string(one.Record) != "null" {
-			raws = append(raws, one.Record)
+// levelsOf returns the summaries of a bench result or a sweep's levels.
+func levelsOf(d *document.Document) []*stats.Summary {
+	var out []*stats.Summary
+	if d.Bench != nil {
+		out = append(out, d.Bench.Summary)
+	}
+	if d.Sweep != nil {
+		for i := range d.Sweep.Series {
+			for k := range d.Sweep.Series[i].Levels {
+				out = append(out, &d.Sweep.Series[i].Levels[k])
+			}
 		}
 	}
-	for _, raw := range raws {
-		if err := readRecord(raw, &stats.Record{}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out
 }
 
-// readRecord reads a saved run record into r after checking its schema,
-// and checks its numbers: the one way every reader of records takes.
-func readRecord(raw json.RawMessage, r *stats.Record) error {
-	var head struct {
-		Schema json.RawMessage `json:"schema"`
+// capacitySeries makes series of a capacity search's steps that kept
+// their records: steps at one level are that level's trials (a step
+// measured again, run longer or confirmed is another run of it). The
+// closed model is one series, its levels by concurrency; the open model
+// one series per rate ("40 req/s"), so that two searches pair their
+// steps by rate. A last series, "capacity answer", holds the step(s) at
+// the answer, so that two searches whose rates differ compare there.
+func capacitySeries(c *capacity.JSONReport) []savedSeries {
+	closed := c.CapacityConcurrency != nil || c.Model == capacity.ModelClosed
+	var answer float64
+	if c.CapacityRPS != nil {
+		answer = *c.CapacityRPS
+	} else if c.CapacityConcurrency != nil {
+		answer = float64(*c.CapacityConcurrency)
 	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return fmt.Errorf("record: %v", err)
+	byLevel := map[float64][]*stats.Record{}
+	var order []float64
+	for _, st := range c.Steps {
+		if len(st.Records) == 0 {
+			continue
+		}
+		lv := st.Rate
+		if closed {
+			lv = float64(st.Concurrency)
+		}
+		if byLevel[lv] == nil {
+			order = append(order, lv)
+		}
+		byLevel[lv] = append(byLevel[lv], st.Records...)
 	}
-	if err := stats.CheckSchema(head.Schema); err != nil {
-		return fmt.Errorf("record: %v", err)
+	slices.Sort(order)
+	level := func(recs []*stats.Record) stats.Summary {
+		s := recs[len(recs)-1].Summary()
+		if len(recs) > 1 {
+			s.Repeated = &stats.Repeated{Trials: recs}
+		}
+		return s
 	}
-	if err := json.Unmarshal(raw, r); err != nil {
-		return fmt.Errorf("record: %v", err)
+	series := func(label string, s stats.Summary, anyLevel bool) savedSeries {
+		se := savedSeries{Label: label, KeepAlive: s.KeepAlive, Levels: []stats.Summary{s}, anyLevel: anyLevel}
+		se.Target.URL = s.Target.URL
+		return se
 	}
-	if err := r.Validate(); err != nil {
-		return fmt.Errorf("record: %v", err)
+	var out []savedSeries
+	if closed && len(order) > 0 {
+		se := series("", level(byLevel[order[0]]), false)
+		se.Label, se.Levels = se.Target.URL, nil
+		for _, lv := range order {
+			se.Levels = append(se.Levels, level(byLevel[lv]))
+		}
+		out = append(out, se)
+	} else {
+		for _, lv := range order {
+			out = append(out, series(capacity.FormatRate(lv)+" req/s", level(byLevel[lv]), true))
+		}
 	}
-	return nil
+	if recs := byLevel[answer]; len(recs) > 0 {
+		out = append(out, series("capacity answer", level(recs), true))
+	}
+	return out
 }
 
 // differences lists how f differs from other in what it measured and how
 // (targets and load shapes), shown above the comparisons.
 func (f *savedFile) differences(other *savedFile) []string {
 	var d []string
-	if f.sweep != other.sweep {
+	if f.kind == document.KindCapacity || other.kind == document.KindCapacity {
+		if f.kind != other.kind {
+			k := f.kind
+			if k == document.KindCapacity {
+				k = other.kind
+			}
+			d = append(d, fmt.Sprintf("one is a capacity search, the other a %s result", k))
+		}
+	} else if f.sweep != other.sweep {
 		d = append(d, "one is a bench result, the other a sweep")
 	}
-	if f.sweep && other.sweep {
+	if f.sweep && other.sweep && f.kind != document.KindCapacity && other.kind != document.KindCapacity {
 		if !slices.Equal(f.Levels, other.Levels) {
 			d = append(d, fmt.Sprintf("levels %v and %v", other.Levels, f.Levels))
 		}
@@ -261,7 +303,7 @@ func (f *savedFile) series(label string, sweep bool) *savedSeries {
 // level finds a level by concurrency; a bench result's only level matches
 // any (their difference is a shape difference).
 func (s *savedSeries) level(c int, sweep bool) *stats.Summary {
-	if !sweep {
+	if !sweep || s.anyLevel {
 		return &s.Levels[0]
 	}
 	for i := range s.Levels {
@@ -272,15 +314,8 @@ func (s *savedSeries) level(c int, sweep bool) *stats.Summary {
 	return nil
 }
 
-// compareResult is compare's JSON output.
-type compareResult struct {
-	Files       []string            `json:"files"`
-	Noise       float64             `json:"noise"`
-	Forced      bool                `json:"forced"`
-	Differences []string            `json:"differences"`
-	Notes       []string            `json:"notes"`
-	Comparisons []trials.Comparison `json:"comparisons"`
-}
+// compareResult is compare's JSON output, a document of kind compare.
+type compareResult = document.Compare
 
 func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
@@ -354,7 +389,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return usagef("compare: nothing to pair between %s: %s", strings.Join(res.Files, ", "), why)
 	}
 	if o.format == "json" {
-		return stats.EncodeJSON(stdout, &res)
+		return document.Write(stdout, &document.Document{Kind: document.KindCompare, Compare: &res})
 	}
 	rows := res.Comparisons
 	swapped := slices.ContainsFunc(rows, func(c trials.Comparison) bool { return c.BaselineFile != old.path })

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -152,7 +153,8 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	warn(stderr, info, o.quiet)
 	sum := m.Summary()
 	if o.format == "json" {
-		return report.MergeJSON(stdout, &sum, m, gens, info)
+		return document.Write(stdout, &document.Document{Kind: document.KindMerge, Bench: &document.Bench{Summary: &sum, Record: m},
+			Merge: &document.Merge{Generators: gens, Info: info}})
 	}
 	return report.MergeText(stdout, &sum, gens, info, report.TextOptions{Spectrum: o.spectrum})
 }
@@ -277,28 +279,26 @@ func runID(raw []byte) [sha256.Size]byte {
 }
 
 // decodeMergeInput reads a bench JSON report (its "record"), a bare record,
-// or a sweep.json (its series' "records").
+// or a sweep.json (its series' "records"), merged ones too, through
+// document.Read.
 func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 	in := mergeInput{file: name}
-	var probe struct {
-		Record json.RawMessage `json:"record"`
-		Series json.RawMessage `json:"series"`
-		Schema *int            `json:"schema"`
-	}
 	bad := func(err error) error { return usagef("merge: %s: %v", name, err) }
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return in, bad(fmt.Errorf("not JSON: %v", err))
+	noRecord := bad(fmt.Errorf("no run record: want the JSON of bench --format json or a sweep.json"))
+	d, err := document.Read(name, b)
+	switch {
+	case errors.Is(err, document.ErrBadContent) || errors.Is(err, document.ErrNewerSchema):
+		return in, usagef("merge: %v", err)
+	case err != nil && !json.Valid(b):
+		var v any
+		return in, bad(fmt.Errorf("not JSON: %v", json.Unmarshal(b, &v)))
+	case err != nil:
+		return in, noRecord
 	}
 	switch {
-	case probe.Series != nil:
+	case d.Sweep != nil:
 		in.id = runID(b)
-		if err := checkSavedRecords(b, true); err != nil {
-			return in, bad(err)
-		}
-		in.sweep = &report.Sweep{}
-		if err := json.Unmarshal(b, in.sweep); err != nil {
-			return in, bad(err)
-		}
+		in.sweep = d.Sweep
 		if len(in.sweep.Series) == 0 {
 			return in, bad(fmt.Errorf("a sweep without series"))
 		}
@@ -312,21 +312,24 @@ func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 				}
 			}
 		}
-	case probe.Record != nil || probe.Schema != nil:
-		raw := probe.Record
-		if raw == nil {
-			raw = b
+	case d.Record != nil || d.Bench != nil && d.Bench.Record != nil:
+		raw, rec := json.RawMessage(b), d.Record
+		if rec == nil {
+			// The record's own bytes identify the run (runID).
+			var one struct {
+				Record json.RawMessage `json:"record"`
+			}
+			if err := json.Unmarshal(b, &one); err != nil {
+				return in, bad(err)
+			}
+			raw, rec = one.Record, d.Bench.Record
 		}
-		in.id = runID(raw)
-		in.rec = &stats.Record{}
-		if err := readRecord(raw, in.rec); err != nil {
-			return in, bad(err)
-		}
+		in.id, in.rec = runID(raw), rec
 		if err := checkRecord(in.rec); err != nil {
 			return in, bad(err)
 		}
 	default:
-		return in, bad(fmt.Errorf("no run record: want the JSON of bench --format json or a sweep.json"))
+		return in, noRecord
 	}
 	return in, nil
 }
@@ -598,7 +601,8 @@ func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) er
 	sort.Ints(out.Levels)
 	warn(stderr, info, o.quiet)
 	if o.format == "json" {
-		return report.MergeSweepJSON(stdout, &out, gens, info)
+		return document.Write(stdout, &document.Document{Kind: document.KindMerge, Sweep: &out,
+			Merge: &document.Merge{Generators: gens, Info: info}})
 	}
 	return report.MergeSweepText(stdout, &out, gens, info)
 }

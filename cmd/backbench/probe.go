@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/protocol"
-	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -230,8 +230,9 @@ func (r *probeResult) print(w io.Writer) {
 	}
 }
 
+// writeJSON writes a probe's JSON, a document of kind probe.
 func writeJSON(w io.Writer, v any) error {
-	return stats.EncodeJSON(w, v)
+	return document.Encode(w, document.KindProbe, v)
 }
 
 // run probes tgt with its protocol's probe. A protocol that dials first

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/report/page"
 )
@@ -78,7 +79,7 @@ func reportCmd(args []string, stdout io.Writer) error {
 // backbench report would render the saved sweep.json (name).
 func sweepPage(w io.Writer, sw *report.Sweep, name string, keepSecrets bool) error {
 	var js bytes.Buffer
-	if err := report.SweepJSON(&js, sw); err != nil {
+	if err := document.Write(&js, &document.Document{Kind: document.KindSweep, Sweep: sw}); err != nil {
 		return err
 	}
 	r, err := page.Parse(name, js.Bytes())

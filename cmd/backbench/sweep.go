@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
@@ -469,7 +470,9 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
-		func(w io.Writer) error { return report.SweepJSON(w, &sw) },
+		func(w io.Writer) error {
+			return document.Write(w, &document.Document{Kind: document.KindSweep, Sweep: &sw})
+		},
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "svg") },
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "png") },
 		func(w io.Writer) error { return sweepPage(w, &sw, files[1].Name(), o.share.keepSecrets) },

@@ -175,6 +175,9 @@ type Measure struct {
 	// Held is the judgement of whether the load was held through the run
 	// (Judge); its zero value is a run not judged, taken as held.
 	Held Steadiness
+	// Record is the run's record, when the step function keeps it: saved
+	// in the step's JSON (StepJSON.Records) for compare, merge and report.
+	Record *stats.Record
 }
 
 // Value returns the measure the objective bounds, in its unit.

@@ -268,6 +268,9 @@ type StepJSON struct {
 	// SLO are the step's verdicts on the objectives, in order: the
 	// measured value of each objective's metric and whether it held.
 	SLO []stats.SLOResult `json:"slo_results"`
+	// Records are the step's run records (one per run: a step is one);
+	// absent in files written before they were kept.
+	Records []*stats.Record `json:"records,omitempty"`
 }
 
 // ObjectiveJSON is one objective, parsed, in the JSON report.
@@ -351,6 +354,9 @@ func (r *Report) JSON(concurrency int) JSONReport {
 			sj.SLO = []stats.SLOResult{}
 		}
 		sj.LengthSeconds, sj.Again, sj.Longer = st.Length.Seconds(), st.Again, st.Longer
+		if st.Record != nil {
+			sj.Records = []*stats.Record{st.Record}
+		}
 		sj.Held, sj.HeldReason = [...]string{"yes", "unsure", "no"}[st.Held.Verdict], st.Held.Why
 		if h := st.Held; h.Judged {
 			sj.LatencyHalvesMs = &h.LatencyMs
@@ -366,10 +372,4 @@ func (r *Report) JSON(concurrency int) JSONReport {
 		j.Steps = append(j.Steps, sj)
 	}
 	return j
-}
-
-// WriteJSON writes the JSON form of the report, indented.
-func (r *Report) WriteJSON(w io.Writer, concurrency int) error {
-	j := r.JSON(concurrency)
-	return stats.EncodeJSON(w, &j)
 }

@@ -91,6 +91,7 @@ func (c *Capacity) judge(res *Result) (capacity.Measure, error) {
 	}
 	m := capacity.FromSummary(sum, c.cfg.Objectives)
 	m.Held = capacity.Judge(rec.Windows, rec.WindowWidth, rec.Elapsed, st.Rate)
+	m.Record = rec // saved with the step in capacity.json
 	if sum.Complete > 0 && (c.quickest == 0 || m.P50 < c.quickest) {
 		c.quickest = m.P50
 	}

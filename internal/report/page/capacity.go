@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // closedModel reports whether the search was over the concurrency.
@@ -121,6 +123,31 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 		first = "concurrency"
 	}
 	p.table("Every step of the search, in the order run", []string{first, "achieved req/s", "p50 (ms)", "p99 (ms)", "errors", "verdict"}, rows)
+	// Files that keep the steps' run records (written since records were
+	// kept) say what the records add up to.
+	var complete, failed int64
+	recorded := 0
+	for i := range c.Steps {
+		if sum, ok := stepRecord(&c.Steps[i]); ok {
+			complete, failed, recorded = complete+sum.Complete, failed+sum.Failed, recorded+1
+		}
+	}
+	if recorded > 0 {
+		fmt.Fprintf(b, "<p>From the run records of %s: %d requests complete, %d failed.</p>\n", plural(recorded, "step"), complete, failed)
+	}
+}
+
+// stepRecord is the summary of a step's run records merged; false for a
+// step without records (files written before they were kept).
+func stepRecord(s *capacity.StepJSON) (stats.Summary, bool) {
+	if len(s.Records) == 0 {
+		return stats.Summary{}, false
+	}
+	m, err := stats.Merge(s.Records...)
+	if err != nil {
+		return stats.Summary{}, false
+	}
+	return m.Summary(), true
 }
 
 // capacityChart draws each latency objective's metric (p99 when there is
@@ -157,6 +184,9 @@ func (p *pager) capacityChart(c *capacity.JSONReport, loadName, unit string) {
 			tip := fmt.Sprintf("%s %s: %s %.3f ms; %s", level(offered(c, s)), unit, m, v, stepVerdict(s))
 			if s.ErrorRate > 0 {
 				tip += fmt.Sprintf("; %.2f%% errors", s.ErrorRate*100)
+			}
+			if sum, ok := stepRecord(s); ok {
+				tip += fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", sum.Complete, sum.Failed, report.MeanOf(&sum))
 			}
 			l.pts = append(l.pts, point{x: offered(c, s), y: v, tip: tip, failed: s.ErrorRate > 0})
 		}

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -16,7 +16,7 @@ import (
 // Schema is the newest record schema this package reads (the `schema` key
 // of bench and sweep JSON), the one backbench writes; files without the
 // key are the records of earlier backbench versions and are read too.
-const Schema = stats.Schema
+const Schema = document.Schema
 
 // Kind names what a result file holds.
 type Kind string
@@ -34,8 +34,8 @@ const (
 // is not a backbench result; ErrNewerSchema for a result of a newer schema
 // than this package reads.
 var (
-	ErrNotResult   = errors.New("not a backbench result")
-	ErrNewerSchema = errors.New("a result of a newer backbench")
+	ErrNotResult   = document.ErrNotDocument
+	ErrNewerSchema = document.ErrNewerSchema
 )
 
 // Environment is where a record was made (the run record's `environment`).
@@ -48,29 +48,6 @@ type provenance struct {
 	Environment *Environment `json:"environment"`
 	StartedAt   float64      `json:"started_at"`
 	EndedAt     float64      `json:"ended_at"`
-}
-
-// withRecord is a result that may carry its run record under "record".
-type withRecord struct {
-	provenance
-	Record *provenance `json:"record"`
-}
-
-// merged returns the record's provenance, the top level's first.
-func (w withRecord) merged() provenance {
-	p := w.provenance
-	if r := w.Record; r != nil {
-		if p.Schema == nil {
-			p.Schema = r.Schema
-		}
-		if p.Environment == nil {
-			p.Environment = r.Environment
-		}
-		if p.StartedAt == 0 {
-			p.StartedAt, p.EndedAt = r.StartedAt, r.EndedAt
-		}
-	}
-	return p
 }
 
 // intervals are the keys a result gets with repeated trials.
@@ -191,60 +168,58 @@ type Result struct {
 }
 
 // Parse reads one result file: bench, sweep, probe, compare or capacity
-// JSON. A file
-// that is not one of them, or whose schema is newer than Schema, gives an
-// error wrapping ErrNotResult that names the file.
+// JSON, merged bench and sweep JSON too, through document.Read (which
+// tells the kind and checks the saved numbers). A file that is not one of
+// them, or whose schema is newer than Schema, gives an error wrapping
+// ErrNotResult (or ErrNewerSchema) that names the file.
 func Parse(name string, data []byte) (*Result, error) {
-	fields, err := object(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", name, ErrNotResult, err)
-	}
-	keys := map[string]bool{}
-	for _, f := range fields {
-		keys[f.key] = true
-	}
-	r := &Result{Name: name}
-	var wr withRecord
-	if err := json.Unmarshal(data, &wr); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", name, ErrNotResult, err)
-	}
-	r.prov = wr.merged()
-	if err := r.checkSchema(); err != nil {
+	d, err := document.Read(name, data)
+	var ce *document.ContentError
+	switch {
+	case errors.As(err, &ce):
+		// The page says what the file is not before what is wrong.
+		return nil, fmt.Errorf("%s: %w: %v", ce.Name, ErrNotResult, ce.Err)
+	case err != nil:
 		return nil, err
 	}
+	r := &Result{Name: name}
+	r.prov = provenance{Environment: d.Environment, StartedAt: d.StartedAt, EndedAt: d.EndedAt}
+	if d.Schema > 0 {
+		s := float64(d.Schema)
+		r.prov.Schema = &s
+	}
+	// The page's own views of each kind: keys it shows that the document
+	// types leave out (whether an interval is absent, the probe's checks
+	// in the file's order).
 	var target any
 	switch {
-	case keys["series"] && keys["levels"]:
+	case d.Sweep != nil:
 		r.Kind, r.sweep = KindSweep, &sweepDoc{}
 		target = r.sweep
-	case keys["target"] && keys["summary"] && keys["timeout_seconds"]:
-		r.Kind, r.probe = KindProbe, &probeDoc{}
-		target = r.probe
-	case keys["target"] && keys["complete_requests"] && keys["percentiles_ms"]:
+	case d.Bench != nil:
 		r.Kind, r.bench = KindBench, &benchDoc{}
 		target = r.bench
-	case keys["steps"] && keys["slo"] && (keys["capacity_rps"] || keys["capacity_concurrency"]):
-		r.Kind, r.cap = KindCapacity, &capacity.JSONReport{}
-		target = r.cap
-	case keys["comparisons"]:
+	case d.Probe != nil:
+		r.Kind, r.probe = KindProbe, &probeDoc{}
+		target = r.probe
+	case d.Capacity != nil:
+		r.Kind, r.cap = KindCapacity, d.Capacity
+	case d.Compare != nil:
 		r.Kind, r.compare = KindCompare, &compareDoc{}
 		target = r.compare
 	default:
-		return nil, fmt.Errorf("%s: %w (no bench, sweep, probe, compare or capacity keys)", name, ErrNotResult)
+		return nil, fmt.Errorf("%s: %w (a bare run record: give the bench or sweep JSON that holds it)", name, ErrNotResult)
 	}
-	if err := json.Unmarshal(data, target); err != nil {
-		return nil, fmt.Errorf("%s: %w: %s JSON: %v", name, ErrNotResult, r.Kind, err)
-	}
-	if r.sweep != nil {
-		r.prov = sweepProvenance(r.prov, r.sweep)
-		if err := r.checkSchema(); err != nil {
-			return nil, err
+	if target != nil {
+		if err := json.Unmarshal(data, target); err != nil {
+			return nil, fmt.Errorf("%s: %w: %s JSON: %v", name, ErrNotResult, r.Kind, err)
 		}
 	}
-	if err := r.checkFigures(); err != nil {
-		return nil, err
-	}
 	if r.probe != nil {
+		fields, err := object(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %v", name, ErrNotResult, err)
+		}
 		for _, f := range fields {
 			if isCheck(f.raw) {
 				r.probe.checks = append(r.probe.checks, f)
@@ -252,80 +227,6 @@ func Parse(name string, data []byte) (*Result, error) {
 		}
 	}
 	return r, nil
-}
-
-// checkFigures refuses a bench result or sweep level whose counts are
-// negative or whose times, rates and percentiles are negative, NaN or
-// infinite (stats.Summary.CheckSummary), naming the field.
-func (r *Result) checkFigures() error {
-	var docs []*benchDoc
-	if r.bench != nil {
-		docs = append(docs, r.bench)
-	}
-	if r.sweep != nil {
-		for i := range r.sweep.Series {
-			for j := range r.sweep.Series[i].Levels {
-				docs = append(docs, &r.sweep.Series[i].Levels[j])
-			}
-		}
-	}
-	for _, d := range docs {
-		if err := d.Summary.CheckSummary(); err != nil {
-			return fmt.Errorf("%s: %w: %v", r.Name, ErrNotResult, err)
-		}
-	}
-	return nil
-}
-
-// checkSchema refuses a record of a newer schema than Schema, and a
-// schema that is no schema (below 1, or not a whole number).
-func (r *Result) checkSchema() error {
-	return checkSchema(r.Name, r.prov.Schema)
-}
-
-func checkSchema(name string, s *float64) error {
-	switch {
-	case s == nil:
-		return nil
-	case *s > Schema:
-		return fmt.Errorf("%s: %w: schema %g is newer than this backbench reads (%d); use a newer backbench", name, ErrNewerSchema, *s, Schema)
-	case *s < 1 || *s != math.Trunc(*s):
-		return fmt.Errorf("%s: %w: schema %g is not a record schema (want a whole number from 1 to %d)", name, ErrNotResult, *s, Schema)
-	}
-	return nil
-}
-
-// sweepProvenance completes a sweep's provenance from the records of its
-// levels: the newest schema, the first environment, the earliest start and
-// the latest end.
-func sweepProvenance(p provenance, sw *sweepDoc) provenance {
-	// A level whose schema is no schema (or newer) makes the sweep's, so
-	// that checkSchema refuses it even beside good levels.
-	var bad *float64
-	for _, se := range sw.Series {
-		for _, rec := range se.Records {
-			if rec == nil {
-				continue
-			}
-			if bad == nil && checkSchema("", rec.Schema) != nil {
-				bad = rec.Schema
-			}
-			if rec.Schema != nil && (p.Schema == nil || *rec.Schema > *p.Schema) {
-				p.Schema = rec.Schema
-			}
-			if p.Environment == nil {
-				p.Environment = rec.Environment
-			}
-			if rec.StartedAt > 0 && (p.StartedAt == 0 || rec.StartedAt < p.StartedAt) {
-				p.StartedAt = rec.StartedAt
-			}
-			p.EndedAt = max(p.EndedAt, rec.EndedAt)
-		}
-	}
-	if bad != nil {
-		p.Schema = bad
-	}
-	return p
 }
 
 // isCheck reports whether raw is a probe check: an object with a verdict.
