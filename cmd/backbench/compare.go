@@ -13,6 +13,7 @@ import (
 
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -47,7 +48,7 @@ type compareOptions struct {
 
 // runRequests is the request budget of one run of a saved result (of a
 // trial, for a result of trials, whose Requests add up).
-func runRequests(s *stats.Summary) int64 {
+func runRequests(s *summary.Summary) int64 {
 	if s.Repeated != nil && len(s.Trials) > 0 {
 		return s.Trials[0].Plan.Requests
 	}
@@ -57,10 +58,10 @@ func runRequests(s *stats.Summary) int64 {
 // savedSeries is a series of a saved file: a bench result is one series
 // with one level.
 type savedSeries struct {
-	Label     string          `json:"label"`
-	Backend   string          `json:"backend"`
-	KeepAlive bool            `json:"keep_alive"`
-	Levels    []stats.Summary `json:"levels"`
+	Label     string            `json:"label"`
+	Backend   string            `json:"backend"`
+	KeepAlive bool              `json:"keep_alive"`
+	Levels    []summary.Summary `json:"levels"`
 	Target    struct {
 		URL string `json:"url"`
 	} `json:"target"`
@@ -96,11 +97,11 @@ func loadSaved(path string) (*savedFile, error) {
 			return nil, notResult
 		}
 	case keys["target"] != nil && keys["requests_per_second"] != nil:
-		var r stats.Summary
+		var r summary.Summary
 		if json.Unmarshal(b, &r) != nil {
 			return nil, notResult
 		}
-		s := savedSeries{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []stats.Summary{r}}
+		s := savedSeries{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []summary.Summary{r}}
 		if r.Label != "" {
 			s.Label = r.Label
 		}
@@ -259,7 +260,7 @@ func (f *savedFile) series(label string, sweep bool) *savedSeries {
 
 // level finds a level by concurrency; a bench result's only level matches
 // any (their difference is a shape difference).
-func (s *savedSeries) level(c int, sweep bool) *stats.Summary {
+func (s *savedSeries) level(c int, sweep bool) *summary.Summary {
 	if !sweep {
 		return &s.Levels[0]
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -113,7 +114,7 @@ func (tp *trialPlan) describe(sweep bool) string {
 }
 
 // trialOf is what the statistics read of a trial's result.
-func trialOf(s *stats.Summary) trials.Trial {
+func trialOf(s *summary.Summary) trials.Trial {
 	t := trials.Trial{RequestsPerSecond: s.RequestsPerSecond, MeanMs: s.ConnectionTimes.Total.Mean,
 		P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"], MaxMs: s.ConnectionTimes.Total.Max,
 		Failed: s.Failed, Finished: s.Finished(), Seconds: s.TimeTaken,
@@ -129,7 +130,7 @@ func trialOf(s *stats.Summary) trials.Trial {
 // factorsOf returns the factors of a series from what its result says of
 // its plan (target, keep-alive, HTTP version, upstreams), and backend, the
 // label the user gave it ("" for none).
-func factorsOf(backend string, s *stats.Summary) trials.Factors {
+func factorsOf(backend string, s *summary.Summary) trials.Factors {
 	f := trials.Factors{Protocol: s.Target.Protocol, Transport: s.Target.Network, KeepAlive: s.KeepAlive,
 		HTTPVersion: s.HTTPVersion, Upstreams: max(len(s.Upstreams), 1), Backend: backend}
 	if f.Protocol == "https" || s.TLS != nil || strings.HasPrefix(strings.ToLower(s.Target.URL), "https:") {
@@ -139,13 +140,13 @@ func factorsOf(backend string, s *stats.Summary) trials.Factors {
 }
 
 // trialsOf returns the trials of a result, or the result as one trial.
-func trialsOf(s *stats.Summary) []trials.Trial {
+func trialsOf(s *summary.Summary) []trials.Trial {
 	if s.Repeated == nil {
 		return []trials.Trial{trialOf(s)}
 	}
 	out := make([]trials.Trial, len(s.Trials))
 	for i, r := range s.Trials {
-		ts := r.Summary()
+		ts := summary.Of(r)
 		out[i] = trialOf(&ts)
 	}
 	return out
@@ -156,17 +157,17 @@ func trialsOf(s *stats.Summary) []trials.Trial {
 // concurrency is a trial's), its Summary with the median requests/sec
 // and the intervals. precise, with --precision, says whether the interval
 // got within the precision asked.
-func pooled(recs []*stats.Record, precise *bool) (stats.Summary, *stats.Record, error) {
+func pooled(recs []*stats.Record, precise *bool) (summary.Summary, *stats.Record, error) {
 	m, err := stats.Merge(recs...)
 	if err != nil {
-		return stats.Summary{}, nil, err
+		return summary.Summary{}, nil, err
 	}
 	m.Plan.Concurrency, m.Elapsed = recs[0].Plan.Concurrency, 0
 	for _, r := range recs {
 		m.Elapsed += r.Elapsed
 	}
-	s := m.Summary()
-	s.Repeated = &stats.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
+	s := summary.Of(m)
+	s.Repeated = &summary.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
 	sum := trials.Summarize(trialsOf(&s))
 	s.RequestsPerSecond = sum.RequestsPerSecond.Median
 	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
@@ -392,7 +393,7 @@ type shortTrials struct {
 	labels   []string
 }
 
-func (st *shortTrials) add(label string, s *stats.Summary) {
+func (st *shortTrials) add(label string, s *summary.Summary) {
 	st.all++
 	if t := trialOf(s); t.Short() {
 		if st.n == 0 || t.Seconds < st.shortest {
@@ -418,7 +419,7 @@ func (st *shortTrials) note() string {
 // warm-up (a tenth of -n, or of -t), one after the other, as many as tp
 // says, through the executor with o. It returns the pooled result and the
 // merged record.
-func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (stats.Summary, *stats.Record, error) {
+func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (summary.Summary, *stats.Record, error) {
 	stderr := o.Stderr
 	warm := *plan
 	if plan.Requests > 0 {
@@ -456,7 +457,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 		}
 		o.Announce = false
 		runs = append(runs, rec)
-		sum := rec.Summary()
+		sum := summary.Of(rec)
 		note := shortTrialNote(fmt.Sprintf("trial %d", len(runs)), &sum)
 		if note != "" {
 			shortNotes = append(shortNotes, note)
@@ -474,10 +475,10 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 	}
 	stopped := errors.Is(err, trials.ErrStop)
 	if err != nil && !stopped {
-		return stats.Summary{}, nil, err
+		return summary.Summary{}, nil, err
 	}
 	if len(runs) == 0 {
-		return stats.Summary{}, nil, errInterrupted
+		return summary.Summary{}, nil, errInterrupted
 	}
 	var precise *bool
 	if tp.plan.Precision > 0 && !stopped {
@@ -501,7 +502,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 
 // writeTrials prints what bench's trials add to the ab report: the
 // medians with their intervals, and whether the precision was reached.
-func writeTrials(w io.Writer, s *stats.Summary, tp *trialPlan) {
+func writeTrials(w io.Writer, s *summary.Summary, tp *trialPlan) {
 	t := s.Repeated
 	fmt.Fprintf(w, "\n%s\n", tp.describe(false))
 	conf := "no interval with one trial"
@@ -586,7 +587,7 @@ func binom(n, k int) float64 {
 
 // shortTrialNote is the note of a trial too short to trust, naming the
 // flags that lengthen it; "" for a trial long enough.
-func shortTrialNote(what string, s *stats.Summary) string {
+func shortTrialNote(what string, s *summary.Summary) string {
 	t := trialOf(s)
 	if !t.Short() {
 		return ""

@@ -5,6 +5,7 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -14,7 +15,7 @@ import (
 // server's failures, and the user should know which is which.
 func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uint64) []string {
 	var notes []string
-	s := m.Summary()
+	s := summary.Of(m)
 	if n := m.CauseCount(load.KindRefused); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connections refused: the server stopped listening or its listen queue overflowed", n))
 	}
@@ -61,7 +62,7 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 // 404s with the default --document-root), or when a FastCGI backend wrote
 // to stderr. scriptFilename is the SCRIPT_FILENAME sent to a FastCGI
 // target.
-func responseNotes(s *stats.Summary, scriptFilename string) []string {
+func responseNotes(s *summary.Summary, scriptFilename string) []string {
 	var notes []string
 	said := ""
 	if s.StderrFirstLine != "" {
@@ -94,7 +95,7 @@ func responseNotes(s *stats.Summary, scriptFilename string) []string {
 // reason servers of the target's protocol have: a FastCGI server that
 // recycles its workers, an HTTP server past its limit of kept connections
 // or its idle timeout. "" when no kept connection was closed.
-func reconnectNote(s *stats.Summary) string {
+func reconnectNote(s *summary.Summary) string {
 	if s.Reconnects == 0 {
 		return ""
 	}

@@ -17,7 +17,7 @@
 // The package knows no protocol and reads no flags: series arrive as
 // execute.Plan values, every run (warm-up or measured) goes through
 // execute.Run like bench's, and results leave as one stats.Record and its
-// stats.Summary per series and level.
+// summary.Summary per series and level.
 //
 // Limits: connections are not carried from the warm-up into the measured run
 // (each run dials its own), so with keep-alive the first request of every
@@ -35,6 +35,7 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // Series is one line of the sweep: a label and the plan of its runs (whose
@@ -121,7 +122,7 @@ type SeriesResult struct {
 	// Label is the series' label.
 	Label string
 	// Levels holds one Summary per level run.
-	Levels []stats.Summary
+	Levels []summary.Summary
 	// Records holds the Record of every level run, beside Levels.
 	Records []*stats.Record
 	// Stop is set when the stop rule ended the series early, or when its
@@ -229,7 +230,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 			}
 			runsDone++
 			sr := &res.Series[si]
-			sum := rec.Summary()
+			sum := summary.Of(rec)
 			sr.Levels = append(sr.Levels, sum)
 			sr.Records = append(sr.Records, rec)
 			if sum.Interrupted || ctx.Err() != nil {
@@ -283,7 +284,7 @@ func allUnreachable(series []SeriesResult) bool {
 // false when it was
 // not. A target that no dial of the first level reached is noted in
 // sr.Unreachable, and the series goes on (its failures are data).
-func stopLost(sr *SeriesResult, w *stats.Record, sum *stats.Summary, level, li int) bool {
+func stopLost(sr *SeriesResult, w *stats.Record, sum *summary.Summary, level, li int) bool {
 	if err := w.Unreachable; err != nil && li == 0 && sr.Unreachable == nil {
 		sr.Unreachable = err
 	}
@@ -322,7 +323,7 @@ func runOnce(ctx context.Context, cfg *Config, p Progress, s *Series) (*stats.Re
 // ErrorRate returns the failure ratio of a level: failed requests over the
 // requests that finished (a Length failure is also complete, so it is
 // counted once). It is 1 when no request finished at all.
-func ErrorRate(s *stats.Summary) float64 {
+func ErrorRate(s *summary.Summary) float64 {
 	finished := s.Finished()
 	if finished <= 0 {
 		return 1
@@ -332,7 +333,7 @@ func ErrorRate(s *stats.Summary) float64 {
 
 // stopRule returns the Stop of a level whose failure ratio passes bound, or
 // nil.
-func stopRule(s *stats.Summary, bound float64) *Stop {
+func stopRule(s *summary.Summary, bound float64) *Stop {
 	rate := ErrorRate(s)
 	if rate <= bound {
 		return nil

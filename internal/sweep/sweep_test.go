@@ -12,7 +12,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
@@ -158,8 +158,8 @@ func TestStopRuleRatio(t *testing.T) {
 		{"any failure", 99, 1, 0, 0, true, 0.01, "1 of 100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := stats.Summary{Concurrency: 7, Complete: tc.complete, Failed: tc.failed,
-				Failures: stats.Failures{Length: tc.length, Timeout: tc.failed - tc.length}}
+			s := summary.Summary{Concurrency: 7, Complete: tc.complete, Failed: tc.failed,
+				Failures: summary.Failures{Length: tc.length, Timeout: tc.failed - tc.length}}
 			if got := ErrorRate(&s); got != tc.rate {
 				t.Errorf("rate %v, want %v", got, tc.rate)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // Schema is the newest record schema this package reads (the `schema` key
@@ -83,7 +84,7 @@ type intervals struct {
 // benchDoc is a bench result (and a sweep level): the Summary plus the
 // keys of run records and trials.
 type benchDoc struct {
-	stats.Summary
+	summary.Summary
 	intervals
 }
 
@@ -256,7 +257,7 @@ func Parse(name string, data []byte) (*Result, error) {
 
 // checkFigures refuses a bench result or sweep level whose counts are
 // negative or whose times, rates and percentiles are negative, NaN or
-// infinite (stats.Summary.CheckSummary), naming the field.
+// infinite (summary.Summary.CheckSummary), naming the field.
 func (r *Result) checkFigures() error {
 	var docs []*benchDoc
 	if r.bench != nil {
