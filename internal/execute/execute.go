@@ -316,12 +316,18 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if p.Target.Network == "tcp" && !p.KeepAlive {
 		tw, _ = sockets.CountTimeWait(p.Target.Address)
 	}
-	m.Notes = append(m.Notes, connectionNotes(m, p.Target, tw, setup.NoFile)...)
-	sum := summary.Of(m)
+	// The run's summary is derived once, here, and kept with the record
+	// for every later reader (summary.Of). The notes read it (none reads
+	// its notes) and are added to the record; the summary then takes the
+	// record's notes, as deriving it now would.
+	sum := summary.Derive(m)
+	m.Notes = append(m.Notes, connectionNotes(m, &sum, p.Target, tw, setup.NoFile)...)
 	m.Notes = append(m.Notes, responseNotes(&sum, p.ScriptFilename())...)
 	if late > LateStart {
 		m.Notes = append(m.Notes, lateNote(late))
 	}
+	sum.Notes = append([]string{}, m.Notes...)
+	summary.Keep(m, sum)
 	return m, nil
 }
 

@@ -12,10 +12,10 @@ import (
 // connectionNotes names the connection-level realities a run met, with
 // their remedies, from its typed failure causes, its counts and the TIME_WAIT
 // sockets it left: they are the client's or the kernel's limits, not the
-// server's failures, and the user should know which is which.
-func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uint64) []string {
+// server's failures, and the user should know which is which. s is m's
+// summary.
+func connectionNotes(m *stats.Record, s *summary.Summary, t sockets.Target, timeWait int, noFile uint64) []string {
 	var notes []string
-	s := summary.Of(m)
 	if n := m.CauseCount(load.KindRefused); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connections refused: the server stopped listening or its listen queue overflowed", n))
 	}
@@ -30,7 +30,7 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 		notes = append(notes, fmt.Sprintf("%d connects failed: the client ran out of ephemeral TCP ports; these are client-side "+
 			"failures, not the server's: use -k, a Unix socket, widen net.ipv4.ip_local_port_range or set net.ipv4.tcp_tw_reuse=1", n))
 	}
-	if n := reconnectNote(&s); n != "" {
+	if n := reconnectNote(s); n != "" {
 		notes = append(notes, n)
 	}
 	if t.Network == "tcp" && !s.KeepAlive {
@@ -39,7 +39,7 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 				"new connections will soon fail; use -k, a Unix socket, or net.ipv4.tcp_tw_reuse=1", timeWait, t.Address, hi-lo+1, lo, hi))
 		}
 	}
-	ka := s
+	ka := *s
 	if n := m.Counts.Unsolicited; n > 0 {
 		after := "after the response body"
 		if s.Target.Protocol == "fcgi" {
