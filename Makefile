@@ -67,7 +67,7 @@ integration:
 
 # Request-path benchmarks of both protocols (ns/op, allocs/op).
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./fcgi ./httpprobe ./internal/stats
+	$(GO) test -run '^$$' -bench . -benchmem ./fcgi ./httpprobe ./internal/recorder ./internal/stats
 
 # Every native fuzzer of the module, FUZZTIME each (scripts/fuzz.sh finds
 # them with go test -list, so that new fuzzers run without editing this

@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/procstat"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 var (
@@ -455,7 +455,7 @@ func pacingError(bb string) error {
 			if err != nil {
 				return fmt.Errorf("--rate %d: %v", rate, err)
 			}
-			var s stats.Summary
+			var s summary.Summary
 			if err := json.Unmarshal(out, &s); err != nil || s.Open == nil || s.Open.ClientLatenessMs == nil {
 				return fmt.Errorf("--rate %d: no open model figures (%v)", rate, err)
 			}

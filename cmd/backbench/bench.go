@@ -16,8 +16,10 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -397,15 +399,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	tp.judgeDesign(stderr)
 	announceStart(stderr, o.startAt, o.quiet)
 	var m *stats.Record
-	var sum stats.Summary
+	var sum summary.Summary
 	if tp.on {
 		sum, m, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy})
 	} else if m, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
-		Progress: func(rec *stats.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
+		Progress: func(rec *recorder.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
 		StartAt:  o.startAt, Privacy: r.privacy}); err == nil {
-		sum = m.Summary()
+		sum = summary.Of(m)
 	}
 	if err != nil {
 		return executeError(err)
@@ -437,7 +439,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 	}
 	if ef != nil {
-		if err := report.PercentileCSV(ef, m.PercentileSpectrum()); err != nil {
+		if err := report.PercentileCSV(ef, summary.PercentileSpectrum(m)); err != nil {
 			return err
 		}
 		if err := commit(ef); err != nil {
@@ -452,7 +454,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 
 // judge adds to a run's figures the verdicts of the --slo objectives (of
 // the pooled trials, with --repeat: on their median requests/sec).
-func (r *loadPlan) judge(sum *stats.Summary) {
+func (r *loadPlan) judge(sum *summary.Summary) {
 	if len(r.objectives) > 0 {
 		ms := capacity.FromSummary(sum, r.objectives)
 		sum.SLO = capacity.Evaluate(r.objectives, &ms)

@@ -19,6 +19,7 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // capacityOptions are the flags of capacity: bench's load flags (--slo
@@ -355,7 +356,7 @@ func (e *sloError) Error() string { return "objective failed: " + strings.Join(e
 
 // sloGate prints the verdict on each objective (with text, after the
 // report) and returns a sloError if one failed.
-func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []stats.SLOResult) error {
+func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []summary.SLOResult) error {
 	if len(objs) == 0 {
 		return nil
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/realbackend"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // TestClusterOfSerialWorkers: five serial 10 ms workers reached without a
@@ -38,7 +38,7 @@ func TestClusterOfSerialWorkers(t *testing.T) {
 	}
 	// A serial worker serves one kept connection at a time: one worker
 	// gets one connection, five get five (round-robin, one each).
-	var five stats.Summary
+	var five summary.Summary
 	withSpeedRetries(t, func() []string {
 		one := benchJSON(t, "-k", "-n", "60", "-c", "1", first.URL("/"))
 		five = benchJSON(t, append(args, "-k", "-n", "300", "-c", "5", first.URL("/"))...)
@@ -249,9 +249,9 @@ func TestFPMStatus(t *testing.T) {
 	}
 }
 
-func decodeSummary(t *testing.T, out string) stats.Summary {
+func decodeSummary(t *testing.T, out string) summary.Summary {
 	t.Helper()
-	var s stats.Summary
+	var s summary.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}

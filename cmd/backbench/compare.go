@@ -16,6 +16,7 @@ import (
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -50,7 +51,7 @@ type compareOptions struct {
 
 // runRequests is the request budget of one run of a saved result (of a
 // trial, for a result of trials, whose Requests add up).
-func runRequests(s *stats.Summary) int64 {
+func runRequests(s *summary.Summary) int64 {
 	if s.Repeated != nil && len(s.Trials) > 0 {
 		return s.Trials[0].Plan.Requests
 	}
@@ -65,7 +66,7 @@ type savedSeries struct {
 	Label     string
 	Backend   string
 	KeepAlive bool
-	Levels    []stats.Summary
+	Levels    []summary.Summary
 	Target    struct {
 		URL string
 	}
@@ -122,7 +123,7 @@ func loadSaved(path string) (*savedFile, error) {
 		}
 	case d.Bench != nil:
 		r := d.Bench.Summary
-		s := savedSeries{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []stats.Summary{*r}, anyLevel: true}
+		s := savedSeries{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []summary.Summary{*r}, anyLevel: true}
 		if r.Label != "" {
 			s.Label = r.Label
 		}
@@ -141,8 +142,8 @@ func loadSaved(path string) (*savedFile, error) {
 }
 
 // levelsOf returns the summaries of a bench result or a sweep's levels.
-func levelsOf(d *document.Document) []*stats.Summary {
-	var out []*stats.Summary
+func levelsOf(d *document.Document) []*summary.Summary {
+	var out []*summary.Summary
 	if d.Bench != nil {
 		out = append(out, d.Bench.Summary)
 	}
@@ -187,15 +188,15 @@ func capacitySeries(c *capacity.JSONReport) []savedSeries {
 		byLevel[lv] = append(byLevel[lv], st.Records...)
 	}
 	slices.Sort(order)
-	level := func(recs []*stats.Record) stats.Summary {
-		s := recs[len(recs)-1].Summary()
+	level := func(recs []*stats.Record) summary.Summary {
+		s := summary.Of(recs[len(recs)-1])
 		if len(recs) > 1 {
-			s.Repeated = &stats.Repeated{Trials: recs}
+			s.Repeated = &summary.Repeated{Trials: recs}
 		}
 		return s
 	}
-	series := func(label string, s stats.Summary, anyLevel bool) savedSeries {
-		se := savedSeries{Label: label, KeepAlive: s.KeepAlive, Levels: []stats.Summary{s}, anyLevel: anyLevel}
+	series := func(label string, s summary.Summary, anyLevel bool) savedSeries {
+		se := savedSeries{Label: label, KeepAlive: s.KeepAlive, Levels: []summary.Summary{s}, anyLevel: anyLevel}
 		se.Target.URL = s.Target.URL
 		return se
 	}
@@ -302,7 +303,7 @@ func (f *savedFile) series(label string, sweep bool) *savedSeries {
 
 // level finds a level by concurrency; a bench result's only level matches
 // any (their difference is a shape difference).
-func (s *savedSeries) level(c int, sweep bool) *stats.Summary {
+func (s *savedSeries) level(c int, sweep bool) *summary.Summary {
 	if !sweep || s.anyLevel {
 		return &s.Levels[0]
 	}

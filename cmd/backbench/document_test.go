@@ -13,6 +13,7 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // capacityDocument runs a short open-model capacity search (0.5 s steps from
@@ -61,7 +62,7 @@ func TestCapacityDocument(t *testing.T) {
 			t.Fatalf("step %d: %d records, want 1", i, len(st.Records))
 		}
 		r := st.Records[0]
-		s := r.Summary()
+		s := summary.Of(r)
 		if r.Plan.Rate != st.Rate || s.Complete+s.Failed == 0 || r.Plan.Duration <= 0 {
 			t.Errorf("step %d at %g req/s: record of rate %g, %d finished", i, st.Rate, r.Plan.Rate, s.Complete+s.Failed)
 		}
@@ -101,7 +102,7 @@ func TestCapacityDocument(t *testing.T) {
 	html, _ := os.ReadFile(page)
 	var complete, failed int64
 	for _, st := range da.Capacity.Steps {
-		s := st.Records[0].Summary()
+		s := summary.Of(st.Records[0])
 		complete, failed = complete+s.Complete, failed+s.Failed
 		tip := fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", s.Complete, s.Failed, report.MeanOf(&s))
 		if !strings.Contains(string(html), tip) {

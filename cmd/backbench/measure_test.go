@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // TestOpenModelPacingError: against a fast backend with free workers, the
@@ -118,7 +118,7 @@ func TestOpenModelAccounting(t *testing.T) {
 // them back off for many seconds.)
 func TestListenOverflowNote(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Backlog: 1})
-	var s stats.Summary
+	var s summary.Summary
 	withSpeedRetries(t, func() []string {
 		s = benchJSON(t, "-n", "120", "-c", "60", "-s", "3", srv.URL("/"))
 		if s.ListenOverflows == nil || s.ListenBacklog == nil || len(s.ListenQueues) != 1 || s.ListenQueues[0].Drops == nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 type mergeOptions struct {
@@ -117,7 +118,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 				sweeps = append(sweeps, in)
 				return nil
 			}
-			s := in.rec.Summary()
+			s := summary.Of(in.rec)
 			gens = append(gens, report.Generator{File: in.file, Host: o.share.host(in.rec.Environment.Hostname), Complete: s.Complete,
 				RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"], ClientCPUPercent: s.Client.CPUPercent})
 			// Merged as it is read: only the merged record is kept.
@@ -143,7 +144,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("merge: cannot create output file: %v", err)
 		}
 		defer f.Abort()
-		if err := report.PercentileCSV(f, m.PercentileSpectrum()); err != nil {
+		if err := report.PercentileCSV(f, summary.PercentileSpectrum(m)); err != nil {
 			return fmt.Errorf("writing %s: %w", o.percentileFile, err)
 		}
 		if err := f.Commit(); err != nil {
@@ -151,7 +152,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	warn(stderr, info, o.quiet)
-	sum := m.Summary()
+	sum := summary.Of(m)
 	if o.format == "json" {
 		return document.Write(stdout, &document.Document{Kind: document.KindMerge, Bench: &document.Bench{Summary: &sum, Record: m},
 			Merge: &document.Merge{Generators: gens, Info: info}})
@@ -545,7 +546,7 @@ func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) er
 	levels := map[int]bool{}
 	for k, se0 := range first.Series {
 		ms := report.SweepSeries{Label: se0.Label, Target: se0.Target, KeepAlive: se0.KeepAlive,
-			Levels: []stats.Summary{}, Records: []*stats.Record{}}
+			Levels: []summary.Summary{}, Records: []*stats.Record{}}
 		// Levels by concurrency per generator, in the first file's order.
 		var order []int
 		byLevel := map[int][]*stats.Record{}
@@ -590,7 +591,7 @@ func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) er
 				return err
 			}
 			ms.Records = append(ms.Records, m)
-			ms.Levels = append(ms.Levels, m.Summary())
+			ms.Levels = append(ms.Levels, summary.Of(m))
 			levels[m.Plan.Concurrency] = true
 		}
 		out.Series = append(out.Series, ms)

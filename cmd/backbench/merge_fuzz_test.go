@@ -10,6 +10,7 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // FuzzMergeInput feeds merge's reader arbitrary files: it must refuse them
@@ -46,7 +47,7 @@ func FuzzMergeInput(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			s := m.Summary()
+			s := summary.Of(m)
 			_ = report.MergeText(io.Discard, &s, nil, info, report.TextOptions{})
 			if m.Counts.Complete != 2*in.rec.Counts.Complete {
 				t.Fatalf("merged complete %d, want twice %d", m.Counts.Complete, in.rec.Counts.Complete)

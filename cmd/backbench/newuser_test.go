@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/recorder"
 )
 
 // TestKeepAliveSpelling: -k, --keepalive and --keep-alive are the same bool
@@ -82,7 +82,7 @@ func TestDashIsStdout(t *testing.T) {
 	}{
 		{"-g", "starttime\tseconds\tctime\tdtime\tttime\twait\n"},
 		{"-e", "Percentage served,Time in ms\n0,"},
-		{"--raw", stats.RawHeader},
+		{"--raw", recorder.RawHeader},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", tc.flag, "-", srv.URL("/"))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/recorder"
 )
 
 // isTerminal reports whether w is a terminal; a variable so that tests can
@@ -100,7 +100,7 @@ func startLiveLine(lw *liveWriter, text func() string) func() {
 // heartbeat: "Completed N requests" every tenth of -n (every 100 at least,
 // and only for runs over 150 requests, as ab), or with -t alone every tenth
 // of the time limit, then "Finished N requests".
-func progress(o *loadOptions, p *execute.Plan, rec *stats.Recorder, stderr io.Writer, lw *liveWriter) func(ran bool) {
+func progress(o *loadOptions, p *execute.Plan, rec *recorder.Recorder, stderr io.Writer, lw *liveWriter) func(ran bool) {
 	if o.quiet {
 		return func(bool) {}
 	}

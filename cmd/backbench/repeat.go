@@ -18,6 +18,7 @@ import (
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 	"github.com/backbench/backbench/sockets"
@@ -116,7 +117,7 @@ func (tp *trialPlan) describe(sweep bool) string {
 // factorsOf returns the factors of a series from what its result says of
 // its plan (target, keep-alive, HTTP version, upstreams), and backend, the
 // label the user gave it ("" for none).
-func factorsOf(backend string, s *stats.Summary) trials.Factors {
+func factorsOf(backend string, s *summary.Summary) trials.Factors {
 	f := trials.Factors{Protocol: s.Target.Protocol, Transport: s.Target.Network, KeepAlive: s.KeepAlive,
 		HTTPVersion: s.HTTPVersion, Upstreams: max(len(s.Upstreams), 1), Backend: backend}
 	var tls bool
@@ -221,7 +222,7 @@ type shortTrials struct {
 	labels   []string
 }
 
-func (st *shortTrials) add(label string, s *stats.Summary) {
+func (st *shortTrials) add(label string, s *summary.Summary) {
 	st.all++
 	if t := driver.TrialOf(s); t.Short() {
 		if st.n == 0 || t.Seconds < st.shortest {
@@ -246,7 +247,7 @@ func (st *shortTrials) note() string {
 // executeTrials runs bench's trials of plan through the driver: each a
 // fresh run after its own warm-up (driver.DefaultWarmup), as many as tp
 // says, with o. It returns the pooled result and the merged record.
-func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (stats.Summary, *stats.Record, error) {
+func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (summary.Summary, *stats.Record, error) {
 	stderr := o.Stderr
 	var shortNotes []string
 	kept := 0
@@ -276,11 +277,11 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 		err = re.Err // bench names no series
 	}
 	if err != nil {
-		return stats.Summary{}, nil, err
+		return summary.Summary{}, nil, err
 	}
 	sr := &res.Series[0]
 	if len(sr.Levels) == 0 {
-		return stats.Summary{}, nil, errInterrupted
+		return summary.Summary{}, nil, errInterrupted
 	}
 	sum, rec := sr.Levels[0], sr.Records[0]
 	sum.Interrupted, sum.Seed = res.Interrupted, tp.plan.Seed
@@ -296,7 +297,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 
 // writeTrials prints what bench's trials add to the ab report: the
 // medians with their intervals, and whether the precision was reached.
-func writeTrials(w io.Writer, s *stats.Summary, tp *trialPlan) {
+func writeTrials(w io.Writer, s *summary.Summary, tp *trialPlan) {
 	t := s.Repeated
 	fmt.Fprintf(w, "\n%s\n", tp.describe(false))
 	conf := "no interval with one trial"
@@ -381,7 +382,7 @@ func binom(n, k int) float64 {
 
 // shortTrialNote is the note of a trial too short to trust, naming the
 // flags that lengthen it; "" for a trial long enough.
-func shortTrialNote(what string, s *stats.Summary) string {
+func shortTrialNote(what string, s *summary.Summary) string {
 	t := driver.TrialOf(s)
 	if !t.Short() {
 		return ""

@@ -21,7 +21,7 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -599,7 +599,7 @@ func (p *sweepPlan) report(res sweep.Result) report.Sweep {
 		se := report.SweepSeries{Label: sr.Label, Backend: p.backends[i], Target: plan.Record().Target,
 			KeepAlive: plan.KeepAlive, Levels: sr.Levels, Records: sr.Records}
 		if se.Levels == nil {
-			se.Levels = []stats.Summary{}
+			se.Levels = []summary.Summary{}
 		}
 		if sr.Stop != nil {
 			se.Stop = &report.SweepStop{Concurrency: sr.Stop.Concurrency, ErrorRate: sr.Stop.ErrorRate, Reason: sr.Stop.Reason}

@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // Metrics an objective can bound: latency percentiles of the total request
@@ -167,7 +168,7 @@ type Measure struct {
 	// the run's length: nothing came back sooner.
 	P50, P90, P99, P999, Max float64
 	// ErrorRate is the share of requests that failed or answered a status
-	// other than 2xx, from 0 to 1 (stats.Summary.ErrorRatio).
+	// other than 2xx, from 0 to 1 (summary.Summary.ErrorRatio).
 	ErrorRate float64
 	// ClientLimit, when not empty, says why the client rather than the
 	// backend may have set the result.
@@ -198,17 +199,17 @@ func (o Objective) Value(m *Measure) float64 {
 }
 
 // Evaluate judges m against every objective, in order.
-func Evaluate(objs []Objective, m *Measure) []stats.SLOResult {
-	out := make([]stats.SLOResult, len(objs))
+func Evaluate(objs []Objective, m *Measure) []summary.SLOResult {
+	out := make([]summary.SLOResult, len(objs))
 	for i, o := range objs {
 		v := o.Value(m)
-		out[i] = stats.SLOResult{Objective: o.Text, Value: v, Pass: v <= o.Bound}
+		out[i] = summary.SLOResult{Objective: o.Text, Value: v, Pass: v <= o.Bound}
 	}
 	return out
 }
 
 // Passed reports whether every result passed.
-func Passed(rs []stats.SLOResult) bool {
+func Passed(rs []summary.SLOResult) bool {
 	for _, r := range rs {
 		if !r.Pass {
 			return false
@@ -219,7 +220,7 @@ func Passed(rs []stats.SLOResult) bool {
 
 // Verdicts writes one line per objective: "p99<=1ms: FAIL, p99 10.2 ms
 // (9.2 ms over)" or "p99<=50ms: pass, p99 10.2 ms".
-func Verdicts(objs []Objective, rs []stats.SLOResult) []string {
+func Verdicts(objs []Objective, rs []summary.SLOResult) []string {
 	out := make([]string, len(objs))
 	for i, o := range objs {
 		r := rs[i]
@@ -240,7 +241,7 @@ func Verdicts(objs []Objective, rs []stats.SLOResult) []string {
 // delay was the client's (the in-flight ceiling -c, or its own lateness);
 // or, in either model, a run whose failing latencies were over their bound
 // by no more than the client's goroutines waited for a CPU.
-func FromSummary(s *stats.Summary, objs []Objective) Measure {
+func FromSummary(s *summary.Summary, objs []Objective) Measure {
 	m := Measure{ErrorRate: s.ErrorRatio(), AchievedRPS: s.RequestsPerSecond}
 	if s.Complete > 0 {
 		sp := s.Spectrum
@@ -258,7 +259,7 @@ func FromSummary(s *stats.Summary, objs []Objective) Measure {
 
 // clientLimit says why the client may have limited the run of s, measured
 // as m, or returns "".
-func clientLimit(s *stats.Summary, objs []Objective, m *Measure) string {
+func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {
 	c := s.Client
 	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
 		return fmt.Sprintf("the client's CPU was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
@@ -295,7 +296,7 @@ func clientLimit(s *stats.Summary, objs []Objective, m *Measure) string {
 // uncorrectedWithin reports whether the latencies from the actual send
 // times (ab's ranks; p99.9 read as the longest) pass the latency
 // objectives.
-func uncorrectedWithin(s *stats.Summary, objs []Objective) bool {
+func uncorrectedWithin(s *summary.Summary, objs []Objective) bool {
 	u := s.UncorrectedPercentiles
 	if len(u) == 0 || s.Complete == 0 {
 		return false

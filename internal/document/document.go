@@ -15,7 +15,7 @@
 //
 // The reader checks what it reads as saved numbers must be checked: every
 // record's schema (stats.CheckSchema) and counts (stats.Record.Validate),
-// every summary's figures (stats.Summary.CheckSummary). Limits: a probe
+// every summary's figures (summary.Summary.CheckSummary). Limits: a probe
 // document is kept as its target, timeout and summary lines plus its raw
 // bytes (its checks are an open set of keys, read by the page).
 package document
@@ -32,6 +32,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -92,7 +93,7 @@ func (e *ContentError) Unwrap() error { return e.Err }
 // Bench is a bench result (and a merged one): ab's Summary, with the
 // trials' records when it has trials, and the run record under "record".
 type Bench struct {
-	*stats.Summary
+	*summary.Summary
 	Record *stats.Record `json:"record,omitempty"`
 }
 
@@ -307,7 +308,7 @@ func (d *Document) decode(keys map[string]json.RawMessage) error {
 			return bad(d.Name, fmt.Errorf("%s JSON: %v", d.Kind, err))
 		}
 		// The trials' records are checked with their summary
-		// (stats.Summary.CheckSummary), as they always were.
+		// (summary.Summary.CheckSummary), as they always were.
 		if rr.Record != nil {
 			raws = append(raws, rr.Record)
 		}
@@ -333,7 +334,7 @@ func (d *Document) decode(keys map[string]json.RawMessage) error {
 	}
 	var target any
 	bench := func() any {
-		d.Bench = &Bench{Summary: &stats.Summary{}}
+		d.Bench = &Bench{Summary: &summary.Summary{}}
 		return d.Bench
 	}
 	switch d.Kind {
@@ -375,7 +376,7 @@ func (d *Document) decode(keys map[string]json.RawMessage) error {
 // check checks every summary's figures and every record's numbers, and
 // gathers the records measured into Records.
 func (d *Document) check() error {
-	summary := func(s *stats.Summary) error {
+	checkSum := func(s *summary.Summary) error {
 		if s.Repeated != nil && (len(s.Trials) == 0 || slices.Contains(s.Trials, nil)) {
 			return bad(d.Name, errors.New("trials: a result of trials without them"))
 		}
@@ -394,7 +395,7 @@ func (d *Document) check() error {
 	}
 	// measured adds a level's or a run's records: its trials when it has
 	// some (and they are records), else its record.
-	measured := func(s *stats.Summary, rec *stats.Record) {
+	measured := func(s *summary.Summary, rec *stats.Record) {
 		switch {
 		case s != nil && s.Repeated != nil && !slices.ContainsFunc(s.Trials, OldTrial):
 			d.Records = append(d.Records, s.Trials...)
@@ -403,7 +404,7 @@ func (d *Document) check() error {
 		}
 	}
 	if b := d.Bench; b != nil {
-		if err := summary(b.Summary); err != nil {
+		if err := checkSum(b.Summary); err != nil {
 			return err
 		}
 		measured(b.Summary, b.Record)
@@ -413,7 +414,7 @@ func (d *Document) check() error {
 		for i := range sw.Series {
 			se := &sw.Series[i]
 			for k := range se.Levels {
-				if err := summary(&se.Levels[k]); err != nil {
+				if err := checkSum(&se.Levels[k]); err != nil {
 					return err
 				}
 				var rec *stats.Record

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // schema1 reads a file of testdata/schema1 (written by the backbench
@@ -46,7 +47,7 @@ func TestReadSchema1(t *testing.T) {
 		check   func(t *testing.T, d *Document)
 	}{
 		{"bench.json", KindBench, 1, func(t *testing.T, d *Document) {
-			if s := d.Records[0].Summary(); s.Complete != 40 || d.Bench.Complete != 40 || s.RequestsPerSecond != d.Bench.RequestsPerSecond {
+			if s := summary.Of(d.Records[0]); s.Complete != 40 || d.Bench.Complete != 40 || s.RequestsPerSecond != d.Bench.RequestsPerSecond {
 				t.Errorf("record: %d complete at %g req/s; file %d at %g", s.Complete, s.RequestsPerSecond, d.Bench.Complete, d.Bench.RequestsPerSecond)
 			}
 		}},
@@ -61,7 +62,7 @@ func TestReadSchema1(t *testing.T) {
 		{"sweep.json", KindSweep, 2, func(t *testing.T, d *Document) {
 			levels := d.Sweep.Series[0].Levels
 			for i, r := range d.Records {
-				if s := r.Summary(); s.Complete != levels[i].Complete || s.Concurrency != levels[i].Concurrency {
+				if s := summary.Of(r); s.Complete != levels[i].Complete || s.Concurrency != levels[i].Concurrency {
 					t.Errorf("level %d: record %d complete at c=%d, file %d at c=%d", i, s.Complete, s.Concurrency, levels[i].Complete, levels[i].Concurrency)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // Capacity is the schedule of a capacity search (capacity.Search): its
@@ -145,7 +146,7 @@ func (d *driver) settle(ctx context.Context, p *execute.Plan, bound time.Duratio
 		if err != nil {
 			return
 		}
-		s := rec.Summary()
+		s := summary.Of(rec)
 		if s.Complete == 2 && s.Failed == 0 && s.ConnectionTimes.Total.Max <= float64(bound)/1e6 {
 			return
 		}

@@ -20,7 +20,7 @@
 //     than it has requests.
 //   - The stop rule, after each step: a series whose backend was lost
 //     (StopOnLoss) ends; a series whose failure ratio
-//     (stats.Summary.FailureRatio) at the step passes the bound, or that
+//     (summary.Summary.FailureRatio) at the step passes the bound, or that
 //     finished no request there, ends (StopOnErrors); when no series
 //     reached its target at the first step the run ends (EndUnreachable).
 //   - Before a step that asks for it (Step.Settle), the driver waits for
@@ -42,6 +42,7 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -169,7 +170,7 @@ type Config struct {
 	// Warmup is run before every trial (see Warmup).
 	Warmup Warmup
 	// StopOnErrors turns the stop rule on: a series ends after the first
-	// step whose failure ratio (stats.Summary.FailureRatio) is greater
+	// step whose failure ratio (summary.Summary.FailureRatio) is greater
 	// than StopErrorRate (a ratio from 0 to 1; 0 stops at the first
 	// failure), or where no request finished.
 	StopOnErrors  bool
@@ -234,7 +235,7 @@ type Trial struct {
 	Series, Level, K int
 	// Record is the run's record and Summary its summary.
 	Record  *stats.Record
-	Summary *stats.Summary
+	Summary *summary.Summary
 }
 
 // Stop says where and why the stop rule ended a series.
@@ -255,7 +256,7 @@ type SeriesResult struct {
 	Label string
 	// Levels holds one Summary per step run (with trials, the pooled
 	// trials').
-	Levels []stats.Summary
+	Levels []summary.Summary
 	// Records holds the Record of every step run, beside Levels (with
 	// trials, the trials' merged).
 	Records []*stats.Record
@@ -470,7 +471,7 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 		return 0, trials.ErrStop
 	}
 	lv.runs[si] = append(lv.runs[si], rec)
-	sum := rec.Summary()
+	sum := summary.Of(rec)
 	if d.cfg.OnTrial != nil && !interrupted {
 		d.cfg.OnTrial(Trial{Series: si, Level: lv.index, K: k, Record: rec, Summary: &sum})
 	}
@@ -552,7 +553,7 @@ func (d *driver) judge(lv *level, lr *trials.LevelResult, stopped bool) ([]int, 
 			}
 			continue
 		}
-		sum, rec := runs[0].Summary(), runs[0]
+		sum, rec := summary.Of(runs[0]), runs[0]
 		if d.cfg.Trials != nil {
 			var precise *bool
 			if d.cfg.Trials.Precision > 0 && !stopped {
@@ -601,7 +602,7 @@ func allUnreachable(series []SeriesResult) bool {
 // ratio, or 1 when no request finished (nothing succeeded: the step is
 // judged as failed throughout, where the failure ratio, which counts
 // failures, is 0).
-func stopRatio(s *stats.Summary) float64 {
+func stopRatio(s *summary.Summary) float64 {
 	if s.Finished() <= 0 {
 		return 1
 	}
@@ -611,7 +612,7 @@ func stopRatio(s *stats.Summary) float64 {
 // stopRule returns the Stop of a step whose failure ratio passes bound,
 // or where nothing finished, or nil; n is the number of trials pooled in
 // s, named when trials runs.
-func stopRule(s *stats.Summary, bound float64, n int, trials bool) *Stop {
+func stopRule(s *summary.Summary, bound float64, n int, trials bool) *Stop {
 	rate := stopRatio(s)
 	if rate <= bound {
 		return nil

@@ -2,11 +2,12 @@ package driver
 
 import (
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
 // TrialOf is what the statistics read of a trial's result.
-func TrialOf(s *stats.Summary) trials.Trial {
+func TrialOf(s *summary.Summary) trials.Trial {
 	t := trials.Trial{RequestsPerSecond: s.RequestsPerSecond, MeanMs: s.ConnectionTimes.Total.Mean,
 		P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"], MaxMs: s.ConnectionTimes.Total.Max,
 		Failed: s.Failed, Finished: s.Finished(), Seconds: s.TimeTaken,
@@ -20,13 +21,13 @@ func TrialOf(s *stats.Summary) trials.Trial {
 }
 
 // TrialsOf returns the trials of a result, or the result as one trial.
-func TrialsOf(s *stats.Summary) []trials.Trial {
+func TrialsOf(s *summary.Summary) []trials.Trial {
 	if s.Repeated == nil {
 		return []trials.Trial{TrialOf(s)}
 	}
 	out := make([]trials.Trial, len(s.Trials))
 	for i, r := range s.Trials {
-		ts := r.Summary()
+		ts := summary.Of(r)
 		out[i] = TrialOf(&ts)
 	}
 	return out
@@ -37,17 +38,17 @@ func TrialsOf(s *stats.Summary) []trials.Trial {
 // concurrency is a trial's), its Summary with the median requests/sec
 // and the intervals. precise, with --precision, says whether the interval
 // got within the precision asked.
-func Pool(recs []*stats.Record, precise *bool) (stats.Summary, *stats.Record, error) {
+func Pool(recs []*stats.Record, precise *bool) (summary.Summary, *stats.Record, error) {
 	m, err := stats.Merge(recs...)
 	if err != nil {
-		return stats.Summary{}, nil, err
+		return summary.Summary{}, nil, err
 	}
 	m.Plan.Concurrency, m.Elapsed = recs[0].Plan.Concurrency, 0
 	for _, r := range recs {
 		m.Elapsed += r.Elapsed
 	}
-	s := m.Summary()
-	s.Repeated = &stats.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
+	s := summary.Of(m)
+	s.Repeated = &summary.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
 	sum := trials.Summarize(TrialsOf(&s))
 	s.RequestsPerSecond = sum.RequestsPerSecond.Median
 	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()

@@ -12,7 +12,7 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
@@ -68,7 +68,7 @@ func mk(t *testing.T, f load.ClientFactory, err error) load.Client {
 func rawLine(t *testing.T, r *load.Result) []string {
 	t.Helper()
 	var b bytes.Buffer
-	rec := stats.NewRecorder(stats.Options{Raw: &b})
+	rec := recorder.New(recorder.Options{Raw: &b})
 	rec.Shard(0).Record(r)
 	rec.Merge()
 	return strings.Split(strings.TrimSpace(b.String()), ",")

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/run"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -53,7 +55,7 @@ type Options struct {
 	// Progress, when not nil, starts showing how the run goes once its
 	// recorder exists; the function it returns ends that before the
 	// report, with reached false when no dial reached the target.
-	Progress func(rec *stats.Recorder) (stop func(reached bool))
+	Progress func(rec *recorder.Recorder) (stop func(reached bool))
 	// KeepRows keeps every request's times in the record (Record.Rows).
 	KeepRows bool
 	// Windows, when > 0, cuts the run's time limit into that many equal
@@ -230,14 +232,14 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	var raw *bufio.Writer
 	if o.Raw != nil {
 		raw = bufio.NewWriterSize(o.Raw, 256<<10)
-		raw.WriteString(stats.RawHeader)
+		raw.WriteString(recorder.RawHeader)
 	}
-	ropts := stats.Options{Shards: p.Concurrency, VariableLength: p.VariableLength, KeepRows: o.KeepRows || p.ABCompat,
+	ropts := recorder.Options{Shards: p.Concurrency, VariableLength: p.VariableLength, KeepRows: o.KeepRows || p.ABCompat,
 		Upstreams: len(p.Upstreams), Windows: o.Windows, Span: p.Duration}
 	if raw != nil {
 		ropts.Raw = raw
 	}
-	rec := stats.NewRecorder(ropts)
+	rec := recorder.New(ropts)
 	defer capThreads(p.AutoThreads())()
 	late := WaitUntil(ctx, o.StartAt)
 	if o.Started != nil {
@@ -314,12 +316,18 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	if p.Target.Network == "tcp" && !p.KeepAlive {
 		tw, _ = sockets.CountTimeWait(p.Target.Address)
 	}
-	m.Notes = append(m.Notes, connectionNotes(m, p.Target, tw, setup.NoFile)...)
-	sum := m.Summary()
+	// The run's summary is derived once, here, and kept with the record
+	// for every later reader (summary.Of). The notes read it (none reads
+	// its notes) and are added to the record; the summary then takes the
+	// record's notes, as deriving it now would.
+	sum := summary.Derive(m)
+	m.Notes = append(m.Notes, connectionNotes(m, &sum, p.Target, tw, setup.NoFile)...)
 	m.Notes = append(m.Notes, responseNotes(&sum, p)...)
 	if late > LateStart {
 		m.Notes = append(m.Notes, lateNote(late))
 	}
+	sum.Notes = append([]string{}, m.Notes...)
+	summary.Keep(m, sum)
 	return m, nil
 }
 

@@ -6,16 +6,17 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
 // connectionNotes names the connection-level realities a run met, with
 // their remedies, from its typed failure causes, its counts and the TIME_WAIT
 // sockets it left: they are the client's or the kernel's limits, not the
-// server's failures, and the user should know which is which.
-func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uint64) []string {
+// server's failures, and the user should know which is which. s is m's
+// summary.
+func connectionNotes(m *stats.Record, s *summary.Summary, t sockets.Target, timeWait int, noFile uint64) []string {
 	var notes []string
-	s := m.Summary()
 	if n := m.CauseCount(load.KindRefused); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connections refused: the server stopped listening or its listen queue overflowed", n))
 	}
@@ -30,7 +31,7 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 		notes = append(notes, fmt.Sprintf("%d connects failed: the client ran out of ephemeral TCP ports; these are client-side "+
 			"failures, not the server's: use -k, a Unix socket, widen net.ipv4.ip_local_port_range or set net.ipv4.tcp_tw_reuse=1", n))
 	}
-	if n := reconnectNote(&s); n != "" {
+	if n := reconnectNote(s); n != "" {
 		notes = append(notes, n)
 	}
 	if t.Network == "tcp" && !s.KeepAlive {
@@ -39,9 +40,9 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 				"new connections will soon fail; use -k, a Unix socket, or net.ipv4.tcp_tw_reuse=1", timeWait, t.Address, hi-lo+1, lo, hi))
 		}
 	}
-	ka := s
+	ka := *s
 	if n := m.Counts.Unsolicited; n > 0 {
-		after := notesOf(&s).AfterResponse
+		after := notesOf(s).AfterResponse
 		notes = append(notes, fmt.Sprintf("the server sent %d bytes nobody asked for %s, after %d of the %d complete responses: "+
 			"the client closed those %d connections rather than read the bytes as the answer to a request never sent "+
 			"(a server bug: a Content-Length shorter than the body, or output written after the response)",
@@ -58,7 +59,7 @@ func connectionNotes(m *stats.Record, t sockets.Target, timeWait int, noFile uin
 // non-2xx (the wrong script or path: php-fpm's "Primary script unknown"
 // 404s with the default --document-root), or when a FastCGI backend wrote
 // to stderr. p is the plan run, whose protocol says what to check.
-func responseNotes(s *stats.Summary, p *Plan) []string {
+func responseNotes(s *summary.Summary, p *Plan) []string {
 	var notes []string
 	said := ""
 	if s.StderrFirstLine != "" {
@@ -83,7 +84,7 @@ func responseNotes(s *stats.Summary, p *Plan) []string {
 
 // notesOf returns the words of the summary's protocol (recorded by
 // scheme); a protocol not registered gets neutral words.
-func notesOf(s *stats.Summary) protocol.Notes {
+func notesOf(s *summary.Summary) protocol.Notes {
 	if pr, err := protocol.Lookup(s.Target.Protocol); err == nil {
 		return pr.Notes()
 	}
@@ -95,7 +96,7 @@ func notesOf(s *stats.Summary) protocol.Notes {
 // reason servers of the target's protocol have: a FastCGI server that
 // recycles its workers, an HTTP server past its limit of kept connections
 // or its idle timeout. "" when no kept connection was closed.
-func reconnectNote(s *stats.Summary) string {
+func reconnectNote(s *summary.Summary) string {
 	if s.Reconnects == 0 {
 		return ""
 	}

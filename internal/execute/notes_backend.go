@@ -3,7 +3,7 @@ package execute
 import (
 	"fmt"
 
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // keepAliveNotes names what real servers do with kept connections that
@@ -21,7 +21,7 @@ import (
 //   - a stall of the same look whose time is in the connect is a full
 //     listen queue dropping SYNs (Thin past its backlog of 100), and is
 //     named as such.
-func keepAliveNotes(s *stats.Summary) []string {
+func keepAliveNotes(s *summary.Summary) []string {
 	if !s.KeepAlive || s.Complete == 0 {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -200,7 +201,7 @@ func TestThirdProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rec.Summary()
+	s := summary.Of(rec)
 	if s.Complete != 30 || s.Failed != 0 || s.Non2xx != 0 || srv.n.Load() != 30 {
 		t.Fatalf("complete %d failed %d non-2xx %d, served %d: want 30, 0, 0, 30", s.Complete, s.Failed, s.Non2xx, srv.n.Load())
 	}

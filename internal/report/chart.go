@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -163,7 +163,7 @@ func failurePlot(sw *Sweep) (*plot.Plot, error) {
 		}
 		styleSeries(i, line, marks)
 		p.Add(line, marks)
-		if err := addFailRings(p, se.Levels, func(s *stats.Summary) float64 { return s.FailureRatio() * 100 }); err != nil {
+		if err := addFailRings(p, se.Levels, func(s *summary.Summary) float64 { return s.FailureRatio() * 100 }); err != nil {
 			return nil, err
 		}
 	}
@@ -176,7 +176,7 @@ func failurePlot(sw *Sweep) (*plot.Plot, error) {
 // addFailRings rings the levels with failed requests at y(level); levels
 // where nothing completed are left out, as on the lines. It returns the
 // rings (nil when none) for the legend.
-func addFailRings(p *plot.Plot, levels []stats.Summary, y func(*stats.Summary) float64) error {
+func addFailRings(p *plot.Plot, levels []summary.Summary, y func(*summary.Summary) float64) error {
 	var pts plotter.XYs
 	for k := range levels {
 		if s := &levels[k]; s.Failed > 0 && s.Complete > 0 {
@@ -293,13 +293,13 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			}
 		}
 		top.Legend.Add(label, thumbs...)
-		if err := addFailRings(top, se.Levels, func(s *stats.Summary) float64 { return s.RequestsPerSecond }); err != nil {
+		if err := addFailRings(top, se.Levels, func(s *summary.Summary) float64 { return s.RequestsPerSecond }); err != nil {
 			return nil, nil, err
 		}
 		if err := addFailRings(bottom, se.Levels, P99Of); err != nil {
 			return nil, nil, err
 		}
-		anyFailed = anyFailed || slices.ContainsFunc(se.Levels, func(s stats.Summary) bool { return s.Failed > 0 })
+		anyFailed = anyFailed || slices.ContainsFunc(se.Levels, func(s summary.Summary) bool { return s.Failed > 0 })
 	}
 	if anyFailed {
 		rings, _ := plotter.NewScatter(plotter.XYs{})

@@ -9,13 +9,14 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // JSON writes s as one indented JSON object, with the run's record under
 // "record" when rec is not nil.
-func JSON(w io.Writer, s *stats.Summary, rec *stats.Record) error {
+func JSON(w io.Writer, s *summary.Summary, rec *stats.Record) error {
 	return stats.EncodeJSON(w, struct {
-		*stats.Summary
+		*summary.Summary
 		Record *stats.Record `json:"record,omitempty"`
 	}{s, rec})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // Generator is one input of a merge (one generator's file) with its own
@@ -61,7 +62,7 @@ type MergeInfo struct {
 // MergeText writes the merged run as Text does, then the merge's lines:
 // the window, whether it was forced, its warnings and one line per
 // generator.
-func MergeText(w io.Writer, s *stats.Summary, gens []Generator, info *MergeInfo, o TextOptions) error {
+func MergeText(w io.Writer, s *summary.Summary, gens []Generator, info *MergeInfo, o TextOptions) error {
 	if err := Text(w, s, o); err != nil {
 		return err
 	}
@@ -70,9 +71,9 @@ func MergeText(w io.Writer, s *stats.Summary, gens []Generator, info *MergeInfo,
 
 // MergeJSON writes the merged run as JSON does, with "generators" (one
 // object per input file) and "merge" (MergeInfo).
-func MergeJSON(w io.Writer, s *stats.Summary, rec *stats.Record, gens []Generator, info *MergeInfo) error {
+func MergeJSON(w io.Writer, s *summary.Summary, rec *stats.Record, gens []Generator, info *MergeInfo) error {
 	return stats.EncodeJSON(w, struct {
-		*stats.Summary
+		*summary.Summary
 		Record     *stats.Record `json:"record"`
 		Generators []Generator   `json:"generators"`
 		Merge      *MergeInfo    `json:"merge"`

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -47,7 +48,7 @@ type SweepSeries struct {
 	// KeepAlive reports whether the series kept connections open.
 	KeepAlive bool `json:"keep_alive"`
 	// Levels holds one Summary per level run, in order.
-	Levels []stats.Summary `json:"levels"`
+	Levels []summary.Summary `json:"levels"`
 	// Records holds the run record of every level, in the order of
 	// Levels (absent when not known).
 	Records []*stats.Record `json:"records,omitempty"`
@@ -328,7 +329,7 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 					c = strconv.Itoa(s.Concurrency)
 				}
 				fmt.Fprintf(bw, "%11s ", c)
-				writeUpstreams(bw, "", []stats.UpstreamSummary{u}, false)
+				writeUpstreams(bw, "", []summary.UpstreamSummary{u}, false)
 			}
 		}
 	}
@@ -356,7 +357,7 @@ func (sw *Sweep) comparison(label string, level int) *trials.Comparison {
 // P50Of and P99Of return a result's p50 and p99 of the total request
 // time in ms: with trials the medians of the trials', whose intervals the
 // result carries, else the run's own.
-func P50Of(s *stats.Summary) float64 {
+func P50Of(s *summary.Summary) float64 {
 	if s.Repeated != nil {
 		return s.P50Ms
 	}
@@ -366,7 +367,7 @@ func P50Of(s *stats.Summary) float64 {
 // MeanOf and MaxOf return a result's mean and maximum total request
 // time in ms: with trials the medians of the trials' (as the comparisons
 // judge them), else the run's own.
-func MeanOf(s *stats.Summary) float64 {
+func MeanOf(s *summary.Summary) float64 {
 	if s.Repeated != nil && s.MeanMs > 0 { // 0: saved before medians of the mean
 		return s.MeanMs
 	}
@@ -374,7 +375,7 @@ func MeanOf(s *stats.Summary) float64 {
 }
 
 // MaxOf: see MeanOf.
-func MaxOf(s *stats.Summary) float64 {
+func MaxOf(s *summary.Summary) float64 {
 	if s.Repeated != nil && s.MaxMs > 0 { // 0: saved before medians of the max
 		return s.MaxMs
 	}
@@ -382,7 +383,7 @@ func MaxOf(s *stats.Summary) float64 {
 }
 
 // P99Of: see P50Of.
-func P99Of(s *stats.Summary) float64 {
+func P99Of(s *summary.Summary) float64 {
 	if s.Repeated != nil {
 		return s.P99Ms
 	}
@@ -390,7 +391,7 @@ func P99Of(s *stats.Summary) float64 {
 }
 
 // levelOf returns the Summary of se at the given concurrency, or nil.
-func levelOf(se *SweepSeries, level int) *stats.Summary {
+func levelOf(se *SweepSeries, level int) *summary.Summary {
 	for i := range se.Levels {
 		if se.Levels[i].Concurrency == level {
 			return &se.Levels[i]
@@ -401,7 +402,7 @@ func levelOf(se *SweepSeries, level int) *stats.Summary {
 
 // levelCause is why a level is marked, in a few words: "listen queue
 // overflowed", "70% failed (connect)", both, or "" for none.
-func levelCause(s *stats.Summary) string {
+func levelCause(s *summary.Summary) string {
 	var out []string
 	if n, wide := s.ListenOverflow(); n > 0 && wide {
 		out = append(out, "machine's listen queues overflowed")

@@ -13,15 +13,16 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
 // level is a synthetic Summary of one sweep level.
-func level(c int, rps, p99 float64, failed int64) stats.Summary {
+func level(c int, rps, p99 float64, failed int64) summary.Summary {
 	s := fixed()
 	s.Concurrency, s.Requests = c, 1000
 	s.Complete, s.Failed = 1000-failed, failed
-	s.Failures = stats.Failures{Connect: failed}
+	s.Failures = summary.Failures{Connect: failed}
 	s.Non2xx = 0
 	s.RequestsPerSecond = rps
 	s.TransferRate = rps * 1.25
@@ -38,7 +39,7 @@ func level(c int, rps, p99 float64, failed int64) stats.Summary {
 
 // fixedSweep is a synthetic sweep: three series, one stopped early.
 // withUse adds sampled backend use to a level.
-func withUse(s stats.Summary) stats.Summary {
+func withUse(s summary.Summary) summary.Summary {
 	s.Backend = &stats.BackendUsage{PIDs: []int{42}, CPUSeconds: 0.125, Samples: 4, PeakRSSBytes: 41 << 20, ProcessesMax: 5,
 		PeakPSSBytes: 12 << 20, MeanPSSBytes: 11 << 20,
 		FPMStatusEnd: map[string]string{"pool": "www", "listen queue": "3", "active processes": "4", "max children reached": "1"}}
@@ -54,11 +55,11 @@ func fixedSweep() Sweep {
 		Levels: []int{1, 11, 21}, RequestsPerLevel: 1000, StopErrorRate: &rate, TimeTaken: 42.5,
 		Series: []SweepSeries{
 			{Label: "serial", Target: stats.TargetInfo{URL: "fcgi://127.0.0.1:9001/x.php", Protocol: "fcgi", Network: "tcp", Address: "127.0.0.1:9001"},
-				Levels: []stats.Summary{level(1, 98.51, 10.42, 0), withUse(level(11, 99.02, 112.3, 0)), level(21, 97.7, 215.25, 0)}},
+				Levels: []summary.Summary{level(1, 98.51, 10.42, 0), withUse(level(11, 99.02, 112.3, 0)), level(21, 97.7, 215.25, 0)}},
 			{Label: "prefork:4, \"ka\"", KeepAlive: true, Target: stats.TargetInfo{URL: "fcgi://unix:/tmp/p.sock:/x.php", Protocol: "fcgi", Network: "unix", Address: "/tmp/p.sock"},
-				Levels: []stats.Summary{level(1, 99.5, 10.2, 0), level(11, 395.25, 31.5, 0), level(21, 398.125, 55.75, 0)}},
+				Levels: []summary.Summary{level(1, 99.5, 10.2, 0), level(11, 395.25, 31.5, 0), level(21, 398.125, 55.75, 0)}},
 			{Label: "broken", Target: stats.TargetInfo{URL: "http://127.0.0.1:1/", Protocol: "http", Network: "tcp", Address: "127.0.0.1:1"},
-				Levels: []stats.Summary{level(1, 50, 1, 0), level(11, 12.5, 3.25, 700)},
+				Levels: []summary.Summary{level(1, 50, 1, 0), level(11, 12.5, 3.25, 700)},
 				Stop:   &SweepStop{Concurrency: 11, ErrorRate: 0.7, Reason: "700 of 1000 requests failed at concurrency 11 (ratio 0.7 > 0.1): connect 700 (connect: connection refused)"}},
 		},
 	}
@@ -95,7 +96,7 @@ func TestSweepTrials(t *testing.T) {
 	base, other := sw.Series[0].Label, sw.Series[1].Label
 	for i := range sw.Series[:2] {
 		l := &sw.Series[i].Levels[0]
-		l.Repeated = &stats.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{l.RequestsPerSecond * 0.98, l.RequestsPerSecond * 1.03},
+		l.Repeated = &summary.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{l.RequestsPerSecond * 0.98, l.RequestsPerSecond * 1.03},
 			P99Ms: 10.5, P99MsCI95: []float64{10, 12}, Confidence: 0.9375}
 	}
 	ratio := 0.8
@@ -185,7 +186,7 @@ func TestSweepJSONRoundTrip(t *testing.T) {
 
 func TestSweepChart(t *testing.T) {
 	empty := Sweep{Levels: []int{1, 2}, RequestsPerLevel: 10, Series: []SweepSeries{{Label: "nothing completed",
-		Levels: []stats.Summary{{Concurrency: 1, Failed: 10}}}}}
+		Levels: []summary.Summary{{Concurrency: 1, Failed: 10}}}}}
 	one := fixedSweep()
 	one.Levels = []int{1}
 	for i := range one.Series {

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/recorder"
 )
 
 // Config configures a closed-model run.
@@ -34,7 +34,7 @@ type Config struct {
 	// Factory makes one client per worker.
 	Factory load.ClientFactory
 	// Recorder receives every result.
-	Recorder *stats.Recorder
+	Recorder *recorder.Recorder
 	// Watch, when set, follows the run's dials and stops the run when its
 	// target cannot be reached (see Watch).
 	Watch *Watch
@@ -72,7 +72,7 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	var budget atomic.Int64
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
-	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *stats.Shard, _ int64) {
+	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *recorder.Shard, _ int64) {
 		worker(ctx, c, sh, &budget, limited, cfg.Watch)
 	})
 }
@@ -81,7 +81,7 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 // per worker until all return, within the time limit, and measures the
 // client's health meanwhile. work gets the run's context, its client, its
 // shard and the run's start (load.Now nanoseconds).
-func drive(ctx context.Context, cfg Config, work func(context.Context, load.Client, *stats.Shard, int64)) (Outcome, error) {
+func drive(ctx context.Context, cfg Config, work func(context.Context, load.Client, *recorder.Shard, int64)) (Outcome, error) {
 	if cfg.Concurrency < 1 {
 		return Outcome{}, errors.New("run: concurrency must be at least 1")
 	}
@@ -148,7 +148,7 @@ func makeClients(ctx context.Context, f load.ClientFactory, n int) ([]load.Clien
 
 // worker is the hot loop of one worker: no allocation, channel or shared
 // lock per request beyond the shard's short lock.
-func worker(ctx context.Context, c load.Client, sh *stats.Shard, budget *atomic.Int64, limited bool, w *Watch) {
+func worker(ctx context.Context, c load.Client, sh *recorder.Shard, budget *atomic.Int64, limited bool, w *Watch) {
 	var res load.Result
 	for ctx.Err() == nil {
 		if limited && budget.Add(-1) < 0 {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // fakeClient answers at once (or after delay), failing every failEvery-th
@@ -56,7 +58,7 @@ func TestClosedExactCounts(t *testing.T) {
 		fail int64
 	}{{1, 1, 0}, {10, 3, 0}, {1000, 7, 0}, {997, 13, 5}, {5, 5, 2}} {
 		var calls, closed atomic.Int64
-		rec := stats.NewRecorder(stats.Options{Shards: tc.c})
+		rec := recorder.New(recorder.Options{Shards: tc.c})
 		out, err := Closed(context.Background(), Config{Concurrency: tc.c, Requests: tc.n, Factory: factory(0, tc.fail, &calls, &closed), Recorder: rec})
 		if err != nil {
 			t.Fatal(err)
@@ -74,7 +76,7 @@ func TestClosedExactCounts(t *testing.T) {
 
 func TestClosedDuration(t *testing.T) {
 	var calls, closed atomic.Int64
-	rec := stats.NewRecorder(stats.Options{Shards: 4})
+	rec := recorder.New(recorder.Options{Shards: 4})
 	start := time.Now()
 	out, err := Closed(context.Background(), Config{Concurrency: 4, Duration: 200 * time.Millisecond,
 		Factory: factory(10*time.Millisecond, 0, &calls, &closed), Recorder: rec})
@@ -94,7 +96,7 @@ func TestClosedDuration(t *testing.T) {
 
 func TestClosedInterrupted(t *testing.T) {
 	var calls, closed atomic.Int64
-	rec := stats.NewRecorder(stats.Options{Shards: 2})
+	rec := recorder.New(recorder.Options{Shards: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	out, err := Closed(ctx, Config{Concurrency: 2, Requests: 1_000_000, Factory: factory(5*time.Millisecond, 0, &calls, &closed), Recorder: rec})
@@ -109,7 +111,7 @@ func TestClosedInterrupted(t *testing.T) {
 
 func TestClosedBadConfig(t *testing.T) {
 	var calls, closed atomic.Int64
-	rec := stats.NewRecorder(stats.Options{})
+	rec := recorder.New(recorder.Options{})
 	if _, err := Closed(context.Background(), Config{Concurrency: 0, Requests: 1, Factory: factory(0, 0, &calls, &closed), Recorder: rec}); err == nil {
 		t.Error("concurrency 0 accepted")
 	}
@@ -126,7 +128,7 @@ func TestClosedBadConfig(t *testing.T) {
 // than the interval, requests queue behind it and count as ceiling-late.
 func TestOpenPacing(t *testing.T) {
 	var calls, closed atomic.Int64
-	rec := stats.NewRecorder(stats.Options{Shards: 4})
+	rec := recorder.New(recorder.Options{Shards: 4})
 	out, acc, err := Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 4, Requests: 50,
 		Factory: factory(0, 0, &calls, &closed), Recorder: rec}})
 	if err != nil {
@@ -146,7 +148,7 @@ func TestOpenPacing(t *testing.T) {
 		t.Errorf("account %+v, want 50 due, 50 recorded", acc)
 	}
 
-	rec = stats.NewRecorder(stats.Options{Shards: 1})
+	rec = recorder.New(recorder.Options{Shards: 1})
 	out, _, err = Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 1, Requests: 20,
 		Factory: factory(20*time.Millisecond, 0, &calls, &closed), Recorder: rec}})
 	if err != nil {
@@ -164,11 +166,11 @@ func TestOpenPacing(t *testing.T) {
 }
 
 // summarize merges rec under plan p and derives its Summary.
-func summarize(rec *stats.Recorder, p stats.Plan, elapsed time.Duration) stats.Summary {
+func summarize(rec *recorder.Recorder, p stats.Plan, elapsed time.Duration) summary.Summary {
 	m := rec.Merge()
 	p.VariableLength = m.Plan.VariableLength
 	m.Plan, m.Elapsed = p, elapsed
-	return m.Summary()
+	return summary.Of(m)
 }
 
 // TestOpenAccount: a rate above what the workers can do in a time limit
@@ -176,7 +178,7 @@ func summarize(rec *stats.Recorder, p stats.Plan, elapsed time.Duration) stats.S
 // unsent enter the corrected latencies only.
 func TestOpenAccount(t *testing.T) {
 	var calls, closed atomic.Int64
-	rec := stats.NewRecorder(stats.Options{Shards: 2})
+	rec := recorder.New(recorder.Options{Shards: 2})
 	out, acc, err := Open(context.Background(), OpenConfig{Rate: 500, Config: Config{Concurrency: 2, Duration: 400 * time.Millisecond,
 		Factory: factory(10*time.Millisecond, 0, &calls, &closed), Recorder: rec}})
 	if err != nil {
@@ -187,7 +189,7 @@ func TestOpenAccount(t *testing.T) {
 		t.Errorf("account %+v over %v", acc, time.Duration(out.Stop-out.Start))
 	}
 	m := rec.Merge()
-	if m.Summary().Complete != acc.Recorded {
+	if summary.Of(m).Complete != acc.Recorded {
 		t.Errorf("complete != recorded %d", acc.Recorded)
 	}
 	if n := m.PhaseCount(stats.PhaseScheduled); n != acc.Recorded+acc.Unsent {

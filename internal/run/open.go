@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/recorder"
 )
 
 // OpenConfig configures an open-model run: requests are scheduled at a
@@ -61,7 +61,7 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 	var pending []pendingReq
 	closed := cfg.Config
 	closed.Engine = nil // the pacer's workers wait on time, not on sockets
-	out, err := drive(ctx, closed, func(ctx context.Context, c load.Client, sh *stats.Shard, start int64) {
+	out, err := drive(ctx, closed, func(ctx context.Context, c load.Client, sh *recorder.Shard, start int64) {
 		if p, ok := openWorker(ctx, c, sh, &next, cfg.Requests, start, interval, cfg.Watch); ok {
 			mu.Lock()
 			pending = append(pending, p)
@@ -112,7 +112,7 @@ type pendingReq struct {
 // openWorker sends the requests it takes at their intended times. It
 // returns the request it held without an outcome when the run ended, if
 // any.
-func openWorker(ctx context.Context, c load.Client, sh *stats.Shard, next *atomic.Int64, limit, start int64, interval float64, w *Watch) (pendingReq, bool) {
+func openWorker(ctx context.Context, c load.Client, sh *recorder.Shard, next *atomic.Int64, limit, start int64, interval float64, w *Watch) (pendingReq, bool) {
 	var res load.Result
 	pc := newPacer(ctx)
 	defer pc.close()

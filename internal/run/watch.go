@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -39,7 +40,7 @@ type Watch struct {
 	reached   atomic.Bool
 	upReached []atomic.Bool
 	cancel    context.CancelFunc
-	rec       *stats.Recorder
+	rec       *recorder.Recorder
 	start     int64
 
 	mu          sync.Mutex
@@ -48,7 +49,7 @@ type Watch struct {
 	lost        *stats.BackendLost
 }
 
-func (w *Watch) begin(cancel context.CancelFunc, rec *stats.Recorder, start int64) {
+func (w *Watch) begin(cancel context.CancelFunc, rec *recorder.Recorder, start int64) {
 	w.cancel, w.rec, w.start = cancel, rec, start
 	n := max(w.Upstreams, 1)
 	w.upReached = make([]atomic.Bool, n)

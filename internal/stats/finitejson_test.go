@@ -1,4 +1,4 @@
-package stats
+package stats_test
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // TestEncodeJSONNonFinite encodes a summary and a record holding NaN and
@@ -13,14 +16,14 @@ import (
 // the finite stand-ins, and the same bytes as json.Encoder for a finite
 // value.
 func TestEncodeJSONNonFinite(t *testing.T) {
-	s := &Summary{RequestsPerSecond: math.NaN(), Percentiles: map[string]float64{"50": math.Inf(1), "99": 2}}
-	rec := &Record{Plan: Plan{Rate: math.Inf(-1)}}
+	s := &summary.Summary{RequestsPerSecond: math.NaN(), Percentiles: map[string]float64{"50": math.Inf(1), "99": 2}}
+	rec := &stats.Record{Plan: stats.Plan{Rate: math.Inf(-1)}}
 	v := struct {
-		*Summary
-		Record *Record `json:"record"`
+		*summary.Summary
+		Record *stats.Record `json:"record"`
 	}{s, rec}
 	var b bytes.Buffer
-	if err := EncodeJSON(&b, v); err != nil {
+	if err := stats.EncodeJSON(&b, v); err != nil {
 		t.Fatal(err)
 	}
 	var back map[string]any
@@ -35,7 +38,7 @@ func TestEncodeJSONNonFinite(t *testing.T) {
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
 	if b.String() != want.String() {
-		t.Error("EncodeJSON differs from json.Encoder on finite values")
+		t.Error("stats.EncodeJSON differs from json.Encoder on finite values")
 	}
 	if !strings.HasSuffix(b.String(), "}\n") {
 		t.Error("no final newline")

@@ -1,3 +1,15 @@
+// Package stats holds the record of a run: a Record, what one run (or
+// several merged runs of the same plan) measured (counts by failure class,
+// exact moments and HDR histograms per phase, per-upstream parts, typed
+// failure causes, the plan and the environment), in a JSON form (schema 1)
+// that is saved, read back, validated and merged exactly (Merge, Merger).
+// It also holds the parts a record is made of (TargetInfo, ClientHealth,
+// BackendUsage, TLSInfo ...), the Environment of a run and EncodeJSON,
+// the one JSON writer of every command.
+//
+// Not here: the recording of requests during a run (package recorder,
+// which produces a Record) and ab's figures derived from a record
+// (package summary). Neither is imported by stats: both import it.
 package stats
 
 import (
@@ -8,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/big"
 	"math/bits"
@@ -33,7 +44,8 @@ const Schema = 1
 // counts by failure class, bytes, each phase's exact moments and HDR
 // histogram, per-upstream parts, typed failure causes, the wall-clock start
 // and end, the plan and the environment. The ab figures are derived from it
-// by Summary; nothing in a Summary is kept that a Record cannot give again.
+// by package summary; nothing in a Summary is kept that a Record cannot
+// give again.
 type Record struct {
 	// Schema is the version of the JSON form: always Schema when written.
 	Schema int `json:"schema"`
@@ -92,7 +104,7 @@ type Record struct {
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *BackendLost `json:"backend_lost,omitempty"`
-	// Windows, when the recorder was asked for them (Options.Windows),
+	// Windows, when the recorder was asked for them (recorder.Options.Windows),
 	// cut the run's time limit into equal slices of WindowWidth from its
 	// start; not saved (a capacity step's judgement of steady state reads
 	// them) and not merged by Merge.
@@ -104,6 +116,11 @@ type Record struct {
 
 	rows   []RawRow
 	rawErr error
+	// derived is the summary package's Summary of the finished record,
+	// kept by SetDerived so that every reader takes that one instead of
+	// deriving it again. It is held as any because stats may not import
+	// summary. Not saved, not merged.
+	derived any
 }
 
 // Window is one slice of a run's time.
@@ -267,7 +284,7 @@ type Counts struct {
 	BodyBytes    int64 `json:"body_bytes"`
 	BytesWritten int64 `json:"bytes_written"`
 	StderrBytes  int64 `json:"stderr_bytes"`
-	// Late counts open-model requests sent more than LateThreshold after
+	// Late counts open-model requests sent more than recorder.LateThreshold after
 	// their intended time; Queued those late because every worker was
 	// busy. LateSum and LateMax add up their lateness; SchedMax is the
 	// worst lateness of a request whose worker was free.
@@ -372,7 +389,8 @@ type Moments struct {
 	Max   time.Duration
 }
 
-func (m *Moments) add(v int64) {
+// Add adds one value, in nanoseconds.
+func (m *Moments) Add(v int64) {
 	if m.N == 0 || time.Duration(v) < m.Min {
 		m.Min = time.Duration(v)
 	}
@@ -500,7 +518,7 @@ func (p PhaseRecord) MarshalJSON() ([]byte, error) {
 	case p.sparse != nil:
 		enc, err = p.sparse.Encode()
 	default:
-		enc, err = hdr.NewPacked(histMin, histMax, histSigF).Encode()
+		enc, err = hdr.NewPacked(HistMin, HistMax, HistSigFigs).Encode()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stats: encoding a histogram: %w", err)
@@ -531,7 +549,7 @@ func (p *PhaseRecord) UnmarshalJSON(b []byte) error {
 }
 
 // checkHistHeader refuses an encoded histogram whose header asks for other
-// bounds than backbench writes (1 µs to histMax, at most histSigF digits):
+// bounds than backbench writes (1 µs to HistMax, at most HistSigFigs digits):
 // a decoder sizes its counts by the header's range, so a hostile file
 // could otherwise claim a range of many gigabytes. Only the base64 text and
 // the 40-byte header inside the zlib stream are read here.
@@ -552,9 +570,9 @@ func checkHistHeader(enc string) error {
 	if err := binary.Read(z, binary.BigEndian, &head); err != nil {
 		return fmt.Errorf("stats: decoding a histogram: header: %w", err)
 	}
-	if head.Lowest != histMin || head.Highest < histMin || head.Highest > histMax || head.SigFigs < 1 || head.SigFigs > histSigF {
+	if head.Lowest != HistMin || head.Highest < HistMin || head.Highest > HistMax || head.SigFigs < 1 || head.SigFigs > HistSigFigs {
 		return fmt.Errorf("stats: histogram bounds %d..%d µs at %d digits: backbench writes 1..%d µs at up to %d digits",
-			head.Lowest, head.Highest, head.SigFigs, int64(histMax), histSigF)
+			head.Lowest, head.Highest, head.SigFigs, int64(HistMax), HistSigFigs)
 	}
 	return nil
 }
@@ -600,11 +618,11 @@ func (p *PhaseRecord) Histogram() *hdr.Histogram {
 		p.sparse.MergeInto(h)
 		return h
 	}
-	return newHist()
+	return NewHistogram()
 }
 
-// valueAt returns the HDR estimate of the q-th percentile (0..100), in µs.
-func (p *PhaseRecord) valueAt(q float64) int64 {
+// ValueAt returns the HDR estimate of the q-th percentile (0..100), in µs.
+func (p *PhaseRecord) ValueAt(q float64) int64 {
 	switch {
 	case p.Hist != nil:
 		return p.Hist.ValueAtQuantile(q)
@@ -627,11 +645,13 @@ func (p *PhaseRecord) Quantile(q float64) time.Duration {
 	case q <= 0:
 		return m.Min
 	}
-	v := time.Duration(p.valueAt(q)) * time.Microsecond
+	v := time.Duration(p.ValueAt(q)) * time.Microsecond
 	return min(max(v, m.Min), m.Max)
 }
 
-func newHist() *hdr.Histogram { return hdr.New(histMin, histMax, histSigF) }
+// NewHistogram returns an empty dense histogram of a phase: microseconds
+// from HistMin to HistMax at HistSigFigs digits.
+func NewHistogram() *hdr.Histogram { return hdr.New(HistMin, HistMax, HistSigFigs) }
 
 // Phases holds the PhaseRecord of every ab phase, indexed by Phase. In
 // JSON it is an object keyed by phase name; the open model's phases
@@ -703,12 +723,28 @@ type Cause struct {
 // PhaseCount returns how many values phase p holds.
 func (r *Record) PhaseCount(p Phase) int64 { return r.Phases[p].N }
 
-// Rows returns the kept raw rows (nil unless Options.KeepRows); they are
+// Rows returns the kept raw rows (nil unless recorder.Options.KeepRows); they are
 // not part of the JSON form.
 func (r *Record) Rows() []RawRow { return r.rows }
 
 // RawErr returns the first error writing the raw file, if any.
 func (r *Record) RawErr() error { return r.rawErr }
+
+// SetRows sets the kept raw rows (the recorder's, at its Merge).
+func (r *Record) SetRows(rows []RawRow) { r.rows = rows }
+
+// SetRawErr sets the first error writing the raw file (the recorder's, at
+// its Merge).
+func (r *Record) SetRawErr(err error) { r.rawErr = err }
+
+// Derived returns what SetDerived kept (nil if nothing).
+func (r *Record) Derived() any { return r.derived }
+
+// SetDerived keeps v with the record: package summary's Summary of it,
+// derived once the record is final (summary.Keep), for every later reader
+// (summary.Of). A change to the record after it makes v stale: whoever
+// changes a record that has one calls SetDerived(nil). nil forgets it.
+func (r *Record) SetDerived(v any) { r.derived = v }
 
 // CauseCount returns how many failures were of kind k, whatever their
 // class.
@@ -890,7 +926,7 @@ func (m *Merger) Record() *Record {
 		out.Causes = append(out.Causes, *c)
 	}
 	sortCauses(out.Causes)
-	out.ErrorSamples = sortedSamples(m.samples)
+	out.ErrorSamples = SortedSamples(m.samples)
 	return out
 }
 
@@ -1083,9 +1119,9 @@ func sortCauses(cs []Cause) {
 	})
 }
 
-// sortedSamples turns message counts into ErrorSamples, most frequent
-// first.
-func sortedSamples(m map[string]int64) []ErrorSample {
+// SortedSamples turns message counts into ErrorSamples, most frequent
+// first (then by message).
+func SortedSamples(m map[string]int64) []ErrorSample {
 	out := []ErrorSample{}
 	for msg, n := range m {
 		out = append(out, ErrorSample{Message: msg, Count: n})
@@ -1155,55 +1191,6 @@ func CheckSchema(raw json.RawMessage) error {
 		return fmt.Errorf("schema %d is newer than this backbench's (%d); use a newer backbench", v, Schema)
 	case v < 1:
 		return fmt.Errorf("schema %d: want a whole number from 1 to %d", v, Schema)
-	}
-	return nil
-}
-
-// CheckSummary checks the figures of a saved Summary (a bench result or a
-// sweep level, and its trials' records): no count is negative, and no time, rate,
-// mean or percentile is negative, NaN or infinite. The error names the
-// field by its JSON key.
-func (s *Summary) CheckSummary() error {
-	for _, c := range []struct {
-		name string
-		v    int64
-	}{{"concurrency_level", int64(s.Concurrency)}, {"requests", s.Requests}, {"complete_requests", s.Complete},
-		{"failed_requests", s.Failed}, {"non_2xx_responses", s.Non2xx}, {"keep_alive_requests", s.KeepAliveRequests},
-		{"reconnects", s.Reconnects}, {"total_transferred_bytes", s.TotalTransferred},
-		{"html_transferred_bytes", s.HTMLTransferred}, {"document_length", s.DocumentLength}} {
-		if c.v < 0 {
-			return fmt.Errorf("%s is %d: a saved count is never negative", c.name, c.v)
-		}
-	}
-	fin := func(name string, v float64) error {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("%s is %g: want a finite figure of 0 or more", name, v)
-		}
-		return nil
-	}
-	errs := []error{fin("time_taken_seconds", s.TimeTaken), fin("requests_per_second", s.RequestsPerSecond),
-		fin("time_per_request_ms", s.TimePerRequest), fin("time_per_request_all_ms", s.TimePerRequestAll),
-		fin("transfer_rate_kbytes_per_second", s.TransferRate)}
-	for _, k := range slices.Sorted(maps.Keys(s.Percentiles)) {
-		errs = append(errs, fin("percentiles_ms."+k, s.Percentiles[k]))
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Spectrum)) {
-		errs = append(errs, fin("percentile_spectrum_ms."+k, s.Spectrum[k]))
-	}
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	if s.Repeated != nil {
-		for i, t := range s.Trials {
-			if t == nil {
-				continue
-			}
-			if err := t.Validate(); err != nil {
-				return fmt.Errorf("trials[%d].%v", i, err)
-			}
-		}
 	}
 	return nil
 }

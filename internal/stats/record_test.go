@@ -1,4 +1,4 @@
-package stats
+package stats_test
 
 import (
 	"bytes"
@@ -18,6 +18,9 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/recorder"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // results makes n deterministic results of every kind: fast and slow
@@ -55,19 +58,19 @@ type wrapped struct {
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
 
-// recordOf records rs into a fresh Recorder and returns its Record, with
+// recordOf records rs into a fresh Recorder and returns its stats.Record, with
 // a plan of two upstreams.
-func recordOf(rs []load.Result, start, end time.Time) *Record {
-	rec := NewRecorder(Options{Shards: 3, Upstreams: 2})
+func recordOf(rs []load.Result, start, end time.Time) *stats.Record {
+	rec := recorder.New(recorder.Options{Shards: 3, Upstreams: 2})
 	for i := range rs {
 		r := rs[i]
 		rec.Shard(i).Record(&r)
 	}
 	m := rec.Merge()
-	m.Plan = Plan{Target: TargetInfo{URL: "fcgi://127.0.0.1:{9000..9001}/x", Protocol: "fcgi", Network: "tcp"},
+	m.Plan = stats.Plan{Target: stats.TargetInfo{URL: "fcgi://127.0.0.1:{9000..9001}/x", Protocol: "fcgi", Network: "tcp"},
 		Upstreams: []string{"tcp:127.0.0.1:9000", "tcp:127.0.0.1:9001"}, Concurrency: 2, Requests: int64(len(rs)), Method: "GET"}
-	m.StartedAt, m.EndedAt, m.Elapsed = Wall{start}, Wall{end}, end.Sub(start)
-	m.Environment = CurrentEnvironment("test")
+	m.StartedAt, m.EndedAt, m.Elapsed = stats.Wall{start}, stats.Wall{end}, end.Sub(start)
+	m.Environment = stats.CurrentEnvironment("test")
 	return m
 }
 
@@ -83,7 +86,7 @@ func TestMergeHalves(t *testing.T) {
 	// The document length is the first response's; make both halves
 	// agree with the whole (their first responses differ in length in no
 	// way here, but say so).
-	merged, err := Merge(a, b)
+	merged, err := stats.Merge(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +99,14 @@ func TestMergeHalves(t *testing.T) {
 	for p := range whole.Phases {
 		w, m := &whole.Phases[p], &merged.Phases[p]
 		if w.Moments != m.Moments {
-			t.Errorf("%s moments %+v, want %+v", Phase(p), m.Moments, w.Moments)
+			t.Errorf("%s moments %+v, want %+v", stats.Phase(p), m.Moments, w.Moments)
 		}
 		if !w.Histogram().Equals(m.Histogram()) {
-			t.Errorf("%s histograms differ", Phase(p))
+			t.Errorf("%s histograms differ", stats.Phase(p))
 		}
 		for q := 0.0; q <= 100; q += 0.1 {
 			if got, want := m.Quantile(q), w.Quantile(q); got != want {
-				t.Fatalf("%s p%g = %v, want %v", Phase(p), q, got, want)
+				t.Fatalf("%s p%g = %v, want %v", stats.Phase(p), q, got, want)
 			}
 		}
 	}
@@ -123,7 +126,7 @@ func TestMergeHalves(t *testing.T) {
 	if merged.Plan.Requests != 5000 || !merged.StartedAt.Equal(t0) || merged.Elapsed != 2*time.Second {
 		t.Errorf("plan %+v start %v elapsed %v", merged.Plan, merged.StartedAt, merged.Elapsed)
 	}
-	ws, ms := whole.Summary(), merged.Summary()
+	ws, ms := summary.Of(whole), summary.Of(merged)
 	if !reflect.DeepEqual(ws.Percentiles, ms.Percentiles) || ws.ConnectionTimes != ms.ConnectionTimes || ws.Failed != ms.Failed {
 		t.Errorf("summaries differ:\n%+v\n%+v", ms, ws)
 	}
@@ -146,7 +149,7 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 			t.Errorf("JSON lacks %s", key)
 		}
 	}
-	var back Record
+	var back stats.Record
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +160,14 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 	}
 	for p := range m.Phases {
 		if back.Phases[p].Moments != m.Phases[p].Moments || !back.Phases[p].Histogram().Equals(m.Phases[p].Histogram()) {
-			t.Errorf("phase %s changed", Phase(p))
+			t.Errorf("phase %s changed", stats.Phase(p))
 		}
 	}
-	if !reflect.DeepEqual(back.Summary(), m.Summary()) {
-		t.Errorf("summary changed:\n%+v\n%+v", back.Summary(), m.Summary())
+	if !reflect.DeepEqual(summary.Of(&back), summary.Of(m)) {
+		t.Errorf("summary changed:\n%+v\n%+v", summary.Of(&back), summary.Of(m))
 	}
 	// A merged copy of the read-back record is the record again.
-	again, err := Merge(&back)
+	again, err := stats.Merge(&back)
 	if err != nil || again.Counts != m.Counts {
 		t.Errorf("merge of one: %v %+v", err, again)
 	}
@@ -173,7 +176,7 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 func TestMergeRefusesOtherPlans(t *testing.T) {
 	a, b := recordOf(results(10), time.Now(), time.Now()), recordOf(results(10), time.Now(), time.Now())
 	b.Plan.Method = "POST"
-	if _, err := Merge(a, b); err == nil {
+	if _, err := stats.Merge(a, b); err == nil {
 		t.Error("records of different plans merged")
 	}
 }
@@ -186,7 +189,7 @@ func TestBadRecordJSON(t *testing.T) {
 		`{"phases": {"later": {}}}`,
 		`{"phases": {"total": {"sum_squares_ns2": "-1"}}}`,
 	} {
-		var r Record
+		var r stats.Record
 		if err := json.Unmarshal([]byte(in), &r); err == nil {
 			t.Errorf("%s: no error", in)
 		}
@@ -197,7 +200,7 @@ func TestBadRecordJSON(t *testing.T) {
 // never writes (a huge range, many digits) is refused with an error before
 // anything is allocated for it; the untouched encoding still reads.
 func TestHostileHistogram(t *testing.T) {
-	h := newHist()
+	h := stats.NewHistogram()
 	_ = h.RecordValue(1500)
 	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
 	if err != nil {
@@ -226,7 +229,7 @@ func TestHostileHistogram(t *testing.T) {
 	doc := func(hist string) []byte {
 		return []byte(`{"phases":{"total":{"count":1,"histogram_us":"` + hist + `"}}}`)
 	}
-	var r Record
+	var r stats.Record
 	if err := json.Unmarshal(doc(string(enc)), &r); err != nil {
 		t.Fatalf("the untouched histogram: %v", err)
 	}
@@ -235,7 +238,7 @@ func TestHostileHistogram(t *testing.T) {
 		"many digits": func(b []byte) { binary.BigEndian.PutUint32(b[12:16], 5) },
 		"lowest 0":    func(b []byte) { binary.BigEndian.PutUint64(b[16:24], 0) },
 	} {
-		var r Record
+		var r stats.Record
 		err := json.Unmarshal(doc(patch(f)), &r)
 		if err == nil || !strings.Contains(err.Error(), "histogram bounds") {
 			t.Errorf("%s: want a bounds error, got %v", name, err)
@@ -255,16 +258,16 @@ func FuzzRecordJSON(f *testing.F) {
 	f.Add([]byte(`{"schema":1,"started_at":-0.5,"phases":{"total":{"count":0,"sum_squares_ns2":"340282366920938463463374607431768211455"}}}`))
 	f.Add([]byte(`{"counts":{"failures":{"connect":3}},"causes":[{"class":"connect","kind":"refused","count":3}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var r Record
+		var r stats.Record
 		if json.Unmarshal(in, &r) != nil {
 			return
 		}
-		_ = r.Summary()
+		_ = summary.Of(&r)
 		out, err := json.Marshal(&r)
 		if err != nil {
 			t.Fatalf("a record read back does not write: %v", err)
 		}
-		var again Record
+		var again stats.Record
 		if err := json.Unmarshal(out, &again); err != nil {
 			t.Fatalf("written record does not read: %v\n%s", err, out)
 		}

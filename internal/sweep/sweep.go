@@ -16,7 +16,7 @@
 //
 // The package knows no protocol and reads no flags: series arrive as
 // execute.Plan values, and results leave as one stats.Record and its
-// stats.Summary per series and level. The runs are the driver's
+// summary.Summary per series and level. The runs are the driver's
 // (internal/driver): this package holds what is a sweep's own (its
 // levels, its Config) and turns a Config into the driver's schedule
 // (driver.Concurrencies) and rules; the warm-up, the interleaving, the
@@ -58,7 +58,7 @@ type Config struct {
 	WarmupRequests int64
 	WarmupDuration time.Duration
 	// StopOnErrors turns the stop rule on: a series ends after the first
-	// level whose failure ratio (stats.Summary.FailureRatio) is greater
+	// level whose failure ratio (summary.Summary.FailureRatio) is greater
 	// than StopErrorRate (a ratio from 0 to 1; 0 stops at the first
 	// failure), or where no request finished.
 	StopOnErrors  bool

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // bench writes a bench result: ab's figures, the connection times, the
@@ -107,17 +107,17 @@ func (p *pager) bench(d *benchDoc) {
 		var rows [][]cell
 		for _, ph := range []struct {
 			name string
-			v    stats.PhaseStats
+			v    summary.PhaseStats
 		}{{"Connect", ct.Connect}, {"Processing", ct.Processing}, {"Waiting", ct.Waiting}, {"Total", ct.Total}} {
 			f := func(v float64) cell { return num(strconv.FormatFloat(v, 'f', 3, 64)) }
 			rows = append(rows, []cell{hdr(ph.name), f(ph.v.Min), f(ph.v.Mean), f(ph.v.SD), f(ph.v.Median), f(ph.v.Max)})
 		}
 		p.table("Connection times (ms)", []string{"phase", "min", "mean", "sd", "median", "max"}, rows)
 		rows = nil
-		for _, pc := range stats.Percentiles {
+		for _, pc := range summary.Percentiles {
 			rows = append(rows, []cell{hdr(strconv.Itoa(pc) + "%"), num(strconv.FormatFloat(s.Percentiles[strconv.Itoa(pc)], 'f', 3, 64))})
 		}
-		for _, pc := range stats.SpectrumRanks {
+		for _, pc := range summary.SpectrumRanks {
 			k := strconv.FormatFloat(pc, 'f', -1, 64)
 			if v, ok := s.Spectrum[k]; ok && pc > 99 && pc < 100 {
 				rows = append(rows, []cell{hdr(k + "%"), num(strconv.FormatFloat(v, 'f', 3, 64))})

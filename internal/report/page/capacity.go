@@ -9,6 +9,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // closedModel reports whether the search was over the concurrency.
@@ -139,15 +140,15 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 
 // stepRecord is the summary of a step's run records merged; false for a
 // step without records (files written before they were kept).
-func stepRecord(s *capacity.StepJSON) (stats.Summary, bool) {
+func stepRecord(s *capacity.StepJSON) (summary.Summary, bool) {
 	if len(s.Records) == 0 {
-		return stats.Summary{}, false
+		return summary.Summary{}, false
 	}
 	m, err := stats.Merge(s.Records...)
 	if err != nil {
-		return stats.Summary{}, false
+		return summary.Summary{}, false
 	}
-	return m.Summary(), true
+	return summary.Of(m), true
 }
 
 // capacityChart draws each latency objective's metric (p99 when there is

@@ -11,6 +11,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // Schema is the newest record schema this package reads (the `schema` key
@@ -60,7 +61,7 @@ type intervals struct {
 // benchDoc is a bench result (and a sweep level): the Summary plus the
 // keys of run records and trials.
 type benchDoc struct {
-	stats.Summary
+	summary.Summary
 	intervals
 }
 

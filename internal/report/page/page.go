@@ -48,7 +48,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // Options are the choices of the page.
@@ -272,7 +272,7 @@ func (p *pager) row(r []cell) {
 }
 
 // classes lists the failure classes with a count, "connect 700, timeout 3".
-func classes(f stats.Failures) string {
+func classes(f summary.Failures) string {
 	var out []string
 	for _, c := range failureClasses(f) {
 		if c.n > 0 {
@@ -289,13 +289,13 @@ type class struct {
 }
 
 // failureClasses are the classes of f in the report's order.
-func failureClasses(f stats.Failures) []class {
+func failureClasses(f summary.Failures) []class {
 	return []class{{"connect", f.Connect}, {"receive", f.Receive}, {"length", f.Length},
 		{"exceptions", f.Exceptions}, {"timeout", f.Timeout}, {"protocol", f.Protocol}}
 }
 
 // failedText says how many requests of a level failed, for a tooltip.
-func failedText(s *stats.Summary) string {
+func failedText(s *summary.Summary) string {
 	if s.Failed == 0 {
 		return ""
 	}
@@ -313,7 +313,7 @@ func ci(v []float64, dec int) string {
 
 // spectrumLine is the percentile spectrum of one run as a chart line: ab's
 // ranks and the spectrum's, 50 to 99.999.
-func spectrumLine(label string, style int, s *stats.Summary) *line {
+func spectrumLine(label string, style int, s *summary.Summary) *line {
 	l := &line{label: label, style: style}
 	if s.Complete == 0 {
 		return l

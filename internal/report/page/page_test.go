@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -305,15 +306,15 @@ func TestSize(t *testing.T) {
 	for i := range 4 {
 		se := seriesDoc{Label: fmt.Sprintf("series %d with a long label", i)}
 		for _, l := range sw.Levels {
-			s := stats.Summary{Concurrency: l, Requests: 1000, Complete: 900, Failed: 100, TimeTaken: 1.5,
-				Failures: stats.Failures{Connect: 60, Timeout: 40}, RequestsPerSecond: 600 + float64(l),
+			s := summary.Summary{Concurrency: l, Requests: 1000, Complete: 900, Failed: 100, TimeTaken: 1.5,
+				Failures: summary.Failures{Connect: 60, Timeout: 40}, RequestsPerSecond: 600 + float64(l),
 				Percentiles: map[string]float64{}, Spectrum: map[string]float64{},
 				Backend: &stats.BackendUsage{Samples: 10, CPUSeconds: 1.2, PeakRSSBytes: 64 << 20, ProcessesMax: 5,
 					FPMStatusEnd: map[string]string{"listen queue": "7", "active processes": "4", "max children reached": "1"}}}
-			for _, p := range stats.Percentiles {
+			for _, p := range summary.Percentiles {
 				s.Percentiles[fmt.Sprint(p)] = float64(p) / 10
 			}
-			for _, p := range stats.SpectrumRanks {
+			for _, p := range summary.SpectrumRanks {
 				s.Spectrum[fmt.Sprint(p)] = p / 10
 			}
 			lv := benchDoc{Summary: s}

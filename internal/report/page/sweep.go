@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // sweep writes a sweep's summary line, charts, comparisons, table of every
@@ -171,7 +171,7 @@ func chosenLevels(levels []int) []int {
 }
 
 // levelOf returns the Summary of se at concurrency level, or nil.
-func levelOf(se *seriesDoc, level int) *stats.Summary {
+func levelOf(se *seriesDoc, level int) *summary.Summary {
 	for i := range se.Levels {
 		if se.Levels[i].Concurrency == level {
 			return &se.Levels[i].Summary
@@ -279,7 +279,7 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 // record: the kernel's listen queue overflowed during it (SYNs dropped and
 // sent again after 1 s or more), connects that took 1 s or more, and the
 // notes the run carries. Failed requests are said by failedText.
-func levelCauses(s *stats.Summary) []string {
+func levelCauses(s *summary.Summary) []string {
 	var out []string
 	// The record's own note on the listen queue, when it has one, says it
 	// better (which listener, which counter); this line is for records
@@ -304,7 +304,7 @@ func levelCauses(s *stats.Summary) []string {
 }
 
 // causesText is levelCauses for a tooltip: "; cause: ...".
-func causesText(s *stats.Summary) string {
+func causesText(s *summary.Summary) string {
 	cs := levelCauses(s)
 	if len(cs) == 0 {
 		return ""
@@ -314,7 +314,7 @@ func causesText(s *stats.Summary) string {
 
 // shortCause is a level's cause in a few words, for a table cell:
 // "listen queue overflowed", "25.0% failed (receive 50)", "1 note".
-func shortCause(s *stats.Summary) string {
+func shortCause(s *summary.Summary) string {
 	var out []string
 	if n, wide := s.ListenOverflow(); n > 0 && wide {
 		out = append(out, "machine's listen queues overflowed")

@@ -1,28 +1,36 @@
-package stats
+// Package summary derives ab's figures from a run's stats.Record: the
+// Summary (requests per second, time per request, the connection times
+// table, percentiles and spectrum, the open model's accounting, upstream
+// parts, client warnings) that every report renders, with its methods
+// (Finished, ListenOverflow, CheckSummary) and the verdicts and trial
+// figures that commands add to it (SLOResult, Repeated). A Summary is pure
+// data with JSON tags; it holds nothing that its record cannot give again.
+//
+// A run's summary is derived once: the executor derives it when the
+// record is final and keeps it with the record (Keep), and every later
+// reader takes that one (Of); a record read from a file or made by a
+// merge has none kept and Of derives it. Derive always derives anew.
+//
+// Not here: the recording of requests (package recorder), the record, its
+// JSON form and its merge (package stats), and the rendering of a summary
+// (package report).
+package summary
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // Percentiles are the ranks of ab's percentile table.
 var Percentiles = []int{50, 66, 75, 80, 90, 95, 98, 99, 100}
-
-// TargetInfo names what was measured.
-type TargetInfo struct {
-	// URL is the target as typed.
-	URL string `json:"url"`
-	// Protocol is "http" or "fcgi".
-	Protocol string `json:"protocol"`
-	// Network is "tcp" or "unix".
-	Network string `json:"network"`
-	// Address is host:port or the socket path.
-	Address string `json:"address"`
-}
 
 // UpstreamSummary is one address of a cluster target.
 type UpstreamSummary struct {
@@ -34,45 +42,6 @@ type UpstreamSummary struct {
 	MeanMs            float64 `json:"mean_ms"`
 	P99Ms             float64 `json:"p99_ms"`
 }
-
-// ClientHealth is the client's own resource use during a run.
-type ClientHealth struct {
-	// CPUUserSeconds and CPUSysSeconds are the process's CPU time.
-	CPUUserSeconds float64 `json:"cpu_user_seconds"`
-	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
-	// CPUPercent is (user + sys) / wall time, in percent of one core; 0
-	// for a run shorter than CPUShareMinSeconds.
-	CPUPercent float64 `json:"cpu_percent"`
-	// Cores is the number of CPUs the client may use.
-	Cores int `json:"cores"`
-	// Scheduling is the scheduling policy of the client's threads
-	// (SCHED_BATCH or SCHED_OTHER).
-	Scheduling string `json:"scheduling"`
-	// TimeSliceMs is the custom time slice of the client's threads under
-	// the fair scheduler, in ms (an open-model run sets 0.1 ms for its
-	// pacer's wake-ups); 0 or absent: the kernel's default.
-	TimeSliceMs float64 `json:"time_slice_ms,omitempty"`
-	// Engine is the engine that ran the workers, as in the record's
-	// environment ("" in records made before engines were chosen).
-	Engine string `json:"engine,omitempty"`
-	// SchedulerLateMaxMs is the worst wake-up delay of a 10 ms timer during
-	// the run, in ms.
-	SchedulerLateMaxMs float64 `json:"scheduler_late_max_ms"`
-	// Warnings says when the client itself may have been the bottleneck.
-	Warnings []string `json:"warnings"`
-}
-
-// Thresholds of the client health warnings.
-const (
-	// CPUWarnFraction of the cores in use warns of a saturated client.
-	CPUWarnFraction = 0.9
-	// SchedLateWarnMs of timer lateness warns of a starved scheduler.
-	SchedLateWarnMs = 20.0
-	// CPUShareMinSeconds is the shortest run whose CPU share (CPUPercent)
-	// is measured: below it the CPU clock's granularity dominates, the
-	// share is 0 in JSON and "-" in the text report.
-	CPUShareMinSeconds = 0.1
-)
 
 // OpenModel describes an open-model run.
 type OpenModel struct {
@@ -136,15 +105,15 @@ type Failures struct {
 
 // failuresOf gives each class's count its JSON key. With ByClass, the only
 // place besides package load that names the classes one by one.
-func failuresOf(c ClassCounts) Failures {
+func failuresOf(c stats.ClassCounts) Failures {
 	return Failures{Connect: c[load.Connect], Receive: c[load.Receive], Length: c[load.Length],
 		Exceptions: c[load.Exceptions], Timeout: c[load.Timeout], Protocol: c[load.Protocol]}
 }
 
 // ByClass returns the counts indexed by class, for code that walks the
 // classes (load.ErrClass(1) to load.NumClasses-1) instead of naming them.
-func (f Failures) ByClass() ClassCounts {
-	var c ClassCounts
+func (f Failures) ByClass() stats.ClassCounts {
+	var c stats.ClassCounts
 	c[load.Connect], c[load.Receive], c[load.Length] = f.Connect, f.Receive, f.Length
 	c[load.Exceptions], c[load.Timeout], c[load.Protocol] = f.Exceptions, f.Timeout, f.Protocol
 	return c
@@ -158,29 +127,23 @@ type ConnectionTimes struct {
 	Total      PhaseStats `json:"total"`
 }
 
-// ErrorSample is one distinct error message and how often it was seen.
-type ErrorSample struct {
-	Message string `json:"message"`
-	Count   int64  `json:"count"`
-}
-
 // Summary is the result of one run: everything the reporters print, as pure
 // data. Times are in the unit their JSON key names.
 type Summary struct {
 	// Label names the series (bench --label): saved runs compare by it,
 	// and it names their backend. Absent without --label.
-	Label          string     `json:"label,omitempty"`
-	Target         TargetInfo `json:"target"`
-	ServerSoftware string     `json:"server_software"`
-	ServerHostname string     `json:"server_hostname"`
-	ServerPort     string     `json:"server_port"`
-	DocumentPath   string     `json:"document_path"`
-	DocumentLength int64      `json:"document_length"`
-	VariableLength bool       `json:"variable_document_length"`
-	Concurrency    int        `json:"concurrency_level"`
-	Requests       int64      `json:"requests"`
-	Method         string     `json:"method"`
-	HTTPVersion    string     `json:"http_version,omitempty"`
+	Label          string           `json:"label,omitempty"`
+	Target         stats.TargetInfo `json:"target"`
+	ServerSoftware string           `json:"server_software"`
+	ServerHostname string           `json:"server_hostname"`
+	ServerPort     string           `json:"server_port"`
+	DocumentPath   string           `json:"document_path"`
+	DocumentLength int64            `json:"document_length"`
+	VariableLength bool             `json:"variable_document_length"`
+	Concurrency    int              `json:"concurrency_level"`
+	Requests       int64            `json:"requests"`
+	Method         string           `json:"method"`
+	HTTPVersion    string           `json:"http_version,omitempty"`
 	// ConnectionHeader is the Connection header sent (HTTP; absent when
 	// none is sent).
 	ConnectionHeader string   `json:"connection_header,omitempty"`
@@ -192,7 +155,7 @@ type Summary struct {
 	Non2xx           int64    `json:"non_2xx_responses"`
 	// Wire is what the protocol says of its requests, for the report
 	// (nil for a record written before it).
-	Wire *Wire `json:"wire,omitempty"`
+	Wire *stats.Wire `json:"wire,omitempty"`
 	// KeepAliveRequests counts the responses after which the connection
 	// stayed open: responses on a kept connection less those whose
 	// connection the next request found closed by the server (Reconnects).
@@ -226,17 +189,17 @@ type Summary struct {
 	Open *OpenModel `json:"open_model,omitempty"`
 	// ABCompat reports that ab's arithmetic was used for the connection
 	// times and percentiles.
-	ABCompat     bool          `json:"ab_compat"`
-	Client       ClientHealth  `json:"client"`
-	ErrorSamples []ErrorSample `json:"error_samples"`
+	ABCompat     bool                `json:"ab_compat"`
+	Client       stats.ClientHealth  `json:"client"`
+	ErrorSamples []stats.ErrorSample `json:"error_samples"`
 	// Upstreams has one entry per address of a cluster target (--balance
 	// says how connections were spread); absent for one address.
 	Upstreams []UpstreamSummary `json:"upstreams,omitempty"`
 	Balance   string            `json:"balance,omitempty"`
 	// Backend is the backend's resource use, when sampled.
-	Backend *BackendUsage `json:"backend,omitempty"`
+	Backend *stats.BackendUsage `json:"backend,omitempty"`
 	// TLS describes the negotiated TLS session of an https target.
-	TLS *TLSInfo `json:"tls,omitempty"`
+	TLS *stats.TLSInfo `json:"tls,omitempty"`
 	// ConnectsOver1s counts completed requests whose connect took 1 s or
 	// more: a SYN dropped by a full listen queue and retransmitted.
 	ConnectsOver1s int64 `json:"connects_over_1s"`
@@ -249,8 +212,8 @@ type Summary struct {
 	// ss -ltn shows as Send-Q), when read.
 	ListenBacklog *int `json:"listen_backlog,omitempty"`
 	// ListenQueues are the target's own listening sockets as the kernel
-	// keeps them (Record.ListenQueues): backlog, peak queue and drops.
-	ListenQueues []ListenQueue `json:"listen_queues,omitempty"`
+	// keeps them (stats.Record.ListenQueues): backlog, peak queue and drops.
+	ListenQueues []stats.ListenQueue `json:"listen_queues,omitempty"`
 	// Notes name connection-level conditions met during the run (refused
 	// connections, a full Unix backlog, port exhaustion, reconnects) and
 	// their remedies.
@@ -258,29 +221,12 @@ type Summary struct {
 	Interrupted bool     `json:"interrupted"`
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
-	BackendLost *BackendLost `json:"backend_lost"`
+	BackendLost *stats.BackendLost `json:"backend_lost"`
 	// SLO holds the verdict on each objective given with --slo, in order;
 	// absent without objectives.
 	SLO []SLOResult `json:"slo_results,omitempty"`
 	// Repeated is set on the result of repeated trials.
 	*Repeated
-}
-
-// BackendLost is the moment a backend that had accepted connections
-// refused them (or its Unix socket vanished) during a run.
-type BackendLost struct {
-	// AfterRequests is how many requests had completed by then.
-	AfterRequests int64 `json:"after_requests"`
-	// AtSeconds is when, in seconds from the start of the run.
-	AtSeconds float64 `json:"at_seconds"`
-	// Error is the dial's error in a user's words ("connection refused").
-	Error string `json:"error"`
-}
-
-// String is the report's sentence for the loss.
-func (b *BackendLost) String() string {
-	return fmt.Sprintf("the backend stopped accepting connections after %d completed requests, at %.2f s: %s",
-		b.AfterRequests, b.AtSeconds, b.Error)
 }
 
 // SLOResult is the verdict on one service level objective.
@@ -307,31 +253,63 @@ type PhaseStats struct {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-func (m *Record) phase(p Phase) PhaseStats {
+func phase(m *stats.Record, p stats.Phase) PhaseStats {
 	ph := &m.Phases[p]
 	if ph.N == 0 {
 		return PhaseStats{}
 	}
 	return PhaseStats{Min: ms(ph.Min), Mean: float64(ph.Sum) / float64(ph.N) / 1e6, SD: ms(ph.SD()),
-		Median: m.quantile(p, 50), Max: ms(ph.Max)}
+		Median: quantile(m, p, 50), Max: ms(ph.Max)}
 }
 
 // quantile returns the q-th percentile (0..100) of phase p in ms (see
-// PhaseRecord.Quantile).
-func (m *Record) quantile(p Phase, q float64) float64 {
+// stats.PhaseRecord.Quantile).
+func quantile(m *stats.Record, p stats.Phase, q float64) float64 {
 	ph := &m.Phases[p]
 	if ph.N == 0 || q >= 100 || q <= 0 {
 		return ms(ph.Quantile(q))
 	}
-	v := float64(ph.valueAt(q)) / 1e3 // µs to ms
+	v := float64(ph.ValueAt(q)) / 1e3 // µs to ms
 	return math.Min(math.Max(v, ms(ph.Min)), ms(ph.Max))
 }
 
-// Quantile returns the q-th percentile (0..100) of the total time in ms.
-func (m *Record) Quantile(q float64) float64 { return m.quantile(PhaseTotal, q) }
+// Quantile returns the q-th percentile (0..100) of m's total time in ms.
+func Quantile(m *stats.Record, q float64) float64 { return quantile(m, stats.PhaseTotal, q) }
 
-// Summary derives ab's figures from the record.
-func (m *Record) Summary() Summary {
+// derivations counts the summaries derived in this process (Derived).
+var derivations atomic.Int64
+
+// Derived returns how many summaries this process has derived (Derive,
+// and Of for a record with none kept): tests hold a run to one.
+func Derived() int64 { return derivations.Load() }
+
+// Of returns m's summary: the one kept with it (Keep: the executor's, at
+// the end of its run), else one derived now (a record read from a file, a
+// merge). The copy returned shares its maps with the kept one: change a
+// figure by setting it, not by writing into a map.
+func Of(m *stats.Record) Summary {
+	if s, ok := m.Derived().(*Summary); ok {
+		return *s
+	}
+	return Derive(m)
+}
+
+// Keep keeps s, the summary of m as m is now, with m for every later
+// reader (Of), and returns it. Call it once m is final: a change to m
+// after needs m.SetDerived(nil).
+func Keep(m *stats.Record, s Summary) Summary {
+	// Slices a reader may append to are clipped, so that an append to
+	// one copy never writes into the array another copy sees.
+	s.Notes, s.ErrorSamples = slices.Clip(s.Notes), slices.Clip(s.ErrorSamples)
+	s.Client.Warnings = slices.Clip(s.Client.Warnings)
+	k := s
+	m.SetDerived(&k)
+	return s
+}
+
+// Derive derives ab's figures from the record, anew.
+func Derive(m *stats.Record) Summary {
+	derivations.Add(1)
 	c := &m.Counts
 	f := c.Failures
 	pl := &m.Plan
@@ -362,13 +340,13 @@ func (m *Record) Summary() Summary {
 		StderrFirstLine:   m.StderrFirstLine,
 		Failures:          failuresOf(f),
 		ConnectionTimes: ConnectionTimes{
-			Connect:    m.phase(PhaseConnect),
-			Processing: m.phase(PhaseProcessing),
-			Waiting:    m.phase(PhaseWaiting),
-			Total:      m.phase(PhaseTotal),
+			Connect:    phase(m, stats.PhaseConnect),
+			Processing: phase(m, stats.PhaseProcessing),
+			Waiting:    phase(m, stats.PhaseWaiting),
+			Total:      phase(m, stats.PhaseTotal),
 		},
 		Percentiles:     map[string]float64{},
-		ErrorSamples:    append([]ErrorSample{}, m.ErrorSamples...),
+		ErrorSamples:    append([]stats.ErrorSample{}, m.ErrorSamples...),
 		Notes:           append([]string{}, m.Notes...),
 		Interrupted:     m.Interrupted,
 		Backend:         m.Backend,
@@ -390,30 +368,30 @@ func (m *Record) Summary() Summary {
 	if s.TimeTaken > 0 {
 		s.TransferRate = float64(s.TotalTransferred) / 1024 / s.TimeTaken
 	}
-	latency := PhaseTotal
+	latency := stats.PhaseTotal
 	if pl.Rate > 0 {
-		latency = PhaseScheduled
+		latency = stats.PhaseScheduled
 	}
 	s.Spectrum = map[string]float64{}
 	if s.Complete > 0 {
 		for _, p := range Percentiles {
-			s.Percentiles[strconv.Itoa(p)] = m.quantile(latency, float64(p))
+			s.Percentiles[strconv.Itoa(p)] = quantile(m, latency, float64(p))
 		}
 		for _, p := range SpectrumRanks {
-			s.Spectrum[strconv.FormatFloat(p, 'f', -1, 64)] = m.quantile(latency, p)
+			s.Spectrum[strconv.FormatFloat(p, 'f', -1, 64)] = quantile(m, latency, p)
 		}
 	}
 	if pl.Rate > 0 {
 		s.UncorrectedPercentiles = map[string]float64{}
 		for _, p := range Percentiles {
-			s.UncorrectedPercentiles[strconv.Itoa(p)] = m.quantile(PhaseTotal, float64(p))
+			s.UncorrectedPercentiles[strconv.Itoa(p)] = quantile(m, stats.PhaseTotal, float64(p))
 		}
 		o := &OpenModel{RateAsked: pl.Rate, LateRequests: c.Late, CeilingLate: c.Queued,
 			LateMaxMs: ms(c.LateMax), SchedulerLateMaxMs: ms(c.SchedMax),
 			DueRequests: c.Due, UnsentRequests: c.Unsent, UnsentInFlight: c.UnsentInFlight}
-		if m.Phases[PhaseClientLate].N > 0 {
-			o.ClientLatenessMs = &Lateness{P50: m.quantile(PhaseClientLate, 50), P99: m.quantile(PhaseClientLate, 99),
-				Max: m.quantile(PhaseClientLate, 100)}
+		if m.Phases[stats.PhaseClientLate].N > 0 {
+			o.ClientLatenessMs = &Lateness{P50: quantile(m, stats.PhaseClientLate, 50), P99: quantile(m, stats.PhaseClientLate, 99),
+				Max: quantile(m, stats.PhaseClientLate, 100)}
 		}
 		if c.Late > 0 {
 			o.LateMeanMs = float64(c.LateSum) / float64(c.Late) / 1e6
@@ -427,14 +405,14 @@ func (m *Record) Summary() Summary {
 		// reached: the line shows the mean time measured instead, and
 		// the concurrency is the mean in flight by Little's law.
 		if s.Complete > 0 && s.TimeTaken > 0 {
-			mean := m.phase(PhaseTotal).Mean
+			mean := phase(m, stats.PhaseTotal).Mean
 			s.TimePerRequest = mean
 			o.MeanInFlight = s.RequestsPerSecond * mean / 1000
 		}
 		s.Open = o
 	}
-	if pl.ABCompat && len(m.rows) > 0 {
-		s.ConnectionTimes, s.Percentiles = abArithmetic(m.rows)
+	if pl.ABCompat && len(m.Rows()) > 0 {
+		s.ConnectionTimes, s.Percentiles = abArithmetic(m.Rows())
 		s.ABCompat = true
 	}
 	if len(pl.Upstreams) > 1 && len(m.Upstreams) == len(pl.Upstreams) {
@@ -444,7 +422,7 @@ func (m *Record) Summary() Summary {
 			us := UpstreamSummary{Address: addr, Requests: u.Complete + u.Failed, Complete: u.Complete, Failed: u.Failed}
 			if u.Total.N > 0 {
 				us.MeanMs = float64(u.Total.Sum) / float64(u.Total.N) / 1e6
-				us.P99Ms = math.Min(float64(u.Total.valueAt(99))/1e3, ms(u.Total.Max))
+				us.P99Ms = math.Min(float64(u.Total.ValueAt(99))/1e3, ms(u.Total.Max))
 			}
 			if s.TimeTaken > 0 {
 				us.RequestsPerSecond = float64(u.Complete) / s.TimeTaken
@@ -467,66 +445,14 @@ func (m *Record) Summary() Summary {
 // SpectrumRanks are the ranks of the full percentile spectrum.
 var SpectrumRanks = []float64{50, 75, 90, 95, 99, 99.9, 99.99, 99.999, 100}
 
-// PercentileSpectrum returns the total time in ms at every integer
+// PercentileSpectrum returns m's total time in ms at every integer
 // percentile from 0 to 100 (ab's -e file).
-func (m *Record) PercentileSpectrum() []float64 {
+func PercentileSpectrum(m *stats.Record) []float64 {
 	out := make([]float64, 101)
 	for i := range out {
-		out[i] = m.Quantile(float64(i))
+		out[i] = Quantile(m, float64(i))
 	}
 	return out
-}
-
-// BackendUsage is the resource use of the backend's processes during a run,
-// sampled from /proc (the given processes and all their descendants).
-type BackendUsage struct {
-	// PIDs are the root processes sampled.
-	PIDs []int `json:"pids"`
-	// CPUSeconds is user + system CPU time used during the run, including
-	// that of children that exited and were waited for.
-	CPUSeconds     float64 `json:"cpu_seconds"`
-	CPUUserSeconds float64 `json:"cpu_user_seconds"`
-	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
-	// PeakRSSBytes and MeanRSSBytes are of the sum over the process tree.
-	// RSS counts a page shared by several processes once in each.
-	PeakRSSBytes int64 `json:"peak_rss_bytes"`
-	MeanRSSBytes int64 `json:"mean_rss_bytes"`
-	// PeakPSSBytes and MeanPSSBytes are of the tree's summed proportional
-	// set size (each shared page divided among its sharers): the memory
-	// the pool really uses. Where a process's smaps_rollup could not be
-	// read, its RSS stands in and PSSFallback counts such readings.
-	PeakPSSBytes int64 `json:"backend_peak_pss_bytes"`
-	MeanPSSBytes int64 `json:"backend_mean_pss_bytes"`
-	PSSFallback  int   `json:"pss_fallback_readings"`
-	// USSMeanBytes and USSMaxBytes are per process: its unique set size
-	// (private pages, what one more worker would cost), the mean over the
-	// processes and samples and the largest seen.
-	USSMeanBytes int64 `json:"uss_per_process_mean_bytes"`
-	USSMaxBytes  int64 `json:"uss_per_process_max_bytes"`
-	// ProcessesMax and ProcessesMean count the processes of the tree.
-	ProcessesMax  int     `json:"processes_max"`
-	ProcessesMean float64 `json:"processes_mean"`
-	// Samples is how many times /proc was read.
-	Samples int `json:"samples"`
-	// FPMStatus holds php-fpm status fields read at the start and end of
-	// the run (--fpm-status), by field name.
-	FPMStatusStart map[string]string `json:"fpm_status_start,omitempty"`
-	FPMStatusEnd   map[string]string `json:"fpm_status_end,omitempty"`
-}
-
-// TLSInfo is the TLS session of an https target, as ab prints it.
-type TLSInfo struct {
-	// Protocol is "TLSv1.3" or the like; Cipher the cipher suite name.
-	Protocol string `json:"protocol"`
-	Cipher   string `json:"cipher"`
-	// TempKey is the key exchange group ("X25519"), when known.
-	TempKey string `json:"server_temp_key,omitempty"`
-	// ServerName is the SNI name sent.
-	ServerName string `json:"server_name"`
-	// Handshakes counts full and resumed TLS handshakes; Resumed those
-	// that resumed an earlier session (tickets are shared by the workers).
-	Handshakes int64 `json:"handshakes"`
-	Resumed    int64 `json:"resumed_handshakes"`
 }
 
 // Finished is how many requests finished, completed or failed: a Length
@@ -585,4 +511,53 @@ func (s *Summary) ListenOverflow() (n int64, machineWide bool) {
 		return *s.ListenOverflows, true
 	}
 	return 0, false
+}
+
+// CheckSummary checks the figures of a saved Summary (a bench result or a
+// sweep level, and its trials' records): no count is negative, and no time, rate,
+// mean or percentile is negative, NaN or infinite. The error names the
+// field by its JSON key.
+func (s *Summary) CheckSummary() error {
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"concurrency_level", int64(s.Concurrency)}, {"requests", s.Requests}, {"complete_requests", s.Complete},
+		{"failed_requests", s.Failed}, {"non_2xx_responses", s.Non2xx}, {"keep_alive_requests", s.KeepAliveRequests},
+		{"reconnects", s.Reconnects}, {"total_transferred_bytes", s.TotalTransferred},
+		{"html_transferred_bytes", s.HTMLTransferred}, {"document_length", s.DocumentLength}} {
+		if c.v < 0 {
+			return fmt.Errorf("%s is %d: a saved count is never negative", c.name, c.v)
+		}
+	}
+	fin := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("%s is %g: want a finite figure of 0 or more", name, v)
+		}
+		return nil
+	}
+	errs := []error{fin("time_taken_seconds", s.TimeTaken), fin("requests_per_second", s.RequestsPerSecond),
+		fin("time_per_request_ms", s.TimePerRequest), fin("time_per_request_all_ms", s.TimePerRequestAll),
+		fin("transfer_rate_kbytes_per_second", s.TransferRate)}
+	for _, k := range slices.Sorted(maps.Keys(s.Percentiles)) {
+		errs = append(errs, fin("percentiles_ms."+k, s.Percentiles[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Spectrum)) {
+		errs = append(errs, fin("percentile_spectrum_ms."+k, s.Spectrum[k]))
+	}
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	if s.Repeated != nil {
+		for i, t := range s.Trials {
+			if t == nil {
+				continue
+			}
+			if err := t.Validate(); err != nil {
+				return fmt.Errorf("trials[%d].%v", i, err)
+			}
+		}
+	}
+	return nil
 }

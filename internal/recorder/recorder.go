@@ -1,9 +1,9 @@
-// Package stats records the outcome of every request of a run into a
-// Recorder, whose Merge gives the run's Record: counts by failure class,
-// exact moments and HDR histograms per phase, per-upstream parts, typed
-// failure causes, the plan and the environment, in a JSON form (schema 1)
-// that is saved, read back and merged exactly (Merge). A Record's Summary is
-// ab's figures: pure data, with JSON tags, that the reporters render.
+// Package recorder is the hot path of a run's statistics: the workers
+// record the outcome of every request into a Recorder (Shard.Record, under
+// a short lock of the shard a worker is given, with no allocation per
+// request), and after the run Merge turns the shards into the run's
+// stats.Record. It also streams the --raw CSV lines and, for capacity's
+// steady-state test, counts requests per window of the run's time.
 //
 // Latencies go into HDR histograms (github.com/HdrHistogram/hdrhistogram-go)
 // with 3 significant digits (percentiles within 0.1% of the value) from 1 µs
@@ -17,7 +17,11 @@
 // is the document length, and a later completed response whose body length
 // differs is a Length failure (still counted complete) unless the length is
 // declared variable.
-package stats
+//
+// Not here: the record itself, its JSON form and its merge of saved
+// records (package stats), and ab's figures derived from a record (package
+// summary). A recorder knows nothing of plans, files or reports.
+package recorder
 
 import (
 	"io"
@@ -30,69 +34,31 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // MaxShards bounds the number of shards of a Recorder.
 const MaxShards = 16
 
-// MaxErrorSamples is how many distinct error messages a Recorder keeps.
-const MaxErrorSamples = 8
-
-// Histogram bounds, in microseconds.
-const (
-	histMin  = 1
-	histMax  = 3_600_000_000 // one hour
-	histSigF = 3
-)
-
-// Phase indexes the four ab phases.
-type Phase int
-
-// The ab phases (REFERENCE: Connect, Processing, Waiting, Total).
-const (
-	PhaseConnect Phase = iota
-	PhaseProcessing
-	PhaseWaiting
-	PhaseTotal
-	// PhaseScheduled is the total time from the intended start (open
-	// model only): the latency corrected for coordinated omission.
-	PhaseScheduled
-	// PhaseClientLate is, in the open model, how late the client sent a
-	// request whose worker was free and waiting for its intended start
-	// (actual start minus intended start): the client's own pacing error,
-	// which the corrected latencies include.
-	PhaseClientLate
-	numPhases
-)
-
 // LateThreshold is how far after its intended time a request must be sent
 // to count as late in the open model, in nanoseconds.
 const LateThreshold = time.Millisecond
 
-// RawRow is one completed request, kept only when a Recorder is asked to keep
-// rows (ab's -g file).
-type RawRow struct {
-	// Start is when the request began, in load.Now nanoseconds.
-	Start int64
-	// Connect, Processing, Waiting and Total are its ab phases.
-	Connect, Processing, Waiting, Total time.Duration
-}
-
 // Shard is the part of a Recorder that a group of workers records into.
 type Shard struct {
 	mu     sync.Mutex
-	phases Phases
-	counts Counts
+	phases stats.Phases
+	counts stats.Counts
 	causes [load.NumClasses][load.NumKinds]causeSlot
-	rows   []RawRow
+	rows   []stats.RawRow
 	keep   bool
 	raw    []byte // pending --raw lines
-	ups    []UpstreamRecord
+	ups    []stats.UpstreamRecord
 	rec    *Recorder
-	win    []Window     // per slice of the run's time, when Options.Windows asks
-	done   atomic.Int64 // requests recorded, for progress
-	failed atomic.Int64 // failed requests recorded, for progress
-	_      [64]byte     // keeps the next shard's lock off this one's cache lines
+	win    []stats.Window // per slice of the run's time, when Options.Windows asks
+	done   atomic.Int64   // requests recorded, for progress
+	failed atomic.Int64   // failed requests recorded, for progress
+	_      [64]byte       // keeps the next shard's lock off this one's cache lines
 }
 
 // causeSlot counts the failures of one class and kind.
@@ -128,7 +94,7 @@ type Options struct {
 	Shards int
 	// VariableLength turns the Length rule off (ab's -l).
 	VariableLength bool
-	// KeepRows keeps one RawRow per completed request (for ab's -g file
+	// KeepRows keeps one stats.RawRow per completed request (for ab's -g file
 	// and --ab-compat); memory then grows with the request count.
 	KeepRows bool
 	// Raw, when not nil, receives one CSV line per request (see
@@ -139,7 +105,7 @@ type Options struct {
 	Upstreams int
 	// Windows, when > 0, cuts Span (the run's time limit) into that many
 	// equal windows from the run's start (Begin) and counts, per window,
-	// the requests that started and finished in it (Record.Windows), so
+	// the requests that started and finished in it (stats.Record.Windows), so
 	// that a trend through the run can be seen. At most MaxWindows.
 	Windows int
 	Span    time.Duration
@@ -148,10 +114,10 @@ type Options struct {
 // MaxWindows bounds Options.Windows.
 const MaxWindows = 256
 
-func newUpstreams(n int) []UpstreamRecord {
-	u := make([]UpstreamRecord, n)
+func newUpstreams(n int) []stats.UpstreamRecord {
+	u := make([]stats.UpstreamRecord, n)
 	for i := range u {
-		u[i].Total.Hist = hdr.New(histMin, histMax, 2)
+		u[i].Total.Hist = hdr.New(stats.HistMin, stats.HistMax, 2)
 	}
 	return u
 }
@@ -163,8 +129,8 @@ const RawHeader = "intended_start,start,connect_ms,waiting_ms,total_ms,status,by
 
 const rawFlushAt = 32 << 10
 
-// NewRecorder returns an empty Recorder.
-func NewRecorder(o Options) *Recorder {
+// New returns an empty Recorder.
+func New(o Options) *Recorder {
 	n := min(max(o.Shards, 1), MaxShards)
 	r := &Recorder{shards: make([]*Shard, n), variable: o.VariableLength, errSeen: map[string]int64{}, rawW: o.Raw}
 	r.docLen.Store(-1)
@@ -177,10 +143,10 @@ func NewRecorder(o Options) *Recorder {
 			s.ups = newUpstreams(o.Upstreams)
 		}
 		for p := range s.phases {
-			s.phases[p].Hist = newHist()
+			s.phases[p].Hist = stats.NewHistogram()
 		}
 		if o.Windows > 0 && o.Span > 0 {
-			s.win = make([]Window, min(o.Windows, MaxWindows))
+			s.win = make([]stats.Window, min(o.Windows, MaxWindows))
 		}
 		r.shards[i] = s
 	}
@@ -259,9 +225,9 @@ func (s *Shard) Record(res *load.Result) {
 	if res.Intended != 0 {
 		if !res.Queued {
 			late := max(res.Start-res.Intended, 0)
-			ph := &s.phases[PhaseClientLate]
-			ph.add(late)
-			_ = ph.Hist.RecordValue(min((late+500)/1000, histMax))
+			ph := &s.phases[stats.PhaseClientLate]
+			ph.Add(late)
+			_ = ph.Hist.RecordValue(min((late+500)/1000, stats.HistMax))
 		}
 		if late := time.Duration(res.Start - res.Intended); late > LateThreshold {
 			c.Late++
@@ -311,16 +277,16 @@ func (s *Shard) Record(res *load.Result) {
 		if wait < 0 {
 			wait = 0
 		}
-		v := [PhaseScheduled + 1]int64{connect, total - connect, wait, total, 0}
-		np := PhaseTotal + 1
+		v := [stats.PhaseScheduled + 1]int64{connect, total - connect, wait, total, 0}
+		np := stats.PhaseTotal + 1
 		if res.Intended != 0 {
-			v[PhaseScheduled] = res.Done - res.Intended
+			v[stats.PhaseScheduled] = res.Done - res.Intended
 			np++
 		}
 		for p := range np {
 			ph := &s.phases[p]
-			ph.add(v[p])
-			_ = ph.Hist.RecordValue(min(v[p]/1000, histMax))
+			ph.Add(v[p])
+			_ = ph.Hist.RecordValue(min(v[p]/1000, stats.HistMax))
 		}
 		if s.win != nil {
 			// By the time it was due (open model) or sent, with the
@@ -334,7 +300,7 @@ func (s *Shard) Record(res *load.Result) {
 			w.LatencySum += v[np-1]
 		}
 		if s.keep {
-			s.rows = append(s.rows, RawRow{Start: res.Start, Connect: time.Duration(v[0]), Processing: time.Duration(v[1]),
+			s.rows = append(s.rows, stats.RawRow{Start: res.Start, Connect: time.Duration(v[0]), Processing: time.Duration(v[1]),
 				Waiting: time.Duration(v[2]), Total: time.Duration(v[3])})
 		}
 	}
@@ -353,8 +319,8 @@ func (s *Shard) Record(res *load.Result) {
 		if res.Class == load.OK || res.Class == load.Length {
 			u.Complete++
 			t := res.Done - res.Start
-			u.Total.add(t)
-			_ = u.Total.Hist.RecordValue(min(t/1000, histMax))
+			u.Total.Add(t)
+			_ = u.Total.Hist.RecordValue(min(t/1000, stats.HistMax))
 		}
 		if res.Class != load.OK {
 			u.Failed++
@@ -381,15 +347,15 @@ func firstLine(b []byte) string {
 }
 
 // RecordUnsent adds, in the open model, a request that was due but got no
-// outcome, to the corrected latencies (PhaseScheduled) only: latency is
+// outcome, to the corrected latencies (stats.PhaseScheduled) only: latency is
 // the time from its intended start to the end of the run, in ns. It is not
 // counted as complete or failed.
 func (r *Recorder) RecordUnsent(latency int64) {
 	s := r.shards[0]
 	s.mu.Lock()
-	ph := &s.phases[PhaseScheduled]
-	ph.add(latency)
-	_ = ph.Hist.RecordValue(min(latency/1000, histMax))
+	ph := &s.phases[stats.PhaseScheduled]
+	ph.Add(latency)
+	_ = ph.Hist.RecordValue(min(latency/1000, stats.HistMax))
 	s.mu.Unlock()
 }
 
@@ -448,17 +414,17 @@ func appendUnix(b []byte, ns int64) []byte {
 
 func (r *Recorder) sampleError(msg string) {
 	r.errMu.Lock()
-	if _, ok := r.errSeen[msg]; ok || len(r.errSeen) < MaxErrorSamples {
+	if _, ok := r.errSeen[msg]; ok || len(r.errSeen) < stats.MaxErrorSamples {
 		r.errSeen[msg]++
 	}
 	r.errMu.Unlock()
 }
 
-// Merge combines the shards into the run's Record: its counts, phases,
+// Merge combines the shards into the run's stats.Record: its counts, phases,
 // upstream parts and causes. Call it after every worker has stopped; the
 // caller sets the plan, times, environment and health.
-func (r *Recorder) Merge() *Record {
-	m := &Record{Schema: Schema, DocumentLength: max(r.docLen.Load(), 0), Causes: []Cause{}, Notes: []string{}}
+func (r *Recorder) Merge() *stats.Record {
+	m := &stats.Record{Schema: stats.Schema, DocumentLength: max(r.docLen.Load(), 0), Causes: []stats.Cause{}, Notes: []string{}}
 	m.Plan.VariableLength = r.variable
 	if p := r.server.Load(); p != nil {
 		m.ServerSoftware = *p
@@ -467,16 +433,17 @@ func (r *Recorder) Merge() *Record {
 		m.StderrFirstLine = *p
 	}
 	for p := range m.Phases {
-		m.Phases[p].Hist = newHist()
+		m.Phases[p].Hist = stats.NewHistogram()
 	}
 	var causes [load.NumClasses][load.NumKinds]causeSlot
+	var rows []stats.RawRow
 	for _, s := range r.shards {
 		s.mu.Lock()
 		for p := range m.Phases {
 			m.Phases[p].Merge(&s.phases[p])
 		}
 		m.Counts.Merge(&s.counts)
-		m.rows = append(m.rows, s.rows...)
+		rows = append(rows, s.rows...)
 		if len(s.ups) > 0 && m.Upstreams == nil {
 			m.Upstreams = newUpstreams(len(s.ups))
 		}
@@ -499,7 +466,7 @@ func (r *Recorder) Merge() *Record {
 			s.flushRaw()
 		}
 		if s.win != nil && m.Windows == nil {
-			m.Windows, m.WindowWidth = make([]Window, len(s.win)), time.Duration(r.width)
+			m.Windows, m.WindowWidth = make([]stats.Window, len(s.win)), time.Duration(r.width)
 		}
 		for i := range s.win {
 			m.Windows[i].Started += s.win[i].Started
@@ -511,15 +478,16 @@ func (r *Recorder) Merge() *Record {
 	for cl := range causes {
 		for k, c := range causes[cl] {
 			if c.n > 0 {
-				m.Causes = append(m.Causes, Cause{Class: load.ErrClass(cl), Kind: load.Kind(k), Count: c.n, Message: c.msg})
+				m.Causes = append(m.Causes, stats.Cause{Class: load.ErrClass(cl), Kind: load.Kind(k), Count: c.n, Message: c.msg})
 			}
 		}
 	}
 	r.errMu.Lock()
-	m.ErrorSamples = sortedSamples(r.errSeen)
+	m.ErrorSamples = stats.SortedSamples(r.errSeen)
 	r.errMu.Unlock()
+	m.SetRows(rows)
 	r.rawMu.Lock()
-	m.rawErr = r.rawErr
+	m.SetRawErr(r.rawErr)
 	r.rawMu.Unlock()
 	return m
 }

@@ -1,4 +1,4 @@
-package stats
+package recorder
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // ok returns a completed result whose total time is total ns.
@@ -21,7 +23,7 @@ func ok(start, total, body int64) load.Result {
 
 func TestCountsAndLengthRule(t *testing.T) {
 	for _, variable := range []bool{false, true} {
-		rec := NewRecorder(Options{Shards: 3, VariableLength: variable})
+		rec := New(Options{Shards: 3, VariableLength: variable})
 		results := []load.Result{
 			ok(10, 1e6, 5),
 			ok(20, 2e6, 5),
@@ -35,7 +37,7 @@ func TestCountsAndLengthRule(t *testing.T) {
 		for i := range results {
 			rec.Shard(i).Record(&results[i])
 		}
-		s := summarize(rec.Merge(), Plan{Concurrency: 3}, 1e9)
+		s := summarize(rec.Merge(), stats.Plan{Concurrency: 3}, 1e9)
 		wantLength := int64(1)
 		if variable {
 			wantLength = 0
@@ -65,7 +67,7 @@ func TestCountsAndLengthRule(t *testing.T) {
 // statistics (within 0.1% plus 1 µs) and the exact mean and sample sd.
 func TestPercentilesAndMoments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	rec := NewRecorder(Options{Shards: 8})
+	rec := New(Options{Shards: 8})
 	var totals []float64
 	for i := range 20000 {
 		total := int64(rng.ExpFloat64()*5e6) + 100_000 // ns
@@ -76,9 +78,9 @@ func TestPercentilesAndMoments(t *testing.T) {
 		totals = append(totals, float64(total)/1e6)
 	}
 	m := rec.Merge()
-	s := summarize(m, Plan{Concurrency: 8}, 2e9)
+	s := summarize(m, stats.Plan{Concurrency: 8}, 2e9)
 	sort.Float64s(totals)
-	for _, p := range Percentiles {
+	for _, p := range summary.Percentiles {
 		idx := int(math.Ceil(float64(p)/100*float64(len(totals)))) - 1
 		want := totals[idx]
 		got := s.Percentiles[itoa(p)]
@@ -103,18 +105,18 @@ func TestPercentilesAndMoments(t *testing.T) {
 	if math.Abs(c.Connect.Mean+c.Processing.Mean-c.Total.Mean) > 1e-6 {
 		t.Errorf("connect %v + processing %v != total %v", c.Connect.Mean, c.Processing.Mean, c.Total.Mean)
 	}
-	if sp := m.PercentileSpectrum(); len(sp) != 101 || sp[0] != totals[0] || sp[100] != totals[len(totals)-1] {
+	if sp := summary.PercentileSpectrum(m); len(sp) != 101 || sp[0] != totals[0] || sp[100] != totals[len(totals)-1] {
 		t.Errorf("spectrum ends %v %v", sp[0], sp[100])
 	}
 }
 
 func TestConnectOnlyWhenDialed(t *testing.T) {
-	rec := NewRecorder(Options{Shards: 1, KeepRows: true})
+	rec := New(Options{Shards: 1, KeepRows: true})
 	r := ok(0, 4e6, 1)
 	r.Connected = 3e6 // not dialed: must be ignored
 	rec.Shard(0).Record(&r)
 	m := rec.Merge()
-	s := summarize(m, Plan{}, 1)
+	s := summarize(m, stats.Plan{}, 1)
 	if s.ConnectionTimes.Connect.Max != 0 || s.ConnectionTimes.Processing.Max != 4 {
 		t.Errorf("%+v", s.ConnectionTimes)
 	}
@@ -124,13 +126,13 @@ func TestConnectOnlyWhenDialed(t *testing.T) {
 }
 
 func TestErrorSamplesBounded(t *testing.T) {
-	rec := NewRecorder(Options{Shards: 2})
+	rec := New(Options{Shards: 2})
 	for i := range 100 {
 		r := load.Result{Class: load.Receive, Err: errors.New("e" + itoa(i%20))}
 		rec.Shard(i).Record(&r)
 	}
-	s := summarize(rec.Merge(), Plan{}, 0)
-	if len(s.ErrorSamples) != MaxErrorSamples || s.Failures.Receive != 100 {
+	s := summarize(rec.Merge(), stats.Plan{}, 0)
+	if len(s.ErrorSamples) != stats.MaxErrorSamples || s.Failures.Receive != 100 {
 		t.Errorf("%d samples, %d receive", len(s.ErrorSamples), s.Failures.Receive)
 	}
 }
@@ -139,14 +141,14 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestRecordDoesNotAllocate(t *testing.T) {
 	for _, o := range []Options{{Shards: 4}, {Shards: 4, Windows: 10, Span: time.Second}} {
-		rec := NewRecorder(o)
+		rec := New(o)
 		rec.Begin(0)
 		r := ok(1, 2e6, 10)
 		r.Server = []byte("srv")
 		sh := rec.Shard(0)
 		sh.Record(&r)
 		if n := testing.AllocsPerRun(1000, func() { sh.Record(&r) }); n != 0 {
-			t.Errorf("%+v: Record allocates %v times per call", o, n)
+			t.Errorf("%+v: stats.Record allocates %v times per call", o, n)
 		}
 	}
 }
@@ -159,7 +161,7 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 func TestWindows(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	origin := int64(5_000 * ms)
-	rec := NewRecorder(Options{Shards: 2, Windows: 4, Span: 400 * time.Millisecond})
+	rec := New(Options{Shards: 2, Windows: 4, Span: 400 * time.Millisecond})
 	rec.Begin(origin)
 	closed := ok(origin+10*ms, 20*ms, 5) // due 10 ms, done 30 ms: window 0
 	rec.Shard(0).Record(&closed)
@@ -171,7 +173,7 @@ func TestWindows(t *testing.T) {
 	early := ok(origin-5*ms, 1*ms, 5) // before Begin: window 0
 	rec.Shard(0).Record(&early)
 	m := rec.Merge()
-	want := []Window{{Started: 2, LatencySum: 21 * ms, Finished: 2}, {Started: 1, LatencySum: 230 * ms}, {}, {Finished: 2}}
+	want := []stats.Window{{Started: 2, LatencySum: 21 * ms, Finished: 2}, {Started: 1, LatencySum: 230 * ms}, {}, {Finished: 2}}
 	if m.WindowWidth != 100*time.Millisecond || len(m.Windows) != 4 {
 		t.Fatalf("windows %+v width %v", m.Windows, m.WindowWidth)
 	}
@@ -180,10 +182,10 @@ func TestWindows(t *testing.T) {
 			t.Errorf("window %d = %+v, want %+v", i, m.Windows[i], want[i])
 		}
 	}
-	if m.Windows[1].MeanLatency() != 230 || (Window{}).MeanLatency() != 0 {
+	if m.Windows[1].MeanLatency() != 230 || (stats.Window{}).MeanLatency() != 0 {
 		t.Errorf("mean latency %g", m.Windows[1].MeanLatency())
 	}
-	if r := NewRecorder(Options{Shards: 1}).Merge(); r.Windows != nil {
+	if r := New(Options{Shards: 1}).Merge(); r.Windows != nil {
 		t.Errorf("windows without Options.Windows: %+v", r.Windows)
 	}
 }
@@ -191,7 +193,7 @@ func TestWindows(t *testing.T) {
 // BenchmarkRecord records from parallel goroutines into one shard (the
 // shard lock contended).
 func BenchmarkRecord(b *testing.B) {
-	rec := NewRecorder(Options{Shards: 4})
+	rec := New(Options{Shards: 4})
 	r := ok(1, 2e6, 10)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -208,7 +210,7 @@ func BenchmarkRecord(b *testing.B) {
 // between them (the recorder's fields, neighbouring shards' cache lines)
 // shows here.
 func BenchmarkRecordShardPerWorker(b *testing.B) {
-	rec := NewRecorder(Options{Shards: 16})
+	rec := New(Options{Shards: 16})
 	var next atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -220,11 +222,11 @@ func BenchmarkRecordShardPerWorker(b *testing.B) {
 	})
 }
 
-// summarize derives m's Summary under plan p and an elapsed time.
-func summarize(m *Record, p Plan, elapsed time.Duration) Summary {
+// summarize derives m's summary.Summary under plan p and an elapsed time.
+func summarize(m *stats.Record, p stats.Plan, elapsed time.Duration) summary.Summary {
 	p.VariableLength = m.Plan.VariableLength
 	m.Plan, m.Elapsed = p, elapsed
-	return m.Summary()
+	return summary.Of(m)
 }
 
 // TestClientLateness: in the open model, the lateness of requests whose
@@ -239,7 +241,7 @@ func TestClientLateness(t *testing.T) {
 		wantWarn bool
 	}{{"precise client", 10_000, 2_000_000, false}, {"late client", 800_000, 1_000_000, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := NewRecorder(Options{Shards: 2})
+			rec := New(Options{Shards: 2})
 			for i := range int64(100) {
 				intended := 1_000_000_000 + i*1_000_000
 				r := ok(intended+tc.late, tc.total, 10)
@@ -252,11 +254,11 @@ func TestClientLateness(t *testing.T) {
 			}
 			rec.RecordUnsent(3_000_000_000)
 			m := rec.Merge()
-			if n := m.PhaseCount(PhaseScheduled); n != 101 {
+			if n := m.PhaseCount(stats.PhaseScheduled); n != 101 {
 				t.Errorf("corrected latencies hold %d, want 100 + 1 unsent", n)
 			}
 			m.Counts.Due, m.Counts.Unsent = 101, 1
-			s := summarize(m, Plan{Rate: 1000}, 0)
+			s := summarize(m, stats.Plan{Rate: 1000}, 0)
 			l := s.Open.ClientLatenessMs
 			want := float64(tc.late) / 1e6
 			if l == nil || math.Abs(l.P50-want) > want*0.01+0.001 || math.Abs(l.Max-want) > want*0.01+0.001 {

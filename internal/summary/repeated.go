@@ -1,4 +1,6 @@
-package stats
+package summary
+
+import "github.com/backbench/backbench/internal/stats"
 
 // Repeated is what a result of repeated trials (--repeat) adds to its
 // Summary, which is then the pooled trials' with the median requests/sec.
@@ -7,7 +9,7 @@ package stats
 type Repeated struct {
 	// Trials are the trials' own records, in the order they ran (each
 	// with its started_at); the result is their Merge.
-	Trials []*Record `json:"trials"`
+	Trials []*stats.Record `json:"trials"`
 	// RequestsPerSecondCI95 is the 95% interval of the median
 	// requests/sec (Summary.RequestsPerSecond), [low, high]; null with
 	// one trial.
