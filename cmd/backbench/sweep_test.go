@@ -25,6 +25,7 @@ import (
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/sweep"
+	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -271,14 +272,10 @@ func TestSweepKeepAliveBoth(t *testing.T) {
 	}
 }
 
-// deadAddr returns a TCP address on which nothing listens.
+// deadAddr returns a TCP address on which nothing listens, and that no
+// server started meanwhile can take (testnet.DeadTCP).
 func deadAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return testnet.DeadTCP(t, "127.0.0.1")
 }
 
 // TestSweepStopRule: a series against a dead target stops at its first

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -59,9 +60,7 @@ func TestConn(t *testing.T) {
 		t.Errorf("read after cancel: %v after %v", err, time.Since(start))
 	}
 
-	closed, _ := net.Listen("tcp", "127.0.0.1:0")
-	refused := closed.Addr().String()
-	closed.Close()
+	refused := testnet.DeadTCP(t, "127.0.0.1") // bound, never listening: no one else can take it
 	_, refusedErr := Dial(ctx, sockets.NewDialer(sockets.Target{Network: "tcp", Address: refused}, 0), time.Second, time.Time{})
 	for _, tc := range []struct {
 		err      error
