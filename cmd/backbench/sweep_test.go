@@ -10,7 +10,6 @@ import (
 	"html"
 	"image/png"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
