@@ -24,18 +24,21 @@ import (
 //
 // A machine shared with other work takes the CPUs from the whole process
 // for tens of milliseconds at times, which no pacing can undo: an attempt
-// whose scheduler probe saw the client's goroutines wait over 2 ms for a
-// CPU is retried, and on the last attempt it is inconclusive (logged, not
-// failed); an attempt that was not starved and misses either bound fails.
+// whose scheduler probe saw the client's goroutines wait for a CPU longer
+// than a bound can tell (1 ms for the p99 bound, 2 ms for the p50 one) is
+// retried, and on the last attempt that bound is inconclusive (logged, not
+// failed); a bound missed by an attempt that was not starved fails.
 // A broken pacer (a plain timer wakes 0.5 to 1 ms late) misses the p50
 // bound on any machine that lets the client run.
 //
 // The race detector instruments the client's own code and slows it several
-// times over, so the bounds are measured on a plain build: make test runs
-// this test apart, without -race.
+// times over, and the package's other tests, run beside it, take the CPUs
+// from it: the bounds are measured on a plain build with nothing else
+// running, as make test runs it (apart, without -race, with
+// BACKBENCH_PACING=1). Elsewhere it skips.
 func TestOpenModelPacingError(t *testing.T) {
-	if raceDetector {
-		t.Skip("pacing accuracy is measured without the race detector (make test runs it apart)")
+	if raceDetector || os.Getenv("BACKBENCH_PACING") != "1" {
+		t.Skip("pacing accuracy is measured apart, on a plain build: BACKBENCH_PACING=1 go test -run TestOpenModelPacingError (make test does)")
 	}
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	attempt := 0
@@ -49,11 +52,15 @@ func TestOpenModelPacingError(t *testing.T) {
 		if s.Open == nil || s.Complete != 1000 || s.Failed != 0 || s.Open.ClientLatenessMs == nil {
 			t.Fatalf("complete %d failed %d open %+v", s.Complete, s.Failed, s.Open)
 		}
-		starved := s.Client.SchedulerLateMaxMs > 2
+		// A client whose goroutines waited longer than starve for a CPU
+		// cannot be judged on that bound: 1 ms against the p99 bound of
+		// 0.3 ms, 2 ms against the p50 bound (a median moves only when
+		// the waits are many).
 		for _, k := range []struct {
-			rank string
-			max  float64
-		}{{"50", 0.05}, {"99", 0.3}} {
+			rank        string
+			max, starve float64
+		}{{"50", 0.05, 2}, {"99", 0.3, 1}} {
+			starved := s.Client.SchedulerLateMaxMs > k.starve
 			d := s.Percentiles[k.rank] - s.UncorrectedPercentiles[k.rank]
 			if d <= k.max {
 				continue
