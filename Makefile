@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/backbench
 PKGS    := ./...
 
-.PHONY: build test lint demo bench bench-go fuzz clean integration
+.PHONY: build test test-long lint demo bench bench-go fuzz clean integration
 
 # The version and commit are stamped with -ldflags, whatever GOFLAGS says
 # (-buildvcs=false leaves them out of the build info); outside a Git
@@ -40,6 +40,12 @@ test: lint
 	BACKBENCH_PACING=1 $(GO) test -count=1 -run '^(TestOpenModelPacingError|TestHighConcurrency)$$' -v ./cmd/backbench
 	cd deploy/kubernetes && $(GO) test -race -count=1 ./...
 	@bash scripts/skipped-tests.sh "$$BACKBENCH_SKIPLOG"
+
+# The long truth tests, apart from make test (5 to 20 minutes): the
+# capacity of a prefork:4 backend of 20 ms found at -t 2 and at -t 10
+# and held by a 30 s bench (docs/capacity.md).
+test-long:
+	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^TestCapacityHoldsPrefork4$$' -v ./cmd/backbench
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
