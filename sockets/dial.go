@@ -325,6 +325,7 @@ func StatUnix(t Target) error {
 // that load.Unreachable still sees the errno.
 type ConnectError struct{ Err error }
 
+// Error returns "connect: " and Describe's words for the dial's error.
 func (e *ConnectError) Error() string { return "connect: " + Describe(e.Err) }
 
 // Unwrap returns the dial's error.

@@ -80,6 +80,7 @@ type ContentError struct {
 	Err  error
 }
 
+// Error returns the file's name and what is wrong with it.
 func (e *ContentError) Error() string { return e.Name + ": " + e.Err.Error() }
 
 // Is matches ErrBadContent and ErrNotDocument.
