@@ -141,15 +141,14 @@ func TestListenOverflowNote(t *testing.T) {
 		return nil
 	})
 	q := s.ListenQueues[0]
-	// The socket's own counter (sk_drops) counts every attempt it
-	// dropped, an overflow or not, as the machine-wide ListenDrops does
-	// (ListenOverflows counts the overflows only, fewer when some drops
-	// had another cause); the machine's counters are read after the
-	// socket's, so they cover it.
+	// The machine-wide counters saw the overflow too. They are not an
+	// upper or lower bound of the socket's own counter (sk_drops also
+	// counts drops that neither ListenOverflows nor ListenDrops counts,
+	// and other listeners add to the machine's), so only that.
 	if s.ListenDrops == nil {
 		t.Errorf("no machine-wide ListenDrops for a loopback target")
-	} else if *s.ListenDrops < *q.Drops {
-		t.Errorf("machine-wide ListenDrops rose by %d, less than the socket's own %d drops", *s.ListenDrops, *q.Drops)
+	} else if *s.ListenDrops <= 0 || *s.ListenOverflows <= 0 {
+		t.Errorf("machine-wide ListenOverflows %d, ListenDrops %d: the socket's %d drops not seen there", *s.ListenOverflows, *s.ListenDrops, *q.Drops)
 	}
 	var note string
 	for _, n := range s.Notes {
