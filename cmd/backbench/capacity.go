@@ -44,8 +44,12 @@ const (
 	capacityMaxRate     = 1e7   // open model: --max
 	capacityMaxConc     = 10000 // closed model: --max
 	capacityStepOverrun = 250 * time.Millisecond
-	// capacityConfirmTimes is the default --confirm, in steps.
+	// capacityConfirmTimes is the default --confirm, in steps, and
+	// capacityConfirmFloor the shortest default: a confirmation of a few
+	// seconds holds too few requests past the percentile to meet the
+	// machine's stalls, which an hour at the answer would meet.
 	capacityConfirmTimes = 5
+	capacityConfirmFloor = 30 * time.Second
 )
 
 const capacityUsage = `Usage: backbench capacity --slo OBJECTIVE [--slo ...] [flags] URL
@@ -59,8 +63,8 @@ neither the requests in flight nor the latency grew from the step's first
 half to its second. A step that cannot tell is run again, twice as long,
 up to 4 times -t (one whose objectives held but whose load grew, once at
 twice -t); a failure at the first rate, or below a rate that passed, is
-measured again before the search goes below it. The answer is
-confirmed by one run of --confirm (default 5 times -t); a failed
+measured again before the search goes below it. The answer is confirmed
+by one run of --confirm (default 5 times -t, at least 30 s); a failed
 confirmation steps down by --resolution (at least 5%) and is confirmed
 again, at most 4 levels in all.
 --model closed searches the concurrency (-c) instead. Each step is the run
@@ -96,7 +100,7 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	o.timeLimit = capacityStepTime
 	fs.Lookup("timelimit").Usage = "length of each step in seconds (or a duration: 10s)"
 	fs.Lookup("timelimit").DefValue = "5"
-	fs.Lookup("confirm").DefValue = "5 times -t"
+	fs.Lookup("confirm").DefValue = "5 times -t, at least 30 s"
 	fs.Lookup("concurrency").Usage = "open model: the ceiling of requests in flight (the closed model searches it)"
 	fs.Lookup("concurrency").DefValue = strconv.Itoa(capacityCeiling)
 	// Bench's flags that a search sets itself or cannot use (refused by
@@ -183,7 +187,7 @@ func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, err
 		return nil, err
 	}
 	if !fs.Changed("confirm") {
-		o.confirm = capacityConfirmTimes * o.timeLimit
+		o.confirm = max(capacityConfirmTimes*o.timeLimit, capacityConfirmFloor)
 	}
 	return &capacityPlan{r: r, warm: o.warmup, cfg: capacity.Config{
 		Objectives: r.objectives, Start: start, Max: top, Integer: closed, Resolution: res,

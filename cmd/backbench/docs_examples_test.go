@@ -281,7 +281,8 @@ func runServeExample(t *testing.T, env []string, dir, line string) {
 //     file holding its PID; DIR (the recipes' directory) a test directory;
 //   - the run is bounded: -n at most 100, -t 1 s, --repeat at most 3, a
 //     sweep's -c at most its first 3 levels (a range A:B:S becomes A:A+S:S),
-//     a capacity search at most 20 req/s (or -c 20) without warm-up, probe's
+//     a capacity search at most 20 req/s (or -c 20) without warm-up and
+//     with a 2 s confirmation, probe's
 //     idle-timeout check at most 1 s, and a --start-at time computed as
 //     "now + N" starts in 3 s.
 type exampleRewriter struct {
@@ -391,6 +392,9 @@ func (rw *exampleRewriter) rewrite(line string) string {
 		if !timeRe.MatchString(line) {
 			line = strings.Replace(line, "backbench capacity ", "backbench capacity -t 1 ", 1)
 		}
+		if !strings.Contains(line, "--confirm") {
+			line = strings.Replace(line, "backbench capacity ", "backbench capacity --confirm 2 ", 1)
+		}
 	}
 	return line
 }
@@ -443,9 +447,9 @@ func TestExampleRewriter(t *testing.T) {
 		{"backbench sweep -q -c 1,2,4,8,16 --repeat 5 x=fcgi://127.0.0.1:PORT/",
 			"backbench sweep -q -c 1,2,4 --repeat 3 x=fcgi://127.0.0.1:1001/"},
 		{"backbench capacity --slo 'p99<=50ms' http://127.0.0.1:8080/",
-			"backbench capacity -t 1 --max 20 --warmup 0 --slo 'p99<=50ms' http://127.0.0.1:1002/"},
+			"backbench capacity --confirm 2 -t 1 --max 20 --warmup 0 --slo 'p99<=50ms' http://127.0.0.1:1002/"},
 		{"backbench capacity --slo 'p99<=150ms' -t 10 --start 100 --max-time 10m http://127.0.0.1:8080/",
-			"backbench capacity --max 20 --warmup 0 --slo 'p99<=150ms' -t 1 --start 10 --max-time 10m http://127.0.0.1:1002/"},
+			"backbench capacity --confirm 2 --max 20 --warmup 0 --slo 'p99<=150ms' -t 1 --start 10 --max-time 10m http://127.0.0.1:1002/"},
 		{"backbench serve --protocol fcgi --listen tcp:127.0.0.1:9001 --listen unix:/tmp/bb.sock",
 			"backbench serve --protocol fcgi --listen tcp:127.0.0.1:0 --listen unix:/d/serve-example-2.sock"},
 		{"T=$(( $(date +%s) + 30 ))", "T=$(( $(date +%s) + 3 ))"},

@@ -304,7 +304,7 @@ func capacityInput(t *testing.T, dir string) (string, capacity.JSONReport) {
 	t.Helper()
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond})
-	code, _, errs := runMain(t, context.Background(), "capacity", "-q", "--model", "closed", "-t", "0.5", "--warmup", "0",
+	code, _, errs := runMain(t, context.Background(), "capacity", "-q", "--model", "closed", "-t", "0.5", "--confirm", "2.5", "--warmup", "0",
 		"--max", "8", "--slo", "p99<=18ms", "--slo", "errors<=1%", "--out", dir, srv.URL("/"))
 	if code != 0 && code != exitSLO {
 		t.Fatalf("capacity: exit %d: %s", code, errs)

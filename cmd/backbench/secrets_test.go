@@ -89,7 +89,7 @@ func TestNoCredentialInResults(t *testing.T) {
 				run(append(append([]string{"sweep", "-q", "-n", "20", "-c", "1,2", "--out", out}, sec...), url)...)
 			}
 			capArgs := append(append([]string{"capacity", "--model", "closed", "--start", "1", "--max", "2",
-				"-t", "0.1", "--warmup", "0", "--slo", "p99<=5s", "--out", "cap"}, sec...), url)
+				"-t", "0.1", "--confirm", "0.5", "--warmup", "0", "--slo", "p99<=5s", "--out", "cap"}, sec...), url)
 			run(capArgs...)
 			run(append(capArgs[:len(capArgs):len(capArgs)], "--format", "json")...)
 			run("merge", "-e", "merged.csv", "a.json", "b.json")
