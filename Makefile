@@ -41,7 +41,7 @@ test: lint
 	cd deploy/kubernetes && $(GO) test -race -count=1 ./...
 	@bash scripts/skipped-tests.sh "$$BACKBENCH_SKIPLOG"
 
-# The long truth tests, apart from make test (5 to 20 minutes): the
+# The long truth tests, apart from make test (5 to 30 minutes): the
 # capacity of a prefork:4 backend of 20 ms found at -t 2 and at -t 10
 # and held by a 30 s bench (docs/capacity.md).
 test-long:
