@@ -63,7 +63,7 @@ func TestCapacityHoldsPrefork4(t *testing.T) {
 					if err != nil || json.Unmarshal(b, &j) != nil || j.CapacityRPS == nil {
 						t.Fatalf("-t %s: exit %d, no capacity.json: %v\n%s%s", step, code, err, out, errs)
 					}
-					if j.StepSeconds != map[string]float64{"2": 2, "10": 10}[step] || j.ConfirmSeconds != max(5*j.StepSeconds, 30) {
+					if j.StepSeconds != map[string]float64{"2": 2, "10": 10}[step] || j.ConfirmSeconds != max(capacityConfirmTimes*j.StepSeconds, capacityConfirmFloor.Seconds()) {
 						t.Fatalf("-t %s: step %g s, confirmation %g s, want -t and 5 times it, at least 30 s", step, j.StepSeconds, j.ConfirmSeconds)
 					}
 					a := *j.CapacityRPS

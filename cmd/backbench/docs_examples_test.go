@@ -282,9 +282,8 @@ func runServeExample(t *testing.T, env []string, dir, line string) {
 //   - the run is bounded: -n at most 100, -t 1 s, --repeat at most 3, a
 //     sweep's -c at most its first 3 levels (a range A:B:S becomes A:A+S:S),
 //     a capacity search at most 20 req/s (or -c 20) without warm-up and
-//     with a 2 s confirmation, probe's
-//     idle-timeout check at most 1 s, and a --start-at time computed as
-//     "now + N" starts in 3 s.
+//     with a 2 s confirmation, probe's idle-timeout check at most 1 s, and
+//     a --start-at time computed as "now + N" starts in 3 s.
 type exampleRewriter struct {
 	dir               string
 	fcgi, http, https serveAddrs
