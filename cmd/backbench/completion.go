@@ -24,6 +24,7 @@ var commands = map[string]func() *pflag.FlagSet{
 	"serve":    func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
 	"merge":    func() *pflag.FlagSet { return newMergeFlags(&mergeOptions{}) },
 	"compare":  func() *pflag.FlagSet { return newCompareFlags(&compareOptions{}) },
+	"study":    func() *pflag.FlagSet { return newStudyFlags(&studyOptions{}) },
 	"report": func() *pflag.FlagSet {
 		var out string
 		return newReportFlags(&out)

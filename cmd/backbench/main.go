@@ -14,6 +14,7 @@
 //	backbench version               the version, from the build info
 //	backbench completion bash|zsh|fish  a shell completion script
 //	backbench report FILE...        an HTML page of saved results
+//	backbench study FILE            a study file run: backends started, measured, stopped, answered
 //
 // Run "backbench COMMAND --help" or "backbench help COMMAND" for the flags
 // of each. Every error is one line, "backbench COMMAND: message" (with a
@@ -76,6 +77,8 @@ Usage:
                                   compare saved results: ratios, 95% intervals, verdicts
   backbench report [-o FILE] RESULT.json...
                                   one self-contained HTML page of saved results
+  backbench study [flags] FILE    run a study file: start each backend configuration, measure,
+                                  stop, and answer its question factor by factor
   backbench version               version, commit and Go version (also --version, -V)
   backbench completion bash|zsh|fish
                                   print a completion script for the shell
@@ -147,6 +150,8 @@ func Main(ctx context.Context, sig func() os.Signal, args []string, stdout, stde
 		err = compareCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		err = reportCmd(args[1:], stdout)
+	case "study":
+		err = studyCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-V":
 		cmd = "version"
 		switch {

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -17,6 +19,7 @@ import (
 
 type serveOptions struct {
 	protocol   string
+	ignoreTERM bool
 	listens    []string
 	model      string
 	delay      time.Duration
@@ -62,6 +65,7 @@ func newServeFlags(o *serveOptions) *pflag.FlagSet {
 	fs.IntVar(&o.backlog, "backlog", 0, "listen backlog (default: net.core.somaxconn, which also caps it)")
 	fs.IntVar(&o.processes, "processes", 1, "serve from N processes sharing the listening sockets (a prefork pool: a master and N children, each running --model)")
 	fs.Int64Var(&o.preload, "preload", 0, "with --processes: bytes of read-only data mapped and read by the master and every child (code loaded before the fork)")
+	fs.BoolVar(&o.ignoreTERM, "ignore-sigterm", false, "ignore SIGTERM (a backend that must be killed: tests of what stops it)")
 	addBehaviourFlags(fs, &o.behaviour)
 	return fs
 }
@@ -97,6 +101,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.faultEvery < 1 {
 		return usagef("serve: --fault-every must be at least 1")
+	}
+	if o.ignoreTERM {
+		// Only SIGINT (or SIGKILL) stops it now.
+		signal.Ignore(syscall.SIGTERM)
 	}
 	if err := fixtures.ValidFault(o.protocol, o.fault); err != nil {
 		return usagef("serve: --fault: %v", err)

@@ -7,7 +7,8 @@
 // record or its trials, every sweep level's trials, every capacity step's
 // records), the environment and the notes, plus what its kind adds (a
 // sweep's series and levels, a capacity search's steps and answer, a
-// comparison's rows, a merge's generators). The JSON of each kind keeps
+// comparison's rows, a merge's generators, a study's configurations,
+// series, trials and answers). The JSON of each kind keeps
 // the keys it had before this package existed, so that the reader reads
 // every file of schema 1: files that carry a "kind" key are read by it,
 // older ones by their keys (the only place that looks at keys to tell
@@ -32,6 +33,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -54,10 +56,11 @@ const (
 	KindProbe    Kind = "probe"
 	KindMerge    Kind = "merge"
 	KindRecord   Kind = "record"
+	KindStudy    Kind = "study"
 )
 
 // kinds are the kinds a "kind" key may name.
-var kinds = []Kind{KindBench, KindSweep, KindCapacity, KindCompare, KindProbe, KindMerge, KindRecord}
+var kinds = []Kind{KindBench, KindSweep, KindCapacity, KindCompare, KindProbe, KindMerge, KindRecord, KindStudy}
 
 // ErrNotDocument is wrapped by every error of Read: the file is not a
 // backbench result (not JSON, no kind found) or holds what a result must
@@ -160,6 +163,7 @@ type Document struct {
 	Compare  *Compare
 	Probe    *Probe
 	Record   *stats.Record
+	Study    *study.Result
 
 	// Raw is the file's content as read.
 	Raw []byte
@@ -367,6 +371,9 @@ func (d *Document) decode(keys map[string]json.RawMessage) error {
 	case KindProbe:
 		d.Probe = &Probe{}
 		target = d.Probe
+	case KindStudy:
+		d.Study = &study.Result{}
+		target = d.Study
 	}
 	if err := json.Unmarshal(d.Raw, target); err != nil {
 		return bad(d.Name, fmt.Errorf("%s JSON: %v", d.Kind, err))
@@ -546,6 +553,8 @@ func Write(w io.Writer, d *Document) error {
 		return Encode(w, d.Kind, d.Compare)
 	case d.Record != nil:
 		return Encode(w, d.Kind, d.Record)
+	case d.Study != nil:
+		return Encode(w, KindStudy, d.Study)
 	case d.Kind == KindProbe && d.Raw != nil:
 		// A probe's checks are kept as read.
 		return Encode(w, d.Kind, json.RawMessage(d.Raw))

@@ -131,6 +131,18 @@ type Notes struct {
 	AllNon2xx func(s *summary.Summary, r Request, opts any, said string) string
 }
 
+// Fetcher is a protocol that can send one request on a fresh connection
+// and return the response's status and body (at most MaxFetchBody bytes):
+// a study's verification request, never load.
+type Fetcher interface {
+	// Fetch sends r once (without keep-alive) and returns the status and
+	// the body; r.Timeout bounds the exchange.
+	Fetch(ctx context.Context, r Request, opts any) (status int, body []byte, err error)
+}
+
+// MaxFetchBody bounds the body a Fetcher returns, in bytes: 1 MiB.
+const MaxFetchBody = 1 << 20
+
 // StatusReader is a protocol that can read a backend's status page during
 // a run (FastCGI: php-fpm's pm.status_path, --fpm-status).
 type StatusReader interface {

@@ -11,23 +11,27 @@ import (
 // a level).
 type Trial struct {
 	// RequestsPerSecond is the trial's complete requests over its time.
-	RequestsPerSecond float64
+	RequestsPerSecond float64 `json:"requests_per_second"`
 	// MeanMs, P50Ms, P99Ms and MaxMs are its mean, percentiles and
 	// maximum of the total request time, in ms.
-	MeanMs, P50Ms, P99Ms, MaxMs float64
+	MeanMs float64 `json:"mean_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	MaxMs  float64 `json:"max_ms"`
 	// Failed counts its failed requests; Finished the requests that
 	// finished, failed or not (a Length failure, also complete, once).
-	Failed, Finished int64
+	Failed   int64 `json:"failed"`
+	Finished int64 `json:"finished"`
 	// Seconds is the trial's measured time; ClientCPUMeasured whether the
 	// client's CPU share of it could be measured.
-	Seconds           float64
-	ClientCPUMeasured bool
+	Seconds           float64 `json:"seconds"`
+	ClientCPUMeasured bool    `json:"client_cpu_measured"`
 	// BackendSampled says whether the backend's processes were sampled
 	// (--backend-pid); then BackendCPUPerRequest is its CPU seconds over
 	// the complete requests and BackendPSSBytes its mean PSS.
-	BackendSampled       bool
-	BackendCPUPerRequest float64
-	BackendPSSBytes      float64
+	BackendSampled       bool    `json:"backend_sampled,omitempty"`
+	BackendCPUPerRequest float64 `json:"backend_cpu_per_request,omitempty"`
+	BackendPSSBytes      float64 `json:"backend_pss_bytes,omitempty"`
 }
 
 // MinTrialSeconds is the shortest trial whose figures a verdict trusts:

@@ -131,6 +131,18 @@ func (FCGI) Notes() protocol.Notes {
 // engine was measured to cost more client CPU than the poller.
 func (FCGI) RingByDefault(bool) bool { return false }
 
+// Fetch sends the request once on a fresh connection (fcgi.Fetch) and
+// returns its CGI status and body.
+func (FCGI) Fetch(ctx context.Context, r protocol.Request, opts any) (int, []byte, error) {
+	cfg := fcgiConfig(r, opts)
+	cfg.Verbose = nil
+	status, body, err := fcgi.Fetch(ctx, cfg)
+	if len(body) > protocol.MaxFetchBody {
+		body = body[:protocol.MaxFetchBody]
+	}
+	return status, body, err
+}
+
 // ReadStatus reads php-fpm's status page (pm.status_path) at path.
 func (FCGI) ReadStatus(ctx context.Context, r protocol.Request, opts any, path string) map[string]string {
 	t := r.Target

@@ -1,8 +1,13 @@
 package builtin
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
 
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/load"
@@ -64,6 +69,46 @@ func httpConfig(r protocol.Request, opts any) httpprobe.Config {
 // Factory returns httpprobe's client factory.
 func (HTTP) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
 	return httpprobe.NewFactory(httpConfig(r, opts))
+}
+
+// Fetch sends the request once on a fresh connection with Connection:
+// close and returns the status and the body (net/http reads the response,
+// which a verification request may afford).
+func (HTTP) Fetch(ctx context.Context, r protocol.Request, opts any) (int, []byte, error) {
+	cfg := httpConfig(r, opts)
+	cfg.KeepAlive, cfg.Verbose = false, nil
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	req, err := httpprobe.BuildRequest(cfg)
+	if err != nil {
+		return 0, nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	d := cfg.Dialer
+	if d == nil {
+		d = sockets.NewDialer(cfg.Target, timeout)
+	}
+	conn, err := d.DialDeadline(ctx, deadline)
+	if err != nil {
+		return 0, nil, fmt.Errorf("http: connect: %s", sockets.Describe(err))
+	}
+	defer conn.Close()
+	conn.SetDeadline(deadline)
+	if _, err := conn.Write(req); err != nil {
+		return 0, nil, fmt.Errorf("http: write: %s", sockets.Describe(err))
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("http: read: %s", sockets.Describe(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, protocol.MaxFetchBody))
+	if err != nil {
+		return resp.StatusCode, body, fmt.Errorf("http: read body: %s", sockets.Describe(err))
+	}
+	return resp.StatusCode, body, nil
 }
 
 // Record sets the HTTP version and the Connection header sent, and the

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/study/spec"
+)
+
+// studyOptions are the flags of study.
+type studyOptions struct {
+	out    string
+	format string
+	quiet  bool
+	seed   uint64
+	noise  float64
+	// The measurement's overrides (a short try of a long study).
+	levels   string
+	requests int64
+	seconds  time.Duration
+	repeat   int
+	warmup   int64
+}
+
+const studyUsage = `Usage: backbench study [flags] FILE
+
+Runs the study that FILE (YAML) declares: its question, its factors and
+their levels, how to start each backend configuration, and the measurement.
+For every configuration it starts the backend (its own process group),
+waits until it listens (from the kernel's listening sockets, never an empty
+connection), sends one verification request, measures every series in
+interleaved rounds, samples the backend's processes, and stops it (SIGTERM,
+then SIGKILL after the grace period). Then it compares every pair of series
+that differ in exactly one declared factor, and answers the question factor
+by factor. It writes DIR/study.json (a document compare and report read).
+
+A study file with an unknown key, a bad placeholder or an unknown factor is
+refused before anything starts: one line FILE:LINE:COL, exit status 2.
+
+Flags:
+`
+
+func newStudyFlags(o *studyOptions) *pflag.FlagSet {
+	fs := newFlagSet("study")
+	fs.StringVar(&o.out, "out", ".", "write study.json into `DIR`")
+	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series in each round (0: random; the result records the order's seed)")
+	fs.Var(newFinite(&o.noise, 0), "noise", "threshold under which a difference does not count, as a fraction (default: the file's noise, else 0.02)")
+	fs.StringVarP(&o.levels, "concurrency", "c", "", "replace the file's concurrency levels with `SPEC` (1,4 or 1:500:10)")
+	fs.Int64VarP(&o.requests, "requests", "n", 0, "replace the file's requests per level and trial")
+	fs.VarP(newSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
+	fs.IntVar(&o.repeat, "repeat", 0, "replace the file's trials per level (rounds)")
+	fs.Int64Var(&o.warmup, "warmup", -1, "replace the file's warm-up requests before each trial")
+	fs.SortFlags = false
+	return fs
+}
+
+// override applies the measurement flags to the study's measure.
+func (o *studyOptions) override(fs *pflag.FlagSet, m *spec.Measure) error {
+	if o.levels != "" {
+		lv, err := spec.ParseLevels(o.levels)
+		if err != nil {
+			return usagef("-c %s: %v", o.levels, err)
+		}
+		if m.Kind == "bench" && len(lv) != 1 {
+			return usagef("-c %s: a bench study takes one level", o.levels)
+		}
+		m.Levels = lv
+	}
+	if fs.Changed("requests") || fs.Changed("timelimit") {
+		if o.requests < 0 || o.seconds < 0 || (o.requests == 0 && o.seconds == 0) {
+			return usagef("-n and -t: want a positive request count or time")
+		}
+		m.Requests, m.Duration = o.requests, o.seconds
+	}
+	if fs.Changed("repeat") {
+		if o.repeat < 1 {
+			return usagef("--repeat %d: want 1 or more", o.repeat)
+		}
+		m.Repeat = o.repeat
+	}
+	if fs.Changed("warmup") {
+		if o.warmup < 0 {
+			return usagef("--warmup %d: want 0 or more", o.warmup)
+		}
+		m.Warmup = o.warmup
+	}
+	if m.Requests > 0 && int64(m.Levels[len(m.Levels)-1]) > m.Requests {
+		return usagef("the highest level (%d) is above the requests per level (%d)", m.Levels[len(m.Levels)-1], m.Requests)
+	}
+	return nil
+}
+
+func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o studyOptions
+	fs := newStudyFlags(&o)
+	if err := parseFlags(fs, studyUsage, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("want one study FILE, got %d arguments", fs.NArg())
+	}
+	if o.noise < 0 || o.noise >= 1 {
+		return usagef("--noise %g: want a fraction from 0 to 1", o.noise)
+	}
+	st, err := spec.Load(fs.Arg(0))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := o.override(fs, &st.Measure); err != nil {
+		return err
+	}
+	if st.Measure.Kind == "capacity" {
+		return usagef("%s: measure kind capacity is not run by study yet: use sweep or bench", st.Path)
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return usagef("study: cannot create --out directory: %v", err)
+	}
+	var log io.Writer
+	if !o.quiet {
+		log = stderr
+	}
+	res, err := study.Run(ctx, st, study.Options{
+		// Every series' plan is made and checked before any backend starts.
+		MakePlan: func(s *spec.Series, url string) (*execute.Plan, error) { return studyPlan(st, s, url) },
+		Exec:     execute.Options{Stderr: stderr, Quiet: true, Version: version()},
+		Log:      log,
+		Seed:     o.seed,
+		Noise:    o.noise,
+		Redact:   func(a []string) []string { return load.RedactArgs(a, "") },
+	})
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return err
+		}
+		return usagef("%v", err)
+	}
+	f, err := report.CreateAtomic(filepath.Join(o.out, "study.json"))
+	if err != nil {
+		return usagef("study: cannot create output file: %v", err)
+	}
+	defer f.Abort()
+	if err := document.Write(f, &document.Document{Kind: document.KindStudy, Study: res}); err != nil {
+		return err
+	}
+	if err := report.CommitAll([]*report.AtomicFile{f}); err != nil {
+		return err
+	}
+	switch o.format {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	default:
+		if err := study.WriteText(stdout, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nWrote %s\n", f.Name())
+	}
+	if res.Incomplete {
+		return errInterrupted
+	}
+	return nil
+}
+
+// studyPlan makes the plan of one series of a study as bench's flags
+// would: the series' client-side levels and the backend's request options
+// become flags, validated by validateLoad.
+func studyPlan(st *spec.Study, s *spec.Series, url string) (*execute.Plan, error) {
+	b := s.Config.Backend
+	args := []string{"-n", "1", "-c", "1", "-q"}
+	if st.Measure.Timeout > 0 {
+		args = append(args, "-s", st.Measure.Timeout.String())
+	}
+	if s.Levels["keepalive"] == "on" {
+		args = append(args, "-k")
+	}
+	if s.Levels["http"] == "1.0" {
+		args = append(args, "--http1.0")
+	}
+	if b.Insecure {
+		args = append(args, "--insecure")
+	}
+	if b.DocumentRoot != "" {
+		args = append(args, "--document-root", b.DocumentRoot)
+	}
+	for _, h := range b.Headers {
+		args = append(args, "-H", h)
+	}
+	var o benchOptions
+	fs := newBenchFlags(&o)
+	if err := fs.Parse(append(args, url)); err != nil {
+		return nil, fmt.Errorf("%s: %v", s.Label, err)
+	}
+	lp, err := validateLoad(fs, &o.loadOptions, url)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%s): %v", s.Label, url, err)
+	}
+	return lp.Plan, nil
+}

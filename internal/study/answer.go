@@ -1,0 +1,325 @@
+package study
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// The client-side factors' reserved names in a study file.
+const (
+	// FactorKeepAlive is keep-alive, on or off.
+	FactorKeepAlive = "keepalive"
+	// FactorHTTP is the HTTP version, 1.0 or 1.1.
+	FactorHTTP = "http"
+)
+
+// protocolWords names a URL scheme in a sentence.
+var protocolWords = map[string]string{"fcgi": "FastCGI", "http": "HTTP", "https": "HTTPS"}
+
+// metricWords are the short names of the compared metrics in a detail.
+var metricWords = map[string]string{
+	trials.MetricRequestsPerSecond:    "req/s",
+	trials.MetricMeanMs:               "mean",
+	trials.MetricP50Ms:                "p50",
+	trials.MetricP99Ms:                "p99",
+	trials.MetricMaxMs:                "max",
+	trials.MetricBackendCPUPerRequest: "CPU/req",
+	trials.MetricBackendPSSBytes:      "PSS",
+}
+
+// pair is two series that differ in exactly one declared factor.
+type pair struct {
+	s, b   int // series, baseline (indexes into Result.Series)
+	factor string
+}
+
+// pairsOf returns the pairs of res's series that differ in exactly one
+// declared factor, the baseline side at the factor's baseline level, in
+// the order of the factors and then of the series. A factor of more than
+// two levels pairs each other level with its baseline.
+func pairsOf(res *Result) []pair {
+	var out []pair
+	for _, f := range res.Factors {
+		for i, s := range res.Series {
+			if s.Levels[f.Name] == f.Baseline {
+				continue
+			}
+			for j, b := range res.Series {
+				if b.Levels[f.Name] != f.Baseline || !sameBut(s.Levels, b.Levels, f.Name) {
+					continue
+				}
+				out = append(out, pair{s: i, b: j, factor: f.Name})
+			}
+		}
+	}
+	return out
+}
+
+// sameBut reports whether a and b hold the same levels for every factor
+// but name.
+func sameBut(a, b map[string]string, name string) bool {
+	for k, v := range a {
+		if k != name && b[k] != v {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// context is "keepalive=off, c=4": the levels the pair shares, and the
+// concurrency.
+func (res *Result) context(p pair, concurrency int) string {
+	var parts []string
+	for _, f := range res.Factors {
+		if f.Name != p.factor {
+			parts = append(parts, f.Name+"="+res.Series[p.s].Levels[f.Name])
+		}
+	}
+	if len(res.Measure.Levels) > 1 {
+		parts = append(parts, fmt.Sprintf("c=%d", concurrency))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// comesWith names what differs besides the factor between the two sides'
+// deployments: "over HTTP rather than FastCGI".
+func (res *Result) comesWith(p pair) string {
+	a, b := res.Configurations[res.Series[p.s].Config], res.Configurations[res.Series[p.b].Config]
+	if a.Protocol != b.Protocol && a.Protocol != "" && b.Protocol != "" {
+		return fmt.Sprintf("over %s rather than %s", protocolWords[a.Protocol], protocolWords[b.Protocol])
+	}
+	return ""
+}
+
+// step returns the series' step at concurrency c, or nil.
+func (s *Series) step(c int) *Step {
+	for i := range s.Steps {
+		if s.Steps[i].Concurrency == c {
+			return &s.Steps[i]
+		}
+	}
+	return nil
+}
+
+// Answers compares every pair (pairsOf) at every level both sides ran and
+// says, per factor, what the comparisons found: a conclusion and one
+// detail per pair and level. A side that answered nothing gets no verdict
+// and the reason; a keep-alive side whose backend closed every kept
+// connection is named: keep-alive did not apply.
+func Answers(res *Result) ([]trials.Comparison, []Answer) {
+	var comps []trials.Comparison
+	var answers []Answer
+	pairs := pairsOf(res)
+	for _, f := range res.Factors {
+		a := Answer{Factor: f.Name}
+		var faster, slower, same, none int
+		var lo, hi float64
+		var why []string
+		var with string
+		kaIgnored := map[string]bool{}
+		for _, p := range pairs {
+			if p.factor != f.Name {
+				continue
+			}
+			s, b := &res.Series[p.s], &res.Series[p.b]
+			if w := res.comesWith(p); w != "" {
+				with = w
+			}
+			for _, c := range res.Measure.Levels {
+				ss, bs := s.step(c), b.step(c)
+				ctx := res.context(p, c)
+				title := fmt.Sprintf("%s: %s vs %s", f.Name, s.Levels[f.Name], b.Levels[f.Name])
+				head := fmt.Sprintf("%s vs %s", s.Levels[f.Name], b.Levels[f.Name])
+				if ctx != "" {
+					head += " at " + ctx
+				}
+				if reason := noAnswer(res, s, ss, b, bs); reason != "" {
+					none++
+					a.Details = append(a.Details, head+": no verdict: "+reason)
+					why = append(why, reason)
+					continue
+				}
+				cs := trials.CompareLevel(s.Label, b.Label, c, ss.Trials, bs.Trials, res.Noise)
+				var words []string
+				for i := range cs {
+					cs[i].Factor, cs[i].FactorTitle = f.Name, title
+					words = append(words, metricText(&cs[i]))
+				}
+				comps = append(comps, cs...)
+				rps := cs[0]
+				switch rps.Verdict {
+				case trials.Faster:
+					faster++
+				case trials.Slower:
+					slower++
+				case trials.NoDifference:
+					same++
+				default:
+					none++
+					why = append(why, fmt.Sprintf("too few trials (%d against %d; a verdict needs %d a side)",
+						rps.Trials, rps.BaselineTrials, trials.MinTrialsForVerdict()))
+				}
+				if rps.Ratio != nil && rps.Verdict != trials.NoVerdict {
+					if faster+slower+same == 1 || *rps.Ratio < lo {
+						lo = *rps.Ratio
+					}
+					if faster+slower+same == 1 || *rps.Ratio > hi {
+						hi = *rps.Ratio
+					}
+				}
+				line := head + ": " + strings.Join(words, "; ")
+				if f.Name == FactorKeepAlive && ss.Complete > 0 && ss.KeepAliveRequests == 0 && s.KeepAlive {
+					cfg := res.Configurations[s.Config].Name
+					kaIgnored[cfg] = true
+					line += fmt.Sprintf(" (keep-alive did not apply: %s closed every kept connection)", cfg)
+				}
+				a.Details = append(a.Details, line)
+			}
+		}
+		a.Conclusion = conclusion(f, faster, slower, same, none, lo, hi, with, why, kaIgnored)
+		answers = append(answers, a)
+	}
+	return comps, answers
+}
+
+// noAnswer says why a pair at a level gets no verdict before any test: a
+// side not measured (its configuration failed) or whose every request
+// failed.
+func noAnswer(res *Result, s *Series, ss *Step, b *Series, bs *Step) string {
+	for _, side := range []struct {
+		se *Series
+		st *Step
+	}{{s, ss}, {b, bs}} {
+		cfg := res.Configurations[side.se.Config]
+		if side.st == nil || len(side.st.Trials) == 0 {
+			if cfg.Failure != "" {
+				return cfg.Failure
+			}
+			return side.se.Label + " was not measured at this level"
+		}
+		if side.st.Complete == 0 {
+			why := fmt.Sprintf("every request of %s failed", side.se.Label)
+			if side.st.FailureClass != "" {
+				why += " (" + side.st.FailureClass
+				if side.st.FailureSample != "" {
+					why += ": " + side.st.FailureSample
+				}
+				why += ")"
+			}
+			return why
+		}
+	}
+	return ""
+}
+
+// metricText is "req/s 1.081× [1.020, 1.150] faster".
+func metricText(c *trials.Comparison) string {
+	name := metricWords[c.Metric]
+	if c.Ratio == nil {
+		return name + " -"
+	}
+	v := c.Verdict
+	if v == trials.NoVerdict {
+		v = "no verdict"
+	}
+	if c.RatioCI95 == nil {
+		return fmt.Sprintf("%s %.3f× %s", name, *c.Ratio, v)
+	}
+	return fmt.Sprintf("%s %.3f× [%.3f, %.3f] %s", name, *c.Ratio, c.RatioCI95[0], c.RatioCI95[1], v)
+}
+
+// conclusion is the factor's sentence.
+func conclusion(f Factor, faster, slower, same, none int, lo, hi float64, with string, why []string, kaIgnored map[string]bool) string {
+	n := faster + slower + same + none
+	others := strings.Join(otherLevels(f), ", ")
+	subject := fmt.Sprintf("%s %s against %s", f.Name, others, f.Baseline)
+	if with != "" {
+		subject += " (" + with + ")"
+	}
+	if n == 0 {
+		return subject + ": nothing to compare (no two series differ in this factor alone)"
+	}
+	judged := faster + slower + same
+	var s string
+	switch {
+	case judged == 0:
+		s = fmt.Sprintf("%s: no verdict in %s: %s", subject, plural(n, "comparison"), firstUnique(why))
+	case faster == judged:
+		s = fmt.Sprintf("%s: faster in requests per second, %s in %s", subject, span(lo, hi), ofN(judged, n))
+	case slower == judged:
+		s = fmt.Sprintf("%s: slower in requests per second, %s in %s", subject, span(lo, hi), ofN(judged, n))
+	case same == judged:
+		s = fmt.Sprintf("%s: no difference in requests per second in %s", subject, ofN(judged, n))
+	default:
+		var parts []string
+		for _, x := range []struct {
+			k int
+			w string
+		}{{faster, "faster"}, {slower, "slower"}, {same, "no difference"}} {
+			if x.k > 0 {
+				parts = append(parts, fmt.Sprintf("%s in %d", x.w, x.k))
+			}
+		}
+		s = fmt.Sprintf("%s: %s of %s of requests per second (%s)", subject, strings.Join(parts, ", "), plural(n, "comparison"), span(lo, hi))
+	}
+	if judged > 0 && none > 0 {
+		s += fmt.Sprintf("; %d without verdict: %s", none, firstUnique(why))
+	}
+	if len(kaIgnored) > 0 {
+		s += "; keep-alive did not apply to " + strings.Join(slices.Sorted(maps.Keys(kaIgnored)), ", ") + ": the backend closed every kept connection"
+	}
+	return s + "."
+}
+
+// otherLevels are f's levels but its baseline.
+func otherLevels(f Factor) []string {
+	var out []string
+	for _, l := range f.Levels {
+		if l != f.Baseline {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// span is "1.08×" or "1.02× to 1.15×".
+func span(lo, hi float64) string {
+	if fmt.Sprintf("%.2f", lo) == fmt.Sprintf("%.2f", hi) {
+		return fmt.Sprintf("%.2f×", lo)
+	}
+	return fmt.Sprintf("%.2f× to %.2f×", lo, hi)
+}
+
+// ofN is "4 of 4 comparisons" or "all 2 comparisons".
+func ofN(k, n int) string {
+	if k == n {
+		if n == 1 {
+			return "the one comparison"
+		}
+		return fmt.Sprintf("all %d comparisons", n)
+	}
+	return fmt.Sprintf("%d of %s", k, plural(n, "comparison"))
+}
+
+// plural is "1 comparison", "3 comparisons".
+func plural(n int, w string) string {
+	if n == 1 {
+		return "1 " + w
+	}
+	return fmt.Sprintf("%d %ss", n, w)
+}
+
+// firstUnique joins the distinct reasons.
+func firstUnique(why []string) string {
+	var out []string
+	for _, w := range why {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, "; ")
+}

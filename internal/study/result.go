@@ -1,0 +1,181 @@
+// Package study is a study's result model: what a study file declared,
+// what ran (its backend configurations, with their failures), what every
+// series measured (each trial's figures, per concurrency level), the
+// comparisons of the series that differ in exactly one declared factor,
+// and the answers in sentences (Answers), with the text renderer
+// (WriteText). The runner is internal/study/runner, the file's format
+// internal/study/spec. The result is a document of kind study
+// (internal/document): compare and report read it without running
+// anything.
+package study
+
+import (
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// Result is a study's outcome: what was declared, what ran, what it
+// measured and the answers.
+type Result struct {
+	// Question is the study's question, File its file.
+	Question string `json:"question"`
+	File     string `json:"file,omitempty"`
+	// Factors are the declared factors, in the file's order.
+	Factors []Factor `json:"factors"`
+	// Measure describes the measurement.
+	Measure Measure `json:"measure"`
+	// Configurations are the backend configurations, Series the measured
+	// lines (a configuration at a level of every client-side factor).
+	Configurations []Configuration `json:"configurations"`
+	Series         []Series        `json:"series"`
+	// Comparisons are every one-factor pair's comparison at every level.
+	Comparisons []trials.Comparison `json:"comparisons"`
+	// Answers are the sentences, one conclusion per factor with its
+	// detail.
+	Answers []Answer `json:"answers"`
+	// Notes are what the reader should know (restarts, rounds, failures).
+	Notes []string `json:"notes"`
+	// Rounds is the number of rounds run; Seconds the study's wall time.
+	Rounds  int     `json:"rounds"`
+	Seconds float64 `json:"seconds"`
+	// Incomplete marks a study interrupted (SIGINT, SIGTERM) before its
+	// last round: what finished is kept.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Seed ordered the series in every round.
+	Seed uint64 `json:"seed"`
+	// Noise is the threshold under which a difference does not count.
+	Noise float64 `json:"noise"`
+}
+
+// Factor is a declared factor.
+type Factor struct {
+	Name     string   `json:"name"`
+	Levels   []string `json:"levels"`
+	Baseline string   `json:"baseline"`
+	// Kind is "client" (keep-alive, HTTP version: the same backend) or
+	// "backend" (a backend process per level).
+	Kind string `json:"kind"`
+}
+
+// Measure is the measurement every series gets.
+type Measure struct {
+	// Kind is "sweep" or "bench".
+	Kind string `json:"kind"`
+	// Levels are the concurrency levels.
+	Levels []int `json:"levels"`
+	// Requests per level and trial (0: Seconds bounds it), Seconds per
+	// level and trial (0: none).
+	Requests int64   `json:"requests"`
+	Seconds  float64 `json:"seconds"`
+	// Repeat is the trials per level; Warmup the requests before each,
+	// not counted.
+	Repeat int   `json:"repeat"`
+	Warmup int64 `json:"warmup"`
+}
+
+// Configuration is one backend configuration: what started, where, and
+// what happened to it.
+type Configuration struct {
+	// Name is "transport=unix, workers=4"; Levels its backend-side levels.
+	Name   string            `json:"name"`
+	Levels map[string]string `json:"levels"`
+	// Backend names the study's backend entry that started it.
+	Backend string `json:"backend"`
+	// Command is the command line it ran (credentials redacted).
+	Command []string `json:"command"`
+	// Network and Address are where it listened.
+	Network string `json:"network"`
+	Address string `json:"address"`
+	// Protocol is the protocol of its URL ("fcgi", "http", "https").
+	Protocol string `json:"protocol"`
+	// Exclusive says it ran alone, started and stopped in every round.
+	Exclusive bool `json:"exclusive,omitempty"`
+	// Starts counts its starts; Killed its stops that needed SIGKILL.
+	Starts int `json:"starts"`
+	Killed int `json:"killed,omitempty"`
+	// Lost counts the rounds in which it died.
+	Lost int `json:"lost,omitempty"`
+	// Failure is why it has no results (or fewer than planned), one line;
+	// FailureKind is one of the Failure kinds.
+	Failure     string `json:"failure,omitempty"`
+	FailureKind string `json:"failure_kind,omitempty"`
+	// Left lists processes of its tree found alive after its stop (should
+	// be none).
+	Left []int `json:"left,omitempty"`
+	// PeakPSSBytes and MeanPSSBytes are its process tree's memory over the
+	// measured runs; MaxProcs its most processes.
+	PeakPSSBytes int64   `json:"peak_pss_bytes,omitempty"`
+	MeanPSSBytes float64 `json:"mean_pss_bytes,omitempty"`
+	MaxProcs     int     `json:"max_procs,omitempty"`
+	// Notes about this configuration.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// The kinds of a configuration's failure.
+const (
+	FailStart  = "start"        // exited at start, or could not run
+	FailListen = "listen"       // never listened within the start timeout
+	FailVerify = "verify"       // the verification request failed
+	FailLost   = "backend_lost" // died during the measurement
+	FailStop   = "stop"         // processes left after SIGKILL
+)
+
+// Series is one measured line.
+type Series struct {
+	// Label is the series' name: every factor's level.
+	Label string `json:"label"`
+	// Config indexes Result.Configurations.
+	Config int `json:"config"`
+	// Levels holds every factor's level (backend and client).
+	Levels map[string]string `json:"levels"`
+	// URL is its target; KeepAlive and HTTP10 its client settings.
+	URL       string `json:"url"`
+	KeepAlive bool   `json:"keep_alive"`
+	HTTP10    bool   `json:"http10,omitempty"`
+	// Steps holds one entry per concurrency level run.
+	Steps []Step `json:"steps"`
+}
+
+// Step is a series at one concurrency level: its trials and medians.
+type Step struct {
+	Concurrency int            `json:"concurrency"`
+	Trials      []trials.Trial `json:"trials"`
+	// RequestsPerSecond, MeanMs, P99Ms and MaxMs are the medians of the
+	// trials with their 95% intervals.
+	RequestsPerSecond Figure `json:"requests_per_second"`
+	MeanMs            Figure `json:"mean_ms"`
+	P99Ms             Figure `json:"p99_ms"`
+	MaxMs             Figure `json:"max_ms"`
+	// Complete, Failed and KeepAliveRequests are summed over the trials;
+	// FailureClass names the most frequent failure class, FailureSample
+	// one failure's message.
+	Complete          int64  `json:"complete"`
+	Failed            int64  `json:"failed"`
+	KeepAliveRequests int64  `json:"keep_alive_requests"`
+	FailureClass      string `json:"failure_class,omitempty"`
+	FailureSample     string `json:"failure_sample,omitempty"`
+}
+
+// Answer is a factor's conclusion and its detail.
+type Answer struct {
+	// Factor is the factor's name.
+	Factor string `json:"factor"`
+	// Conclusion is one sentence; Details say each pair and level.
+	Conclusion string   `json:"conclusion"`
+	Details    []string `json:"details"`
+}
+
+// Figure is a median over trials and its 95% interval (absent with fewer
+// than two trials).
+type Figure struct {
+	Median float64   `json:"median"`
+	CI95   []float64 `json:"ci95,omitempty"`
+}
+
+// FigureOf converts a trials.Estimate.
+func FigureOf(e trials.Estimate) Figure {
+	f := Figure{Median: e.Median}
+	if e.HasInterval() {
+		f.CI95 = []float64{e.Lo, e.Hi}
+	}
+	return f
+}

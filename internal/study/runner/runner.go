@@ -1,0 +1,590 @@
+// Package runner runs a study (internal/study/spec): it starts every
+// backend configuration (internal/backend), waits until it listens,
+// verifies it with one request, measures its series through the one driver
+// (internal/driver) in interleaved rounds, samples its process tree, stops
+// it, and returns the study's result (internal/study), answers included.
+//
+// Configurations that can run side by side (each on its own address) are
+// started once and measured together, round after round, in an order
+// shuffled per round; an exclusive one (a fixed port, or marked so) is
+// started, measured and stopped in every round, alone, and the notes say
+// so. A configuration that does not start, does not listen, fails its
+// verification or is lost mid-run is reported in one line, and its series
+// get no verdict; a configuration lost during a round has that round's runs
+// dropped and is restarted once, then stopped for good.
+//
+// Limits: the measurement is a closed-model sweep (one level: a bench); a
+// capacity search per configuration is not run yet.
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backbench/backbench/internal/backend"
+	"github.com/backbench/backbench/internal/driver"
+	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/protocol"
+	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/study/spec"
+	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// DefaultNoise is the threshold under which a difference does not count
+// when the study file sets none: 2%, as sweep's.
+const DefaultNoise = 0.02
+
+// Options configure Run.
+type Options struct {
+	// MakePlan builds the executor's plan of a series from its URL (the
+	// placeholders expanded) and its client-side levels: package main
+	// validates it as bench's flags are.
+	MakePlan func(s *spec.Series, url string) (*execute.Plan, error)
+	// Exec are the executor's options of every measured run (Stderr,
+	// Version, Privacy); Observe is set by Run.
+	Exec execute.Options
+	// Log, if not nil, gets one line per event: a configuration started,
+	// verified, lost or stopped; a round begun.
+	Log io.Writer
+	// Seed orders the series in every round (0: the clock's).
+	Seed uint64
+	// Noise overrides the study file's noise threshold when above 0.
+	Noise float64
+	// Redact hides credentials in the command lines kept in the result.
+	Redact func([]string) []string
+}
+
+// config is a configuration while the study runs.
+type config struct {
+	sc      *spec.Configuration
+	res     *study.Configuration
+	dir     string
+	argv    []string
+	env     []string
+	network string
+	addr    string
+	series  []int
+	proc    *backend.Process
+	dead    bool // no more measurement: failed, or lost twice
+	// pss sums the mean PSS of its measured runs, for the mean.
+	pssSum float64
+	pssN   int
+}
+
+// runner holds a study's state.
+type runner struct {
+	st      *spec.Study
+	o       Options
+	res     *study.Result
+	configs []*config
+	plans   []*execute.Plan // per series
+	// trials holds, per series, per level index, the kept trials and
+	// their summaries.
+	trials [][][]*summary.Summary
+	rng    *rand.Rand
+}
+
+// Run runs the study st: it starts every configuration, verifies it,
+// measures its series in rounds, stops it, and answers. It returns an
+// error only when the study cannot begin (a plan refused, no directory);
+// a backend's failures are in the result. When ctx is cancelled, every
+// backend is stopped and the result is marked incomplete.
+func Run(ctx context.Context, st *spec.Study, o Options) (*study.Result, error) {
+	start := time.Now()
+	base, err := os.MkdirTemp("", "bbst")
+	if err != nil {
+		return nil, fmt.Errorf("study: %w", err)
+	}
+	defer os.RemoveAll(base)
+	seed := o.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	r := &runner{st: st, o: o, rng: rand.New(rand.NewPCG(seed, seed>>1|1))}
+	r.res = &study.Result{Question: st.Question, File: st.Path, Noise: DefaultNoise,
+		Measure: study.Measure{Kind: st.Measure.Kind, Levels: st.Measure.Levels, Requests: st.Measure.Requests,
+			Seconds: st.Measure.Duration.Seconds(), Repeat: max(st.Measure.Repeat, 1), Warmup: st.Measure.Warmup}}
+	if st.Measure.Noise > 0 {
+		r.res.Noise = st.Measure.Noise
+	}
+	if o.Noise > 0 {
+		r.res.Noise = o.Noise
+	}
+	for _, f := range st.Factors {
+		r.res.Factors = append(r.res.Factors, study.Factor{Name: f.Name, Levels: f.Levels, Baseline: f.Baseline, Kind: f.Kind})
+	}
+	r.res.Seed = seed
+	if err := r.prepare(base); err != nil {
+		return nil, err
+	}
+	if r.o.Exec.Setup == nil && len(r.plans) > 0 {
+		// One setup for the whole study: the file limit for the highest
+		// level, the client's scheduling policy and thread cap.
+		levels := st.Measure.Levels
+		setup := execute.Prepare(r.plans[0], levels[len(levels)-1], true, r.o.Exec.Stderr)
+		defer setup.Done()
+		r.o.Exec.Setup = setup
+	}
+	defer r.stopAll()
+	r.measure(ctx)
+	r.stopAll()
+	r.finish()
+	r.res.Seconds = time.Since(start).Seconds()
+	return r.res, nil
+}
+
+// logf writes one line of the study's progress.
+func (r *runner) logf(format string, a ...any) {
+	if r.o.Log != nil {
+		fmt.Fprintf(r.o.Log, "study: "+format+"\n", a...)
+	}
+}
+
+// prepare picks every configuration's address, expands its command, env,
+// files and URLs, and makes the plan of every series.
+func (r *runner) prepare(base string) error {
+	cs := r.st.Configurations()
+	series := r.st.Series(cs)
+	for i := range cs {
+		sc := &cs[i]
+		b := sc.Backend
+		c := &config{sc: sc, dir: filepath.Join(base, fmt.Sprintf("c%d", i+1)), network: sc.Transport}
+		if err := os.Mkdir(c.dir, 0o755); err != nil {
+			return fmt.Errorf("study: %w", err)
+		}
+		var err error
+		if b.Port > 0 {
+			c.addr = fmt.Sprintf("127.0.0.1:%d", b.Port)
+		} else if c.addr, err = backend.PickAddr(c.network, c.dir, "b"); err != nil {
+			return fmt.Errorf("study: %s: %w", sc.Name, err)
+		}
+		vars := sc.Vars(c.network, c.addr, c.dir)
+		for _, a := range b.Command {
+			v, err := spec.Expand(a, vars)
+			if err != nil {
+				return fmt.Errorf("study: %s: %w", sc.Name, err)
+			}
+			c.argv = append(c.argv, v)
+		}
+		for _, kv := range b.Env {
+			v, err := spec.Expand(kv[1], vars)
+			if err != nil {
+				return fmt.Errorf("study: %s: %w", sc.Name, err)
+			}
+			c.env = append(c.env, kv[0]+"="+v)
+		}
+		for _, f := range b.Files {
+			p, err := spec.Expand(f.Path, vars)
+			if err != nil {
+				return fmt.Errorf("study: %s: %w", sc.Name, err)
+			}
+			body, err := spec.Expand(f.Content, vars)
+			if err != nil {
+				return fmt.Errorf("study: %s: %w", sc.Name, err)
+			}
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(c.dir, p)
+			}
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return fmt.Errorf("study: %s: %w", sc.Name, err)
+			}
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				return fmt.Errorf("study: %s: %w", sc.Name, err)
+			}
+		}
+		cmd := c.argv
+		if r.o.Redact != nil {
+			cmd = r.o.Redact(cmd)
+		}
+		r.res.Configurations = append(r.res.Configurations, study.Configuration{Name: sc.Name, Levels: sc.Levels,
+			Backend: b.Name, Command: cmd, Network: c.network, Address: c.addr,
+			Exclusive: b.Exclusive || b.Port > 0})
+		r.configs = append(r.configs, c)
+	}
+	for i := range r.configs {
+		r.configs[i].res = &r.res.Configurations[i]
+	}
+	for si := range series {
+		s := &series[si]
+		ci := slices.IndexFunc(cs, func(c spec.Configuration) bool { return c.Name == s.Config.Name })
+		c := r.configs[ci]
+		vars := c.sc.Vars(c.network, c.addr, c.dir)
+		for k, v := range s.Levels {
+			vars[k] = v
+		}
+		u, err := spec.Expand(c.sc.Backend.URL, vars)
+		if err != nil {
+			return fmt.Errorf("study: %s: %w", s.Label, err)
+		}
+		plan, err := r.o.MakePlan(s, u)
+		if err != nil {
+			return fmt.Errorf("study: series %s: %w", s.Label, err)
+		}
+		if c.res.Protocol == "" {
+			c.res.Protocol = plan.Target.Scheme
+		}
+		c.series = append(c.series, si)
+		r.plans = append(r.plans, plan)
+		r.res.Series = append(r.res.Series, study.Series{Label: s.Label, Config: ci, Levels: s.Levels, URL: u,
+			KeepAlive: plan.KeepAlive, HTTP10: s.Levels[study.FactorHTTP] == "1.0"})
+	}
+	r.trials = make([][][]*summary.Summary, len(r.res.Series))
+	for i := range r.trials {
+		r.trials[i] = make([][]*summary.Summary, len(r.st.Measure.Levels))
+	}
+	return nil
+}
+
+// exclusive reports whether c runs alone.
+func (c *config) exclusive() bool { return c.res.Exclusive }
+
+// fail marks c as failed for the rest of the study.
+func (r *runner) fail(c *config, kind, msg string) {
+	c.dead = true
+	if c.res.Failure == "" {
+		c.res.Failure, c.res.FailureKind = msg, kind
+	}
+	r.logf("%s: %s", c.res.Name, msg)
+}
+
+// start starts c, waits until it listens and verifies it; on failure c is
+// marked (fail) and false returned.
+func (r *runner) start(ctx context.Context, c *config) bool {
+	b := c.sc.Backend
+	p, err := backend.Start(ctx, backend.Spec{Name: c.res.Name, Argv: c.argv, Env: c.env, Dir: c.dir,
+		Network: c.network, Addr: c.addr, StartTimeout: b.StartTimeout, Grace: b.Grace, StopSignal: b.StopSignal})
+	c.res.Starts++
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		kind := study.FailStart
+		var se *backend.StartError
+		if errors.As(err, &se) && se.Kind == backend.KindNeverListened {
+			kind = study.FailListen
+		}
+		r.fail(c, kind, err.Error())
+		return false
+	}
+	c.proc = p
+	for _, si := range c.series {
+		r.plans[si].BackendPIDs = []int{p.PID()}
+	}
+	r.logf("%s: started (pid %d), listening on %s %s", c.res.Name, p.PID(), c.network, c.addr)
+	if msg := r.verify(ctx, c); msg != "" {
+		if ctx.Err() == nil {
+			r.fail(c, study.FailVerify, fmt.Sprintf("backend %q failed its verification request: %s", c.res.Name, msg))
+		}
+		r.stop(c)
+		return false
+	}
+	return true
+}
+
+// verify sends one request of c's first series and checks the status and
+// body the study expects; it returns what went wrong ("" if nothing).
+func (r *runner) verify(ctx context.Context, c *config) string {
+	plan := r.plans[c.series[0]]
+	proto, err := plan.Protocol()
+	if err != nil {
+		return err.Error()
+	}
+	f, ok := proto.(protocol.Fetcher)
+	if !ok {
+		return ""
+	}
+	req := plan.Request(nil)
+	req.KeepAlive = false
+	if req.Timeout <= 0 || req.Timeout > 10*time.Second {
+		req.Timeout = 10 * time.Second
+	}
+	status, body, err := f.Fetch(ctx, req, plan.ProtoOptions)
+	v := c.sc.Backend.Verify
+	want := v.Status
+	if want == 0 {
+		want = 200
+	}
+	switch {
+	case err != nil:
+		return err.Error()
+	case status != want:
+		return fmt.Sprintf("status %d, want %d", status, want)
+	case v.Body != "" && !bytes.Contains(body, []byte(v.Body)):
+		return fmt.Sprintf("the body does not contain %q", v.Body)
+	}
+	return ""
+}
+
+// stop stops c's process, if running, and records how.
+func (r *runner) stop(c *config) {
+	if c.proc == nil {
+		return
+	}
+	rep := c.proc.Stop()
+	c.proc = nil
+	if rep.Killed {
+		c.res.Killed++
+		r.logf("%s: ignored its stop signal for %s: killed", c.res.Name, c.sc.Backend.Grace)
+	}
+	if len(rep.Left) > 0 {
+		c.res.Left = append(c.res.Left, rep.Left...)
+		r.fail(c, study.FailStop, fmt.Sprintf("backend %q left processes after SIGKILL: %v", c.res.Name, rep.Left))
+	}
+}
+
+// stopAll stops every running configuration at once.
+func (r *runner) stopAll() {
+	var ps []*backend.Process
+	var cs []*config
+	for _, c := range r.configs {
+		if c.proc != nil {
+			ps, cs = append(ps, c.proc), append(cs, c)
+		}
+	}
+	for i, rep := range backend.StopAll(ps) {
+		c := cs[i]
+		c.proc = nil
+		if rep.Killed {
+			c.res.Killed++
+		}
+		if len(rep.Left) > 0 {
+			c.res.Left = append(c.res.Left, rep.Left...)
+			r.fail(c, study.FailStop, fmt.Sprintf("backend %q left processes after SIGKILL: %v", c.res.Name, rep.Left))
+		}
+	}
+}
+
+// exited reports whether c's process has exited.
+func (c *config) exited() bool {
+	if c.proc == nil {
+		return false
+	}
+	select {
+	case <-c.proc.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// measure runs the rounds: every round measures the shared configurations
+// together, then each exclusive one alone.
+func (r *runner) measure(ctx context.Context) {
+	var shared, excl []*config
+	for _, c := range r.configs {
+		if c.exclusive() {
+			excl = append(excl, c)
+		} else {
+			shared = append(shared, c)
+		}
+	}
+	for _, c := range shared {
+		if ctx.Err() == nil {
+			r.start(ctx, c)
+		}
+	}
+	rounds := r.res.Measure.Repeat
+	for round := 1; round <= rounds && ctx.Err() == nil; round++ {
+		r.res.Rounds = round
+		r.logf("round %d of %d", round, rounds)
+		var live []*config
+		for _, c := range shared {
+			if !c.dead && c.proc != nil {
+				live = append(live, c)
+			}
+		}
+		r.rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+		r.runRound(ctx, live)
+		for _, c := range live {
+			if c.exited() {
+				r.lost(ctx, c, round, true)
+			}
+		}
+		order := slices.Clone(excl)
+		r.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, c := range order {
+			if c.dead || ctx.Err() != nil {
+				continue
+			}
+			if !r.start(ctx, c) {
+				continue
+			}
+			r.runRound(ctx, []*config{c})
+			if c.exited() {
+				r.lost(ctx, c, round, false)
+			}
+			r.stop(c)
+		}
+	}
+	if ctx.Err() != nil {
+		r.res.Incomplete = true
+	}
+	if len(excl) > 0 && rounds > 1 {
+		var names []string
+		for _, c := range excl {
+			names = append(names, c.res.Name)
+		}
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s ran alone (exclusive): started, measured and stopped in each of the %d rounds, between the others' runs",
+			strings.Join(names, "; "), rounds))
+	}
+}
+
+// lost handles a configuration that died during a round: its trials of
+// that round are dropped; a shared one is restarted once.
+func (r *runner) lost(ctx context.Context, c *config, round int, restart bool) {
+	status := c.proc.ExitStatus()
+	c.res.Lost++
+	for _, si := range c.series {
+		for li := range r.trials[si] {
+			if ts := r.trials[si][li]; len(ts) >= round {
+				r.trials[si][li] = ts[:round-1]
+			}
+		}
+	}
+	tail := c.proc.Tail(1)
+	r.stop(c)
+	msg := fmt.Sprintf("backend %q was lost in round %d (%s)", c.res.Name, round, status)
+	if len(tail) > 0 && tail[0] != "" {
+		msg += ": " + tail[0]
+	}
+	if !restart || c.res.Lost > 1 {
+		if restart {
+			msg += "; lost again after its restart: stopped for the rest of the study"
+		}
+		c.res.Notes = append(c.res.Notes, msg+"; the round's runs of it are dropped")
+		if c.res.Lost > 1 || !restart {
+			if c.res.Lost > 1 {
+				r.fail(c, study.FailLost, msg)
+			} else {
+				r.logf("%s", msg)
+			}
+		}
+		return
+	}
+	c.res.Notes = append(c.res.Notes, msg+"; the round's runs of it are dropped and it was restarted once")
+	r.logf("%s: restarting", msg)
+	if ctx.Err() == nil {
+		r.start(ctx, c)
+	}
+}
+
+// runRound measures every series of cs at every level, once, through the
+// driver, and keeps each run's summary as a trial.
+func (r *runner) runRound(ctx context.Context, cs []*config) {
+	var series []driver.Series
+	var idx []int
+	for _, c := range cs {
+		for _, si := range c.series {
+			series = append(series, driver.Series{Label: r.res.Series[si].Label, Plan: r.plans[si]})
+			idx = append(idx, si)
+		}
+	}
+	if len(series) == 0 {
+		return
+	}
+	m := r.st.Measure
+	o := r.o.Exec
+	o.Observe = true
+	o.Quiet = true
+	cfg := driver.Config{Schedule: driver.Concurrencies(m.Levels, m.Requests, m.Duration),
+		Warmup: driver.Warmup{Requests: m.Warmup}, KeepOnUnreachable: true, Options: o}
+	res, err := driver.Run(ctx, cfg, series)
+	if err != nil {
+		for _, c := range cs {
+			r.fail(c, study.FailLost, fmt.Sprintf("backend %q could not be measured: %v", c.res.Name, err))
+		}
+		return
+	}
+	for k, sr := range res.Series {
+		si := idx[k]
+		for li, s := range sr.Levels {
+			if s.Interrupted {
+				continue
+			}
+			lvl := slices.Index(m.Levels, s.Concurrency)
+			if lvl < 0 {
+				lvl = li
+			}
+			s := s
+			r.trials[si][lvl] = append(r.trials[si][lvl], &s)
+		}
+	}
+}
+
+// finish turns the kept trials into steps, the comparisons and the
+// answers.
+func (r *runner) finish() {
+	for si := range r.res.Series {
+		se := &r.res.Series[si]
+		c := r.configs[se.Config]
+		for li, ts := range r.trials[si] {
+			if len(ts) == 0 {
+				continue
+			}
+			st := study.Step{Concurrency: r.st.Measure.Levels[li]}
+			var classes [load.NumClasses]int64
+			for _, s := range ts {
+				t := driver.TrialOf(s)
+				st.Trials = append(st.Trials, t)
+				st.Complete += s.Complete
+				st.Failed += s.Failed
+				st.KeepAliveRequests += s.KeepAliveRequests
+				bc := s.Failures.ByClass()
+				for k := range bc {
+					classes[k] += bc[k]
+				}
+				if st.FailureSample == "" && len(s.ErrorSamples) > 0 {
+					st.FailureSample = s.ErrorSamples[0].Message
+				}
+				if b := s.Backend; b != nil && b.Samples > 0 {
+					c.pssSum += float64(b.MeanPSSBytes)
+					c.pssN++
+					c.res.PeakPSSBytes = max(c.res.PeakPSSBytes, b.PeakPSSBytes)
+					c.res.MaxProcs = max(c.res.MaxProcs, b.ProcessesMax)
+				}
+			}
+			if st.Failed > 0 {
+				best := 0
+				for k := 1; k < len(classes); k++ {
+					if classes[k] > classes[best] {
+						best = k
+					}
+				}
+				st.FailureClass = load.ErrClass(best).String()
+			}
+			sum := trials.Summarize(st.Trials)
+			st.RequestsPerSecond, st.MeanMs = study.FigureOf(sum.RequestsPerSecond), study.FigureOf(sum.MeanMs)
+			st.P99Ms, st.MaxMs = study.FigureOf(sum.P99Ms), study.FigureOf(sum.MaxMs)
+			se.Steps = append(se.Steps, st)
+		}
+	}
+	for _, c := range r.configs {
+		if c.pssN > 0 {
+			c.res.MeanPSSBytes = c.pssSum / float64(c.pssN)
+		}
+	}
+	r.res.Comparisons, r.res.Answers = study.Answers(r.res)
+	if r.res.Comparisons == nil {
+		r.res.Comparisons = []trials.Comparison{}
+	}
+	for _, c := range r.res.Configurations {
+		if c.Failure != "" {
+			r.res.Notes = append(r.res.Notes, c.Failure)
+		}
+		r.res.Notes = append(r.res.Notes, c.Notes...)
+	}
+	if r.res.Notes == nil {
+		r.res.Notes = []string{}
+	}
+}
