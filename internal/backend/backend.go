@@ -84,6 +84,7 @@ type StartError struct {
 	ExitCode int           // for KindExited: its exit status, -1 if killed by a signal
 	Status   string        // for KindExited: "exit status 1", "killed by SIGSEGV"
 	Addr     string        // the address it was to listen on
+	Prog     string        // for KindExec: the program
 	Timeout  time.Duration // for KindNeverListened: the start timeout
 	Holders  []int         // for KindNeverListened: PIDs of other processes listening on Addr
 	Tail     []string      // its last lines of output (at most 5), for KindExited, KindNeverListened and KindCanceled
@@ -118,6 +119,9 @@ func (e *StartError) Error() string {
 		}
 	case KindCanceled:
 		fmt.Fprintf(&b, "not started: %v", e.Err)
+	case KindExec:
+		fmt.Fprintf(&b, "could not run %s: %v", e.Prog, e.Err)
+		return b.String()
 	default:
 		b.WriteString(e.Kind)
 		if e.Err != nil {
@@ -209,9 +213,10 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		} else if errors.As(err, &pe) {
 			e.Err = pe.Err
 		}
-		if e.Err != nil {
-			e.Err = fmt.Errorf("could not run %s: %w", spec.Argv[0], e.Err)
+		if e.Err == nil {
+			e.Err = err
 		}
+		e.Prog = spec.Argv[0]
 		return nil, e
 	}
 	p := &Process{
