@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -103,6 +104,9 @@ func (e *StartError) Error() string {
 		if code, ok := strings.CutPrefix(st, "exit status "); ok {
 			st = "status " + code
 		}
+		if e.ExitCode == 0 {
+			st += "; a backend must stay in the foreground"
+		}
 		fmt.Fprintf(&b, "exited at start (%s)", st)
 	case KindNeverListened:
 		fmt.Fprintf(&b, "did not listen on %s within %v", e.Addr, e.Timeout)
@@ -157,6 +161,11 @@ type Process struct {
 
 	mu   sync.Mutex
 	seen map[int]uint64 // PID -> start time of every process of the tree seen
+	// groupGone: the group was seen empty after the leader was reaped. A
+	// group cannot come back, and its number may then be reused: no
+	// process is taken for the tree by its group, nor signalled by it.
+	groupGone bool
+	reaped    atomic.Bool // the leader has been reaped (set before done is closed)
 
 	stopOnce sync.Once
 	report   StopReport
@@ -189,6 +198,16 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	if spec.StopSignal == 0 {
 		spec.StopSignal = syscall.SIGTERM
+	}
+	if spec.Dir != "" {
+		if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+			e := fail(KindExec, fmt.Errorf("directory %s: %w", spec.Dir, err))
+			if err == nil {
+				e.Err = fmt.Errorf("%s is not a directory", spec.Dir)
+			}
+			e.Prog = spec.Argv[0]
+			return nil, e
+		}
 	}
 	// Its own pipe rather than exec's: cmd.Wait would wait for every
 	// process that holds the pipe open, not for the leader.
@@ -247,6 +266,8 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	go func() {
 		cmd.Wait()
 		p.status = describe(cmd.ProcessState)
+		p.reaped.Store(true)
+		p.tree() // to see at once whether the group is empty
 		close(p.done)
 	}()
 	if err := p.waitListening(ctx); err != nil {
@@ -383,11 +404,16 @@ func (p *Process) tree() map[int]uint64 {
 			in[pid] = true
 		}
 	}
+	members := 0
 	for pid, pi := range all {
 		// A PID is not reused while a group of its number exists.
-		if pi.pgid == p.pid {
+		if pi.pgid == p.pid && !p.groupGone {
 			in[pid] = true
+			members++
 		}
+	}
+	if members == 0 && p.reaped.Load() {
+		p.groupGone = true
 	}
 	for grew := true; grew; {
 		grew = false

@@ -437,3 +437,42 @@ func TestListening(t *testing.T) {
 		t.Error("sctp accepted")
 	}
 }
+
+func TestExitZeroAndBadDir(t *testing.T) {
+	spec := testSpec(t, modeExit, "tcp")
+	spec.Dir = "/nonexistent-dir-xyz"
+	_, err := Start(context.Background(), spec)
+	var se *StartError
+	if !errors.As(err, &se) || se.Kind != KindExec || !strings.Contains(err.Error(), "directory /nonexistent-dir-xyz") {
+		t.Errorf("a missing directory: %v", err)
+	}
+	spec = testSpec(t, modeServe, "tcp")
+	spec.Argv = []string{"/bin/sh", "-c", "echo going to the background"}
+	_, err = Start(context.Background(), spec)
+	if !errors.As(err, &se) || se.Kind != KindExited || se.ExitCode != 0 {
+		t.Fatalf("Start: %v", err)
+	}
+	if want := "(status 0; a backend must stay in the foreground): going to the background"; !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %q, want it to end with %q", err, want)
+	}
+}
+
+// TestGroupOutlivesLeader: the leader stops on SIGTERM, its child in the
+// group does not: SIGKILL to the group ends it.
+func TestGroupOutlivesLeader(t *testing.T) {
+	spec := testSpec(t, modeGroup, "tcp")
+	spec.Grace = 200 * time.Millisecond
+	p := start(t, spec)
+	pids := p.PIDs()
+	if len(pids) != 2 {
+		t.Fatalf("PIDs %v, want the leader and its child", pids)
+	}
+	rep := p.Stop()
+	if !rep.Killed || len(rep.Left) > 0 {
+		t.Errorf("Stop: %+v", rep)
+	}
+	if s := p.ExitStatus(); s != "killed by SIGTERM" {
+		t.Errorf("ExitStatus %q", s)
+	}
+	checkGone(t, pids)
+}

@@ -29,7 +29,8 @@ const (
 	modeIgnore = "ignore" // ignore SIGTERM, listen
 	modeFork   = "fork"   // start a child that called setsid and ignores SIGTERM, ignore SIGTERM, listen
 	modeOrphan = "orphan" // start a child that called setsid and ignores SIGTERM, listen
-	modeChild  = "child"  // fork's and orphan's child: ignore SIGTERM, say "ready", sleep
+	modeGroup  = "group"  // start a child in its own group that ignores SIGTERM, listen
+	modeChild  = "child"  // fork's, orphan's and group's child: ignore SIGTERM, say "ready", sleep
 	modeLate   = "late"   // listen after 300 ms
 )
 
@@ -53,11 +54,11 @@ func backendMain(mode string) int {
 		select {}
 	case modeIgnore:
 		signal.Ignore(syscall.SIGTERM)
-	case modeFork, modeOrphan:
+	case modeFork, modeOrphan, modeGroup:
 		if mode == modeFork {
 			signal.Ignore(syscall.SIGTERM)
 		}
-		if err := startChild(); err != nil {
+		if err := startChild(mode != modeGroup); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 3
 		}
@@ -88,16 +89,16 @@ func backendMain(mode string) int {
 	}
 }
 
-// startChild starts the test binary as modeChild in a session of its own
-// and waits until it has set its signals.
-func startChild() error {
+// startChild starts the test binary as modeChild, in a session of its own
+// if setsid, and waits until it has set its signals.
+func startChild(setsid bool) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), envMode+"="+modeChild)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

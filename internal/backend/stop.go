@@ -64,12 +64,17 @@ func (p *Process) signal(sig syscall.Signal) []int {
 	live := p.tree()
 	// The group: ESRCH once it is empty; its number is not reused while
 	// it has a member.
-	syscall.Kill(-p.pid, sig)
+	p.mu.Lock()
+	groupGone := p.groupGone
+	p.mu.Unlock()
+	if !groupGone {
+		syscall.Kill(-p.pid, sig)
+	}
 	var pids []int
 	for pid, start := range live {
 		pids = append(pids, pid)
 		pi, err := readStat(pid)
-		if err != nil || pi.start != start || pi.pgid == p.pid {
+		if err != nil || pi.start != start || pi.pgid == p.pid && !groupGone {
 			continue
 		}
 		syscall.Kill(pid, sig)
