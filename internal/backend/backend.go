@@ -177,7 +177,9 @@ type Process struct {
 // by a process of the started tree. It never connects to the address. It
 // polls every 25 ms. Errors are *StartError; after an error, nothing Start
 // started is left running. ctx ends the wait: the process is then stopped
-// before Start returns.
+// before Start returns. A leader that exits once a process of its tree
+// listens (a server that goes to the background) counts as started, and
+// its Done is closed: backends are best run in the foreground.
 func Start(ctx context.Context, spec Spec) (*Process, error) {
 	fail := func(kind string, err error) *StartError {
 		return &StartError{Name: spec.Name, Kind: kind, Addr: spec.Addr, Err: err}
@@ -189,6 +191,11 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, fail(KindSpec, fmt.Errorf("network %q is not tcp or unix", spec.Network))
 	case spec.Addr == "":
 		return nil, fail(KindSpec, errors.New("no address"))
+	case spec.Network == "unix" && len(spec.Addr) > maxSocketPath:
+		return nil, fail(KindSpec, fmt.Errorf("the socket path %s is %d bytes, more than the %d a socket address takes", spec.Addr, len(spec.Addr), maxSocketPath))
+	}
+	if _, err := Listening(spec.Network, spec.Addr); err != nil {
+		return nil, fail(KindSpec, err)
 	}
 	if spec.StartTimeout <= 0 {
 		spec.StartTimeout = DefaultStartTimeout

@@ -309,8 +309,16 @@ func TestExecError(t *testing.T) {
 	if want := `backend "missing" could not run /nonexistent/backend-xyz: no such file or directory`; err.Error() != want {
 		t.Errorf("error\n%s\nwant\n%s", err, want)
 	}
-	if _, err := Start(context.Background(), Spec{Name: "x", Network: "tcp", Addr: "127.0.0.1:1"}); !strings.Contains(err.Error(), "no command") {
-		t.Errorf("no argv: %v", err)
+	for _, bad := range []Spec{
+		{Name: "x", Network: "tcp", Addr: "127.0.0.1:1"},
+		{Name: "x", Argv: []string{"true"}, Network: "udp", Addr: "127.0.0.1:1"},
+		{Name: "x", Argv: []string{"true"}, Network: "tcp", Addr: "127.0.0.1"},
+		{Name: "x", Argv: []string{"true"}, Network: "unix", Addr: "/" + strings.Repeat("s", 107)},
+	} {
+		_, err := Start(context.Background(), bad)
+		if !errors.As(err, &se) || se.Kind != KindSpec {
+			t.Errorf("%+v: %v", bad, err)
+		}
 	}
 }
 
