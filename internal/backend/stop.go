@@ -1,0 +1,148 @@
+package backend
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// StopReport is what Stop did.
+type StopReport struct {
+	Signal  syscall.Signal // the stop signal sent
+	Killed  bool           // SIGKILL was needed: the tree had not ended within the grace period after the stop signal
+	Elapsed time.Duration  // from the stop signal until the tree was gone (or Stop gave up)
+	Left    []int          // PIDs of the tree still alive after everything: should be empty, and is a failure to report loudly
+}
+
+// Stop stops p's whole tree: the stop signal to its process group and to
+// each process of the tree outside it, then up to the grace period for
+// every process of the tree to be gone (the leader reaped), then SIGKILL
+// to all that remain, and up to 5 s more. It is safe to call more than
+// once, concurrently, and after the leader died: later calls return the
+// first call's report.
+func (p *Process) Stop() StopReport {
+	p.stopOnce.Do(func() { p.report = p.stop() })
+	return p.report
+}
+
+func (p *Process) stop() StopReport {
+	start := time.Now()
+	rep := StopReport{Signal: p.spec.StopSignal}
+	left := p.signal(p.spec.StopSignal)
+	if len(left) > 0 || !p.exited() {
+		left = p.waitGone(p.spec.Grace)
+	}
+	if len(left) > 0 || !p.exited() {
+		rep.Killed = true
+		left = p.signal(syscall.SIGKILL)
+		deadline := time.Now().Add(killWait)
+		for (len(left) > 0 || !p.exited()) && time.Now().Before(deadline) {
+			time.Sleep(pollInterval)
+			// Kill again: a process may have forked meanwhile.
+			left = p.signal(syscall.SIGKILL)
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	rep.Left = left
+	if !p.exited() && !contains(left, p.pid) {
+		rep.Left = append(rep.Left, p.pid)
+	}
+	// Let the reader take the last output, then end it: a process that
+	// escaped may hold the pipe open forever.
+	select {
+	case <-p.outEOF:
+	case <-time.After(100 * time.Millisecond):
+	}
+	p.outR.Close()
+	return rep
+}
+
+// signal sends sig to p's process group and to every live process of the
+// tree outside it, and returns the tree's live PIDs as found before.
+func (p *Process) signal(sig syscall.Signal) []int {
+	live := p.tree()
+	// The group: ESRCH once it is empty; its number is not reused while
+	// it has a member.
+	p.mu.Lock()
+	groupGone := p.groupGone
+	p.mu.Unlock()
+	if !groupGone {
+		syscall.Kill(-p.pid, sig)
+	}
+	var pids []int
+	for pid, start := range live {
+		pids = append(pids, pid)
+		pi, err := readStat(pid)
+		if err != nil || pi.start != start || pi.pgid == p.pid && !groupGone {
+			continue
+		}
+		syscall.Kill(pid, sig)
+	}
+	sortInts(pids)
+	return pids
+}
+
+// waitGone waits up to d for the tree to be gone and the leader reaped,
+// and returns what is left.
+func (p *Process) waitGone(d time.Duration) []int {
+	deadline := time.Now().Add(d)
+	for {
+		left := p.PIDs()
+		if len(left) == 0 && p.exited() || !time.Now().Before(deadline) {
+			return left
+		}
+		select {
+		case <-p.done:
+			if len(left) > 0 {
+				time.Sleep(pollInterval)
+			}
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// exited reports whether the leader has been reaped.
+func (p *Process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func contains(a []int, x int) bool {
+	for _, v := range a {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// StopAll stops several backends at once and returns their reports in
+// order; a nil Process gets a zero report.
+func StopAll(ps []*Process) []StopReport {
+	reps := make([]StopReport, len(ps))
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		if p == nil {
+			continue
+		}
+		wg.Go(func() { reps[i] = p.Stop() })
+	}
+	wg.Wait()
+	return reps
+}
+
+// Gone reports whether no process of PID pid runs: none exists, or it is a
+// zombie (it has exited; only its parent can reap it). For tests and
+// checks after Stop.
+func Gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	pi, err := readStat(pid)
+	return err != nil || !pi.alive()
+}

@@ -1,0 +1,82 @@
+package backend
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func fmtSscan(s string, a ...any) (int, error) { return fmt.Sscan(s, a...) }
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615"
+	pi, err := parseStat(4242, line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi.ppid != 1 || pi.pgid != 4242 || pi.state != 'S' || pi.start != 987654 {
+		t.Errorf("%+v", pi)
+	}
+	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S a b c d e f g h i j k l m n o p q r s t u"} {
+		if _, err := parseStat(1, bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParseHexAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"0100007F:1F90":                         "127.0.0.1:8080",
+		"00000000:0050":                         "0.0.0.0:80",
+		"00000000000000000000000001000000:0016": "[::1]:22",
+	} {
+		ip, port, ok := parseHexAddr(in)
+		if got := net.JoinHostPort(ip.String(), fmt.Sprint(port)); !ok || got != want {
+			t.Errorf("%s: %s, %v; want %s", in, got, ok, want)
+		}
+	}
+	if _, _, ok := parseHexAddr("zz:1"); ok {
+		t.Error("bad address accepted")
+	}
+}
+
+func TestRingTail(t *testing.T) {
+	var r ring
+	r.Write([]byte("one\r\n\ntwo\n   \nthree"))
+	if got := r.tail(5); !slices.Equal(got, []string{"one", "two", "three"}) {
+		t.Errorf("%q", got)
+	}
+	if got := r.tail(2); !slices.Equal(got, []string{"two", "three"}) {
+		t.Errorf("%q", got)
+	}
+	r.Write([]byte(strings.Repeat("x", outputCap-3) + "\nlast\n"))
+	if got := r.tail(5); !slices.Equal(got, []string{"last"}) {
+		t.Errorf("after wrap: %q", got)
+	}
+	var big ring
+	big.Write([]byte(strings.Repeat("y", 2*outputCap) + "\nend\n"))
+	if got := big.tail(5); !slices.Equal(got, []string{"end"}) {
+		t.Errorf("big write: %q", got)
+	}
+	if got := big.tail(0); got != nil {
+		t.Errorf("tail(0): %q", got)
+	}
+}
+
+func TestSafeName(t *testing.T) {
+	if got := safeName("plain-1.x_y"); got != "plain-1.x_y" {
+		t.Errorf("%q", got)
+	}
+	a, b := safeName("w=4"), safeName("w:4")
+	if a == b || !strings.HasPrefix(a, "w-4-") {
+		t.Errorf("%q %q", a, b)
+	}
+	if got := safeName(strings.Repeat("z", 100)); len(got) > maxSockName {
+		t.Errorf("%q", got)
+	}
+	if got := safeName("///"); !strings.HasPrefix(got, "backend-") {
+		t.Errorf("%q", got)
+	}
+}

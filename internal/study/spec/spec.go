@@ -1,0 +1,259 @@
+// Package spec reads a study file: the YAML that declares a study's
+// question, its factors and their levels, the backends that serve each
+// combination of backend-side levels, and the measurement. Parse checks the
+// whole file before anything starts and reports the first problem as one
+// line, FILE:LINE:COL: message. Configurations and Series expand the
+// declaration into the backend processes to start and the series to
+// measure; Expand and Configuration.Vars fill in the placeholders of a
+// backend's command, environment, files, URL and headers.
+package spec
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The kinds of a factor.
+const (
+	// KindClient is a factor the client applies (keep-alive, the HTTP
+	// version): its levels share one backend process.
+	KindClient = "client"
+	// KindBackend is a factor whose levels need a backend process each:
+	// substituted into a backend's command, environment, files and URL,
+	// or the transport the backend listens on.
+	KindBackend = "backend"
+)
+
+// The kinds of measurement.
+const (
+	// MeasureSweep runs every series at each concurrency level.
+	MeasureSweep = "sweep"
+	// MeasureBench runs every series at one concurrency level.
+	MeasureBench = "bench"
+	// MeasureCapacity searches each series' highest load within the
+	// objectives.
+	MeasureCapacity = "capacity"
+)
+
+// The reserved factor names.
+const (
+	// FactorTransport is the backend-side factor that decides whether a
+	// backend listens on TCP or on a Unix socket (levels tcp and unix).
+	FactorTransport = "transport"
+	// FactorKeepalive is the client-side factor of keep-alive (levels on
+	// and off; true/false/yes/no are read as on/off).
+	FactorKeepalive = "keepalive"
+	// FactorHTTP is the client-side factor of the HTTP version (levels 1.0
+	// and 1.1).
+	FactorHTTP = "http"
+)
+
+// The transports.
+const (
+	// TransportTCP is a TCP port on the loopback address.
+	TransportTCP = "tcp"
+	// TransportUnix is a Unix socket in a directory the runner makes.
+	TransportUnix = "unix"
+)
+
+// Bounds of a study.
+const (
+	// MaxLevel is the highest concurrency level of a measurement.
+	MaxLevel = 20000
+	// MaxConfigurations is the most backend configurations a study may
+	// declare (each one is a backend process).
+	MaxConfigurations = 1000
+	// MaxSeries is the most combinations of all factor levels a study may
+	// declare.
+	MaxSeries = 10000
+)
+
+// Defaults of a backend.
+const (
+	// DefaultStartTimeout is how long a backend may take to listen.
+	DefaultStartTimeout = 30 * time.Second
+	// DefaultGrace is how long a backend may take to exit after its stop
+	// signal, before SIGKILL.
+	DefaultGrace = 5 * time.Second
+	// DefaultStatus is the status the verification request expects.
+	DefaultStatus = 200
+)
+
+// Study is a parsed and validated study file.
+type Study struct {
+	// Path is the file's path as given to Parse or Load.
+	Path string
+	// Question is the study's question, a sentence: the page's title.
+	Question string
+	// Factors are the declared factors in file order.
+	Factors []Factor
+	// Exclude lists the combinations left out: each map names factors and
+	// a level of each; a combination matching every entry of one map is
+	// excluded. Levels are normalised as the factors' are.
+	Exclude []map[string]string
+	// Backends are the declared backends in file order.
+	Backends []Backend
+	// Measure is the measurement of every series.
+	Measure Measure
+}
+
+// Factor is one declared factor.
+type Factor struct {
+	// Name is the factor's name, also its placeholder {Name} when it is
+	// backend-side.
+	Name string
+	// Levels are the factor's levels as written (numbers as written;
+	// keepalive levels normalised to "on" and "off").
+	Levels []string
+	// Baseline is the level the others are compared with: the first
+	// unless the file says otherwise.
+	Baseline string
+	// Kind is KindClient or KindBackend.
+	Kind string
+	// Line and Col are the position of the factor's name in the file.
+	Line, Col int
+}
+
+// Backend is one declared backend: how to start, check and stop it.
+type Backend struct {
+	// Name is the backend's name, unique in the study.
+	Name string
+	// When holds the backend-side factor levels this backend serves; a
+	// configuration is served by the first backend whose When it matches.
+	// Empty: every configuration.
+	When map[string]string
+	// Command is the command line, unsubstituted templates.
+	Command []string
+	// Env holds the extra environment, name and value template, in file
+	// order.
+	Env [][2]string
+	// Files are written per configuration into its own directory.
+	Files []File
+	// URL is the target's URL template (scheme fcgi, http or https).
+	URL string
+	// Verify is the expected answer of the verification request.
+	Verify Verify
+	// Exclusive: the backend cannot run beside the other configurations
+	// (true too when Port is set).
+	Exclusive bool
+	// Port is a fixed TCP port, 0 for one the runner picks.
+	Port int
+	// Transport is "tcp" (the default) or "unix": used when the study has
+	// no transport factor.
+	Transport string
+	// StartTimeout is how long the backend may take to listen.
+	StartTimeout time.Duration
+	// StopSignal is the signal sent to the backend's process group to
+	// stop it.
+	StopSignal syscall.Signal
+	// Grace is how long after StopSignal before SIGKILL.
+	Grace time.Duration
+	// Insecure skips the verification of the certificate (https).
+	Insecure bool
+	// DocumentRoot is FastCGI's DOCUMENT_ROOT, "" for the default.
+	DocumentRoot string
+	// Headers are extra request headers, "Name: value" templates.
+	Headers []string
+	// Line and Col are the position of the backend's entry in the file.
+	Line, Col int
+}
+
+// File is a file written into a configuration's directory before its
+// backend starts. Both fields are templates.
+type File struct {
+	// Path is relative to the configuration's directory.
+	Path string
+	// Content is the file's content.
+	Content string
+}
+
+// Verify is the expected answer of the request sent once a backend
+// listens.
+type Verify struct {
+	// Status is the expected status (default 200).
+	Status int
+	// Body is a substring the body must hold, "" for any body.
+	Body string
+}
+
+// Measure is the measurement of every series.
+type Measure struct {
+	// Kind is MeasureSweep, MeasureBench or MeasureCapacity.
+	Kind string
+	// Levels are the concurrency levels, strictly increasing (one for a
+	// bench; none or one for a capacity search).
+	Levels []int
+	// Requests per level and trial, 0 when Duration alone bounds it.
+	Requests int64
+	// Duration per level and trial (or capacity step), 0 when Requests
+	// alone bounds it.
+	Duration time.Duration
+	// Repeat is the number of trials per level (at least 1).
+	Repeat int
+	// Warmup is the number of requests before each trial, not counted.
+	Warmup int64
+	// Noise is the noise threshold of the verdicts, 0 for the caller's
+	// default.
+	Noise float64
+	// Timeout is the deadline of one request, 0 for the caller's default.
+	Timeout time.Duration
+	// SLO are the objectives as written ("p99<=100ms", "errors<=1%"):
+	// required by a capacity search; a sweep or a bench judges each run
+	// by them, as their --slo.
+	SLO []string
+}
+
+// Error is a problem of a study file, at a line and column of it.
+type Error struct {
+	// File is the path of the study file.
+	File string
+	// Line and Col are 1-based; Col is 1 when only the line is known.
+	Line, Col int
+	// Msg is the problem, one line.
+	Msg string
+}
+
+// Error returns the problem as one line, FILE:LINE:COL: message.
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+// Load reads the study file at path and parses it.
+func Load(path string) (*Study, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates a study file's content; path names it in
+// errors. Any error is an *Error for the first problem found.
+func Parse(path string, data []byte) (s *Study, err error) {
+	p := &parser{file: path, src: data}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			s, err = nil, e
+		}
+	}()
+	s = p.parse()
+	return s, nil
+}
+
+// oneLine makes a message one line.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", " ")
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\u0085' || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+}
