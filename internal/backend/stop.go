@@ -48,11 +48,11 @@ func (p *Process) stop() StopReport {
 	if !p.exited() && !contains(left, p.pid) {
 		rep.Left = append(rep.Left, p.pid)
 	}
-	// Let the reader take the last output, then end it: a process that
-	// escaped may hold the pipe open forever.
+	// Let the reader take the last output (up to 1 s), then end it: a
+	// process that escaped may hold the pipe open forever.
 	select {
 	case <-p.outEOF:
-	case <-time.After(100 * time.Millisecond):
+	case <-time.After(time.Second):
 	}
 	p.outR.Close()
 	return rep
