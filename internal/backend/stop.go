@@ -2,6 +2,9 @@ package backend
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -48,11 +51,11 @@ func (p *Process) stop() StopReport {
 	if !p.exited() && !contains(left, p.pid) {
 		rep.Left = append(rep.Left, p.pid)
 	}
-	// Let the reader take the last output, then end it: a process that
-	// escaped may hold the pipe open forever.
+	// Let the reader take the last output (up to 1 s), then end it: a
+	// process that escaped may hold the pipe open forever.
 	select {
 	case <-p.outEOF:
-	case <-time.After(100 * time.Millisecond):
+	case <-time.After(time.Second):
 	}
 	p.outR.Close()
 	return rep
@@ -145,4 +148,28 @@ func Gone(pid int) bool {
 	}
 	pi, err := readStat(pid)
 	return err != nil || !pi.alive()
+}
+
+// String says what Stop did in one line: "stopped by SIGTERM in 120ms",
+// "did not stop on SIGTERM within the grace period: killed (5.2s)", and
+// "STILL RUNNING after SIGKILL: pids 12 13" when something is left.
+func (r StopReport) String() string {
+	sig := signalName(r.Signal)
+	if r.Signal == 0 {
+		sig = "SIGTERM"
+	}
+	var s string
+	if r.Killed {
+		s = fmt.Sprintf("did not stop on %s within the grace period: killed (%v)", sig, r.Elapsed.Round(time.Millisecond))
+	} else {
+		s = fmt.Sprintf("stopped by %s in %v", sig, r.Elapsed.Round(time.Millisecond))
+	}
+	if len(r.Left) > 0 {
+		var pids []string
+		for _, pid := range r.Left {
+			pids = append(pids, strconv.Itoa(pid))
+		}
+		s += "; STILL RUNNING after SIGKILL: pids " + strings.Join(pids, " ")
+	}
+	return s
 }

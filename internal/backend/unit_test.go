@@ -5,7 +5,9 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func fmtSscan(s string, a ...any) (int, error) { return fmt.Sscan(s, a...) }
@@ -78,5 +80,20 @@ func TestSafeName(t *testing.T) {
 	}
 	if got := safeName("///"); !strings.HasPrefix(got, "backend-") {
 		t.Errorf("%q", got)
+	}
+}
+
+func TestStopReportString(t *testing.T) {
+	for _, c := range []struct {
+		r    StopReport
+		want string
+	}{
+		{StopReport{Signal: syscall.SIGTERM, Elapsed: 120 * time.Millisecond}, "stopped by SIGTERM in 120ms"},
+		{StopReport{Signal: syscall.SIGQUIT, Killed: true, Elapsed: 5200 * time.Millisecond}, "did not stop on SIGQUIT within the grace period: killed (5.2s)"},
+		{StopReport{Killed: true, Elapsed: time.Second, Left: []int{12, 13}}, "did not stop on SIGTERM within the grace period: killed (1s); STILL RUNNING after SIGKILL: pids 12 13"},
+	} {
+		if got := c.r.String(); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
 	}
 }
