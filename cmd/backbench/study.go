@@ -17,6 +17,7 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/study/runner"
 	"github.com/backbench/backbench/internal/study/spec"
 )
 
@@ -134,7 +135,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !o.quiet {
 		log = stderr
 	}
-	res, err := study.Run(ctx, st, study.Options{
+	res, err := runner.Run(ctx, st, runner.Options{
 		// Every series' plan is made and checked before any backend starts.
 		MakePlan: func(s *spec.Series, url string) (*execute.Plan, error) { return studyPlan(st, s, url) },
 		Exec:     execute.Options{Stderr: stderr, Quiet: true, Version: version()},

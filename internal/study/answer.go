@@ -105,12 +105,37 @@ func (s *Series) step(c int) *Step {
 	return nil
 }
 
+// ShortNote is the note of a study whose verdicts rest on trials shorter
+// than trials.MinTrialSeconds.
+const ShortNote = "some trials lasted less than 1 s or their client CPU could not be measured: their verdicts are less to be trusted; lengthen them with the measure's requests or duration"
+
 // Answers compares every pair (pairsOf) at every level both sides ran and
 // says, per factor, what the comparisons found: a conclusion and one
 // detail per pair and level. A side that answered nothing gets no verdict
 // and the reason; a keep-alive side whose backend closed every kept
 // connection is named: keep-alive did not apply.
 func Answers(res *Result) ([]trials.Comparison, []Answer) {
+	comps, answers, _ := answers(res)
+	return comps, answers
+}
+
+// Answer sets res's comparisons and answers (Answers), and adds ShortNote
+// to its notes when a verdict rests on short trials.
+func (res *Result) Answer() {
+	var short bool
+	res.Comparisons, res.Answers, short = answers(res)
+	if res.Comparisons == nil {
+		res.Comparisons = []trials.Comparison{}
+	}
+	if short && !slices.Contains(res.Notes, ShortNote) {
+		res.Notes = append(res.Notes, ShortNote)
+	}
+}
+
+// answers is Answers, and whether a verdict rests on short trials
+// (trials.Trial.Short).
+func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
+	short := false
 	var comps []trials.Comparison
 	var answers []Answer
 	pairs := pairsOf(res)
@@ -120,6 +145,7 @@ func Answers(res *Result) ([]trials.Comparison, []Answer) {
 		var lo, hi float64
 		var why []string
 		var with string
+		var one *trials.Comparison
 		kaIgnored := map[string]bool{}
 		for _, p := range pairs {
 			if p.factor != f.Name {
@@ -147,10 +173,21 @@ func Answers(res *Result) ([]trials.Comparison, []Answer) {
 				var words []string
 				for i := range cs {
 					cs[i].Factor, cs[i].FactorTitle = f.Name, title
-					words = append(words, metricText(&cs[i]))
+					// The detail gives req/s always, the other metrics
+					// where they differ; the document has them all.
+					if i == 0 || (cs[i].Verdict != trials.NoDifference && cs[i].Verdict != trials.NoVerdict) {
+						words = append(words, metricText(&cs[i]))
+					}
+					if cs[i].ShortTrials > 0 {
+						short = true
+					}
+				}
+				if len(words) == 1 && len(cs) > 1 {
+					words = append(words, "other metrics: no difference")
 				}
 				comps = append(comps, cs...)
 				rps := cs[0]
+				one = &rps
 				switch rps.Verdict {
 				case trials.Faster:
 					faster++
@@ -180,10 +217,13 @@ func Answers(res *Result) ([]trials.Comparison, []Answer) {
 				a.Details = append(a.Details, line)
 			}
 		}
-		a.Conclusion = conclusion(f, faster, slower, same, none, lo, hi, with, why, kaIgnored)
+		if faster+slower+same != 1 {
+			one = nil
+		}
+		a.Conclusion = conclusion(f, faster, slower, same, none, lo, hi, one, with, why, kaIgnored)
 		answers = append(answers, a)
 	}
-	return comps, answers
+	return comps, answers, short
 }
 
 // noAnswer says why a pair at a level gets no verdict before any test: a
@@ -233,7 +273,7 @@ func metricText(c *trials.Comparison) string {
 }
 
 // conclusion is the factor's sentence.
-func conclusion(f Factor, faster, slower, same, none int, lo, hi float64, with string, why []string, kaIgnored map[string]bool) string {
+func conclusion(f Factor, faster, slower, same, none int, lo, hi float64, one *trials.Comparison, with string, why []string, kaIgnored map[string]bool) string {
 	n := faster + slower + same + none
 	others := strings.Join(otherLevels(f), ", ")
 	subject := fmt.Sprintf("%s %s against %s", f.Name, others, f.Baseline)
@@ -248,10 +288,15 @@ func conclusion(f Factor, faster, slower, same, none int, lo, hi float64, with s
 	switch {
 	case judged == 0:
 		s = fmt.Sprintf("%s: no verdict in %s: %s", subject, plural(n, "comparison"), firstUnique(why))
+	case one != nil && one.RatioCI95 != nil && (faster == 1 || slower == 1):
+		s = fmt.Sprintf("%s: %s, %.2f× [%.2f, %.2f] the requests per second", subject, one.Verdict, *one.Ratio, one.RatioCI95[0], one.RatioCI95[1])
+		if none > 0 {
+			s += " in the one comparison with a verdict"
+		}
 	case faster == judged:
-		s = fmt.Sprintf("%s: faster in requests per second, %s in %s", subject, span(lo, hi), ofN(judged, n))
+		s = fmt.Sprintf("%s: faster, %s the requests per second in %s", subject, span(lo, hi), ofN(judged, n))
 	case slower == judged:
-		s = fmt.Sprintf("%s: slower in requests per second, %s in %s", subject, span(lo, hi), ofN(judged, n))
+		s = fmt.Sprintf("%s: slower, %s the requests per second in %s", subject, span(lo, hi), ofN(judged, n))
 	case same == judged:
 		s = fmt.Sprintf("%s: no difference in requests per second in %s", subject, ofN(judged, n))
 	default:

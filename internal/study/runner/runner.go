@@ -137,6 +137,10 @@ func Run(ctx context.Context, st *spec.Study, o Options) (*study.Result, error) 
 		r.o.Exec.Setup = setup
 	}
 	defer r.stopAll()
+	if n := trials.MinTrialsForVerdict(); r.res.Measure.Repeat < n {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%d trials a series and level: a verdict needs %d a side (set repeat: %d), so the comparisons give ratios without verdicts", r.res.Measure.Repeat, n, n))
+		r.logf("%s", r.res.Notes[len(r.res.Notes)-1])
+	}
 	r.measure(ctx)
 	r.stopAll()
 	r.finish()
@@ -574,10 +578,6 @@ func (r *runner) finish() {
 			c.res.MeanPSSBytes = c.pssSum / float64(c.pssN)
 		}
 	}
-	r.res.Comparisons, r.res.Answers = study.Answers(r.res)
-	if r.res.Comparisons == nil {
-		r.res.Comparisons = []trials.Comparison{}
-	}
 	for _, c := range r.res.Configurations {
 		if c.Failure != "" {
 			r.res.Notes = append(r.res.Notes, c.Failure)
@@ -587,4 +587,5 @@ func (r *runner) finish() {
 	if r.res.Notes == nil {
 		r.res.Notes = []string{}
 	}
+	r.res.Answer()
 }

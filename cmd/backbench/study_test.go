@@ -1,0 +1,480 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// studyBin is one build of backbench for the study tests, in a directory
+// put first in PATH, so that a study file's "backbench serve" is it.
+var studyBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// studyBinary builds backbench once for the study tests.
+func studyBinary(t *testing.T) string {
+	t.Helper()
+	studyBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "bbstudybin")
+		if err != nil {
+			studyBin.err = err
+			return
+		}
+		studyBin.path = filepath.Join(dir, "backbench")
+		if out, err := exec.Command("go", "build", "-o", studyBin.path, ".").CombinedOutput(); err != nil {
+			studyBin.err = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if studyBin.err != nil {
+		t.Fatal(studyBin.err)
+	}
+	return studyBin.path
+}
+
+// studyRun is one run of backbench study.
+type studyRun struct {
+	code           int
+	stdout, stderr string
+	res            *study.Result
+}
+
+// runStudy runs backbench study with args (the file last) in a directory
+// of its own, with a marker in its environment that every process it
+// starts inherits; when it has ended, no process may carry the marker.
+func runStudy(t *testing.T, args ...string) studyRun {
+	t.Helper()
+	bin := studyBinary(t)
+	out := t.TempDir()
+	mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
+	cmd := exec.Command(bin, append([]string{"study", "-q", "--seed", "7", "--out", out}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	r := studyRun{stdout: so.String(), stderr: se.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if left := marked(mark); len(left) > 0 {
+		t.Errorf("processes the study started are alive after it: %v", left)
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "study.json")); err == nil {
+		var doc struct {
+			Kind string `json:"kind"`
+			study.Result
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("study.json: %v", err)
+		}
+		if doc.Kind != "study" {
+			t.Errorf("study.json has kind %q", doc.Kind)
+		}
+		r.res = &doc.Result
+	}
+	return r
+}
+
+// marked lists the live processes whose environment holds mark.
+func marked(mark string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(env, []byte(mark)) {
+			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+				if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+					continue // a zombie has exited
+				}
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// writeStudy writes a study file into a temporary directory.
+func writeStudy(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "study.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// seriesLevels returns the levels of the series labelled label.
+func seriesLevels(t *testing.T, res *study.Result, label string) map[string]string {
+	t.Helper()
+	for _, s := range res.Series {
+		if s.Label == label {
+			return s.Levels
+		}
+	}
+	t.Fatalf("no series %q", label)
+	return nil
+}
+
+// checkOneFactor checks that every comparison of res differs in exactly
+// its factor, and returns the comparisons of requests per second by
+// factor, each keyed by the levels the two sides share.
+func checkOneFactor(t *testing.T, res *study.Result) map[string]map[string]trials.Comparison {
+	t.Helper()
+	out := map[string]map[string]trials.Comparison{}
+	for _, c := range res.Comparisons {
+		a, b := seriesLevels(t, res, c.Series), seriesLevels(t, res, c.Baseline)
+		var diff, shared []string
+		for _, f := range res.Factors {
+			if a[f.Name] != b[f.Name] {
+				diff = append(diff, f.Name)
+			} else {
+				shared = append(shared, f.Name+"="+a[f.Name])
+			}
+		}
+		if len(diff) != 1 || diff[0] != c.Factor {
+			t.Errorf("comparison %s vs %s (factor %s) differs in %v", c.Series, c.Baseline, c.Factor, diff)
+		}
+		if c.Metric != trials.MetricRequestsPerSecond {
+			continue
+		}
+		if out[c.Factor] == nil {
+			out[c.Factor] = map[string]trials.Comparison{}
+		}
+		out[c.Factor][fmt.Sprintf("%s c=%d", strings.Join(shared, ","), c.Concurrency)] = c
+	}
+	return out
+}
+
+// TestStudy2008 runs the 2008 seed on built-in backends with short
+// settings: transport verdicts at each keep-alive mode, keep-alive
+// verdicts on each transport, and no pair across two factors.
+func TestStudy2008(t *testing.T) {
+	r := runStudy(t, "-c", "1,4", "-n", "100", "--repeat", "4", "--warmup", "10", "../../studies/2008-sweep.yaml")
+	if r.code != 0 || r.res == nil {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	byFactor := checkOneFactor(t, r.res)
+	want := map[string][]string{
+		"transport": {"keepalive=off c=1", "keepalive=off c=4", "keepalive=on c=1", "keepalive=on c=4"},
+		"keepalive": {"transport=tcp c=1", "transport=tcp c=4", "transport=unix c=1", "transport=unix c=4"},
+	}
+	for f, keys := range want {
+		if len(byFactor[f]) != len(keys) {
+			t.Errorf("%s: %d comparisons of req/s, want %d: %v", f, len(byFactor[f]), len(keys), byFactor[f])
+		}
+		for _, k := range keys {
+			c, ok := byFactor[f][k]
+			if !ok {
+				t.Errorf("%s: no comparison at %s", f, k)
+				continue
+			}
+			if c.Verdict == trials.NoVerdict {
+				t.Errorf("%s at %s: no verdict with 4 trials a side", f, k)
+			}
+		}
+	}
+	if len(r.res.Answers) != 2 || !strings.HasPrefix(r.res.Answers[0].Conclusion, "transport unix against tcp") {
+		t.Errorf("answers: %+v", r.res.Answers)
+	}
+	if !strings.Contains(r.stdout, "Answers (") || !strings.Contains(r.stdout, r.res.Answers[1].Conclusion) {
+		t.Errorf("the text output does not end with the answers:\n%s", r.stdout)
+	}
+}
+
+// TestStudyMoscowPM runs the Moscow.pm seed: FastCGI prefork against an
+// HTTP prefork server, with verdicts on req/s, mean, max and PSS, and the
+// protocol named as part of the deployment.
+func TestStudyMoscowPM(t *testing.T) {
+	r := runStudy(t, "-n", "200", "--repeat", "4", "../../studies/2008-moscow-pm.yaml")
+	if r.code != 0 || r.res == nil {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	checkOneFactor(t, r.res)
+	metrics := map[string]string{}
+	for _, c := range r.res.Comparisons {
+		metrics[c.Metric] = c.Verdict
+	}
+	for _, m := range []string{trials.MetricRequestsPerSecond, trials.MetricMeanMs, trials.MetricMaxMs, trials.MetricBackendPSSBytes} {
+		v, ok := metrics[m]
+		if !ok || v == trials.NoVerdict {
+			t.Errorf("metric %s: verdict %q (present %v)", m, v, ok)
+		}
+	}
+	if c := r.res.Answers[0].Conclusion; !strings.Contains(c, "over HTTP rather than FastCGI") {
+		t.Errorf("the conclusion does not name the protocol: %s", c)
+	}
+	for _, c := range r.res.Configurations {
+		if c.MeanPSSBytes <= 0 || c.MaxProcs < 5 {
+			t.Errorf("%s: PSS %v, %d processes (a master and 4 children)", c.Name, c.MeanPSSBytes, c.MaxProcs)
+		}
+	}
+}
+
+// TestStudyWorkers runs a pool of 2 against a pool of 4, the 4 marked
+// exclusive: it is started in every round, and the notes say so.
+func TestStudyWorkers(t *testing.T) {
+	r := runStudy(t, "-n", "200", "--repeat", "4", "../../studies/workers.yaml")
+	if r.code != 0 || r.res == nil {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	checkOneFactor(t, r.res)
+	for _, c := range r.res.Configurations {
+		want := 1
+		if c.Levels["workers"] == "4" {
+			want = 4
+			if !c.Exclusive {
+				t.Errorf("%s is not exclusive", c.Name)
+			}
+		}
+		if c.Starts != want {
+			t.Errorf("%s started %d times, want %d", c.Name, c.Starts, want)
+		}
+	}
+	if !strings.Contains(strings.Join(r.res.Notes, "\n"), "ran alone (exclusive)") {
+		t.Errorf("notes do not say the pool of 4 ran alone: %v", r.res.Notes)
+	}
+	if len(r.res.Comparisons) == 0 || r.res.Comparisons[0].Verdict == trials.NoVerdict {
+		t.Errorf("no verdict on workers: %+v", r.res.Comparisons)
+	}
+}
+
+// TestStudySeedsRun runs the other seeds, short: each exits 0, and every
+// configuration started and answered.
+func TestStudySeedsRun(t *testing.T) {
+	for _, tc := range []struct{ file, n, c string }{
+		{"2006-rails.yaml", "300", "20"},
+		{"2013-prefork.yaml", "200", "10"},
+		{"2024-tls.yaml", "300", "20"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			r := runStudy(t, "-n", tc.n, "-c", tc.c, "--repeat", "2", "../../studies/"+tc.file)
+			if r.code != 0 || r.res == nil {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			checkOneFactor(t, r.res)
+			for _, c := range r.res.Configurations {
+				if c.Failure != "" || c.Starts != 1 {
+					t.Errorf("%s: %s (%d starts)", c.Name, c.Failure, c.Starts)
+				}
+			}
+			for _, s := range r.res.Series {
+				if len(s.Steps) != 1 || s.Steps[0].Failed != 0 || s.Steps[0].Complete == 0 {
+					t.Errorf("%s: %+v", s.Label, s.Steps)
+				}
+			}
+		})
+	}
+}
+
+// TestStudyTruth: built-in models of 10 ms and 12 ms at concurrency 1 get
+// "slower" for the 12 ms one, with an interval that covers the true ratio
+// (10/12, a little above with the exchange's own time).
+func TestStudyTruth(t *testing.T) {
+	f := writeStudy(t, `question: Is a 12 ms backend slower than a 10 ms one?
+factors:
+  delay: [10ms, 12ms]
+backends:
+  - name: model
+    command: [backbench, serve, --protocol, http, --delay, "{delay}", --listen, "{listen}"]
+    url: "http://{target}/"
+measure:
+  kind: bench
+  concurrency: [1]
+  requests: 40
+  repeat: 6
+`)
+	r := runStudy(t, f)
+	if r.code != 0 || r.res == nil {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	c := r.res.Comparisons[0]
+	if c.Metric != trials.MetricRequestsPerSecond || c.Verdict != trials.Slower || c.RatioCI95 == nil {
+		t.Fatalf("comparison %+v", c)
+	}
+	// The true ratio is 10/12 = 0.833 for sleeps of exactly 10 and 12 ms;
+	// each request's own time (and a sleep's overshoot, the same on both)
+	// moves it towards 1: (10+d)/(12+d) is 0.846 for d = 1 ms.
+	if lo, hi := c.RatioCI95[0], c.RatioCI95[1]; lo > 0.85 || hi < 0.82 {
+		t.Errorf("interval [%.3f, %.3f] does not cover the true ratio (0.833 to 0.846)", lo, hi)
+	}
+	if !strings.Contains(r.res.Answers[0].Conclusion, "slower") {
+		t.Errorf("conclusion: %s", r.res.Answers[0].Conclusion)
+	}
+}
+
+// lifecycleStudy is a study of two configurations: a good built-in
+// backend and the one under test (command and options given).
+func lifecycleStudy(bad string) string {
+	return `question: What happens to a bad backend?
+factors:
+  which: [good, bad]
+backends:
+  - name: good
+    when: {which: good}
+    command: [backbench, serve, --protocol, http, --listen, "{listen}"]
+    url: "http://{target}/"
+` + bad + `
+measure:
+  kind: sweep
+  concurrency: [1, 2]
+  requests: 50
+  repeat: 1
+`
+}
+
+// TestStudyLifecycle: a backend that exits at start, one that never
+// listens, one that answers 500 to the verification request, one that
+// dies at the second level and one that ignores SIGTERM: each is reported
+// in one line, the good one is measured, and nothing is left alive.
+func TestStudyLifecycle(t *testing.T) {
+	for _, tc := range []struct {
+		name, backend string
+		kind, words   string
+	}{
+		{"exits at start", `  - name: bad
+    command: [sh, -c, "echo cannot open the config file >&2; exit 3", "{listen}"]
+    url: "http://{target}/"`, study.FailStart, "cannot open the config file"},
+		{"never listens", `  - name: bad
+    command: [sh, -c, "exec sleep 30", "{listen}"]
+    url: "http://{target}/"
+    start_timeout: 1s`, study.FailListen, "did not listen"},
+		{"500 at verification", `  - name: bad
+    command: [backbench, serve, --protocol, http, --status, "500", --listen, "{listen}"]
+    url: "http://{target}/"`, study.FailVerify, "status 500"},
+		{"dies at the second level", `  - name: bad
+    command: [backbench, serve, --protocol, http, --exit-after, "60", --listen, "{listen}"]
+    url: "http://{target}/"`, study.FailLost, "lost"},
+		{"ignores SIGTERM", `  - name: bad
+    command: [backbench, serve, --protocol, http, --ignore-sigterm, --listen, "{listen}"]
+    url: "http://{target}/"
+    stop: {grace: 300ms}`, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runStudy(t, writeStudy(t, lifecycleStudy(tc.backend)))
+			if r.code != 0 || r.res == nil {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			var good, bad *study.Configuration
+			for i := range r.res.Configurations {
+				if c := &r.res.Configurations[i]; c.Levels["which"] == "good" {
+					good = c
+				} else {
+					bad = c
+				}
+			}
+			if good.Failure != "" {
+				t.Errorf("the good backend failed: %s", good.Failure)
+			}
+			if tc.kind == "" {
+				if bad.Killed != 1 || bad.Failure != "" {
+					t.Errorf("ignoring SIGTERM: killed %d times, failure %q", bad.Killed, bad.Failure)
+				}
+				return
+			}
+			if bad.FailureKind != tc.kind && !(tc.kind == study.FailLost && bad.Lost > 0) {
+				t.Errorf("failure kind %q, want %q (%s)", bad.FailureKind, tc.kind, bad.Failure)
+			}
+			text := bad.Failure + " " + strings.Join(bad.Notes, " ")
+			if !strings.Contains(text, tc.words) || strings.Contains(bad.Failure, "\n") {
+				t.Errorf("failure %q does not say %q in one line", text, tc.words)
+			}
+			if !strings.Contains(r.stdout, tc.words) {
+				t.Errorf("the output does not say %q:\n%s", tc.words, r.stdout)
+			}
+			if !strings.Contains(r.res.Answers[0].Conclusion, "no verdict") {
+				t.Errorf("conclusion: %s", r.res.Answers[0].Conclusion)
+			}
+		})
+	}
+}
+
+// TestStudyInterrupted: SIGINT during a study stops every backend and
+// writes what finished, marked incomplete.
+func TestStudyInterrupted(t *testing.T) {
+	bin := studyBinary(t)
+	out := t.TempDir()
+	f := writeStudy(t, lifecycleStudy(`  - name: bad
+    command: [backbench, serve, --protocol, http, --delay, 1ms, --listen, "{listen}"]
+    url: "http://{target}/"`))
+	mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
+	cmd := exec.Command(bin, "study", "--out", out, "-n", "100000", "--repeat", "3", f)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
+	var so, se syncBuffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(60*time.Second, func() bool { return strings.Contains(se.String(), "round 1 of 3") }) {
+		cmd.Process.Kill()
+		t.Fatalf("the study never began its first round:\n%s", se.String())
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitCode(t, cmd, 60*time.Second); code != exitSIGINT {
+		t.Errorf("exit %d, want %d\n%s", code, exitSIGINT, se.String())
+	}
+	if left := marked(mark); len(left) > 0 {
+		t.Errorf("processes the study started are alive after SIGINT: %v", left)
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "study.json"))
+	if err != nil {
+		t.Fatalf("no study.json after SIGINT: %v", err)
+	}
+	var res study.Result
+	if err := json.Unmarshal(b, &res); err != nil || !res.Incomplete {
+		t.Errorf("study.json not marked incomplete (%v)", err)
+	}
+	if !strings.Contains(so.String(), "INCOMPLETE") {
+		t.Errorf("the text does not say the study is incomplete:\n%s", so.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer written by a command and read by a test
+// at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
