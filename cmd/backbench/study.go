@@ -137,7 +137,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	res, err := runner.Run(ctx, st, runner.Options{
 		// Every series' plan is made and checked before any backend starts.
-		MakePlan: func(s *spec.Series, url string) (*execute.Plan, error) { return studyPlan(st, s, url) },
+		MakePlan: func(s *spec.Series, t runner.Target) (*execute.Plan, error) { return studyPlan(st, s, t) },
 		Exec:     execute.Options{Stderr: stderr, Quiet: true, Version: version()},
 		Log:      log,
 		Seed:     o.seed,
@@ -184,7 +184,8 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // studyPlan makes the plan of one series of a study as bench's flags
 // would: the series' client-side levels and the backend's request options
 // become flags, validated by validateLoad.
-func studyPlan(st *spec.Study, s *spec.Series, url string) (*execute.Plan, error) {
+func studyPlan(st *spec.Study, s *spec.Series, t runner.Target) (*execute.Plan, error) {
+	url := t.URL
 	b := s.Config.Backend
 	args := []string{"-n", "1", "-c", "1", "-q"}
 	if st.Measure.Timeout > 0 {
@@ -199,10 +200,10 @@ func studyPlan(st *spec.Study, s *spec.Series, url string) (*execute.Plan, error
 	if b.Insecure {
 		args = append(args, "--insecure")
 	}
-	if b.DocumentRoot != "" {
-		args = append(args, "--document-root", b.DocumentRoot)
+	if t.DocumentRoot != "" {
+		args = append(args, "--document-root", t.DocumentRoot)
 	}
-	for _, h := range b.Headers {
+	for _, h := range t.Headers {
 		args = append(args, "-H", h)
 	}
 	var o benchOptions

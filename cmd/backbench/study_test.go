@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -175,7 +176,23 @@ func checkOneFactor(t *testing.T, res *study.Result) map[string]map[string]trial
 // settings: transport verdicts at each keep-alive mode, keep-alive
 // verdicts on each transport, and no pair across two factors.
 func TestStudy2008(t *testing.T) {
-	r := runStudy(t, "-c", "1,4", "-n", "100", "--repeat", "4", "--warmup", "10", "../../studies/2008-sweep.yaml")
+	check2008(t, runStudy(t, "-c", "1,4", "-n", "100", "--repeat", "4", "--warmup", "10", "../../studies/2008-sweep.yaml"))
+}
+
+// TestStudy2008PHPFPM runs the 2008 seed on php-fpm (a master per
+// transport, its pool file written by the study): the same design.
+func TestStudy2008PHPFPM(t *testing.T) {
+	if _, err := realbackend.Binary(); err != nil {
+		realbackend.Missing(t, err.Error())
+	}
+	check2008(t, runStudy(t, "-c", "1,4", "-n", "200", "--repeat", "4", "--warmup", "10", "../../studies/2008-sweep-php-fpm.yaml"))
+}
+
+// check2008 checks a run of a 2008 study: transport verdicts at each
+// keep-alive mode, keep-alive verdicts on each transport, no pair across
+// two factors, and the answers last in the text.
+func check2008(t *testing.T, r studyRun) {
+	t.Helper()
 	if r.code != 0 || r.res == nil {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -289,6 +306,32 @@ func TestStudySeedsRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStudyKeepAliveIgnored: a FastCGI backend that closes every kept
+// connection (as Ruby's fcgi.rb does) gets a keep-alive answer that says
+// keep-alive did not apply.
+func TestStudyKeepAliveIgnored(t *testing.T) {
+	f := writeStudy(t, `question: Does keep-alive pay for a backend that closes every connection?
+factors:
+  keepalive: [off, on]
+backends:
+  - name: closer
+    command: [backbench, serve, --protocol, fcgi, --fcgi-keep-conn, ignore, --listen, "{listen}"]
+    url: "fcgi://{target}/"
+measure:
+  kind: bench
+  concurrency: [2]
+  requests: 100
+  repeat: 2
+`)
+	r := runStudy(t, f)
+	if r.code != 0 || r.res == nil {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if c := r.res.Answers[0].Conclusion; !strings.Contains(c, "keep-alive did not apply") {
+		t.Errorf("conclusion: %s", c)
 	}
 }
 

@@ -29,8 +29,7 @@ func keepAliveNotes(s *summary.Summary) []string {
 	// HTTP says "Connection: close", so nothing was counted as kept; a
 	// FastCGI server just closes, so every request after the first of a
 	// connection found it closed and was redialed.
-	closedEvery := s.KeepAliveRequests == 0 ||
-		(s.Reconnects > 0 && s.Complete > int64(s.Concurrency) && s.Reconnects >= s.Complete-int64(s.Concurrency))
+	closedEvery := s.ClosedEvery()
 	if closedEvery {
 		words := notesOf(s)
 		what := words.KeepAlive

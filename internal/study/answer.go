@@ -209,7 +209,7 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 					}
 				}
 				line := head + ": " + strings.Join(words, "; ")
-				if f.Name == FactorKeepAlive && ss.Complete > 0 && ss.KeepAliveRequests == 0 && s.KeepAlive {
+				if f.Name == FactorKeepAlive && ss.KeepAliveIgnored {
 					cfg := res.Configurations[s.Config].Name
 					kaIgnored[cfg] = true
 					line += fmt.Sprintf(" (keep-alive did not apply: %s closed every kept connection)", cfg)

@@ -152,6 +152,9 @@ type Step struct {
 	Failed            int64  `json:"failed"`
 	KeepAliveRequests int64  `json:"keep_alive_requests"`
 	FailureClass      string `json:"failure_class,omitempty"`
+	// KeepAliveIgnored says that the backend closed the connection after
+	// every response in every trial of a keep-alive series.
+	KeepAliveIgnored bool `json:"keep_alive_ignored,omitempty"`
 	FailureSample     string `json:"failure_sample,omitempty"`
 }
 

@@ -462,6 +462,19 @@ func (s *Summary) Finished() int64 {
 	return s.Complete + s.Failed - s.Failures.Length
 }
 
+// ClosedEvery reports whether a keep-alive run's server closed the
+// connection after every response: HTTP says "Connection: close", so
+// nothing was counted as kept; a FastCGI server just closes, so every
+// request after the first of a connection found it closed and was
+// redialed. False for a run without keep-alive or without a response.
+func (s *Summary) ClosedEvery() bool {
+	if !s.KeepAlive || s.Complete == 0 {
+		return false
+	}
+	return s.KeepAliveRequests == 0 ||
+		(s.Reconnects > 0 && s.Complete > int64(s.Concurrency) && s.Reconnects >= s.Complete-int64(s.Concurrency))
+}
+
 // FailureRatio is the run's failure ratio, from 0 to 1: failed requests
 // (any class) over the requests that finished (Finished: a Length
 // failure counts once). It is 0 when nothing finished: no request failed.

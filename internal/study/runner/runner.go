@@ -47,10 +47,10 @@ const DefaultNoise = 0.02
 
 // Options configure Run.
 type Options struct {
-	// MakePlan builds the executor's plan of a series from its URL (the
-	// placeholders expanded) and its client-side levels: package main
+	// MakePlan builds the executor's plan of a series from its target
+	// (placeholders expanded) and its client-side levels: package main
 	// validates it as bench's flags are.
-	MakePlan func(s *spec.Series, url string) (*execute.Plan, error)
+	MakePlan func(s *spec.Series, t Target) (*execute.Plan, error)
 	// Exec are the executor's options of every measured run (Stderr,
 	// Version, Privacy); Observe is set by Run.
 	Exec execute.Options
@@ -63,6 +63,15 @@ type Options struct {
 	Noise float64
 	// Redact hides credentials in the command lines kept in the result.
 	Redact func([]string) []string
+}
+
+// Target is a series' request, its placeholders expanded.
+type Target struct {
+	// URL is the series' URL; DocumentRoot FastCGI's DOCUMENT_ROOT ("":
+	// the default); Headers the backend's request headers.
+	URL          string
+	DocumentRoot string
+	Headers      []string
 }
 
 // config is a configuration while the study runs.
@@ -219,6 +228,7 @@ func (r *runner) prepare(base string) error {
 	for i := range r.configs {
 		r.configs[i].res = &r.res.Configurations[i]
 	}
+	var err error
 	for si := range series {
 		s := &series[si]
 		ci := slices.IndexFunc(cs, func(c spec.Configuration) bool { return c.Name == s.Config.Name })
@@ -227,11 +237,24 @@ func (r *runner) prepare(base string) error {
 		for k, v := range s.Levels {
 			vars[k] = v
 		}
-		u, err := spec.Expand(c.sc.Backend.URL, vars)
+		var t Target
+		expand := func(in string) string {
+			out, e := spec.Expand(in, vars)
+			if e != nil && err == nil {
+				err = e
+			}
+			return out
+		}
+		b := c.sc.Backend
+		t.URL, t.DocumentRoot = expand(b.URL), expand(b.DocumentRoot)
+		for _, h := range b.Headers {
+			t.Headers = append(t.Headers, expand(h))
+		}
 		if err != nil {
 			return fmt.Errorf("study: %s: %w", s.Label, err)
 		}
-		plan, err := r.o.MakePlan(s, u)
+		u := t.URL
+		plan, err := r.o.MakePlan(s, t)
 		if err != nil {
 			return fmt.Errorf("study: series %s: %w", s.Label, err)
 		}
@@ -538,7 +561,9 @@ func (r *runner) finish() {
 			}
 			st := study.Step{Concurrency: r.st.Measure.Levels[li]}
 			var classes [load.NumClasses]int64
+			st.KeepAliveIgnored = true
 			for _, s := range ts {
+				st.KeepAliveIgnored = st.KeepAliveIgnored && s.ClosedEvery()
 				t := driver.TrialOf(s)
 				st.Trials = append(st.Trials, t)
 				st.Complete += s.Complete
