@@ -154,8 +154,8 @@ type Step struct {
 	FailureClass      string `json:"failure_class,omitempty"`
 	// KeepAliveIgnored says that the backend closed the connection after
 	// every response in every trial of a keep-alive series.
-	KeepAliveIgnored bool `json:"keep_alive_ignored,omitempty"`
-	FailureSample     string `json:"failure_sample,omitempty"`
+	KeepAliveIgnored bool   `json:"keep_alive_ignored,omitempty"`
+	FailureSample    string `json:"failure_sample,omitempty"`
 }
 
 // Answer is a factor's conclusion and its detail.
