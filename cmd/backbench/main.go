@@ -34,6 +34,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/backbench/backbench/internal/backend"
 )
 
 // Exit statuses.
@@ -108,7 +110,10 @@ func signalContext() (context.Context, func() os.Signal) {
 		got = <-ch
 		close(done)
 		cancel()
-		if s := <-ch; s == syscall.SIGINT {
+		s := <-ch
+		// Exiting at once: the backends a study started die with it.
+		backend.KillAll()
+		if s == syscall.SIGINT {
 			os.Exit(exitSIGINT)
 		}
 		os.Exit(exitSIGTERM)

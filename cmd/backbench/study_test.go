@@ -95,8 +95,20 @@ func runStudy(t *testing.T, args ...string) studyRun {
 	return r
 }
 
-// marked lists the live processes whose environment holds mark.
+// marked lists the live processes whose environment holds mark, after
+// waiting up to 10 s for them to be gone (a process killed a moment ago
+// may not have exited yet).
 func marked(mark string) []int {
+	var pids []int
+	waitFor(10*time.Second, func() bool {
+		pids = markedNow(mark)
+		return len(pids) == 0
+	})
+	return pids
+}
+
+// markedNow lists the live processes whose environment holds mark.
+func markedNow(mark string) []int {
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -458,46 +470,58 @@ func TestStudyLifecycle(t *testing.T) {
 }
 
 // TestStudyInterrupted: SIGINT during a study stops every backend and
-// writes what finished, marked incomplete.
+// writes what finished, marked incomplete; a second SIGINT exits at once,
+// and its backends die with it.
 func TestStudyInterrupted(t *testing.T) {
-	bin := studyBinary(t)
-	out := t.TempDir()
-	f := writeStudy(t, lifecycleStudy(`  - name: bad
+	for _, twice := range []bool{false, true} {
+		t.Run(map[bool]string{false: "once", true: "twice"}[twice], func(t *testing.T) {
+			bin := studyBinary(t)
+			out := t.TempDir()
+			f := writeStudy(t, lifecycleStudy(`  - name: bad
     command: [backbench, serve, --protocol, http, --delay, 1ms, --listen, "{listen}"]
     url: "http://{target}/"`))
-	mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
-	cmd := exec.Command(bin, "study", "--out", out, "-n", "100000", "--repeat", "3", f)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
-	var so, se syncBuffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if !waitFor(60*time.Second, func() bool { return strings.Contains(se.String(), "round 1 of 3") }) {
-		cmd.Process.Kill()
-		t.Fatalf("the study never began its first round:\n%s", se.String())
-	}
-	time.Sleep(300 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	if code := exitCode(t, cmd, 60*time.Second); code != exitSIGINT {
-		t.Errorf("exit %d, want %d\n%s", code, exitSIGINT, se.String())
-	}
-	if left := marked(mark); len(left) > 0 {
-		t.Errorf("processes the study started are alive after SIGINT: %v", left)
-		for _, pid := range left {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(out, "study.json"))
-	if err != nil {
-		t.Fatalf("no study.json after SIGINT: %v", err)
-	}
-	var res study.Result
-	if err := json.Unmarshal(b, &res); err != nil || !res.Incomplete {
-		t.Errorf("study.json not marked incomplete (%v)", err)
-	}
-	if !strings.Contains(so.String(), "INCOMPLETE") {
-		t.Errorf("the text does not say the study is incomplete:\n%s", so.String())
+			mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
+			cmd := exec.Command(bin, "study", "--out", out, "-n", "100000", "--repeat", "3", f)
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
+			var so, se syncBuffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if !waitFor(60*time.Second, func() bool { return strings.Contains(se.String(), "round 1 of 3") }) {
+				cmd.Process.Kill()
+				t.Fatalf("the study never began its first round:\n%s", se.String())
+			}
+			time.Sleep(300 * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGINT)
+			if twice {
+				time.Sleep(20 * time.Millisecond)
+				cmd.Process.Signal(syscall.SIGINT)
+			}
+			if code := exitCode(t, cmd, 60*time.Second); code != exitSIGINT {
+				t.Errorf("exit %d, want %d\n%s", code, exitSIGINT, se.String())
+			}
+			if left := marked(mark); len(left) > 0 {
+				t.Errorf("processes the study started are alive after SIGINT: %v", left)
+				for _, pid := range left {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			if twice {
+				return
+			}
+			b, err := os.ReadFile(filepath.Join(out, "study.json"))
+			if err != nil {
+				t.Fatalf("no study.json after SIGINT: %v", err)
+			}
+			var res study.Result
+			if err := json.Unmarshal(b, &res); err != nil || !res.Incomplete {
+				t.Errorf("study.json not marked incomplete (%v)", err)
+			}
+			if !strings.Contains(so.String(), "INCOMPLETE") {
+				t.Errorf("the text does not say the study is incomplete:\n%s", so.String())
+			}
+		})
 	}
 }
 

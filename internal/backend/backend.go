@@ -255,6 +255,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		done:   make(chan struct{}),
 		seen:   map[int]uint64{},
 	}
+	track(p, true)
 	// The leader is not reaped before the Wait below: its stat is its own.
 	if pi, err := readStat(p.pid); err == nil {
 		p.seen[p.pid] = pi.start

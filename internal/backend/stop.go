@@ -25,7 +25,10 @@ type StopReport struct {
 // once, concurrently, and after the leader died: later calls return the
 // first call's report.
 func (p *Process) Stop() StopReport {
-	p.stopOnce.Do(func() { p.report = p.stop() })
+	p.stopOnce.Do(func() {
+		p.report = p.stop()
+		track(p, false)
+	})
 	return p.report
 }
 
@@ -172,4 +175,39 @@ func (r StopReport) String() string {
 		s += "; STILL RUNNING after SIGKILL: pids " + strings.Join(pids, " ")
 	}
 	return s
+}
+
+// live holds the processes started and not yet stopped, for KillAll.
+var live struct {
+	mu sync.Mutex
+	ps map[*Process]bool
+}
+
+// track adds p to the live processes (on = true) or removes it.
+func track(p *Process, on bool) {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.ps == nil {
+		live.ps = map[*Process]bool{}
+	}
+	if on {
+		live.ps[p] = true
+	} else {
+		delete(live.ps, p)
+	}
+}
+
+// KillAll sends SIGKILL to the trees of every process started and not yet
+// stopped, without waiting: for a program about to exit at once (a second
+// SIGINT), so that no backend it started outlives it.
+func KillAll() {
+	live.mu.Lock()
+	ps := make([]*Process, 0, len(live.ps))
+	for p := range live.ps {
+		ps = append(ps, p)
+	}
+	live.mu.Unlock()
+	for _, p := range ps {
+		p.signal(syscall.SIGKILL)
+	}
 }
