@@ -16,6 +16,7 @@ import (
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -85,6 +86,8 @@ type savedFile struct {
 	RequestsPerLevel int64
 	SecondsPerLevel  float64
 	Series           []savedSeries
+	// study is a study's result (compared by internal/study).
+	study *study.Result
 }
 
 // loadSaved reads a saved result (document.Read); anything else is a
@@ -94,7 +97,7 @@ func loadSaved(path string) (*savedFile, error) {
 	if err != nil {
 		return nil, usagef("compare: %v", err)
 	}
-	notResult := usagef("compare: %s is not a bench or sweep result, nor a capacity search (want the JSON of bench --format json, a sweep.json or a capacity.json)", path)
+	notResult := usagef("compare: %s is not a bench or sweep result, a capacity search nor a study (want the JSON of bench --format json, a sweep.json, a capacity.json or a study.json)", path)
 	d, err := document.Read(path, b)
 	switch {
 	case errors.Is(err, document.ErrBadContent) || errors.Is(err, document.ErrNewerSchema):
@@ -129,6 +132,8 @@ func loadSaved(path string) (*savedFile, error) {
 		}
 		s.Target.URL = r.Target.URL
 		f.Series = []savedSeries{s}
+	case d.Study != nil:
+		f.study = d.Study
 	case d.Capacity != nil:
 		f.sweep = true
 		f.Series = capacitySeries(d.Capacity)
@@ -223,6 +228,9 @@ func capacitySeries(c *capacity.JSONReport) []savedSeries {
 // (targets and load shapes), shown above the comparisons.
 func (f *savedFile) differences(other *savedFile) []string {
 	var d []string
+	if f.study != nil || other.study != nil {
+		return nil
+	}
 	if f.kind == document.KindCapacity || other.kind == document.KindCapacity {
 		if f.kind != other.kind {
 			k := f.kind
@@ -426,6 +434,9 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 
 // hasTrials reports whether every level of f has trials.
 func (f *savedFile) hasTrials() bool {
+	if f.study != nil {
+		return f.study.Measure.Repeat > 1
+	}
 	for _, s := range f.Series {
 		for _, l := range s.Levels {
 			if l.Repeated == nil {
@@ -445,6 +456,18 @@ func (s *savedSeries) factors() trials.Factors {
 // be compared with (see trials.MatchSeries) and compares them at every level in
 // common; the notes say which series found no partner.
 func compareFiles(old, f *savedFile, noise float64, notes *[]string) []trials.Comparison {
+	if old.study != nil || f.study != nil {
+		if old.study == nil || f.study == nil {
+			*notes = append(*notes, fmt.Sprintf("%s and %s: a study compares with a study only", old.path, f.path))
+			return nil
+		}
+		cs, n := study.CompareRuns(old.study, f.study, noise)
+		for i := range cs {
+			cs[i].File, cs[i].BaselineFile = f.path, old.path
+		}
+		*notes = append(*notes, n...)
+		return cs
+	}
 	var out []trials.Comparison
 	var olds []trials.Factors
 	var oldLabels []string

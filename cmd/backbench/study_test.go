@@ -49,6 +49,8 @@ func studyBinary(t *testing.T) string {
 
 // studyRun is one run of backbench study.
 type studyRun struct {
+	// dir holds its study.json.
+	dir            string
 	code           int
 	stdout, stderr string
 	res            *study.Result
@@ -67,7 +69,7 @@ func runStudy(t *testing.T, args ...string) studyRun {
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
-	r := studyRun{stdout: so.String(), stderr: se.String()}
+	r := studyRun{dir: out, stdout: so.String(), stderr: se.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
@@ -380,6 +382,51 @@ measure:
 	}
 	if !strings.Contains(r.res.Answers[0].Conclusion, "slower") {
 		t.Errorf("conclusion: %s", r.res.Answers[0].Conclusion)
+	}
+}
+
+// TestStudyCompare: two runs of one study compare series by series with
+// backbench compare, and a study does not pair with a bench result.
+func TestStudyCompare(t *testing.T) {
+	var runs []studyRun
+	for range 2 {
+		r := runStudy(t, "-n", "100", "--repeat", "4", "../../studies/workers.yaml")
+		if r.code != 0 || r.res == nil {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		runs = append(runs, r)
+	}
+	a, b := filepath.Join(runs[0].dir, "study.json"), filepath.Join(runs[1].dir, "study.json")
+	bin := studyBinary(t)
+	out, err := exec.Command(bin, "compare", "--format", "json", a, b).Output()
+	if err != nil {
+		t.Fatalf("compare: %v", err)
+	}
+	var doc struct {
+		Kind        string              `json:"kind"`
+		Comparisons []trials.Comparison `json:"comparisons"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range doc.Comparisons {
+		if c.Factor != trials.FactorNone || c.Series != c.Baseline || c.File != b || c.BaselineFile != a {
+			t.Errorf("comparison %+v", c)
+		}
+		if c.Metric == trials.MetricRequestsPerSecond {
+			seen[c.Series] = true
+			if c.Verdict == trials.NoVerdict {
+				t.Errorf("%s: no verdict with 4 trials a side", c.Series)
+			}
+		}
+	}
+	if doc.Kind != "compare" || len(seen) != 2 {
+		t.Errorf("kind %q, series compared %v", doc.Kind, seen)
+	}
+	text, err := exec.Command(bin, "compare", a, b).Output()
+	if err != nil || !strings.Contains(string(text), "workers=4") {
+		t.Errorf("compare's text (%v):\n%s", err, text)
 	}
 }
 
