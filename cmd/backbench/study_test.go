@@ -592,3 +592,41 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestStudyPageInBrowser: the page of a study (backbench report
+// study.json) opens in headless Chromium with the answers first, in
+// sight, the factors' charts drawn, and nothing wider than the window.
+func TestStudyPageInBrowser(t *testing.T) {
+	bin := chromium(t)
+	r := runStudy(t, "-c", "1,2", "-n", "60", "--repeat", "2", "../../studies/2008-sweep.yaml")
+	if r.code != 0 || r.res == nil {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	page := filepath.Join(r.dir, "study.html")
+	if out, err := exec.Command(studyBinary(t), "report", "-o", page, filepath.Join(r.dir, "study.json")).CombinedOutput(); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	tab := openInBrowser(t, bin, "file://"+page, 1280, 800)
+	var l pageLayout
+	tab.eval(readLayout, &l)
+	tab.checkQuiet()
+	var want []string
+	for _, a := range r.res.Answers {
+		want = append(want, a.Conclusion)
+	}
+	if got := l.Answers["r1"]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("answers on the page:\n%q\nwant\n%q", got, want)
+	}
+	if l.FirstAnswer <= 0 || l.FirstAnswer > l.ViewportH {
+		t.Errorf("the first answer ends at %v, outside the first screen (%v)", l.FirstAnswer, l.ViewportH)
+	}
+	if l.ScrollWidth > l.ClientWidth || len(l.Wide) > 0 {
+		t.Errorf("wider than the window: %v", l.Wide)
+	}
+	var charts, commands int
+	tab.eval(`document.querySelectorAll('section.study svg').length`, &charts)
+	tab.eval(`[...document.querySelectorAll('section.study td code')].filter(c => c.textContent.includes('backbench serve')).length`, &commands)
+	if charts < 4 || commands != 2 {
+		t.Errorf("%d charts (want 2 per factor), %d commands shown (want 2)", charts, commands)
+	}
+}

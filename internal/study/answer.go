@@ -175,7 +175,7 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 					cs[i].Factor, cs[i].FactorTitle = f.Name, title
 					// The detail gives req/s always, the other metrics
 					// where they differ; the document has them all.
-					if i == 0 || (cs[i].Verdict != trials.NoDifference && cs[i].Verdict != trials.NoVerdict) {
+					if i == 0 || (cs[i].Verdict != trials.NoDifference && cs[i].Verdict != trials.NoVerdict && measured(&cs[i])) {
 						words = append(words, metricText(&cs[i]))
 					}
 					if cs[i].ShortTrials > 0 {
@@ -254,6 +254,13 @@ func noAnswer(res *Result, s *Series, ss *Step, b *Series, bs *Step) string {
 		}
 	}
 	return ""
+}
+
+// measured reports whether both sides of c measured something (a
+// backend's CPU per request reads 0 in trials shorter than the clock's
+// tick): a ratio to or from 0 is no finding.
+func measured(c *trials.Comparison) bool {
+	return c.Value != nil && c.BaselineValue != nil && *c.Value > 0 && *c.BaselineValue > 0
 }
 
 // metricText is "req/s 1.081× [1.020, 1.150] faster".

@@ -471,6 +471,8 @@ func (p *pager) answers(results []*Result, ids []string) {
 			ss = answerSentences(compareAnswerRows(r.compare.Comparisons))
 		case KindCapacity:
 			ss = []string{r.cap.Answer}
+		case KindStudy:
+			ss = studyAnswers(r.study)
 		case KindBench:
 			ss = []string{benchHeadline(r.Name, r.bench)}
 		case KindProbe:
@@ -492,6 +494,8 @@ func (p *pager) answers(results []*Result, ids []string) {
 			notes = r.sweep.Notes
 		case KindCompare:
 			notes = r.compare.Notes
+		case KindStudy:
+			notes = r.study.Notes
 		}
 		for _, n := range notes {
 			fmt.Fprintf(b, "<p class=\"answer-note\">Note: %s</p>\n", esc(n))

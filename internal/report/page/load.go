@@ -11,6 +11,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/summary"
 )
 
@@ -29,6 +30,7 @@ const (
 	KindProbe    Kind = "probe"
 	KindCompare  Kind = "compare"
 	KindCapacity Kind = "capacity"
+	KindStudy    Kind = "study"
 )
 
 // ErrNotResult is returned (wrapped, with the file's name) for a file that
@@ -166,6 +168,7 @@ type Result struct {
 	probe   *probeDoc
 	compare *compareDoc
 	cap     *capacity.JSONReport
+	study   *study.Result
 }
 
 // Parse reads one result file: bench, sweep, probe, compare or capacity
@@ -208,6 +211,8 @@ func Parse(name string, data []byte) (*Result, error) {
 	case d.Compare != nil:
 		r.Kind, r.compare = KindCompare, &compareDoc{}
 		target = r.compare
+	case d.Study != nil:
+		r.Kind, r.study = KindStudy, d.Study
 	default:
 		return nil, fmt.Errorf("%s: %w (a bare run record: give the bench or sweep JSON that holds it)", name, ErrNotResult)
 	}

@@ -92,7 +92,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	for _, r := range results {
 		count[r.Kind]++
 	}
-	for _, k := range []Kind{KindBench, KindSweep, KindProbe, KindCompare, KindCapacity} {
+	for _, k := range []Kind{KindStudy, KindBench, KindSweep, KindProbe, KindCompare, KindCapacity} {
 		if n := count[k]; n > 0 {
 			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
 		}
@@ -135,6 +135,8 @@ func Write(w io.Writer, results []*Result, o Options) error {
 			p.probe(r.probe)
 		case KindCapacity:
 			p.capacity(r.cap)
+		case KindStudy:
+			p.study(r.study)
 		case KindCompare:
 			c := r.compare
 			if len(c.Files) > 0 {
@@ -164,7 +166,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	return err
 }
 
-var kindTitle = map[Kind]string{KindBench: "Bench", KindSweep: "Sweep", KindProbe: "Probe", KindCompare: "Comparison", KindCapacity: "Capacity"}
+var kindTitle = map[Kind]string{KindStudy: "Study", KindBench: "Bench", KindSweep: "Sweep", KindProbe: "Probe", KindCompare: "Comparison", KindCapacity: "Capacity"}
 
 // provenance writes what was run, when and where.
 func (p *pager) provenance(r *Result) {
