@@ -78,14 +78,20 @@ func reportCmd(args []string, stdout io.Writer) error {
 // sweepPage writes sweep.html: the page of the sweep's own JSON, as
 // backbench report would render the saved sweep.json (name).
 func sweepPage(w io.Writer, sw *report.Sweep, name string, keepSecrets bool) error {
+	return ownPage(w, &document.Document{Kind: document.KindSweep, Sweep: sw}, name, "sweep", keepSecrets)
+}
+
+// ownPage writes the page of one document d that a command made (sweep.html,
+// study.html), read back as report reads it, titled "backbench WHAT".
+func ownPage(w io.Writer, d *document.Document, name, what string, keepSecrets bool) error {
 	var js bytes.Buffer
-	if err := document.Write(&js, &document.Document{Kind: document.KindSweep, Sweep: sw}); err != nil {
+	if err := document.Write(&js, d); err != nil {
 		return err
 	}
 	r, err := page.Parse(name, js.Bytes())
 	if err != nil {
-		return errors.Join(errors.New("sweep.html"), err)
+		return errors.Join(errors.New(what+".html"), err)
 	}
 	r.ModTime = time.Now()
-	return page.Write(w, []*page.Result{r}, page.Options{Title: "backbench sweep", Generated: time.Now(), KeepSecrets: keepSecrets})
+	return page.Write(w, []*page.Result{r}, page.Options{Title: "backbench " + what, Generated: time.Now(), KeepSecrets: keepSecrets})
 }

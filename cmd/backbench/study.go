@@ -46,7 +46,8 @@ connection), sends one verification request, measures every series in
 interleaved rounds, samples the backend's processes, and stops it (SIGTERM,
 then SIGKILL after the grace period). Then it compares every pair of series
 that differ in exactly one declared factor, and answers the question factor
-by factor. It writes DIR/study.json (a document compare and report read).
+by factor. It writes DIR/study.json (a document compare and report read)
+and DIR/study.html (its page: the answers first, then the charts).
 
 A study file with an unknown key, a bad placeholder or an unknown factor is
 refused before anything starts: one line FILE:LINE:COL, exit status 2.
@@ -56,7 +57,7 @@ Flags:
 
 func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs := newFlagSet("study")
-	fs.StringVar(&o.out, "out", ".", "write study.json into `DIR`")
+	fs.StringVar(&o.out, "out", ".", "write study.json and study.html into `DIR`")
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series in each round (0: random; the result records the order's seed)")
@@ -151,15 +152,23 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return usagef("%v", err)
 	}
-	f, err := report.CreateAtomic(filepath.Join(o.out, "study.json"))
-	if err != nil {
-		return usagef("study: cannot create output file: %v", err)
+	doc := &document.Document{Kind: document.KindStudy, Study: res}
+	var files []*report.AtomicFile
+	for _, n := range []string{"study.json", "study.html"} {
+		f, err := report.CreateAtomic(filepath.Join(o.out, n))
+		if err != nil {
+			return usagef("study: cannot create output file: %v", err)
+		}
+		defer f.Abort()
+		files = append(files, f)
 	}
-	defer f.Abort()
-	if err := document.Write(f, &document.Document{Kind: document.KindStudy, Study: res}); err != nil {
+	if err := document.Write(files[0], doc); err != nil {
 		return err
 	}
-	if err := report.CommitAll([]*report.AtomicFile{f}); err != nil {
+	if err := ownPage(files[1], doc, files[0].Name(), "study", false); err != nil {
+		return err
+	}
+	if err := report.CommitAll(files); err != nil {
 		return err
 	}
 	switch o.format {
@@ -173,7 +182,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := study.WriteText(stdout, res); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\nWrote %s\n", f.Name())
+		fmt.Fprintf(stdout, "\nWrote %s, %s\n", files[0].Name(), files[1].Name())
 	}
 	if res.Incomplete {
 		return errInterrupted
