@@ -29,6 +29,8 @@ type parser struct {
 	// placeholder uses per backend, for the checks that need the
 	// configurations: name -> first node using it.
 	uses []map[string]*use
+	// portKeys holds each backend's port: key when it fixes a port.
+	portKeys []*yaml.Node
 }
 
 // use is the first use of a placeholder in a backend.
@@ -90,10 +92,8 @@ func (p *parser) yamlFail(err error) {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		if line < 1 {
-			line = 1
-		}
-		p.failAt(line, 1, "YAML syntax: %s", m[2])
+		line, col := p.syntaxLine(m[2], max(line, 1))
+		p.failAt(line, col, "YAML syntax: %s", m[2])
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	line, col := 1, 1
@@ -103,6 +103,62 @@ func (p *parser) yamlFail(err error) {
 		}
 	}
 	p.failAt(line, col, "YAML syntax: %s", msg)
+}
+
+// syntaxLine finds the line of a YAML syntax error, whose message names
+// the line where the enclosing construct begins (or the line before it):
+// the first line at which the file's beginning, up to and with that line,
+// fails with the same problem. The column is that line's first character
+// that is not a space. A long file keeps the line of the message.
+func (p *parser) syntaxLine(problem string, line int) (int, int) {
+	if len(p.src) > 64<<10 || bytes.Count(p.src, []byte("\n")) > 2000 {
+		return line, 1
+	}
+	end := 0
+	for k := 1; end < len(p.src); k++ {
+		if j := bytes.IndexByte(p.src[end:], '\n'); j >= 0 {
+			end += j + 1
+		} else {
+			end = len(p.src)
+		}
+		if prefixProblem(p.src[:end]) == problem {
+			i := p.offset(k, 1)
+			if i < 0 || i > end {
+				return k, 1
+			}
+			text := p.src[i:end]
+			col := 1 + len(text) - len(bytes.TrimLeft(text, " \t"))
+			if len(bytes.TrimSpace(text)) == 0 {
+				col = 1
+			}
+			return k, col
+		}
+	}
+	return line, 1
+}
+
+// prefixProblem is the syntax problem of a YAML text without its line, ""
+// when it parses.
+func prefixProblem(data []byte) (problem string) {
+	defer func() {
+		if r := recover(); r != nil {
+			problem = fmt.Sprint(r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for i := 0; i < 2; i++ {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return ""
+			}
+			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+				return m[2]
+			}
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // checkBytes reports bytes YAML refuses, at their position: invalid UTF-8
@@ -407,7 +463,7 @@ func (p *parser) parse() *Study {
 		p.parseBackends(b.val)
 	}
 	if m, ok := top["measure"]; ok {
-		p.parseMeasure(m.val)
+		p.parseMeasure(m.key, m.val)
 	}
 	missing("question")
 	missing("backends")
@@ -489,6 +545,9 @@ func (p *parser) parseFactors(f pair) {
 				}
 			}
 			if contains(fac.Levels, v) {
+				if written := p.scalar(l, what); written != v {
+					p.fail(l, "%s: level %q (%s) is declared twice", what, written, v)
+				}
 				p.fail(l, "%s: level %q is declared twice", what, v)
 			}
 			fac.Levels = append(fac.Levels, v)
@@ -702,6 +761,7 @@ func (p *parser) parseBackend(n *yaml.Node, i int) Backend {
 			portNode = v.key
 		}
 	}
+	p.portKeys = append(p.portKeys, portNode)
 	if v, ok := m["transport"]; ok {
 		if _, factor := p.factors[FactorTransport]; factor {
 			p.fail(v.key, "%s: transport is a factor of this study; a backend's transport: applies only without one", what)
@@ -831,8 +891,9 @@ func (p *parser) placeholderPos(n *yaml.Node, value string, off int) (int, int) 
 }
 
 // parseMeasure reads the measurement.
-func (p *parser) parseMeasure(n *yaml.Node) {
+func (p *parser) parseMeasure(key, n *yaml.Node) {
 	m, _ := p.mapping(n, "measure", measureKeys)
+	n = key // the position of what is missing
 	me := &p.s.Measure
 	me.Repeat = 1
 	k, ok := m["kind"]
@@ -950,7 +1011,7 @@ func (p *parser) checkConfigurations() {
 		b, uses := c.Backend, p.uses[i]
 		if c.Transport == TransportUnix {
 			if b.Port > 0 {
-				p.failAt(b.Line, b.Col, "backend %q serves %s over a Unix socket, but declares a fixed TCP port", b.Name, configLevels(p.s, c.Levels))
+				p.fail(p.portKeys[i], "backend %q serves %s over a Unix socket, but declares a fixed TCP port", b.Name, configLevels(p.s, c.Levels))
 			}
 			if u := uses["port"]; u != nil {
 				p.failAt(u.line, u.col, "backend %q serves %s over a Unix socket, where {port} is empty: use {listen} or {addr}", b.Name, configLevels(p.s, c.Levels))

@@ -192,8 +192,8 @@ func TestExpand(t *testing.T) {
 		{"{b}", "", "unknown placeholder {b}"},
 		{"{a", "", "does not close"},
 		{"a}", "", "lone }"},
-		{"{ a }", "", "is not a placeholder"},
-		{"{}", "", "is not a placeholder"},
+		{"{ a }", "", "opens no placeholder"},
+		{"{}", "", "opens no placeholder"},
 	} {
 		got, err := Expand(tc.in, vars)
 		if tc.err != "" {
