@@ -57,6 +57,9 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // decode reads the one YAML document of the file.
 func (p *parser) decode() *yaml.Node {
+	if len(p.src) > MaxFileSize {
+		p.failAt(1, 1, "the study file is larger than %d KiB", MaxFileSize>>10)
+	}
 	p.checkBytes()
 	dec := yaml.NewDecoder(bytes.NewReader(p.src))
 	var root yaml.Node
@@ -109,13 +112,25 @@ func (p *parser) yamlFail(err error) {
 // the line where the enclosing construct begins (or the line before it):
 // the first line at which the file's beginning, up to and with that line,
 // fails with the same problem. The column is that line's first character
-// that is not a space. A long file keeps the line of the message.
+// that is not a space. A long file, or a problem far from the line of the
+// message, keeps the line of the message.
 func (p *parser) syntaxLine(problem string, line int) (int, int) {
-	if len(p.src) > 64<<10 || bytes.Count(p.src, []byte("\n")) > 2000 {
+	const maxBytes, maxTries = 16 << 10, 200
+	if len(p.src) > maxBytes {
 		return line, 1
 	}
-	end := 0
-	for k := 1; end < len(p.src); k++ {
+	// The lines before the one the message names (or the one before it)
+	// parse: start there.
+	k := 0
+	if bytes.Count(p.src, []byte("\n")) > maxTries {
+		k = max(line-2, 0)
+	}
+	end := p.offset(k+1, 1)
+	if end < 0 {
+		return line, 1
+	}
+	for tries := 0; end < len(p.src) && tries < maxTries; tries++ {
+		k++
 		if j := bytes.IndexByte(p.src[end:], '\n'); j >= 0 {
 			end += j + 1
 		} else {
