@@ -256,19 +256,31 @@ type pair struct {
 	key, val *yaml.Node
 }
 
-// mapping checks that n is a map whose keys are among known, each once,
-// and returns its entries by key and in order.
+// mapping checks that n is a map whose keys are among known (nil: any),
+// each once, and returns its entries by key and in order. YAML's merge
+// key (<<: *anchor) brings in the entries of other maps that n does not
+// have itself.
 func (p *parser) mapping(n *yaml.Node, what string, known []string) (map[string]pair, []pair) {
+	return p.mappingDepth(n, what, known, 0)
+}
+
+// mappingDepth is mapping, depth merges down.
+func (p *parser) mappingDepth(n *yaml.Node, what string, known []string, depth int) (map[string]pair, []pair) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
 		p.fail(n, "%s: want a map, not %s", what, kindName(n))
 	}
 	byKey := map[string]pair{}
 	var order []pair
+	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
 			p.fail(k, "%s: a key must be a name, not %s", what, kindName(k))
+		}
+		if k.ShortTag() == "!!merge" {
+			merges = append(merges, v)
+			continue
 		}
 		if known != nil && !contains(known, k.Value) {
 			p.fail(k, "unknown key %q in %s%s (known: %s)", k.Value, what, suggest(k.Value, known), strings.Join(known, ", "))
@@ -278,6 +290,24 @@ func (p *parser) mapping(n *yaml.Node, what string, known []string) (map[string]
 		}
 		byKey[k.Value] = pair{k, v}
 		order = append(order, pair{k, v})
+	}
+	for _, m := range merges {
+		if depth >= 8 {
+			p.fail(m, "%s: merges (<<) nested more than 8 deep", what)
+		}
+		from := []*yaml.Node{m}
+		if m.Kind == yaml.SequenceNode {
+			from = p.sequence(m, what+" <<")
+		}
+		for _, f := range from {
+			_, entries := p.mappingDepth(f, what, known, depth+1)
+			for _, e := range entries {
+				if _, ok := byKey[e.key.Value]; !ok {
+					byKey[e.key.Value] = e
+					order = append(order, e)
+				}
+			}
+		}
 	}
 	return byKey, order
 }
