@@ -283,7 +283,10 @@ func (p *parser) mappingDepth(n *yaml.Node, what string, known []string, depth i
 			continue
 		}
 		if known != nil && !contains(known, k.Value) {
-			p.fail(k, "unknown key %q in %s%s (known: %s)", k.Value, what, suggest(k.Value, known), strings.Join(known, ", "))
+			if hint := suggest(k.Value, known); hint != "" {
+				p.fail(k, "unknown key %q in %s%s", k.Value, what, hint)
+			}
+			p.fail(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
 		}
 		if first, dup := byKey[k.Value]; dup {
 			p.fail(k, "duplicate key %q in %s (first at %d:%d)", k.Value, what, first.key.Line, first.key.Column)
@@ -699,7 +702,15 @@ func (p *parser) parseBackends(n *yaml.Node) {
 
 // parseBackend reads one backend.
 func (p *parser) parseBackend(n *yaml.Node, i int) Backend {
-	m, _ := p.mapping(n, fmt.Sprintf("backend %d", i+1), backendKeys)
+	label := fmt.Sprintf("backend %d", i+1)
+	if r := resolve(n); r.Kind == yaml.MappingNode {
+		for j := 0; j+1 < len(r.Content); j += 2 {
+			if k, v := resolve(r.Content[j]), resolve(r.Content[j+1]); k.Value == "name" && v.Kind == yaml.ScalarNode && v.Value != "" && !isNull(v) {
+				label = fmt.Sprintf("backend %q", oneLine(v.Value))
+			}
+		}
+	}
+	m, _ := p.mapping(n, label, backendKeys)
 	b := Backend{
 		Verify:       Verify{Status: DefaultStatus},
 		Transport:    TransportTCP,
