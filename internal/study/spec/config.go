@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -34,11 +35,16 @@ type Series struct {
 	Label string
 }
 
-// levelsName joins a combination's factor=level pairs in factor order.
+// levelsName joins a combination's factor=level pairs in factor order. A
+// level with a space, a comma, '=' or '"' is quoted, so that two
+// combinations never share a name.
 func levelsName(s *Study, levels map[string]string, sep string) string {
 	var parts []string
 	for _, f := range s.Factors {
 		if v, ok := levels[f.Name]; ok {
+			if strings.ContainsAny(v, " ,=\"") {
+				v = strconv.Quote(v)
+			}
 			parts = append(parts, f.Name+"="+v)
 		}
 	}

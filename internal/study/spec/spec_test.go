@@ -311,3 +311,30 @@ func TestBackendExpand(t *testing.T) {
 		t.Errorf("a path out of the directory: %v", err)
 	}
 }
+
+// TestNamesQuoted checks that levels with separators are quoted in names
+// and labels, so that two configurations never share one.
+func TestNamesQuoted(t *testing.T) {
+	s, err := Parse("q.yaml", []byte(`question: q
+factors:
+  f: ["a, g=1", a]
+  g: ["2", "1, g=2"]
+  keepalive: [on, off]
+backends:
+  - name: b
+    command: [x, "{listen}", "{f}", "{g}"]
+    url: http://{target}/
+measure: {kind: bench, concurrency: 1, requests: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := s.Configurations()
+	want := []string{`f="a, g=1", g=2`, `f="a, g=1", g="1, g=2"`, `f=a, g=2`, `f=a, g="1, g=2"`}
+	if got := names(cs); !reflect.DeepEqual(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+	if got := s.Series(cs)[0].Label; got != `f="a, g=1" g=2 keepalive=on` {
+		t.Errorf("label %q", got)
+	}
+}
