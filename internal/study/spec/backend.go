@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -205,7 +206,7 @@ func (p *parser) parseBackend(n *yaml.Node, i int) Backend {
 	if b.Port == 0 && !usesAny(uses, "listen", "addr", "port", "socket") {
 		p.fail(c.key, "%s is never told its address: use {listen}, {addr}, {port} or {socket} in its command, env or files (or declare a fixed port:)", what)
 	}
-	if b.Port == 0 && !strings.Contains(b.URL, "{target}") && !strings.Contains(b.URL, "{addr}") && !strings.Contains(b.URL, "{port}") && !strings.Contains(b.URL, "{socket}") {
+	if names, _ := Placeholders(b.URL); b.Port == 0 && !slices.ContainsFunc(names, func(n string) bool { return n == "target" || n == "addr" || n == "port" || n == "socket" }) {
 		p.fail(u.val, "%s: url %q does not go to the backend's address: use {target}, e.g. %s://{target}/ (or declare a fixed port:)", what, b.URL, scheme)
 	}
 	return b

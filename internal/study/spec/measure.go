@@ -50,6 +50,9 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 			p.fail(r.key, "measure: a capacity search's steps are timed: give duration, not requests")
 		}
 	}
+	if r, ok := m["requests"]; ok && len(me.Levels) > 0 && int64(me.Levels[len(me.Levels)-1]) > me.Requests {
+		p.fail(r.val, "measure requests: %d is fewer than the highest concurrency level, %d (each worker makes at least one request)", me.Requests, me.Levels[len(me.Levels)-1])
+	}
 	if d, ok := m["duration"]; ok {
 		me.Duration = p.duration(d.val, "measure duration", true)
 	}
