@@ -1,6 +1,10 @@
 package spec
 
-import "strings"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Configuration is one combination of backend-side factor levels: one
 // backend process.
@@ -31,11 +35,16 @@ type Series struct {
 	Label string
 }
 
-// levelsName joins a combination's factor=level pairs in factor order.
+// levelsName joins a combination's factor=level pairs in factor order. A
+// level with a space, a comma, '=' or '"' is quoted, so that two
+// combinations never share a name.
 func levelsName(s *Study, levels map[string]string, sep string) string {
 	var parts []string
 	for _, f := range s.Factors {
 		if v, ok := levels[f.Name]; ok {
+			if strings.ContainsAny(v, " ,=\"") {
+				v = strconv.Quote(v)
+			}
 			parts = append(parts, f.Name+"="+v)
 		}
 	}
@@ -155,4 +164,60 @@ func (s *Study) Series(cs []Configuration) []Series {
 		})
 	}
 	return out
+}
+
+// Expand returns a copy of the backend with every template substituted
+// from vars (a configuration's Vars): the command, the environment's
+// values, the files' paths and contents, the URL and the headers. A file
+// path that comes out absolute or with a ".." element is an error: files
+// stay in the configuration's directory.
+func (b *Backend) Expand(vars map[string]string) (Backend, error) {
+	out := *b
+	var err error
+	x := func(tmpl string) string {
+		if err != nil {
+			return ""
+		}
+		var s string
+		s, err = Expand(tmpl, vars)
+		return s
+	}
+	out.Command = make([]string, len(b.Command))
+	for i, a := range b.Command {
+		out.Command[i] = x(a)
+	}
+	out.Env = make([][2]string, len(b.Env))
+	for i, e := range b.Env {
+		out.Env[i] = [2]string{e[0], x(e[1])}
+	}
+	out.Files = make([]File, len(b.Files))
+	for i, f := range b.Files {
+		out.Files[i] = File{Path: x(f.Path), Content: x(f.Content)}
+		if err == nil && !localPath(out.Files[i].Path) {
+			err = fmt.Errorf("file %q: the path must stay inside the configuration's directory", out.Files[i].Path)
+		}
+	}
+	out.URL = x(b.URL)
+	out.Headers = make([]string, len(b.Headers))
+	for i, h := range b.Headers {
+		out.Headers[i] = x(h)
+	}
+	if err != nil {
+		return Backend{}, fmt.Errorf("backend %q: %w", b.Name, err)
+	}
+	return out, nil
+}
+
+// localPath reports whether a file path is relative and has no ".."
+// element.
+func localPath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el == ".." {
+			return false
+		}
+	}
+	return true
 }

@@ -32,11 +32,7 @@ func scan(tmpl string, visit func(name string, off int) error) error {
 			}
 			name := tmpl[i+1 : i+1+j]
 			if !validName.MatchString(name) {
-				shown := name
-				if len(shown) > 40 {
-					shown = shown[:40] + "..."
-				}
-				return &scanError{i, fmt.Sprintf("%q is not a placeholder (write {{ and }} for literal braces)", "{"+shown+"}")}
+				return &scanError{i, "a { that opens no placeholder (write {{ and }} for literal braces)"}
 			}
 			if err := visit(name, i); err != nil {
 				return &scanError{i, err.Error()}

@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -29,6 +27,8 @@ type parser struct {
 	// placeholder uses per backend, for the checks that need the
 	// configurations: name -> first node using it.
 	uses []map[string]*use
+	// portKeys holds each backend's port: key when it fixes a port.
+	portKeys []*yaml.Node
 }
 
 // use is the first use of a placeholder in a backend.
@@ -55,6 +55,9 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // decode reads the one YAML document of the file.
 func (p *parser) decode() *yaml.Node {
+	if len(p.src) > MaxFileSize {
+		p.failAt(1, 1, "the study file is larger than %d KiB", MaxFileSize>>10)
+	}
 	p.checkBytes()
 	dec := yaml.NewDecoder(bytes.NewReader(p.src))
 	var root yaml.Node
@@ -90,10 +93,8 @@ func (p *parser) yamlFail(err error) {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		if line < 1 {
-			line = 1
-		}
-		p.failAt(line, 1, "YAML syntax: %s", m[2])
+		line, col := p.syntaxLine(m[2], max(line, 1))
+		p.failAt(line, col, "YAML syntax: %s", m[2])
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	line, col := 1, 1
@@ -103,6 +104,74 @@ func (p *parser) yamlFail(err error) {
 		}
 	}
 	p.failAt(line, col, "YAML syntax: %s", msg)
+}
+
+// syntaxLine finds the line of a YAML syntax error, whose message names
+// the line where the enclosing construct begins (or the line before it):
+// the first line at which the file's beginning, up to and with that line,
+// fails with the same problem. The column is that line's first character
+// that is not a space. A long file, or a problem far from the line of the
+// message, keeps the line of the message.
+func (p *parser) syntaxLine(problem string, line int) (int, int) {
+	const maxBytes, maxTries = 16 << 10, 200
+	if len(p.src) > maxBytes {
+		return line, 1
+	}
+	// The lines before the one the message names (or the one before it)
+	// parse: start there.
+	k := 0
+	if bytes.Count(p.src, []byte("\n")) > maxTries {
+		k = max(line-2, 0)
+	}
+	end := p.offset(k+1, 1)
+	if end < 0 {
+		return line, 1
+	}
+	for tries := 0; end < len(p.src) && tries < maxTries; tries++ {
+		k++
+		if j := bytes.IndexByte(p.src[end:], '\n'); j >= 0 {
+			end += j + 1
+		} else {
+			end = len(p.src)
+		}
+		if prefixProblem(p.src[:end]) == problem {
+			i := p.offset(k, 1)
+			if i < 0 || i > end {
+				return k, 1
+			}
+			text := p.src[i:end]
+			col := 1 + len(text) - len(bytes.TrimLeft(text, " \t"))
+			if len(bytes.TrimSpace(text)) == 0 {
+				col = 1
+			}
+			return k, col
+		}
+	}
+	return line, 1
+}
+
+// prefixProblem is the syntax problem of a YAML text without its line, ""
+// when it parses.
+func prefixProblem(data []byte) (problem string) {
+	defer func() {
+		if r := recover(); r != nil {
+			problem = fmt.Sprint(r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for i := 0; i < 2; i++ {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return ""
+			}
+			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+				return m[2]
+			}
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // checkBytes reports bytes YAML refuses, at their position: invalid UTF-8
@@ -149,207 +218,6 @@ func (p *parser) offset(line, col int) int {
 		i += size
 	}
 	return i
-}
-
-// resolve follows aliases to the node they name.
-func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// isNull reports whether n is an empty value (key: or key: ~).
-func isNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
-}
-
-// kindName names a node's kind for messages.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a map"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if isNull(n) {
-			return "nothing"
-		}
-		return "a value"
-	}
-	return "something else"
-}
-
-// pair is one key and value of a map.
-type pair struct {
-	key, val *yaml.Node
-}
-
-// mapping checks that n is a map whose keys are among known, each once,
-// and returns its entries by key and in order.
-func (p *parser) mapping(n *yaml.Node, what string, known []string) (map[string]pair, []pair) {
-	n = resolve(n)
-	if n.Kind != yaml.MappingNode {
-		p.fail(n, "%s: want a map, not %s", what, kindName(n))
-	}
-	byKey := map[string]pair{}
-	var order []pair
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			p.fail(k, "%s: a key must be a name, not %s", what, kindName(k))
-		}
-		if known != nil && !contains(known, k.Value) {
-			p.fail(k, "unknown key %q in %s%s (known: %s)", k.Value, what, suggest(k.Value, known), strings.Join(known, ", "))
-		}
-		if first, dup := byKey[k.Value]; dup {
-			p.fail(k, "duplicate key %q in %s (first at %d:%d)", k.Value, what, first.key.Line, first.key.Column)
-		}
-		byKey[k.Value] = pair{k, v}
-		order = append(order, pair{k, v})
-	}
-	return byKey, order
-}
-
-// sequence checks that n is a list and returns its items.
-func (p *parser) sequence(n *yaml.Node, what string) []*yaml.Node {
-	n = resolve(n)
-	if n.Kind != yaml.SequenceNode {
-		p.fail(n, "%s: want a list, not %s", what, kindName(n))
-	}
-	out := make([]*yaml.Node, len(n.Content))
-	for i, c := range n.Content {
-		out[i] = resolve(c)
-	}
-	return out
-}
-
-// scalar checks that n is a single value and returns it as written ("" for
-// an empty value).
-func (p *parser) scalar(n *yaml.Node, what string) string {
-	n = resolve(n)
-	if n.Kind != yaml.ScalarNode {
-		p.fail(n, "%s: want a single value, not %s", what, kindName(n))
-	}
-	if isNull(n) {
-		return ""
-	}
-	return n.Value
-}
-
-// required returns a non-empty value.
-func (p *parser) required(n *yaml.Node, what string) string {
-	v := p.scalar(n, what)
-	if strings.TrimSpace(v) == "" {
-		p.fail(n, "%s: needs a value", what)
-	}
-	return v
-}
-
-// integer reads a whole number in [lo, hi].
-func (p *parser) integer(n *yaml.Node, what string, lo, hi int64) int64 {
-	v := p.scalar(n, what)
-	i, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil {
-		p.fail(n, "%s: want a whole number, not %q", what, v)
-	}
-	if i < lo || i > hi {
-		p.fail(n, "%s: %d is out of range (%d to %d)", what, i, lo, hi)
-	}
-	return i
-}
-
-// boolean reads true/false (also yes/no, on/off).
-func (p *parser) boolean(n *yaml.Node, what string) bool {
-	v := p.scalar(n, what)
-	switch strings.ToLower(v) {
-	case "true", "yes", "on":
-		return true
-	case "false", "no", "off":
-		return false
-	}
-	p.fail(n, "%s: want true or false, not %q", what, v)
-	return false
-}
-
-// duration reads a Go duration ("30s", "1m30s"), at least zero; positive
-// when positive is set.
-func (p *parser) duration(n *yaml.Node, what string, positive bool) time.Duration {
-	v := p.scalar(n, what)
-	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil {
-		p.fail(n, "%s: want a duration like 30s, 500ms or 1m30s, not %q", what, v)
-	}
-	if d < 0 || (positive && d == 0) {
-		p.fail(n, "%s: the duration must be more than zero, not %q", what, v)
-	}
-	return d
-}
-
-// strings reads a list of values (or one value as a list of one when one
-// is set).
-func (p *parser) stringList(n *yaml.Node, what string, one bool) ([]string, []*yaml.Node) {
-	n = resolve(n)
-	if one && n.Kind == yaml.ScalarNode && !isNull(n) {
-		return []string{n.Value}, []*yaml.Node{n}
-	}
-	items := p.sequence(n, what)
-	out := make([]string, len(items))
-	for i, it := range items {
-		out[i] = p.scalar(it, what)
-	}
-	return out, items
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// suggest returns `, did you mean "x"?` for the known word closest to s.
-func suggest(s string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := distance(strings.ToLower(s), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// distance is the Levenshtein distance of a and b (bytes), capped for long
-// words.
-func distance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		if a == b {
-			return 0
-		}
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // The keys of each part of the file.
@@ -407,7 +275,7 @@ func (p *parser) parse() *Study {
 		p.parseBackends(b.val)
 	}
 	if m, ok := top["measure"]; ok {
-		p.parseMeasure(m.val)
+		p.parseMeasure(m.key, m.val)
 	}
 	missing("question")
 	missing("backends")
@@ -489,6 +357,9 @@ func (p *parser) parseFactors(f pair) {
 				}
 			}
 			if contains(fac.Levels, v) {
+				if written := p.scalar(l, what); written != v {
+					p.fail(l, "%s: level %q (%s) is declared twice", what, written, v)
+				}
 				p.fail(l, "%s: level %q is declared twice", what, v)
 			}
 			fac.Levels = append(fac.Levels, v)
@@ -570,368 +441,6 @@ func (p *parser) parseExclude(n *yaml.Node) {
 	}
 }
 
-// signals are the stop signals by name.
-var signals = map[string]syscall.Signal{
-	"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT,
-	"HUP": syscall.SIGHUP, "KILL": syscall.SIGKILL,
-}
-
-// parseBackends reads the backends.
-func (p *parser) parseBackends(n *yaml.Node) {
-	items := p.sequence(n, "backends")
-	if len(items) == 0 {
-		p.fail(p.backendsKey, "backends: declare at least one backend")
-	}
-	names := map[string]*yaml.Node{}
-	for i, it := range items {
-		b := p.parseBackend(it, i)
-		if first, dup := names[b.Name]; dup {
-			p.fail(it, "backend name %q is used twice (first at %d:%d)", b.Name, first.Line, first.Column)
-		}
-		names[b.Name] = it
-		p.s.Backends = append(p.s.Backends, b)
-	}
-}
-
-// parseBackend reads one backend.
-func (p *parser) parseBackend(n *yaml.Node, i int) Backend {
-	m, _ := p.mapping(n, fmt.Sprintf("backend %d", i+1), backendKeys)
-	b := Backend{
-		Verify:       Verify{Status: DefaultStatus},
-		Transport:    TransportTCP,
-		StartTimeout: DefaultStartTimeout,
-		StopSignal:   syscall.SIGTERM,
-		Grace:        DefaultGrace,
-		Line:         n.Line,
-		Col:          n.Column,
-	}
-	uses := map[string]*use{}
-	p.uses = append(p.uses, uses)
-	nm, ok := m["name"]
-	if !ok {
-		p.fail(n, "backend %d has no name", i+1)
-	}
-	b.Name = strings.TrimSpace(p.required(nm.val, "name"))
-	what := fmt.Sprintf("backend %q", b.Name)
-	if strings.ContainsFunc(b.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		p.fail(nm.val, "%s: a name is one line of text", what)
-	}
-	if w, ok := m["when"]; ok && !isNull(w.val) {
-		b.When = p.levelMap(w.val, what+" when", true)
-	}
-	c, ok := m["command"]
-	if !ok {
-		p.fail(n, "%s has no command (a list: the program and its arguments)", what)
-	}
-	cmd, nodes := p.stringList(c.val, what+" command", false)
-	if len(cmd) == 0 || strings.TrimSpace(cmd[0]) == "" {
-		p.fail(c.val, "%s: command needs at least the program", what)
-	}
-	for j, a := range cmd {
-		p.template(uses, nodes[j], a, what+" command")
-	}
-	b.Command = cmd
-	if e, ok := m["env"]; ok && !isNull(e.val) {
-		_, entries := p.mapping(e.val, what+" env", nil)
-		for _, kv := range entries {
-			if kv.key.Value == "" || strings.ContainsAny(kv.key.Value, "=\x00") {
-				p.fail(kv.key, "%s env: %q is not a variable name", what, kv.key.Value)
-			}
-			v := p.scalar(kv.val, what+" env "+kv.key.Value)
-			p.template(uses, kv.val, v, what+" env")
-			b.Env = append(b.Env, [2]string{kv.key.Value, v})
-		}
-	}
-	if f, ok := m["files"]; ok && !isNull(f.val) {
-		seen := map[string]bool{}
-		for _, it := range p.sequence(f.val, what+" files") {
-			fm, _ := p.mapping(it, what+" file", fileKeys)
-			pn, ok := fm["path"]
-			if !ok {
-				p.fail(it, "%s: a file needs a path", what)
-			}
-			path := p.required(pn.val, what+" file path")
-			if strings.HasPrefix(path, "/") {
-				p.fail(pn.val, "%s: file path %q must be relative: files are written into the configuration's own directory", what, path)
-			}
-			for _, el := range strings.Split(path, "/") {
-				if el == ".." {
-					p.fail(pn.val, "%s: file path %q must stay inside the configuration's directory", what, path)
-				}
-			}
-			if seen[path] {
-				p.fail(pn.val, "%s: file %q is declared twice", what, path)
-			}
-			seen[path] = true
-			p.template(uses, pn.val, path, what+" file path")
-			var content string
-			if cn, ok := fm["content"]; ok {
-				content = p.scalar(cn.val, what+" file content")
-				p.template(uses, cn.val, content, what+" file content")
-			}
-			b.Files = append(b.Files, File{Path: path, Content: content})
-		}
-	}
-	u, ok := m["url"]
-	if !ok {
-		p.fail(n, "%s has no url (e.g. fcgi://{target}/ or http://{target}/)", what)
-	}
-	b.URL = strings.TrimSpace(p.required(u.val, what+" url"))
-	scheme, _, found := strings.Cut(b.URL, "://")
-	if !found || (scheme != "fcgi" && scheme != "http" && scheme != "https") {
-		p.fail(u.val, "%s: url %q: want the scheme fcgi://, http:// or https://", what, b.URL)
-	}
-	p.template(uses, u.val, b.URL, what+" url")
-	if v, ok := m["verify"]; ok && !isNull(v.val) {
-		vm, _ := p.mapping(v.val, what+" verify", verifyKeys)
-		if s, ok := vm["status"]; ok {
-			b.Verify.Status = int(p.integer(s.val, what+" verify status", 100, 599))
-		}
-		if s, ok := vm["body"]; ok {
-			b.Verify.Body = p.scalar(s.val, what+" verify body")
-		}
-	}
-	if v, ok := m["exclusive"]; ok {
-		b.Exclusive = p.boolean(v.val, what+" exclusive")
-	}
-	var portNode *yaml.Node
-	if v, ok := m["port"]; ok {
-		b.Port = int(p.integer(v.val, what+" port", 0, 65535))
-		if b.Port > 0 {
-			b.Exclusive = true
-			portNode = v.key
-		}
-	}
-	if v, ok := m["transport"]; ok {
-		if _, factor := p.factors[FactorTransport]; factor {
-			p.fail(v.key, "%s: transport is a factor of this study; a backend's transport: applies only without one", what)
-		}
-		b.Transport = p.scalar(v.val, what+" transport")
-		if b.Transport != TransportTCP && b.Transport != TransportUnix {
-			p.fail(v.val, "%s: transport %q is not tcp or unix", what, b.Transport)
-		}
-		if b.Transport == TransportUnix && portNode != nil {
-			p.fail(portNode, "%s: a fixed port is a TCP port: it cannot go with transport unix", what)
-		}
-	}
-	if v, ok := m["start_timeout"]; ok {
-		b.StartTimeout = p.duration(v.val, what+" start_timeout", true)
-	}
-	if v, ok := m["stop"]; ok && !isNull(v.val) {
-		sm, _ := p.mapping(v.val, what+" stop", stopKeys)
-		if s, ok := sm["signal"]; ok {
-			name := strings.ToUpper(strings.TrimSpace(p.scalar(s.val, what+" stop signal")))
-			sig, known := signals[strings.TrimPrefix(name, "SIG")]
-			if !known {
-				p.fail(s.val, "%s: stop signal %q: want TERM, INT, QUIT, HUP or KILL", what, s.val.Value)
-			}
-			b.StopSignal = sig
-		}
-		if g, ok := sm["grace"]; ok {
-			b.Grace = p.duration(g.val, what+" stop grace", false)
-		}
-	}
-	if v, ok := m["insecure"]; ok {
-		b.Insecure = p.boolean(v.val, what+" insecure")
-		if b.Insecure && scheme != "https" {
-			p.fail(v.key, "%s: insecure applies to https URLs only", what)
-		}
-	}
-	if v, ok := m["document_root"]; ok {
-		b.DocumentRoot = p.scalar(v.val, what+" document_root")
-		if b.DocumentRoot != "" && scheme != "fcgi" {
-			p.fail(v.key, "%s: document_root applies to fcgi URLs only", what)
-		}
-	}
-	if v, ok := m["headers"]; ok && !isNull(v.val) {
-		hs, nodes := p.stringList(v.val, what+" headers", true)
-		for j, h := range hs {
-			name, _, found := strings.Cut(h, ":")
-			if !found || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
-				p.fail(nodes[j], "%s: header %q: want \"Name: value\"", what, h)
-			}
-			p.template(uses, nodes[j], h, what+" header")
-		}
-		b.Headers = hs
-	}
-	if b.Port == 0 && !usesAny(uses, "listen", "addr", "port", "socket") {
-		p.fail(c.key, "%s is never told its address: use {listen}, {addr}, {port} or {socket} in its command, env or files (or declare a fixed port:)", what)
-	}
-	if b.Port == 0 && !strings.Contains(b.URL, "{target}") && !strings.Contains(b.URL, "{addr}") && !strings.Contains(b.URL, "{port}") && !strings.Contains(b.URL, "{socket}") {
-		p.fail(u.val, "%s: url %q does not go to the backend's address: use {target}, e.g. %s://{target}/ (or declare a fixed port:)", what, b.URL, scheme)
-	}
-	return b
-}
-
-// usesAny reports whether a backend uses one of the placeholders.
-func usesAny(uses map[string]*use, names ...string) bool {
-	for _, n := range names {
-		if uses[n] != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// template checks the placeholders of one field against the built-ins and
-// the backend-side factors, and records their uses.
-func (p *parser) template(uses map[string]*use, n *yaml.Node, tmpl, what string) {
-	err := scan(tmpl, func(name string, off int) error {
-		if f, ok := p.factors[name]; ok && f.Kind == KindClient {
-			return fmt.Errorf("{%s} is a client-side factor: it starts no backend of its own, so a backend's fields cannot use it", name)
-		}
-		if _, ok := p.factors[name]; !ok && !contains(builtins, name) {
-			return fmt.Errorf("unknown placeholder {%s} (placeholders: the backend-side factors %s; and %s; {{ and }} for braces)", name, p.factorNames(KindBackend), strings.Join(builtins, ", "))
-		}
-		if uses[name] == nil {
-			line, col := p.placeholderPos(n, tmpl, off)
-			uses[name] = &use{line, col}
-		}
-		return nil
-	})
-	if err != nil {
-		var se *scanError
-		if errors.As(err, &se) {
-			line, col := p.placeholderPos(n, tmpl, se.off)
-			p.failAt(line, col, "%s: %s", what, se.msg)
-		}
-		p.fail(n, "%s: %v", what, err)
-	}
-}
-
-// placeholderPos finds the line and column of the text at byte offset off
-// of a scalar's value in the file: the occurrence of the same text after
-// the scalar's start, counted as in the value. When the text cannot be
-// found (escapes, folding), it is the scalar's position.
-func (p *parser) placeholderPos(n *yaml.Node, value string, off int) (int, int) {
-	start := p.offset(n.Line, n.Column)
-	if start < 0 || off < 0 || off > len(value) {
-		return n.Line, max(n.Column, 1)
-	}
-	// The text from off to the end of its placeholder (or 1 byte).
-	end := off + 1
-	if j := strings.IndexByte(value[off:], '}'); j >= 0 && j < 200 {
-		end = off + j + 1
-	}
-	needle := value[off:end]
-	k := strings.Count(value[:off], needle)
-	src := string(p.src[start:])
-	pos := 0
-	for i := 0; i <= k; i++ {
-		j := strings.Index(src[pos:], needle)
-		if j < 0 {
-			return n.Line, max(n.Column, 1)
-		}
-		if i == k {
-			return p.position(start + pos + j)
-		}
-		pos += j + len(needle)
-	}
-	return n.Line, max(n.Column, 1)
-}
-
-// parseMeasure reads the measurement.
-func (p *parser) parseMeasure(n *yaml.Node) {
-	m, _ := p.mapping(n, "measure", measureKeys)
-	me := &p.s.Measure
-	me.Repeat = 1
-	k, ok := m["kind"]
-	if !ok {
-		p.fail(n, "measure has no kind: sweep, bench or capacity")
-	}
-	me.Kind = p.scalar(k.val, "measure kind")
-	if me.Kind != MeasureSweep && me.Kind != MeasureBench && me.Kind != MeasureCapacity {
-		p.fail(k.val, "measure kind %q: want sweep, bench or capacity", me.Kind)
-	}
-	if c, ok := m["concurrency"]; ok {
-		me.Levels = p.levels(c.val)
-	}
-	switch c, has := m["concurrency"]; me.Kind {
-	case MeasureSweep:
-		if !has {
-			p.fail(n, "measure: a sweep needs concurrency levels (e.g. [1, 10, 50] or \"1:500:10\")")
-		}
-	case MeasureBench:
-		if !has {
-			p.fail(n, "measure: a bench needs a concurrency level (e.g. concurrency: 10)")
-		}
-		if len(me.Levels) != 1 {
-			p.fail(c.val, "measure: a bench runs one concurrency level, not %d (a sweep runs several)", len(me.Levels))
-		}
-	case MeasureCapacity:
-		if has && len(me.Levels) != 1 {
-			p.fail(c.val, "measure: a capacity search takes at most one concurrency level, not %d", len(me.Levels))
-		}
-	}
-	if r, ok := m["requests"]; ok {
-		me.Requests = p.integer(r.val, "measure requests", 1, 1<<50)
-		if me.Kind == MeasureCapacity {
-			p.fail(r.key, "measure: a capacity search's steps are timed: give duration, not requests")
-		}
-	}
-	if d, ok := m["duration"]; ok {
-		me.Duration = p.duration(d.val, "measure duration", true)
-	}
-	if me.Requests == 0 && me.Duration == 0 {
-		if me.Kind == MeasureCapacity {
-			p.fail(n, "measure: a capacity search needs duration (of each step)")
-		}
-		p.fail(n, "measure needs requests or duration (per level and trial)")
-	}
-	if r, ok := m["repeat"]; ok {
-		me.Repeat = int(p.integer(r.val, "measure repeat", 1, 1000))
-	}
-	if w, ok := m["warmup"]; ok {
-		me.Warmup = p.integer(w.val, "measure warmup", 0, 1<<50)
-	}
-	if v, ok := m["noise"]; ok {
-		s := p.scalar(v.val, "measure noise")
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || !(f > 0 && f < 1) {
-			p.fail(v.val, "measure noise: want a fraction between 0 and 1 (0.02 for 2%%), not %q", s)
-		}
-		me.Noise = f
-	}
-	if t, ok := m["timeout"]; ok {
-		me.Timeout = p.duration(t.val, "measure timeout", true)
-	}
-	if s, ok := m["slo"]; ok {
-		list, nodes := p.stringList(s.val, "measure slo", true)
-		for j, o := range list {
-			if msg := checkObjective(o); msg != "" {
-				p.fail(nodes[j], "measure slo %q: %s", o, msg)
-			}
-		}
-		me.SLO = list
-	}
-	if me.Kind == MeasureCapacity && len(me.SLO) == 0 {
-		p.fail(n, "measure: a capacity search needs slo, its objectives (e.g. slo: [\"p99<=100ms\"])")
-	}
-}
-
-// objective is the loose shape of an objective: a metric, <= and a value.
-var objective = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9.]*)\s*<=\s*(\S+)\s*$`)
-
-// checkObjective returns what is wrong with an objective, "" when nothing:
-// METRIC<=DURATION (p99<=100ms, mean<=20ms) or errors<=PERCENT.
-func checkObjective(o string) string {
-	m := objective.FindStringSubmatch(o)
-	if m == nil {
-		return "want METRIC<=LIMIT, e.g. p99<=100ms or errors<=1%"
-	}
-	if strings.ToLower(m[1]) == "errors" {
-		v, err := strconv.ParseFloat(strings.TrimSuffix(m[2], "%"), 64)
-		if err != nil || !strings.HasSuffix(m[2], "%") || v < 0 || v > 100 {
-			return "errors take a percentage, e.g. errors<=1%"
-		}
-		return ""
-	}
-	if d, err := time.ParseDuration(m[2]); err != nil || d <= 0 {
-		return fmt.Sprintf("%s takes a duration, e.g. %s<=100ms", m[1], m[1])
-	}
-	return ""
-}
-
 // checkConfigurations checks what needs the configurations: every one is
 // served by a backend, every backend serves one, and a backend's fixed
 // port, {port} and {socket} go with the transports it serves.
@@ -950,7 +459,7 @@ func (p *parser) checkConfigurations() {
 		b, uses := c.Backend, p.uses[i]
 		if c.Transport == TransportUnix {
 			if b.Port > 0 {
-				p.failAt(b.Line, b.Col, "backend %q serves %s over a Unix socket, but declares a fixed TCP port", b.Name, configLevels(p.s, c.Levels))
+				p.fail(p.portKeys[i], "backend %q serves %s over a Unix socket, but declares a fixed TCP port", b.Name, configLevels(p.s, c.Levels))
 			}
 			if u := uses["port"]; u != nil {
 				p.failAt(u.line, u.col, "backend %q serves %s over a Unix socket, where {port} is empty: use {listen} or {addr}", b.Name, configLevels(p.s, c.Levels))

@@ -69,6 +69,8 @@ const (
 	// MaxSeries is the most combinations of all factor levels a study may
 	// declare.
 	MaxSeries = 10000
+	// MaxFileSize is the largest study file, in bytes.
+	MaxFileSize = 1 << 20
 )
 
 // Defaults of a backend.

@@ -164,6 +164,17 @@ func TestGoodFiles(t *testing.T) {
 				t.Errorf("levels %v", l)
 			}
 		}},
+		{"anchors.yaml", []string{"server=thin, transport=unix", "server=puma, transport=unix", "server=puma, transport=tcp"}, 3, func(t *testing.T, s *Study, cs []Configuration) {
+			for i, want := range []string{"thin", "puma", "puma-tcp"} {
+				b := cs[i].Backend
+				if b.Name != want || b.URL != "http://{target}/" || b.Verify.Body != "ok" || b.StopSignal != syscall.SIGQUIT || b.Grace != 2*time.Second {
+					t.Errorf("%s: backend %+v, want %s with the anchor's settings", cs[i].Name, b, want)
+				}
+			}
+			if s.Factors[1].Baseline != "tcp" {
+				t.Errorf("transport baseline %q", s.Factors[1].Baseline)
+			}
+		}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			s := load(t, tc.file)
@@ -192,8 +203,8 @@ func TestExpand(t *testing.T) {
 		{"{b}", "", "unknown placeholder {b}"},
 		{"{a", "", "does not close"},
 		{"a}", "", "lone }"},
-		{"{ a }", "", "is not a placeholder"},
-		{"{}", "", "is not a placeholder"},
+		{"{ a }", "", "opens no placeholder"},
+		{"{}", "", "opens no placeholder"},
 	} {
 		got, err := Expand(tc.in, vars)
 		if tc.err != "" {
@@ -270,5 +281,60 @@ func TestLoadMissing(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "none.yaml"))
 	if !os.IsNotExist(err) {
 		t.Errorf("Load of a missing file: %v", err)
+	}
+}
+
+// TestBackendExpand checks a backend expanded for a configuration, and a
+// file path that a level takes out of the configuration's directory.
+func TestBackendExpand(t *testing.T) {
+	s := load(t, "servers.yaml")
+	cs := s.Configurations()
+	c := cs[len(cs)-1]
+	b, err := c.Backend.Expand(c.Vars("tcp", "127.0.0.1:8001", "/run/x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"starman", "--workers", "4", "--listen", ":8001", "app.psgi"}; !reflect.DeepEqual(b.Command, want) {
+		t.Errorf("command %q, want %q", b.Command, want)
+	}
+	if b.Env[1] != [2]string{"CONF", "/run/x/app.conf"} || b.URL != "http://127.0.0.1:8001/" {
+		t.Errorf("env %v url %q", b.Env, b.URL)
+	}
+	if want := "# { literal braces } and the name server=http-prefork, workers=4\nworkers = 4\n"; b.Files[0].Content != want {
+		t.Errorf("content %q, want %q", b.Files[0].Content, want)
+	}
+	if c.Backend.Command[2] != "{workers}" {
+		t.Errorf("Expand changed the templates: %q", c.Backend.Command)
+	}
+	bad := Backend{Name: "x", Files: []File{{Path: "{w}/f"}}}
+	if _, err := bad.Expand(map[string]string{"w": ".."}); err == nil || !strings.Contains(err.Error(), "inside") {
+		t.Errorf("a path out of the directory: %v", err)
+	}
+}
+
+// TestNamesQuoted checks that levels with separators are quoted in names
+// and labels, so that two configurations never share one.
+func TestNamesQuoted(t *testing.T) {
+	s, err := Parse("q.yaml", []byte(`question: q
+factors:
+  f: ["a, g=1", a]
+  g: ["2", "1, g=2"]
+  keepalive: [on, off]
+backends:
+  - name: b
+    command: [x, "{listen}", "{f}", "{g}"]
+    url: http://{target}/
+measure: {kind: bench, concurrency: 1, requests: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := s.Configurations()
+	want := []string{`f="a, g=1", g=2`, `f="a, g=1", g="1, g=2"`, `f=a, g=2`, `f=a, g="1, g=2"`}
+	if got := names(cs); !reflect.DeepEqual(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+	if got := s.Series(cs)[0].Label; got != `f="a, g=1" g=2 keepalive=on` {
+		t.Errorf("label %q", got)
 	}
 }
