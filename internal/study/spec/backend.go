@@ -191,6 +191,7 @@ func (p *parser) parseBackend(n *yaml.Node, i int) Backend {
 		if b.DocumentRoot != "" && scheme != "fcgi" {
 			p.fail(v.key, "%s: document_root applies to fcgi URLs only", what)
 		}
+		p.template(uses, v.val, b.DocumentRoot, what+" document_root")
 	}
 	if v, ok := m["headers"]; ok && !isNull(v.val) {
 		hs, nodes := p.stringList(v.val, what+" headers", true)

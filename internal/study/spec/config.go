@@ -198,6 +198,7 @@ func (b *Backend) Expand(vars map[string]string) (Backend, error) {
 		}
 	}
 	out.URL = x(b.URL)
+	out.DocumentRoot = x(b.DocumentRoot)
 	out.Headers = make([]string, len(b.Headers))
 	for i, h := range b.Headers {
 		out.Headers[i] = x(h)
