@@ -58,10 +58,13 @@ lint:
 # against each with and without keep-alive (one line each; the reports in
 # demo-out/bench-*.txt); then a concurrency sweep over serial, prefork:4,
 # threaded and evented backends that leaves its chart and page in demo-out/;
-# then a five-line summary ending with the page's path. Under a minute.
+# then the 2008 study, short, whose backends the study starts and stops
+# itself (its answers; study.json and study.html in demo-out/study/); then
+# a six-line summary ending with the page's path. Under a minute.
 demo: build
 	@BB=$(BIN) bash scripts/demo.sh
 	@BB=$(BIN) bash scripts/sweepdemo.sh
+	@BB=$(BIN) bash scripts/studydemo.sh
 	@bash scripts/demo-summary.sh
 
 # Every real-backend test (cmd/backbench/integration*_test.go, over

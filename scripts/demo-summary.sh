@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The end of make demo: five lines from what demo.sh and sweepdemo.sh left
-# in $OUT (default ./demo-out): req/s of each bench target without and with
-# keep-alive, the sweep's best model at its highest level, and where the
-# chart and the page are (the page's path last, absolute).
+# The end of make demo: six lines from what demo.sh, sweepdemo.sh and
+# studydemo.sh left in $OUT (default ./demo-out): req/s of each bench
+# target without and with keep-alive, the sweep's best model at its highest
+# level, and where the chart is, the study's conclusions, and the sweep's
+# page (its path last, absolute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-demo-out}
@@ -16,4 +17,7 @@ echo "Summary"
 echo "  bench req/s, keep-alive off: $(line off)"
 echo "  bench req/s, keep-alive on:  $(line on)"
 echo "  sweep: best at c=$top: $best; chart $OUT/sweep.png"
+# The study's conclusions, each cut to its factor and first words.
+study=$(grep -o '"conclusion": "[^"]*"' "$OUT/study/study.json" | sed 's/"conclusion": "//; s/"$//; s/ in \(all \)\{0,1\}[0-9]* comparisons\{0,1\}\.$//' | paste -sd ';' - | sed 's/;/; /g')
+echo "  study: $study"
 echo "  page: $(cd "$OUT" && pwd)/sweep.html"

@@ -10,8 +10,9 @@ import (
 )
 
 // TestMakeDemo runs make demo (into a temporary folder): nothing on
-// stderr, one line per bench run with its report in a file, and the
-// five-line summary ending with the page's path, which exists.
+// stderr, one line per bench run with its report in a file, the study's
+// answers, and the six-line summary ending with the page's path, which
+// exists.
 func TestMakeDemo(t *testing.T) {
 	cmd, bin := makeCmd(t, "demo", "runs the demo (about 30 s)")
 	out := filepath.Join(filepath.Dir(bin), "out")
@@ -37,18 +38,24 @@ func TestMakeDemo(t *testing.T) {
 		}
 	}
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	if len(lines) < 5 {
+	if len(lines) < 6 {
 		t.Fatalf("output:\n%s", text)
 	}
-	sum := strings.Join(lines[len(lines)-5:], "\n")
+	sum := strings.Join(lines[len(lines)-6:], "\n")
 	if !regexp.MustCompile(`^Summary
   bench req/s, keep-alive off: fcgi tcp \d+\.\d+, fcgi unix \d+\.\d+, http tcp \d+\.\d+, http unix \d+\.\d+
   bench req/s, keep-alive on:  fcgi tcp \d+\.\d+, fcgi unix \d+\.\d+, http tcp \d+\.\d+, http unix \d+\.\d+
   sweep: best at c=41: .+, \d+\.\d req/s; chart .*sweep\.png
+  study: transport unix against tcp: [^;]+; keepalive on against off: .+
   page: (/\S+/sweep\.html)$`).MatchString(sum) {
 		t.Errorf("no summary at the end:\n%s", sum)
 	}
-	if _, err := os.Stat(filepath.Join(out, "sweep.html")); err != nil {
-		t.Errorf("no page: %v", err)
+	for _, f := range []string{"sweep.html", "study/study.html", "study/study.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("no %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(text, "$ backbench study ") || !strings.Contains(text, "\nAnswers (Does a Unix socket pay over TCP") {
+		t.Errorf("no study with its answers:\n%s", text)
 	}
 }

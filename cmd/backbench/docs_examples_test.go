@@ -377,6 +377,15 @@ func (rw *exampleRewriter) rewrite(line string) string {
 			m := levelsRe.FindStringSubmatch(s)
 			return m[1] + m[2] + " " + shortLevels(m[3])
 		})
+	case strings.HasPrefix(line, "backbench study "):
+		// A study file of the repository, from the block's own
+		// directory; a short try unless the line bounds it itself.
+		if root, err := filepath.Abs(docsRoot); err == nil {
+			line = strings.ReplaceAll(line, " studies/", " "+root+"/studies/")
+		}
+		if !strings.Contains(line, "--quick") && !strings.Contains(line, "--repeat") {
+			line = strings.Replace(line, "backbench study ", "backbench study --quick ", 1)
+		}
 	case strings.HasPrefix(line, "backbench probe "):
 		if !strings.Contains(line, "--idle-max") {
 			line = strings.Replace(line, "backbench probe ", "backbench probe --idle-max 1 ", 1)

@@ -34,6 +34,7 @@ type studyOptions struct {
 	seconds  time.Duration
 	repeat   int
 	warmup   int64
+	quick    bool
 }
 
 const studyUsage = `Usage: backbench study [flags] FILE
@@ -67,12 +68,20 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs.VarP(newSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
 	fs.IntVar(&o.repeat, "repeat", 0, "replace the file's trials per level (rounds)")
 	fs.Int64Var(&o.warmup, "warmup", -1, "replace the file's warm-up requests before each trial")
+	fs.BoolVar(&o.quick, "quick", false, "a try of the whole study in seconds: its first 2 levels, 100 requests a level, 2 rounds, no warm-up (unless -c, -n, -t, --repeat or --warmup say otherwise); too short for verdicts")
 	fs.SortFlags = false
 	return fs
 }
 
 // override applies the measurement flags to the study's measure.
 func (o *studyOptions) override(fs *pflag.FlagSet, m *spec.Measure) error {
+	if o.quick {
+		m.Levels = m.Levels[:min(len(m.Levels), 2)]
+		m.Requests, m.Duration, m.Repeat, m.Warmup = 100, 0, 2, 0
+		if top := m.Levels[len(m.Levels)-1]; top > 100 {
+			m.Requests = int64(top)
+		}
+	}
 	if o.levels != "" {
 		lv, err := spec.ParseLevels(o.levels)
 		if err != nil {
