@@ -140,88 +140,92 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 	var answers []Answer
 	pairs := pairsOf(res)
 	for _, f := range res.Factors {
-		a := Answer{Factor: f.Name}
-		var faster, slower, same, none int
-		var lo, hi float64
-		var why []string
-		var with string
-		var one *trials.Comparison
-		kaIgnored := map[string]bool{}
-		for _, p := range pairs {
-			if p.factor != f.Name {
-				continue
-			}
-			s, b := &res.Series[p.s], &res.Series[p.b]
-			if w := res.comesWith(p); w != "" {
-				with = w
-			}
-			for _, c := range res.Measure.Levels {
-				ss, bs := s.step(c), b.step(c)
-				ctx := res.context(p, c)
-				title := fmt.Sprintf("%s: %s vs %s", f.Name, s.Levels[f.Name], b.Levels[f.Name])
-				head := fmt.Sprintf("%s vs %s", s.Levels[f.Name], b.Levels[f.Name])
-				if ctx != "" {
-					head += " at " + ctx
-				}
-				if reason := noAnswer(res, s, ss, b, bs); reason != "" {
-					none++
-					a.Details = append(a.Details, head+": no verdict: "+reason)
-					why = append(why, reason)
+		// A factor of two levels has one answer; of more, one per level
+		// against the baseline.
+		for _, level := range otherLevels(f) {
+			a := Answer{Factor: f.Name, Level: level}
+			var faster, slower, same, none int
+			var lo, hi float64
+			var why []string
+			var with string
+			var one *trials.Comparison
+			kaIgnored := map[string]bool{}
+			for _, p := range pairs {
+				if p.factor != f.Name || res.Series[p.s].Levels[f.Name] != level {
 					continue
 				}
-				cs := trials.CompareLevel(s.Label, b.Label, c, ss.Trials, bs.Trials, res.Noise)
-				var words []string
-				for i := range cs {
-					cs[i].Factor, cs[i].FactorTitle = f.Name, title
-					// The detail gives req/s always, the other metrics
-					// where they differ; the document has them all.
-					if i == 0 || (cs[i].Verdict != trials.NoDifference && cs[i].Verdict != trials.NoVerdict && measured(&cs[i])) {
-						words = append(words, metricText(&cs[i]))
+				s, b := &res.Series[p.s], &res.Series[p.b]
+				if w := res.comesWith(p); w != "" {
+					with = w
+				}
+				for _, c := range res.Measure.Levels {
+					ss, bs := s.step(c), b.step(c)
+					ctx := res.context(p, c)
+					title := fmt.Sprintf("%s: %s vs %s", f.Name, s.Levels[f.Name], b.Levels[f.Name])
+					head := fmt.Sprintf("%s vs %s", s.Levels[f.Name], b.Levels[f.Name])
+					if ctx != "" {
+						head += " at " + ctx
 					}
-					if cs[i].ShortTrials > 0 {
-						short = true
+					if reason := noAnswer(res, s, ss, b, bs); reason != "" {
+						none++
+						a.Details = append(a.Details, head+": no verdict: "+reason)
+						why = append(why, reason)
+						continue
 					}
-				}
-				if len(words) == 1 && len(cs) > 1 {
-					words = append(words, "other metrics: no difference")
-				}
-				comps = append(comps, cs...)
-				rps := cs[0]
-				one = &rps
-				switch rps.Verdict {
-				case trials.Faster:
-					faster++
-				case trials.Slower:
-					slower++
-				case trials.NoDifference:
-					same++
-				default:
-					none++
-					why = append(why, fmt.Sprintf("too few trials (%d against %d; a verdict needs %d a side)",
-						rps.Trials, rps.BaselineTrials, trials.MinTrialsForVerdict()))
-				}
-				if rps.Ratio != nil && rps.Verdict != trials.NoVerdict {
-					if faster+slower+same == 1 || *rps.Ratio < lo {
-						lo = *rps.Ratio
+					cs := trials.CompareLevel(s.Label, b.Label, c, ss.Trials, bs.Trials, res.Noise)
+					var words []string
+					for i := range cs {
+						cs[i].Factor, cs[i].FactorTitle = f.Name, title
+						// The detail gives req/s always, the other metrics
+						// where they differ; the document has them all.
+						if i == 0 || (cs[i].Verdict != trials.NoDifference && cs[i].Verdict != trials.NoVerdict && measured(&cs[i])) {
+							words = append(words, metricText(&cs[i]))
+						}
+						if cs[i].ShortTrials > 0 {
+							short = true
+						}
 					}
-					if faster+slower+same == 1 || *rps.Ratio > hi {
-						hi = *rps.Ratio
+					if len(words) == 1 && len(cs) > 1 {
+						words = append(words, "other metrics: no difference")
 					}
+					comps = append(comps, cs...)
+					rps := cs[0]
+					one = &rps
+					switch rps.Verdict {
+					case trials.Faster:
+						faster++
+					case trials.Slower:
+						slower++
+					case trials.NoDifference:
+						same++
+					default:
+						none++
+						why = append(why, fmt.Sprintf("too few trials (%d against %d; a verdict needs %d a side)",
+							rps.Trials, rps.BaselineTrials, trials.MinTrialsForVerdict()))
+					}
+					if rps.Ratio != nil && rps.Verdict != trials.NoVerdict {
+						if faster+slower+same == 1 || *rps.Ratio < lo {
+							lo = *rps.Ratio
+						}
+						if faster+slower+same == 1 || *rps.Ratio > hi {
+							hi = *rps.Ratio
+						}
+					}
+					line := head + ": " + strings.Join(words, "; ")
+					if f.Name == FactorKeepAlive && ss.KeepAliveIgnored {
+						cfg := res.Configurations[s.Config].Name
+						kaIgnored[cfg] = true
+						line += fmt.Sprintf(" (keep-alive did not apply: %s closed every kept connection)", cfg)
+					}
+					a.Details = append(a.Details, line)
 				}
-				line := head + ": " + strings.Join(words, "; ")
-				if f.Name == FactorKeepAlive && ss.KeepAliveIgnored {
-					cfg := res.Configurations[s.Config].Name
-					kaIgnored[cfg] = true
-					line += fmt.Sprintf(" (keep-alive did not apply: %s closed every kept connection)", cfg)
-				}
-				a.Details = append(a.Details, line)
 			}
+			if faster+slower+same != 1 {
+				one = nil
+			}
+			a.Conclusion = conclusion(f, level, faster, slower, same, none, lo, hi, one, with, why, kaIgnored)
+			answers = append(answers, a)
 		}
-		if faster+slower+same != 1 {
-			one = nil
-		}
-		a.Conclusion = conclusion(f, faster, slower, same, none, lo, hi, one, with, why, kaIgnored)
-		answers = append(answers, a)
 	}
 	return comps, answers, short
 }
@@ -280,10 +284,9 @@ func metricText(c *trials.Comparison) string {
 }
 
 // conclusion is the factor's sentence.
-func conclusion(f Factor, faster, slower, same, none int, lo, hi float64, one *trials.Comparison, with string, why []string, kaIgnored map[string]bool) string {
+func conclusion(f Factor, level string, faster, slower, same, none int, lo, hi float64, one *trials.Comparison, with string, why []string, kaIgnored map[string]bool) string {
 	n := faster + slower + same + none
-	others := strings.Join(otherLevels(f), ", ")
-	subject := fmt.Sprintf("%s %s against %s", f.Name, others, f.Baseline)
+	subject := fmt.Sprintf("%s %s against %s", f.Name, level, f.Baseline)
 	if with != "" {
 		subject += " (" + with + ")"
 	}

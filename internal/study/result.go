@@ -158,10 +158,13 @@ type Step struct {
 	FailureSample    string `json:"failure_sample,omitempty"`
 }
 
-// Answer is a factor's conclusion and its detail.
+// Answer is a factor's conclusion and its detail: of a level against the
+// factor's baseline (a factor of two levels has one answer).
 type Answer struct {
-	// Factor is the factor's name.
+	// Factor is the factor's name, Level the level it answers for against
+	// the factor's baseline.
 	Factor string `json:"factor"`
+	Level  string `json:"level"`
 	// Conclusion is one sentence; Details say each pair and level.
 	Conclusion string   `json:"conclusion"`
 	Details    []string `json:"details"`

@@ -36,15 +36,23 @@ func (p *pager) study(st *study.Result) {
 		b.WriteString(" <strong>Incomplete</strong>: the study was interrupted; what finished is shown.")
 	}
 	b.WriteString("</p>\n")
-	for _, a := range st.Answers {
-		fmt.Fprintf(b, "<h3>%s</h3>\n<p>%s</p>\n<ul class=\"details\">\n", esc("Factor "+a.Factor), esc(a.Conclusion))
+	drawn := map[string]bool{}
+	for i, a := range st.Answers {
+		head := "Factor " + a.Factor
+		if i+1 < len(st.Answers) && st.Answers[i+1].Factor == a.Factor || drawn[a.Factor] {
+			head += ": " + a.Level
+		}
+		fmt.Fprintf(b, "<h3>%s</h3>\n<p>%s</p>\n<ul class=\"details\">\n", esc(head), esc(a.Conclusion))
 		for _, d := range a.Details {
 			fmt.Fprintf(b, "<li>%s</li>\n", esc(d))
 		}
 		b.WriteString("</ul>\n")
-		if len(st.Measure.Levels) < 2 {
+		// A factor's charts once, after its last level's answer.
+		if len(st.Measure.Levels) < 2 || drawn[a.Factor] || i+1 < len(st.Answers) && st.Answers[i+1].Factor == a.Factor {
+			drawn[a.Factor] = true
 			continue
 		}
+		drawn[a.Factor] = true
 		rps := &chart{id: p.id("c"), title: "requests per second against concurrency, by " + a.Factor, xLabel: "concurrency (connections)", yLabel: "requests / second", levelTicks: true}
 		p99 := &chart{id: p.id("c"), title: "99th percentile of the request time against concurrency, by " + a.Factor, xLabel: "concurrency (connections)", yLabel: "p99 latency (ms)", levelTicks: true}
 		for i, se := range st.Series {
