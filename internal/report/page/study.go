@@ -36,10 +36,13 @@ func (p *pager) study(st *study.Result) {
 		b.WriteString(" <strong>Incomplete</strong>: the study was interrupted; what finished is shown.")
 	}
 	b.WriteString("</p>\n")
-	drawn := map[string]bool{}
+	perFactor := map[string]int{}
+	for _, a := range st.Answers {
+		perFactor[a.Factor]++
+	}
 	for i, a := range st.Answers {
 		head := "Factor " + a.Factor
-		if i+1 < len(st.Answers) && st.Answers[i+1].Factor == a.Factor || drawn[a.Factor] {
+		if perFactor[a.Factor] > 1 {
 			head += ": " + a.Level
 		}
 		fmt.Fprintf(b, "<h3>%s</h3>\n<p>%s</p>\n<ul class=\"details\">\n", esc(head), esc(a.Conclusion))
@@ -48,11 +51,10 @@ func (p *pager) study(st *study.Result) {
 		}
 		b.WriteString("</ul>\n")
 		// A factor's charts once, after its last level's answer.
-		if len(st.Measure.Levels) < 2 || drawn[a.Factor] || i+1 < len(st.Answers) && st.Answers[i+1].Factor == a.Factor {
-			drawn[a.Factor] = true
+		last := i+1 == len(st.Answers) || st.Answers[i+1].Factor != a.Factor
+		if len(st.Measure.Levels) < 2 || !last {
 			continue
 		}
-		drawn[a.Factor] = true
 		rps := &chart{id: p.id("c"), title: "requests per second against concurrency, by " + a.Factor, xLabel: "concurrency (connections)", yLabel: "requests / second", levelTicks: true}
 		p99 := &chart{id: p.id("c"), title: "99th percentile of the request time against concurrency, by " + a.Factor, xLabel: "concurrency (connections)", yLabel: "p99 latency (ms)", levelTicks: true}
 		for i, se := range st.Series {
