@@ -71,7 +71,7 @@ func sameBut(a, b map[string]string, name string) bool {
 }
 
 // context is "keepalive=off, c=4": the levels the pair shares, and the
-// concurrency.
+// concurrency (left out when 0).
 func (res *Result) context(p pair, concurrency int) string {
 	var parts []string
 	for _, f := range res.Factors {
@@ -79,7 +79,7 @@ func (res *Result) context(p pair, concurrency int) string {
 			parts = append(parts, f.Name+"="+res.Series[p.s].Levels[f.Name])
 		}
 	}
-	if len(res.Measure.Levels) > 1 {
+	if len(res.Measure.Levels) > 1 && concurrency > 0 {
 		parts = append(parts, fmt.Sprintf("c=%d", concurrency))
 	}
 	return strings.Join(parts, ", ")
@@ -158,6 +158,10 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 				if w := res.comesWith(p); w != "" {
 					with = w
 				}
+				// Many levels: one line per pair sums its levels up
+				// (condensed), instead of a line per level.
+				many := len(res.Measure.Levels) > maxLevelLines
+				var sum pairSummary
 				for _, c := range res.Measure.Levels {
 					ss, bs := s.step(c), b.step(c)
 					ctx := res.context(p, c)
@@ -168,7 +172,10 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 					}
 					if reason := noAnswer(res, s, ss, b, bs); reason != "" {
 						none++
-						a.Details = append(a.Details, head+": no verdict: "+reason)
+						if !many {
+							a.Details = append(a.Details, head+": no verdict: "+reason)
+						}
+						sum.add(c, nil, reason)
 						why = append(why, reason)
 						continue
 					}
@@ -217,7 +224,17 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 						kaIgnored[cfg] = true
 						line += fmt.Sprintf(" (keep-alive did not apply: %s closed every kept connection)", cfg)
 					}
-					a.Details = append(a.Details, line)
+					sum.add(c, &cs[0], "")
+					if !many {
+						a.Details = append(a.Details, line)
+					}
+				}
+				if many {
+					head := fmt.Sprintf("%s vs %s", s.Levels[f.Name], b.Levels[f.Name])
+					if ctx := res.context(p, 0); ctx != "" {
+						head += " at " + ctx
+					}
+					a.Details = append(a.Details, head+": "+sum.text())
 				}
 			}
 			if faster+slower+same != 1 {
@@ -228,6 +245,76 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 		}
 	}
 	return comps, answers, short
+}
+
+// maxLevelLines is the most concurrency levels whose comparisons get a
+// detail line each; past it, a pair's levels are summed up in one line.
+const maxLevelLines = 4
+
+// pairSummary gathers a pair's req/s comparisons over the levels, for one
+// line.
+type pairSummary struct {
+	n         int
+	byVerdict map[string][]string // "faster": "c=141 (1.84× [1.00, 3.91])"
+	same      int
+	lo, hi    float64
+	none      []string
+}
+
+// add records the comparison c of req/s at a level (nil with why).
+func (p *pairSummary) add(level int, c *trials.Comparison, why string) {
+	p.n++
+	if c == nil || c.Verdict == trials.NoVerdict {
+		if why == "" {
+			why = "too few trials"
+		}
+		if !slices.Contains(p.none, why) {
+			p.none = append(p.none, why)
+		}
+		return
+	}
+	if c.Ratio != nil {
+		if p.same+len(p.byVerdict[trials.Faster])+len(p.byVerdict[trials.Slower]) == 0 || *c.Ratio < p.lo {
+			p.lo = *c.Ratio
+		}
+		if *c.Ratio > p.hi {
+			p.hi = *c.Ratio
+		}
+	}
+	if c.Verdict == trials.NoDifference {
+		p.same++
+		return
+	}
+	if p.byVerdict == nil {
+		p.byVerdict = map[string][]string{}
+	}
+	at := fmt.Sprintf("c=%d", level)
+	if c.Ratio != nil && c.RatioCI95 != nil {
+		at += fmt.Sprintf(" (%.2f× [%.2f, %.2f])", *c.Ratio, c.RatioCI95[0], c.RatioCI95[1])
+	}
+	p.byVerdict[c.Verdict] = append(p.byVerdict[c.Verdict], at)
+}
+
+// text is "req/s no difference at 48 of 51 levels (0.66× to 2.18×);
+// faster at c=141 (1.84× [1.00, 3.91])".
+func (p *pairSummary) text() string {
+	var parts []string
+	judged := p.same + len(p.byVerdict[trials.Faster]) + len(p.byVerdict[trials.Slower])
+	if p.same > 0 {
+		parts = append(parts, fmt.Sprintf("req/s no difference at %d of %d levels", p.same, p.n))
+	}
+	for _, v := range []string{trials.Faster, trials.Slower} {
+		if at := p.byVerdict[v]; len(at) > 0 {
+			parts = append(parts, fmt.Sprintf("%s at %s", v, strings.Join(at, ", ")))
+		}
+	}
+	if judged > 0 {
+		parts[0] += fmt.Sprintf(" (ratios %s)", span(p.lo, p.hi))
+	}
+	if len(p.none) > 0 {
+		parts = append(parts, fmt.Sprintf("no verdict at %d levels: %s", p.n-judged, strings.Join(p.none, "; ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // noAnswer says why a pair at a level gets no verdict before any test: a

@@ -178,3 +178,30 @@ func TestAnswersComesWith(t *testing.T) {
 		t.Errorf("conclusion: %s", c)
 	}
 }
+
+// TestAnswersManyLevels: past maxLevelLines levels, a pair's levels are
+// summed up in one line, which names the levels with a verdict.
+func TestAnswersManyLevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	res := design2x2(rng, 5, func(tr, ka string) float64 { return 1000 })
+	res.Measure.Levels = []int{1, 11, 21, 31, 41, 51}
+	for i := range res.Series {
+		se := &res.Series[i]
+		se.Steps = nil
+		for _, c := range res.Measure.Levels {
+			mean := 1000.0
+			if c == 41 && se.Levels["transport"] == "unix" {
+				mean = 1500
+			}
+			se.Steps = append(se.Steps, Step{Concurrency: c, Trials: synth(rng, 5, mean, 0.01), Complete: 5000})
+		}
+	}
+	res.Answer()
+	d := res.Answers[0].Details
+	if len(d) != 2 {
+		t.Fatalf("details: %q", d)
+	}
+	if !strings.HasPrefix(d[0], "unix vs tcp at keepalive=off: req/s no difference at 5 of 6 levels (ratios ") || !strings.Contains(d[0], "; faster at c=41 (1.5") {
+		t.Errorf("detail: %s", d[0])
+	}
+}
