@@ -15,6 +15,7 @@ import (
 
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -122,17 +123,20 @@ func factorsOf(backend string, s *summary.Summary) trials.Factors {
 		HTTPVersion: s.HTTPVersion, Upstreams: max(len(s.Upstreams), 1), Backend: backend}
 	var tls bool
 	f.Protocol, tls = protocolFactor(s.Target.Protocol)
-	if tls || s.TLS != nil || strings.HasPrefix(strings.ToLower(s.Target.URL), "https:") {
+	if tls || s.TLS != nil || sockets.SchemeUsesTLS(sockets.SchemeOf(s.Target.URL)) {
 		f.TLS = true
 	}
 	return f
 }
 
-// sweepComparisons pairs the series that differ in exactly one factor
-// (trials.Pairs: transport at each keep-alive mode, keep-alive on each
-// transport, every backend against the baseline's...) and compares each
-// pair at every level both ran, grouped by factor. The notes name the
-// series that differ from every other in more than one factor.
+// sweepComparisons pairs the series (trials.Pairs: transport at each
+// keep-alive mode, keep-alive on each transport, every backend against
+// the baseline's, a deployment apart against the baseline's with what
+// else differs named...) and compares each pair at every level both
+// ran, grouped by factor. The notes say how labels were read, which
+// backend pairs differ in more than the backend, why a series that never
+// answered has no verdict, and which series nothing could be paired
+// with.
 func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline string, noise float64) ([]trials.Comparison, []string) {
 	out := []trials.Comparison{}
 	var idx []int
@@ -149,30 +153,60 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 		}
 	}
 	pairs, unpaired := trials.Pairs(fs, baseBackend)
+	var notes, unanswered []string
 	for _, pr := range pairs {
 		s, b := &series[idx[pr.Series]], &series[idx[pr.Baseline]]
 		title := pr.Title(fs)
 		for k := range s.Levels {
 			sl := &s.Levels[k]
 			for m := range b.Levels {
-				if bl := &b.Levels[m]; bl.Concurrency == sl.Concurrency {
-					for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, driver.TrialsOf(sl), driver.TrialsOf(bl), noise) {
-						c.Factor, c.FactorTitle = pr.Factor, title
-						out = append(out, c)
+				bl := &b.Levels[m]
+				if bl.Concurrency != sl.Concurrency {
+					continue
+				}
+				why := ""
+				for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, driver.TrialsOf(sl), driver.TrialsOf(bl), noise) {
+					c.Factor, c.FactorTitle = pr.Factor, title
+					if c.Unanswered != "" {
+						if why == "" {
+							why = unansweredWhy(c.Unanswered, s.Label, b.Label, sl, bl)
+						}
+						c.Why = why
+						if !slices.Contains(unanswered, why) {
+							unanswered = append(unanswered, why)
+						}
 					}
+					out = append(out, c)
 				}
 			}
 		}
 	}
-	var notes []string
 	if trials.LabelsAreNames(fs) {
 		for _, pr := range pairs {
 			if pr.Factor != trials.FactorBackend {
-				notes = append(notes, "every series has a label of its own, so the labels are taken as names of one backend reached in different ways: "+
-					"series that differ in one setting are compared on it; to compare backends, give the series of one backend the same label (LABEL=URL)")
+				notes = append(notes, "every URL has a label of its own, so the labels are taken as names of one backend reached in different ways: "+
+					"series that differ in one setting are compared on it (a protocol apart, they are two backends); "+
+					"to compare backends, give the URLs of one backend the same label (LABEL=URL)")
 				break
 			}
 		}
+	}
+	said := map[string]bool{}
+	for _, pr := range pairs {
+		s, b := series[idx[pr.Series]], series[idx[pr.Baseline]]
+		if len(pr.Also) == 0 {
+			continue
+		}
+		key := backends[idx[pr.Series]] + "\x00" + pr.AlsoText(fs)
+		if said[key] {
+			continue
+		}
+		said[key] = true
+		notes = append(notes, fmt.Sprintf("%s differs from %s in more than the backend (%s): nothing else pairs them, so they are compared as two deployments, "+
+			"and the backend verdicts are on the whole of each, not on the backend alone", s.Label, b.Label, pr.AlsoText(fs)))
+	}
+	for _, w := range unanswered {
+		notes = append(notes, w+": no verdict on a series that never answered")
 	}
 	for _, u := range unpaired {
 		var d []string
@@ -181,10 +215,51 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 				d = append(d, fmt.Sprintf("from %s in %s", series[idx[j]].Label, trials.DescribeDifferences(fs[u], fs[j])))
 			}
 		}
-		notes = append(notes, fmt.Sprintf("%s differs from every other series in more than one factor (%s): not compared",
+		notes = append(notes, fmt.Sprintf("%s differs from every other series in more than one factor (%s), and no label makes it a backend to compare: not compared",
 			series[idx[u]].Label, strings.Join(d, "; ")))
 	}
 	return out, notes
+}
+
+// unansweredWhy says why the side (trials.Comparison.Unanswered) of a
+// comparison of series against baseline at one level never answered,
+// from the failures the levels' results recorded: "tls, c=1: every
+// request failed (connect: the server's TLS certificate does not verify:
+// ...)".
+func unansweredWhy(side, series, baseline string, s, b *summary.Summary) string {
+	var parts []string
+	for _, x := range []struct {
+		label string
+		s     *summary.Summary
+		on    bool
+	}{{series, s, side != "baseline"}, {baseline, b, side != "series"}} {
+		if x.on {
+			parts = append(parts, fmt.Sprintf("%s, c=%d: every request failed (%s)", x.label, x.s.Concurrency, failureWords(x.s)))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// failureWords names the failures of s: its most frequent error sample
+// ("connect: connection refused", "connect: the server's TLS certificate
+// does not verify: ..."), or its failure classes without one.
+func failureWords(s *summary.Summary) string {
+	best := -1
+	for i, e := range s.ErrorSamples {
+		if best < 0 || e.Count > s.ErrorSamples[best].Count {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return s.ErrorSamples[best].Message
+	}
+	var cls []string
+	for c, n := range s.Failures.ByClass() {
+		if n > 0 {
+			cls = append(cls, load.ErrClass(c).String())
+		}
+	}
+	return strings.Join(cls, ", ") + " failures"
 }
 
 // report is what the trials add to a sweep's report: the plan, the
@@ -329,7 +404,7 @@ func verdictNotes(cs []trials.Comparison) []string {
 	var notes []string
 	few, short := false, false
 	for _, c := range cs {
-		if n := min(c.Trials, c.BaselineTrials); c.Verdict == trials.NoVerdict && !few {
+		if n := min(c.Trials, c.BaselineTrials); c.Verdict == trials.NoVerdict && c.Unanswered == "" && !few {
 			few = true
 			if n <= 1 {
 				notes = append(notes, fmt.Sprintf("\u2013, 1 trial: a side has one trial, so there is no interval and no verdict; run with --repeat %d or more",

@@ -439,3 +439,46 @@ func TestPairsOfSweeps(t *testing.T) {
 		})
 	}
 }
+
+// TestNoVerdictWhenAllFailed: a side whose every request failed gets no
+// verdict, whatever the test says of its figures (zeros), and says which
+// side did not answer; a side with some answers keeps its verdict and
+// shows its failures.
+func TestNoVerdictWhenAllFailed(t *testing.T) {
+	mk := func(rps float64, failed, finished int64) []Trial {
+		var ts []Trial
+		for i := range 5 {
+			ts = append(ts, Trial{RequestsPerSecond: rps * (1 + 0.01*float64(i)), MeanMs: 1, P50Ms: 1, P99Ms: 2, MaxMs: 3,
+				Failed: failed, Finished: finished, Seconds: 2, ClientCPUMeasured: true})
+		}
+		return ts
+	}
+	for _, tc := range []struct {
+		name       string
+		s, b       []Trial
+		unanswered string
+		text       string
+	}{
+		{"series failed", mk(0, 100, 100), mk(1000, 0, 100), "series", "–, no answer (100% failed)"},
+		{"baseline failed", mk(1000, 0, 100), mk(0, 100, 100), "baseline", "–, no answer from baseline (baseline 100% failed)"},
+		{"both failed", mk(0, 100, 100), mk(0, 100, 100), "both", "–, no answer from either (100% failed, baseline 100% failed)"},
+		{"half failed", mk(500, 50, 100), mk(1000, 0, 100), "", "slower (50% failed)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if AllFailed(tc.s) != (tc.unanswered == "series" || tc.unanswered == "both") {
+				t.Errorf("AllFailed(series) = %v", AllFailed(tc.s))
+			}
+			for _, c := range CompareLevel("a", "b", 1, tc.s, tc.b, 0.02) {
+				if c.Unanswered != tc.unanswered || (tc.unanswered != "") != (c.Verdict == NoVerdict) {
+					t.Errorf("%s: unanswered %q verdict %q, want %q", c.Metric, c.Unanswered, c.Verdict, tc.unanswered)
+				}
+				if c.Metric == MetricRequestsPerSecond && c.VerdictText() != tc.text {
+					t.Errorf("verdict text %q, want %q", c.VerdictText(), tc.text)
+				}
+			}
+		})
+	}
+	if AllFailed(nil) || AllFailed([]Trial{{Finished: 0}}) {
+		t.Error("no finished request taken as all failed")
+	}
+}
