@@ -153,7 +153,8 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 		}
 	}
 	pairs, unpaired := trials.Pairs(fs, baseBackend)
-	var notes, unanswered []string
+	var notes []string
+	var unanswered failedSeries
 	for _, pr := range pairs {
 		s, b := &series[idx[pr.Series]], &series[idx[pr.Baseline]]
 		title := pr.Title(fs)
@@ -164,17 +165,22 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 				if bl.Concurrency != sl.Concurrency {
 					continue
 				}
-				why := ""
 				for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, driver.TrialsOf(sl), driver.TrialsOf(bl), noise) {
 					c.Factor, c.FactorTitle = pr.Factor, title
 					if c.Unanswered != "" {
-						if why == "" {
-							why = unansweredWhy(c.Unanswered, s.Label, b.Label, sl, bl)
+						var whys []string
+						for _, side := range []struct {
+							label string
+							s     *summary.Summary
+							on    bool
+						}{{s.Label, sl, c.Unanswered != "baseline"}, {b.Label, bl, c.Unanswered != "series"}} {
+							if side.on {
+								w := failureWords(side.s)
+								whys = append(whys, fmt.Sprintf("%s: every request failed (%s)", side.label, w))
+								unanswered.add(side.label, w, side.s.Concurrency)
+							}
 						}
-						c.Why = why
-						if !slices.Contains(unanswered, why) {
-							unanswered = append(unanswered, why)
-						}
+						c.Why = strings.Join(whys, "; ")
 					}
 					out = append(out, c)
 				}
@@ -205,8 +211,14 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 		notes = append(notes, fmt.Sprintf("%s differs from %s in more than the backend (%s): nothing else pairs them, so they are compared as two deployments, "+
 			"and the backend verdicts are on the whole of each, not on the backend alone", s.Label, b.Label, pr.AlsoText(fs)))
 	}
-	for _, w := range unanswered {
-		notes = append(notes, w+": no verdict on a series that never answered")
+	for _, f := range unanswered {
+		slices.Sort(f.levels)
+		levels := make([]string, len(f.levels))
+		for i, l := range f.levels {
+			levels[i] = strconv.Itoa(l)
+		}
+		notes = append(notes, fmt.Sprintf("%s: every request failed at c=%s (%s): no verdict on a series that never answered",
+			f.label, strings.Join(levels, ", "), f.why))
 	}
 	for _, u := range unpaired {
 		var d []string
@@ -221,23 +233,28 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 	return out, notes
 }
 
-// unansweredWhy says why the side (trials.Comparison.Unanswered) of a
-// comparison of series against baseline at one level never answered,
-// from the failures the levels' results recorded: "tls, c=1: every
-// request failed (connect: the server's TLS certificate does not verify:
-// ...)".
-func unansweredWhy(side, series, baseline string, s, b *summary.Summary) string {
-	var parts []string
-	for _, x := range []struct {
-		label string
-		s     *summary.Summary
-		on    bool
-	}{{series, s, side != "baseline"}, {baseline, b, side != "series"}} {
-		if x.on {
-			parts = append(parts, fmt.Sprintf("%s, c=%d: every request failed (%s)", x.label, x.s.Concurrency, failureWords(x.s)))
+// failedSeries are the series whose every request failed at some
+// levels, each with the words of its failures, for one note each.
+type failedSeries []struct {
+	label, why string
+	levels     []int
+}
+
+// add records that series label's every request failed at level c, for
+// why.
+func (fs *failedSeries) add(label, why string, c int) {
+	for i := range *fs {
+		if f := &(*fs)[i]; f.label == label && f.why == why {
+			if !slices.Contains(f.levels, c) {
+				f.levels = append(f.levels, c)
+			}
+			return
 		}
 	}
-	return strings.Join(parts, "; ")
+	*fs = append(*fs, struct {
+		label, why string
+		levels     []int
+	}{label, why, []int{c}})
 }
 
 // failureWords names the failures of s: its most frequent error sample
