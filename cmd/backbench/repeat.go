@@ -167,21 +167,7 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 				}
 				for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, driver.TrialsOf(sl), driver.TrialsOf(bl), noise) {
 					c.Factor, c.FactorTitle = pr.Factor, title
-					if c.Unanswered != "" {
-						var whys []string
-						for _, side := range []struct {
-							label string
-							s     *summary.Summary
-							on    bool
-						}{{s.Label, sl, c.Unanswered != "baseline"}, {b.Label, bl, c.Unanswered != "series"}} {
-							if side.on {
-								w := failureWords(side.s)
-								whys = append(whys, fmt.Sprintf("%s: every request failed (%s)", side.label, w))
-								unanswered.add(side.label, w, side.s.Concurrency)
-							}
-						}
-						c.Why = strings.Join(whys, "; ")
-					}
+					c.Why = unansweredWhy(&c, s.Label, b.Label, sl, bl, &unanswered)
 					out = append(out, c)
 				}
 			}
@@ -231,6 +217,33 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 			series[idx[u]].Label, strings.Join(d, "; ")))
 	}
 	return out, notes
+}
+
+// unansweredWhy returns why the side of c that never answered
+// (c.Unanswered: series, baseline or both) failed, from the results of
+// the levels compared, s of series and b of baseline: "tls: every
+// request failed (connect: the server's TLS certificate does not verify:
+// ...)"; "" when both answered. It records the failures in failed, if
+// not nil, for the notes.
+func unansweredWhy(c *trials.Comparison, series, baseline string, s, b *summary.Summary, failed *failedSeries) string {
+	if c.Unanswered == "" {
+		return ""
+	}
+	var whys []string
+	for _, side := range []struct {
+		label string
+		s     *summary.Summary
+		on    bool
+	}{{series, s, c.Unanswered != "baseline"}, {baseline, b, c.Unanswered != "series"}} {
+		if side.on {
+			w := failureWords(side.s)
+			whys = append(whys, fmt.Sprintf("%s: every request failed (%s)", side.label, w))
+			if failed != nil {
+				failed.add(side.label, w, side.s.Concurrency)
+			}
+		}
+	}
+	return strings.Join(whys, "; ")
 }
 
 // failedSeries are the series whose every request failed at some

@@ -65,7 +65,13 @@ intervals and every series' req/s verdict against --baseline, and a
 comparisons table follows: the pairs of series that differ in one factor
 (transport, keep-alive, protocol, HTTP version, TLS, upstreams, backend),
 grouped by factor. One LABEL on several URLs names one backend reached
-several ways (serial=fcgi://127.0.0.1:9000/ serial=fcgi://unix:/s.sock:/).
+several ways (serial=fcgi://127.0.0.1:9000/ serial=fcgi://unix:/s.sock:/);
+a LABEL of its own on every URL names the ways instead (t=URL1 u=URL2:
+transport at each keep-alive mode), unless the URLs differ in protocol.
+Backends that differ in more than the backend
+(fcgi=fcgi://... starman=http://...) are compared as deployments, the
+other differences named. A series whose every request failed gets no
+verdict; a note says why.
 
 Flags:
 `
