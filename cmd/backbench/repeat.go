@@ -530,7 +530,7 @@ func factorWords(f trials.Factors, fs []trials.Factors) string {
 	for _, name := range []string{trials.FactorTransport, trials.FactorProtocol, trials.FactorHTTPVersion, trials.FactorTLS, trials.FactorUpstreams} {
 		differ := false
 		for _, o := range fs {
-			differ = differ || o.Level(name) != f.Level(name)
+			differ = differ || slices.Contains(trials.Differences(f, o), name)
 		}
 		if !differ {
 			continue
