@@ -178,7 +178,8 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 			if pr.Factor != trials.FactorBackend {
 				notes = append(notes, "every URL has a label of its own, so the labels are taken as names of one backend reached in different ways: "+
 					"series that differ in one setting are compared on it (a protocol apart, they are two backends); "+
-					"to compare backends, give the URLs of one backend the same label (LABEL=URL)")
+					"if they are different backends, each such verdict is on the two deployments as a whole; "+
+					"give the URLs of one backend the same label (LABEL=URL) to say which share a backend")
 				break
 			}
 		}
