@@ -131,9 +131,26 @@ func DefaultPort(scheme string) string {
 }
 
 // UsesTLS says whether the target's connections are TLS (https).
-func (t Target) UsesTLS() bool {
-	s, _ := lookupScheme(t.Scheme)
+func (t Target) UsesTLS() bool { return SchemeUsesTLS(t.Scheme) }
+
+// SchemeUsesTLS says whether the connections of a scheme (in lower case)
+// are TLS: https, or a registered TLS scheme; false for a scheme not
+// known.
+func SchemeUsesTLS(scheme string) bool {
+	s, _ := lookupScheme(scheme)
 	return s.tls
+}
+
+// SchemeOf returns the scheme of a URL as typed, in lower case, as
+// ParseTarget reads it: what comes before "://" ("" without one). It does
+// not check that the scheme is known, so that a command may pick the
+// protocol of a URL it has not parsed yet (a {A..B} port range).
+func SchemeOf(raw string) string {
+	i := strings.Index(raw, "://")
+	if i <= 0 {
+		return ""
+	}
+	return strings.ToLower(raw[:i])
 }
 
 // ParseTarget parses a target URL. Accepted forms:
@@ -143,12 +160,11 @@ func (t Target) UsesTLS() bool {
 //
 // IPv6 hosts are written in brackets: http://[::1]:8080/.
 func ParseTarget(raw string) (Target, error) {
-	t := Target{URL: raw}
-	i := strings.Index(raw, "://")
-	if i <= 0 {
+	t := Target{URL: raw, Scheme: SchemeOf(raw)}
+	if t.Scheme == "" {
 		return t, fmt.Errorf("target %q: want SCHEME://HOST[:PORT]/PATH (schemes: %s)", raw, schemeList(", ", ", "))
 	}
-	t.Scheme = strings.ToLower(raw[:i])
+	i := strings.Index(raw, "://")
 	if _, ok := lookupScheme(t.Scheme); !ok {
 		return t, fmt.Errorf("target %q: %s", raw, UnknownSchemeError(raw[:i]))
 	}

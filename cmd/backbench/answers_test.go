@@ -318,35 +318,53 @@ func TestSweepBackendPerSeries(t *testing.T) {
 	}
 }
 
-// TestSweepUnpairedNote: a series two factors or more from every other
-// (backend b over HTTP, where backend a is FastCGI over TCP and over a
-// Unix socket: the label a on two series names a backend) is not
-// compared: a note says how it differs, and no comparison names it, while
-// a's two transports are compared.
+// TestSweepUnpairedNote: a backend two factors or more from every other
+// series (b over HTTP, where backend a is FastCGI over TCP and over a
+// Unix socket: the label a on two URLs names a backend) is compared with
+// a's closest series as a deployment, the protocol named in the title and
+// a note, while a's two transports are compared; only series that
+// nothing can pair (two unlabelled URLs two factors apart: one backend)
+// are "not compared", with a note that says how they differ.
 func TestSweepUnpairedNote(t *testing.T) {
 	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{BodyBytes: 5})
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
 	web := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5})
+	webUnix := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{BodyBytes: 5})
 	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", "a="+tcp.URL("/x"), "a="+unix.URL("/x"), "b="+web.URL("/x"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	sw, _ := readSweep(t, dir)
 	notes := strings.Join(sw.Notes, "\n")
-	if !strings.Contains(notes, "b differs from every other series in more than one factor") || !strings.Contains(notes, "from a tcp in protocol http vs fcgi, http version HTTP/1.1 vs none, backend b vs a") ||
-		!strings.Contains(out, "not compared") {
+	if !strings.Contains(notes, "b differs from a tcp in more than the backend (over HTTP rather than FastCGI)") || strings.Contains(out, "not compared") {
 		t.Errorf("notes %q\n%s", sw.Notes, out)
 	}
-	transport := 0
+	transport, backend := 0, 0
 	for _, c := range sw.Comparisons {
-		if c.Series == "b" || c.Baseline == "b" {
-			t.Errorf("b compared: %+v", c)
-		}
-		if c.Factor == "transport" {
+		switch c.Factor {
+		case trials.FactorTransport:
 			transport++
+		case trials.FactorBackend:
+			backend++
+			if c.Series != "b" || c.Baseline != "a tcp" || c.FactorTitle != "backend: b vs a, over HTTP rather than FastCGI" {
+				t.Errorf("backend pair %+v", c)
+			}
+		default:
+			t.Errorf("pair %+v", c)
 		}
 	}
-	if transport == 0 {
-		t.Errorf("a's transports not compared: %d comparisons", len(sw.Comparisons))
+	if transport != 5 || backend != 5 {
+		t.Errorf("%d transport and %d backend comparisons, want 5 each (one pair, five metrics)", transport, backend)
+	}
+
+	code, out, errs, dir = sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", tcp.URL("/x"), webUnix.URL("/x"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ = readSweep(t, dir)
+	notes = strings.Join(sw.Notes, "\n")
+	if len(sw.Comparisons) != 0 || !strings.Contains(notes, "fcgi/tcp differs from every other series in more than one factor (from http/unix in transport tcp vs unix, protocol fcgi vs http)") ||
+		!strings.Contains(out, "not compared") {
+		t.Errorf("unlabelled, two factors apart: %d comparisons, notes %q", len(sw.Comparisons), sw.Notes)
 	}
 }

@@ -509,6 +509,7 @@ func compareFiles(old, f *savedFile, noise float64, notes *[]string) []trials.Co
 				for _, c := range trials.CompareLevel(sd.Label, bd.Label, l.Concurrency, driver.TrialsOf(l), driver.TrialsOf(bl), noise) {
 					c.File, c.BaselineFile = sf.path, bf.path
 					c.Factor, c.FactorTitle = m.Factor, m.Title
+					c.Why = unansweredWhy(&c, sd.Label, bd.Label, l, bl, nil)
 					out = append(out, c)
 				}
 			}

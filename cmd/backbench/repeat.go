@@ -15,6 +15,7 @@ import (
 
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -122,17 +123,20 @@ func factorsOf(backend string, s *summary.Summary) trials.Factors {
 		HTTPVersion: s.HTTPVersion, Upstreams: max(len(s.Upstreams), 1), Backend: backend}
 	var tls bool
 	f.Protocol, tls = protocolFactor(s.Target.Protocol)
-	if tls || s.TLS != nil || strings.HasPrefix(strings.ToLower(s.Target.URL), "https:") {
+	if tls || s.TLS != nil || sockets.SchemeUsesTLS(sockets.SchemeOf(s.Target.URL)) {
 		f.TLS = true
 	}
 	return f
 }
 
-// sweepComparisons pairs the series that differ in exactly one factor
-// (trials.Pairs: transport at each keep-alive mode, keep-alive on each
-// transport, every backend against the baseline's...) and compares each
-// pair at every level both ran, grouped by factor. The notes name the
-// series that differ from every other in more than one factor.
+// sweepComparisons pairs the series (trials.Pairs: transport at each
+// keep-alive mode, keep-alive on each transport, every backend against
+// the baseline's, a deployment apart against the baseline's with what
+// else differs named...) and compares each pair at every level both
+// ran, grouped by factor. The notes say how labels were read, which
+// backend pairs differ in more than the backend, why a series that never
+// answered has no verdict, and which series nothing could be paired
+// with.
 func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline string, noise float64) ([]trials.Comparison, []string) {
 	out := []trials.Comparison{}
 	var idx []int
@@ -149,30 +153,59 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 		}
 	}
 	pairs, unpaired := trials.Pairs(fs, baseBackend)
+	var notes []string
+	var unanswered failedSeries
 	for _, pr := range pairs {
 		s, b := &series[idx[pr.Series]], &series[idx[pr.Baseline]]
 		title := pr.Title(fs)
 		for k := range s.Levels {
 			sl := &s.Levels[k]
 			for m := range b.Levels {
-				if bl := &b.Levels[m]; bl.Concurrency == sl.Concurrency {
-					for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, driver.TrialsOf(sl), driver.TrialsOf(bl), noise) {
-						c.Factor, c.FactorTitle = pr.Factor, title
-						out = append(out, c)
-					}
+				bl := &b.Levels[m]
+				if bl.Concurrency != sl.Concurrency {
+					continue
+				}
+				for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, driver.TrialsOf(sl), driver.TrialsOf(bl), noise) {
+					c.Factor, c.FactorTitle = pr.Factor, title
+					c.Why = unansweredWhy(&c, s.Label, b.Label, sl, bl, &unanswered)
+					out = append(out, c)
 				}
 			}
 		}
 	}
-	var notes []string
 	if trials.LabelsAreNames(fs) {
 		for _, pr := range pairs {
 			if pr.Factor != trials.FactorBackend {
-				notes = append(notes, "every series has a label of its own, so the labels are taken as names of one backend reached in different ways: "+
-					"series that differ in one setting are compared on it; to compare backends, give the series of one backend the same label (LABEL=URL)")
+				notes = append(notes, "every URL has a label of its own, so the labels are taken as names of one backend reached in different ways: "+
+					"series that differ in one setting are compared on it (a protocol apart, they are two backends); "+
+					"if they are different backends, each such verdict is on the two deployments as a whole; "+
+					"give the URLs of one backend the same label (LABEL=URL) to say which share a backend")
 				break
 			}
 		}
+	}
+	said := map[string]bool{}
+	for _, pr := range pairs {
+		s, b := series[idx[pr.Series]], series[idx[pr.Baseline]]
+		if len(pr.Also) == 0 {
+			continue
+		}
+		key := backends[idx[pr.Series]] + "\x00" + pr.AlsoText(fs)
+		if said[key] {
+			continue
+		}
+		said[key] = true
+		notes = append(notes, fmt.Sprintf("%s differs from %s in more than the backend (%s): nothing else pairs them, so they are compared as two deployments, "+
+			"and the backend verdicts are on the whole of each, not on the backend alone", s.Label, b.Label, pr.AlsoText(fs)))
+	}
+	for _, f := range unanswered {
+		slices.Sort(f.levels)
+		levels := make([]string, len(f.levels))
+		for i, l := range f.levels {
+			levels[i] = strconv.Itoa(l)
+		}
+		notes = append(notes, fmt.Sprintf("%s: every request failed at c=%s (%s): no verdict on a series that never answered",
+			f.label, strings.Join(levels, ", "), f.why))
 	}
 	for _, u := range unpaired {
 		var d []string
@@ -181,10 +214,83 @@ func sweepComparisons(series []sweep.SeriesResult, backends []string, baseline s
 				d = append(d, fmt.Sprintf("from %s in %s", series[idx[j]].Label, trials.DescribeDifferences(fs[u], fs[j])))
 			}
 		}
-		notes = append(notes, fmt.Sprintf("%s differs from every other series in more than one factor (%s): not compared",
+		notes = append(notes, fmt.Sprintf("%s differs from every other series in more than one factor (%s), and no label makes it a backend to compare: not compared",
 			series[idx[u]].Label, strings.Join(d, "; ")))
 	}
 	return out, notes
+}
+
+// unansweredWhy returns why the side of c that never answered
+// (c.Unanswered: series, baseline or both) failed, from the results of
+// the levels compared, s of series and b of baseline: "tls: every
+// request failed (connect: the server's TLS certificate does not verify:
+// ...)"; "" when both answered. It records the failures in failed, if
+// not nil, for the notes.
+func unansweredWhy(c *trials.Comparison, series, baseline string, s, b *summary.Summary, failed *failedSeries) string {
+	if c.Unanswered == "" {
+		return ""
+	}
+	var whys []string
+	for _, side := range []struct {
+		label string
+		s     *summary.Summary
+		on    bool
+	}{{series, s, c.Unanswered != "baseline"}, {baseline, b, c.Unanswered != "series"}} {
+		if side.on {
+			w := failureWords(side.s)
+			whys = append(whys, fmt.Sprintf("%s: every request failed (%s)", side.label, w))
+			if failed != nil {
+				failed.add(side.label, w, side.s.Concurrency)
+			}
+		}
+	}
+	return strings.Join(whys, "; ")
+}
+
+// failedSeries are the series whose every request failed at some
+// levels, each with the words of its failures, for one note each.
+type failedSeries []struct {
+	label, why string
+	levels     []int
+}
+
+// add records that series label's every request failed at level c, for
+// why.
+func (fs *failedSeries) add(label, why string, c int) {
+	for i := range *fs {
+		if f := &(*fs)[i]; f.label == label && f.why == why {
+			if !slices.Contains(f.levels, c) {
+				f.levels = append(f.levels, c)
+			}
+			return
+		}
+	}
+	*fs = append(*fs, struct {
+		label, why string
+		levels     []int
+	}{label, why, []int{c}})
+}
+
+// failureWords names the failures of s: its most frequent error sample
+// ("connect: connection refused", "connect: the server's TLS certificate
+// does not verify: ..."), or its failure classes without one.
+func failureWords(s *summary.Summary) string {
+	best := -1
+	for i, e := range s.ErrorSamples {
+		if best < 0 || e.Count > s.ErrorSamples[best].Count {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return s.ErrorSamples[best].Message
+	}
+	var cls []string
+	for c, n := range s.Failures.ByClass() {
+		if n > 0 {
+			cls = append(cls, load.ErrClass(c).String())
+		}
+	}
+	return strings.Join(cls, ", ") + " failures"
 }
 
 // report is what the trials add to a sweep's report: the plan, the
@@ -329,7 +435,7 @@ func verdictNotes(cs []trials.Comparison) []string {
 	var notes []string
 	few, short := false, false
 	for _, c := range cs {
-		if n := min(c.Trials, c.BaselineTrials); c.Verdict == trials.NoVerdict && !few {
+		if n := min(c.Trials, c.BaselineTrials); c.Verdict == trials.NoVerdict && c.Unanswered == "" && !few {
 			few = true
 			if n <= 1 {
 				notes = append(notes, fmt.Sprintf("\u2013, 1 trial: a side has one trial, so there is no interval and no verdict; run with --repeat %d or more",
@@ -425,7 +531,7 @@ func factorWords(f trials.Factors, fs []trials.Factors) string {
 	for _, name := range []string{trials.FactorTransport, trials.FactorProtocol, trials.FactorHTTPVersion, trials.FactorTLS, trials.FactorUpstreams} {
 		differ := false
 		for _, o := range fs {
-			differ = differ || o.Level(name) != f.Level(name)
+			differ = differ || slices.Contains(trials.Differences(f, o), name)
 		}
 		if !differ {
 			continue

@@ -24,6 +24,7 @@ import (
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
+	"github.com/backbench/backbench/sockets"
 )
 
 // sweepOptions are the flags of sweep: bench's load flags, except that -c
@@ -64,7 +65,13 @@ intervals and every series' req/s verdict against --baseline, and a
 comparisons table follows: the pairs of series that differ in one factor
 (transport, keep-alive, protocol, HTTP version, TLS, upstreams, backend),
 grouped by factor. One LABEL on several URLs names one backend reached
-several ways (serial=fcgi://127.0.0.1:9000/ serial=fcgi://unix:/s.sock:/).
+several ways (serial=fcgi://127.0.0.1:9000/ serial=fcgi://unix:/s.sock:/);
+a LABEL of its own on every URL names the ways instead (t=URL1 u=URL2:
+transport at each keep-alive mode), unless the URLs differ in protocol.
+Backends that differ in more than the backend
+(fcgi=fcgi://... starman=http://...) are compared as deployments, the
+other differences named. A series whose every request failed gets no
+verdict; a note says why.
 
 Flags:
 `
@@ -142,16 +149,6 @@ func parseRatio(name, s string) (float64, error) {
 		return 0, usagef("bad %s %q: want a ratio from 0 to 1 or a percentage (5%%)", name, s)
 	}
 	return f, nil
-}
-
-// urlScheme is the scheme of a URL as typed, in lower case ("" without
-// "://").
-func urlScheme(url string) string {
-	scheme, _, ok := strings.Cut(url, "://")
-	if !ok {
-		return ""
-	}
-	return strings.ToLower(scheme)
 }
 
 // splitLabel splits "LABEL=URL"; a "=" after the scheme's "://" belongs to
@@ -295,6 +292,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	anyTLS := false
 	for _, arg := range fs.Args() {
 		if arg == "on" || arg == "off" || arg == "both" {
 			return nil, usagef("sweep: %q is not a URL; --keepalive takes no value, --keepalive-modes %s does", arg, arg)
@@ -306,10 +304,17 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		lo := o.loadOptions
 		lo.concurrency = 1 // the levels are checked below
 		lo.backendPIDs, lo.backendPIDFile = pids.of(label)
-		if pr, err := protocol.Lookup(urlScheme(url)); err == nil && pr.Check(looseFlags(lo.params, lo.docRoot, false)) != nil {
+		if pr, err := protocol.OfURL(url); err == nil && pr.Check(looseFlags(lo.params, lo.docRoot, false)) != nil {
 			// A sweep may mix protocols: the FastCGI flags go to the
 			// series whose protocol takes them (fcgi://) only.
 			lo.docRoot, lo.params = "", nil
+		}
+		// And TLS: --insecure goes to the https:// series only; it is
+		// refused below when no series is https.
+		if !sockets.SchemeUsesTLS(sockets.SchemeOf(url)) {
+			lo.insecure = false
+		} else {
+			anyTLS = true
 		}
 		r, err := validateLoad(fs, &lo, url)
 		if err != nil {
@@ -323,6 +328,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			defaults[label]++
 		}
 		targets = append(targets, parsed{label, r})
+	}
+	if o.insecure && !anyTLS {
+		return nil, usagef("--insecure applies to https:// targets only")
 	}
 	// One LABEL on several URLs names one backend reached in several
 	// ways: each series is told apart by the factor levels in which its

@@ -11,8 +11,12 @@ import (
 
 // schemeComparison matches what picking code by a scheme string looks
 // like: comparing a Scheme or a recorded Protocol, naming the scheme
-// constants, or a protocol's name as a literal.
-var schemeComparison = regexp.MustCompile(`Scheme ==|Scheme !=|Protocol == "|Protocol != "|SchemeFCGI|SchemeHTTP|"http"|"https"|"fcgi"`)
+// constants, or a protocol's name as a literal; and what parsing a
+// scheme out of a URL looks like: testing a URL for a scheme's prefix
+// (HasPrefix(url, "https:")) or cutting it at "://" (ask sockets.SchemeOf
+// and sockets.SchemeUsesTLS, or protocol.OfURL).
+var schemeComparison = regexp.MustCompile(`Scheme ==|Scheme !=|Protocol == "|Protocol != "|SchemeFCGI|SchemeHTTP|"http"|"https"|"fcgi"|` +
+	`HasPrefix\(.*"[A-Za-z][A-Za-z0-9+.-]*:/{0,2}"\)|Cut\(.*"://"\)`)
 
 // allowed are the lines outside the registry that match and are not
 // dispatch, by file and a part of the line, with the reason.
@@ -21,6 +25,7 @@ var allowed = []struct{ file, line, why string }{
 	{"cmd/backbench/main.go", `var internalPrefixes`, "package names dropped from error messages, not schemes"},
 	{"cmd/backbench/serve.go", `newChoice(&o.protocol, "http", "fcgi", "http")`, "which built-in backend serve starts (package fixtures)"},
 	{"cmd/backbench/serve.go", `proto = "https"`, "the listening line of serve's own TLS backend"},
+	{"internal/trials/factors.go", `var protocolWords`, "the words a sentence gives a protocol's name (data, not dispatch)"},
 }
 
 // TestNoSchemeDispatch keeps the rule of the registry: outside
@@ -97,9 +102,17 @@ func TestNoSchemeDispatchCatches(t *testing.T) {
 		`if s.Target.Protocol != "fcgi" {`,
 		`f.Protocol, f.TLS = "http", true`,
 		`if scheme == "https" {`,
+		`if tls || strings.HasPrefix(strings.ToLower(s.Target.URL), "https:") {`,
+		`if strings.HasPrefix(u, "fcgi://") {`,
+		`scheme, _, ok := strings.Cut(url, "://")`,
 	} {
 		if !schemeComparison.MatchString(line) {
 			t.Errorf("not caught: %s", line)
+		}
+	}
+	for _, line := range []string{`if strings.HasPrefix(arg, "--") {`, `label, url, ok := strings.Cut(arg, "=")`} {
+		if schemeComparison.MatchString(line) {
+			t.Errorf("caught, though no scheme is parsed: %s", line)
 		}
 	}
 	if isAllowed("cmd/backbench/bench.go", `if tgt.Scheme == sockets.SchemeFCGI {`) {

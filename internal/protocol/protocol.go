@@ -254,6 +254,10 @@ func Lookup(scheme string) (Protocol, error) {
 // Of returns the protocol of a target (see Lookup).
 func Of(t sockets.Target) (Protocol, error) { return Lookup(t.Scheme) }
 
+// OfURL returns the protocol of a URL as typed, by its scheme
+// (sockets.SchemeOf), before the URL is parsed.
+func OfURL(raw string) (Protocol, error) { return Lookup(sockets.SchemeOf(raw)) }
+
 // Registered returns the registered protocols, in the order they were
 // registered.
 func Registered() []Protocol {

@@ -176,6 +176,26 @@ type Comparison struct {
 	// FailedRatio, when either side had failed requests, gives each
 	// side's failed / finished requests.
 	FailedRatio *Sides `json:"failed_ratio,omitempty"`
+	// Unanswered names the side whose every request failed ("series",
+	// "baseline" or "both"; see AllFailed): its figures measure failures,
+	// so the comparison has no verdict (NoVerdict).
+	Unanswered string `json:"unanswered,omitempty"`
+	// Why says, for an Unanswered comparison, why its requests failed, in
+	// the words of the failures recorded ("tls: connect: the server's TLS
+	// certificate does not verify: ..."); set by the command that has the
+	// runs' failures.
+	Why string `json:"why,omitempty"`
+}
+
+// AllFailed reports whether every request of ts failed: at least one
+// finished, and none without a failure. Such trials get no verdict.
+func AllFailed(ts []Trial) bool {
+	var failed, finished int64
+	for _, t := range ts {
+		failed += t.Failed
+		finished += t.Finished
+	}
+	return finished > 0 && failed >= finished
 }
 
 // Sides holds a value of each side of a comparison.
@@ -191,7 +211,8 @@ type Sides struct {
 // mean PSS (smaller, larger); noise is the threshold (a fraction) under
 // which a difference does not count. A side of one trial, or sides too
 // few for the test to reach Alpha (see CanReach), get no verdict
-// (NoVerdict), never "no difference".
+// (NoVerdict), never "no difference"; so do sides whose every request
+// failed (AllFailed; Comparison.Unanswered says which).
 func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise float64) []Comparison {
 	ss, bs := Summarize(s), Summarize(b)
 	short := 0
@@ -216,6 +237,17 @@ func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise 
 			ValueCI95: se.Interval(), BaselineValueCI95: be.Interval(),
 			Ratio: num(r.Ratio), PValue: r.P, Verdict: r.Verdict(noise, m.up, m.down), ShortTrials: short}
 		if !CanReach(len(s), len(b)) {
+			c.Verdict = NoVerdict
+		}
+		switch sf, bf := AllFailed(s), AllFailed(b); {
+		case sf && bf:
+			c.Unanswered = "both"
+		case sf:
+			c.Unanswered = "series"
+		case bf:
+			c.Unanswered = "baseline"
+		}
+		if c.Unanswered != "" {
 			c.Verdict = NoVerdict
 		}
 		if r.HasInterval() {
@@ -251,11 +283,18 @@ const ShortMark = " *"
 
 // VerdictText is the verdict with the failures it must not hide:
 // "faster (62% failed)", "slower (baseline 40% failed)"; without a
-// verdict, why: "–, 1 trial", "–, 3 trials"; ShortMark after a verdict
-// from short trials.
+// verdict, why: "–, 1 trial", "–, 3 trials", "–, no answer (100%
+// failed)" (Unanswered); ShortMark after a verdict from short trials.
 func (c *Comparison) VerdictText() string {
 	v := c.Verdict
-	if v == NoVerdict {
+	switch {
+	case v == NoVerdict && c.Unanswered == "series":
+		v = "–, no answer"
+	case v == NoVerdict && c.Unanswered == "baseline":
+		v = "–, no answer from baseline"
+	case v == NoVerdict && c.Unanswered != "":
+		v = "–, no answer from either"
+	case v == NoVerdict:
 		n := min(c.Trials, c.BaselineTrials)
 		v = fmt.Sprintf("–, %d trial", n)
 		if n != 1 {

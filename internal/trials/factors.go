@@ -82,9 +82,15 @@ func (f Factors) Level(name string) string {
 }
 
 // Differences lists the factors in which a and b differ, in FactorOrder.
+// The HTTP version counts only between two series that both have one: a
+// protocol without HTTP versions (FastCGI) against HTTP differs in the
+// protocol, which says it.
 func Differences(a, b Factors) []string {
 	var d []string
 	for _, name := range FactorOrder {
+		if name == FactorHTTPVersion && (a.HTTPVersion == "" || b.HTTPVersion == "") {
+			continue
+		}
 		if a.Level(name) != b.Level(name) {
 			d = append(d, name)
 		}
@@ -117,51 +123,151 @@ func IsBaseline(name string, a, b Factors) bool {
 	return true
 }
 
-// Pair is two series that differ in exactly one factor: Series against
-// Baseline (indexes into the series paired).
+// Pair is two series compared on one factor: Series against Baseline
+// (indexes into the series paired).
 type Pair struct {
 	Series, Baseline int
-	// Factor is the factor in which they differ.
+	// Factor is the factor compared: the one in which they differ, or,
+	// for two backends that differ in more than the backend, the backend.
 	Factor string
+	// Also lists, for a backend pair (FactorBackend), the other factors
+	// in which the two differ, in FactorOrder: what comes with the
+	// backend (its protocol, its transport...); nil when the backend is
+	// all that differs.
+	Also []string
 }
 
-// Title is the group heading of the pair: "transport: unix vs tcp".
+// Title is the group heading of the pair: "transport: unix vs tcp";
+// with the other differences of a backend pair, "backend: starman vs
+// fcgi, over HTTP rather than FastCGI".
 func (p Pair) Title(fs []Factors) string {
-	return fmt.Sprintf("%s: %s vs %s", p.Factor, fs[p.Series].Level(p.Factor), fs[p.Baseline].Level(p.Factor))
+	t := fmt.Sprintf("%s: %s vs %s", p.Factor, fs[p.Series].Level(p.Factor), fs[p.Baseline].Level(p.Factor))
+	if len(p.Also) > 0 {
+		t += ", " + p.AlsoText(fs)
+	}
+	return t
 }
 
-// Pairs returns the pairs of series that differ in exactly one factor,
-// grouped by factor (in FactorOrder), each with its baseline side chosen
-// by the factor's rule (see IsBaseline). baseBackend, if not "", narrows
-// the backend factor to pairs against that backend. Series whose factors
-// are all the same as another's are not paired with it (nothing differs
-// to compare). Unpaired lists the series that got into no pair although
-// there were others: they differ from every other series in more than
-// one factor.
+// AlsoText says how the series side of p differs from its baseline
+// besides the factor compared: "over HTTP rather than FastCGI, with
+// keep-alive rather than without"; "" when nothing else differs.
+func (p Pair) AlsoText(fs []Factors) string {
+	var parts []string
+	for _, name := range p.Also {
+		parts = append(parts, Rather(name, fs[p.Series], fs[p.Baseline]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// protocolWords are the names a sentence gives a protocol; a protocol
+// not listed is named as the record keeps it.
+var protocolWords = map[string]string{"http": "HTTP", "fcgi": "FastCGI"}
+
+// Rather says how a differs from b in factor name, as a sentence would:
+// "over a Unix socket rather than TCP", "over HTTP rather than FastCGI",
+// "with keep-alive rather than without", "over TLS rather than plain",
+// "with HTTP/1.0 rather than HTTP/1.1", "across 3 upstreams rather than
+// 1", "backend b rather than a".
+func Rather(name string, a, b Factors) string {
+	switch name {
+	case FactorTransport:
+		w := func(t string) string {
+			switch t {
+			case "unix":
+				return "a Unix socket"
+			case "tcp":
+				return "TCP"
+			}
+			return t
+		}
+		return fmt.Sprintf("over %s rather than %s", w(a.Transport), w(b.Transport))
+	case FactorKeepAlive:
+		if a.KeepAlive {
+			return "with keep-alive rather than without"
+		}
+		return "without keep-alive rather than with"
+	case FactorProtocol:
+		w := func(p string) string {
+			if s, ok := protocolWords[p]; ok {
+				return s
+			}
+			return p
+		}
+		return fmt.Sprintf("over %s rather than %s", w(a.Protocol), w(b.Protocol))
+	case FactorHTTPVersion:
+		return fmt.Sprintf("with %s rather than %s", a.Level(name), b.Level(name))
+	case FactorTLS:
+		if a.TLS {
+			return "over TLS rather than plain"
+		}
+		return "without TLS rather than over it"
+	case FactorUpstreams:
+		return fmt.Sprintf("across %d upstreams rather than %d", a.Upstreams, b.Upstreams)
+	}
+	return fmt.Sprintf("%s %s rather than %s", name, a.Level(name), b.Level(name))
+}
+
+// Pairs returns the pairs of series to compare, grouped by factor (in
+// FactorOrder), the one-factor pairs first. The rule, for what a command
+// infers from its URLs, labels and flags:
+//
+//   - Two series that differ in exactly one factor are paired on it, with
+//     the baseline side chosen by the factor's rule (see IsBaseline).
+//   - When the labels name the ways one backend is reached
+//     (LabelsAreNames: "t=tcp-URL u=unix-URL", keep-alive modes or not),
+//     two series that differ in one setting besides their labels are
+//     paired on that setting: transport at each keep-alive mode,
+//     keep-alive on each transport. A protocol is not a way of reaching
+//     one backend: labels that differ in protocol are backends.
+//   - Backends are paired with the baseline backend (the first series',
+//     or baseBackend), never with each other.
+//   - A group of series that the pairs above leave apart from every
+//     series of the baseline backend (nothing joins them, pair by pair)
+//     is compared with it on the backend, as a deployment: each of its
+//     series that is closest to a baseline series (fewest factors apart,
+//     the fewest of the group) with the first such series, the other
+//     differences in Pair.Also ("fcgi=fcgi://... starman=http://...":
+//     backend, over HTTP rather than FastCGI).
+//
+// Series whose factors are all the same as another's are not paired with
+// it (nothing differs to compare). Unpaired lists the series that got
+// into no pair although there were others: nothing can be paired with
+// them (two unlabelled series two factors apart, say).
 func Pairs(fs []Factors, baseBackend string) (pairs []Pair, unpaired []int) {
 	in := make([]bool, len(fs))
 	names := LabelsAreNames(fs)
+	base := baseBackend
+	if base == "" && len(fs) > 0 {
+		base = fs[0].Backend
+	}
+	// group[i] is the group of series i: the series joined to it by
+	// pairs (union-find).
+	group := make([]int, len(fs))
+	for i := range group {
+		group[i] = i
+	}
+	var root func(int) int
+	root = func(i int) int {
+		if group[i] != i {
+			group[i] = root(group[i])
+		}
+		return group[i]
+	}
+	add := func(p Pair) {
+		pairs = append(pairs, p)
+		in[p.Series], in[p.Baseline] = true, true
+		group[root(p.Series)] = root(p.Baseline)
+	}
 	for _, name := range FactorOrder {
 		for i := range fs {
 			for j := i + 1; j < len(fs); j++ {
-				d := Differences(fs[i], fs[j])
-				if names && len(d) == 2 && d[1] == FactorBackend {
-					// Labels that are names: the one setting that
-					// differs is what the two series compare.
-					d = d[:1]
-				}
-				if len(d) != 1 || d[0] != name {
+				if f, ok := oneFactor(fs[i], fs[j], names); !ok || f != name {
 					continue
 				}
 				s, b := j, i
 				if name == FactorBackend {
 					// Several backends: every one against the baseline
-					// backend (the first series', or baseBackend), none
-					// against another.
-					base := baseBackend
-					if base == "" {
-						base = fs[0].Backend
-					}
+					// backend, none against another.
 					switch base {
 					case fs[i].Backend:
 					case fs[j].Backend:
@@ -172,10 +278,58 @@ func Pairs(fs []Factors, baseBackend string) (pairs []Pair, unpaired []int) {
 				} else if !IsBaseline(name, fs[i], fs[j]) {
 					s, b = i, j
 				}
-				pairs = append(pairs, Pair{Series: s, Baseline: b, Factor: name})
-				in[i], in[j] = true, true
+				add(Pair{Series: s, Baseline: b, Factor: name})
 			}
 		}
+	}
+	// The groups apart from the baseline backend: compared with it as
+	// deployments, on the backend, the other differences named.
+	joined := map[int]bool{}
+	for i := range fs {
+		if fs[i].Backend == base {
+			joined[root(i)] = true
+		}
+	}
+	type near struct{ b, d int }
+	closest := make([]near, len(fs))
+	best := map[int]int{}
+	for i := range fs {
+		closest[i] = near{-1, 0}
+		if fs[i].Backend == base || joined[root(i)] {
+			continue
+		}
+		for j := range fs {
+			if fs[j].Backend != base {
+				continue
+			}
+			if d := len(Differences(fs[i], fs[j])); closest[i].b < 0 || d < closest[i].d {
+				closest[i] = near{j, d}
+			}
+		}
+		if c := closest[i]; c.b >= 0 {
+			if m, ok := best[root(i)]; !ok || c.d < m {
+				best[root(i)] = c.d
+			}
+		}
+	}
+	var late []Pair
+	for i, c := range closest {
+		if c.b < 0 || c.d != best[root(i)] {
+			continue
+		}
+		var also []string
+		for _, name := range Differences(fs[i], fs[c.b]) {
+			if name != FactorBackend {
+				also = append(also, name)
+			}
+		}
+		late = append(late, Pair{Series: i, Baseline: c.b, Factor: FactorBackend, Also: also})
+	}
+	// Grouped by factor: the backend pairs of deployments go after the
+	// other backend pairs.
+	for _, p := range late {
+		pairs = append(pairs, p)
+		in[p.Series], in[p.Baseline] = true, true
 	}
 	if len(fs) > 1 {
 		for i, ok := range in {
@@ -187,35 +341,54 @@ func Pairs(fs []Factors, baseBackend string) (pairs []Pair, unpaired []int) {
 	return pairs, unpaired
 }
 
-// LabelsAreNames reports whether the labels of fs name series rather than
-// backends: there are at least two series, every one has a label, and no
-// label is given to more than one series, and no two series differ in
-// their labels alone. A study that labels its series
-// "tcp" and "unix" means one backend reached two ways; one that names a
-// backend on several series ("serial" over TCP and over Unix) says which
-// series share a backend, and two series alike but for their labels are
-// two backends. With names, Pairs pairs two series that differ in one
-// setting besides their labels on that setting.
-func LabelsAreNames(fs []Factors) bool {
-	if len(fs) < 2 {
-		return false
+// oneFactor returns the one factor in which a and b differ, if they
+// differ in one; with names (LabelsAreNames), labels aside, unless what
+// differs besides them is the protocol.
+func oneFactor(a, b Factors, names bool) (string, bool) {
+	d := Differences(a, b)
+	if names && len(d) == 2 && d[1] == FactorBackend && d[0] != FactorProtocol {
+		d = d[:1]
 	}
-	seen := make(map[string]bool, len(fs))
-	settings := make(map[Factors]bool, len(fs))
+	if len(d) != 1 {
+		return "", false
+	}
+	return d[0], true
+}
+
+// LabelsAreNames reports whether the labels of fs name the ways one
+// backend is reached rather than backends: there are at least two
+// labels, every series has one, each label is on one target (its series
+// differ at most in the settings a command applies to every target:
+// keep-alive, HTTP version), and no two series differ in their labels
+// alone. A study that labels its URLs "tcp" and "unix" (with
+// --keepalive-modes on,off or not) means one backend reached two ways;
+// one that gives a label to several URLs ("serial" over TCP and over
+// Unix) says which series share a backend, and two series alike but for
+// their labels are two backends. With names, Pairs pairs two series that
+// differ in one setting besides their labels on that setting.
+func LabelsAreNames(fs []Factors) bool {
+	targets := make(map[string]Factors, len(fs))
+	settings := make(map[Factors]string, len(fs))
 	for _, f := range fs {
-		if f.Backend == "" || seen[f.Backend] {
+		if f.Backend == "" {
 			return false
 		}
-		seen[f.Backend] = true
+		label := f.Backend
 		f.Backend = ""
-		if settings[f] {
+		if l, ok := settings[f]; ok && l != label {
 			// Two series alike but for their labels: the labels
 			// tell backends apart.
 			return false
 		}
-		settings[f] = true
+		settings[f] = label
+		f.KeepAlive, f.HTTPVersion = false, ""
+		if t, ok := targets[label]; ok && t != f {
+			// A label on two targets names their backend.
+			return false
+		}
+		targets[label] = f
 	}
-	return true
+	return len(targets) >= 2
 }
 
 // DescribeDifferences is "transport unix vs tcp, backend b vs a": how

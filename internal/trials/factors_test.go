@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -97,12 +98,18 @@ func TestPairsThreeBackends(t *testing.T) {
 	if len(pairs) != 2 || pairs[0].Baseline != 2 || pairs[1].Baseline != 2 {
 		t.Errorf("three backends, baseline c: %+v", pairs)
 	}
-	fs = []Factors{{Transport: "tcp", Backend: "a"}, {Transport: "unix", Backend: "b"}, {Transport: "unix", Backend: "b"}}
+	// a on two targets names a backend; b, over TLS, is two factors
+	// from a's Unix series and three from its TCP one: it is compared with
+	// the closest on the backend, TLS named; nothing is left unpaired.
+	fs = []Factors{{Transport: "tcp", Backend: "a"}, {Transport: "unix", Backend: "a"}, {Transport: "unix", TLS: true, Backend: "b"}}
 	pairs, unpaired := Pairs(fs, "")
-	if len(pairs) != 0 || len(unpaired) != 3 {
-		t.Errorf("two factors apart: pairs %+v unpaired %v, want none and all", pairs, unpaired)
+	if len(unpaired) != 0 || len(pairs) != 2 || pairs[0].Factor != FactorTransport || pairs[1].Series != 2 || pairs[1].Baseline != 1 {
+		t.Fatalf("pairs %+v unpaired %v", pairs, unpaired)
 	}
-	if d := DescribeDifferences(fs[1], fs[0]); d != "transport unix vs tcp, backend b vs a" {
+	if got := pairs[len(pairs)-1].Title(fs); got != "backend: b vs a, over TLS rather than plain" {
+		t.Errorf("title %q", got)
+	}
+	if d := DescribeDifferences(fs[2], fs[0]); d != "transport unix vs tcp, tls on vs off, backend b vs a" {
 		t.Errorf("differences %q", d)
 	}
 }
@@ -267,24 +274,211 @@ func TestPairsOfNames(t *testing.T) {
 			t.Errorf("no pair %q in %v", k, got)
 		}
 	}
-	// "other" is alike "tcp" but for its label: labels are backends, and
-	// "unix" differs from "tcp" in two factors.
+	// "other" is alike "tcp" but for its label: labels are backends;
+	// "unix" and "tcp ka" are joined to "tcp" by no one-factor pair, so
+	// each is compared with it as a backend, what else differs named.
 	if LabelsAreNames([]Factors{tcp, unix, tcpKA, other}) {
 		t.Fatal("labels taken as names though two series differ in their labels alone")
 	}
-	pairs, unpaired = Pairs([]Factors{tcp, unix, tcpKA, other}, "")
-	if len(pairs) != 1 || pairs[0].Factor != FactorBackend || len(unpaired) != 2 {
+	fs := []Factors{tcp, unix, tcpKA, other}
+	pairs, unpaired = Pairs(fs, "")
+	want = map[string]bool{"backend: other vs tcp": true, "backend: unix vs tcp, over a Unix socket rather than TCP": true,
+		"backend: tcp ka vs tcp, with keep-alive rather than without": true}
+	if len(pairs) != 3 || len(unpaired) != 0 {
 		t.Errorf("with a second backend: pairs %+v, unpaired %v", pairs, unpaired)
 	}
-	// The same label on two series: labels are backends again, and
-	// "serial unix" against "evented tcp" differs in two factors.
+	for _, p := range pairs {
+		if !want[p.Title(fs)] || fs[p.Baseline] != tcp {
+			t.Errorf("pair %q against %+v", p.Title(fs), fs[p.Baseline])
+		}
+	}
+	// The same label on two targets: labels are backends again, and
+	// "evented unix ka", joined to no serial series by one factor, is
+	// compared with the closest one, "serial unix".
 	s1 := Factors{Protocol: "fcgi", Transport: "tcp", Upstreams: 1, Backend: "serial"}
 	s2 := Factors{Protocol: "fcgi", Transport: "unix", Upstreams: 1, Backend: "serial"}
 	e := Factors{Protocol: "fcgi", Transport: "unix", KeepAlive: true, Upstreams: 1, Backend: "evented"}
 	if LabelsAreNames([]Factors{s1, s2, e}) {
-		t.Fatal("a label on two series taken as names")
+		t.Fatal("a label on two targets taken as names")
 	}
-	if pairs, unpaired := Pairs([]Factors{s1, s2, e}, ""); len(pairs) != 1 || pairs[0].Factor != FactorTransport || len(unpaired) != 1 || unpaired[0] != 2 {
+	fs = []Factors{s1, s2, e}
+	if pairs, unpaired := Pairs(fs, ""); len(pairs) != 2 || pairs[0].Factor != FactorTransport || len(unpaired) != 0 ||
+		pairs[1].Series != 2 || pairs[1].Baseline != 1 || pairs[1].Title(fs) != "backend: evented vs serial, with keep-alive rather than without" {
 		t.Errorf("pairs %+v, unpaired %v", pairs, unpaired)
+	}
+}
+
+// TestPairsOfSweeps: the pairs of what sweep infers from its command
+// line, one table row per study: every pair (its title, series and
+// baseline) and the series left unpaired. Each series is named by its
+// label and the settings sweep adds to it.
+func TestPairsOfSweeps(t *testing.T) {
+	fcgi := func(label, transport string, ka bool) Factors {
+		return Factors{Protocol: "fcgi", Transport: transport, KeepAlive: ka, Upstreams: 1, Backend: label}
+	}
+	http := func(label, transport string, ka, tls bool) Factors {
+		return Factors{Protocol: "http", Transport: transport, KeepAlive: ka, HTTPVersion: "1.1", TLS: tls, Upstreams: 1, Backend: label}
+	}
+	name := func(f Factors) string {
+		return fmt.Sprintf("%s %s %s", f.Level(FactorBackend), f.Transport, map[bool]string{true: "ka", false: "no-ka"}[f.KeepAlive])
+	}
+	for _, tc := range []struct {
+		name     string
+		fs       []Factors
+		base     string
+		want     []string // "title: series / baseline", sorted
+		unpaired []int
+	}{
+		{
+			// The README's study: one backend on both transports, labels
+			// t and u, keep-alive on and off (issue 34).
+			name: "t and u over keep-alive modes",
+			fs:   []Factors{fcgi("t", "tcp", true), fcgi("t", "tcp", false), fcgi("u", "unix", true), fcgi("u", "unix", false)},
+			want: []string{
+				"keep-alive: on vs off: t tcp ka / t tcp no-ka",
+				"keep-alive: on vs off: u unix ka / u unix no-ka",
+				"transport: unix vs tcp: u unix ka / t tcp ka",
+				"transport: unix vs tcp: u unix no-ka / t tcp no-ka",
+			},
+		},
+		{
+			name: "t and u",
+			fs:   []Factors{fcgi("t", "tcp", false), fcgi("u", "unix", false)},
+			want: []string{"transport: unix vs tcp: u unix no-ka / t tcp no-ka"},
+		},
+		{
+			// ruby=fcgi://127.0.0.1:9005/ ruby=fcgi://unix:/run/r.sock:/
+			name: "one label on two URLs",
+			fs:   []Factors{fcgi("ruby", "tcp", false), fcgi("ruby", "unix", false)},
+			want: []string{"transport: unix vs tcp: ruby unix no-ka / ruby tcp no-ka"},
+		},
+		{
+			name: "one label on two URLs, keep-alive modes",
+			fs:   []Factors{fcgi("ruby", "tcp", true), fcgi("ruby", "tcp", false), fcgi("ruby", "unix", true), fcgi("ruby", "unix", false)},
+			want: []string{
+				"keep-alive: on vs off: ruby tcp ka / ruby tcp no-ka",
+				"keep-alive: on vs off: ruby unix ka / ruby unix no-ka",
+				"transport: unix vs tcp: ruby unix ka / ruby tcp ka",
+				"transport: unix vs tcp: ruby unix no-ka / ruby tcp no-ka",
+			},
+		},
+		{
+			// Moscow.pm 2008: fcgi=fcgi://... starman=http://...
+			name: "FastCGI prefork against an HTTP server",
+			fs:   []Factors{fcgi("fcgi", "tcp", false), http("starman", "tcp", false, false)},
+			want: []string{"backend: starman vs fcgi, over HTTP rather than FastCGI: starman tcp no-ka / fcgi tcp no-ka"},
+		},
+		{
+			name: "FastCGI prefork against an HTTP server, keep-alive modes",
+			fs: []Factors{fcgi("fcgi", "tcp", true), fcgi("fcgi", "tcp", false),
+				http("starman", "tcp", true, false), http("starman", "tcp", false, false)},
+			want: []string{
+				"backend: starman vs fcgi, over HTTP rather than FastCGI: starman tcp ka / fcgi tcp ka",
+				"backend: starman vs fcgi, over HTTP rather than FastCGI: starman tcp no-ka / fcgi tcp no-ka",
+				"keep-alive: on vs off: fcgi tcp ka / fcgi tcp no-ka",
+				"keep-alive: on vs off: starman tcp ka / starman tcp no-ka",
+			},
+		},
+		{
+			name: "--baseline starman",
+			fs:   []Factors{fcgi("fcgi", "tcp", false), http("starman", "tcp", false, false)},
+			base: "starman",
+			want: []string{"backend: fcgi vs starman, over FastCGI rather than HTTP: fcgi tcp no-ka / starman tcp no-ka"},
+		},
+		{
+			// The 2024 question: tls=https://... plain=http://...
+			name: "TLS in front or not",
+			fs:   []Factors{http("tls", "tcp", true, true), http("plain", "tcp", true, false)},
+			want: []string{"tls: on vs off: tls tcp ka / plain tcp ka"},
+		},
+		{
+			// A deployment named beside the ways of reaching another: x
+			// (HTTP) is compared with t at each keep-alive mode, not u.
+			name: "ways and a deployment",
+			fs: []Factors{fcgi("t", "tcp", true), fcgi("t", "tcp", false), fcgi("u", "unix", true), fcgi("u", "unix", false),
+				http("x", "tcp", true, false), http("x", "tcp", false, false)},
+			want: []string{
+				"backend: x vs t, over HTTP rather than FastCGI: x tcp ka / t tcp ka",
+				"backend: x vs t, over HTTP rather than FastCGI: x tcp no-ka / t tcp no-ka",
+				"keep-alive: on vs off: t tcp ka / t tcp no-ka",
+				"keep-alive: on vs off: u unix ka / u unix no-ka",
+				"keep-alive: on vs off: x tcp ka / x tcp no-ka",
+				"transport: unix vs tcp: u unix ka / t tcp ka",
+				"transport: unix vs tcp: u unix no-ka / t tcp no-ka",
+			},
+		},
+		{
+			// Two unlabelled URLs two factors apart: one backend, nothing
+			// to compare them on.
+			name:     "unlabelled, two factors apart",
+			fs:       []Factors{fcgi("", "tcp", false), http("", "unix", false, false)},
+			unpaired: []int{0, 1},
+		},
+		{
+			name: "unlabelled, one factor apart",
+			fs:   []Factors{fcgi("", "tcp", false), http("", "tcp", false, false)},
+			want: []string{"protocol: fcgi vs http: unnamed tcp no-ka / unnamed tcp no-ka"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pairs, unpaired := Pairs(tc.fs, tc.base)
+			var got []string
+			for _, p := range pairs {
+				got = append(got, fmt.Sprintf("%s: %s / %s", p.Title(tc.fs), name(tc.fs[p.Series]), name(tc.fs[p.Baseline])))
+				// A pair across factors is a backend pair that says so.
+				d := Differences(tc.fs[p.Series], tc.fs[p.Baseline])
+				if p.Factor != FactorBackend && (len(d) > 2 || (len(d) == 2 && d[1] != FactorBackend)) {
+					t.Errorf("%s: across %v", p.Title(tc.fs), d)
+				}
+			}
+			sort.Strings(got)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) || fmt.Sprint(unpaired) != fmt.Sprint(tc.unpaired) {
+				t.Errorf("pairs:\n  %s\nunpaired %v\nwant:\n  %s\nunpaired %v", strings.Join(got, "\n  "), unpaired,
+					strings.Join(tc.want, "\n  "), tc.unpaired)
+			}
+		})
+	}
+}
+
+// TestNoVerdictWhenAllFailed: a side whose every request failed gets no
+// verdict, whatever the test says of its figures (zeros), and says which
+// side did not answer; a side with some answers keeps its verdict and
+// shows its failures.
+func TestNoVerdictWhenAllFailed(t *testing.T) {
+	mk := func(rps float64, failed, finished int64) []Trial {
+		var ts []Trial
+		for i := range 5 {
+			ts = append(ts, Trial{RequestsPerSecond: rps * (1 + 0.01*float64(i)), MeanMs: 1, P50Ms: 1, P99Ms: 2, MaxMs: 3,
+				Failed: failed, Finished: finished, Seconds: 2, ClientCPUMeasured: true})
+		}
+		return ts
+	}
+	for _, tc := range []struct {
+		name       string
+		s, b       []Trial
+		unanswered string
+		text       string
+	}{
+		{"series failed", mk(0, 100, 100), mk(1000, 0, 100), "series", "–, no answer (100% failed)"},
+		{"baseline failed", mk(1000, 0, 100), mk(0, 100, 100), "baseline", "–, no answer from baseline (baseline 100% failed)"},
+		{"both failed", mk(0, 100, 100), mk(0, 100, 100), "both", "–, no answer from either (100% failed, baseline 100% failed)"},
+		{"half failed", mk(500, 50, 100), mk(1000, 0, 100), "", "slower (50% failed)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if AllFailed(tc.s) != (tc.unanswered == "series" || tc.unanswered == "both") {
+				t.Errorf("AllFailed(series) = %v", AllFailed(tc.s))
+			}
+			for _, c := range CompareLevel("a", "b", 1, tc.s, tc.b, 0.02) {
+				if c.Unanswered != tc.unanswered || (tc.unanswered != "") != (c.Verdict == NoVerdict) {
+					t.Errorf("%s: unanswered %q verdict %q, want %q", c.Metric, c.Unanswered, c.Verdict, tc.unanswered)
+				}
+				if c.Metric == MetricRequestsPerSecond && c.VerdictText() != tc.text {
+					t.Errorf("verdict text %q, want %q", c.VerdictText(), tc.text)
+				}
+			}
+		})
+	}
+	if AllFailed(nil) || AllFailed([]Trial{{Finished: 0}}) {
+		t.Error("no finished request taken as all failed")
 	}
 }

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// sweepPairs runs a sweep with the fewest trials that can give a verdict
+// (trials.MinTrialsForVerdict) and returns its document and stdout, and
+// the set of its comparisons as "title: series / baseline", each
+// checked to be at every level on the five metrics.
+func sweepPairs(t *testing.T, levels []int, args ...string) (report.Sweep, string, []string) {
+	t.Helper()
+	var cs []string
+	for _, c := range levels {
+		cs = append(cs, strconv.Itoa(c))
+	}
+	code, out, errs, dir := sweepOut(t, append([]string{"-q", "-n", "10", "-c", strings.Join(cs, ","),
+		"--repeat", strconv.Itoa(trials.MinTrialsForVerdict()), "--seed", "34"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	if sw.SweepTrials == nil {
+		t.Fatal("no trials in sweep.json")
+	}
+	got := map[string]map[int]int{}
+	for _, c := range sw.Comparisons {
+		k := fmt.Sprintf("%s: %s / %s", c.FactorTitle, c.Series, c.Baseline)
+		if !strings.HasPrefix(c.FactorTitle, c.Factor+": ") {
+			t.Errorf("%s: factor %q", k, c.Factor)
+		}
+		if got[k] == nil {
+			got[k] = map[int]int{}
+		}
+		got[k][c.Concurrency]++
+	}
+	var pairs []string
+	for k, at := range got {
+		pairs = append(pairs, k)
+		for _, c := range levels {
+			if at[c] != 5 {
+				t.Errorf("%s at c=%d: %d metrics, want 5", k, c, at[c])
+			}
+		}
+	}
+	slices.Sort(pairs)
+	return sw, out, pairs
+}
+
+// TestSweepPairsOfLabels replays, on built-in backends, the sweeps whose
+// design sweep infers from its labels, and checks which pairs
+// sweep.json compares (not the verdicts): one FastCGI backend reached
+// over TCP (t) and a Unix socket (u) with keep-alive on and off gives
+// transport pairs at both modes and keep-alive pairs on both transports,
+// none across two factors; one label on both URLs compares the
+// transports; FastCGI against HTTP, labelled fcgi and starman (Moscow.pm
+// 2008), compares the backends and names the protocol in the title and
+// a note.
+func TestSweepPairsOfLabels(t *testing.T) {
+	opts := fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelThreaded}, BodyBytes: 5}
+	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", opts)
+	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", opts)
+	http := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", opts)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+		note string
+	}{
+		{
+			name: "t and u over keep-alive modes",
+			args: []string{"--keepalive-modes", "on,off", "t=" + tcp.URL("/x"), "u=" + unix.URL("/x")},
+			want: []string{
+				"keep-alive: on vs off: t ka / t no-ka",
+				"keep-alive: on vs off: u ka / u no-ka",
+				"transport: unix vs tcp: u ka / t ka",
+				"transport: unix vs tcp: u no-ka / t no-ka",
+			},
+			note: "labels are taken as names of one backend reached in different ways",
+		},
+		{
+			name: "one label on two URLs",
+			args: []string{"ruby=" + tcp.URL("/x"), "ruby=" + unix.URL("/x")},
+			want: []string{"transport: unix vs tcp: ruby unix / ruby tcp"},
+		},
+		{
+			name: "FastCGI against HTTP",
+			args: []string{"fcgi=" + tcp.URL("/x"), "starman=" + http.URL("/x")},
+			want: []string{"backend: starman vs fcgi, over HTTP rather than FastCGI: starman / fcgi"},
+			note: "starman differs from fcgi in more than the backend (over HTTP rather than FastCGI)",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sw, out, pairs := sweepPairs(t, []int{1, 2}, tc.args...)
+			if !slices.Equal(pairs, tc.want) {
+				t.Errorf("pairs:\n  %s\nwant:\n  %s", strings.Join(pairs, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			for _, c := range sw.Comparisons {
+				if c.Verdict == "" || c.Verdict == trials.NoVerdict {
+					t.Errorf("%s %s c=%d %s: no verdict with %d trials a side", c.FactorTitle, c.Series, c.Concurrency, c.Metric, c.Trials)
+				}
+			}
+			for _, n := range sw.SweepTrials.Notes {
+				if strings.Contains(n, "not compared") {
+					t.Errorf("note: %s", n)
+				}
+			}
+			if tc.note != "" && !strings.Contains(out, tc.note) {
+				t.Errorf("no note %q:\n%s", tc.note, out)
+			}
+		})
+	}
+}
+
+// TestSweepTLSAndPlain: the 2024 question (TLS in front or not) on
+// built-in HTTP backends, one with a self-signed certificate. With
+// --insecure (which applies to the https series only) the sweep compares
+// "tls: on vs off" with verdicts; without it, every TLS request fails on
+// the certificate, and the comparisons have no verdict and say why, in
+// sweep.json, the table and a note. --insecure with no https target is
+// still refused.
+func TestSweepTLSAndPlain(t *testing.T) {
+	cfg, err := fixtures.SelfSignedTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsSrv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5, TLS: cfg})
+	plain := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5})
+	tlsURL, plainURL := "tls="+tlsSrv.URL("/"), "plain="+plain.URL("/")
+	if !strings.Contains(tlsURL, "https://") {
+		t.Fatalf("the TLS backend's URL is %s", tlsURL)
+	}
+
+	t.Run("insecure", func(t *testing.T) {
+		sw, _, pairs := sweepPairs(t, []int{1}, "--insecure", "-k", tlsURL, plainURL)
+		if want := []string{"tls: on vs off: tls / plain"}; !slices.Equal(pairs, want) {
+			t.Errorf("pairs %v, want %v", pairs, want)
+		}
+		for _, se := range sw.Series {
+			if se.Levels[0].Failed != 0 {
+				t.Errorf("%s: %d failed", se.Label, se.Levels[0].Failed)
+			}
+		}
+		for _, c := range sw.Comparisons {
+			if c.Verdict == trials.NoVerdict || c.Unanswered != "" {
+				t.Errorf("%s: verdict %q, unanswered %q", c.Metric, c.Verdict, c.Unanswered)
+			}
+		}
+	})
+
+	t.Run("certificate not verified", func(t *testing.T) {
+		sw, out, pairs := sweepPairs(t, []int{1}, tlsURL, plainURL)
+		if want := []string{"tls: on vs off: tls / plain"}; !slices.Equal(pairs, want) {
+			t.Errorf("pairs %v, want %v", pairs, want)
+		}
+		for _, c := range sw.Comparisons {
+			if c.Verdict != trials.NoVerdict || c.Unanswered != "series" || !strings.Contains(c.Why, "certificate does not verify") {
+				t.Errorf("%s: verdict %q, unanswered %q, why %q: want no verdict, the certificate named", c.Metric, c.Verdict, c.Unanswered, c.Why)
+			}
+		}
+		if !strings.Contains(out, "–, no answer (100% failed)") || strings.Contains(out, "slower") {
+			t.Errorf("the table does not say that tls never answered:\n%s", out)
+		}
+		found := false
+		for _, n := range sw.SweepTrials.Notes {
+			found = found || (strings.HasPrefix(n, "tls: every request failed at c=1") && strings.Contains(n, "certificate does not verify"))
+			if strings.Contains(n, "cannot give p <") {
+				t.Errorf("a note blames the trial count: %s", n)
+			}
+		}
+		if !found {
+			t.Errorf("no note says why tls has no verdict: %q", sw.SweepTrials.Notes)
+		}
+	})
+
+	t.Run("insecure without https", func(t *testing.T) {
+		code, _, errs, _ := sweepOut(t, "-q", "-n", "10", "-c", "1", "--insecure", plainURL, "other="+plain.URL("/x"))
+		if code != exitUsage || !strings.Contains(errs, "--insecure applies to https:// targets only") {
+			t.Errorf("exit %d, stderr %q", code, errs)
+		}
+	})
+}
+
+// TestFactorWords: the series of one label are told apart by the factors
+// in which their URLs differ, the HTTP version only between two HTTP
+// URLs (FastCGI against HTTP is the protocol).
+func TestFactorWords(t *testing.T) {
+	fcgiTCP := trials.Factors{Protocol: "fcgi", Transport: "tcp", Upstreams: 1}
+	fcgiUnix := trials.Factors{Protocol: "fcgi", Transport: "unix", Upstreams: 1}
+	httpTCP := trials.Factors{Protocol: "http", Transport: "tcp", HTTPVersion: "1.1", Upstreams: 1}
+	httpsTCP := trials.Factors{Protocol: "http", Transport: "tcp", HTTPVersion: "1.1", TLS: true, Upstreams: 1}
+	for _, tc := range []struct {
+		f    trials.Factors
+		fs   []trials.Factors
+		want string
+	}{
+		{fcgiUnix, []trials.Factors{fcgiTCP, fcgiUnix}, " unix"},
+		{fcgiTCP, []trials.Factors{fcgiTCP, httpTCP}, " fcgi"},
+		{httpTCP, []trials.Factors{fcgiTCP, httpTCP}, " http"},
+		{httpsTCP, []trials.Factors{httpTCP, httpsTCP}, " tls"},
+		{fcgiTCP, []trials.Factors{fcgiTCP}, ""},
+	} {
+		if got := factorWords(tc.f, tc.fs); got != tc.want {
+			t.Errorf("factorWords(%+v) = %q, want %q", tc.f, got, tc.want)
+		}
+	}
+}
