@@ -14,6 +14,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
+	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
@@ -39,6 +40,14 @@ lower/higher, smaller/larger, no difference; "–" without enough trials).
 Nothing to pair (no level in common, or every series more than one factor
 apart) exits 2.
 
+--fail-on RULES is a regression gate for CI: "req/s slower, p99 higher by
+10%" (metrics req/s, mean, p50, p99, max, cpu, pss; the directions of
+their verdicts; "by N%": the whole ratio interval beyond 1 ± N%). It judges
+the pairs of one series in two files (or of two backends): exit status 4
+when one tripped it, 5 when some comparison has no verdict (runs without
+--repeat 4 or more), never a silent pass. The text and the JSON's "gate"
+name what tripped it.
+
 Flags:
 `
 
@@ -47,6 +56,7 @@ type compareOptions struct {
 	format string
 	noise  string
 	force  bool
+	failOn string
 }
 
 // runRequests is the request budget of one run of a saved result (of a
@@ -323,6 +333,7 @@ func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output: text (a table) or json")
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose interval reaches within 1 ± P is no difference")
+	fs.StringVar(&o.failOn, "fail-on", "", "regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%: METRIC DIRECTION [by N%], comma-separated); 5 when some comparison has no verdict to judge")
 	fs.BoolVar(&o.force, "force", false, "no longer needed: files of different targets or load shapes compare by what differs")
 	return fs
 }
@@ -346,6 +357,10 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	rules, err := parseFailOn(fs, o.failOn)
+	if err != nil {
+		return err
+	}
 	if fs.NArg() < 2 {
 		return usagef("compare: want at least two files, OLD.json NEW.json (see backbench compare --help)")
 	}
@@ -357,7 +372,55 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		files = append(files, f)
 	}
-	res := compareResult{Noise: noise, Forced: o.force, Notes: []string{}, Differences: []string{}, Comparisons: []trials.Comparison{}}
+	res, err := compareSaved(files, noise, o.force)
+	if err != nil {
+		return err
+	}
+	if rules != nil {
+		g := gate.Judge(rules, res.Comparisons)
+		res.Gate = &g
+	}
+	switch o.format {
+	case "json":
+		if err := document.Write(stdout, &document.Document{Kind: document.KindCompare, Compare: res}); err != nil {
+			return err
+		}
+	default:
+		if err := compareText(stdout, res, files); err != nil {
+			return err
+		}
+	}
+	return gateOutcome(res.Gate)
+}
+
+// parseFailOn reads --fail-on (nil rules when not given); a bad rule is a
+// usage error.
+func parseFailOn(fs *pflag.FlagSet, spec string) ([]gate.Rule, error) {
+	if !fs.Changed("fail-on") {
+		return nil, nil
+	}
+	rules, err := gate.Parse(spec)
+	if err != nil {
+		return nil, usagef("bad --fail-on: %v", err)
+	}
+	return rules, nil
+}
+
+// gateOutcome is the error a gate's judgement exits with: a gateError
+// when it tripped or could not judge, nil when it passed or there was no
+// gate.
+func gateOutcome(g *gate.Result) error {
+	if g == nil || g.Status == gate.Passed {
+		return nil
+	}
+	return &gateError{g}
+}
+
+// compareSaved compares every file after the first with the first: what
+// differs, the comparisons of their pairs and the notes. Nothing to pair
+// is a usage error.
+func compareSaved(files []*savedFile, noise float64, forced bool) (*compareResult, error) {
+	res := &compareResult{Noise: noise, Forced: forced, Notes: []string{}, Differences: []string{}, Comparisons: []trials.Comparison{}}
 	old := files[0]
 	for _, f := range files {
 		res.Files = append(res.Files, f.path)
@@ -387,11 +450,15 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 				break
 			}
 		}
-		return usagef("compare: nothing to pair between %s: %s", strings.Join(res.Files, ", "), why)
+		return nil, usagef("compare: nothing to pair between %s: %s", strings.Join(res.Files, ", "), why)
 	}
-	if o.format == "json" {
-		return document.Write(stdout, &document.Document{Kind: document.KindCompare, Compare: &res})
-	}
+	return res, nil
+}
+
+// compareText writes compare's text: the files, what differs, the noise
+// threshold, the table, the notes and the gate's judgement.
+func compareText(stdout io.Writer, res *compareResult, files []*savedFile) error {
+	old := files[0]
 	rows := res.Comparisons
 	swapped := slices.ContainsFunc(rows, func(c trials.Comparison) bool { return c.BaselineFile != old.path })
 	if len(files) == 2 && !swapped {
@@ -411,7 +478,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	for _, d := range res.Differences {
 		fmt.Fprintf(stdout, "Differs:  %s\n", d)
 	}
-	fmt.Fprintf(stdout, "Noise threshold: ±%g%%\n\n", 100*noise)
+	fmt.Fprintf(stdout, "Noise threshold: ±%g%%\n\n", 100*res.Noise)
 	if err := report.ComparisonTable(stdout, rows); err != nil {
 		return err
 	}
@@ -421,7 +488,23 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(stdout)
 	}
+	gateText(stdout, res.Gate)
 	return nil
+}
+
+// gateText writes a gate's judgement under a report: its summary and a
+// line per comparison that tripped it or that it could not judge.
+func gateText(w io.Writer, g *gate.Result) {
+	if g == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nGate: %s\n", g.Summary())
+	for _, f := range g.Tripped {
+		fmt.Fprintf(w, "  tripped: %s\n", f.Line())
+	}
+	for _, f := range g.Unjudged {
+		fmt.Fprintf(w, "  cannot judge: %s\n", f.Line())
+	}
 }
 
 // hasTrials reports whether every level of f has trials.
