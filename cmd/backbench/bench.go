@@ -72,6 +72,7 @@ type benchOptions struct {
 	label          string
 	output         string
 	repeatOptions
+	againstOptions
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -122,6 +123,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
 	fs.StringVar(&o.label, "label", "", "name the result `NAME` (its backend) in the saved JSON: compare pairs and names runs by it rather than by URL")
 	addRepeatFlags(fs, &o.repeatOptions, false)
+	addAgainstFlags(fs, &o.againstOptions)
 	addOutputFlag(fs, &o.output)
 	fs.SortFlags = false
 	return fs
@@ -332,6 +334,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
+	against, err := validateAgainst(fs, &o.againstOptions, tp.noise)
+	if err != nil {
+		return err
+	}
 	if fs.Changed("label") && strings.TrimSpace(o.label) == "" {
 		return usagef("bench: --label wants a name")
 	}
@@ -414,8 +420,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	r.judge(&sum)
 	sum.Label = strings.TrimSpace(o.label)
+	doc := &document.Document{Kind: document.KindBench, Bench: &document.Bench{Summary: &sum, Record: m}}
 	if o.format == "json" {
-		err = document.Write(out, &document.Document{Kind: document.KindBench, Bench: &document.Bench{Summary: &sum, Record: m}})
+		err = document.Write(out, doc)
 	} else {
 		ab := sum
 		if sum.Repeated != nil {
@@ -449,7 +456,16 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if sum.Interrupted {
 		return errInterrupted
 	}
-	return sloGate(out, o.format == "text", r.objectives, sum.SLO)
+	sloErr := sloGate(out, o.format == "text", r.objectives, sum.SLO)
+	name := "this run"
+	if o.output != "" && o.output != "-" {
+		name = o.output
+	}
+	gateErr := against.check(out, o.format == "text", name, doc)
+	if sloErr != nil {
+		return sloErr // an objective that failed (exit status 3) outranks the gate
+	}
+	return gateErr
 }
 
 // judge adds to a run's figures the verdicts of the --slo objectives (of

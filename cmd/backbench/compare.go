@@ -104,6 +104,12 @@ func loadSaved(path string) (*savedFile, error) {
 	if err != nil {
 		return nil, usagef("compare: %v", err)
 	}
+	return parseSaved(path, b)
+}
+
+// parseSaved reads the saved result b, named path (document.Read);
+// anything else is a usage error.
+func parseSaved(path string, b []byte) (*savedFile, error) {
 	notResult := usagef("compare: %s is not a bench or sweep result, nor a capacity search (want the JSON of bench --format json, a sweep.json or a capacity.json)", path)
 	d, err := document.Read(path, b)
 	switch {

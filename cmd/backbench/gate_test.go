@@ -94,3 +94,60 @@ func TestGateBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestAgainst: bench and sweep --against FILE --fail-on RULES check a run
+// against a saved baseline in one step, with compare's rules: a 13 ms
+// backend against a saved 10 ms one trips the gate (exit status 4), the
+// 10 ms one again passes (0); a file of another kind, or a run with
+// nothing to pair with the baseline, is one line and exit status 2.
+func TestAgainst(t *testing.T) {
+	dir := t.TempDir()
+	fast := serialFCGI(t, 10*time.Millisecond, "")
+	slow := serialFCGI(t, 13*time.Millisecond, "")
+	ctx := context.Background()
+	base := saveBench(t, dir, "base.json", "-n", "20", "--repeat", "10", "--label", "app", fast.URL("/x"))
+	withSpeedRetries(t, func() (bad []string) {
+		code, out, errs := runMain(t, ctx, "bench", "-q", "-n", "20", "--repeat", "10", "--label", "app",
+			"--against", base, "--fail-on", "req/s slower", slow.URL("/x"))
+		if code != exitRegression || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "req/s slower") ||
+			!strings.Contains(out, "Against "+base) || !strings.Contains(out, "tripped: req/s slower") || !strings.Contains(out, "Requests per second") {
+			bad = append(bad, fmt.Sprintf("bench of 13 ms against 10 ms: exit %d, stderr %q, want 4\n%s", code, errs, out))
+		}
+		code, out, errs = runMain(t, ctx, "bench", "-q", "-n", "20", "--repeat", "10", "--label", "app",
+			"--against", base, "--fail-on", "req/s slower", fast.URL("/x"))
+		if code != 0 || !strings.Contains(out, "Gate: the gate passed") {
+			bad = append(bad, fmt.Sprintf("bench of 10 ms against 10 ms: exit %d, stderr %q, want 0\n%s", code, errs, out))
+		}
+		code, out, errs, _ = sweepOut(t, "-q", "-n", "20", "-c", "1", "--repeat", "5", "--against", base, "--fail-on", "req/s slower", "app="+slow.URL("/x"))
+		if code != exitRegression || !strings.Contains(errs, "req/s slower") || !strings.Contains(out, "tripped: req/s slower") {
+			bad = append(bad, fmt.Sprintf("sweep of 13 ms against 10 ms: exit %d, stderr %q, want 4\n%s", code, errs, out))
+		}
+		return bad
+	})
+	// JSON output stays one document; the gate's line is on stderr.
+	code, out, errs := runMain(t, ctx, "bench", "-q", "--format", "json", "-n", "20", "--against", base, "--fail-on", "req/s slower", fast.URL("/x"))
+	var v map[string]any
+	if code != exitUnjudged || json.Unmarshal([]byte(out), &v) != nil || !strings.Contains(errs, "cannot judge") {
+		t.Errorf("bench --format json without trials against a baseline: exit %d, stderr %q, want 5 and one JSON document\n%s", code, errs, out)
+	}
+	// Bad input: a file of another kind, nothing to pair, --fail-on alone.
+	cmpFile := filepath.Join(dir, "compare.json")
+	_, cmpOut, _ := runMain(t, ctx, "compare", "--format", "json", base, base)
+	os.WriteFile(cmpFile, []byte(cmpOut), 0o644)
+	_, _, _, swDir := sweepOut(t, "-q", "-n", "5", "-c", "1", "app="+fast.URL("/x"))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "-n", "5", "--against", cmpFile, fast.URL("/x")}, "--against: " + cmpFile + " is not a bench or sweep result"},
+		{[]string{"bench", "-n", "5", "--against", filepath.Join(dir, "missing.json"), fast.URL("/x")}, "missing.json"},
+		{[]string{"bench", "-n", "5", "--fail-on", "req/s slower", fast.URL("/x")}, "--against FILE"},
+		{[]string{"bench", "-n", "5", "--against", base, "--fail-on", "req/s up", fast.URL("/x")}, "--fail-on"},
+		{[]string{"sweep", "-q", "--out", t.TempDir(), "-n", "5", "-c", "2", "--against", filepath.Join(swDir, "sweep.json"), "app=" + fast.URL("/x")}, "--against: nothing to pair"},
+	} {
+		code, _, errs := runMain(t, ctx, c.args...)
+		if code != exitUsage || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q: want 2 and one line with %q", c.args, code, errs, c.want)
+		}
+	}
+}

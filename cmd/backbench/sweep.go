@@ -41,6 +41,7 @@ type sweepOptions struct {
 	// --backend-pidfile: [LABEL=]PID and [LABEL=]FILE.
 	backendPIDs, backendPIDFiles []string
 	repeatOptions
+	againstOptions
 }
 
 const sweepUsage = `Usage: backbench sweep [flags] --concurrency SPEC [--out DIR] [LABEL=]URL...
@@ -109,6 +110,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.backendPIDs, "backend-pid", nil, "sample this backend process and its descendants during every level: `[LABEL=]PID` (LABEL=: that series' only, the LABEL of LABEL=URL; bare: every series; repeatable)")
 	fs.StringArrayVar(&o.backendPIDFiles, "backend-pidfile", nil, "like --backend-pid, the PID read from a file: `[LABEL=]FILE`")
 	addRepeatFlags(fs, &o.repeatOptions, true)
+	addAgainstFlags(fs, &o.againstOptions)
 	o.requests = 1000
 	return fs
 }
@@ -122,6 +124,9 @@ type sweepPlan struct {
 	// objectives are --slo's, judged on every level.
 	objectives []capacity.Objective
 	trials     trialPlan
+	// against is --against's saved baseline and --fail-on's gate (nil
+	// without --against).
+	against *againstPlan
 	// backends names the backend of each series (its factor "backend"):
 	// the LABEL of LABEL=URL, "" for an unlabelled URL.
 	backends []string
@@ -367,6 +372,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	if p.trials, err = validateRepeat(fs, &o.repeatOptions); err != nil {
 		return nil, err
 	}
+	if p.against, err = validateAgainst(fs, &o.againstOptions, p.trials.noise); err != nil {
+		return nil, err
+	}
 	if p.trials.baseline == "" {
 		p.trials.baseline = p.series[0].Label
 	} else if !seen[p.trials.baseline] && byLabel[p.trials.baseline] == nil {
@@ -495,7 +503,14 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if res.Interrupted {
 		return errInterrupted
 	}
-	return sloErr
+	// The check against a saved baseline reads the sweep.json just
+	// written, as compare would; an objective that failed (exit status 3)
+	// outranks the gate.
+	gateErr := p.against.check(stdout, true, files[1].Name(), &document.Document{Kind: document.KindSweep, Sweep: &sw})
+	if sloErr != nil {
+		return sloErr
+	}
+	return gateErr
 }
 
 // labels returns the labels of series.

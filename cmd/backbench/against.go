@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/gate"
+)
+
+// againstOptions are bench's and sweep's flags of a check against a
+// saved baseline: --against FILE and --fail-on RULES.
+type againstOptions struct {
+	against string
+	failOn  string
+}
+
+// addAgainstFlags adds --against and --fail-on. (--baseline is taken:
+// sweep's --baseline LABEL names the series its verdicts are against.)
+func addAgainstFlags(fs *pflag.FlagSet, o *againstOptions) {
+	fs.StringVar(&o.against, "against", "", "after the run, compare it with the saved result `FILE` (bench JSON, sweep.json, capacity.json), as compare does")
+	fs.StringVar(&o.failOn, "fail-on", "", "with --against, a regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%), 5 when some comparison has no verdict")
+}
+
+// againstPlan is a validated --against: the saved baseline, read before
+// the run, the gate's rules (none without --fail-on) and the noise
+// threshold of the verdicts.
+type againstPlan struct {
+	base  *savedFile
+	rules []gate.Rule
+	noise float64
+}
+
+// validateAgainst reads --against's file and --fail-on's rules before
+// the run (nil without --against); a file that is not a saved result, or
+// --fail-on without --against, is a usage error.
+func validateAgainst(fs *pflag.FlagSet, o *againstOptions, noise float64) (*againstPlan, error) {
+	rules, err := parseFailOn(fs, o.failOn)
+	if err != nil {
+		return nil, err
+	}
+	if o.against == "" {
+		if rules != nil {
+			return nil, usagef("--fail-on judges a comparison: give the saved baseline with --against FILE (or use backbench compare --fail-on)")
+		}
+		return nil, nil
+	}
+	base, err := loadSaved(o.against)
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return nil, usagef("--against: %s", strings.TrimPrefix(ue.msg, "compare: "))
+		}
+		return nil, err
+	}
+	return &againstPlan{base: base, rules: rules, noise: noise}, nil
+}
+
+// check compares the run d, named name, with the baseline: with text, the
+// comparisons (and the gate's judgement) under the report. It returns the
+// gate's outcome (a gateError when it tripped or could not judge), or a
+// usage error when nothing pairs.
+func (a *againstPlan) check(w io.Writer, text bool, name string, d *document.Document) error {
+	if a == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := document.Write(&b, d); err != nil {
+		return err
+	}
+	f, err := parseSaved(name, b.Bytes())
+	if err != nil {
+		return err
+	}
+	res, err := compareSaved([]*savedFile{a.base, f}, a.noise, false)
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return usagef("--against: %s", strings.TrimPrefix(ue.msg, "compare: "))
+		}
+		return err
+	}
+	if a.rules != nil {
+		g := gate.Judge(a.rules, res.Comparisons)
+		res.Gate = &g
+	}
+	if text {
+		fmt.Fprintf(w, "\nAgainst %s:\n", a.base.path)
+		if err := compareText(w, res, []*savedFile{a.base, f}); err != nil {
+			return err
+		}
+	}
+	return gateOutcome(res.Gate)
+}
