@@ -11,6 +11,8 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // againstOptions are bench's and sweep's flags of a check against a
@@ -96,4 +98,22 @@ func (a *againstPlan) check(w io.Writer, text bool, name string, d *document.Doc
 		}
 	}
 	return gateOutcome(res.Gate)
+}
+
+// commandLine is the command line "backbench CMD ARGS..." as a shell
+// would take it back: arguments with spaces or shell characters in
+// single quotes, credentials REDACTED unless p keeps them
+// (load.RedactArgs), since the line is pasted where others read it.
+func commandLine(cmd string, args []string, p stats.Privacy) string {
+	if !p.KeepSecrets {
+		args = load.RedactArgs(args, p.ValueShorts)
+	}
+	words := []string{"backbench", cmd}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
 }

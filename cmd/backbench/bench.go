@@ -117,7 +117,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	addLoadFlags(fs, &o.loadOptions)
 	fs.StringVarP(&o.gnuplotFile, "gnuplot", "g", "", "write every request's times to FILE as ab's gnuplot TSV")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")
-	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
+	fs.Var(newChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format: text (ab's), json, or markdown (the headline figures as a GitHub table, for a pull request)")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
@@ -421,9 +421,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	r.judge(&sum)
 	sum.Label = strings.TrimSpace(o.label)
 	doc := &document.Document{Kind: document.KindBench, Bench: &document.Bench{Summary: &sum, Record: m}}
-	if o.format == "json" {
+	switch o.format {
+	case "json":
 		err = document.Write(out, doc)
-	} else {
+	case "markdown":
+		err = report.BenchMarkdown(out, &sum, commandLine("bench", args, r.privacy))
+	default:
 		ab := sum
 		if sum.Repeated != nil {
 			// The ab report is the pooled trials'; their medians follow.

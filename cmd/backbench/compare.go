@@ -337,7 +337,7 @@ type compareResult = document.Compare
 func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output: text (a table) or json")
+	fs.Var(newChoice(&o.format, "text", "text", "json", "markdown"), "format", "output: text (a table), json, or markdown (the verdicts as a GitHub table, for a pull request)")
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose interval reaches within 1 ± P is no difference")
 	fs.StringVar(&o.failOn, "fail-on", "", "regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%: METRIC DIRECTION [by N%], comma-separated); 5 when some comparison has no verdict to judge")
 	fs.BoolVar(&o.force, "force", false, "no longer needed: files of different targets or load shapes compare by what differs")
@@ -389,6 +389,11 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	switch o.format {
 	case "json":
 		if err := document.Write(stdout, &document.Document{Kind: document.KindCompare, Compare: res}); err != nil {
+			return err
+		}
+	case "markdown":
+		if err := report.CompareMarkdown(stdout, report.MarkdownCompare{Command: commandLine("compare", args, stats.Privacy{}), Files: res.Files,
+			Noise: res.Noise, Differences: res.Differences, Notes: res.Notes, Comparisons: res.Comparisons, Gate: res.Gate}); err != nil {
 			return err
 		}
 	default:

@@ -40,6 +40,7 @@ type sweepOptions struct {
 	// backendPIDs and backendPIDFiles are sweep's --backend-pid and
 	// --backend-pidfile: [LABEL=]PID and [LABEL=]FILE.
 	backendPIDs, backendPIDFiles []string
+	format                       string
 	repeatOptions
 	againstOptions
 }
@@ -76,6 +77,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	fs := newFlagSet("sweep")
 	fs.SortFlags = false
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "concurrency levels `SPEC`: start:end:step (1:500:10) or a list (1,2,4,8); required")
+	fs.Var(newChoice(&o.format, "text", "text", "markdown"), "format", "stdout: text (the table) or markdown (the answers and a GitHub table, for a pull request); the files are written either way")
 	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg, sweep.png and sweep.html into `DIR`")
 	fs.StringVar(&o.kaModes, "keepalive-modes", "", "run every series with these keep-alive `MODES`: on, off, or on,off (every series twice, also spelt both); default: as -k says")
 	fs.StringVar(&o.stopRate, "stop-error-rate", "", "stop a series after a level whose failure ratio passes `R` (0 to 1, or a percentage like 5%)")
@@ -463,18 +465,28 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	sw := p.report(res)
 	sloLines, sloErr := p.judge(&sw)
-	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if p.trials.on {
 		sw.SweepTrials = p.trials.report(res.Series, p.backends, notes)
-		fmt.Fprintln(stdout, p.trials.describe(true))
 	}
-	fmt.Fprintln(stdout)
-	if err := report.SweepTable(stdout, &sw); err != nil {
-		return err
-	}
-	writeComparisons(stdout, sw.SweepTrials)
-	for _, l := range sloLines {
-		fmt.Fprintln(stdout, l)
+	markdown := o.format == "markdown"
+	if markdown {
+		// Markdown alone on stdout, to be pasted or saved whole.
+		if err := report.SweepMarkdown(stdout, &sw, commandLine("sweep", args, p.cfg.Options.Privacy)); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+		if p.trials.on {
+			fmt.Fprintln(stdout, p.trials.describe(true))
+		}
+		fmt.Fprintln(stdout)
+		if err := report.SweepTable(stdout, &sw); err != nil {
+			return err
+		}
+		writeComparisons(stdout, sw.SweepTrials)
+		for _, l := range sloLines {
+			fmt.Fprintln(stdout, l)
+		}
 	}
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
@@ -493,7 +505,11 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := report.CommitAll(files); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(func() []string {
+	wrote := stdout
+	if markdown {
+		wrote = io.Discard
+	}
+	fmt.Fprintf(wrote, "\nWrote %s\n", strings.Join(func() []string {
 		out := make([]string, len(files))
 		for i, f := range files {
 			out[i] = f.Name()
@@ -506,7 +522,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The check against a saved baseline reads the sweep.json just
 	// written, as compare would; an objective that failed (exit status 3)
 	// outranks the gate.
-	gateErr := p.against.check(stdout, true, files[1].Name(), &document.Document{Kind: document.KindSweep, Sweep: &sw})
+	gateErr := p.against.check(stdout, !markdown, files[1].Name(), &document.Document{Kind: document.KindSweep, Sweep: &sw})
 	if sloErr != nil {
 		return sloErr
 	}
