@@ -12,6 +12,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
 
@@ -63,11 +64,13 @@ func validateAgainst(fs *pflag.FlagSet, o *againstOptions, noise float64) (*agai
 	return &againstPlan{base: base, rules: rules, noise: noise}, nil
 }
 
-// check compares the run d, named name, with the baseline: with text, the
-// comparisons (and the gate's judgement) under the report. It returns the
-// gate's outcome (a gateError when it tripped or could not judge), or a
-// usage error when nothing pairs.
-func (a *againstPlan) check(w io.Writer, text bool, name string, d *document.Document) error {
+// check compares the run d, named name, with the baseline and writes
+// the comparisons (and the gate's judgement) under the report: compare's
+// text with format "text", its Markdown with "markdown", nothing with
+// "json" (stdout keeps one document). It returns the gate's outcome (a
+// gateError when it tripped or could not judge), or a usage error when
+// nothing pairs.
+func (a *againstPlan) check(w io.Writer, format, name string, d *document.Document) error {
 	if a == nil {
 		return nil
 	}
@@ -91,9 +94,16 @@ func (a *againstPlan) check(w io.Writer, text bool, name string, d *document.Doc
 		g := gate.Judge(a.rules, res.Comparisons)
 		res.Gate = &g
 	}
-	if text {
+	switch format {
+	case "text":
 		fmt.Fprintf(w, "\nAgainst %s:\n", a.base.path)
 		if err := compareText(w, res, []*savedFile{a.base, f}); err != nil {
+			return err
+		}
+	case "markdown":
+		fmt.Fprintln(w)
+		if err := report.CompareMarkdown(w, report.MarkdownCompare{Files: res.Files, Noise: res.Noise,
+			Differences: res.Differences, Notes: res.Notes, Comparisons: res.Comparisons, Gate: res.Gate}); err != nil {
 			return err
 		}
 	}

@@ -464,7 +464,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if o.output != "" && o.output != "-" {
 		name = o.output
 	}
-	gateErr := against.check(out, o.format == "text", name, doc)
+	gateErr := against.check(out, o.format, name, doc)
 	if sloErr != nil {
 		return sloErr // an objective that failed (exit status 3) outranks the gate
 	}

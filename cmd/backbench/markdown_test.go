@@ -81,6 +81,12 @@ func TestMarkdownFormats(t *testing.T) {
 	if tb[6][0] != "complete requests" || tb[6][1] != "10" || strings.Contains(out, "secret") {
 		t.Errorf("bench table %q (or the secret shown)", tb)
 	}
+	// --against adds compare's Markdown: a second table, of the verdicts.
+	saved := saveBench(t, t.TempDir(), "base.json", "-n", "10", srv.URL("/x"))
+	code, out, errs = runMain(t, ctx, "bench", "-q", "-n", "10", "--format", "markdown", "--against", saved, srv.URL("/x"))
+	if tables, _ := mdTables(t, out); code != 0 || len(tables) != 2 || tables[1][0][3] != "metric" || len(tables[1]) != 1+5 {
+		t.Errorf("bench --format markdown --against: exit %d %s, tables %q", code, errs, tables)
+	}
 	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1,2", "--repeat", "4", "--format", "markdown", "a="+srv.URL("/x"), "b="+srv.URL("/x"))
 	if code != 0 {
 		t.Fatalf("sweep: exit %d %s", code, errs)

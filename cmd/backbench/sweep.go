@@ -522,7 +522,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The check against a saved baseline reads the sweep.json just
 	// written, as compare would; an objective that failed (exit status 3)
 	// outranks the gate.
-	gateErr := p.against.check(stdout, !markdown, files[1].Name(), &document.Document{Kind: document.KindSweep, Sweep: &sw})
+	gateErr := p.against.check(stdout, o.format, files[1].Name(), &document.Document{Kind: document.KindSweep, Sweep: &sw})
 	if sloErr != nil {
 		return sloErr
 	}
