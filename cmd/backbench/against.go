@@ -21,12 +21,14 @@ import (
 type againstOptions struct {
 	against string
 	failOn  string
+	wide    bool
 }
 
 // addAgainstFlags adds --against and --fail-on. (--baseline is taken:
 // sweep's --baseline LABEL names the series its verdicts are against.)
 func addAgainstFlags(fs *pflag.FlagSet, o *againstOptions) {
 	fs.StringVar(&o.against, "against", "", "after the run, compare it with the saved result `FILE` (bench JSON, sweep.json, capacity.json), as compare does")
+	fs.BoolVar(&o.wide, "wide", false, "print the comparisons (and sweep's table) as wide as they are, not fitted to 100 columns (or the terminal's width)")
 	fs.StringVar(&o.failOn, "fail-on", "", "with --against, a regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%), 5 when some comparison has no verdict")
 }
 
@@ -37,6 +39,8 @@ type againstPlan struct {
 	base  *savedFile
 	rules []gate.Rule
 	noise float64
+	// wide is --wide: the comparisons not fitted to the width.
+	wide bool
 }
 
 // validateAgainst reads --against's file and --fail-on's rules before
@@ -61,7 +65,7 @@ func validateAgainst(fs *pflag.FlagSet, o *againstOptions, noise float64) (*agai
 		}
 		return nil, err
 	}
-	return &againstPlan{base: base, rules: rules, noise: noise}, nil
+	return &againstPlan{base: base, rules: rules, noise: noise, wide: o.wide}, nil
 }
 
 // check compares the run d, named name, with the baseline and writes
@@ -97,7 +101,7 @@ func (a *againstPlan) check(w io.Writer, format, name string, d *document.Docume
 	switch format {
 	case "text":
 		fmt.Fprintf(w, "\nAgainst %s:\n", a.base.path)
-		if err := compareText(w, res, []*savedFile{a.base, f}); err != nil {
+		if err := compareText(w, res, []*savedFile{a.base, f}, tableWidth(a.wide, w)); err != nil {
 			return err
 		}
 	case "markdown":

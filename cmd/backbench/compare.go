@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
@@ -57,6 +58,7 @@ type compareOptions struct {
 	noise  string
 	force  bool
 	failOn string
+	wide   bool
 }
 
 // runRequests is the request budget of one run of a saved result (of a
@@ -340,6 +342,7 @@ func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs.Var(newChoice(&o.format, "text", "text", "json", "markdown"), "format", "output: text (a table), json, or markdown (the verdicts as a GitHub table, for a pull request)")
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose interval reaches within 1 ± P is no difference")
 	fs.StringVar(&o.failOn, "fail-on", "", "regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%: METRIC DIRECTION [by N%], comma-separated); 5 when some comparison has no verdict to judge")
+	fs.BoolVar(&o.wide, "wide", false, "print the table as wide as it is (one row per metric with every column), not fitted to 100 columns (or the terminal's width)")
 	fs.BoolVar(&o.force, "force", false, "no longer needed: files of different targets or load shapes compare by what differs")
 	return fs
 }
@@ -397,7 +400,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 			return err
 		}
 	default:
-		if err := compareText(stdout, res, files); err != nil {
+		if err := compareText(stdout, res, files, tableWidth(o.wide, stdout)); err != nil {
 			return err
 		}
 	}
@@ -468,7 +471,10 @@ func compareSaved(files []*savedFile, noise float64, forced bool) (*compareResul
 
 // compareText writes compare's text: the files, what differs, the noise
 // threshold, the table, the notes and the gate's judgement.
-func compareText(stdout io.Writer, res *compareResult, files []*savedFile) error {
+//
+// width is the columns the table and the lines fit (0: as wide as they
+// are, --wide).
+func compareText(stdout io.Writer, res *compareResult, files []*savedFile, width int) error {
 	old := files[0]
 	rows := res.Comparisons
 	swapped := slices.ContainsFunc(rows, func(c trials.Comparison) bool { return c.BaselineFile != old.path })
@@ -487,35 +493,50 @@ func compareText(stdout io.Writer, res *compareResult, files []*savedFile) error
 		fmt.Fprintf(stdout, "Baseline: %s\n", old.path)
 	}
 	for _, d := range res.Differences {
-		fmt.Fprintf(stdout, "Differs:  %s\n", d)
+		fmt.Fprintln(stdout, report.Wrap("Differs:  "+d, width, "          "))
 	}
 	fmt.Fprintf(stdout, "Noise threshold: ±%g%%\n\n", 100*res.Noise)
-	if err := report.ComparisonTable(stdout, rows); err != nil {
+	if err := report.ComparisonTableFit(stdout, rows, width); err != nil {
 		return err
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(stdout, "\nNote: %s", n)
+		fmt.Fprintf(stdout, "\n%s", report.Wrap("Note: "+n, width, "  "))
 	}
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(stdout)
 	}
-	gateText(stdout, res.Gate)
+	gateText(stdout, res.Gate, width)
 	return nil
 }
 
 // gateText writes a gate's judgement under a report: its summary and a
 // line per comparison that tripped it or that it could not judge.
-func gateText(w io.Writer, g *gate.Result) {
+func gateText(w io.Writer, g *gate.Result, width int) {
 	if g == nil {
 		return
 	}
-	fmt.Fprintf(w, "\nGate: %s\n", g.Summary())
+	fmt.Fprintf(w, "\n%s\n", report.Wrap("Gate: "+g.Summary(), width, "  "))
 	for _, f := range g.Tripped {
-		fmt.Fprintf(w, "  tripped: %s\n", f.Line())
+		fmt.Fprintln(w, report.Wrap("  tripped: "+f.Line(), width, "    "))
 	}
 	for _, f := range g.Unjudged {
-		fmt.Fprintf(w, "  cannot judge: %s\n", f.Line())
+		fmt.Fprintln(w, report.Wrap("  cannot judge: "+f.Line(), width, "    "))
 	}
+}
+
+// tableWidth is the columns text tables fit: none with --wide (today's
+// layout), the terminal's when stdout is a terminal wider than
+// report.DefaultWidth, else report.DefaultWidth.
+func tableWidth(wide bool, stdout io.Writer) int {
+	if wide {
+		return 0
+	}
+	if f, ok := stdout.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > report.DefaultWidth {
+			return w
+		}
+	}
+	return report.DefaultWidth
 }
 
 // hasTrials reports whether every level of f has trials.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -108,5 +109,45 @@ func TestMarkdownFormats(t *testing.T) {
 		if r[8] != "no difference" && r[8] != "no difference *" {
 			t.Errorf("sweep.json against itself: %q", r)
 		}
+	}
+}
+
+// TestTablesFit: a sweep of 3 targets in 2 keep-alive modes with 5
+// trials a level prints no line wider than 100 columns by default (its
+// table in blocks, its comparisons grouped by pair, its notes wrapped);
+// with --wide its table is today's, wider than that.
+func TestTablesFit(t *testing.T) {
+	var targets []string
+	for _, name := range []string{"serial", "prefork", "evented"} {
+		targets = append(targets, name+"="+serialFCGI(t, time.Millisecond, "").URL("/x"))
+	}
+	args := append([]string{"-q", "-n", "10", "-c", "1,2", "--repeat", "5", "--keepalive-modes", "off,on", "--seed", "3"}, targets...)
+	widest := func(out string) (int, string) {
+		n, line := 0, ""
+		for _, l := range strings.Split(out, "\n") {
+			if w := utf8.RuneCountInString(l); w > n {
+				n, line = w, l
+			}
+		}
+		return n, line
+	}
+	code, out, errs, _ := sweepOut(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if n, l := widest(out); n > 100 {
+		t.Errorf("a line of %d columns by default: %q\n%s", n, l, out)
+	}
+	for _, want := range []string{"serial no-ka", "evented ka", "Comparisons", "keep-alive: on vs off"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the fitted output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errs, _ = sweepOut(t, append([]string{"--wide"}, args...)...)
+	if code != 0 {
+		t.Fatalf("--wide: exit %d: %s", code, errs)
+	}
+	if n, _ := widest(out); n <= 100 {
+		t.Errorf("--wide: the widest line is %d columns, want today's wide table:\n%s", n, out)
 	}
 }

@@ -475,17 +475,18 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
+		width := tableWidth(o.wide, stdout)
+		fmt.Fprintln(stdout, report.Wrap(fmt.Sprintf("Sweep: %d series, %d levels, %s, %.1f s in all", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken), width, "  "))
 		if p.trials.on {
-			fmt.Fprintln(stdout, p.trials.describe(true))
+			fmt.Fprintln(stdout, report.Wrap(p.trials.describe(true), width, "  "))
 		}
 		fmt.Fprintln(stdout)
-		if err := report.SweepTable(stdout, &sw); err != nil {
+		if err := report.SweepTableFit(stdout, &sw, width); err != nil {
 			return err
 		}
-		writeComparisons(stdout, sw.SweepTrials)
+		writeComparisons(stdout, sw.SweepTrials, width)
 		for _, l := range sloLines {
-			fmt.Fprintln(stdout, l)
+			fmt.Fprintln(stdout, report.Wrap(l, width, "    "))
 		}
 	}
 	writers := []func(io.Writer) error{
@@ -509,13 +510,13 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if markdown {
 		wrote = io.Discard
 	}
-	fmt.Fprintf(wrote, "\nWrote %s\n", strings.Join(func() []string {
+	fmt.Fprintf(wrote, "\n%s\n", report.Wrap("Wrote "+strings.Join(func() []string {
 		out := make([]string, len(files))
 		for i, f := range files {
 			out[i] = f.Name()
 		}
 		return out
-	}(), ", "))
+	}(), ", "), tableWidth(o.wide, stdout), "  "))
 	if res.Interrupted {
 		return errInterrupted
 	}

@@ -118,12 +118,19 @@ func ComparisonTableFit(w io.Writer, cs []trials.Comparison, width int) error {
 	return tw.Flush()
 }
 
-// Wrap breaks text into lines of at most width columns at spaces, the
-// lines after the first indented by indent; a word longer than a line
-// stays whole. width <= 0 leaves text as it is.
+// Wrap breaks each line of text into lines of at most width columns at
+// spaces, the lines after the first indented by indent; a word longer
+// than a line stays whole. width <= 0 leaves text as it is.
 func Wrap(text string, width int, indent string) string {
-	if width <= 0 || utf8.RuneCountInString(text) <= width {
+	if width <= 0 || Width(text) <= width {
 		return text
+	}
+	if strings.Contains(text, "\n") {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = Wrap(l, width, indent)
+		}
+		return strings.Join(lines, "\n")
 	}
 	var b strings.Builder
 	line := 0

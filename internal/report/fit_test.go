@@ -131,6 +131,9 @@ func TestWrap(t *testing.T) {
 			t.Errorf("line of %d columns: %q", Width(l), l)
 		}
 	}
+	if got := Wrap("a\n"+strings.Repeat("b ", 20), 30, "  "); !strings.HasPrefix(got, "a\nb b") || Width(got) > 30 {
+		t.Errorf("Wrap of two lines: %q", got)
+	}
 	if Wrap("short", 30, "  ") != "short" || Wrap(strings.Repeat("x", 40), 30, "") != strings.Repeat("x", 40) {
 		t.Error("Wrap changed a line that fits, or broke a word")
 	}
