@@ -9,6 +9,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/spf13/pflag v1.1.0
 	github.com/yookoala/gofast v0.8.0
+	github.com/yuin/goldmark v1.8.7
 	golang.org/x/net v0.45.0
 	golang.org/x/perf v0.0.0-20250813145418-2f7363a06fe1
 	golang.org/x/sys v0.50.0

@@ -72,6 +72,7 @@ type benchOptions struct {
 	label          string
 	output         string
 	repeatOptions
+	againstOptions
 }
 
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
@@ -116,12 +117,13 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	addLoadFlags(fs, &o.loadOptions)
 	fs.StringVarP(&o.gnuplotFile, "gnuplot", "g", "", "write every request's times to FILE as ab's gnuplot TSV")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")
-	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's) or json")
+	fs.Var(newChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format: text (ab's), json, or markdown (the headline figures as a GitHub table, for a pull request)")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
 	fs.StringVar(&o.label, "label", "", "name the result `NAME` (its backend) in the saved JSON: compare pairs and names runs by it rather than by URL")
 	addRepeatFlags(fs, &o.repeatOptions, false)
+	addAgainstFlags(fs, &o.againstOptions)
 	addOutputFlag(fs, &o.output)
 	fs.SortFlags = false
 	return fs
@@ -332,6 +334,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
+	against, err := validateAgainst(fs, &o.againstOptions, tp.noise)
+	if err != nil {
+		return err
+	}
 	if fs.Changed("label") && strings.TrimSpace(o.label) == "" {
 		return usagef("bench: --label wants a name")
 	}
@@ -414,9 +420,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	r.judge(&sum)
 	sum.Label = strings.TrimSpace(o.label)
-	if o.format == "json" {
-		err = document.Write(out, &document.Document{Kind: document.KindBench, Bench: &document.Bench{Summary: &sum, Record: m}})
-	} else {
+	doc := &document.Document{Kind: document.KindBench, Bench: &document.Bench{Summary: &sum, Record: m}}
+	switch o.format {
+	case "json":
+		err = document.Write(out, doc)
+	case "markdown":
+		err = report.BenchMarkdown(out, &sum, commandLine("bench", args, r.privacy))
+	default:
 		ab := sum
 		if sum.Repeated != nil {
 			// The ab report is the pooled trials'; their medians follow.
@@ -449,7 +459,16 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if sum.Interrupted {
 		return errInterrupted
 	}
-	return sloGate(out, o.format == "text", r.objectives, sum.SLO)
+	sloErr := sloGate(out, o.format == "text", r.objectives, sum.SLO)
+	name := "this run"
+	if o.output != "" && o.output != "-" {
+		name = o.output
+	}
+	gateErr := against.check(out, o.format, name, doc)
+	if sloErr != nil {
+		return sloErr // an objective that failed (exit status 3) outranks the gate
+	}
+	return gateErr
 }
 
 // judge adds to a run's figures the verdicts of the --slo objectives (of

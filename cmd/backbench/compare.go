@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
+	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
@@ -40,6 +42,14 @@ lower/higher, smaller/larger, no difference; "–" without enough trials).
 Nothing to pair (no level in common, or every series more than one factor
 apart) exits 2.
 
+--fail-on RULES is a regression gate for CI: "req/s slower, p99 higher by
+10%" (metrics req/s, mean, p50, p99, max, cpu, pss; the directions of
+their verdicts; "by N%": the whole ratio interval beyond 1 ± N%). It judges
+the pairs of one series in two files (or of two backends): exit status 4
+when one tripped it, 5 when some comparison has no verdict (runs without
+--repeat 4 or more), never a silent pass. The text and the JSON's "gate"
+name what tripped it.
+
 Flags:
 `
 
@@ -48,6 +58,8 @@ type compareOptions struct {
 	format string
 	noise  string
 	force  bool
+	failOn string
+	wide   bool
 }
 
 // runRequests is the request budget of one run of a saved result (of a
@@ -97,6 +109,12 @@ func loadSaved(path string) (*savedFile, error) {
 	if err != nil {
 		return nil, usagef("compare: %v", err)
 	}
+	return parseSaved(path, b)
+}
+
+// parseSaved reads the saved result b, named path (document.Read);
+// anything else is a usage error.
+func parseSaved(path string, b []byte) (*savedFile, error) {
 	notResult := usagef("compare: %s is not a bench or sweep result, a capacity search nor a study (want the JSON of bench --format json, a sweep.json, a capacity.json or a study.json)", path)
 	d, err := document.Read(path, b)
 	switch {
@@ -329,8 +347,10 @@ type compareResult = document.Compare
 func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "output: text (a table) or json")
+	fs.Var(newChoice(&o.format, "text", "text", "json", "markdown"), "format", "output: text (a table), json, or markdown (the verdicts as a GitHub table, for a pull request)")
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose interval reaches within 1 ± P is no difference")
+	fs.StringVar(&o.failOn, "fail-on", "", "regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%: METRIC DIRECTION [by N%], comma-separated); 5 when some comparison has no verdict to judge")
+	fs.BoolVar(&o.wide, "wide", false, "print the table as wide as it is (one row per metric with every column), not fitted to 100 columns (or the terminal's width)")
 	fs.BoolVar(&o.force, "force", false, "no longer needed: files of different targets or load shapes compare by what differs")
 	return fs
 }
@@ -354,6 +374,10 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	rules, err := parseFailOn(fs, o.failOn)
+	if err != nil {
+		return err
+	}
 	if fs.NArg() < 2 {
 		return usagef("compare: want at least two files, OLD.json NEW.json (see backbench compare --help)")
 	}
@@ -365,7 +389,60 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		files = append(files, f)
 	}
-	res := compareResult{Noise: noise, Forced: o.force, Notes: []string{}, Differences: []string{}, Comparisons: []trials.Comparison{}}
+	res, err := compareSaved(files, noise, o.force)
+	if err != nil {
+		return err
+	}
+	if rules != nil {
+		g := gate.Judge(rules, res.Comparisons)
+		res.Gate = &g
+	}
+	switch o.format {
+	case "json":
+		if err := document.Write(stdout, &document.Document{Kind: document.KindCompare, Compare: res}); err != nil {
+			return err
+		}
+	case "markdown":
+		if err := report.CompareMarkdown(stdout, report.MarkdownCompare{Command: commandLine("compare", args, stats.Privacy{}), Files: res.Files,
+			Noise: res.Noise, Differences: res.Differences, Notes: res.Notes, Comparisons: res.Comparisons, Gate: res.Gate}); err != nil {
+			return err
+		}
+	default:
+		if err := compareText(stdout, res, files, tableWidth(o.wide, stdout)); err != nil {
+			return err
+		}
+	}
+	return gateOutcome(res.Gate)
+}
+
+// parseFailOn reads --fail-on (nil rules when not given); a bad rule is a
+// usage error.
+func parseFailOn(fs *pflag.FlagSet, spec string) ([]gate.Rule, error) {
+	if !fs.Changed("fail-on") {
+		return nil, nil
+	}
+	rules, err := gate.Parse(spec)
+	if err != nil {
+		return nil, usagef("bad --fail-on: %v", err)
+	}
+	return rules, nil
+}
+
+// gateOutcome is the error a gate's judgement exits with: a gateError
+// when it tripped or could not judge, nil when it passed or there was no
+// gate.
+func gateOutcome(g *gate.Result) error {
+	if g == nil || g.Status == gate.Passed {
+		return nil
+	}
+	return &gateError{g}
+}
+
+// compareSaved compares every file after the first with the first: what
+// differs, the comparisons of their pairs and the notes. Nothing to pair
+// is a usage error.
+func compareSaved(files []*savedFile, noise float64, forced bool) (*compareResult, error) {
+	res := &compareResult{Noise: noise, Forced: forced, Notes: []string{}, Differences: []string{}, Comparisons: []trials.Comparison{}}
 	old := files[0]
 	for _, f := range files {
 		res.Files = append(res.Files, f.path)
@@ -395,11 +472,18 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 				break
 			}
 		}
-		return usagef("compare: nothing to pair between %s: %s", strings.Join(res.Files, ", "), why)
+		return nil, usagef("compare: nothing to pair between %s: %s", strings.Join(res.Files, ", "), why)
 	}
-	if o.format == "json" {
-		return document.Write(stdout, &document.Document{Kind: document.KindCompare, Compare: &res})
-	}
+	return res, nil
+}
+
+// compareText writes compare's text: the files, what differs, the noise
+// threshold, the table, the notes and the gate's judgement.
+//
+// width is the columns the table and the lines fit (0: as wide as they
+// are, --wide).
+func compareText(stdout io.Writer, res *compareResult, files []*savedFile, width int) error {
+	old := files[0]
 	rows := res.Comparisons
 	swapped := slices.ContainsFunc(rows, func(c trials.Comparison) bool { return c.BaselineFile != old.path })
 	if len(files) == 2 && !swapped {
@@ -417,19 +501,50 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "Baseline: %s\n", old.path)
 	}
 	for _, d := range res.Differences {
-		fmt.Fprintf(stdout, "Differs:  %s\n", d)
+		fmt.Fprintln(stdout, report.Wrap("Differs:  "+d, width, "          "))
 	}
-	fmt.Fprintf(stdout, "Noise threshold: ±%g%%\n\n", 100*noise)
-	if err := report.ComparisonTable(stdout, rows); err != nil {
+	fmt.Fprintf(stdout, "Noise threshold: ±%g%%\n\n", 100*res.Noise)
+	if err := report.ComparisonTableFit(stdout, rows, width); err != nil {
 		return err
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(stdout, "\nNote: %s", n)
+		fmt.Fprintf(stdout, "\n%s", report.Wrap("Note: "+n, width, "  "))
 	}
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(stdout)
 	}
+	gateText(stdout, res.Gate, width)
 	return nil
+}
+
+// gateText writes a gate's judgement under a report: its summary and a
+// line per comparison that tripped it or that it could not judge.
+func gateText(w io.Writer, g *gate.Result, width int) {
+	if g == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", report.Wrap("Gate: "+g.Summary(), width, "  "))
+	for _, f := range g.Tripped {
+		fmt.Fprintln(w, report.Wrap("  tripped: "+f.Line(), width, "    "))
+	}
+	for _, f := range g.Unjudged {
+		fmt.Fprintln(w, report.Wrap("  cannot judge: "+f.Line(), width, "    "))
+	}
+}
+
+// tableWidth is the columns text tables fit: none with --wide (today's
+// layout), the terminal's when stdout is a terminal wider than
+// report.DefaultWidth, else report.DefaultWidth.
+func tableWidth(wide bool, stdout io.Writer) int {
+	if wide {
+		return 0
+	}
+	if f, ok := stdout.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > report.DefaultWidth {
+			return w
+		}
+	}
+	return report.DefaultWidth
 }
 
 // hasTrials reports whether every level of f has trials.

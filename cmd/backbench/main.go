@@ -20,8 +20,9 @@
 // of each. Every error is one line, "backbench COMMAND: message" (with a
 // hint to the command's --help on a bad command line). Exit status: 0 on
 // success, 1 when the target cannot be reached, 2 for a bad command line,
-// 3 when a --slo objective failed, 130 or 143 when interrupted by SIGINT or
-// SIGTERM.
+// 3 when a --slo objective failed, 4 when a regression gate (--fail-on)
+// tripped, 5 when it could not judge (no verdict without trials), 130 or
+// 143 when interrupted by SIGINT or SIGTERM.
 package main
 
 import (
@@ -36,6 +37,7 @@ import (
 	"syscall"
 
 	"github.com/backbench/backbench/internal/backend"
+	"github.com/backbench/backbench/internal/gate"
 )
 
 // Exit statuses.
@@ -44,6 +46,8 @@ const (
 	exitUnreachable = 1
 	exitUsage       = 2
 	exitSLO         = 3
+	exitRegression  = 4
+	exitUnjudged    = 5
 	exitSIGINT      = 130
 	exitSIGTERM     = 143
 )
@@ -59,6 +63,32 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 type unreachableError struct{ err error }
 
 func (e *unreachableError) Error() string { return e.err.Error() }
+
+// gateError is a regression gate that tripped (exit status 4) or could
+// not judge (exit status 5).
+type gateError struct{ g *gate.Result }
+
+func (e *gateError) Error() string {
+	msg := e.g.Summary()
+	switch {
+	case len(e.g.Tripped) > 0:
+		msg += ": " + e.g.Tripped[0].Line()
+	case len(e.g.Unjudged) > 0:
+		msg += ": " + e.g.Unjudged[0].Line()
+	}
+	if n := len(e.g.Tripped) + len(e.g.Unjudged); n > 1 {
+		msg += fmt.Sprintf(" (and %d more in the report)", n-1)
+	}
+	return msg
+}
+
+// status is the exit status of the gate's judgement.
+func (e *gateError) status() int {
+	if e.g.Status == gate.Tripped {
+		return exitRegression
+	}
+	return exitUnjudged
+}
 
 // errInterrupted reports a run stopped by a signal, after its report.
 var errInterrupted = errors.New("interrupted")
@@ -200,6 +230,7 @@ func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) i
 	var ue *usageError
 	var re *unreachableError
 	var se *sloError
+	var ge *gateError
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
@@ -214,6 +245,9 @@ func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) i
 	case errors.As(err, &se):
 		fmt.Fprintln(stderr, errorLine(cmd, se.Error(), false))
 		return exitSLO
+	case errors.As(err, &ge):
+		fmt.Fprintln(stderr, errorLine(cmd, ge.Error(), false))
+		return ge.status()
 	case errors.As(err, &re):
 		fmt.Fprintln(stderr, errorLine(cmd, re.err.Error(), false))
 		return exitUnreachable

@@ -221,7 +221,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"co"}, []string{"compare", "completion"}},
 		{[]string{"sweep", "--keepalive-m"}, []string{"--keepalive-modes"}},
 		{[]string{"bench", "--form"}, []string{"--format"}},
-		{[]string{"bench", "--format", ""}, []string{"text", "json"}},
+		{[]string{"bench", "--format", ""}, []string{"text", "json", "markdown"}},
 		{[]string{"serve", "--protocol", "f"}, []string{"fcgi"}},
 		{[]string{"probe", "--idle"}, []string{"--idle-max"}},
 		{[]string{"bench", "-n", ""}, nil}, // a value: bash's own completion

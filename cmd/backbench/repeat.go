@@ -307,16 +307,18 @@ func (tp *trialPlan) report(series []sweep.SeriesResult, backends []string, note
 
 // writeComparisons prints a sweep's comparisons table under a title, and
 // its notes; nothing without trials.
-func writeComparisons(w io.Writer, st *report.SweepTrials) {
+//
+// width is the columns they fit (0: as wide as they are).
+func writeComparisons(w io.Writer, st *report.SweepTrials, width int) {
 	if st == nil {
 		return
 	}
 	if len(st.Comparisons) > 0 {
 		fmt.Fprintf(w, "\nComparisons (ratio series / baseline, 95%% interval, Mann-Whitney p, noise threshold ±%g%%):\n", 100*st.Noise)
-		report.ComparisonTable(w, st.Comparisons)
+		report.ComparisonTableFit(w, st.Comparisons, width)
 	}
 	for _, n := range st.Notes {
-		fmt.Fprintf(w, "Note: %s\n", n)
+		fmt.Fprintln(w, report.Wrap("Note: "+n, width, "  "))
 	}
 }
 

@@ -41,7 +41,9 @@ type sweepOptions struct {
 	// backendPIDs and backendPIDFiles are sweep's --backend-pid and
 	// --backend-pidfile: [LABEL=]PID and [LABEL=]FILE.
 	backendPIDs, backendPIDFiles []string
+	format                       string
 	repeatOptions
+	againstOptions
 }
 
 const sweepUsage = `Usage: backbench sweep [flags] --concurrency SPEC [--out DIR] [LABEL=]URL...
@@ -82,6 +84,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	fs := newFlagSet("sweep")
 	fs.SortFlags = false
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "concurrency levels `SPEC`: start:end:step (1:500:10) or a list (1,2,4,8); required")
+	fs.Var(newChoice(&o.format, "text", "text", "markdown"), "format", "stdout: text (the table) or markdown (the answers and a GitHub table, for a pull request); the files are written either way")
 	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg, sweep.png and sweep.html into `DIR`")
 	fs.StringVar(&o.kaModes, "keepalive-modes", "", "run every series with these keep-alive `MODES`: on, off, or on,off (every series twice, also spelt both); default: as -k says")
 	fs.StringVar(&o.stopRate, "stop-error-rate", "", "stop a series after a level whose failure ratio passes `R` (0 to 1, or a percentage like 5%)")
@@ -116,6 +119,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.backendPIDs, "backend-pid", nil, "sample this backend process and its descendants during every level: `[LABEL=]PID` (LABEL=: that series' only, the LABEL of LABEL=URL; bare: every series; repeatable)")
 	fs.StringArrayVar(&o.backendPIDFiles, "backend-pidfile", nil, "like --backend-pid, the PID read from a file: `[LABEL=]FILE`")
 	addRepeatFlags(fs, &o.repeatOptions, true)
+	addAgainstFlags(fs, &o.againstOptions)
 	o.requests = 1000
 	return fs
 }
@@ -129,6 +133,9 @@ type sweepPlan struct {
 	// objectives are --slo's, judged on every level.
 	objectives []capacity.Objective
 	trials     trialPlan
+	// against is --against's saved baseline and --fail-on's gate (nil
+	// without --against).
+	against *againstPlan
 	// backends names the backend of each series (its factor "backend"):
 	// the LABEL of LABEL=URL, "" for an unlabelled URL.
 	backends []string
@@ -375,6 +382,9 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	if p.trials, err = validateRepeat(fs, &o.repeatOptions); err != nil {
 		return nil, err
 	}
+	if p.against, err = validateAgainst(fs, &o.againstOptions, p.trials.noise); err != nil {
+		return nil, err
+	}
 	if p.trials.baseline == "" {
 		p.trials.baseline = p.series[0].Label
 	} else if !seen[p.trials.baseline] && byLabel[p.trials.baseline] == nil {
@@ -463,18 +473,29 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	sw := p.report(res)
 	sloLines, sloErr := p.judge(&sw)
-	fmt.Fprintf(stdout, "Sweep: %d series, %d levels, %s, %.1f s in all\n", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken)
 	if p.trials.on {
 		sw.SweepTrials = p.trials.report(res.Series, p.backends, notes)
-		fmt.Fprintln(stdout, p.trials.describe(true))
 	}
-	fmt.Fprintln(stdout)
-	if err := report.SweepTable(stdout, &sw); err != nil {
-		return err
-	}
-	writeComparisons(stdout, sw.SweepTrials)
-	for _, l := range sloLines {
-		fmt.Fprintln(stdout, l)
+	markdown := o.format == "markdown"
+	if markdown {
+		// Markdown alone on stdout, to be pasted or saved whole.
+		if err := report.SweepMarkdown(stdout, &sw, commandLine("sweep", args, p.cfg.Options.Privacy)); err != nil {
+			return err
+		}
+	} else {
+		width := tableWidth(o.wide, stdout)
+		fmt.Fprintln(stdout, report.Wrap(fmt.Sprintf("Sweep: %d series, %d levels, %s, %.1f s in all", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken), width, "  "))
+		if p.trials.on {
+			fmt.Fprintln(stdout, report.Wrap(p.trials.describe(true), width, "  "))
+		}
+		fmt.Fprintln(stdout)
+		if err := report.SweepTableFit(stdout, &sw, width); err != nil {
+			return err
+		}
+		writeComparisons(stdout, sw.SweepTrials, width)
+		for _, l := range sloLines {
+			fmt.Fprintln(stdout, report.Wrap(l, width, "    "))
+		}
 	}
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
@@ -493,17 +514,28 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := report.CommitAll(files); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(func() []string {
+	wrote := stdout
+	if markdown {
+		wrote = io.Discard
+	}
+	fmt.Fprintf(wrote, "\n%s\n", report.Wrap("Wrote "+strings.Join(func() []string {
 		out := make([]string, len(files))
 		for i, f := range files {
 			out[i] = f.Name()
 		}
 		return out
-	}(), ", "))
+	}(), ", "), tableWidth(o.wide, stdout), "  "))
 	if res.Interrupted {
 		return errInterrupted
 	}
-	return sloErr
+	// The check against a saved baseline reads the sweep.json just
+	// written, as compare would; an objective that failed (exit status 3)
+	// outranks the gate.
+	gateErr := p.against.check(stdout, o.format, files[1].Name(), &document.Document{Kind: document.KindSweep, Sweep: &sw})
+	if sloErr != nil {
+		return sloErr
+	}
+	return gateErr
 }
 
 // labels returns the labels of series.

@@ -31,6 +31,7 @@ import (
 	"strconv"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
@@ -109,6 +110,8 @@ type Compare struct {
 	Differences []string            `json:"differences"`
 	Notes       []string            `json:"notes"`
 	Comparisons []trials.Comparison `json:"comparisons"`
+	// Gate is the regression gate's judgement (compare --fail-on).
+	Gate *gate.Result `json:"gate,omitempty"`
 }
 
 // Merge is what a merged result adds to its bench or sweep JSON.

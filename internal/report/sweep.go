@@ -180,12 +180,28 @@ const (
 // baseline.
 func SweepTable(w io.Writer, sw *Sweep) error {
 	bw := bufio.NewWriter(w)
+	all := make([]int, len(sw.Series))
+	for i := range all {
+		all[i] = i
+	}
+	sweepBlock(bw, sw, all)
+	sweepTail(bw, sw)
+	return bw.Flush()
+}
+
+// sweepBlock writes the table's header and rows for the series of sw at
+// the indices idx (their cause column, if any, for them alone).
+func sweepBlock(bw *bufio.Writer, sw *Sweep, idx []int) {
 	type column struct {
 		name  string
 		width int
 	}
-	groups := make([][]column, len(sw.Series))
-	for i, se := range sw.Series {
+	series := make([]SweepSeries, len(idx))
+	for k, i := range idx {
+		series[k] = sw.Series[i]
+	}
+	groups := make([][]column, len(series))
+	for i, se := range series {
 		groups[i] = []column{{"req/s", tabRPS}, {"p99 ms", tabP99}, {"failed", tabFailed}}
 		if sw.SweepTrials != nil {
 			groups[i] = slices.Insert(groups[i], 1, column{"±", tabPM})
@@ -222,7 +238,7 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 		}
 	}
 	fmt.Fprintf(bw, "%-11s", "")
-	for i, se := range sw.Series {
+	for i, se := range series {
 		label, gw := se.Label, groupWidth(groups[i])
 		if len(label) > gw {
 			label = label[:gw-1] + "~"
@@ -244,7 +260,7 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 	// The cause column, only when some level has one: what the PNG rings
 	// (a full listen queue, failed requests), in a few words per series.
 	hasCause := false
-	for _, se := range sw.Series {
+	for _, se := range series {
 		for i := range se.Levels {
 			hasCause = hasCause || levelCause(&se.Levels[i]) != ""
 		}
@@ -258,7 +274,7 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 		ran := false
 		fmt.Fprintf(&row, "%11d", level)
 		var causes []string
-		for i, se := range sw.Series {
+		for i, se := range series {
 			if s := levelOf(&se, level); s != nil {
 				if c := levelCause(s); c != "" {
 					causes = append(causes, se.Label+": "+c)
@@ -305,6 +321,11 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 			bw.WriteString(strings.TrimRight(row.String(), " ") + "\n")
 		}
 	}
+}
+
+// sweepTail writes what follows the table's rows: a line per stopped
+// series, the per-address lines of cluster targets, the interruption.
+func sweepTail(bw *bufio.Writer, sw *Sweep) {
 	for _, se := range sw.Series {
 		if se.Stop != nil {
 			fmt.Fprintf(bw, "%s: stopped after concurrency %d: %s\n", se.Label, se.Stop.Concurrency, se.Stop.Reason)
@@ -336,7 +357,6 @@ func SweepTable(w io.Writer, sw *Sweep) error {
 	if sw.Interrupted {
 		bw.WriteString("Interrupted: the sweep was stopped by a signal; the last level is partial.\n")
 	}
-	return bw.Flush()
 }
 
 // comparison returns the requests/sec comparison of series label against

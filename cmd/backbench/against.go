@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/gate"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
+)
+
+// againstOptions are bench's and sweep's flags of a check against a
+// saved baseline: --against FILE and --fail-on RULES.
+type againstOptions struct {
+	against string
+	failOn  string
+	wide    bool
+}
+
+// addAgainstFlags adds --against and --fail-on. (--baseline is taken:
+// sweep's --baseline LABEL names the series its verdicts are against.)
+func addAgainstFlags(fs *pflag.FlagSet, o *againstOptions) {
+	fs.StringVar(&o.against, "against", "", "after the run, compare it with the saved result `FILE` (bench JSON, sweep.json, capacity.json), as compare does")
+	fs.BoolVar(&o.wide, "wide", false, "print the comparisons (and sweep's table) as wide as they are, not fitted to 100 columns (or the terminal's width)")
+	fs.StringVar(&o.failOn, "fail-on", "", "with --against, a regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%), 5 when some comparison has no verdict")
+}
+
+// againstPlan is a validated --against: the saved baseline, read before
+// the run, the gate's rules (none without --fail-on) and the noise
+// threshold of the verdicts.
+type againstPlan struct {
+	base  *savedFile
+	rules []gate.Rule
+	noise float64
+	// wide is --wide: the comparisons not fitted to the width.
+	wide bool
+}
+
+// validateAgainst reads --against's file and --fail-on's rules before
+// the run (nil without --against); a file that is not a saved result, or
+// --fail-on without --against, is a usage error.
+func validateAgainst(fs *pflag.FlagSet, o *againstOptions, noise float64) (*againstPlan, error) {
+	rules, err := parseFailOn(fs, o.failOn)
+	if err != nil {
+		return nil, err
+	}
+	if o.against == "" {
+		if rules != nil {
+			return nil, usagef("--fail-on judges a comparison: give the saved baseline with --against FILE (or use backbench compare --fail-on)")
+		}
+		return nil, nil
+	}
+	base, err := loadSaved(o.against)
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return nil, usagef("--against: %s", strings.TrimPrefix(ue.msg, "compare: "))
+		}
+		return nil, err
+	}
+	return &againstPlan{base: base, rules: rules, noise: noise, wide: o.wide}, nil
+}
+
+// check compares the run d, named name, with the baseline and writes
+// the comparisons (and the gate's judgement) under the report: compare's
+// text with format "text", its Markdown with "markdown", nothing with
+// "json" (stdout keeps one document). It returns the gate's outcome (a
+// gateError when it tripped or could not judge), or a usage error when
+// nothing pairs.
+func (a *againstPlan) check(w io.Writer, format, name string, d *document.Document) error {
+	if a == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := document.Write(&b, d); err != nil {
+		return err
+	}
+	f, err := parseSaved(name, b.Bytes())
+	if err != nil {
+		return err
+	}
+	res, err := compareSaved([]*savedFile{a.base, f}, a.noise, false)
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return usagef("--against: %s", strings.TrimPrefix(ue.msg, "compare: "))
+		}
+		return err
+	}
+	if a.rules != nil {
+		g := gate.Judge(a.rules, res.Comparisons)
+		res.Gate = &g
+	}
+	switch format {
+	case "text":
+		fmt.Fprintf(w, "\nAgainst %s:\n", a.base.path)
+		if err := compareText(w, res, []*savedFile{a.base, f}, tableWidth(a.wide, w)); err != nil {
+			return err
+		}
+	case "markdown":
+		fmt.Fprintln(w)
+		if err := report.CompareMarkdown(w, report.MarkdownCompare{Files: res.Files, Noise: res.Noise,
+			Differences: res.Differences, Notes: res.Notes, Comparisons: res.Comparisons, Gate: res.Gate}); err != nil {
+			return err
+		}
+	}
+	return gateOutcome(res.Gate)
+}
+
+// commandLine is the command line "backbench CMD ARGS..." as a shell
+// would take it back: arguments with spaces or shell characters in
+// single quotes, credentials REDACTED unless p keeps them
+// (load.RedactArgs), since the line is pasted where others read it.
+func commandLine(cmd string, args []string, p stats.Privacy) string {
+	if !p.KeepSecrets {
+		args = load.RedactArgs(args, p.ValueShorts)
+	}
+	words := []string{"backbench", cmd}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
+}
