@@ -104,6 +104,9 @@ type Record struct {
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *BackendLost `json:"backend_lost,omitempty"`
+	// Timeline is what happened in each slice of the run's time (see
+	// Timeline); nil in records made before it.
+	Timeline *Timeline `json:"timeline,omitempty"`
 	// Windows, when the recorder was asked for them (recorder.Options.Windows),
 	// cut the run's time limit into equal slices of WindowWidth from its
 	// start; not saved (a capacity step's judgement of steady state reads
@@ -876,6 +879,7 @@ func (m *Merger) Add(r *Record) error {
 	o.ListenOverflows = addPtr(o.ListenOverflows, r.ListenOverflows)
 	o.ListenDrops = addPtr(o.ListenDrops, r.ListenDrops)
 	o.ListenQueues = mergeListenQueues(o.ListenQueues, r.ListenQueues)
+	o.Timeline = MergeTimelines(o.Timeline, r.Timeline)
 	// A set beside the slice: the union in the order first seen, in time
 	// linear in the number of notes (a search of the slice per note made
 	// 40,000 notes take seconds).
@@ -1078,6 +1082,9 @@ func (r *Record) Validate() error {
 	}
 	if r.ListenDrops != nil {
 		errs = append(errs, neg("listen_drops", *r.ListenDrops))
+	}
+	if r.Timeline != nil {
+		errs = append(errs, r.Timeline.Validate())
 	}
 	for _, e := range errs {
 		if e != nil {
