@@ -71,6 +71,8 @@ type benchOptions struct {
 	version        bool
 	label          string
 	output         string
+	window         time.Duration
+	timelineCSV    string
 	repeatOptions
 }
 
@@ -120,6 +122,8 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
+	fs.Var(newSeconds(&o.window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
+	fs.StringVar(&o.timelineCSV, "timeline-csv", "", "write the run's timeline to FILE as CSV: one row per window (requests, failures by class, latency p50/p99/max, backend samples)")
 	fs.StringVar(&o.label, "label", "", "name the result `NAME` (its backend) in the saved JSON: compare pairs and names runs by it rather than by URL")
 	addRepeatFlags(fs, &o.repeatOptions, false)
 	addOutputFlag(fs, &o.output)
@@ -335,6 +339,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.Changed("label") && strings.TrimSpace(o.label) == "" {
 		return usagef("bench: --label wants a name")
 	}
+	if fs.Changed("window") {
+		switch {
+		case o.window < time.Millisecond:
+			return usagef("bench: --window %v: want 1ms or more", o.window)
+		case o.timeLimit > 0 && o.window > o.timeLimit:
+			return usagef("bench: --window %v is longer than the run (-t %v)", o.window, o.timeLimit)
+		}
+	}
 	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
@@ -347,11 +359,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	defer closeOut(&err)
-	var gf, ef, pf, raw io.Writer
+	var gf, ef, pf, raw, tf io.Writer
 	for _, p := range []struct {
 		flag, name string
 		w          *io.Writer
-	}{{"-g", o.gnuplotFile, &gf}, {"-e", o.percentileFile, &ef}, {"--raw", o.rawFile, &raw}, {"--cpuprofile", o.cpuProfile, &pf}} {
+	}{{"-g", o.gnuplotFile, &gf}, {"-e", o.percentileFile, &ef}, {"--raw", o.rawFile, &raw}, {"--cpuprofile", o.cpuProfile, &pf},
+		{"--timeline-csv", o.timelineCSV, &tf}} {
 		if p.name == "" {
 			continue
 		}
@@ -362,7 +375,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			*p.w = stdout
 			continue
 		}
-		if p.w == &gf || p.w == &ef {
+		if p.w == &gf || p.w == &ef || p.w == &tf {
 			a, err := report.CreateAtomic(p.name)
 			if err != nil {
 				return usagef("cannot create %s file: %v", p.flag, err)
@@ -402,11 +415,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	var sum summary.Summary
 	if tp.on {
 		sum, m, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy})
+			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy,
+			Window: o.window})
 	} else if m, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 		Progress: func(rec *recorder.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
-		StartAt:  o.startAt, Privacy: r.privacy}); err == nil {
+		StartAt:  o.startAt, Privacy: r.privacy, Window: o.window}); err == nil {
 		sum = summary.Of(m)
 	}
 	if err != nil {
@@ -443,6 +457,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 		if err := commit(ef); err != nil {
+			return err
+		}
+	}
+	if tf != nil {
+		if err := report.TimelineCSV(tf, m.Timeline); err != nil {
+			return err
+		}
+		if err := commit(tf); err != nil {
 			return err
 		}
 	}

@@ -250,6 +250,10 @@ func ours(b *strings.Builder, s *summary.Summary, line func(label, format string
 	for _, wmsg := range c.Warnings {
 		line("Client warning", "%s", wmsg)
 	}
+	if w := s.WorstWindow; w != nil {
+		line("Worst window", "%.3f-%.3f s: p99 %.1f ms (median window %.1f ms), max %.1f ms, %.0f req/s (median %.0f), %d failed",
+			w.StartSeconds, w.EndSeconds, w.P99Ms, w.MedianP99Ms, w.MaxMs, w.RequestsPerSecond, w.MedianRequestsPerSecond, w.Failed)
+	}
 	if s.Interrupted {
 		line("Interrupted", "yes: the report covers the requests completed before the signal")
 	}

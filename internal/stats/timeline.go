@@ -101,12 +101,14 @@ type TimelineWindow struct {
 type BackendSample struct {
 	// CPUSeconds is the CPU time the backend's processes used in the
 	// window (user + system).
-	CPUSeconds float64 `json:"cpu_seconds"`
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 	// PSSBytes is the largest summed proportional set size of the
 	// backend's process tree sampled in the window, in bytes.
-	PSSBytes int64 `json:"pss_bytes"`
-	// Processes is the most processes of the tree sampled in the window.
-	Processes int `json:"processes"`
+	PSSBytes int64 `json:"pss_bytes,omitempty"`
+	// Processes is the most processes of the tree sampled in the window;
+	// 0 when its processes were not sampled (no backend PIDs), and then
+	// CPUSeconds and PSSBytes are 0 too.
+	Processes int `json:"processes,omitempty"`
 	// ListenQueued is the longest accept queue of the target's listening
 	// sockets sampled in the window; -1 when none was read.
 	ListenQueued int `json:"listen_queued"`
