@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
+)
+
+// stallServer is an HTTP server on a Unix socket that stalls once: every
+// request that arrives from `at` after its first request until `stall`
+// later is held until the stall ends, then every other one is cut short
+// (a Receive failure) and the rest answered.
+type stallServer struct {
+	path      string
+	at, stall time.Duration
+	first     atomic.Int64 // Unix ns of the first request
+	held      atomic.Int64
+	mu        sync.Mutex
+	began     time.Time // when the stall began (wall clock)
+}
+
+func startStallServer(t *testing.T, at, stall time.Duration) *stallServer {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "bbtl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s := &stallServer{path: filepath.Join(dir, "s.sock"), at: at, stall: stall}
+	ln, err := net.Listen("unix", s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return s
+}
+
+func (s *stallServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	s.first.CompareAndSwap(0, now.UnixNano())
+	begin := time.Unix(0, s.first.Load()).Add(s.at)
+	end := begin.Add(s.stall)
+	if !now.Before(begin) && now.Before(end) {
+		s.mu.Lock()
+		if s.began.IsZero() {
+			s.began = now
+		}
+		s.mu.Unlock()
+		n := s.held.Add(1)
+		time.Sleep(time.Until(end))
+		if n%2 == 1 {
+			if conn, bw, err := http.NewResponseController(w).Hijack(); err == nil {
+				bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
+				bw.Flush()
+				conn.Close()
+				return
+			}
+		}
+	}
+	w.Write([]byte("ok"))
+}
+
+// TestTimelineShowsStall is the truth test of the timeline: a server that
+// stalls for 0.6 s at 1.5 s into a 3 s closed-model run. The window where
+// the stall began (±1) holds the stalled requests' latency (at least half
+// the stall) and the failures, no request is sent while all the workers
+// are held, windows away from the stall stay below it, and the text
+// figures name that window as the worst. Bounds are loose: a busy machine
+// may stretch any request, but not by the stall.
+func TestTimelineShowsStall(t *testing.T) {
+	const at, stall = 1500 * time.Millisecond, 600 * time.Millisecond
+	srv := startStallServer(t, at, stall)
+	csvPath := filepath.Join(t.TempDir(), "tl.csv")
+	code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "-k", "-c", "4", "-t", "3",
+		"--timeline-csv", csvPath, "http://unix:"+srv.path+":/")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		WorstWindow *summary.WorstWindow `json:"worst_window"`
+		Record      stats.Record         `json:"record"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	tl := doc.Record.Timeline
+	if tl == nil || tl.Width != 125*time.Millisecond || len(tl.Windows) < 24 {
+		t.Fatalf("timeline %+v", tl)
+	}
+	srv.mu.Lock()
+	began := srv.began
+	srv.mu.Unlock()
+	if began.IsZero() {
+		t.Fatal("the server never stalled")
+	}
+	w := tl.Width
+	idx := int(began.Sub(tl.Start.Time) / w)
+	lastHeld := int(began.Add(stall).Sub(tl.Start.Time) / w)
+	t.Logf("stall began at %v into the run: window %d; held until window %d", began.Sub(tl.Start.Time), idx, lastHeld)
+	near := func(j int) bool { return j >= idx-1 && j <= idx+1 }
+	var slowest time.Duration
+	var failed, failedNear int64
+	for j := range tl.Windows {
+		win := &tl.Windows[j]
+		failed += win.Failed()
+		if near(j) {
+			slowest = max(slowest, win.LatencyMax)
+			failedNear += win.Failed()
+			continue
+		}
+		if win.Failed() > 0 {
+			t.Errorf("window %d has %d failures, away from the stall's window %d", j, win.Failed(), idx)
+		}
+		if (j < idx-2 || j > lastHeld+2) && win.LatencyMax >= stall {
+			t.Errorf("window %d, away from the stall, has a request of %v", j, win.LatencyMax)
+		}
+		// Wholly inside the stall, well after it began: every worker held.
+		if time.Duration(j)*w >= began.Sub(tl.Start.Time)+2*w && time.Duration(j+1)*w <= began.Add(stall).Sub(tl.Start.Time)-w {
+			if win.Complete+win.Failed() != 0 {
+				t.Errorf("window %d, inside the stall, sent %d requests", j, win.Complete+win.Failed())
+			}
+		}
+	}
+	if slowest < stall/2 {
+		t.Errorf("the stall's windows %d±1 hold no request of at least %v (slowest %v)", idx, stall/2, slowest)
+	}
+	if failedNear == 0 || failedNear != failed || failed != doc.Record.Counts.Failed() {
+		t.Errorf("%d failures near the stall, %d in the timeline, %d in the run", failedNear, failed, doc.Record.Counts.Failed())
+	}
+	if ww := doc.WorstWindow; ww == nil || ww.Index < idx-1 || ww.Index > idx+1 || ww.MaxMs < float64(stall/2)/1e6 {
+		t.Errorf("worst window %+v, want window %d±1", ww, idx)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != len(tl.Windows)+1 || !strings.HasPrefix(strings.Join(rows[0], ","), "window,start_s,") {
+		t.Errorf("--timeline-csv: %d rows for %d windows (%v)", len(rows), len(tl.Windows), err)
+	}
+}
+
+// TestWindowFlag: --window sets the width; a window that is not positive
+// or longer than the run is refused with one line and exit status 2.
+func TestWindowFlag(t *testing.T) {
+	srv := startStallServer(t, time.Hour, 0)
+	url := "http://unix:" + srv.path + ":/"
+	code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "-n", "20", "--window", "50ms", url)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Record stats.Record `json:"record"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Record.Timeline == nil || doc.Record.Timeline.Width != 50*time.Millisecond {
+		t.Fatalf("timeline %+v (%v)", doc.Record.Timeline, err)
+	}
+	for _, args := range [][]string{{"--window", "0"}, {"--window", "-1"}, {"-t", "1", "--window", "2s"}} {
+		code, _, errs := runMain(t, context.Background(), append(append([]string{"bench", "-q"}, args...), url)...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}
