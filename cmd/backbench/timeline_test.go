@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
@@ -187,5 +190,79 @@ func TestRecentPart(t *testing.T) {
 	r := recorder.Recent{OK: true, Rate: 812.4, P99: 3140 * time.Microsecond, Failed: 2}
 	if got, want := recentPart(r), " | last window 812 req/s, p99 3.1 ms, 2 failed"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestMergeTimelinesLive: two generators started together (--start-at)
+// against one backend, merged: the merged record's timeline holds every
+// request of both, each generator's window in the merged window that
+// holds its start (wall time), and its width is theirs.
+func TestMergeTimelinesLive(t *testing.T) {
+	bin := buildBinary(t)
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 500 * time.Microsecond})
+	dir := t.TempDir()
+	at := time.Now().Add(2 * time.Second).Truncate(time.Millisecond)
+	var cmds []*exec.Cmd
+	var files []string
+	for i := range 2 {
+		out := filepath.Join(dir, fmt.Sprintf("gen%d.json", i))
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd := exec.Command(bin, "bench", "-q", "--format", "json", "--start-at", fmt.Sprintf("%d.%03d", at.Unix(), at.Nanosecond()/1e6),
+			"-t", "1", "-c", "2", "-k", srv.URL("/"))
+		cmd.Stdout, cmd.Stderr = f, os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, files = append(cmds, cmd), append(files, out)
+	}
+	var gens []*stats.Timeline
+	var total int64
+	for i, cmd := range cmds {
+		if code := exitCode(t, cmd, time.Minute); code != 0 {
+			t.Fatalf("generator %d: exit %d", i, code)
+		}
+		var g struct {
+			Record stats.Record `json:"record"`
+		}
+		b, _ := os.ReadFile(files[i])
+		if err := json.Unmarshal(b, &g); err != nil || g.Record.Timeline == nil {
+			t.Fatalf("generator %d: %v", i, err)
+		}
+		gens = append(gens, g.Record.Timeline)
+		total += g.Record.Counts.Complete + g.Record.Counts.Failed()
+	}
+	code, out, errs := runMain(t, context.Background(), append([]string{"merge", "--format", "json"}, files...)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errs)
+	}
+	var m mergedRun
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.Record == nil || m.Record.Timeline == nil {
+		t.Fatalf("merge JSON: %v", err)
+	}
+	tl := m.Record.Timeline
+	if tl.Width != gens[0].Width || tl.Width != stats.WindowFor(time.Second, 0) {
+		t.Errorf("merged width %v, the generators' %v", tl.Width, gens[0].Width)
+	}
+	want := make([]int64, len(tl.Windows))
+	for _, g := range gens {
+		for j := range g.Windows {
+			k := int(g.Start.Add(time.Duration(j) * g.Width).Sub(tl.Start.Time) / tl.Width)
+			want[k] += g.Windows[j].Complete + g.Windows[j].Failed()
+		}
+	}
+	var got int64
+	for k := range tl.Windows {
+		n := tl.Windows[k].Complete + tl.Windows[k].Failed()
+		got += n
+		if n != want[k] {
+			t.Errorf("merged window %d holds %d requests, the generators' windows there %d", k, n, want[k])
+		}
+	}
+	if got != total || total == 0 {
+		t.Errorf("the merged timeline holds %d requests, the generators made %d", got, total)
 	}
 }

@@ -2,8 +2,10 @@
 // record the outcome of every request into a Recorder (Shard.Record, under
 // a short lock of the shard a worker is given, with no allocation per
 // request), and after the run Merge turns the shards into the run's
-// stats.Record. It also streams the --raw CSV lines and, for capacity's
-// steady-state test, counts requests per window of the run's time.
+// stats.Record. It also keeps the run's timeline (stats.Timeline: counts,
+// failures, bytes and a small latency histogram per window, bounded in
+// memory), streams the --raw CSV lines and, for capacity's steady-state
+// test, counts requests per window of the run's time.
 //
 // Latencies go into HDR histograms (github.com/HdrHistogram/hdrhistogram-go)
 // with 3 significant digits (percentiles within 0.1% of the value) from 1 µs

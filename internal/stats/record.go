@@ -1,7 +1,8 @@
 // Package stats holds the record of a run: a Record, what one run (or
 // several merged runs of the same plan) measured (counts by failure class,
 // exact moments and HDR histograms per phase, per-upstream parts, typed
-// failure causes, the plan and the environment), in a JSON form (schema 1)
+// failure causes, the plan, the environment and the run's Timeline of
+// windows), in a JSON form (schema 1)
 // that is saved, read back, validated and merged exactly (Merge, Merger).
 // It also holds the parts a record is made of (TargetInfo, ClientHealth,
 // BackendUsage, TLSInfo ...), the Environment of a run and EncodeJSON,
