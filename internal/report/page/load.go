@@ -160,12 +160,14 @@ type Result struct {
 	// shows it when the record has no start time.
 	ModTime time.Time
 
-	prov    provenance
-	bench   *benchDoc
-	sweep   *sweepDoc
-	probe   *probeDoc
-	compare *compareDoc
-	cap     *capacity.JSONReport
+	prov  provenance
+	bench *benchDoc
+	// timeline is a bench result's record's timeline (nil: none).
+	timeline *stats.Timeline
+	sweep    *sweepDoc
+	probe    *probeDoc
+	compare  *compareDoc
+	cap      *capacity.JSONReport
 }
 
 // Parse reads one result file: bench, sweep, probe, compare or capacity
@@ -200,6 +202,9 @@ func Parse(name string, data []byte) (*Result, error) {
 	case d.Bench != nil:
 		r.Kind, r.bench = KindBench, &benchDoc{}
 		target = r.bench
+		if d.Bench.Record != nil {
+			r.timeline = d.Bench.Record.Timeline
+		}
 	case d.Probe != nil:
 		r.Kind, r.probe = KindProbe, &probeDoc{}
 		target = r.probe
