@@ -250,7 +250,7 @@ func TestMergeTimelinesLive(t *testing.T) {
 	want := make([]int64, len(tl.Windows))
 	for _, g := range gens {
 		for j := range g.Windows {
-			k := int(g.Start.Add(time.Duration(j) * g.Width).Sub(tl.Start.Time) / tl.Width)
+			k := int(g.Start.Add(time.Duration(j)*g.Width).Sub(tl.Start.Time) / tl.Width)
 			want[k] += g.Windows[j].Complete + g.Windows[j].Failed()
 		}
 	}
