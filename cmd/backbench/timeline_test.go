@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -264,5 +265,55 @@ func TestMergeTimelinesLive(t *testing.T) {
 	}
 	if got != total || total == 0 {
 		t.Errorf("the merged timeline holds %d requests, the generators made %d", got, total)
+	}
+}
+
+// TestTimelinePSSGrowth is the truth test of the backend's timeline: a
+// built-in backend that leaks 64 KiB per request (serve --grow), sampled
+// with --backend-pid under a steady rate: the PSS of its windows grows
+// by 64 KiB per request of the windows between, within the sampling's
+// error (a sample every 100 ms, at either end: 25% here).
+func TestTimelinePSSGrowth(t *testing.T) {
+	const grow = 64 << 10
+	bin := buildBinary(t)
+	dir, err := os.MkdirTemp("", "bbg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	srv := startDocServe(t, bin, dir, "g", "--grow", strconv.Itoa(grow))
+	code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "-k", "-c", "2", "--rate", "200", "-t", "2",
+		"--backend-pid", strconv.Itoa(srv.pid), "http://unix:"+srv.unix+":/")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Record stats.Record `json:"record"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Record.Timeline == nil {
+		t.Fatalf("%v", err)
+	}
+	tl := doc.Record.Timeline
+	first, last := -1, -1
+	for i := range tl.Windows {
+		if b := tl.Windows[i].Backend; b != nil && b.Processes > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 || last-first < 10 {
+		t.Fatalf("sampled windows %d to %d of %d", first, last, len(tl.Windows))
+	}
+	var n int64
+	for i := first + 1; i <= last; i++ {
+		n += tl.Windows[i].Complete
+	}
+	rise := float64(tl.Windows[last].Backend.PSSBytes - tl.Windows[first].Backend.PSSBytes)
+	want := float64(n * grow)
+	t.Logf("PSS rose %.1f MiB from window %d to %d; %d requests × 64 KiB = %.1f MiB", rise/(1<<20), first, last, n, want/(1<<20))
+	if rise < want*0.75 || rise > want*1.25 {
+		t.Errorf("PSS rose by %.1f MiB, want %.1f MiB (%d requests × 64 KiB) ± 25%%", rise/(1<<20), want/(1<<20), n)
 	}
 }
