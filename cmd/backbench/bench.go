@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -73,6 +74,9 @@ type benchOptions struct {
 	output         string
 	window         time.Duration
 	timelineCSV    string
+	stages         string
+	rateStages     string
+	ramp           bool
 	repeatOptions
 }
 
@@ -123,6 +127,9 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
 	fs.Var(newSeconds(&o.window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
+	fs.StringVar(&o.stages, "stages", "", "closed model in stages: `LENGTH:CONNECTIONS,...` (30s:10,60s:40): each stage's concurrency for its length; the run lasts their total")
+	fs.StringVar(&o.rateStages, "rate-stages", "", "open model in stages: `LENGTH:RATE,...` (30s:100,60s:400): each stage's requests per second for its length (-c caps requests in flight)")
+	fs.BoolVar(&o.ramp, "ramp", false, "with --stages or --rate-stages: move the load linearly across each stage, from the previous stage's (0 before the first) to its own, instead of jumping")
 	fs.StringVar(&o.timelineCSV, "timeline-csv", "", "write the run's timeline to FILE as CSV: one row per window (requests, failures by class, latency p50/p99/max, backend samples)")
 	fs.StringVar(&o.label, "label", "", "name the result `NAME` (its backend) in the saved JSON: compare pairs and names runs by it rather than by URL")
 	addRepeatFlags(fs, &o.repeatOptions, false)
@@ -172,6 +179,68 @@ type loadPlan struct {
 	objectives []capacity.Objective
 	// privacy is what the records leave out (--keep-secrets, --no-hostname).
 	privacy stats.Privacy
+}
+
+// benchStages reads --stages or --rate-stages and sets the flags they
+// decide: the time limit (their total length), and the largest
+// concurrency (closed model) or the mean rate (open model).
+func benchStages(fs *pflag.FlagSet, o *benchOptions) ([]stats.Stage, error) {
+	spec, flag, open := o.stages, "--stages", false
+	switch {
+	case o.stages != "" && o.rateStages != "":
+		return nil, usagef("bench: --stages and --rate-stages: give one (connections in the closed model, or rates in the open one)")
+	case o.rateStages != "":
+		spec, flag, open = o.rateStages, "--rate-stages", true
+	case o.stages == "":
+		if o.ramp {
+			return nil, usagef("bench: --ramp needs --stages or --rate-stages")
+		}
+		return nil, nil
+	}
+	st, err := stats.ParseStages(spec)
+	if err != nil {
+		return nil, usagef("bench: %s: %v", flag, err)
+	}
+	total := stats.StagesLength(st)
+	switch {
+	case fs.Changed("requests"):
+		return nil, usagef("bench: %s sets the run's length: not with -n", flag)
+	case fs.Changed("timelimit") && o.timeLimit != total:
+		return nil, usagef("bench: -t %v differs from the stages' total length %v", o.timeLimit, total)
+	case fs.Changed("rate"):
+		return nil, usagef("bench: %s with --rate: give the rates as --rate-stages", flag)
+	}
+	o.timeLimit = total
+	if open {
+		var n float64
+		prev := 0.0
+		for _, s := range st {
+			a := s.Target
+			if o.ramp {
+				a = prev
+			}
+			n += (a + s.Target) / 2 * s.Length.Seconds()
+			prev = s.Target
+		}
+		if n < 1 {
+			return nil, usagef("bench: --rate-stages %s asks for no request", spec)
+		}
+		o.rate = n / total.Seconds()
+		return st, nil
+	}
+	most := 0.0
+	for _, s := range st {
+		most = max(most, s.Target)
+	}
+	if most < 1 || most > 1_000_000 {
+		return nil, usagef("bench: --stages %s: want concurrencies from 0 to 1000000, one of them at least 1", spec)
+	}
+	if c := int(math.Ceil(most)); !fs.Changed("concurrency") {
+		o.concurrency = c
+	} else if o.concurrency < c {
+		return nil, usagef("bench: -c %d is below the stages' largest concurrency %d", o.concurrency, c)
+	}
+	return st, nil
 }
 
 // validateLoad checks the load flags and the target URL and makes the
@@ -328,9 +397,16 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.NArg() != 1 {
 		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())
 	}
+	stages, err := benchStages(fs, &o)
+	if err != nil {
+		return err
+	}
 	r, err := validateLoad(fs, &o.loadOptions, fs.Arg(0))
 	if err != nil {
 		return err
+	}
+	if len(stages) > 0 {
+		r.Plan.Stages, r.Plan.Ramp = stages, o.ramp
 	}
 	tp, err := validateRepeat(fs, &o.repeatOptions)
 	if err != nil {

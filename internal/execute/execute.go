@@ -263,6 +263,12 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
 		Watch: watch}
 	var ring *ringEngine
+	if p.Rate <= 0 && len(p.Stages) > 0 {
+		// A closed-model run in stages holds workers back in turn: a
+		// goroutine each.
+		cfg.Stages, cfg.Ramp = p.Stages, p.Ramp
+		engine = EnginePoller
+	}
 	if engine == EngineUring {
 		ring = &ringEngine{}
 		cfg.Engine = ring
@@ -270,7 +276,11 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	var out run.Outcome
 	var acc run.OpenAccount
 	if p.Rate > 0 {
-		out, acc, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: p.Rate})
+		oc := run.OpenConfig{Config: cfg, Rate: p.Rate}
+		if len(p.Stages) > 0 {
+			oc.Stages, oc.Ramp = p.Stages, p.Ramp
+		}
+		out, acc, err = run.Open(ctx, oc)
 	} else {
 		out, err = run.Closed(ctx, cfg)
 	}

@@ -172,8 +172,14 @@ type Plan struct {
 	// Duration is the time limit of the run (-t); 0 for none.
 	Duration time.Duration `json:"time_limit_ns"`
 	// Rate is the open model's arrival rate in requests per second; 0 in
-	// the closed model.
+	// the closed model. With Stages, the mean rate they ask for.
 	Rate float64 `json:"rate"`
+	// Stages, when not empty, is the load in stages (bench --stages): the
+	// rate of each in the open model, the concurrency in the closed; Ramp
+	// says the load moves linearly across each stage from the previous
+	// stage's (0 before the first) instead of jumping.
+	Stages []Stage `json:"stages,omitempty"`
+	Ramp   bool    `json:"ramp,omitempty"`
 	// Timeout bounds one request, from dial to last byte.
 	Timeout time.Duration `json:"timeout_ns"`
 	// KeepAlive reports -k.

@@ -3,6 +3,7 @@ package summary
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -69,4 +70,57 @@ func worstWindow(tl *stats.Timeline) *WorstWindow {
 	return &WorstWindow{Index: i, StartSeconds: float64(i) * width, EndSeconds: float64(i+1) * width,
 		P99Ms: p99, MaxMs: ms(w.LatencyMax), MedianP99Ms: ms(median),
 		RequestsPerSecond: float64(w.Complete) / width, MedianRequestsPerSecond: rates[len(rates)/2], Failed: w.Failed()}
+}
+
+// StageSummary is what one stage of a run in stages (stats.Plan.Stages)
+// did, from the run's timeline: the windows that start within the stage.
+type StageSummary struct {
+	// StartSeconds and EndSeconds bound the stage, in seconds from the
+	// run's start.
+	StartSeconds float64 `json:"start_seconds"`
+	EndSeconds   float64 `json:"end_seconds"`
+	// Target is the stage's rate (open model) or concurrency (closed),
+	// held or, with Ramp, reached at its end.
+	Target float64 `json:"target"`
+	Ramp   bool    `json:"ramp,omitempty"`
+	// Complete and Failed count the requests of its windows;
+	// RequestsPerSecond is Complete over the windows' span.
+	Complete          int64   `json:"complete"`
+	Failed            int64   `json:"failed"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	// P50Ms and P99Ms are the latency percentiles of its windows' complete
+	// requests (the timeline's histogram: within about 12%), MaxMs the
+	// exact maximum, in ms.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+}
+
+// stageSummaries returns the figures of each stage of the plan, nil for
+// a run not in stages or without a timeline.
+func stageSummaries(pl *stats.Plan, tl *stats.Timeline) []StageSummary {
+	if len(pl.Stages) == 0 || tl == nil || tl.Width <= 0 {
+		return nil
+	}
+	var out []StageSummary
+	var from time.Duration
+	for _, st := range pl.Stages {
+		to := from + st.Length
+		var sum stats.TimelineWindow
+		n := 0
+		for i := range tl.Windows {
+			if at := time.Duration(i) * tl.Width; at >= from && at < to {
+				sum.Merge(&tl.Windows[i])
+				n++
+			}
+		}
+		s := StageSummary{StartSeconds: from.Seconds(), EndSeconds: to.Seconds(), Target: st.Target, Ramp: pl.Ramp,
+			Complete: sum.Complete, Failed: sum.Failed(), P50Ms: ms(sum.Latency(50)), P99Ms: ms(sum.Latency(99)), MaxMs: ms(sum.LatencyMax)}
+		if n > 0 {
+			s.RequestsPerSecond = float64(sum.Complete) / (float64(n) * tl.Width.Seconds())
+		}
+		out = append(out, s)
+		from = to
+	}
+	return out
 }
