@@ -88,6 +88,9 @@ type Recorder struct {
 	// origin and width place a time in a window (Options.Windows): set
 	// by Begin before any worker records, read-only after.
 	origin, width int64
+	// begun holds origin+1 once Begin has run (0 before), for Recent,
+	// which runs beside Begin; the hot path reads origin.
+	begun atomic.Int64
 	// growTo is the width up to which a shard's timeline doubles its
 	// width past 2·stats.MinWindows windows (a run of unknown length).
 	growTo time.Duration
@@ -176,7 +179,10 @@ func New(o Options) *Recorder {
 
 // Begin sets the start of the run (load.Now nanoseconds) from which
 // Options.Windows are counted. Call it before any worker records.
-func (r *Recorder) Begin(start int64) { r.origin = start }
+func (r *Recorder) Begin(start int64) {
+	r.origin = start
+	r.begun.Store(start + 1)
+}
 
 // window returns the index of the window time t falls in, the first or
 // the last for a time outside the span.
@@ -584,13 +590,17 @@ type Recent struct {
 	OK bool
 }
 
-// Recent returns the last finished window before now (load.Now ns). It
-// takes each shard's lock and copies one window: for a progress line,
-// not for the hot path.
+// Recent returns the last finished window before now (load.Now ns);
+// nothing before Begin. It takes each shard's lock and copies one window:
+// for a progress line, not for the hot path.
 func (r *Recorder) Recent(now int64) Recent {
 	var out Recent
+	b := r.begun.Load()
+	if b == 0 {
+		return out
+	}
 	var sum stats.TimelineWindow
-	d := time.Duration(now - r.origin)
+	d := time.Duration(now - (b - 1))
 	for _, s := range r.shards {
 		s.mu.Lock()
 		if i := int(d/s.tl.Width) - 1; i >= 0 {
