@@ -317,3 +317,108 @@ func TestTimelinePSSGrowth(t *testing.T) {
 		t.Errorf("PSS rose by %.1f MiB, want %.1f MiB (%d requests × 64 KiB) ± 25%%", rise/(1<<20), want/(1<<20), n)
 	}
 }
+
+// TestRateStagesLand is the truth test of load in stages: rate stages on
+// a built-in backend land each stage's rate in every window of its
+// timeline within 2% (a window counts the requests due in it, so the
+// schedule alone decides: the backend only has to answer), a ramp
+// lands the integral of its rate, and the report gives each stage's
+// figures.
+func TestRateStagesLand(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	run := func(args ...string) (summary.Summary, *stats.Timeline) {
+		t.Helper()
+		code, out, errs := runMain(t, context.Background(), append([]string{"bench", "-q", "--format", "json", "-k", "-c", "8",
+			"--window", "250ms"}, append(args, srv.URL("/"))...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var doc struct {
+			summary.Summary
+			Record stats.Record `json:"record"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Record.Timeline == nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if len(doc.Record.Plan.Stages) == 0 {
+			t.Errorf("%v: the record's plan has no stages", args)
+		}
+		return doc.Summary, doc.Record.Timeline
+	}
+	within := func(what string, got int64, want float64) {
+		if d := float64(got) - want; d > want*0.02+1e-9 || -d > want*0.02+1e-9 {
+			t.Errorf("%s: %d requests, want %.1f ± 2%%", what, got, want)
+		}
+	}
+	s, tl := run("--rate-stages", "1s:200,1s:600")
+	for i := range 8 {
+		want := 200 * 0.25
+		if i >= 4 {
+			want = 600 * 0.25
+		}
+		within(fmt.Sprintf("held, window %d", i), tl.Windows[i].Complete+tl.Windows[i].Failed(), want)
+	}
+	if len(s.Stages) != 2 || s.Stages[0].Target != 200 || s.Stages[1].EndSeconds != 2 || s.Open == nil || s.Open.RateAsked != 400 {
+		t.Errorf("stages %+v, open model %+v", s.Stages, s.Open)
+	} else {
+		within("stage 2's req/s", int64(s.Stages[1].RequestsPerSecond+0.5), 600)
+	}
+	// 0 → 400 req/s over 1 s: n(t) = 200 t².
+	_, tl = run("--ramp", "--rate-stages", "1s:400")
+	for i := range 4 {
+		a, b := 0.25*float64(i), 0.25*float64(i+1)
+		want := 200 * (b*b - a*a)
+		got := tl.Windows[i].Complete + tl.Windows[i].Failed()
+		if d := float64(got) - want; d > max(want*0.02, 1) || -d > max(want*0.02, 1) {
+			t.Errorf("ramp, window %d: %d requests, want %.1f", i, got, want)
+		}
+	}
+}
+
+// TestClosedStages: concurrency stages hold back the workers above the
+// stage's concurrency: against a backend that sleeps 10 ms a request,
+// the stage of 4 connections completes well over twice the requests per
+// second of the stage of 1 (4 times, on an idle machine).
+func TestClosedStages(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 10 * time.Millisecond})
+	code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "-k", "--stages", "0.6s:1,0.6s:4", srv.URL("/"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s summary.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Concurrency != 4 || len(s.Stages) != 2 {
+		t.Fatalf("concurrency %d, stages %+v", s.Concurrency, s.Stages)
+	}
+	one, four := s.Stages[0].RequestsPerSecond, s.Stages[1].RequestsPerSecond
+	if one <= 0 || one > 110 || four < 2*one {
+		t.Errorf("1 connection: %.1f req/s, 4: %.1f req/s", one, four)
+	}
+}
+
+// TestStagesBadInput: stages that cannot be run, or that contradict
+// other flags, are refused with one line and exit status 2.
+func TestStagesBadInput(t *testing.T) {
+	url := "http://unix:/nonexistent.sock:/"
+	for _, args := range [][]string{
+		{"--stages", "0s:4"},
+		{"--stages", "-1s:4"},
+		{"--stages", "1s:-4"},
+		{"--stages", "1s:0"},
+		{"--rate-stages", "1s:0"},
+		{"--stages", "1s:4", "--rate-stages", "1s:4"},
+		{"--stages", "1s:4", "-n", "10"},
+		{"--stages", "1s:4", "-t", "2"},
+		{"--stages", "1s:4", "--rate", "10"},
+		{"--stages", "1s:4", "-c", "2"},
+		{"--ramp"},
+		{"--rate-stages", "1s:100", "--window", "2s"},
+	} {
+		code, _, errs := runMain(t, context.Background(), append(append([]string{"bench", "-q"}, args...), url)...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}
