@@ -3,6 +3,7 @@ package stats
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -329,18 +330,47 @@ func (t *Timeline) Cover(d time.Duration) {
 	if t.Width <= 0 {
 		return
 	}
-	n := int((d + t.Width - 1) / t.Width)
+	n := ceilDiv(d, t.Width)
 	for n > TimelineCap {
 		t.Coarsen()
-		n = int((d + t.Width - 1) / t.Width)
+		n = ceilDiv(d, t.Width)
 	}
 	for len(t.Windows) < n {
 		t.Windows = append(t.Windows, TimelineWindow{})
 	}
 }
 
+// ceilDiv returns ⌈d / w⌉ for d >= 0 and w > 0, without overflow.
+func ceilDiv(d, w time.Duration) int {
+	n := d / w
+	if d%w != 0 {
+		n++
+	}
+	return int(n)
+}
+
+// addSat adds two non-negative durations, saturating at the largest.
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// MaxTimelineWidth bounds the width of a timeline read from a file (about
+// 417 days: the width of a merge of records a few centuries apart).
+const MaxTimelineWidth = time.Duration(1) << 55
+
 // Span returns the time the windows cover.
-func (t *Timeline) Span() time.Duration { return t.Width * time.Duration(len(t.Windows)) }
+func (t *Timeline) Span() time.Duration { return mulSat(t.Width, len(t.Windows)) }
+
+// mulSat returns w·n for w, n >= 0, saturating at the largest duration.
+func mulSat(w time.Duration, n int) time.Duration {
+	if n > 0 && w > math.MaxInt64/time.Duration(n) {
+		return math.MaxInt64
+	}
+	return w * time.Duration(n)
+}
 
 // Clone returns a deep copy of t.
 func (t *Timeline) Clone() *Timeline {
@@ -371,18 +401,18 @@ func MergeTimelines(t, o *Timeline) *Timeline {
 	}
 	t.CoarsenTo(o.Width)
 	if d := t.Start.Sub(o.Start.Time); d > 0 {
-		k := int((d + t.Width - 1) / t.Width)
-		for k+len(t.Windows) > TimelineCap {
+		k := ceilDiv(d, t.Width)
+		for k > TimelineCap-len(t.Windows) {
 			t.Coarsen()
-			k = int((d + t.Width - 1) / t.Width)
+			k = ceilDiv(d, t.Width)
 		}
 		t.Windows = append(make([]TimelineWindow, k, k+len(t.Windows)), t.Windows...)
-		t.Start = Wall{t.Start.Add(-time.Duration(k) * t.Width)}
+		t.Start = Wall{t.Start.Add(-time.Duration(k-1) * t.Width).Add(-t.Width)}
 	}
-	off := o.Start.Sub(t.Start.Time)
-	t.Cover(off + o.Span())
+	off := max(o.Start.Sub(t.Start.Time), 0)
+	t.Cover(addSat(off, o.Span()))
 	for i := range o.Windows {
-		at := off + time.Duration(i)*o.Width
+		at := addSat(off, mulSat(o.Width, i))
 		j := min(int(at/t.Width), len(t.Windows)-1)
 		t.Windows[j].Merge(&o.Windows[i])
 	}
@@ -397,6 +427,8 @@ func (t *Timeline) Validate() error {
 		return fmt.Errorf("timeline: %d windows, more than the %d a timeline holds", len(t.Windows), TimelineCap)
 	case t.Width <= 0 && len(t.Windows) > 0:
 		return fmt.Errorf("timeline.width_ns is %d: want a positive width", t.Width)
+	case t.Width > MaxTimelineWidth:
+		return fmt.Errorf("timeline.width_ns is %d: at most %d", t.Width, MaxTimelineWidth)
 	}
 	return nil
 }

@@ -155,3 +155,29 @@ func TestWindowFor(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeTimelinesFarApart: timelines of any start and width that
+// Validate accepts merge without overflow or panic, bounded.
+func TestMergeTimelinesFarApart(t *testing.T) {
+	times := []time.Time{time.UnixMicro(0), time.UnixMicro(-1 << 62), time.UnixMicro(1 << 62), time.Unix(1764556800, 0)}
+	widths := []time.Duration{1, time.Millisecond, MaxTimelineWidth}
+	for _, a := range times {
+		for _, b := range times {
+			for _, wa := range widths {
+				for _, wb := range widths {
+					x := &Timeline{Start: Wall{a}, Width: wa, Windows: make([]TimelineWindow, 3)}
+					y := &Timeline{Start: Wall{b}, Width: wb, Windows: make([]TimelineWindow, TimelineCap)}
+					x.Windows[2].Complete, y.Windows[TimelineCap-1].Complete = 1, 1
+					m := MergeTimelines(MergeTimelines(nil, x), y)
+					var n int64
+					for i := range m.Windows {
+						n += m.Windows[i].Complete
+					}
+					if n != 2 || len(m.Windows) > TimelineCap || m.Width <= 0 {
+						t.Errorf("%v/%v + %v/%v: %d requests in %d windows of %v", a, wa, b, wb, n, len(m.Windows), m.Width)
+					}
+				}
+			}
+		}
+	}
+}
