@@ -162,8 +162,8 @@ type Result struct {
 
 	prov  provenance
 	bench *benchDoc
-	// timeline is a bench result's record's timeline (nil: none).
-	timeline *stats.Timeline
+	// record is a bench result's run record (nil: none), for its timeline.
+	record *stats.Record
 	sweep    *sweepDoc
 	probe    *probeDoc
 	compare  *compareDoc
@@ -202,9 +202,7 @@ func Parse(name string, data []byte) (*Result, error) {
 	case d.Bench != nil:
 		r.Kind, r.bench = KindBench, &benchDoc{}
 		target = r.bench
-		if d.Bench.Record != nil {
-			r.timeline = d.Bench.Record.Timeline
-		}
+		r.record = d.Bench.Record
 	case d.Probe != nil:
 		r.Kind, r.probe = KindProbe, &probeDoc{}
 		target = r.probe

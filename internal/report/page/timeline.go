@@ -10,12 +10,19 @@ import (
 // timeline writes the charts of a run's timeline (record.timeline): req/s
 // and failures per window, latency p50/p99/max per window, and, when the
 // backend was sampled, its memory, CPU and listen queue; every chart
-// marks the first failure and the slowest request. Nothing when the
-// record has no timeline.
-func (p *pager) timeline(tl *stats.Timeline) {
-	if tl == nil || tl.Width <= 0 || len(tl.Windows) == 0 {
+// marks the first failure, the slowest request, the first window whose
+// listen queue was seen full and the loss of the backend. Nothing when
+// the record has no timeline.
+func (p *pager) timeline(rec *stats.Record) {
+	if rec == nil || rec.Timeline == nil || rec.Timeline.Width <= 0 || len(rec.Timeline.Windows) == 0 {
 		return
 	}
+	tl := rec.Timeline
+	backlog := 0
+	for _, q := range rec.ListenQueues {
+		backlog = max(backlog, q.Backlog)
+	}
+	full := -1
 	width := tl.Width.Seconds()
 	const xl = "time from the run's start (s)"
 	rps := &chart{id: p.id("tl"), title: "requests per second, window by window", xLabel: xl, yLabel: "requests / second", linearY: true}
@@ -63,6 +70,9 @@ func (p *pager) timeline(tl *stats.Timeline) {
 			}
 			if b.ListenQueued >= 0 {
 				anyQueued = anyQueued || b.ListenQueued > 0
+				if full < 0 && backlog > 0 && b.ListenQueued >= backlog {
+					full = i
+				}
 				lq.pts = append(lq.pts, point{x: x, y: float64(b.ListenQueued), tip: fmt.Sprintf("%s: %d waiting", at, b.ListenQueued)})
 			}
 		}
@@ -73,6 +83,12 @@ func (p *pager) timeline(tl *stats.Timeline) {
 	}
 	if slowest >= 0 {
 		marks = append(marks, mark{x: (float64(slowest) + 0.5) * width, label: fmt.Sprintf("slowest request (%.1f ms)", slowestMax)})
+	}
+	if full >= 0 {
+		marks = append(marks, mark{x: float64(full) * width, label: fmt.Sprintf("listen queue full (%.3f s, backlog %d)", float64(full)*width, backlog)})
+	}
+	if bl := rec.BackendLost; bl != nil {
+		marks = append(marks, mark{x: bl.AtSeconds, label: fmt.Sprintf("backend lost (%.3f s)", bl.AtSeconds)})
 	}
 	rps.lines, lat.lines = []*line{ok}, []*line{p50, p99, top}
 	if firstFail >= 0 {
