@@ -20,7 +20,7 @@ func TestSchedule(t *testing.T) {
 		stages []stats.Stage
 		ramp   bool
 		// want: the due time of request i, in s
-		want func(i float64) float64
+		want  func(i float64) float64
 		total float64
 	}{
 		{"constant", 100, nil, false, func(i float64) float64 { return i / 100 }, math.Inf(1)},

@@ -163,11 +163,11 @@ type Result struct {
 	prov  provenance
 	bench *benchDoc
 	// record is a bench result's run record (nil: none), for its timeline.
-	record *stats.Record
-	sweep    *sweepDoc
-	probe    *probeDoc
-	compare  *compareDoc
-	cap      *capacity.JSONReport
+	record  *stats.Record
+	sweep   *sweepDoc
+	probe   *probeDoc
+	compare *compareDoc
+	cap     *capacity.JSONReport
 }
 
 // Parse reads one result file: bench, sweep, probe, compare or capacity
