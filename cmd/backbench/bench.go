@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -71,6 +72,11 @@ type benchOptions struct {
 	version        bool
 	label          string
 	output         string
+	window         time.Duration
+	timelineCSV    string
+	stages         string
+	rateStages     string
+	ramp           bool
 	repeatOptions
 	againstOptions
 }
@@ -121,6 +127,11 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
+	fs.Var(newSeconds(&o.window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
+	fs.StringVar(&o.stages, "stages", "", "closed model in stages: `LENGTH:CONNECTIONS,...` (30s:10,60s:40): each stage's concurrency for its length; the run lasts their total")
+	fs.StringVar(&o.rateStages, "rate-stages", "", "open model in stages: `LENGTH:RATE,...` (30s:100,60s:400): each stage's requests per second for its length (-c caps requests in flight)")
+	fs.BoolVar(&o.ramp, "ramp", false, "with --stages or --rate-stages: move the load linearly across each stage, from the previous stage's (0 before the first) to its own, instead of jumping")
+	fs.StringVar(&o.timelineCSV, "timeline-csv", "", "write the run's timeline to FILE as CSV: one row per window (requests, failures by class, latency p50/p99/max, backend samples)")
 	fs.StringVar(&o.label, "label", "", "name the result `NAME` (its backend) in the saved JSON: compare pairs and names runs by it rather than by URL")
 	addRepeatFlags(fs, &o.repeatOptions, false)
 	addAgainstFlags(fs, &o.againstOptions)
@@ -170,6 +181,68 @@ type loadPlan struct {
 	objectives []capacity.Objective
 	// privacy is what the records leave out (--keep-secrets, --no-hostname).
 	privacy stats.Privacy
+}
+
+// benchStages reads --stages or --rate-stages and sets the flags they
+// decide: the time limit (their total length), and the largest
+// concurrency (closed model) or the mean rate (open model).
+func benchStages(fs *pflag.FlagSet, o *benchOptions) ([]stats.Stage, error) {
+	spec, flag, open := o.stages, "--stages", false
+	switch {
+	case o.stages != "" && o.rateStages != "":
+		return nil, usagef("bench: --stages and --rate-stages: give one (connections in the closed model, or rates in the open one)")
+	case o.rateStages != "":
+		spec, flag, open = o.rateStages, "--rate-stages", true
+	case o.stages == "":
+		if o.ramp {
+			return nil, usagef("bench: --ramp needs --stages or --rate-stages")
+		}
+		return nil, nil
+	}
+	st, err := stats.ParseStages(spec)
+	if err != nil {
+		return nil, usagef("bench: %s: %v", flag, err)
+	}
+	total := stats.StagesLength(st)
+	switch {
+	case fs.Changed("requests"):
+		return nil, usagef("bench: %s sets the run's length: not with -n", flag)
+	case fs.Changed("timelimit") && o.timeLimit != total:
+		return nil, usagef("bench: -t %v differs from the stages' total length %v", o.timeLimit, total)
+	case fs.Changed("rate"):
+		return nil, usagef("bench: %s with --rate: give the rates as --rate-stages", flag)
+	}
+	o.timeLimit = total
+	if open {
+		var n float64
+		prev := 0.0
+		for _, s := range st {
+			a := s.Target
+			if o.ramp {
+				a = prev
+			}
+			n += (a + s.Target) / 2 * s.Length.Seconds()
+			prev = s.Target
+		}
+		if n < 1 {
+			return nil, usagef("bench: --rate-stages %s asks for no request", spec)
+		}
+		o.rate = n / total.Seconds()
+		return st, nil
+	}
+	most := 0.0
+	for _, s := range st {
+		most = max(most, s.Target)
+	}
+	if most < 1 || most > 1_000_000 {
+		return nil, usagef("bench: --stages %s: want concurrencies from 0 to 1000000, one of them at least 1", spec)
+	}
+	if c := int(math.Ceil(most)); !fs.Changed("concurrency") {
+		o.concurrency = c
+	} else if o.concurrency < c {
+		return nil, usagef("bench: -c %d is below the stages' largest concurrency %d", o.concurrency, c)
+	}
+	return st, nil
 }
 
 // validateLoad checks the load flags and the target URL and makes the
@@ -326,9 +399,16 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.NArg() != 1 {
 		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())
 	}
+	stages, err := benchStages(fs, &o)
+	if err != nil {
+		return err
+	}
 	r, err := validateLoad(fs, &o.loadOptions, fs.Arg(0))
 	if err != nil {
 		return err
+	}
+	if len(stages) > 0 {
+		r.Plan.Stages, r.Plan.Ramp = stages, o.ramp
 	}
 	tp, err := validateRepeat(fs, &o.repeatOptions)
 	if err != nil {
@@ -340,6 +420,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	if fs.Changed("label") && strings.TrimSpace(o.label) == "" {
 		return usagef("bench: --label wants a name")
+	}
+	if fs.Changed("window") {
+		switch {
+		case o.window < time.Millisecond:
+			return usagef("bench: --window %v: want 1ms or more", o.window)
+		case o.timeLimit > 0 && o.window > o.timeLimit:
+			return usagef("bench: --window %v is longer than the run (-t %v)", o.window, o.timeLimit)
+		}
 	}
 	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
@@ -353,11 +441,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	defer closeOut(&err)
-	var gf, ef, pf, raw io.Writer
+	var gf, ef, pf, raw, tf io.Writer
 	for _, p := range []struct {
 		flag, name string
 		w          *io.Writer
-	}{{"-g", o.gnuplotFile, &gf}, {"-e", o.percentileFile, &ef}, {"--raw", o.rawFile, &raw}, {"--cpuprofile", o.cpuProfile, &pf}} {
+	}{{"-g", o.gnuplotFile, &gf}, {"-e", o.percentileFile, &ef}, {"--raw", o.rawFile, &raw}, {"--cpuprofile", o.cpuProfile, &pf},
+		{"--timeline-csv", o.timelineCSV, &tf}} {
 		if p.name == "" {
 			continue
 		}
@@ -368,7 +457,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			*p.w = stdout
 			continue
 		}
-		if p.w == &gf || p.w == &ef {
+		if p.w == &gf || p.w == &ef || p.w == &tf {
 			a, err := report.CreateAtomic(p.name)
 			if err != nil {
 				return usagef("cannot create %s file: %v", p.flag, err)
@@ -408,11 +497,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	var sum summary.Summary
 	if tp.on {
 		sum, m, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy})
+			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy,
+			Window: o.window})
 	} else if m, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 		Progress: func(rec *recorder.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
-		StartAt:  o.startAt, Privacy: r.privacy}); err == nil {
+		StartAt:  o.startAt, Privacy: r.privacy, Window: o.window}); err == nil {
 		sum = summary.Of(m)
 	}
 	if err != nil {
@@ -453,6 +543,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 		if err := commit(ef); err != nil {
+			return err
+		}
+	}
+	if tf != nil {
+		if err := report.TimelineCSV(tf, m.Timeline); err != nil {
+			return err
+		}
+		if err := commit(tf); err != nil {
 			return err
 		}
 	}

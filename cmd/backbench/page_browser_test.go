@@ -37,8 +37,27 @@ type browserTab struct {
 }
 
 // openInBrowser starts headless Chromium at a window of w × h, with a
-// fresh profile, and loads url; the browser ends with the test.
+// fresh profile, and loads url; the browser ends with the test. A browser
+// that fails to start (its launcher timed out on a busy machine) is
+// started again, up to three times.
 func openInBrowser(t *testing.T, bin, url string, w, h int) *browserTab {
+	t.Helper()
+	var err error
+	for range 3 {
+		var b *browserTab
+		if b, err = startBrowser(t, bin, w, h); err == nil {
+			b.visit(url)
+			return b
+		}
+		t.Logf("chromium: %v; starting it again", err)
+	}
+	t.Fatalf("chromium: %v", err)
+	return nil
+}
+
+// startBrowser starts headless Chromium at a window of w × h with a
+// fresh profile, on a blank page.
+func startBrowser(t *testing.T, bin string, w, h int) (*browserTab, error) {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -75,10 +94,19 @@ func openInBrowser(t *testing.T, bin, url string, w, h int) *browserTab {
 		}
 	})
 	if err != nil {
-		t.Fatalf("chromium: %v", err)
+		return nil, err
 	}
-	b.visit(url)
-	return b
+	// The first action starts the browser.
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
+		cancelT()
+		cancelC()
+		cancelA()
+		return nil, err
+	}
+	b.mu.Lock()
+	b.requests = nil
+	b.mu.Unlock()
+	return b, nil
 }
 
 // visit loads url in the tab and waits for its main element.

@@ -115,7 +115,7 @@ func progress(o *loadOptions, p *execute.Plan, rec *recorder.Recorder, stderr io
 				rate = float64(done-prevDone) / (float64(now-prevAt) / 1e9)
 			}
 			prevDone, prevAt = done, now
-			return benchLine(now-start, done, rec.Failed(), requests, timeLimit, rate)
+			return benchLine(now-start, done, rec.Failed(), requests, timeLimit, rate) + recentPart(rec.Recent(now))
 		})
 		return func(bool) { stop() }
 	}
@@ -165,6 +165,16 @@ func progress(o *loadOptions, p *execute.Plan, rec *recorder.Recorder, stderr io
 		}
 	}()
 	return func(ran bool) { done <- ran; wg.Wait() }
+}
+
+// recentPart is what the live line adds of the last finished window of
+// the run's timeline: its req/s, p99 and failures ("" before the first
+// window has ended).
+func recentPart(r recorder.Recent) string {
+	if !r.OK {
+		return ""
+	}
+	return fmt.Sprintf(" | last window %.0f req/s, p99 %.1f ms, %d failed", r.Rate, float64(r.P99)/1e6, r.Failed)
 }
 
 // benchLine is the live line of a run elapsed ns in: requests done (of n

@@ -34,6 +34,7 @@ type serveOptions struct {
 	backlog    int
 	processes  int
 	preload    int64
+	grow       int
 }
 
 const serveUsage = `Usage: backbench serve [flags]
@@ -57,6 +58,7 @@ func newServeFlags(o *serveOptions) *pflag.FlagSet {
 	fs.Var(newSeconds(&o.delay, 0), "delay", "sleep per request (seconds, or a duration: 10ms)")
 	fs.Var(newSeconds(&o.work, 0), "work", "CPU busy time per request (seconds, or a duration: 1ms)")
 	fs.IntVar(&o.body, "body", 0, "response body size in bytes")
+	fs.IntVar(&o.grow, "grow", 0, "leak BYTES of resident memory per request (a backend whose memory grows by a known amount)")
 	fs.IntVar(&o.status, "status", 200, "response status code")
 	fs.StringVar(&o.keepAlive, "keepalive", "on", "keep-alive policy: on (honour the client), off, max=N")
 	fs.StringVar(&o.fault, "fault", "", "misbehave: name of a fault (listed above; see the README)")
@@ -92,6 +94,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.body < 0 || o.body > 1<<30 {
 		return usagef("serve: --body %d: want 0 to 1073741824 bytes", o.body)
+	}
+	if o.grow < 0 || o.grow > 1<<30 {
+		return usagef("serve: --grow %d: want 0 to 1073741824 bytes", o.grow)
 	}
 	if o.status < 100 || o.status > 999 {
 		return usagef("serve: --status %d: want a code from 100 to 999", o.status)
@@ -132,7 +137,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	_, _ = sockets.RaiseNoFileLimit(1 << 20)
 	opts := fixtures.Options{Model: model, Delay: o.delay, Work: o.work, BodyBytes: o.body,
 		Status: o.status, KeepAlive: ka, Fault: o.fault, FaultEvery: o.faultEvery,
-		Behaviour: o.behaviour, Backlog: o.backlog}
+		Behaviour: o.behaviour, Backlog: o.backlog, Grow: o.grow}
 	if o.tls {
 		if o.protocol != fixtures.ProtoHTTP {
 			return usagef("serve: --tls applies to --protocol http only")

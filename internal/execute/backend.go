@@ -83,7 +83,7 @@ type backendSampler struct {
 
 // startBackendSampler starts sampling what the plan asks for; nil when it
 // asks for nothing.
-func startBackendSampler(ctx context.Context, p *Plan) *backendSampler {
+func startBackendSampler(ctx context.Context, p *Plan, tl *series) *backendSampler {
 	if len(p.BackendPIDs) == 0 && p.FPMStatus == "" {
 		return nil
 	}
@@ -92,7 +92,7 @@ func startBackendSampler(ctx context.Context, p *Plan) *backendSampler {
 		b.usage.FPMStatusStart = b.fpmStatus(ctx)
 	}
 	if len(p.BackendPIDs) > 0 {
-		b.sampler = procstat.Start(p.BackendPIDs, 0)
+		b.sampler = procstat.StartEach(p.BackendPIDs, 0, tl.reading)
 	}
 	return b
 }

@@ -58,6 +58,9 @@ type Options struct {
 	Progress func(rec *recorder.Recorder) (stop func(reached bool))
 	// KeepRows keeps every request's times in the record (Record.Rows).
 	KeepRows bool
+	// Window is the width wanted for the windows of the run's timeline
+	// (recorder.Options.Window); 0: the default.
+	Window time.Duration
 	// Windows, when > 0, cuts the run's time limit into that many equal
 	// windows, counted in Record.Windows (a capacity step's steady-state
 	// judgement).
@@ -235,7 +238,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		raw.WriteString(recorder.RawHeader)
 	}
 	ropts := recorder.Options{Shards: p.Concurrency, VariableLength: p.VariableLength, KeepRows: o.KeepRows || p.ABCompat,
-		Upstreams: len(p.Upstreams), Windows: o.Windows, Span: p.Duration}
+		Upstreams: len(p.Upstreams), Windows: o.Windows, Span: p.Duration, Window: o.Window}
 	if raw != nil {
 		ropts.Raw = raw
 	}
@@ -250,14 +253,22 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		stopProgress = o.Progress(rec)
 	}
 	observed := func(*stats.Record) {}
+	var samples *series
 	if o.Observe {
-		observed = observe(ctx, p)
+		samples = &series{}
+		observed = observe(ctx, p, samples)
 	}
 	watch := &run.Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
 		KeepOnUnreachable: o.KeepOnUnreachable}
 	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
 		Watch: watch}
 	var ring *ringEngine
+	if p.Rate <= 0 && len(p.Stages) > 0 {
+		// A closed-model run in stages holds workers back in turn: a
+		// goroutine each.
+		cfg.Stages, cfg.Ramp = p.Stages, p.Ramp
+		engine = EnginePoller
+	}
 	if engine == EngineUring {
 		ring = &ringEngine{}
 		cfg.Engine = ring
@@ -265,7 +276,11 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	var out run.Outcome
 	var acc run.OpenAccount
 	if p.Rate > 0 {
-		out, acc, err = run.Open(ctx, run.OpenConfig{Config: cfg, Rate: p.Rate})
+		oc := run.OpenConfig{Config: cfg, Rate: p.Rate}
+		if len(p.Stages) > 0 {
+			oc.Stages, oc.Ramp = p.Stages, p.Ramp
+		}
+		out, acc, err = run.Open(ctx, oc)
 	} else {
 		out, err = run.Closed(ctx, cfg)
 	}
@@ -298,6 +313,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	m.Plan = p.Record()
 	m.StartedAt, m.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
 	m.Elapsed, m.Interrupted = out.Elapsed(), out.Interrupted
+	m.Timeline.Cover(m.Elapsed)
 	for i := range m.Upstreams {
 		m.Upstreams[i].Address = m.Plan.Upstreams[i]
 	}
@@ -311,6 +327,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	m.Client.TimeSliceMs = setup.Slice.Seconds() * 1000
 	m.Client.Engine = engine
 	observed(m)
+	samples.fill(m.Timeline, out.Start)
 	m.TLS = tlsInfo(p.dialer, p.TLS)
 	tw := 0
 	if p.Target.Network == "tcp" && !p.KeepAlive {

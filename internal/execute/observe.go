@@ -18,9 +18,9 @@ import (
 // (listenMeter). The returned function stops watching and adds
 // what was seen, with its notes, to the run's record (nil: the run failed;
 // only stop).
-func observe(ctx context.Context, p *Plan) func(*stats.Record) {
-	backend := startBackendSampler(ctx, p)
-	listen := startListenMeter(p)
+func observe(ctx context.Context, p *Plan, tl *series) func(*stats.Record) {
+	backend := startBackendSampler(ctx, p, tl)
+	listen := startListenMeter(p, tl)
 	return func(m *stats.Record) {
 		usage := backend.finish(ctx)
 		if m == nil {
@@ -48,6 +48,7 @@ type listenMeter struct {
 	anyTCP   bool // a local TCP address is among the target's
 	stop     chan struct{}
 	done     sync.WaitGroup
+	tl       *series // the run's timeline's samples
 }
 
 // ownQueue is one of the target's listening sockets.
@@ -68,12 +69,12 @@ func (q *ownQueue) read() (sockets.ListenerStat, error) {
 
 // startListenMeter returns nil when no address of the target is on this
 // machine (nothing the kernel keeps here says anything about it).
-func startListenMeter(p *Plan) *listenMeter {
+func startListenMeter(p *Plan, tl *series) *listenMeter {
 	addrs := p.Upstreams
 	if len(addrs) == 0 {
 		addrs = []sockets.Addr{{Network: p.Target.Network, Address: p.Target.Address}}
 	}
-	m := &listenMeter{stop: make(chan struct{})}
+	m := &listenMeter{stop: make(chan struct{}), tl: tl}
 	for _, a := range addrs {
 		switch {
 		case a.Network == "tcp" && sockets.IsLocalTCP(a.Address):
@@ -112,6 +113,7 @@ func (m *listenMeter) sample() {
 			return
 		case <-t.C:
 		}
+		longest := -1
 		for i := range m.queues {
 			q := &m.queues[i]
 			if !q.ok {
@@ -119,7 +121,11 @@ func (m *listenMeter) sample() {
 			}
 			if st, err := q.read(); err == nil {
 				q.peak = max(q.peak, st.Queued)
+				longest = max(longest, st.Queued)
 			}
+		}
+		if longest >= 0 {
+			m.tl.queued(longest)
 		}
 	}
 }

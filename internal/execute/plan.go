@@ -67,6 +67,12 @@ type Plan struct {
 	// Rate, when > 0, runs the open model at this many requests per
 	// second.
 	Rate float64
+	// Stages, when not empty, is the load in stages: rates (Rate > 0, the
+	// open model; Rate is then their mean) or concurrencies (the closed
+	// model; Concurrency is the largest), held or ramped (Ramp); Duration
+	// is their total length.
+	Stages []stats.Stage
+	Ramp   bool
 	// Timeout bounds one request, from dial to last byte.
 	Timeout time.Duration
 	// KeepAlive keeps connections open (HTTP keep-alive, FCGI_KEEP_CONN).
@@ -142,6 +148,8 @@ func (p *Plan) Record() stats.Plan {
 		Method:         p.Method,
 		BodySize:       int64(len(p.Body)),
 		Rate:           p.Rate,
+		Stages:         p.Stages,
+		Ramp:           p.Ramp,
 		ABCompat:       p.ABCompat,
 		VariableLength: p.VariableLength,
 		Balance:        p.Balance.String(),

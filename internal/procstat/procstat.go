@@ -64,6 +64,7 @@ type Sampler struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 
+	each                  func(Reading)
 	mu                    sync.Mutex
 	first, last           snapshot
 	rssSum, procsSum      int64
@@ -96,13 +97,31 @@ func Check(pids []int) error {
 	return nil
 }
 
+// Reading is one sample of the process trees, for a timeline of the run.
+type Reading struct {
+	// CPUSeconds is the trees' CPU time (user + system, with waited-for
+	// children) so far: a counter, compared between readings.
+	CPUSeconds float64
+	// PSS is the trees' summed proportional set size, in bytes (RSS where
+	// smaps_rollup could not be read).
+	PSS int64
+	// Procs is the number of processes of the trees.
+	Procs int
+}
+
 // Start samples the trees of pids every interval (DefaultInterval if 0)
 // until Stop. It takes the first sample before it returns.
 func Start(pids []int, interval time.Duration) *Sampler {
+	return StartEach(pids, interval, nil)
+}
+
+// StartEach is Start that also passes every sample to each (when not
+// nil), from the sampling goroutine, as it is taken.
+func StartEach(pids []int, interval time.Duration, each func(Reading)) *Sampler {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	s := &Sampler{roots: pids, interval: interval, stop: make(chan struct{})}
+	s := &Sampler{roots: pids, interval: interval, stop: make(chan struct{}), each: each}
 	s.sample()
 	s.wg.Add(1)
 	go func() {
@@ -144,6 +163,9 @@ func (s *Sampler) Stop() Usage {
 
 func (s *Sampler) sample() {
 	snap := readTrees(s.roots)
+	if s.each != nil {
+		s.each(Reading{CPUSeconds: float64(snap.utime+snap.stime) / clockTicks, PSS: snap.pss, Procs: snap.procs})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.firstTaken {

@@ -2,8 +2,10 @@
 // record the outcome of every request into a Recorder (Shard.Record, under
 // a short lock of the shard a worker is given, with no allocation per
 // request), and after the run Merge turns the shards into the run's
-// stats.Record. It also streams the --raw CSV lines and, for capacity's
-// steady-state test, counts requests per window of the run's time.
+// stats.Record. It also keeps the run's timeline (stats.Timeline: counts,
+// failures, bytes and a small latency histogram per window, bounded in
+// memory), streams the --raw CSV lines and, for capacity's steady-state
+// test, counts requests per window of the run's time.
 //
 // Latencies go into HDR histograms (github.com/HdrHistogram/hdrhistogram-go)
 // with 3 significant digits (percentiles within 0.1% of the value) from 1 µs
@@ -56,6 +58,7 @@ type Shard struct {
 	ups    []stats.UpstreamRecord
 	rec    *Recorder
 	win    []stats.Window // per slice of the run's time, when Options.Windows asks
+	tl     stats.Timeline // the shard's part of the run's timeline (Width, Windows)
 	done   atomic.Int64   // requests recorded, for progress
 	failed atomic.Int64   // failed requests recorded, for progress
 	_      [64]byte       // keeps the next shard's lock off this one's cache lines
@@ -85,6 +88,12 @@ type Recorder struct {
 	// origin and width place a time in a window (Options.Windows): set
 	// by Begin before any worker records, read-only after.
 	origin, width int64
+	// begun holds origin+1 once Begin has run (0 before), for Recent,
+	// which runs beside Begin; the hot path reads origin.
+	begun atomic.Int64
+	// growTo is the width up to which a shard's timeline doubles its
+	// width past 2·stats.MinWindows windows (a run of unknown length).
+	growTo time.Duration
 }
 
 // Options configures a Recorder.
@@ -109,6 +118,13 @@ type Options struct {
 	// that a trend through the run can be seen. At most MaxWindows.
 	Windows int
 	Span    time.Duration
+	// Window is the width wanted for the timeline's windows
+	// (stats.Timeline), in ns; 0: stats.WindowFor(Span, 0), and for a run
+	// without a time limit a narrower start whose width doubles, up to
+	// stats.DefaultWindow, while it would have more than
+	// 2·stats.MinWindows windows. Every width doubles past
+	// stats.TimelineCap windows.
+	Window time.Duration
 }
 
 // MaxWindows bounds Options.Windows.
@@ -137,6 +153,13 @@ func New(o Options) *Recorder {
 	if o.Windows > 0 && o.Span > 0 {
 		r.width = max(int64(o.Span)/int64(min(o.Windows, MaxWindows)), 1)
 	}
+	width, prealloc := stats.WindowFor(o.Span, o.Window), 2*stats.MinWindows
+	r.growTo = width
+	if o.Span > 0 {
+		prealloc = min(int(o.Span/width)+2, 64)
+	} else if o.Window <= 0 {
+		r.growTo = stats.DefaultWindow
+	}
 	for i := range r.shards {
 		s := &Shard{rec: r, keep: o.KeepRows}
 		if o.Upstreams > 1 {
@@ -148,6 +171,7 @@ func New(o Options) *Recorder {
 		if o.Windows > 0 && o.Span > 0 {
 			s.win = make([]stats.Window, min(o.Windows, MaxWindows))
 		}
+		s.tl = stats.Timeline{Width: width, Windows: make([]stats.TimelineWindow, 0, prealloc)}
 		r.shards[i] = s
 	}
 	return r
@@ -155,7 +179,10 @@ func New(o Options) *Recorder {
 
 // Begin sets the start of the run (load.Now nanoseconds) from which
 // Options.Windows are counted. Call it before any worker records.
-func (r *Recorder) Begin(start int64) { r.origin = start }
+func (r *Recorder) Begin(start int64) {
+	r.origin = start
+	r.begun.Store(start + 1)
+}
 
 // window returns the index of the window time t falls in, the first or
 // the last for a time outside the span.
@@ -220,7 +247,18 @@ func (s *Shard) Record(res *load.Result) {
 		kind = load.KindTimeout
 	}
 
+	// The request's window: by when it was due (open model) or sent.
+	ref := res.Start
+	if res.Intended != 0 {
+		ref = res.Intended
+	}
+	if ref == 0 {
+		ref = res.Done
+	}
+
 	s.mu.Lock()
+	tw := s.timelineWindow(ref)
+	tw.BytesRead += res.BytesRead
 	c := &s.counts
 	if res.Intended != 0 {
 		if !res.Queued {
@@ -231,6 +269,7 @@ func (s *Shard) Record(res *load.Result) {
 		}
 		if late := time.Duration(res.Start - res.Intended); late > LateThreshold {
 			c.Late++
+			tw.Late++
 			c.LateSum += late
 			c.LateMax = max(c.LateMax, late)
 			if res.Queued {
@@ -250,6 +289,7 @@ func (s *Shard) Record(res *load.Result) {
 	}
 	if res.Class != load.OK {
 		c.Failures[res.Class]++
+		tw.Failures[res.Class]++
 		cs := &s.causes[res.Class][kind]
 		if cs.n == 0 && res.Err != nil {
 			cs.msg = res.Err.Error()
@@ -258,6 +298,7 @@ func (s *Shard) Record(res *load.Result) {
 	}
 	if res.Class == load.OK || res.Class == load.Length {
 		c.Complete++
+		tw.Complete++
 		c.BodyBytes += res.BodyBytes
 		if res.Status < 200 || res.Status > 299 {
 			c.Non2xx++
@@ -288,6 +329,7 @@ func (s *Shard) Record(res *load.Result) {
 			ph.Add(v[p])
 			_ = ph.Hist.RecordValue(min(v[p]/1000, stats.HistMax))
 		}
+		tw.AddLatency(v[np-1])
 		if s.win != nil {
 			// By the time it was due (open model) or sent, with the
 			// latency the objectives judge (np-1: Scheduled or Total).
@@ -331,6 +373,24 @@ func (s *Shard) Record(res *load.Result) {
 		s.failed.Add(1)
 	}
 	s.done.Add(1)
+}
+
+// timelineWindow returns the shard's timeline window of time t (load.Now
+// ns), adding windows up to it and doubling the width as Options.Window
+// says. Called with s.mu held. It allocates only when the timeline's
+// slice grows (once per window at most), never per request.
+func (s *Shard) timelineWindow(t int64) *stats.TimelineWindow {
+	r := s.rec
+	d := time.Duration(max(t-r.origin, 0))
+	i := int(d / s.tl.Width)
+	for i >= stats.TimelineCap || (i >= 2*stats.MinWindows && s.tl.Width < r.growTo) {
+		s.tl.Coarsen()
+		i = int(d / s.tl.Width)
+	}
+	for len(s.tl.Windows) <= i {
+		s.tl.Windows = append(s.tl.Windows, stats.TimelineWindow{})
+	}
+	return &s.tl.Windows[i]
 }
 
 // firstLine returns the first non-empty line of b, without surrounding
@@ -475,6 +535,7 @@ func (r *Recorder) Merge() *stats.Record {
 		}
 		s.mu.Unlock()
 	}
+	m.Timeline = r.timeline()
 	for cl := range causes {
 		for k, c := range causes[cl] {
 			if c.n > 0 {
@@ -490,6 +551,70 @@ func (r *Recorder) Merge() *stats.Record {
 	m.SetRawErr(r.rawErr)
 	r.rawMu.Unlock()
 	return m
+}
+
+// timeline merges the shards' timelines into the run's, at the widest
+// of their widths (each is the first width times a power of two, from the
+// same origin: the merge is exact). Its start is the run's (Begin).
+func (r *Recorder) timeline() *stats.Timeline {
+	t := &stats.Timeline{Start: stats.Wall{Time: load.Time(r.origin)}}
+	for _, s := range r.shards {
+		s.mu.Lock()
+		t.Width = max(t.Width, s.tl.Width)
+		s.mu.Unlock()
+	}
+	for _, s := range r.shards {
+		s.mu.Lock()
+		s.tl.CoarsenTo(t.Width)
+		for len(t.Windows) < len(s.tl.Windows) {
+			t.Windows = append(t.Windows, stats.TimelineWindow{})
+		}
+		for i := range s.tl.Windows {
+			t.Windows[i].Merge(&s.tl.Windows[i])
+		}
+		s.mu.Unlock()
+	}
+	return t
+}
+
+// Recent is what the requests of the last finished window of the
+// timeline did, for the live progress line.
+type Recent struct {
+	// Rate is their complete requests per second of the window.
+	Rate float64
+	// P99 is their 99th percentile latency.
+	P99 time.Duration
+	// Failed counts their failures.
+	Failed int64
+	// OK is false before the first window has finished.
+	OK bool
+}
+
+// Recent returns the last finished window before now (load.Now ns);
+// nothing before Begin. It takes each shard's lock and copies one window:
+// for a progress line, not for the hot path.
+func (r *Recorder) Recent(now int64) Recent {
+	var out Recent
+	b := r.begun.Load()
+	if b == 0 {
+		return out
+	}
+	var sum stats.TimelineWindow
+	d := time.Duration(now - (b - 1))
+	for _, s := range r.shards {
+		s.mu.Lock()
+		if i := int(d/s.tl.Width) - 1; i >= 0 {
+			out.OK = true
+			if i < len(s.tl.Windows) {
+				w := &s.tl.Windows[i]
+				sum.Merge(w)
+				out.Rate += float64(w.Complete) / s.tl.Width.Seconds()
+			}
+		}
+		s.mu.Unlock()
+	}
+	out.P99, out.Failed = sum.Latency(99), sum.Failed()
+	return out
 }
 
 // Completed returns how many requests have completed so far (Length

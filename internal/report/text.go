@@ -250,6 +250,22 @@ func ours(b *strings.Builder, s *summary.Summary, line func(label, format string
 	for _, wmsg := range c.Warnings {
 		line("Client warning", "%s", wmsg)
 	}
+	for k, st := range s.Stages {
+		unit := "req/s"
+		if s.Open == nil {
+			unit = "connections"
+		}
+		asked := fmt.Sprintf("%g %s", st.Target, unit)
+		if st.Ramp {
+			asked = "ramp to " + asked
+		}
+		line(fmt.Sprintf("Stage %d", k+1), "%.3f-%.3f s, %s: %.2f req/s, p50 %.3f ms, p99 %.3f ms, max %.3f ms, %d failed",
+			st.StartSeconds, st.EndSeconds, asked, st.RequestsPerSecond, st.P50Ms, st.P99Ms, st.MaxMs, st.Failed)
+	}
+	if w := s.WorstWindow; w != nil {
+		line("Worst window", "%.3f-%.3f s: p99 %.1f ms (median window %.1f ms), max %.1f ms, %.0f req/s (median %.0f), %d failed",
+			w.StartSeconds, w.EndSeconds, w.P99Ms, w.MedianP99Ms, w.MaxMs, w.RequestsPerSecond, w.MedianRequestsPerSecond, w.Failed)
+	}
 	if s.Interrupted {
 		line("Interrupted", "yes: the report covers the requests completed before the signal")
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // Config configures a closed-model run.
@@ -41,6 +42,12 @@ type Config struct {
 	// Engine, when set, runs the workers of a closed-model run; nil: a
 	// goroutine per worker.
 	Engine Engine
+	// Stages, when not empty, are the concurrency of each stage of a
+	// closed-model run, held or (Ramp) moved linearly from the previous
+	// stage's: worker i works while the concurrency in force is above i
+	// and waits otherwise (Concurrency should be the largest).
+	Stages []stats.Stage
+	Ramp   bool
 }
 
 // Engine runs the workers of a run: work(i) for every client i,
@@ -72,8 +79,12 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	var budget atomic.Int64
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
-	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *recorder.Shard, _ int64) {
-		worker(ctx, c, sh, &budget, limited, cfg.Watch)
+	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *recorder.Shard, start int64, i int) {
+		var turn func() bool
+		if len(cfg.Stages) > 0 {
+			turn = stageTurn(ctx, cfg.Stages, cfg.Ramp, start, i)
+		}
+		worker(ctx, c, sh, &budget, limited, cfg.Watch, turn)
 	})
 }
 
@@ -81,7 +92,7 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 // per worker until all return, within the time limit, and measures the
 // client's health meanwhile. work gets the run's context, its client, its
 // shard and the run's start (load.Now nanoseconds).
-func drive(ctx context.Context, cfg Config, work func(context.Context, load.Client, *recorder.Shard, int64)) (Outcome, error) {
+func drive(ctx context.Context, cfg Config, work func(context.Context, load.Client, *recorder.Shard, int64, int)) (Outcome, error) {
 	if cfg.Concurrency < 1 {
 		return Outcome{}, errors.New("run: concurrency must be at least 1")
 	}
@@ -109,7 +120,7 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	health := startHealth()
 	one := func(i int) {
 		defer clients[i].Close()
-		work(runCtx, clients[i], cfg.Recorder.Shard(i), out.Start)
+		work(runCtx, clients[i], cfg.Recorder.Shard(i), out.Start, i)
 	}
 	if cfg.Engine != nil {
 		cfg.Engine.Run(clients, one)
@@ -148,9 +159,12 @@ func makeClients(ctx context.Context, f load.ClientFactory, n int) ([]load.Clien
 
 // worker is the hot loop of one worker: no allocation, channel or shared
 // lock per request beyond the shard's short lock.
-func worker(ctx context.Context, c load.Client, sh *recorder.Shard, budget *atomic.Int64, limited bool, w *Watch) {
+func worker(ctx context.Context, c load.Client, sh *recorder.Shard, budget *atomic.Int64, limited bool, w *Watch, turn func() bool) {
 	var res load.Result
 	for ctx.Err() == nil {
+		if turn != nil && !turn() {
+			return
+		}
 		if limited && budget.Add(-1) < 0 {
 			return
 		}
@@ -167,3 +181,32 @@ func worker(ctx context.Context, c load.Client, sh *recorder.Shard, budget *atom
 		}
 	}
 }
+
+// stageTurn returns the wait of worker i of a closed-model run in stages:
+// it returns at once while the concurrency in force (stats.StageValue)
+// is above i, and otherwise waits, looking again every stageTick, until
+// it is or ctx ends (then false). It allocates nothing while the worker
+// may work.
+func stageTurn(ctx context.Context, stages []stats.Stage, ramp bool, start int64, i int) func() bool {
+	var t *time.Timer
+	return func() bool {
+		for float64(i) >= stats.StageValue(stages, ramp, time.Duration(load.Now()-start)) {
+			if t == nil {
+				t = time.NewTimer(stageTick)
+			} else {
+				t.Reset(stageTick)
+			}
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return false
+			case <-t.C:
+			}
+		}
+		return ctx.Err() == nil
+	}
+}
+
+// stageTick is how often a waiting worker of a run in stages looks at the
+// concurrency in force.
+const stageTick = 5 * time.Millisecond

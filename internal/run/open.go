@@ -5,10 +5,10 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // OpenConfig configures an open-model run: requests are scheduled at a
@@ -22,6 +22,11 @@ type OpenConfig struct {
 	Config
 	// Rate is the arrival rate in requests per second.
 	Rate float64
+	// Stages, when not empty, replace Rate: the rate of each stage, held
+	// or (Ramp) moved linearly from the previous stage's; the run's time
+	// limit should be their total length.
+	Stages []stats.Stage
+	Ramp   bool
 }
 
 // OpenAccount is how the requests that were due in an open-model run ended:
@@ -52,17 +57,17 @@ type OpenAccount struct {
 // the worst of a backlog, since exactly the requests that waited longest are
 // the ones the run never sent.
 func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
-	if cfg.Rate <= 0 {
+	if cfg.Rate <= 0 && len(cfg.Stages) == 0 {
 		return Outcome{}, OpenAccount{}, errors.New("run: rate must be greater than 0")
 	}
-	interval := float64(time.Second) / cfg.Rate
+	sched := newSchedule(cfg.Rate, cfg.Stages, cfg.Ramp)
 	var next atomic.Int64
 	var mu sync.Mutex
 	var pending []pendingReq
 	closed := cfg.Config
 	closed.Engine = nil // the pacer's workers wait on time, not on sockets
-	out, err := drive(ctx, closed, func(ctx context.Context, c load.Client, sh *recorder.Shard, start int64) {
-		if p, ok := openWorker(ctx, c, sh, &next, cfg.Requests, start, interval, cfg.Watch); ok {
+	out, err := drive(ctx, closed, func(ctx context.Context, c load.Client, sh *recorder.Shard, start int64, _ int) {
+		if p, ok := openWorker(ctx, c, sh, &next, cfg.Requests, start, sched, cfg.Watch); ok {
 			mu.Lock()
 			pending = append(pending, p)
 			mu.Unlock()
@@ -73,10 +78,7 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 	}
 	// Due: the requests i with start + i*interval < Stop.
 	span := float64(out.Stop - out.Start)
-	due := int64(span / interval)
-	if float64(due)*interval < span {
-		due++
-	}
+	due := sched.count(span)
 	if cfg.Requests > 0 {
 		due = min(due, cfg.Requests)
 	}
@@ -96,7 +98,11 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 		}
 	}
 	for i := next.Load(); left > 0; i++ {
-		cfg.Recorder.RecordUnsent(out.Stop - (out.Start + int64(float64(i)*interval)))
+		at, ok := sched.at(i)
+		if !ok {
+			break
+		}
+		cfg.Recorder.RecordUnsent(out.Stop - (out.Start + at))
 		left--
 	}
 	return out, acc, nil
@@ -112,7 +118,7 @@ type pendingReq struct {
 // openWorker sends the requests it takes at their intended times. It
 // returns the request it held without an outcome when the run ended, if
 // any.
-func openWorker(ctx context.Context, c load.Client, sh *recorder.Shard, next *atomic.Int64, limit, start int64, interval float64, w *Watch) (pendingReq, bool) {
+func openWorker(ctx context.Context, c load.Client, sh *recorder.Shard, next *atomic.Int64, limit, start int64, sched *schedule, w *Watch) (pendingReq, bool) {
 	var res load.Result
 	pc := newPacer(ctx)
 	defer pc.close()
@@ -127,7 +133,11 @@ func openWorker(ctx context.Context, c load.Client, sh *recorder.Shard, next *at
 		if limit > 0 && i >= limit {
 			return pendingReq{}, false
 		}
-		due := start + int64(float64(i)*interval)
+		at, ok := sched.at(i)
+		if !ok {
+			return pendingReq{}, false
+		}
+		due := start + at
 		queued := !first && load.Now() >= due
 		first = false
 		if !queued && !pc.waitUntil(ctx, due) {

@@ -1,7 +1,8 @@
 // Package stats holds the record of a run: a Record, what one run (or
 // several merged runs of the same plan) measured (counts by failure class,
 // exact moments and HDR histograms per phase, per-upstream parts, typed
-// failure causes, the plan and the environment), in a JSON form (schema 1)
+// failure causes, the plan, the environment and the run's Timeline of
+// windows), in a JSON form (schema 1)
 // that is saved, read back, validated and merged exactly (Merge, Merger).
 // It also holds the parts a record is made of (TargetInfo, ClientHealth,
 // BackendUsage, TLSInfo ...), the Environment of a run and EncodeJSON,
@@ -104,6 +105,9 @@ type Record struct {
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *BackendLost `json:"backend_lost,omitempty"`
+	// Timeline is what happened in each slice of the run's time (see
+	// Timeline); nil in records made before it.
+	Timeline *Timeline `json:"timeline,omitempty"`
 	// Windows, when the recorder was asked for them (recorder.Options.Windows),
 	// cut the run's time limit into equal slices of WindowWidth from its
 	// start; not saved (a capacity step's judgement of steady state reads
@@ -168,8 +172,14 @@ type Plan struct {
 	// Duration is the time limit of the run (-t); 0 for none.
 	Duration time.Duration `json:"time_limit_ns"`
 	// Rate is the open model's arrival rate in requests per second; 0 in
-	// the closed model.
+	// the closed model. With Stages, the mean rate they ask for.
 	Rate float64 `json:"rate"`
+	// Stages, when not empty, is the load in stages (bench --stages): the
+	// rate of each in the open model, the concurrency in the closed; Ramp
+	// says the load moves linearly across each stage from the previous
+	// stage's (0 before the first) instead of jumping.
+	Stages []Stage `json:"stages,omitempty"`
+	Ramp   bool    `json:"ramp,omitempty"`
 	// Timeout bounds one request, from dial to last byte.
 	Timeout time.Duration `json:"timeout_ns"`
 	// KeepAlive reports -k.
@@ -876,6 +886,7 @@ func (m *Merger) Add(r *Record) error {
 	o.ListenOverflows = addPtr(o.ListenOverflows, r.ListenOverflows)
 	o.ListenDrops = addPtr(o.ListenDrops, r.ListenDrops)
 	o.ListenQueues = mergeListenQueues(o.ListenQueues, r.ListenQueues)
+	o.Timeline = MergeTimelines(o.Timeline, r.Timeline)
 	// A set beside the slice: the union in the order first seen, in time
 	// linear in the number of notes (a search of the slice per note made
 	// 40,000 notes take seconds).
@@ -1078,6 +1089,9 @@ func (r *Record) Validate() error {
 	}
 	if r.ListenDrops != nil {
 		errs = append(errs, neg("listen_drops", *r.ListenDrops))
+	}
+	if r.Timeline != nil {
+		errs = append(errs, r.Timeline.Validate())
 	}
 	for _, e := range errs {
 		if e != nil {

@@ -222,6 +222,12 @@ type Summary struct {
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
 	BackendLost *stats.BackendLost `json:"backend_lost"`
+	// WorstWindow is the window of the run's timeline whose p99 stood
+	// out from the median window's; absent when none did.
+	WorstWindow *WorstWindow `json:"worst_window,omitempty"`
+	// Stages are the figures of each stage of a run in stages (bench
+	// --stages, --rate-stages); absent otherwise.
+	Stages []StageSummary `json:"stages,omitempty"`
 	// SLO holds the verdict on each objective given with --slo, in order;
 	// absent without objectives.
 	SLO []SLOResult `json:"slo_results,omitempty"`
@@ -411,6 +417,8 @@ func Derive(m *stats.Record) Summary {
 		}
 		s.Open = o
 	}
+	s.WorstWindow = worstWindow(m.Timeline)
+	s.Stages = stageSummaries(pl, m.Timeline)
 	if pl.ABCompat && len(m.Rows()) > 0 {
 		s.ConnectionTimes, s.Percentiles = abArithmetic(m.Rows())
 		s.ABCompat = true

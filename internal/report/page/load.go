@@ -162,8 +162,10 @@ type Result struct {
 	// shows it when the record has no start time.
 	ModTime time.Time
 
-	prov    provenance
-	bench   *benchDoc
+	prov  provenance
+	bench *benchDoc
+	// record is a bench result's run record (nil: none), for its timeline.
+	record  *stats.Record
 	sweep   *sweepDoc
 	probe   *probeDoc
 	compare *compareDoc
@@ -203,6 +205,7 @@ func Parse(name string, data []byte) (*Result, error) {
 	case d.Bench != nil:
 		r.Kind, r.bench = KindBench, &benchDoc{}
 		target = r.bench
+		r.record = d.Bench.Record
 	case d.Probe != nil:
 		r.Kind, r.probe = KindProbe, &probeDoc{}
 		target = r.probe

@@ -131,6 +131,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 			p.sweep(r.sweep)
 		case KindBench:
 			p.bench(r.bench)
+			p.timeline(r.record)
 		case KindProbe:
 			p.probe(r.probe)
 		case KindCapacity:

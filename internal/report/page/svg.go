@@ -37,6 +37,9 @@ type chart struct {
 	lines                     []*line
 	// refs are horizontal reference lines (a capacity objective).
 	refs []ref
+	// marks are vertical lines at notable moments (a timeline's first
+	// failure, its slowest request).
+	marks []mark
 	// levelTicks puts an x tick at each level measured (a log x axis when
 	// the levels grow by a factor); logY forces a log y axis, linearY a
 	// linear one (a share in percent, where 0 is the news).
@@ -48,6 +51,12 @@ type chart struct {
 // ref is a horizontal line at y, with its label.
 type ref struct {
 	y     float64
+	label string
+}
+
+// mark is a vertical line at x, with its label.
+type mark struct {
+	x     float64
 	label string
 }
 
@@ -382,6 +391,11 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 		fmt.Fprintf(b, "<g class=\"ref\"><title>%s</title><line x1=\"%g\" y1=\"%s\" x2=\"%g\" y2=\"%s\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%s\" text-anchor=\"end\">%s</text></g>\n",
 			esc(r.label), plotL, y, plotR, y, plotR-4, f1(sy(r.y)-5), esc(r.label))
 	}
+	for i, m := range c.marks {
+		x := f1(sx(m.x))
+		fmt.Fprintf(b, "<g class=\"mark\"><title>%s</title><line x1=\"%s\" y1=\"%g\" x2=\"%s\" y2=\"%g\" stroke-dasharray=\"3 3\"/><text x=\"%s\" y=\"%g\">%s</text></g>\n",
+			esc(m.label), x, plotT, x, plotB, f1(sx(m.x)+3), plotT+14+float64(i)*14, esc(m.label))
+	}
 
 	for _, l := range c.lines {
 		if len(l.pts) == 0 {
@@ -467,6 +481,9 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 	}
 	for _, r := range c.refs {
 		caption += " Dashed horizontal line: " + r.label + "."
+	}
+	for _, m := range c.marks {
+		caption += " Dotted vertical line: " + m.label + "."
 	}
 	if anyFailed {
 		caption += " Ringed: a level with failed requests or a cause the record names (a full listen queue, a note); its tooltip says which."
