@@ -192,7 +192,7 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 							short = true
 						}
 					}
-					if len(words) == 1 && len(cs) > 1 {
+					if len(words) == 1 && len(cs) > 1 && cs[0].Verdict != trials.NoVerdict {
 						words = append(words, "other metrics: no difference")
 					}
 					comps = append(comps, cs...)
