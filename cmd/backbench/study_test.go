@@ -482,6 +482,33 @@ func TestStudyLifecycle(t *testing.T) {
 	}
 }
 
+// TestStudyLostRestarted: a backend that dies in every round is restarted
+// once, then stopped for good, and the output says both.
+func TestStudyLostRestarted(t *testing.T) {
+	f := writeStudy(t, strings.Replace(lifecycleStudy(`  - name: bad
+    command: [backbench, serve, --protocol, http, --exit-after, "60", --listen, "{listen}"]
+    url: "http://{target}/"`), "repeat: 1", "repeat: 3", 1))
+	r := runStudy(t, f)
+	if r.code != 0 || r.res == nil {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, c := range r.res.Configurations {
+		if c.Levels["which"] != "bad" {
+			continue
+		}
+		if c.Starts != 2 || c.Lost != 2 || c.FailureKind != study.FailLost {
+			t.Errorf("%d starts, lost %d times, failure %q: %s", c.Starts, c.Lost, c.FailureKind, c.Failure)
+		}
+		notes := strings.Join(c.Notes, "\n")
+		if !strings.Contains(notes, "restarted once") || !strings.Contains(c.Failure, "lost a second time") {
+			t.Errorf("notes %q, failure %q", notes, c.Failure)
+		}
+	}
+	if !strings.Contains(r.stdout, "lost a second time") {
+		t.Errorf("the output does not say it:\n%s", r.stdout)
+	}
+}
+
 // TestStudyInterrupted: SIGINT during a study stops every backend and
 // writes what finished, marked incomplete; a second SIGINT exits at once,
 // and its backends die with it.

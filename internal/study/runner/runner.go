@@ -435,7 +435,7 @@ func (r *runner) measure(ctx context.Context) {
 		r.runRound(ctx, live)
 		for _, c := range live {
 			if c.exited() {
-				r.lost(ctx, c, round, true)
+				r.lost(ctx, c, round, true, round < rounds)
 			}
 		}
 		order := slices.Clone(excl)
@@ -449,7 +449,7 @@ func (r *runner) measure(ctx context.Context) {
 			}
 			r.runRound(ctx, []*config{c})
 			if c.exited() {
-				r.lost(ctx, c, round, false)
+				r.lost(ctx, c, round, false, round < rounds)
 			}
 			r.stop(c)
 		}
@@ -467,9 +467,12 @@ func (r *runner) measure(ctx context.Context) {
 	}
 }
 
-// lost handles a configuration that died during a round: its trials of
-// that round are dropped; a shared one is restarted once.
-func (r *runner) lost(ctx context.Context, c *config, round int, restart bool) {
+// lost handles a configuration that died during a round: its runs of
+// that round are dropped. Lost once, it is measured again in the next
+// round (a shared one restarted now, an exclusive one started as every
+// round starts it); lost twice, or in the last round, it is stopped for
+// the rest of the study.
+func (r *runner) lost(ctx context.Context, c *config, round int, shared, more bool) {
 	status := c.proc.ExitStatus()
 	c.res.Lost++
 	for _, si := range c.series {
@@ -485,24 +488,21 @@ func (r *runner) lost(ctx context.Context, c *config, round int, restart bool) {
 	if len(tail) > 0 && tail[0] != "" {
 		msg += ": " + tail[0]
 	}
-	if !restart || c.res.Lost > 1 {
-		if restart {
-			msg += "; lost again after its restart: stopped for the rest of the study"
+	msg += "; that round's runs of it are dropped"
+	switch {
+	case c.res.Lost > 1:
+		r.fail(c, study.FailLost, msg+"; lost a second time, it is stopped for the rest of the study")
+	case !more:
+		r.fail(c, study.FailLost, msg)
+	case shared:
+		c.res.Notes = append(c.res.Notes, msg+"; it was restarted once")
+		r.logf("%s: restarting", msg)
+		if ctx.Err() == nil {
+			r.start(ctx, c)
 		}
-		c.res.Notes = append(c.res.Notes, msg+"; the round's runs of it are dropped")
-		if c.res.Lost > 1 || !restart {
-			if c.res.Lost > 1 {
-				r.fail(c, study.FailLost, msg)
-			} else {
-				r.logf("%s", msg)
-			}
-		}
-		return
-	}
-	c.res.Notes = append(c.res.Notes, msg+"; the round's runs of it are dropped and it was restarted once")
-	r.logf("%s: restarting", msg)
-	if ctx.Err() == nil {
-		r.start(ctx, c)
+	default:
+		c.res.Notes = append(c.res.Notes, msg+"; it is started again in the next round, as every round starts it")
+		r.logf("%s", msg)
 	}
 }
 
