@@ -201,7 +201,7 @@ func TestAnswersManyLevels(t *testing.T) {
 	if len(d) != 2 {
 		t.Fatalf("details: %q", d)
 	}
-	if !strings.HasPrefix(d[0], "unix vs tcp at keepalive=off: req/s no difference at 5 of 6 levels (ratios ") || !strings.Contains(d[0], "; faster at c=41 (1.5") {
+	if !strings.HasPrefix(d[0], "unix vs tcp at keepalive=off: req/s no difference at 5 of 6 levels; faster at c=41 (1.5") || !strings.Contains(d[0], "; ratios ") {
 		t.Errorf("detail: %s", d[0])
 	}
 }
