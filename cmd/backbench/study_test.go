@@ -499,6 +499,11 @@ func TestStudyLostRestarted(t *testing.T) {
 		if c.Starts != 2 || c.Lost != 2 || c.FailureKind != study.FailLost {
 			t.Errorf("%d starts, lost %d times, failure %q: %s", c.Starts, c.Lost, c.FailureKind, c.Failure)
 		}
+		for _, se := range r.res.Series {
+			if se.Levels["which"] == "bad" && len(se.Steps) > 0 {
+				t.Errorf("runs of the rounds it was lost in were kept: %+v", se.Steps)
+			}
+		}
 		notes := strings.Join(c.Notes, "\n")
 		if !strings.Contains(notes, "restarted once") || !strings.Contains(c.Failure, "lost a second time") {
 			t.Errorf("notes %q, failure %q", notes, c.Failure)

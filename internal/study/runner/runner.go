@@ -101,7 +101,11 @@ type runner struct {
 	// trials holds, per series, per level index, the kept trials and
 	// their summaries.
 	trials [][][]*summary.Summary
-	rng    *rand.Rand
+	// mark holds, per series and level, how many trials there were when
+	// the round began: a lost configuration's runs of the round are
+	// dropped back to it.
+	mark [][]int
+	rng  *rand.Rand
 }
 
 // Run runs the study st: it starts every configuration, verifies it,
@@ -267,8 +271,10 @@ func (r *runner) prepare(base string) error {
 			KeepAlive: plan.KeepAlive, HTTP10: s.Levels[study.FactorHTTP] == "1.0"})
 	}
 	r.trials = make([][][]*summary.Summary, len(r.res.Series))
+	r.mark = make([][]int, len(r.res.Series))
 	for i := range r.trials {
 		r.trials[i] = make([][]*summary.Summary, len(r.st.Measure.Levels))
+		r.mark[i] = make([]int, len(r.st.Measure.Levels))
 	}
 	return nil
 }
@@ -424,6 +430,11 @@ func (r *runner) measure(ctx context.Context) {
 	rounds := r.res.Measure.Repeat
 	for round := 1; round <= rounds && ctx.Err() == nil; round++ {
 		r.res.Rounds = round
+		for si := range r.trials {
+			for li := range r.trials[si] {
+				r.mark[si][li] = len(r.trials[si][li])
+			}
+		}
 		r.logf("round %d of %d", round, rounds)
 		var live []*config
 		for _, c := range shared {
@@ -477,9 +488,7 @@ func (r *runner) lost(ctx context.Context, c *config, round int, shared, more bo
 	c.res.Lost++
 	for _, si := range c.series {
 		for li := range r.trials[si] {
-			if ts := r.trials[si][li]; len(ts) >= round {
-				r.trials[si][li] = ts[:round-1]
-			}
+			r.trials[si][li] = r.trials[si][li][:r.mark[si][li]]
 		}
 	}
 	tail := c.proc.Tail(1)
