@@ -18,9 +18,6 @@ const (
 	FactorHTTP = "http"
 )
 
-// protocolWords names a URL scheme in a sentence.
-var protocolWords = map[string]string{"fcgi": "FastCGI", "http": "HTTP", "https": "HTTPS"}
-
 // metricWords are the short names of the compared metrics in a detail.
 var metricWords = map[string]string{
 	trials.MetricRequestsPerSecond:    "req/s",
@@ -90,8 +87,8 @@ func (res *Result) context(p pair, concurrency int) string {
 // deployments: "over HTTP rather than FastCGI".
 func (res *Result) comesWith(p pair) string {
 	a, b := res.Configurations[res.Series[p.s].Config], res.Configurations[res.Series[p.b].Config]
-	if a.Protocol != b.Protocol && a.Protocol != "" && b.Protocol != "" {
-		return fmt.Sprintf("over %s rather than %s", protocolWords[a.Protocol], protocolWords[b.Protocol])
+	if a.ProtocolName != b.ProtocolName && a.ProtocolName != "" && b.ProtocolName != "" {
+		return fmt.Sprintf("over %s rather than %s", a.ProtocolName, b.ProtocolName)
 	}
 	return ""
 }

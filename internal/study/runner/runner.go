@@ -262,8 +262,16 @@ func (r *runner) prepare(base string) error {
 		if err != nil {
 			return fmt.Errorf("study: series %s: %w", s.Label, err)
 		}
-		if c.res.Protocol == "" {
+		if len(c.series) == 0 {
+			// The protocol as the report's Protocol line names it
+			// ("FastCGI (RESPONDER)", "HTTP/1.1"), its first word.
 			c.res.Protocol = plan.Target.Scheme
+			name, _, _ := strings.Cut(plan.Record().Wire.Protocol, " ")
+			name, _, _ = strings.Cut(name, "/")
+			if plan.TLS != nil {
+				name += "S"
+			}
+			c.res.ProtocolName = name
 		}
 		c.series = append(c.series, si)
 		r.plans = append(r.plans, plan)
