@@ -30,6 +30,15 @@ var studyBin struct {
 // studyBinary builds backbench once for the study tests.
 func studyBinary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts backends and measures them (-short)")
+	}
+	if os.Getenv("BACKBENCH_ENGINE") != "" {
+		// make test runs this package a second time with the engine
+		// forced, for the load path; a study's runs are the driver's,
+		// tested there, and its lifecycle once is enough.
+		t.Skip("the study tests run once, with the default engine")
+	}
 	studyBin.once.Do(func() {
 		dir, err := os.MkdirTemp("", "bbstudybin")
 		if err != nil {
