@@ -146,7 +146,7 @@ func shellBlocks(text string) []shellBlock {
 
 var (
 	assignRe  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-	invokesRe = regexp.MustCompile(`(?:^|[\s(])(backbench (?:bench|sweep|probe|serve|compare|report|capacity|merge|version|help|completion)\b.*)$`)
+	invokesRe = regexp.MustCompile(`(?:^|[\s(])(backbench (?:bench|sweep|probe|serve|compare|report|capacity|merge|study|version|help|completion)\b.*)$`)
 )
 
 // exampleCommands returns the backbench command lines of a shell block

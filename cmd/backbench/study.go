@@ -209,10 +209,10 @@ func studyPlan(st *spec.Study, s *spec.Series, t runner.Target) (*execute.Plan, 
 	if st.Measure.Timeout > 0 {
 		args = append(args, "-s", st.Measure.Timeout.String())
 	}
-	if s.Levels["keepalive"] == "on" {
+	if s.Levels[spec.FactorKeepalive] == "on" {
 		args = append(args, "-k")
 	}
-	if s.Levels["http"] == "1.0" {
+	if s.Levels[spec.FactorHTTP] == "1.0" {
 		args = append(args, "--http1.0")
 	}
 	if b.Insecure {

@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -16,9 +17,6 @@ const (
 	// FactorHTTP is the HTTP version, 1.0 or 1.1.
 	FactorHTTP = "http"
 )
-
-// protocolWords names a URL scheme in a sentence.
-var protocolWords = map[string]string{"fcgi": "FastCGI", "http": "HTTP", "https": "HTTPS"}
 
 // metricWords are the short names of the compared metrics in a detail.
 var metricWords = map[string]string{
@@ -89,8 +87,8 @@ func (res *Result) context(p pair, concurrency int) string {
 // deployments: "over HTTP rather than FastCGI".
 func (res *Result) comesWith(p pair) string {
 	a, b := res.Configurations[res.Series[p.s].Config], res.Configurations[res.Series[p.b].Config]
-	if a.Protocol != b.Protocol && a.Protocol != "" && b.Protocol != "" {
-		return fmt.Sprintf("over %s rather than %s", protocolWords[a.Protocol], protocolWords[b.Protocol])
+	if a.ProtocolName != b.ProtocolName && a.ProtocolName != "" && b.ProtocolName != "" {
+		return fmt.Sprintf("over %s rather than %s", a.ProtocolName, b.ProtocolName)
 	}
 	return ""
 }
@@ -192,7 +190,7 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 							short = true
 						}
 					}
-					if len(words) == 1 && len(cs) > 1 {
+					if len(words) == 1 && len(cs) > 1 && cs[0].Verdict != trials.NoVerdict {
 						words = append(words, "other metrics: no difference")
 					}
 					comps = append(comps, cs...)
@@ -254,11 +252,19 @@ const maxLevelLines = 4
 // pairSummary gathers a pair's req/s comparisons over the levels, for one
 // line.
 type pairSummary struct {
-	n         int
-	byVerdict map[string][]string // "faster": "c=141 (1.84× [1.00, 3.91])"
-	same      int
-	lo, hi    float64
+	n    int
+	same int
+	// lo and hi bound the ratios judged.
+	lo, hi float64
+	// byVerdict holds, for faster and slower, the levels and comparisons.
+	byVerdict map[string][]levelComparison
 	none      []string
+}
+
+// levelComparison is a comparison at a level.
+type levelComparison struct {
+	level int
+	c     *trials.Comparison
 }
 
 // add records the comparison c of req/s at a level (nil with why).
@@ -274,7 +280,7 @@ func (p *pairSummary) add(level int, c *trials.Comparison, why string) {
 		return
 	}
 	if c.Ratio != nil {
-		if p.same+len(p.byVerdict[trials.Faster])+len(p.byVerdict[trials.Slower]) == 0 || *c.Ratio < p.lo {
+		if p.judged() == 0 || *c.Ratio < p.lo {
 			p.lo = *c.Ratio
 		}
 		if *c.Ratio > p.hi {
@@ -286,33 +292,57 @@ func (p *pairSummary) add(level int, c *trials.Comparison, why string) {
 		return
 	}
 	if p.byVerdict == nil {
-		p.byVerdict = map[string][]string{}
+		p.byVerdict = map[string][]levelComparison{}
 	}
-	at := fmt.Sprintf("c=%d", level)
-	if c.Ratio != nil && c.RatioCI95 != nil {
-		at += fmt.Sprintf(" (%.2f× [%.2f, %.2f])", *c.Ratio, c.RatioCI95[0], c.RatioCI95[1])
-	}
-	p.byVerdict[c.Verdict] = append(p.byVerdict[c.Verdict], at)
+	p.byVerdict[c.Verdict] = append(p.byVerdict[c.Verdict], levelComparison{level, c})
 }
 
-// text is "req/s no difference at 48 of 51 levels (0.66× to 2.18×);
-// faster at c=141 (1.84× [1.00, 3.91])".
+// judged counts the levels with a verdict.
+func (p *pairSummary) judged() int {
+	return p.same + len(p.byVerdict[trials.Faster]) + len(p.byVerdict[trials.Slower])
+}
+
+// text is "req/s no difference at 48 of 51 levels (ratios 0.66× to
+// 2.18×); faster at c=141 (1.84× [1.00, 3.91])", or, for more than three
+// levels of a verdict, "faster at 28 levels from c=1 to c=411 (1.40× to
+// 13.27×)".
 func (p *pairSummary) text() string {
 	var parts []string
-	judged := p.same + len(p.byVerdict[trials.Faster]) + len(p.byVerdict[trials.Slower])
 	if p.same > 0 {
-		parts = append(parts, fmt.Sprintf("req/s no difference at %d of %d levels", p.same, p.n))
+		parts = append(parts, fmt.Sprintf("no difference at %d of %d levels", p.same, p.n))
 	}
 	for _, v := range []string{trials.Faster, trials.Slower} {
-		if at := p.byVerdict[v]; len(at) > 0 {
+		lcs := p.byVerdict[v]
+		switch {
+		case len(lcs) == 0:
+		case len(lcs) <= 3:
+			var at []string
+			for _, lc := range lcs {
+				a := fmt.Sprintf("c=%d", lc.level)
+				if c := lc.c; c.Ratio != nil && c.RatioCI95 != nil {
+					a += fmt.Sprintf(" (%.2f× [%.2f, %.2f])", *c.Ratio, c.RatioCI95[0], c.RatioCI95[1])
+				}
+				at = append(at, a)
+			}
 			parts = append(parts, fmt.Sprintf("%s at %s", v, strings.Join(at, ", ")))
+		default:
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, lc := range lcs {
+				if r := lc.c.Ratio; r != nil {
+					lo, hi = min(lo, *r), max(hi, *r)
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%s at %d of %d levels, from c=%d to c=%d (%s)", v, len(lcs), p.n, lcs[0].level, lcs[len(lcs)-1].level, span(lo, hi)))
 		}
 	}
-	if judged > 0 {
-		parts[0] += fmt.Sprintf(" (ratios %s)", span(p.lo, p.hi))
+	if len(parts) > 0 {
+		parts[0] = "req/s " + parts[0]
+	}
+	if p.judged() > 1 {
+		parts = append(parts, fmt.Sprintf("ratios %s in all", span(p.lo, p.hi)))
 	}
 	if len(p.none) > 0 {
-		parts = append(parts, fmt.Sprintf("no verdict at %d levels: %s", p.n-judged, strings.Join(p.none, "; ")))
+		parts = append(parts, fmt.Sprintf("no verdict at %d levels: %s", p.n-p.judged(), strings.Join(p.none, "; ")))
 	}
 	return strings.Join(parts, "; ")
 }

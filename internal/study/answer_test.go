@@ -28,7 +28,7 @@ func design2x2(rng *rand.Rand, n int, rps func(transport, ka string) float64) *R
 			{Name: "keepalive", Levels: []string{"off", "on"}, Baseline: "off", Kind: "client"}},
 		Measure: Measure{Kind: "bench", Levels: []int{4}, Repeat: n}}
 	for ci, tr := range []string{"tcp", "unix"} {
-		res.Configurations = append(res.Configurations, Configuration{Name: "transport=" + tr, Protocol: "fcgi",
+		res.Configurations = append(res.Configurations, Configuration{Name: "transport=" + tr, ProtocolName: "FastCGI",
 			Levels: map[string]string{"transport": tr}})
 		for _, ka := range []string{"off", "on"} {
 			ts := synth(rng, n, rps(tr, ka), 0.05)
@@ -167,7 +167,7 @@ func TestAnswersComesWith(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	res := &Result{Noise: 0.02, Factors: []Factor{{Name: "server", Levels: []string{"fcgi-prefork", "starman"}, Baseline: "fcgi-prefork", Kind: "backend"}},
 		Measure:        Measure{Levels: []int{10}, Repeat: 5},
-		Configurations: []Configuration{{Name: "server=fcgi-prefork", Protocol: "fcgi"}, {Name: "server=starman", Protocol: "http"}}}
+		Configurations: []Configuration{{Name: "server=fcgi-prefork", ProtocolName: "FastCGI"}, {Name: "server=starman", ProtocolName: "HTTP"}}}
 	for i, l := range []string{"fcgi-prefork", "starman"} {
 		res.Series = append(res.Series, Series{Label: "server=" + l, Config: i, Levels: map[string]string{"server": l},
 			Steps: []Step{{Concurrency: 10, Trials: synth(rng, 5, 1000*(1+float64(i)), 0.03), Complete: 100}}})
@@ -201,7 +201,7 @@ func TestAnswersManyLevels(t *testing.T) {
 	if len(d) != 2 {
 		t.Fatalf("details: %q", d)
 	}
-	if !strings.HasPrefix(d[0], "unix vs tcp at keepalive=off: req/s no difference at 5 of 6 levels (ratios ") || !strings.Contains(d[0], "; faster at c=41 (1.5") {
+	if !strings.HasPrefix(d[0], "unix vs tcp at keepalive=off: req/s no difference at 5 of 6 levels; faster at c=41 (1.5") || !strings.Contains(d[0], "; ratios ") {
 		t.Errorf("detail: %s", d[0])
 	}
 }

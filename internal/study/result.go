@@ -85,8 +85,11 @@ type Configuration struct {
 	// Network and Address are where it listened.
 	Network string `json:"network"`
 	Address string `json:"address"`
-	// Protocol is the protocol of its URL ("fcgi", "http", "https").
-	Protocol string `json:"protocol"`
+	// Protocol is the scheme of its URL ("fcgi", "http", "https");
+	// ProtocolName the protocol as a sentence names it ("FastCGI",
+	// "HTTP", "HTTPS").
+	Protocol     string `json:"protocol"`
+	ProtocolName string `json:"protocol_name"`
 	// Exclusive says it ran alone, started and stopped in every round.
 	Exclusive bool `json:"exclusive,omitempty"`
 	// Starts counts its starts; Killed its stops that needed SIGKILL.

@@ -101,7 +101,11 @@ type runner struct {
 	// trials holds, per series, per level index, the kept trials and
 	// their summaries.
 	trials [][][]*summary.Summary
-	rng    *rand.Rand
+	// mark holds, per series and level, how many trials there were when
+	// the round began: a lost configuration's runs of the round are
+	// dropped back to it.
+	mark [][]int
+	rng  *rand.Rand
 }
 
 // Run runs the study st: it starts every configuration, verifies it,
@@ -258,8 +262,16 @@ func (r *runner) prepare(base string) error {
 		if err != nil {
 			return fmt.Errorf("study: series %s: %w", s.Label, err)
 		}
-		if c.res.Protocol == "" {
+		if len(c.series) == 0 {
+			// The protocol as the report's Protocol line names it
+			// ("FastCGI (RESPONDER)", "HTTP/1.1"), its first word.
 			c.res.Protocol = plan.Target.Scheme
+			name, _, _ := strings.Cut(plan.Record().Wire.Protocol, " ")
+			name, _, _ = strings.Cut(name, "/")
+			if plan.TLS != nil {
+				name += "S"
+			}
+			c.res.ProtocolName = name
 		}
 		c.series = append(c.series, si)
 		r.plans = append(r.plans, plan)
@@ -267,8 +279,10 @@ func (r *runner) prepare(base string) error {
 			KeepAlive: plan.KeepAlive, HTTP10: s.Levels[study.FactorHTTP] == "1.0"})
 	}
 	r.trials = make([][][]*summary.Summary, len(r.res.Series))
+	r.mark = make([][]int, len(r.res.Series))
 	for i := range r.trials {
 		r.trials[i] = make([][]*summary.Summary, len(r.st.Measure.Levels))
+		r.mark[i] = make([]int, len(r.st.Measure.Levels))
 	}
 	return nil
 }
@@ -424,6 +438,11 @@ func (r *runner) measure(ctx context.Context) {
 	rounds := r.res.Measure.Repeat
 	for round := 1; round <= rounds && ctx.Err() == nil; round++ {
 		r.res.Rounds = round
+		for si := range r.trials {
+			for li := range r.trials[si] {
+				r.mark[si][li] = len(r.trials[si][li])
+			}
+		}
 		r.logf("round %d of %d", round, rounds)
 		var live []*config
 		for _, c := range shared {
@@ -435,7 +454,7 @@ func (r *runner) measure(ctx context.Context) {
 		r.runRound(ctx, live)
 		for _, c := range live {
 			if c.exited() {
-				r.lost(ctx, c, round, true)
+				r.lost(ctx, c, round, true, round < rounds)
 			}
 		}
 		order := slices.Clone(excl)
@@ -449,7 +468,7 @@ func (r *runner) measure(ctx context.Context) {
 			}
 			r.runRound(ctx, []*config{c})
 			if c.exited() {
-				r.lost(ctx, c, round, false)
+				r.lost(ctx, c, round, false, round < rounds)
 			}
 			r.stop(c)
 		}
@@ -467,16 +486,17 @@ func (r *runner) measure(ctx context.Context) {
 	}
 }
 
-// lost handles a configuration that died during a round: its trials of
-// that round are dropped; a shared one is restarted once.
-func (r *runner) lost(ctx context.Context, c *config, round int, restart bool) {
+// lost handles a configuration that died during a round: its runs of
+// that round are dropped. Lost once, it is measured again in the next
+// round (a shared one restarted now, an exclusive one started as every
+// round starts it); lost twice, or in the last round, it is stopped for
+// the rest of the study.
+func (r *runner) lost(ctx context.Context, c *config, round int, shared, more bool) {
 	status := c.proc.ExitStatus()
 	c.res.Lost++
 	for _, si := range c.series {
 		for li := range r.trials[si] {
-			if ts := r.trials[si][li]; len(ts) >= round {
-				r.trials[si][li] = ts[:round-1]
-			}
+			r.trials[si][li] = r.trials[si][li][:r.mark[si][li]]
 		}
 	}
 	tail := c.proc.Tail(1)
@@ -485,24 +505,21 @@ func (r *runner) lost(ctx context.Context, c *config, round int, restart bool) {
 	if len(tail) > 0 && tail[0] != "" {
 		msg += ": " + tail[0]
 	}
-	if !restart || c.res.Lost > 1 {
-		if restart {
-			msg += "; lost again after its restart: stopped for the rest of the study"
+	msg += "; that round's runs of it are dropped"
+	switch {
+	case c.res.Lost > 1:
+		r.fail(c, study.FailLost, msg+"; lost a second time, it is stopped for the rest of the study")
+	case !more:
+		r.fail(c, study.FailLost, msg)
+	case shared:
+		c.res.Notes = append(c.res.Notes, msg+"; it was restarted once")
+		r.logf("%s: restarting", msg)
+		if ctx.Err() == nil {
+			r.start(ctx, c)
 		}
-		c.res.Notes = append(c.res.Notes, msg+"; the round's runs of it are dropped")
-		if c.res.Lost > 1 || !restart {
-			if c.res.Lost > 1 {
-				r.fail(c, study.FailLost, msg)
-			} else {
-				r.logf("%s", msg)
-			}
-		}
-		return
-	}
-	c.res.Notes = append(c.res.Notes, msg+"; the round's runs of it are dropped and it was restarted once")
-	r.logf("%s: restarting", msg)
-	if ctx.Err() == nil {
-		r.start(ctx, c)
+	default:
+		c.res.Notes = append(c.res.Notes, msg+"; it is started again in the next round, as every round starts it")
+		r.logf("%s", msg)
 	}
 }
 
