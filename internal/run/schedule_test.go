@@ -24,20 +24,20 @@ func TestSchedule(t *testing.T) {
 		total float64
 	}{
 		{"constant", 100, nil, false, func(i float64) float64 { return i / 100 }, math.Inf(1)},
-		{"held", 0, []stats.Stage{{time.Second, 100}, {time.Second, 0}, {2 * time.Second, 50}}, false, func(i float64) float64 {
+		{"held", 0, []stats.Stage{{Length: time.Second, Target: 100}, {Length: time.Second, Target: 0}, {Length: 2 * time.Second, Target: 50}}, false, func(i float64) float64 {
 			if i < 100 {
 				return i / 100
 			}
 			return 2 + (i-100)/50
 		}, 200},
-		{"ramp", 0, []stats.Stage{{2 * time.Second, 200}, {time.Second, 200}}, true, func(i float64) float64 {
+		{"ramp", 0, []stats.Stage{{Length: 2 * time.Second, Target: 200}, {Length: time.Second, Target: 200}}, true, func(i float64) float64 {
 			// 0 → 200 req/s over 2 s: n(t) = 50 t², 200 requests; then 200/s.
 			if i < 200 {
 				return math.Sqrt(i / 50)
 			}
 			return 2 + (i-200)/200
 		}, 400},
-		{"ramp down", 0, []stats.Stage{{time.Second, 100}, {time.Second, 0}}, true, func(i float64) float64 {
+		{"ramp down", 0, []stats.Stage{{Length: time.Second, Target: 100}, {Length: time.Second, Target: 0}}, true, func(i float64) float64 {
 			// 0 → 100 over 1 s (50 requests), then 100 → 0 over 1 s: n(τ) = 100τ − 50τ².
 			if i < 50 {
 				return math.Sqrt(i / 50)
