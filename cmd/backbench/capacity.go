@@ -26,6 +26,7 @@ import (
 // required) and the search's own.
 type capacityOptions struct {
 	loadOptions
+	wide       bool
 	model      string
 	start      float64
 	max        float64
@@ -96,6 +97,7 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Var(newSeconds(&o.warmup, time.Second), "warmup", "uncounted warm-up before each step at the same load (seconds or a duration; 0: none)")
 	fs.StringVar(&o.out, "out", ".", "write capacity.json, capacity.svg and capacity.png into `DIR`")
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report on stdout: text or json (the JSON of capacity.json)")
+	fs.BoolVar(&o.wide, "wide", false, "print the steps' table as wide as it is, not fitted to 100 columns (or the terminal's width)")
 	addLoadFlags(fs, &o.loadOptions)
 	o.timeLimit = capacityStepTime
 	fs.Lookup("timelimit").Usage = "length of each step in seconds (or a duration: 10s)"
@@ -250,7 +252,8 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	} else {
-		fmt.Fprintln(stdout, rep.Answer())
+		width := tableWidth(o.wide, stdout)
+		fmt.Fprintln(stdout, report.Wrap(rep.Answer(), width, "  "))
 		warm := ""
 		if p.warm > 0 {
 			warm = " after a " + capacity.FormatLength(p.warm) + " warm-up"
@@ -263,12 +266,12 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if p.cfg.Confirm > 0 {
 			confirm = ", a " + capacity.FormatLength(p.cfg.Confirm) + " confirmation run"
 		}
-		fmt.Fprintf(stdout, "\nCapacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s\n\n",
-			p.r.Target.URL, o.model, ceiling, capacity.FormatLength(o.timeLimit), warm, confirm, len(res.Steps), time.Since(started).Seconds())
-		if err := rep.Table(stdout); err != nil {
+		fmt.Fprintf(stdout, "\n%s\n\n", report.Wrap(fmt.Sprintf("Capacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s",
+			p.r.Target.URL, o.model, ceiling, capacity.FormatLength(o.timeLimit), warm, confirm, len(res.Steps), time.Since(started).Seconds()), width, "  "))
+		if err := rep.TableFit(stdout, width); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(capacityFiles(o.out), ", "))
+		fmt.Fprintf(stdout, "\n%s\n", report.Wrap("Wrote "+strings.Join(capacityFiles(o.out), ", "), width, "  "))
 	}
 	switch {
 	case res.Interrupted:
