@@ -252,8 +252,9 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	} else {
+		// The answer stays one line (scripts read it); the table fits.
 		width := tableWidth(o.wide, stdout)
-		fmt.Fprintln(stdout, report.Wrap(rep.Answer(), width, "  "))
+		fmt.Fprintln(stdout, rep.Answer())
 		warm := ""
 		if p.warm > 0 {
 			warm = " after a " + capacity.FormatLength(p.warm) + " warm-up"
@@ -266,12 +267,12 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if p.cfg.Confirm > 0 {
 			confirm = ", a " + capacity.FormatLength(p.cfg.Confirm) + " confirmation run"
 		}
-		fmt.Fprintf(stdout, "\n%s\n\n", report.Wrap(fmt.Sprintf("Capacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s",
-			p.r.Target.URL, o.model, ceiling, capacity.FormatLength(o.timeLimit), warm, confirm, len(res.Steps), time.Since(started).Seconds()), width, "  "))
+		fmt.Fprintf(stdout, "\nCapacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s\n\n",
+			p.r.Target.URL, o.model, ceiling, capacity.FormatLength(o.timeLimit), warm, confirm, len(res.Steps), time.Since(started).Seconds())
 		if err := rep.TableFit(stdout, width); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\n%s\n", report.Wrap("Wrote "+strings.Join(capacityFiles(o.out), ", "), width, "  "))
+		fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(capacityFiles(o.out), ", "))
 	}
 	switch {
 	case res.Interrupted:
