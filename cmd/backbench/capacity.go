@@ -26,6 +26,7 @@ import (
 // required) and the search's own.
 type capacityOptions struct {
 	loadOptions
+	wide       bool
 	model      string
 	start      float64
 	max        float64
@@ -96,6 +97,7 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Var(newSeconds(&o.warmup, time.Second), "warmup", "uncounted warm-up before each step at the same load (seconds or a duration; 0: none)")
 	fs.StringVar(&o.out, "out", ".", "write capacity.json, capacity.svg and capacity.png into `DIR`")
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report on stdout: text or json (the JSON of capacity.json)")
+	fs.BoolVar(&o.wide, "wide", false, "print the steps' table as wide as it is, not fitted to 100 columns (or the terminal's width)")
 	addLoadFlags(fs, &o.loadOptions)
 	o.timeLimit = capacityStepTime
 	fs.Lookup("timelimit").Usage = "length of each step in seconds (or a duration: 10s)"
@@ -250,6 +252,8 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	} else {
+		// The answer stays one line (scripts read it); the table fits.
+		width := tableWidth(o.wide, stdout)
 		fmt.Fprintln(stdout, rep.Answer())
 		warm := ""
 		if p.warm > 0 {
@@ -265,7 +269,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		fmt.Fprintf(stdout, "\nCapacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s\n\n",
 			p.r.Target.URL, o.model, ceiling, capacity.FormatLength(o.timeLimit), warm, confirm, len(res.Steps), time.Since(started).Seconds())
-		if err := rep.Table(stdout); err != nil {
+		if err := rep.TableFit(stdout, width); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(capacityFiles(o.out), ", "))

@@ -43,9 +43,9 @@ func TestGateTruth(t *testing.T) {
 	}
 	var before, after string
 	withSpeedRetries(t, func() (bad []string) {
-		before = saveBench(t, dir, "before.json", "-n", "20", "--repeat", "10", "--label", "app", fast.URL("/x"))
-		after = saveBench(t, dir, "after.json", "-n", "20", "--repeat", "10", "--label", "app", slow.URL("/x"))
-		again := saveBench(t, dir, "again.json", "-n", "20", "--repeat", "10", "--label", "app", fast.URL("/x"))
+		before = saveBench(t, dir, "before.json", "-n", "40", "--repeat", "10", "--label", "app", fast.URL("/x"))
+		after = saveBench(t, dir, "after.json", "-n", "40", "--repeat", "10", "--label", "app", slow.URL("/x"))
+		again := saveBench(t, dir, "again.json", "-n", "40", "--repeat", "10", "--label", "app", fast.URL("/x"))
 		if code, out, errs := gateRun(before, after); code != exitRegression || strings.Count(errs, "\n") != 1 ||
 			!strings.Contains(errs, "req/s slower") || !strings.Contains(out, "tripped: req/s slower") {
 			bad = append(bad, fmt.Sprintf("10 ms then 13 ms: exit %d, stderr %q, want 4 and one line naming req/s slower\n%s", code, errs, out))
@@ -105,20 +105,23 @@ func TestAgainst(t *testing.T) {
 	fast := serialFCGI(t, 10*time.Millisecond, "")
 	slow := serialFCGI(t, 13*time.Millisecond, "")
 	ctx := context.Background()
-	base := saveBench(t, dir, "base.json", "-n", "20", "--repeat", "10", "--label", "app", fast.URL("/x"))
+	var base string
 	withSpeedRetries(t, func() (bad []string) {
-		code, out, errs := runMain(t, ctx, "bench", "-q", "-n", "20", "--repeat", "10", "--label", "app",
+		// The baseline is measured again at every attempt: a busy machine
+		// drifts, and an attempt compares runs made close together.
+		base = saveBench(t, dir, "base.json", "-n", "40", "--repeat", "10", "--label", "app", fast.URL("/x"))
+		code, out, errs := runMain(t, ctx, "bench", "-q", "-n", "40", "--repeat", "10", "--label", "app",
 			"--against", base, "--fail-on", "req/s slower", slow.URL("/x"))
 		if code != exitRegression || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "req/s slower") ||
 			!strings.Contains(out, "Against "+base) || !strings.Contains(out, "tripped: req/s slower") || !strings.Contains(out, "Requests per second") {
 			bad = append(bad, fmt.Sprintf("bench of 13 ms against 10 ms: exit %d, stderr %q, want 4\n%s", code, errs, out))
 		}
-		code, out, errs = runMain(t, ctx, "bench", "-q", "-n", "20", "--repeat", "10", "--label", "app",
+		code, out, errs = runMain(t, ctx, "bench", "-q", "-n", "40", "--repeat", "10", "--label", "app",
 			"--against", base, "--fail-on", "req/s slower", fast.URL("/x"))
 		if code != 0 || !strings.Contains(out, "Gate: the gate passed") {
 			bad = append(bad, fmt.Sprintf("bench of 10 ms against 10 ms: exit %d, stderr %q, want 0\n%s", code, errs, out))
 		}
-		code, out, errs, _ = sweepOut(t, "-q", "-n", "20", "-c", "1", "--repeat", "5", "--against", base, "--fail-on", "req/s slower", "app="+slow.URL("/x"))
+		code, out, errs, _ = sweepOut(t, "-q", "-n", "40", "-c", "1", "--repeat", "5", "--against", base, "--fail-on", "req/s slower", "app="+slow.URL("/x"))
 		if code != exitRegression || !strings.Contains(errs, "req/s slower") || !strings.Contains(out, "tripped: req/s slower") {
 			bad = append(bad, fmt.Sprintf("sweep of 13 ms against 10 ms: exit %d, stderr %q, want 4\n%s", code, errs, out))
 		}

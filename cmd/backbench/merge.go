@@ -31,6 +31,7 @@ type mergeOptions struct {
 	spectrum       bool
 	percentileFile string
 	quiet          bool
+	wide           bool
 	share          shareOptions
 }
 
@@ -60,6 +61,7 @@ func newMergeFlags(o *mergeOptions) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's, then the generators) or json")
 	fs.BoolVar(&o.force, "force", false, "merge runs whose plans differ (the report says so)")
+	fs.BoolVar(&o.wide, "wide", false, "print a merged sweep's table as wide as it is, not fitted to 100 columns (or the terminal's width)")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum to the text report")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the merged percentiles 0..100 to FILE as ab's CSV (not for sweeps)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no warnings on stderr (the report keeps them)")
@@ -605,5 +607,5 @@ func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) er
 		return document.Write(stdout, &document.Document{Kind: document.KindMerge, Sweep: &out,
 			Merge: &document.Merge{Generators: gens, Info: info}})
 	}
-	return report.MergeSweepText(stdout, &out, gens, info)
+	return report.MergeSweepText(stdout, &out, gens, info, tableWidth(o.wide, stdout))
 }

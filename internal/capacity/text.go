@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
@@ -201,26 +202,102 @@ func (r *Report) Table(w io.Writer) error {
 	fmt.Fprintf(tw, "%s\tlength\tachieved req/s\tp50 ms\tp99 ms\terrors\t\n", r.noun())
 	for i := range r.Result.Steps {
 		st := &r.Result.Steps[i]
-		verdict := "pass"
-		if !st.Pass {
-			verdict = "FAIL " + r.values(st, true)
-		}
-		if st.Confirm {
-			verdict += " (confirm)"
-		}
-		if st.Again {
-			verdict += " (measured again)"
-		}
-		if st.Longer {
-			verdict += " (longer: the shorter step could not tell)"
-		}
-		if st.ClientLimit != "" {
-			verdict += " (held back by the client)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.2f\t%.2f\t%.2f%%\t  %s\n", r.FormatLevel(st.Level), FormatLength(st.Length), st.AchievedRPS, st.P50, st.P99,
-			st.ErrorRate*100, verdict)
+		fmt.Fprintf(tw, "%s\t  %s\n", r.row(st), r.verdict(st))
 	}
 	return tw.Flush()
+}
+
+// row is a step's cells but the verdict, tab-separated.
+func (r *Report) row(st *Step) string {
+	return fmt.Sprintf("%s\t%s\t%.1f\t%.2f\t%.2f\t%.2f%%", r.FormatLevel(st.Level), FormatLength(st.Length), st.AchievedRPS, st.P50, st.P99,
+		st.ErrorRate*100)
+}
+
+// verdict is a step's last cell: pass, or FAIL with the failing
+// objectives, and what kind of step it was.
+func (r *Report) verdict(st *Step) string {
+	verdict := "pass"
+	if !st.Pass {
+		verdict = "FAIL " + r.values(st, true)
+	}
+	if st.Confirm {
+		verdict += " (confirm)"
+	}
+	if st.Again {
+		verdict += " (measured again)"
+	}
+	if st.Longer {
+		verdict += " (longer: the shorter step could not tell)"
+	}
+	if st.ClientLimit != "" {
+		verdict += " (held back by the client)"
+	}
+	return verdict
+}
+
+// TableFit writes Table fitted to width columns: as it is when it fits
+// (or width <= 0), else a verdict that would make its row too wide goes
+// on the lines under the row, indented and wrapped at spaces.
+func (r *Report) TableFit(w io.Writer, width int) error {
+	var wide strings.Builder
+	if err := r.Table(&wide); err != nil {
+		return err
+	}
+	widest := 0
+	for _, l := range strings.Split(wide.String(), "\n") {
+		widest = max(widest, utf8.RuneCountInString(l))
+	}
+	if width <= 0 || widest <= width {
+		_, err := io.WriteString(w, wide.String())
+		return err
+	}
+	var nums strings.Builder
+	tw := tabwriter.NewWriter(&nums, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tlength\tachieved req/s\tp50 ms\tp99 ms\terrors\t\n", r.noun())
+	for i := range r.Result.Steps {
+		fmt.Fprintf(tw, "%s\t\n", r.row(&r.Result.Steps[i]))
+	}
+	tw.Flush()
+	lines := strings.Split(strings.TrimSuffix(nums.String(), "\n"), "\n")
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(lines[0], " ") + "\n")
+	for i := range r.Result.Steps {
+		row := strings.TrimRight(lines[i+1], " ")
+		v := r.verdict(&r.Result.Steps[i])
+		if utf8.RuneCountInString(row)+2+utf8.RuneCountInString(v) <= width {
+			b.WriteString(row + "  " + v + "\n")
+			continue
+		}
+		b.WriteString(row + "\n")
+		b.WriteString(wrap("    "+v, width, "      ") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrap breaks text at spaces into lines of at most width columns, the
+// lines after the first indented by indent (a word longer than a line
+// stays whole).
+func wrap(text string, width int, indent string) string {
+	lead := len(text) - len(strings.TrimLeft(text, " "))
+	var b strings.Builder
+	b.WriteString(text[:lead])
+	line := lead
+	for i, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case line+1+n > width:
+			b.WriteString("\n" + indent)
+			line = utf8.RuneCountInString(indent)
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	return b.String()
 }
 
 // StepJSON is one step in the JSON report.

@@ -119,8 +119,9 @@ func ComparisonTableFit(w io.Writer, cs []trials.Comparison, width int) error {
 }
 
 // Wrap breaks each line of text into lines of at most width columns at
-// spaces, the lines after the first indented by indent; a word longer
-// than a line stays whole. width <= 0 leaves text as it is.
+// spaces (not inside brackets), the lines after the first indented by
+// indent; a word longer than a line stays whole. width <= 0 leaves text
+// as it is.
 func Wrap(text string, width int, indent string) string {
 	if width <= 0 || Width(text) <= width {
 		return text
@@ -132,9 +133,20 @@ func Wrap(text string, width int, indent string) string {
 		}
 		return strings.Join(lines, "\n")
 	}
+	// An interval "[0.769, 0.781]" is one word: never broken.
+	var words []string
+	for _, w := range strings.Fields(text) {
+		if n := len(words); n > 0 && strings.Contains(words[n-1], "[") && !strings.Contains(words[n-1], "]") {
+			words[n-1] += " " + w
+			continue
+		}
+		words = append(words, w)
+	}
+	lead := text[:len(text)-len(strings.TrimLeft(text, " "))]
 	var b strings.Builder
-	line := 0
-	for i, word := range strings.Fields(text) {
+	b.WriteString(lead)
+	line := len(lead)
+	for i, word := range words {
 		n := utf8.RuneCountInString(word)
 		switch {
 		case i == 0:

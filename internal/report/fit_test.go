@@ -134,6 +134,12 @@ func TestWrap(t *testing.T) {
 	if got := Wrap("a\n"+strings.Repeat("b ", 20), 30, "  "); !strings.HasPrefix(got, "a\nb b") || Width(got) > 30 {
 		t.Errorf("Wrap of two lines: %q", got)
 	}
+	if got := Wrap("slower, ratio 0.776 [0.769, 0.781]", 25, "  "); got != "slower, ratio 0.776\n  [0.769, 0.781]" {
+		t.Errorf("Wrap broke an interval: %q", got)
+	}
+	if got := Wrap("  tripped: a b c d e f g h", 12, "    "); !strings.HasPrefix(got, "  tripped: a\n    b") {
+		t.Errorf("Wrap lost the indentation: %q", got)
+	}
 	if Wrap("short", 30, "  ") != "short" || Wrap(strings.Repeat("x", 40), 30, "") != strings.Repeat("x", 40) {
 		t.Error("Wrap changed a line that fits, or broke a word")
 	}

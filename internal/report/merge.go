@@ -80,12 +80,13 @@ func MergeJSON(w io.Writer, s *summary.Summary, rec *stats.Record, gens []Genera
 	}{s, rec, gens, info})
 }
 
-// MergeSweepText writes a merged sweep: a title, SweepTable, then the
-// merge's lines.
-func MergeSweepText(w io.Writer, sw *Sweep, gens []Generator, info *MergeInfo) error {
+// MergeSweepText writes a merged sweep: a title, SweepTable fitted to
+// width columns (SweepTableFit; 0: as wide as it is), then the merge's
+// lines.
+func MergeSweepText(w io.Writer, sw *Sweep, gens []Generator, info *MergeInfo, width int) error {
 	fmt.Fprintf(w, "Merged sweep: %d generators, %d series, %d levels (concurrency summed over the generators)\n\n",
 		len(gens), len(sw.Series), len(sw.Levels))
-	if err := SweepTable(w, sw); err != nil {
+	if err := SweepTableFit(w, sw, width); err != nil {
 		return err
 	}
 	return mergeLines(w, gens, info)

@@ -46,7 +46,7 @@ func TestGoldenMergeSweepText(t *testing.T) {
 	}
 	info.Forced, info.PlanDifferences = false, nil
 	var b bytes.Buffer
-	if err := MergeSweepText(&b, &sw, gens, info); err != nil {
+	if err := MergeSweepText(&b, &sw, gens, info, 0); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "merge_sweep.golden", b.Bytes())
