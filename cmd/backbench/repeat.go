@@ -235,7 +235,7 @@ func unansweredWhy(c *trials.Comparison, series, baseline string, s, b *summary.
 		label string
 		s     *summary.Summary
 		on    bool
-	}{{series, s, c.Unanswered != "baseline"}, {baseline, b, c.Unanswered != "series"}} {
+	}{{series, s, c.Unanswered != trials.UnansweredBaseline}, {baseline, b, c.Unanswered != trials.UnansweredSeries}} {
 		if side.on {
 			w := failureWords(side.s)
 			whys = append(whys, fmt.Sprintf("%s: every request failed (%s)", side.label, w))
@@ -249,7 +249,10 @@ func unansweredWhy(c *trials.Comparison, series, baseline string, s, b *summary.
 
 // failedSeries are the series whose every request failed at some
 // levels, each with the words of its failures, for one note each.
-type failedSeries []struct {
+type failedSeries []failedAt
+
+// failedAt is a series whose every request failed, why, at levels.
+type failedAt struct {
 	label, why string
 	levels     []int
 }
@@ -265,10 +268,7 @@ func (fs *failedSeries) add(label, why string, c int) {
 			return
 		}
 	}
-	*fs = append(*fs, struct {
-		label, why string
-		levels     []int
-	}{label, why, []int{c}})
+	*fs = append(*fs, failedAt{label, why, []int{c}})
 }
 
 // failureWords names the failures of s: its most frequent error sample

@@ -176,8 +176,9 @@ type Comparison struct {
 	// FailedRatio, when either side had failed requests, gives each
 	// side's failed / finished requests.
 	FailedRatio *Sides `json:"failed_ratio,omitempty"`
-	// Unanswered names the side whose every request failed ("series",
-	// "baseline" or "both"; see AllFailed): its figures measure failures,
+	// Unanswered names the side whose every request failed
+	// (UnansweredSeries, UnansweredBaseline or UnansweredBoth; see
+	// AllFailed): its figures measure failures,
 	// so the comparison has no verdict (NoVerdict).
 	Unanswered string `json:"unanswered,omitempty"`
 	// Why says, for an Unanswered comparison, why its requests failed, in
@@ -186,6 +187,13 @@ type Comparison struct {
 	// runs' failures.
 	Why string `json:"why,omitempty"`
 }
+
+// The sides of a comparison that did not answer (Comparison.Unanswered).
+const (
+	UnansweredSeries   = "series"
+	UnansweredBaseline = "baseline"
+	UnansweredBoth     = "both"
+)
 
 // AllFailed reports whether every request of ts failed: at least one
 // finished, and none without a failure. Such trials get no verdict.
@@ -241,11 +249,11 @@ func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise 
 		}
 		switch sf, bf := AllFailed(s), AllFailed(b); {
 		case sf && bf:
-			c.Unanswered = "both"
+			c.Unanswered = UnansweredBoth
 		case sf:
-			c.Unanswered = "series"
+			c.Unanswered = UnansweredSeries
 		case bf:
-			c.Unanswered = "baseline"
+			c.Unanswered = UnansweredBaseline
 		}
 		if c.Unanswered != "" {
 			c.Verdict = NoVerdict
@@ -288,9 +296,9 @@ const ShortMark = " *"
 func (c *Comparison) VerdictText() string {
 	v := c.Verdict
 	switch {
-	case v == NoVerdict && c.Unanswered == "series":
+	case v == NoVerdict && c.Unanswered == UnansweredSeries:
 		v = "–, no answer"
-	case v == NoVerdict && c.Unanswered == "baseline":
+	case v == NoVerdict && c.Unanswered == UnansweredBaseline:
 		v = "–, no answer from baseline"
 	case v == NoVerdict && c.Unanswered != "":
 		v = "–, no answer from either"

@@ -30,7 +30,14 @@ type answerRow struct {
 	// Trials is the smaller trial count of the two sides (0: unknown).
 	Trials  int
 	Caveats []string
+	// Why says, for a side that never answered (Verdict noAnswer), what
+	// its requests failed on.
+	Why string
 }
+
+// noAnswer is the verdict of a row whose side never answered: every
+// request failed, so there is no verdict (trials.Comparison.Unanswered).
+const noAnswer = "no answer"
 
 // metricWords names a metric in a sentence.
 func metricWords(m string) string {
@@ -128,12 +135,17 @@ func answerSentences(rows []answerRow) []string {
 				for _, c := range r.Caveats {
 					cv.add(c, r.Level)
 				}
+				if r.Why != "" {
+					cv.add(r.Why, r.Level)
+				}
 			}
 		}
 		for _, v := range same {
 			words := wordsPhrase(tail[v])
 			var c string
 			switch v {
+			case noAnswer:
+				c = "no verdict on " + words + ", a side never answered"
 			case "none", "no verdict":
 				c = "no verdict on " + words
 				if trials > 0 {
@@ -391,6 +403,9 @@ func compareAnswerRows(cs []comparison) []answerRow {
 			Ratio: c.Ratio, CI: c.RatioCI95, P: c.PValue, Verdict: c.Verdict, Group: c.Group}
 		if c.Trials != nil && c.BaselineTrials != nil {
 			r.Trials = min(*c.Trials, *c.BaselineTrials)
+		}
+		if c.Unanswered != "" {
+			r.Verdict, r.Why = noAnswer, c.Why
 		}
 		if r.Group == "" {
 			r.Group = c.Factor

@@ -135,3 +135,19 @@ func TestAnswerGroupsFromFile(t *testing.T) {
 		t.Errorf("sentences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAnswerNoAnswer: a comparison whose side never answered (every
+// request failed) is said to have no verdict because of it, with what
+// the requests failed on, never "too few for the test".
+func TestAnswerNoAnswer(t *testing.T) {
+	why := "tls: every request failed (connect: the server's TLS certificate does not verify)"
+	cs := []comparison{
+		{Series: "tls", Baseline: "plain", Factor: "tls", Concurrency: ip(1), Metric: "requests_per_second", Ratio: fp(0), Verdict: "none",
+			Trials: ip(4), BaselineTrials: ip(4), Unanswered: "series", Why: why},
+	}
+	got := strings.Join(answerSentences(compareAnswerRows(cs)), "\n")
+	want := "tls: tls vs plain: no verdict on req/s, a side never answered at c = 1; but " + why + " at c = 1."
+	if got != want {
+		t.Errorf("sentence:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -117,6 +117,10 @@ type comparison struct {
 	PValue            *float64        `json:"p_value"`
 	Verdict           string          `json:"verdict"`
 	FailedRatio       json.RawMessage `json:"failed_ratio"`
+	// Unanswered names the side whose every request failed (so no
+	// verdict), Why what they failed on.
+	Unanswered string `json:"unanswered"`
+	Why        string `json:"why"`
 	// FactorTitle says what differs ("transport: unix vs tcp");
 	// ShortTrials counts the trials too short to trust.
 	FactorTitle string `json:"factor_title"`

@@ -448,7 +448,9 @@ func (p *pager) comparisons(cs []comparison) {
 			dec = 3
 		}
 		verdict := c.Verdict
-		if verdict == "none" && c.Trials != nil && c.BaselineTrials != nil {
+		if verdict == "none" && c.Unanswered != "" {
+			verdict = "–, no answer"
+		} else if verdict == "none" && c.Trials != nil && c.BaselineTrials != nil {
 			// No verdict: why, as the text table says it.
 			n := min(*c.Trials, *c.BaselineTrials)
 			verdict = "–, " + plural(n, "trial")
