@@ -64,6 +64,9 @@ func (o *studyOptions) overrideCapacity(fs *pflag.FlagSet, m *spec.Measure) erro
 			return usagef("--confirm: want 0 or more")
 		}
 		m.Confirm = o.confirm
+		if o.confirm == 0 {
+			m.Confirm = -1 // none
+		}
 	}
 	if fs.Changed("memory") {
 		b, err := spec.ParseSize(o.memory)

@@ -173,9 +173,10 @@ const (
 	// MemoryMargin is the share of a memory budget kept free when pools
 	// are fitted in it: 20%.
 	MemoryMargin = 0.20
-	// CoresShare is the share of the machine's cores that the backend and
-	// the client must use together, at a pool at or above the knee, for
-	// the answer to name the cores as the limit: 75%.
+	// CoresShare is the share of the machine's cores that must be busy
+	// (by anything, or by the backend and the client together) at a pool
+	// at or above the knee for the answer to name the cores as the limit:
+	// 75%.
 	CoresShare = 0.75
 )
 

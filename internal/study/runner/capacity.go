@@ -57,8 +57,11 @@ func (r *runner) measureCapacity(ctx context.Context) {
 	m := r.st.Measure
 	f := r.st.SizingFactor()
 	confirm := m.Confirm
-	if confirm == 0 {
+	switch {
+	case confirm == 0:
 		confirm = DefaultConfirm(m.Duration)
+	case confirm < 0:
+		confirm = 0 // none
 	}
 	sz := &study.Sizing{Factor: f.Name, Setting: f.Setting, Objectives: m.SLO, StepSeconds: m.Duration.Seconds(),
 		ConfirmSeconds: confirm.Seconds(), MemoryBudgetBytes: m.Memory, Cores: runtime.NumCPU()}

@@ -210,7 +210,7 @@ type Measure struct {
 	// by them, as their --slo.
 	SLO []string
 	// Confirm is the length of the run that confirms a capacity search's
-	// answer (0: the runner's default).
+	// answer (0: the runner's default; below 0: none).
 	Confirm time.Duration
 	// Memory is a capacity study's memory budget in bytes (0: none): the
 	// sizing answer names the largest pool that fits it.
