@@ -12,7 +12,7 @@ func point(level string, workerMiB float64, backend, machine float64, caps ...fl
 	for i, c := range caps {
 		p.Searches = append(p.Searches, SizingSearch{Round: i + 1, Capacity: c, LimitedBy: "backend",
 			Answer: SizingLoad{Complete: 100, PoolPSSBytes: workerMiB * (1 << 20) * 2, PeakPSSBytes: int64(workerMiB * (1 << 20) * 2),
-				WorkerPSS: Spread{P50: workerMiB * (1 << 20), P95: workerMiB * (1 << 20), Max: workerMiB * (1 << 20)},
+				WorkerPSS:    Spread{P50: workerMiB * (1 << 20), P95: workerMiB * (1 << 20), Max: workerMiB * (1 << 20)},
 				BackendCores: backend, ClientCores: 0.2, MachineCores: machine, CPUPerRequestMs: 5}})
 	}
 	return p
