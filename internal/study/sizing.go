@@ -2,11 +2,13 @@ package study
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -447,4 +449,25 @@ func (s *Sizing) SortPoints(levels []string) {
 		}
 		return slices.Index(levels, a.Level) < slices.Index(levels, b.Level)
 	})
+}
+
+// writeTable writes the sizing table: per pool size, its capacity and its
+// memory and CPU at the answer.
+func (s *Sizing) writeTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tcapacity req/s (median [95%% CI])\trange\tpool PSS\tworker PSS p50/p95/max\tCPU ms/req\tbackend/client/machine cores\n", s.Factor)
+	for _, p := range s.Points {
+		name := p.Level
+		if p.Others != "" {
+			name += " (" + p.Others + ")"
+		}
+		if len(p.Searches) == 0 {
+			fmt.Fprintf(tw, "%s\tnot measured\t\t\t\t\t\n", name)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s to %s\t%s\t%s / %s / %s\t%.2f\t%.2f / %.2f / %.2f\n", name, rate(p.Capacity), num(p.Min), num(p.Max),
+			Bytes(int64(p.PoolPSSBytes)), Bytes(int64(p.WorkerPSS.P50)), Bytes(int64(p.WorkerPSS.P95)), Bytes(int64(p.WorkerPSS.Max)),
+			p.CPUPerRequestMs, p.BackendCores, p.ClientCores, p.MachineCores)
+	}
+	tw.Flush()
 }
