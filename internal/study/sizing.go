@@ -57,8 +57,8 @@ type SizingPoint struct {
 	Capacity Figure  `json:"capacity"`
 	Min      float64 `json:"min"`
 	Max      float64 `json:"max"`
-	// LimitedBy is "client" when a search said the client limited it,
-	// else "backend"; Reason the first such search's reason.
+	// LimitedBy is "client" when most of the searches said the client
+	// limited them, else "backend"; Reason the first such search's reason.
 	LimitedBy string `json:"limited_by"`
 	Reason    string `json:"reason,omitempty"`
 	// PoolPSSBytes is the median over the searches of the pool's mean PSS
@@ -188,6 +188,7 @@ func (s *Sizing) Summarize() {
 		p := &s.Points[i]
 		var caps, pss, cpu, bc, cc, mc []float64
 		var worker []float64
+		clients := 0
 		p.LimitedBy, p.Reason = "backend", ""
 		p.Min, p.Max = 0, 0
 		for k, se := range p.Searches {
@@ -196,8 +197,11 @@ func (s *Sizing) Summarize() {
 				p.Min = se.Capacity
 			}
 			p.Max = max(p.Max, se.Capacity)
-			if se.LimitedBy == "client" && p.LimitedBy != "client" {
-				p.LimitedBy, p.Reason = "client", se.Reason
+			if se.LimitedBy == "client" {
+				clients++
+				if p.Reason == "" {
+					p.Reason = se.Reason
+				}
 			}
 			a := se.Answer
 			if a.Complete == 0 {
@@ -213,6 +217,12 @@ func (s *Sizing) Summarize() {
 		}
 		if len(caps) > 0 {
 			p.Capacity = FigureOf(trials.Median(caps))
+		}
+		// The client's limit when it held back most of the searches.
+		if 2*clients > len(p.Searches) {
+			p.LimitedBy = "client"
+		} else {
+			p.Reason = ""
 		}
 		p.PoolPSSBytes, p.CPUPerRequestMs = median(pss), median(cpu)
 		p.BackendCores, p.ClientCores, p.MachineCores = median(bc), median(cc), median(mc)
@@ -339,8 +349,13 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	case ki == len(ps)-1:
 		fmt.Fprintf(&b, "Capacity still grows at the largest pool measured: the knee is at %s or beyond, where the backend's own limit was met; measure larger pools.", knee.Level)
 	case s.coresLimit(ps[ki:]):
-		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s of them were busy (the backend %s, the client %s), so more workers do not serve more.",
-			s.Cores, knee.Level, cores(s.busiest(ps[ki:])), cores(knee.BackendCores), cores(knee.ClientCores))
+		busy := s.busiest(ps[ki:])
+		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s of them were busy (at %s, the backend %s, the client %s",
+			s.Cores, knee.Level, cores(busy), knee.Level, cores(knee.BackendCores), cores(knee.ClientCores))
+		if other := knee.MachineCores - knee.BackendCores - knee.ClientCores; other > 0.25 {
+			fmt.Fprintf(&b, ", other programs %s", cores(other))
+		}
+		b.WriteString("), so more workers do not serve more.")
 	default:
 		fmt.Fprintf(&b, "The knee is the backend's own limit: beyond %s, more workers do not serve more.", knee.Level)
 	}

@@ -78,6 +78,17 @@ func TestSizingClientLimit(t *testing.T) {
 		Points: []SizingPoint{point("1", 10, 0.5, 1, 100), point("2", 10, 0.5, 1, 101)}}
 	s.Points[0].Searches[0].LimitedBy, s.Points[0].Searches[0].Reason = "client", "the client's CPU was at 190% of 2 cores"
 	s.Summarize()
+	if p := s.Points[0]; p.LimitedBy != "client" {
+		t.Errorf("one search of one, held back by the client: %s", p.LimitedBy)
+	}
+	// One search of three held back by the client does not make it the
+	// client's limit.
+	s.Points[1].Searches = append(s.Points[1].Searches, s.Points[1].Searches[0], s.Points[1].Searches[0])
+	s.Points[1].Searches[0].LimitedBy = "client"
+	s.Summarize()
+	if p := s.Points[1]; p.LimitedBy != "backend" || p.Reason != "" {
+		t.Errorf("one search of three held back by the client: %s %q", p.LimitedBy, p.Reason)
+	}
 	a := s.Answers()[0]
 	if a.Level != "1" || !strings.Contains(a.Conclusion, "The knee is the client's limit, not the backend's (the client's CPU was at 190% of 2 cores)") {
 		t.Errorf("%s", a.Conclusion)
