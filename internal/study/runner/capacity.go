@@ -352,9 +352,44 @@ func (r *runner) finishCapacity() {
 			c.MaxProcs = max(c.MaxProcs, p.Workers)
 		}
 	}
+	r.capacitySteps()
 	r.res.Comparisons = []trials.Comparison{}
 	r.res.Answers = sz.Answers()
 	if r.res.Notes == nil {
 		r.res.Notes = []string{}
+	}
+}
+
+// capacitySteps gives every searched series one step (at the ceiling of
+// requests in flight) whose trials are its searches: the capacity as the
+// requests per second, the latencies, CPU and memory of the step the answer
+// rests on. So compare pairs two sizing studies' capacities with verdicts,
+// as it pairs two sweeps' levels.
+func (r *runner) capacitySteps() {
+	for _, p := range r.res.Sizing.Points {
+		if len(p.Searches) == 0 {
+			continue
+		}
+		st := study.Step{Concurrency: r.ceiling()}
+		for _, se := range p.Searches {
+			t := trials.Trial{RequestsPerSecond: se.Capacity, ClientCPUMeasured: true}
+			for _, x := range se.Steps {
+				if x.Pass && x.Rate == se.Capacity {
+					t.P50Ms, t.P99Ms, t.MaxMs, t.MeanMs = x.P50Ms, x.P99Ms, x.MaxMs, x.P50Ms
+					t.Finished, t.Seconds = x.Load.Complete, x.Seconds
+					t.Failed = int64(x.ErrorRate * float64(x.Load.Complete))
+				}
+			}
+			if a := se.Answer; a.Complete > 0 {
+				t.BackendSampled, t.BackendCPUPerRequest, t.BackendPSSBytes = true, a.CPUPerRequestMs/1000, a.PoolPSSBytes
+			}
+			st.Trials = append(st.Trials, t)
+			st.Complete += t.Finished - t.Failed
+			st.Failed += t.Failed
+		}
+		sum := trials.Summarize(st.Trials)
+		st.RequestsPerSecond, st.MeanMs = study.FigureOf(sum.RequestsPerSecond), study.FigureOf(sum.MeanMs)
+		st.P99Ms, st.MaxMs = study.FigureOf(sum.P99Ms), study.FigureOf(sum.MaxMs)
+		r.res.Series[p.Series].Steps = []study.Step{st}
 	}
 }
