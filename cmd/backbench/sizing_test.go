@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -77,6 +79,17 @@ func checkSizing(t *testing.T, r studyRun) *study.Sizing {
 	}
 	if i := strings.Index(r.stdout, "Answers ("); i < 0 || !strings.Contains(r.stdout[i:], a.Conclusion) {
 		t.Errorf("the text output does not end with the answer:\n%s", r.stdout)
+	}
+	// The searches are the series' trials: compare pairs two sizing
+	// studies' capacities.
+	for _, se := range r.res.Series {
+		if len(se.Steps) != 1 || len(se.Steps[0].Trials) != 3 {
+			t.Errorf("series %s: %+v", se.Label, se.Steps)
+		}
+	}
+	doc := filepath.Join(r.dir, "study.json")
+	if code, out, errs := runMain(t, context.Background(), "compare", doc, doc); code != 0 || !strings.Contains(out, "workers=4") {
+		t.Errorf("compare of two sizing studies: exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, p := range sz.Points {
 		t.Logf("workers=%s: %.1f req/s %v (range %.1f to %.1f), CPU %.2f ms/req, backend %.2f, client %.2f, machine %.2f cores; pool PSS %.1f MiB, per worker p95 %.1f MiB",
