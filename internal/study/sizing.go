@@ -168,9 +168,9 @@ func SpreadOf(xs []float64) Spread {
 
 // Thresholds of the sizing answer.
 const (
-	// KneeTolerance is how far below the best capacity a pool may serve
-	// and still count as within noise of it (when the two intervals do not
-	// already overlap): 10%.
+	// KneeTolerance is how far below the best capacity (medians of the
+	// searches) a pool may serve and still count as within noise of it:
+	// 10%.
 	KneeTolerance = 0.10
 	// MemoryMargin is the share of a memory budget kept free when pools
 	// are fitted in it: 20%.
@@ -180,6 +180,9 @@ const (
 	// at or above the knee for the answer to name the cores as the limit:
 	// 75%.
 	CoresShare = 0.75
+	// OthersShare is the most cores other programs may keep busy before
+	// the answer says the machine was shared: half a core.
+	OthersShare = 0.5
 )
 
 // Summarize fills each point's figures from its searches.
@@ -238,12 +241,13 @@ func median(xs []float64) float64 {
 	return trials.Median(xs).Median
 }
 
-// within reports whether p's capacity is within noise of best's.
+// within reports whether p's capacity is within noise of best's: its
+// median within KneeTolerance of best's. The medians, not the intervals:
+// one search cut short by a stall of the machine widens an interval of
+// three searches to its own low figure, and would make every pool "within
+// noise" of every other.
 func within(p, best *SizingPoint) bool {
-	if p.Capacity.Median >= best.Capacity.Median*(1-KneeTolerance) {
-		return true
-	}
-	return len(p.Capacity.CI95) == 2 && len(best.Capacity.CI95) == 2 && p.Capacity.CI95[1] >= best.Capacity.CI95[0]
+	return p.Capacity.Median >= best.Capacity.Median*(1-KneeTolerance)
 }
 
 // Answers returns the sizing answers, one per combination of the other
@@ -359,6 +363,9 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	default:
 		fmt.Fprintf(&b, "The knee is the backend's own limit: beyond %s, more workers do not serve more.", knee.Level)
 	}
+	if other := s.others(ps); other >= OthersShare {
+		fmt.Fprintf(&b, " Other programs kept %s of the machine's %d busy during the searches: the capacities are what this pool got of a shared machine.", cores(other), s.Cores)
+	}
 	for _, p := range ps[ki+1:] {
 		if p.Capacity.Median <= 0 {
 			continue
@@ -379,6 +386,18 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	a.Level = rec.Level
 	a.Conclusion = b.String()
 	return a
+}
+
+// others is the most cores that programs other than the backend and the
+// client kept busy at one of ps, at the answer.
+func (s *Sizing) others(ps []*SizingPoint) float64 {
+	var m float64
+	for _, p := range ps {
+		if p.Capacity.Median > 0 {
+			m = max(m, p.MachineCores-p.BackendCores-p.ClientCores)
+		}
+	}
+	return m
 }
 
 // coresLimit reports whether, at a pool of ps, CoresShare of the
