@@ -50,3 +50,18 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestSizingStudies parses the repository's sizing studies: each sizes
+// its workers, under the backend's own name of the setting.
+func TestSizingStudies(t *testing.T) {
+	for file, setting := range map[string]string{"sizing-prefork.yaml": "--processes", "sizing-php-fpm.yaml": "pm.max_children"} {
+		s, err := Load("../../../studies/" + file)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if f := s.SizingFactor(); s.Measure.Kind != MeasureCapacity || f == nil || f.Name != "workers" || f.Setting != setting || s.Measure.Memory != 2<<30 {
+			t.Errorf("%s: kind %s, factor %+v, memory %d", file, s.Measure.Kind, f, s.Measure.Memory)
+		}
+	}
+}
