@@ -354,7 +354,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		fmt.Fprintf(&b, "Capacity still grows at the largest pool measured: the knee is at %s or beyond, where the backend's own limit was met; measure larger pools.", knee.Level)
 	case s.coresLimit(ps[ki:]):
 		busy := s.busiest(ps[ki:])
-		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s of them were busy (at %s, the backend %s, the client %s",
+		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s were busy (at %s, the backend %s, the client %s",
 			s.Cores, knee.Level, cores(busy), knee.Level, cores(knee.BackendCores), cores(knee.ClientCores))
 		if other := knee.MachineCores - knee.BackendCores - knee.ClientCores; other > 0.25 {
 			fmt.Fprintf(&b, ", other programs %s", cores(other))
@@ -371,7 +371,10 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 			continue
 		}
 		word := "within noise of the knee"
-		if !within(p, knee) {
+		switch {
+		case !within(p, knee):
+			word = "less than the knee, beyond noise"
+		case !within(knee, p):
 			word = "more than the knee, beyond noise"
 		}
 		fmt.Fprintf(&b, " %s = %s serves %s req/s (%s)", s.Factor, p.Level, rate(p.Capacity), word)
