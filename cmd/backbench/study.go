@@ -35,6 +35,9 @@ type studyOptions struct {
 	repeat   int
 	warmup   int64
 	quick    bool
+	// A capacity study's (a sizing's) own.
+	confirm time.Duration
+	memory  string
 }
 
 const studyUsage = `Usage: backbench study [flags] FILE
@@ -69,6 +72,7 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs.IntVar(&o.repeat, "repeat", 0, "replace the file's trials per level (rounds)")
 	fs.Int64Var(&o.warmup, "warmup", -1, "replace the file's warm-up requests before each trial")
 	fs.BoolVar(&o.quick, "quick", false, "a try of the whole study in seconds: its first 2 levels, 100 requests a level, 2 rounds, no warm-up (unless -c, -n, -t, --repeat or --warmup say otherwise); too short for verdicts")
+	addSizingFlags(fs, o)
 	fs.SortFlags = false
 	return fs
 }
@@ -132,11 +136,14 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if err := o.override(fs, &st.Measure); err != nil {
+	if st.Measure.Kind == spec.MeasureCapacity {
+		if err := o.overrideCapacity(fs, &st.Measure); err != nil {
+			return err
+		}
+	} else if err := refuseSizingFlags(fs, st.Measure.Kind); err != nil {
 		return err
-	}
-	if st.Measure.Kind == "capacity" {
-		return usagef("%s: measure kind capacity is not run by study yet: use sweep or bench", st.Path)
+	} else if err := o.override(fs, &st.Measure); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return usagef("study: cannot create --out directory: %v", err)

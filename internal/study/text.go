@@ -43,22 +43,11 @@ func WriteText(w io.Writer, res *Result) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "series\tc\treq/s (median [95% CI])\tp99 ms\tmax ms\tfailed")
-	for _, s := range res.Series {
-		if len(s.Steps) == 0 {
-			fmt.Fprintf(tw, "%s\t-\tnot measured\t\t\t\n", s.Label)
-		}
-		for _, st := range s.Steps {
-			failed := "0"
-			if st.Failed > 0 {
-				failed = fmt.Sprintf("%d (%s)", st.Failed, st.FailureClass)
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", s.Label, st.Concurrency, st.RequestsPerSecond.text("%.1f"),
-				st.P99Ms.text("%.2f"), st.MaxMs.text("%.2f"), failed)
-		}
+	if res.Sizing != nil {
+		res.Sizing.writeTable(w)
+	} else {
+		writeSeries(w, res)
 	}
-	tw.Flush()
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Notes:")
@@ -88,6 +77,9 @@ func WriteAnswers(w io.Writer, res *Result) {
 
 // describe is "levels 1, 4; 200 requests a level; 5 trials".
 func (m Measure) describe() string {
+	if m.Kind == "capacity" {
+		return fmt.Sprintf("a capacity search of %g s steps, %d searches each", m.Seconds, m.Repeat)
+	}
 	var parts []string
 	lv := make([]string, len(m.Levels))
 	for i, l := range m.Levels {
@@ -111,4 +103,24 @@ func (f Figure) text(format string) string {
 		s += fmt.Sprintf(" ["+format+", "+format+"]", f.CI95[0], f.CI95[1])
 	}
 	return s
+}
+
+// writeSeries writes the table of every series at every level.
+func writeSeries(w io.Writer, res *Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "series\tc\treq/s (median [95% CI])\tp99 ms\tmax ms\tfailed")
+	for _, s := range res.Series {
+		if len(s.Steps) == 0 {
+			fmt.Fprintf(tw, "%s\t-\tnot measured\t\t\t\n", s.Label)
+		}
+		for _, st := range s.Steps {
+			failed := "0"
+			if st.Failed > 0 {
+				failed = fmt.Sprintf("%d (%s)", st.Failed, st.FailureClass)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", s.Label, st.Concurrency, st.RequestsPerSecond.text("%.1f"),
+				st.P99Ms.text("%.2f"), st.MaxMs.text("%.2f"), failed)
+		}
+	}
+	tw.Flush()
 }

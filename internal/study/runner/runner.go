@@ -13,8 +13,13 @@
 // get no verdict; a configuration lost during a round has that round's runs
 // dropped and is restarted once, then stopped for good.
 //
-// Limits: the measurement is a closed-model sweep (one level: a bench); a
-// capacity search per configuration is not run yet.
+// A capacity study (measure kind capacity) sizes a pool instead: each
+// configuration runs alone, started, verified, searched (the open-model
+// capacity search of internal/capacity, its confirmation included) and
+// stopped in every round, with its tree's per-process PSS read during
+// every step; the answer is the sizing (study.Sizing).
+//
+// Limits: a sweep or a bench is a closed-model run at each level.
 package runner
 
 import (
@@ -144,12 +149,19 @@ func Run(ctx context.Context, st *spec.Study, o Options) (*study.Result, error) 
 	if r.o.Exec.Setup == nil && len(r.plans) > 0 {
 		// One setup for the whole study: the file limit for the highest
 		// level, the client's scheduling policy and thread cap.
-		levels := st.Measure.Levels
-		setup := execute.Prepare(r.plans[0], levels[len(levels)-1], true, r.o.Exec.Stderr)
+		top := r.ceiling()
+		setup := execute.Prepare(r.plans[0], top, true, r.o.Exec.Stderr)
 		defer setup.Done()
 		r.o.Exec.Setup = setup
 	}
 	defer r.stopAll()
+	if st.Measure.Kind == spec.MeasureCapacity {
+		r.measureCapacity(ctx)
+		r.stopAll()
+		r.finishCapacity()
+		r.res.Seconds = time.Since(start).Seconds()
+		return r.res, nil
+	}
 	if n := trials.MinTrialsForVerdict(); r.res.Measure.Repeat < n {
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%d trials a series and level: a verdict needs %d a side (set repeat: %d), so the comparisons give ratios without verdicts", r.res.Measure.Repeat, n, n))
 		r.logf("%s", r.res.Notes[len(r.res.Notes)-1])

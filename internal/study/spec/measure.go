@@ -91,6 +91,7 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 	if me.Kind == MeasureCapacity && len(me.SLO) == 0 {
 		p.fail(n, "measure: a capacity search needs slo, its objectives (e.g. slo: [\"p99<=100ms\"])")
 	}
+	p.parseSizing(m, n)
 }
 
 // objective is the loose shape of an objective: a metric, <= and a value.

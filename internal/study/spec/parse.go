@@ -223,12 +223,12 @@ func (p *parser) offset(line, col int) int {
 // The keys of each part of the file.
 var (
 	topKeys     = []string{"question", "factors", "exclude", "backends", "measure"}
-	factorKeys  = []string{"levels", "baseline"}
+	factorKeys  = []string{"levels", "baseline", "setting"}
 	backendKeys = []string{"name", "when", "command", "env", "files", "url", "verify", "exclusive", "port", "transport", "start_timeout", "stop", "insecure", "document_root", "headers"}
 	fileKeys    = []string{"path", "content"}
 	verifyKeys  = []string{"status", "body"}
 	stopKeys    = []string{"signal", "grace"}
-	measureKeys = []string{"kind", "concurrency", "requests", "duration", "repeat", "warmup", "noise", "timeout", "slo"}
+	measureKeys = []string{"kind", "concurrency", "requests", "duration", "repeat", "warmup", "noise", "timeout", "slo", "confirm", "memory"}
 )
 
 // builtins are the placeholders every backend field may use.
@@ -330,6 +330,9 @@ func (p *parser) parseFactors(f pair) {
 			levels = p.sequence(lv.val, what+" levels")
 			if b, ok := m["baseline"]; ok {
 				baseline = b.val
+			}
+			if st, ok := m["setting"]; ok {
+				fac.Setting = strings.TrimSpace(p.required(st.val, what+" setting"))
 			}
 		} else {
 			levels = p.sequence(v, what+" (a list of levels, or {levels, baseline})")

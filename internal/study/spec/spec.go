@@ -115,6 +115,9 @@ type Factor struct {
 	Baseline string
 	// Kind is KindClient or KindBackend.
 	Kind string
+	// Setting is the backend's own name of what the factor sets
+	// ("pm.max_children"), for the sizing answer; "" for none.
+	Setting string
 	// Line and Col are the position of the factor's name in the file.
 	Line, Col int
 }
@@ -206,6 +209,12 @@ type Measure struct {
 	// required by a capacity search; a sweep or a bench judges each run
 	// by them, as their --slo.
 	SLO []string
+	// Confirm is the length of the run that confirms a capacity search's
+	// answer (0: the runner's default; below 0: none).
+	Confirm time.Duration
+	// Memory is a capacity study's memory budget in bytes (0: none): the
+	// sizing answer names the largest pool that fits it.
+	Memory int64
 }
 
 // Error is a problem of a study file, at a line and column of it.
