@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -144,4 +145,15 @@ func SetSchedSlice(ns uint64) (int, error) {
 	}
 	return setEveryThread(func(attr *unix.SchedAttr) { attr.Runtime = ns },
 		fmt.Sprintf("time slice %d ns", ns))
+}
+
+// ThreadCPUTime returns the CPU time the calling OS thread has used
+// (CLOCK_THREAD_CPUTIME_ID); 0 when it cannot be read. A goroutine that
+// reads it twice must be locked to its thread (runtime.LockOSThread).
+func ThreadCPUTime() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }

@@ -108,7 +108,7 @@ func (r *runner) measureCapacity(ctx context.Context) {
 					p := &sz.Points[si]
 					p.Searches = slices.DeleteFunc(p.Searches, func(s study.SizingSearch) bool { return s.Round == round })
 				}
-				r.lost(ctx, c, round, false)
+				r.lost(ctx, c, round, false, round < rounds)
 			}
 			r.stop(c)
 		}
