@@ -41,11 +41,12 @@ test: lint
 	cd deploy/kubernetes && $(GO) test -race -count=1 ./...
 	@bash scripts/skipped-tests.sh "$$BACKBENCH_SKIPLOG"
 
-# The long truth tests, apart from make test (5 to 30 minutes): the
+# The long truth tests, apart from make test (10 to 40 minutes): the
 # capacity of a prefork:4 backend of 20 ms found at -t 2 and at -t 10
-# and held by a 30 s bench (docs/capacity.md).
+# and held by a 30 s bench (docs/capacity.md); the sizing of a CPU-bound
+# and of a sleeping prefork pool at 1, 2 and 4 workers (docs/study.md).
 test-long:
-	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^TestCapacityHoldsPrefork4$$' -v ./cmd/backbench
+	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep)$$' -v ./cmd/backbench
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -103,7 +103,11 @@ func checkSizing(t *testing.T, r studyRun) *study.Sizing {
 // TestSizingCPUBound sizes a pool whose children spend 5 ms of CPU a
 // request: capacity stops growing at the machine's cores, so the knee is
 // at or below them and the answer names the cores as the limit.
+//
+// Long (about 3 minutes: 3 searches at each of 3 pool sizes): make
+// test-long runs it, with TestSizingSleep.
 func TestSizingCPUBound(t *testing.T) {
+	skipUnlessLong(t)
 	r := runStudy(t, sizingStudy(t, "--work, 5ms"))
 	checkSizing(t, r)
 	a := r.res.Answers[0]
@@ -142,7 +146,10 @@ func TestSizingCPUBound(t *testing.T) {
 // objective's queueing),
 // so the knee is the largest pool and the answer says that capacity still
 // grows there.
+//
+// Long (about 3 minutes): make test-long runs it.
 func TestSizingSleep(t *testing.T) {
+	skipUnlessLong(t)
 	r := runStudy(t, sizingStudy(t, "--delay, 20ms"))
 	sz := checkSizing(t, r)
 	for _, p := range sz.Points {

@@ -348,11 +348,10 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	}
 	b.WriteString(". ")
 	switch {
-	case rec.LimitedBy == "client":
-		fmt.Fprintf(&b, "The knee is the client's limit, not the backend's (%s): the backend serves at least this much.", rec.Reason)
-	case ki == len(ps)-1:
-		fmt.Fprintf(&b, "Capacity still grows at the largest pool measured: the knee is at %s or beyond, where the backend's own limit was met; measure larger pools.", knee.Level)
-	case s.coresLimit(ps[ki:]):
+	case ki < len(ps)-1 && s.coresLimit(ps[ki:]):
+		// Before the client's limit: a client that could not send what
+		// it was asked on a saturated machine is held back by the same
+		// cores.
 		busy := s.busiest(ps[ki:])
 		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s were busy (at %s, the backend %s, the client %s",
 			s.Cores, knee.Level, cores(busy), knee.Level, cores(knee.BackendCores), cores(knee.ClientCores))
@@ -360,6 +359,10 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 			fmt.Fprintf(&b, ", other programs %s", cores(other))
 		}
 		b.WriteString("), so more workers do not serve more.")
+	case rec.LimitedBy == "client":
+		fmt.Fprintf(&b, "The knee is the client's limit, not the backend's (%s): the backend serves at least this much.", rec.Reason)
+	case ki == len(ps)-1:
+		fmt.Fprintf(&b, "Capacity still grows at the largest pool measured: the knee is at %s or beyond, where the backend's own limit was met; measure larger pools.", knee.Level)
 	default:
 		fmt.Fprintf(&b, "The knee is the backend's own limit: beyond %s, more workers do not serve more.", knee.Level)
 	}
