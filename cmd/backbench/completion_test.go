@@ -209,7 +209,7 @@ func TestFishCompletionQueries(t *testing.T) {
 		{"backbench sweep --keepalive-modes ", []string{"both", "off", "off,on", "on", "on,off"}},
 		{"backbench capacity --model ", []string{"closed", "open"}},
 		{"backbench bench --form", []string{"--format"}},
-		{"backbench bench --format ", []string{"json", "text"}},
+		{"backbench bench --format ", []string{"json", "markdown", "text"}},
 		{"backbench completion ", []string{"bash", "fish", "zsh"}},
 	} {
 		out, err := exec.Command(fish, "--no-config", "-c", `source $argv[1]; complete -C $argv[2]`, file, tc.line).CombinedOutput()
