@@ -35,6 +35,7 @@ func saveBench(t *testing.T, dir, name string, args ...string) string {
 // the 10 ms one, and refuses to judge (exit status 5) a run without
 // trials; the JSON's gate names what tripped it.
 func TestGateTruth(t *testing.T) {
+	onceAcrossEngines(t)
 	dir := t.TempDir()
 	fast := serialFCGI(t, 10*time.Millisecond, "")
 	slow := serialFCGI(t, 13*time.Millisecond, "")
@@ -101,6 +102,7 @@ func TestGateBadInput(t *testing.T) {
 // 10 ms one again passes (0); a file of another kind, or a run with
 // nothing to pair with the baseline, is one line and exit status 2.
 func TestAgainst(t *testing.T) {
+	onceAcrossEngines(t)
 	dir := t.TempDir()
 	fast := serialFCGI(t, 10*time.Millisecond, "")
 	slow := serialFCGI(t, 13*time.Millisecond, "")

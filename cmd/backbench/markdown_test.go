@@ -61,6 +61,7 @@ func mdTables(t *testing.T, src string) (tables [][][]string, codeSpans []string
 // runs of a built-in backend, renders as tables (read back by a Markdown
 // parser) with the command in a code span, and nothing else on stdout.
 func TestMarkdownFormats(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := serialFCGI(t, time.Millisecond, "")
 	ctx := context.Background()
 	check := func(name, out string, wantHead []string, wantRows int, cmd string) [][]string {
@@ -117,6 +118,7 @@ func TestMarkdownFormats(t *testing.T) {
 // table in blocks, its comparisons grouped by pair, its notes wrapped);
 // with --wide its table is today's, wider than that.
 func TestTablesFit(t *testing.T) {
+	onceAcrossEngines(t)
 	var targets []string
 	for _, name := range []string{"serial", "prefork", "evented"} {
 		targets = append(targets, name+"="+serialFCGI(t, time.Millisecond, "").URL("/x"))

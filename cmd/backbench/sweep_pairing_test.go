@@ -65,6 +65,7 @@ func sweepPairs(t *testing.T, levels []int, args ...string) (report.Sweep, strin
 // 2008), compares the backends and names the protocol in the title and
 // a note.
 func TestSweepPairsOfLabels(t *testing.T) {
+	onceAcrossEngines(t)
 	opts := fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelThreaded}, BodyBytes: 5}
 	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", opts)
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", opts)
@@ -129,6 +130,7 @@ func TestSweepPairsOfLabels(t *testing.T) {
 // sweep.json, the table and a note. --insecure with no https target is
 // still refused.
 func TestSweepTLSAndPlain(t *testing.T) {
+	onceAcrossEngines(t)
 	cfg, err := fixtures.SelfSignedTLS()
 	if err != nil {
 		t.Fatal(err)
