@@ -31,15 +31,8 @@ func (o *studyOptions) overrideCapacity(fs *pflag.FlagSet, m *spec.Measure) erro
 	if fs.Changed("requests") {
 		return usagef("-n: a capacity study's steps are timed: give -t")
 	}
-	if o.levels != "" {
-		lv, err := spec.ParseLevels(o.levels)
-		if err != nil {
-			return usagef("-c %s: %v", o.levels, err)
-		}
-		if len(lv) != 1 {
-			return usagef("-c %s: a capacity study takes one level (the most requests in flight)", o.levels)
-		}
-		m.Levels = lv
+	if err := o.overrideLevels(m, true, "a capacity study takes one level (the most requests in flight)"); err != nil {
+		return err
 	}
 	if fs.Changed("timelimit") {
 		if o.seconds <= 0 {
@@ -47,17 +40,8 @@ func (o *studyOptions) overrideCapacity(fs *pflag.FlagSet, m *spec.Measure) erro
 		}
 		m.Duration = o.seconds
 	}
-	if fs.Changed("repeat") {
-		if o.repeat < 1 {
-			return usagef("--repeat %d: want 1 or more", o.repeat)
-		}
-		m.Repeat = o.repeat
-	}
-	if fs.Changed("warmup") {
-		if o.warmup < 0 {
-			return usagef("--warmup %d: want 0 or more", o.warmup)
-		}
-		m.Warmup = o.warmup
+	if err := o.overrideRounds(fs, m); err != nil {
+		return err
 	}
 	if fs.Changed("confirm") {
 		if o.confirm < 0 {

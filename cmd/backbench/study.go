@@ -77,31 +77,26 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	return fs
 }
 
-// override applies the measurement flags to the study's measure.
-func (o *studyOptions) override(fs *pflag.FlagSet, m *spec.Measure) error {
-	if o.quick {
-		m.Levels = m.Levels[:min(len(m.Levels), 2)]
-		m.Requests, m.Duration, m.Repeat, m.Warmup = 100, 0, 2, 0
-		if top := m.Levels[len(m.Levels)-1]; top > 100 {
-			m.Requests = int64(top)
-		}
+// overrideLevels applies -c to m; one says that m takes one level, and
+// why says so when -c gives more.
+func (o *studyOptions) overrideLevels(m *spec.Measure, one bool, why string) error {
+	if o.levels == "" {
+		return nil
 	}
-	if o.levels != "" {
-		lv, err := spec.ParseLevels(o.levels)
-		if err != nil {
-			return usagef("-c %s: %v", o.levels, err)
-		}
-		if m.Kind == "bench" && len(lv) != 1 {
-			return usagef("-c %s: a bench study takes one level", o.levels)
-		}
-		m.Levels = lv
+	lv, err := spec.ParseLevels(o.levels)
+	if err != nil {
+		return usagef("-c %s: %v", o.levels, err)
 	}
-	if fs.Changed("requests") || fs.Changed("timelimit") {
-		if o.requests < 0 || o.seconds < 0 || (o.requests == 0 && o.seconds == 0) {
-			return usagef("-n and -t: want a positive request count or time")
-		}
-		m.Requests, m.Duration = o.requests, o.seconds
+	if one && len(lv) != 1 {
+		return usagef("-c %s: %s", o.levels, why)
 	}
+	m.Levels = lv
+	return nil
+}
+
+// overrideRounds applies --repeat and --warmup to m, for every kind of
+// study.
+func (o *studyOptions) overrideRounds(fs *pflag.FlagSet, m *spec.Measure) error {
 	if fs.Changed("repeat") {
 		if o.repeat < 1 {
 			return usagef("--repeat %d: want 1 or more", o.repeat)
@@ -113,6 +108,30 @@ func (o *studyOptions) override(fs *pflag.FlagSet, m *spec.Measure) error {
 			return usagef("--warmup %d: want 0 or more", o.warmup)
 		}
 		m.Warmup = o.warmup
+	}
+	return nil
+}
+
+// override applies the measurement flags to the study's measure.
+func (o *studyOptions) override(fs *pflag.FlagSet, m *spec.Measure) error {
+	if o.quick {
+		m.Levels = m.Levels[:min(len(m.Levels), 2)]
+		m.Requests, m.Duration, m.Repeat, m.Warmup = 100, 0, 2, 0
+		if top := m.Levels[len(m.Levels)-1]; top > 100 {
+			m.Requests = int64(top)
+		}
+	}
+	if err := o.overrideLevels(m, m.Kind == "bench", "a bench study takes one level"); err != nil {
+		return err
+	}
+	if fs.Changed("requests") || fs.Changed("timelimit") {
+		if o.requests < 0 || o.seconds < 0 || (o.requests == 0 && o.seconds == 0) {
+			return usagef("-n and -t: want a positive request count or time")
+		}
+		m.Requests, m.Duration = o.requests, o.seconds
+	}
+	if err := o.overrideRounds(fs, m); err != nil {
+		return err
 	}
 	if m.Requests > 0 && int64(m.Levels[len(m.Levels)-1]) > m.Requests {
 		return usagef("the highest level (%d) is above the requests per level (%d)", m.Levels[len(m.Levels)-1], m.Requests)
