@@ -179,6 +179,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Seed:     o.seed,
 		Noise:    o.noise,
 		Redact:   func(a []string) []string { return load.RedactArgs(a, "") },
+		Self:     selfPath(),
 	})
 	if err != nil {
 		var ue *usageError
@@ -260,4 +261,14 @@ func studyPlan(st *spec.Study, s *spec.Series, t runner.Target) (*execute.Plan, 
 		return nil, fmt.Errorf("%s (%s): %v", s.Label, url, err)
 	}
 	return lp.Plan, nil
+}
+
+// selfPath is the running backbench's executable ("" if unknown), which a
+// study runs for a backend command named "backbench".
+func selfPath() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return p
 }

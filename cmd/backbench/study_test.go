@@ -637,3 +637,29 @@ func TestStudyPageInBrowser(t *testing.T) {
 		t.Errorf("%d charts (want 2 per factor), %d commands shown (want 2)", charts, commands)
 	}
 }
+
+// TestStudyRunsItself: a backend command named "backbench" (every seed's
+// `backbench serve`) runs the backbench that runs the study, also when it
+// is not on PATH (a fresh clone's bin/backbench).
+func TestStudyRunsItself(t *testing.T) {
+	bin := studyBinary(t)
+	out := t.TempDir()
+	cmd := exec.Command(bin, "study", "-q", "--quick", "--out", out, "../../studies/2013-prefork.yaml")
+	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "study.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res study.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Configurations {
+		if c.Failure != "" || c.Starts != 1 || c.Command[0] != "backbench" {
+			t.Errorf("%s: %d starts, failure %q, command %q", c.Name, c.Starts, c.Failure, c.Command)
+		}
+	}
+}

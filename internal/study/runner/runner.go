@@ -68,6 +68,10 @@ type Options struct {
 	Noise float64
 	// Redact hides credentials in the command lines kept in the result.
 	Redact func([]string) []string
+	// Self, when not "", is the program run for a backend command named
+	// "backbench" (the seeds' `backbench serve`): the running backbench,
+	// whether or not it is on PATH.
+	Self string
 }
 
 // Target is a series' request, its placeholders expanded.
@@ -232,9 +236,12 @@ func (r *runner) prepare(base string) error {
 				return fmt.Errorf("study: %s: %w", sc.Name, err)
 			}
 		}
-		cmd := c.argv
+		cmd := slices.Clone(c.argv)
 		if r.o.Redact != nil {
 			cmd = r.o.Redact(cmd)
+		}
+		if c.argv[0] == "backbench" && r.o.Self != "" {
+			c.argv[0] = r.o.Self
 		}
 		r.res.Configurations = append(r.res.Configurations, study.Configuration{Name: sc.Name, Levels: sc.Levels,
 			Backend: b.Name, Command: cmd, Network: c.network, Address: c.addr,
