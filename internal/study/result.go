@@ -171,6 +171,11 @@ type Answer struct {
 	// the factor's baseline.
 	Factor string `json:"factor"`
 	Level  string `json:"level"`
+	// Knee is a sizing answer's knee: the smallest pool within noise of
+	// the best. Level is the pool to set, the knee unless the knee does
+	// not fit the memory budget. "" in other answers, in a sizing answer
+	// without any capacity, and in files written before it was kept.
+	Knee string `json:"knee,omitempty"`
 	// Conclusion is one sentence; Details say each pair and level.
 	Conclusion string   `json:"conclusion"`
 	Details    []string `json:"details"`

@@ -389,7 +389,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	if fits != "" {
 		b.WriteString(" " + fits)
 	}
-	a.Level = rec.Level
+	a.Level, a.Knee = rec.Level, knee.Level
 	a.Conclusion = b.String()
 	return a
 }

@@ -65,6 +65,15 @@ func TestSizingAnswers(t *testing.T) {
 			if a.Level != tc.level || len(a.Details) != len(tc.s.Points) {
 				t.Errorf("level %q, %d details; want %q: %s", a.Level, len(a.Details), tc.level, a.Conclusion)
 			}
+			// The knee is the level to set, but where it does not fit
+			// the budget.
+			knee := tc.level
+			if tc.name == "budget" {
+				knee = "8"
+			}
+			if a.Knee != knee {
+				t.Errorf("knee %q, want %q: %s", a.Knee, knee, a.Conclusion)
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(a.Conclusion, w) {
 					t.Errorf("the conclusion lacks %q:\n%s", w, a.Conclusion)
