@@ -29,6 +29,7 @@ svg .alabel{font-size:13px;fill:#222}svg .ctitle{font-size:15px;font-weight:600;
 svg .line{fill:none;stroke:currentColor;stroke-width:2}svg .ref line,svg .legend-ref line{stroke:#A63C00;stroke-width:2}svg .ref text{font-size:12px;fill:#A63C00}svg .pt{fill:currentColor;stroke:#fff;stroke-width:.8}
 svg .pt.open{fill:none;stroke:currentColor;stroke-width:2.2}svg .band{fill:currentColor;fill-opacity:.18;stroke:none}
 svg .fail{fill:none;stroke:#000;stroke-width:1.6;stroke-dasharray:3 2}
+svg .ci{fill:none;stroke:currentColor;stroke-width:1.6}svg .range{fill:currentColor;fill-opacity:.2;stroke:currentColor;stroke-opacity:.45;stroke-width:.8}
 svg .mark line{stroke:#555;stroke-width:1.5}svg .mark text{font-size:12px;fill:#333}
 svg .legend text{font-size:13px;fill:#222}svg .legend-item{cursor:pointer}
 svg .series.off{display:none}svg .legend-item.off{opacity:.35}

@@ -20,7 +20,8 @@ func studyAnswers(st *study.Result) []string {
 
 // study writes a study's section: the question and design, the answers'
 // details per factor, the charts per factor (req/s and p99 against
-// concurrency, a line per series), the configurations with their commands
+// concurrency, a line per series) or a sizing study's (capacity and
+// memory against the pool size), the configurations with their commands
 // and memory, the series' table, the comparisons and the notes.
 func (p *pager) study(st *study.Result) {
 	b := &p.b
@@ -79,6 +80,8 @@ func (p *pager) study(st *study.Result) {
 		rps.svg(b)
 		p99.svg(b)
 	}
+	// A sizing study's charts right after its answers.
+	p.sizingCharts(st)
 	var rows [][]cell
 	for _, c := range st.Configurations {
 		status := "ok"

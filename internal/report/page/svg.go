@@ -26,6 +26,9 @@ const (
 	legendRow          = 20.0
 	legendLabelMaxChar = 24
 	markerR            = 4.5
+	// barW is half a range box's width, capW half an interval whisker's
+	// cap.
+	barW, capW = 7.0, 5.0
 )
 
 // chart is one line chart: a title, axis labels, lines with markers, and
@@ -46,6 +49,13 @@ type chart struct {
 	levelTicks, logY, linearY bool
 	// xs are the levels of the whole set, for small multiples.
 	xs []float64
+	// tickNames label the level ticks of levels that are not numbers
+	// (drawn at 1, 2, 3 ...): the name of each x; a level without one is
+	// labelled with its number.
+	tickNames map[float64]string
+	// marksLow puts the marks' labels at the foot of the plot, clear of
+	// the high points and the reference lines at its top.
+	marksLow bool
 }
 
 // ref is a horizontal line at y, with its label.
@@ -67,6 +77,9 @@ type line struct {
 	style int
 	pts   []point
 	band  []band
+	// bars are error bars at a point: a 95% interval (a whisker with
+	// caps) or a range, lowest to highest (a shaded box).
+	bars []bar
 }
 
 // point is one data point; tip is its <title> (exact values).
@@ -78,6 +91,14 @@ type point struct {
 
 // band is a 95% interval at x.
 type band struct{ x, lo, hi float64 }
+
+// bar is an error bar at x from lo to hi: a 95% interval, or with rng a
+// range (lowest to highest); tip is its <title>.
+type bar struct {
+	x, lo, hi float64
+	rng       bool
+	tip       string
+}
 
 // empty reports whether the chart has no point at all.
 func (c *chart) empty() bool {
@@ -136,6 +157,17 @@ func (c *chart) sanitize() {
 			}
 		}
 		l.band = bands
+		bars := l.bars[:0]
+		for _, br := range l.bars {
+			var ok1, ok2, ok3 bool
+			br.x, ok1 = clampPlot(br.x)
+			br.lo, ok2 = clampPlot(br.lo)
+			br.hi, ok3 = clampPlot(br.hi)
+			if ok1 && ok2 && ok3 {
+				bars = append(bars, br)
+			}
+		}
+		l.bars = bars
 	}
 	refs := c.refs[:0]
 	for _, r := range c.refs {
@@ -181,6 +213,10 @@ func (c *chart) yExtent() yrange {
 		for _, bd := range l.band {
 			see(bd.lo)
 			see(bd.hi)
+		}
+		for _, br := range l.bars {
+			see(br.lo)
+			see(br.hi)
 		}
 	}
 	for _, r := range c.refs {
@@ -294,7 +330,11 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 			k := (len(xs) + 11) / 12
 			for i, x := range xs {
 				if i%k == 0 || i == len(xs)-1 {
-					xticks = append(xticks, tick{tx(x), fnum(x)})
+					label := fnum(x)
+					if n, ok := c.tickNames[x]; ok {
+						label = esc(n)
+					}
+					xticks = append(xticks, tick{tx(x), label})
 				}
 			}
 		} else {
@@ -393,8 +433,18 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 	}
 	for i, m := range c.marks {
 		x := f1(sx(m.x))
-		fmt.Fprintf(b, "<g class=\"mark\"><title>%s</title><line x1=\"%s\" y1=\"%g\" x2=\"%s\" y2=\"%g\" stroke-dasharray=\"3 3\"/><text x=\"%s\" y=\"%g\">%s</text></g>\n",
-			esc(m.label), x, plotT, x, plotB, f1(sx(m.x)+3), plotT+14+float64(i)*14, esc(m.label))
+		// A mark's label runs right of its line, or left of it in the
+		// plot's right half (where it would run into the legend).
+		tx, anchor := sx(m.x)+3, ""
+		if sx(m.x) > (plotL+plotR)/2 {
+			tx, anchor = sx(m.x)-3, " text-anchor=\"end\""
+		}
+		ty := plotT + 14 + float64(i)*14
+		if c.marksLow {
+			ty = plotB - 6 - float64(len(c.marks)-1-i)*14
+		}
+		fmt.Fprintf(b, "<g class=\"mark\"><title>%s</title><line x1=\"%s\" y1=\"%g\" x2=\"%s\" y2=\"%g\" stroke-dasharray=\"3 3\"/><text x=\"%s\" y=\"%g\"%s>%s</text></g>\n",
+			esc(m.label), x, plotT, x, plotB, f1(tx), ty, anchor, esc(m.label))
 	}
 
 	for _, l := range c.lines {
@@ -412,6 +462,27 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 				pts = append(pts, f1(sx(l.band[i].x))+","+f1(sy(l.band[i].lo)))
 			}
 			fmt.Fprintf(b, "<polygon class=\"band\" points=\"%s\"><title>%s: 95%% interval</title></polygon>\n", strings.Join(pts, " "), esc(l.label))
+		}
+		// Ranges first, under the intervals' whiskers.
+		for _, br := range l.bars {
+			if !br.rng {
+				continue
+			}
+			x, top, bottom := sx(br.x), sy(br.hi), sy(br.lo)
+			if bottom-top < 2 {
+				// No spread: a box 2 units high, still seen.
+				top, bottom = (top+bottom)/2-1, (top+bottom)/2+1
+			}
+			fmt.Fprintf(b, "<rect class=\"range\" x=\"%s\" y=\"%s\" width=\"%g\" height=\"%s\"><title>%s</title></rect>\n",
+				f1(x-barW), f1(top), 2*barW, f1(bottom-top), esc(br.tip))
+		}
+		for _, br := range l.bars {
+			if br.rng {
+				continue
+			}
+			x, top, bottom := sx(br.x), sy(br.hi), sy(br.lo)
+			fmt.Fprintf(b, "<path class=\"ci\" d=\"M%s %sh%gM%s %sV%sM%s %sh%g\"><title>%s</title></path>\n",
+				f1(x-capW), f1(top), 2*capW, f1(x), f1(top), f1(bottom), f1(x-capW), f1(bottom), 2*capW, esc(br.tip))
 		}
 		var pts []string
 		for _, p := range l.pts {
@@ -441,16 +512,7 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 	y := plotT + 6
 	for _, l := range c.lines {
 		col := report.SeriesColorHex(l.style)
-		label := l.label
-		if r := []rune(label); len(r) > legendLabelMaxChar {
-			// A path keeps its end (the file's name), anything else its
-			// start; the <title> has it whole. 24 characters at 13 px fit
-			// between the legend's x and the edge of the image.
-			label = string(r[:legendLabelMaxChar-1]) + "…"
-			if strings.Contains(label, "/") {
-				label = "…" + string(r[len(r)-legendLabelMaxChar+1:])
-			}
-		}
+		label := legendLabel(l.label)
 		note := ""
 		if len(l.pts) == 0 {
 			note = " (no data)"
@@ -462,8 +524,8 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 		y += legendRow
 	}
 	for _, r := range c.refs {
-		fmt.Fprintf(lb, "<g class=\"legend-ref\"><line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%g\">%s</text></g>\n",
-			legendX, y, legendX+28, y, legendX+36, y+4, esc(r.label))
+		fmt.Fprintf(lb, "<g class=\"legend-ref\"><title>%s</title><line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke-dasharray=\"8 5\"/><text x=\"%g\" y=\"%g\">%s</text></g>\n",
+			esc(r.label), legendX, y, legendX+28, y, legendX+36, y+4, esc(legendLabel(r.label)))
 		y += legendRow
 	}
 	if anyFailed {
@@ -479,6 +541,18 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 			break
 		}
 	}
+	var whiskers, ranges bool
+	for _, l := range c.lines {
+		for _, br := range l.bars {
+			whiskers, ranges = whiskers || !br.rng, ranges || br.rng
+		}
+	}
+	if whiskers {
+		caption += " Whiskers: the 95% interval."
+	}
+	if ranges {
+		caption += " Shaded boxes: the range, lowest to highest."
+	}
 	for _, r := range c.refs {
 		caption += " Dashed horizontal line: " + r.label + "."
 	}
@@ -489,6 +563,21 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 		caption += " Ringed: a level with failed requests or a cause the record names (a full listen queue, a note); its tooltip says which."
 	}
 	fmt.Fprintf(b, "<figcaption>%s</figcaption>\n</figure>\n", esc(caption))
+}
+
+// legendLabel is a legend entry's text: at most legendLabelMaxChar
+// characters, 24 characters at 13 px fitting between the legend's x and
+// the edge of the image. A longer path keeps its end (the file's name),
+// anything else its start; the entry's <title> has it whole.
+func legendLabel(label string) string {
+	r := []rune(label)
+	if len(r) <= legendLabelMaxChar {
+		return label
+	}
+	if head := string(r[:legendLabelMaxChar-1]) + "…"; !strings.Contains(head, "/") {
+		return head
+	}
+	return "…" + string(r[len(r)-legendLabelMaxChar+1:])
 }
 
 // tick is an axis tick: its value and label.
