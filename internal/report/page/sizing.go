@@ -70,7 +70,7 @@ func (p *pager) sizingCharts(st *study.Result) {
 	slo := strings.Join(sz.Objectives, ", ")
 	xLabel := "pool size: " + sz.Factor + " (worker processes)"
 	capc := &chart{id: p.id("c"), title: "capacity within " + slo + " against " + sz.Factor + ", median of the searches",
-		xLabel: xLabel, yLabel: "capacity (requests / second)", levelTicks: true, tickNames: names, marksLow: true}
+		xLabel: xLabel, yLabel: "capacity (requests / second)", levelTicks: true, linearY: true, tickNames: names, marksLow: true}
 	mem := &chart{id: p.id("c"), title: "memory under load at the capacity against " + sz.Factor + ": one worker's PSS and the pool's",
 		xLabel: xLabel, yLabel: "PSS (MiB)", levelTicks: true, tickNames: names, marksLow: true}
 	in := func(label, group string) string {
