@@ -176,6 +176,10 @@ func TestSizingCharts(t *testing.T) {
 	if capFig == nil || memFig == nil {
 		t.Fatalf("capacity chart %v, memory chart %v: want both", capFig != nil, memFig != nil)
 	}
+	if want := fmt.Sprintf("capacity searches within %s, steps of %g s, confirmations of %g s, %d searches per pool size, a memory budget of %s",
+		strings.Join(sz.Objectives, ", "), sz.StepSeconds, sz.ConfirmSeconds, st.Measure.Repeat, study.Bytes(sz.MemoryBudgetBytes)); !strings.Contains(text(page), want) {
+		t.Errorf("the study's design does not say %q", want)
+	}
 	// Right after the answers: the last answer's details, then the
 	// charts, before the configurations' table.
 	prev := capFig.PrevSibling

@@ -31,7 +31,7 @@ func (p *pager) study(st *study.Result) {
 	}
 	fmt.Fprintf(b, "<p class=\"question\"><strong>%s</strong></p>\n", esc(st.Question))
 	fmt.Fprintf(b, "<p>Factors: %s (a chart's legend names a series by its levels in this order). %d configurations, %s; %s; %d rounds, series order seeded with %d; noise threshold %g%%; %.1f s in all.",
-		esc(strings.Join(factors, "; ")), len(st.Configurations), fmt.Sprintf("%d series", len(st.Series)), esc(measureText(st.Measure)),
+		esc(strings.Join(factors, "; ")), len(st.Configurations), fmt.Sprintf("%d series", len(st.Series)), esc(measureText(st)),
 		st.Rounds, st.Seed, 100*st.Noise, st.Seconds)
 	if st.Incomplete {
 		b.WriteString(" <strong>Incomplete</strong>: the study was interrupted; what finished is shown.")
@@ -140,8 +140,23 @@ func levelsLabel(st *study.Result, se *study.Series) string {
 	return strings.Join(parts, " ")
 }
 
-// measureText is "sweep of c 1, 11, 21; 1000 requests a level; 5 trials".
-func measureText(m study.Measure) string {
+// measureText is "sweep at concurrency 1, 11, 21, 1000 requests a level
+// and trial, 5 trials", or a sizing study's "capacity searches within
+// p99<=100ms, steps of 2 s, confirmations of 10 s, 3 searches per pool
+// size".
+func measureText(st *study.Result) string {
+	m := st.Measure
+	if sz := st.Sizing; sz != nil {
+		s := fmt.Sprintf("capacity searches within %s, steps of %g s", strings.Join(sz.Objectives, ", "), sz.StepSeconds)
+		if sz.ConfirmSeconds > 0 {
+			s += fmt.Sprintf(", confirmations of %g s", sz.ConfirmSeconds)
+		}
+		s += ", " + searches(m.Repeat) + " per pool size"
+		if sz.MemoryBudgetBytes > 0 {
+			s += ", a memory budget of " + study.Bytes(sz.MemoryBudgetBytes)
+		}
+		return s
+	}
 	per := fmt.Sprintf("%d requests a level and trial", m.Requests)
 	if m.Requests == 0 {
 		per = fmt.Sprintf("%g s a level and trial", m.Seconds)

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sizingCharts is what TestSizingPageInBrowser reads of a sizing chart, in
+// CSS pixels of the window.
+type sizingChart struct {
+	Width, Height float64
+	// Points are the chart's markers: their centre, size, tooltip, and
+	// whether the marker is what the window shows at its centre.
+	Points []struct {
+		X, Y, W, H float64
+		Tip        string
+		OnTop      bool `json:"onTop"`
+		Inside     bool
+	}
+	// Whiskers and Ranges are the capacity's interval whiskers and range
+	// boxes; Knees the knee's dotted lines.
+	Whiskers, Ranges []struct{ X, Y, W, H float64 }
+	Knees            []struct {
+		X, H  float64
+		Label string
+	}
+	// Fill is the computed fill of the first marker.
+	Fill string
+}
+
+// readSizing measures the sizing charts of the page: each scrolled into
+// view, its markers' boxes and whether each is on top at its centre.
+const readSizing = `(() => {
+  const out = {};
+  const figs = [...document.querySelectorAll('section.study figure.chart')];
+  for (const [k, prefix] of [['capacity', 'capacity within'], ['memory', 'memory under load']]) {
+    const f = figs.find(f => f.querySelector('svg > title').textContent.startsWith(prefix));
+    if (!f) continue;
+    f.scrollIntoView({block: 'center'});
+    const svg = f.querySelector('svg').getBoundingClientRect();
+    const box = e => { const r = e.getBoundingClientRect(); return {X: r.x + r.width / 2, Y: r.y + r.height / 2, W: r.width, H: r.height}; };
+    const c = {Width: svg.width, Height: svg.height, Points: [], Whiskers: [], Ranges: [], Knees: []};
+    f.querySelectorAll('.series path.pt').forEach(e => {
+      const b = box(e);
+      const hit = document.elementFromPoint(b.X, b.Y);
+      b.Tip = e.querySelector('title').textContent;
+      b.onTop = !!hit && hit.closest('path.pt') === e;
+      b.Inside = b.X >= svg.left && b.X <= svg.right && b.Y >= svg.top && b.Y <= svg.bottom;
+      c.Points.push(b);
+    });
+    f.querySelectorAll('.series path.ci').forEach(e => c.Whiskers.push(box(e)));
+    f.querySelectorAll('.series rect.range').forEach(e => c.Ranges.push(box(e)));
+    f.querySelectorAll('g.mark').forEach(m => {
+      const t = m.querySelector('title').textContent;
+      if (t.startsWith('knee')) { const b = box(m.querySelector('line')); c.Knees.push({X: b.X, H: b.H, Label: t}); }
+    });
+    const first = f.querySelector('.series path.pt');
+    c.Fill = first ? getComputedStyle(first).fill : '';
+    out[k] = c;
+  }
+  return out;
+})()`
+
+// TestSizingPageInBrowser: the page of a real sizing study (the built-in
+// pool of 1 and 2 workers, 20 ms a request, short searches) opens in
+// headless Chromium without an error, and its capacity and memory charts
+// are drawn at a size, with a visible marker per pool size (and per line
+// of the memory chart), the capacity's whiskers and range boxes, and the
+// knee's line through the answer's point.
+func TestSizingPageInBrowser(t *testing.T) {
+	bin := chromium(t)
+	r := runStudy(t, writeStudy(t, `question: How many workers?
+factors:
+  workers: {levels: [1, 2], setting: --processes}
+backends:
+  - name: pool
+    command: [backbench, serve, --protocol, http, --processes, "{workers}", --model, serial, --delay, 20ms, --listen, "{listen}"]
+    url: "http://{target}/"
+measure:
+  kind: capacity
+  slo: ["p99<=200ms"]
+  duration: 0.5s
+  confirm: 1s
+  repeat: 2
+  memory: 1GiB
+`))
+	if r.code != 0 || r.res == nil || r.res.Sizing == nil || len(r.res.Answers) != 1 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	sz, a := r.res.Sizing, r.res.Answers[0]
+	page := filepath.Join(r.dir, "study.html")
+	if out, err := exec.Command(studyBinary(t), "report", "-o", page, filepath.Join(r.dir, "study.json")).CombinedOutput(); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	tab := openInBrowser(t, bin, "file://"+page, 1280, 800)
+	var charts map[string]*sizingChart
+	tab.eval(readSizing, &charts)
+	tab.checkQuiet()
+	for _, name := range []string{"capacity", "memory"} {
+		c := charts[name]
+		if c == nil {
+			t.Fatalf("no %s chart on the page", name)
+		}
+		// A point per pool size: one line on the capacity chart, four
+		// (the pool's PSS, one worker's p50, p95, max) on the memory one.
+		want := len(sz.Points)
+		if name == "memory" {
+			want *= 4
+		}
+		if c.Width < 400 || c.Height < 150 || len(c.Points) != want {
+			t.Errorf("%s chart: %.0f × %.0f px, %d points; want a size and %d points", name, c.Width, c.Height, len(c.Points), want)
+		}
+		if c.Fill == "" || c.Fill == "none" || c.Fill == "rgb(255, 255, 255)" {
+			t.Errorf("%s chart: the markers are filled with %q", name, c.Fill)
+		}
+		for _, p := range c.Points {
+			if p.W < 4 || p.H < 4 || !p.Inside {
+				t.Errorf("%s chart: a marker of %.1f × %.1f px at %.0f, %.0f, inside the chart %v: %s", name, p.W, p.H, p.X, p.Y, p.Inside, p.Tip)
+			}
+		}
+		if len(c.Knees) != 1 || c.Knees[0].Label != "knee: "+a.Knee || c.Knees[0].H < 100 {
+			t.Errorf("%s chart: knee lines %+v, want one for %q", name, c.Knees, a.Knee)
+		}
+	}
+	c := charts["capacity"]
+	if len(c.Whiskers) != len(sz.Points) || len(c.Ranges) != len(sz.Points) {
+		t.Errorf("capacity chart: %d whiskers, %d range boxes; want %d each", len(c.Whiskers), len(c.Ranges), len(sz.Points))
+	}
+	for i, p := range c.Points {
+		// The capacity's markers lie on top: nothing hides them.
+		if !p.OnTop {
+			t.Errorf("capacity chart: the marker of %s is not what the window shows at its centre", p.Tip)
+		}
+		if i < len(c.Ranges) && (math.Abs(c.Ranges[i].X-p.X) > 1 || c.Ranges[i].W < 4) {
+			t.Errorf("capacity chart: the range box %+v is not at its point %.1f", c.Ranges[i], p.X)
+		}
+		if strings.HasPrefix(p.Tip, sz.Factor+"="+a.Knee+":") && len(c.Knees) == 1 && math.Abs(c.Knees[0].X-p.X) > 1 {
+			t.Errorf("capacity chart: the knee's line at x %.1f px, its point at %.1f", c.Knees[0].X, p.X)
+		}
+	}
+}
