@@ -339,8 +339,9 @@ func marksOf(fig *html.Node) []string {
 // TestSizingChartsVariants: the pool to set marked apart from the knee
 // when the knee does not fit the budget; the knee at the answer's level in
 // a file written before the knee was kept; a line per combination of the
-// other factors' levels, with a knee each; no budget line without a
-// budget; and no sizing chart in a study that is not a sizing one.
+// other factors' levels, with a knee each; levels that are not numbers,
+// named on the x axis; no budget line without a budget; and no sizing
+// chart in a study that is not a sizing one.
 func TestSizingChartsVariants(t *testing.T) {
 	edit := func(f func(doc map[string]any)) *html.Node {
 		raw, _ := sizingDoc(t)
@@ -387,6 +388,28 @@ func TestSizingChartsVariants(t *testing.T) {
 	}
 	if got := marksOf(capFig); len(got) != 2 || got[0] != "knee: "+st.Answers[0].Knee || got[1] != "knee at transport=unix: "+first {
 		t.Errorf("two groups: marks %q", got)
+	}
+	// Levels that are not numbers: at 1, 2, 3 ..., the ticks named.
+	names := []string{"small", "medium", "large", "huge"}
+	page = edit(func(doc map[string]any) {
+		for i, p := range sizing(doc)["points"].([]any) {
+			p.(map[string]any)["level"] = names[i]
+		}
+		answer(doc)["knee"], answer(doc)["level"] = names[1], names[1]
+	})
+	capFig = figureTitled(t, page, "capacity within")
+	var ticks []string
+	for _, e := range withClass(capFig, "text", "tick") {
+		if attr(e, "text-anchor") == "middle" {
+			ticks = append(ticks, text(e))
+		}
+	}
+	if want := strings.Join(names[:len(st.Sizing.Points)], " "); strings.Join(ticks, " ") != want {
+		t.Errorf("named levels: x ticks %q, want %q", ticks, want)
+	}
+	if got, pts := marksOf(capFig), seriesPoints(capFig)["capacity"]; len(got) != 1 || got[0] != "knee: "+names[1] ||
+		math.Abs(attrNum(find(withClass(capFig, "g", "mark")[0], "line")[0], "x1")-pts[1].x) > 0.06 {
+		t.Errorf("named levels: marks %q, not at the second point", got)
 	}
 	page = edit(func(doc map[string]any) { delete(sizing(doc), "memory_budget_bytes") })
 	if refs := withClass(figureTitled(t, page, "memory under load"), "g", "ref"); len(refs) != 0 {
