@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// sizingCharts is what TestSizingPageInBrowser reads of a sizing chart, in
+// sizingChart is what TestSizingPageInBrowser reads of a sizing chart, in
 // CSS pixels of the window.
 type sizingChart struct {
 	Width, Height float64
