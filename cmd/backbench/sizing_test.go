@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -222,4 +224,79 @@ func TestSizingPHPFPM(t *testing.T) {
 	if len(r.res.Answers) != 1 || !strings.HasPrefix(r.res.Answers[0].Conclusion, "pm.max_children = ") {
 		t.Errorf("answers: %+v", r.res.Answers)
 	}
+}
+
+// sizingRecipe runs the sizing study studies/file short: its pool sizes
+// cut to 1 and 2 (a copy with the file's levels replaced), half-second
+// steps, no confirmation, one search each. A study needs program: without
+// it the test is skipped, or fails under CI=true (realbackend.Missing).
+func sizingRecipe(t *testing.T, file, program, pkg string) studyRun {
+	t.Helper()
+	if _, err := exec.LookPath(program); err != nil {
+		realbackend.Missing(t, fmt.Sprintf("%s is not installed (Debian: apt-get install %s)", program, pkg))
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "studies", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const levels = "levels: [1, 2, 4, 8]"
+	if strings.Count(string(b), levels) != 1 {
+		t.Fatalf("studies/%s has no %q to cut to 1 and 2", file, levels)
+	}
+	return runStudy(t, "-t", "500ms", "--confirm", "0", "--repeat", "1",
+		writeStudy(t, strings.Replace(string(b), levels, "levels: [1, 2]", 1)))
+}
+
+// checkRecipe checks a short run of a sizing recipe: every pool size got
+// a capacity and its memory per worker, counted over the workers, not the
+// master; every configuration started once and stopped at SIGTERM; and
+// the answer names the backend's setting. The recipes' apps wait 10 ms a
+// request, so a pool of n workers of perWorker requests at a time serves
+// at most n × perWorker / 10 ms (a quarter more allowed: a half-second
+// step can pass a little over it before its queue shows).
+func checkRecipe(t *testing.T, r studyRun, setting string, perWorker int) {
+	t.Helper()
+	if r.code != 0 || r.res == nil || r.res.Sizing == nil {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if len(r.res.Sizing.Points) != 2 {
+		t.Fatalf("%d pool sizes, want 2: %+v", len(r.res.Sizing.Points), r.res.Sizing.Points)
+	}
+	for i, p := range r.res.Sizing.Points {
+		n := i + 1
+		if p.Level != strconv.Itoa(n) || len(p.Searches) != 1 {
+			t.Errorf("point %d: level %s, %d searches, want %d and 1", i, p.Level, len(p.Searches), n)
+		}
+		if p.Capacity.Median <= 0 || p.WorkerPSS.P95 <= 0 || p.PoolPSSBytes <= p.WorkerPSS.P50 || p.Workers != n {
+			t.Errorf("%s = %s: capacity %.1f req/s, pool PSS %.0f, per worker %+v, %d workers (want %d)",
+				setting, p.Level, p.Capacity.Median, p.PoolPSSBytes, p.WorkerPSS, p.Workers, n)
+		}
+		if most := 1.25 * float64(n*perWorker) / 0.010; p.Capacity.Median > most {
+			t.Errorf("%s = %s: %.1f req/s, more than %d workers of %d requests at a time waiting 10 ms each can serve (%.0f)",
+				setting, p.Level, p.Capacity.Median, n, perWorker, most)
+		}
+		t.Logf("%s = %s: %.1f req/s, pool PSS %.1f MiB, per worker p95 %.1f MiB, %d workers",
+			setting, p.Level, p.Capacity.Median, p.PoolPSSBytes/(1<<20), p.WorkerPSS.P95/(1<<20), p.Workers)
+	}
+	for _, c := range r.res.Configurations {
+		if c.Starts != 1 || c.Killed != 0 || c.Failure != "" || len(c.Left) > 0 {
+			t.Errorf("configuration %s: %d starts, %d killed, failure %q, left %v", c.Name, c.Starts, c.Killed, c.Failure, c.Left)
+		}
+	}
+	if len(r.res.Answers) != 1 || !strings.HasPrefix(r.res.Answers[0].Conclusion, setting+" = ") {
+		t.Fatalf("answers: %+v", r.res.Answers)
+	}
+	t.Logf("answer: %s", r.res.Answers[0].Conclusion)
+}
+
+// TestSizingGunicorn runs studies/sizing-gunicorn.yaml (sync workers, a
+// WSGI app written by the study, on a Unix socket) short.
+func TestSizingGunicorn(t *testing.T) {
+	checkRecipe(t, sizingRecipe(t, "sizing-gunicorn.yaml", "gunicorn", "gunicorn"), "--workers", 1)
+}
+
+// TestSizingPuma runs studies/sizing-puma.yaml (cluster mode, 4 threads a
+// worker, a Rack app written by the study, on TCP) short.
+func TestSizingPuma(t *testing.T) {
+	checkRecipe(t, sizingRecipe(t, "sizing-puma.yaml", "puma", "puma"), "--workers", 4)
 }
