@@ -503,13 +503,15 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		width := tableWidth(o.wide, stdout)
 		fmt.Fprintln(stdout, report.Wrap(fmt.Sprintf("Sweep: %d series, %d levels, %s, %.1f s in all", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken), width, "  "))
 		if p.trials.on {
-			fmt.Fprintln(stdout, report.Wrap(p.trials.describe(true), width, "  "))
+			fmt.Fprintln(stdout, report.Wrap(p.trials.plan.Describe(true), width, "  "))
 		}
 		fmt.Fprintln(stdout)
 		if err := report.SweepTableFit(stdout, &sw, width); err != nil {
 			return err
 		}
-		writeComparisons(stdout, sw.SweepTrials, width)
+		if err := report.Comparisons(stdout, sw.SweepTrials, width); err != nil {
+			return err
+		}
 		for _, l := range judged.Lines {
 			fmt.Fprintln(stdout, report.Wrap(l, width, "    "))
 		}

@@ -60,3 +60,17 @@ func ShortTrialNote(what string, t Trial) string {
 	}
 	return fmt.Sprintf("%s %s: too short to trust; lengthen it with -n (more requests) or -t (more seconds)", what, why)
 }
+
+// Describe is the line that says how the trials of p ran, its seed
+// included: "Trials: 5 trials, in rounds shuffled with --seed 7"; perLevel
+// says "per level" (a sweep's trials run at every level).
+func (p Plan) Describe(perLevel bool) string {
+	s := fmt.Sprintf("%d trials", p.Repeat)
+	if perLevel {
+		s += " per level"
+	}
+	if p.Precision > 0 {
+		s = fmt.Sprintf("trials until the req/s interval is within ±%g%% (from %d, at most %d)", 100*p.Precision, p.Repeat, p.MaxRepeat)
+	}
+	return fmt.Sprintf("Trials: %s, in rounds shuffled with --seed %d", s, p.Seed)
+}

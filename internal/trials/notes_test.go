@@ -70,3 +70,21 @@ func TestShortTrialNote(t *testing.T) {
 		t.Errorf("long enough: %q", n)
 	}
 }
+
+// TestPlanDescribe checks the line that says how the trials ran: their
+// count (per level for a sweep) or the precision rule, and the seed.
+func TestPlanDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		p        Plan
+		perLevel bool
+		want     string
+	}{
+		{Plan{Repeat: 5, Seed: 7}, false, "Trials: 5 trials, in rounds shuffled with --seed 7"},
+		{Plan{Repeat: 3, Seed: 1}, true, "Trials: 3 trials per level, in rounds shuffled with --seed 1"},
+		{Plan{Repeat: 5, Precision: 0.02, MaxRepeat: 30, Seed: 2}, false, "Trials: trials until the req/s interval is within ±2% (from 5, at most 30), in rounds shuffled with --seed 2"},
+	} {
+		if got := tc.p.Describe(tc.perLevel); got != tc.want {
+			t.Errorf("Describe(%v) = %q, want %q", tc.perLevel, got, tc.want)
+		}
+	}
+}

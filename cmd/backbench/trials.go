@@ -21,8 +21,8 @@ import (
 	"github.com/backbench/backbench/internal/trials"
 )
 
-// repeatOptions are the flags of repeated trials, shared by bench and
-// sweep (--baseline is sweep's only).
+// repeatOptions are the flags of repeated trials (--repeat, --precision
+// and the rest), shared by bench and sweep (--baseline is sweep's only).
 type repeatOptions struct {
 	repeat    int
 	precision string
@@ -97,20 +97,6 @@ func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
 	return tp, nil
 }
 
-// describe is the line that says how the trials ran, seed included; a
-// sweep's run at every level.
-func (tp *trialPlan) describe(sweep bool) string {
-	p := tp.plan
-	s := fmt.Sprintf("%d trials", p.Repeat)
-	if sweep {
-		s += " per level"
-	}
-	if p.Precision > 0 {
-		s = fmt.Sprintf("trials until the req/s interval is within ±%g%% (from %d, at most %d)", 100*p.Precision, p.Repeat, p.MaxRepeat)
-	}
-	return fmt.Sprintf("Trials: %s, in rounds shuffled with --seed %d", s, p.Seed)
-}
-
 // report is what the trials add to a sweep's report: the plan, the
 // comparisons of series (see sweep.Comparisons) and the notes.
 func (tp *trialPlan) report(series []sweep.SeriesResult, backends []string, notes []string) *report.SweepTrials {
@@ -121,23 +107,6 @@ func (tp *trialPlan) report(series []sweep.SeriesResult, backends []string, note
 	st.Notes = append(st.Notes, pairNotes...)
 	st.Notes = append(st.Notes, trials.VerdictNotes(st.Comparisons)...)
 	return st
-}
-
-// writeComparisons prints a sweep's comparisons table under a title, and
-// its notes; nothing without trials.
-//
-// width is the columns they fit (0: as wide as they are).
-func writeComparisons(w io.Writer, st *report.SweepTrials, width int) {
-	if st == nil {
-		return
-	}
-	if len(st.Comparisons) > 0 {
-		fmt.Fprintf(w, "\nComparisons (ratio series / baseline, 95%% interval, Mann-Whitney p, noise threshold ±%g%%):\n", 100*st.Noise)
-		report.ComparisonTableFit(w, st.Comparisons, width)
-	}
-	for _, n := range st.Notes {
-		fmt.Fprintln(w, report.Wrap("Note: "+n, width, "  "))
-	}
 }
 
 // executeTrials runs bench's trials of plan through the driver: each a
@@ -195,7 +164,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 // medians with their intervals, and whether the precision was reached.
 func writeTrials(w io.Writer, s *summary.Summary, tp *trialPlan) {
 	t := s.Repeated
-	fmt.Fprintf(w, "\n%s\n", tp.describe(false))
+	fmt.Fprintf(w, "\n%s\n", tp.plan.Describe(false))
 	conf := "no interval with one trial"
 	if t.Confidence > 0 {
 		conf = fmt.Sprintf("%.4g%% interval", 100*t.Confidence)
