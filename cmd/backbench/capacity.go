@@ -19,7 +19,6 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // capacityOptions are the flags of capacity: bench's load flags (--slo
@@ -355,34 +354,4 @@ func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) erro
 		}
 	}
 	return report.CommitAll(files)
-}
-
-// sloError is a run that failed a --slo objective: exit status 3.
-type sloError struct{ failed []string }
-
-func (e *sloError) Error() string { return "objective failed: " + strings.Join(e.failed, "; ") }
-
-// sloGate prints the verdict on each objective (with text, after the
-// report) and returns a sloError if one failed.
-func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []summary.SLOResult) error {
-	if len(objs) == 0 {
-		return nil
-	}
-	lines := capacity.Verdicts(objs, rs)
-	if text {
-		fmt.Fprintln(stdout, "\nObjectives:")
-		for _, l := range lines {
-			fmt.Fprintln(stdout, "  "+l)
-		}
-	}
-	var failed []string
-	for i, r := range rs {
-		if !r.Pass {
-			failed = append(failed, lines[i])
-		}
-	}
-	if failed != nil {
-		return &sloError{failed}
-	}
-	return nil
 }
