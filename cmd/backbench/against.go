@@ -9,11 +9,13 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // againstOptions are bench's and sweep's flags of a check against a
@@ -130,4 +132,34 @@ func commandLine(cmd string, args []string, p stats.Privacy) string {
 		words = append(words, a)
 	}
 	return strings.Join(words, " ")
+}
+
+// sloError is a run that failed a --slo objective: exit status 3.
+type sloError struct{ failed []string }
+
+func (e *sloError) Error() string { return "objective failed: " + strings.Join(e.failed, "; ") }
+
+// sloGate prints the verdict on each objective (with text, after the
+// report) and returns a sloError if one failed.
+func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []summary.SLOResult) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	lines := capacity.Verdicts(objs, rs)
+	if text {
+		fmt.Fprintln(stdout, "\nObjectives:")
+		for _, l := range lines {
+			fmt.Fprintln(stdout, "  "+l)
+		}
+	}
+	var failed []string
+	for i, r := range rs {
+		if !r.Pass {
+			failed = append(failed, lines[i])
+		}
+	}
+	if failed != nil {
+		return &sloError{failed}
+	}
+	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // capacityOptions are the flags of capacity: bench's load flags (--slo
@@ -355,79 +354,4 @@ func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) erro
 		}
 	}
 	return report.CommitAll(files)
-}
-
-// sloError is a run that failed a --slo objective: exit status 3.
-type sloError struct{ failed []string }
-
-func (e *sloError) Error() string { return "objective failed: " + strings.Join(e.failed, "; ") }
-
-// sloGate prints the verdict on each objective (with text, after the
-// report) and returns a sloError if one failed.
-func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []summary.SLOResult) error {
-	if len(objs) == 0 {
-		return nil
-	}
-	lines := capacity.Verdicts(objs, rs)
-	if text {
-		fmt.Fprintln(stdout, "\nObjectives:")
-		for _, l := range lines {
-			fmt.Fprintln(stdout, "  "+l)
-		}
-	}
-	var failed []string
-	for i, r := range rs {
-		if !r.Pass {
-			failed = append(failed, lines[i])
-		}
-	}
-	if failed != nil {
-		return &sloError{failed}
-	}
-	return nil
-}
-
-// judge applies the --slo objectives to every level of every series: it
-// fills each level's SLO verdicts and each series' highest passing level,
-// and returns the lines that say so, and a sloError if any level failed.
-func (p *sweepPlan) judge(sw *report.Sweep) ([]string, error) {
-	objs := p.objectives
-	if len(objs) == 0 {
-		return nil, nil
-	}
-	lines := []string{"", "Objectives " + strings.Join(capacity.Texts(objs), ", ") + ":"}
-	var failed []string
-	for i := range sw.Series {
-		se := &sw.Series[i]
-		highest, verdicts := 0, []string{}
-		for k := range se.Levels {
-			l := &se.Levels[k]
-			m := capacity.FromSummary(l, objs)
-			l.SLO = capacity.Evaluate(objs, &m)
-			v := fmt.Sprintf("c=%d pass", l.Concurrency)
-			if capacity.Passed(l.SLO) {
-				highest = max(highest, l.Concurrency)
-			} else {
-				var why []string
-				for j, r := range l.SLO {
-					if !r.Pass {
-						why = append(why, objs[j].Metric+" "+objs[j].Format(r.Value))
-					}
-				}
-				v = fmt.Sprintf("c=%d FAIL (%s)", l.Concurrency, strings.Join(why, ", "))
-				failed = append(failed, fmt.Sprintf("%s at c=%d", se.Label, l.Concurrency))
-			}
-			verdicts = append(verdicts, v)
-		}
-		se.SLOHighestPass = &highest
-		best := "none"
-		if highest > 0 {
-			best = fmt.Sprintf("c=%d", highest)
-		}
-		lines = append(lines, fmt.Sprintf("  %s: highest level that passes: %s; %s", se.Label, best, strings.Join(verdicts, ", ")))
-	}
-	if failed != nil {
-		return lines, &sloError{failed}
-	}
-	return lines, nil
 }

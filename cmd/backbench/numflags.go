@@ -45,3 +45,20 @@ func parseFinite(s string) (float64, error) {
 	}
 	return f, nil
 }
+
+// parseStopRate reads "0.05" or "5%".
+func parseStopRate(s string) (float64, error) { return parseRatio("--stop-error-rate", s) }
+
+// parseRatio reads the value of flag name, a ratio ("0.05") or a
+// percentage ("5%"), from 0 to 1.
+func parseRatio(name, s string) (float64, error) {
+	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	f, err := strconv.ParseFloat(v, 64)
+	if err == nil && pct {
+		f /= 100
+	}
+	if err != nil || !(f >= 0 && f <= 1) {
+		return 0, usagef("bad %s %q: want a ratio from 0 to 1 or a percentage (5%%)", name, s)
+	}
+	return f, nil
+}

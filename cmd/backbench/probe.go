@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/probe"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/sockets"
 )
@@ -293,22 +293,15 @@ func probeReachable(ctx context.Context, tgt sockets.Target, tlsDialer *sockets.
 // per address (the probe's, or the target and why it could not be reached)
 // and the checks whose verdicts differ between the addresses probed.
 type rangeOutput struct {
-	URL           string         `json:"url"`
-	Addresses     []any          `json:"addresses"`
-	Disagreements []disagreement `json:"disagreements"`
+	URL           string               `json:"url"`
+	Addresses     []any                `json:"addresses"`
+	Disagreements []probe.Disagreement `json:"disagreements"`
 }
 
 // unreachedOutput is an address of a range that could not be probed.
 type unreachedOutput struct {
 	Target probeTarget `json:"target"`
 	Error  string      `json:"error"`
-}
-
-// disagreement is a check whose verdict differs between addresses:
-// verdicts by address.
-type disagreement struct {
-	Check    string            `json:"check"`
-	Verdicts map[string]string `json:"verdicts"`
 }
 
 // runRange probes each address of a port range in turn, one section each,
@@ -319,8 +312,8 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 	if text {
 		fmt.Fprintf(stdout, "Probing %d addresses of %s, one after the other\n", len(targets), url)
 	}
-	out := rangeOutput{URL: url, Disagreements: []disagreement{}}
-	var done []*probeResult
+	out := rangeOutput{URL: url}
+	var done [][]probe.Verdict
 	var addrs []string
 	var errs []error
 	for _, t := range targets {
@@ -344,7 +337,11 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 			return err
 		}
 		out.Addresses = append(out.Addresses, res.out)
-		done = append(done, res)
+		var vs []probe.Verdict
+		for _, l := range res.lines {
+			vs = append(vs, probe.Verdict{Check: l.name, Verdict: l.verdict})
+		}
+		done = append(done, vs)
 		addrs = append(addrs, t.Network+":"+t.Address)
 		if text {
 			res.print(stdout)
@@ -356,22 +353,7 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 		}
 		return &unreachableError{errors.Join(errs...)}
 	}
-	// The checks in the order of the first address probed.
-	for _, l := range done[0].lines {
-		d := disagreement{Check: l.name, Verdicts: map[string]string{}}
-		differ := false
-		for i, r := range done {
-			for _, m := range r.lines {
-				if m.name == l.name {
-					d.Verdicts[addrs[i]] = m.verdict
-					differ = differ || m.verdict != l.verdict
-				}
-			}
-		}
-		if differ {
-			out.Disagreements = append(out.Disagreements, d)
-		}
-	}
+	out.Disagreements = probe.Disagreements(addrs, done)
 	if !text {
 		return writeJSON(stdout, out)
 	}
@@ -386,20 +368,7 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 		fmt.Fprintf(stdout, "The %d addresses probed agree on every check.\n", len(done))
 	}
 	for _, d := range out.Disagreements {
-		by := map[string][]string{}
-		var order []string
-		for _, a := range addrs {
-			v := d.Verdicts[a]
-			if by[v] == nil {
-				order = append(order, v)
-			}
-			by[v] = append(by[v], a)
-		}
-		var parts []string
-		for _, v := range order {
-			parts = append(parts, fmt.Sprintf("%s at %s", v, strings.Join(by[v], ", ")))
-		}
-		fmt.Fprintf(stdout, "The addresses disagree on %s: %s\n", d.Check, strings.Join(parts, "; "))
+		fmt.Fprintln(stdout, d.Text(addrs))
 	}
 	return nil
 }

@@ -141,23 +141,6 @@ type sweepPlan struct {
 	backends []string
 }
 
-// parseStopRate reads "0.05" or "5%".
-func parseStopRate(s string) (float64, error) { return parseRatio("--stop-error-rate", s) }
-
-// parseRatio reads the value of flag name, a ratio ("0.05") or a
-// percentage ("5%"), from 0 to 1.
-func parseRatio(name, s string) (float64, error) {
-	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
-	f, err := strconv.ParseFloat(v, 64)
-	if err == nil && pct {
-		f /= 100
-	}
-	if err != nil || !(f >= 0 && f <= 1) {
-		return 0, usagef("bad %s %q: want a ratio from 0 to 1 or a percentage (5%%)", name, s)
-	}
-	return f, nil
-}
-
 // splitLabel splits "LABEL=URL"; a "=" after the scheme's "://" belongs to
 // the URL (a query string).
 func splitLabel(arg string) (label, url string, err error) {
@@ -344,7 +327,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	// URL differs from the others of that label ("pool tcp", "pool unix").
 	byLabel := map[string][]trials.Factors{}
 	for _, t := range targets {
-		byLabel[t.label] = append(byLabel[t.label], planFactors(t.r.Plan))
+		byLabel[t.label] = append(byLabel[t.label], sweep.PlanFactors(t.r.Plan))
 	}
 	seen := map[string]bool{}
 	for _, t := range targets {
@@ -356,7 +339,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 			label = t.r.Target.URL // the short default is ambiguous
 			backend = label
 		} else if fs := byLabel[label]; len(fs) > 1 && defaults[label] == 0 {
-			label += factorWords(planFactors(t.r.Plan), fs)
+			label += sweep.FactorWords(sweep.PlanFactors(t.r.Plan), fs)
 		}
 		for _, ka := range kas {
 			r := *t.r.Plan
@@ -393,11 +376,10 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	r0 := p.series[0].Plan
 	p.cfg.Levels, p.cfg.EndUnreachable = levels, true
 	p.cfg.Requests, p.cfg.Duration = r0.Requests, o.timeLimit
-	w := driver.DefaultWarmup(r0.Requests, o.timeLimit)
+	p.cfg.Warmup = driver.DefaultWarmup(r0.Requests, o.timeLimit)
 	if fs.Changed("warmup") {
-		w = driver.Warmup{Requests: o.warmup}
+		p.cfg.Warmup = driver.Warmup{Requests: o.warmup}
 	}
-	p.cfg.WarmupRequests, p.cfg.WarmupDuration = w.Requests, w.Duration
 	return p, nil
 }
 
@@ -419,10 +401,16 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The design is judged once every flag is known good, before the
 	// first request.
 	p.trials.judgeDesign(stderr)
-	maxLevel := p.cfg.Levels[len(p.cfg.Levels)-1]
-	setup := execute.Prepare(p.series[0].Plan, maxLevel, o.quiet, stderr)
+	setup := p.cfg.Prepare(p.series, o.quiet, stderr)
 	defer setup.Done()
-	if err := p.check(ctx, stderr); err != nil {
+	errs, all := sweep.CheckSockets(p.series)
+	if all {
+		return &unreachableError{errors.Join(errs...)}
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "backbench: warning: %v (the series runs; its failures are in the report)\n", err)
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version(),
@@ -442,22 +430,25 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// "Completed N requests").
 		stop = startSweepLines(&p.cfg, stderr)
 	}
-	var short shortTrials
+	var short sweep.ShortTrials
 	if p.trials.on {
 		p.cfg.Trials = &p.trials.plan
-		p.cfg.OnTrial = func(t driver.Trial) { short.add(p.series[t.Series].Label, t.Summary) }
+		p.cfg.OnTrial = func(t driver.Trial) { short.Add(p.series[t.Series].Label, t.Summary) }
 	}
 	res, err := sweep.Run(ctx, p.cfg, p.series)
 	notes := res.Notes
-	if n := short.note(); n != "" {
+	if n := short.Note(); n != "" {
 		notes = append(notes, n)
 	}
 	stop(err == nil && !res.Interrupted)
 	if err != nil {
 		return executeError(err)
 	}
-	if err := p.unreachable(res, stderr); err != nil {
-		return err
+	if errs, all = sweep.Unreachable(res, p.series); all {
+		return &unreachableError{errors.Join(errs...)}
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "backbench: warning: %v (the series stopped)\n", err)
 	}
 	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png", "sweep.html"}
 	// Every file is written whole to a temporary file, then all are
@@ -471,8 +462,17 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer f.Abort()
 		files[i] = f
 	}
+	judged := sweep.Judge(res.Series, p.objectives)
 	sw := p.report(res)
-	sloLines, sloErr := p.judge(&sw)
+	var sloErr error
+	if len(p.objectives) > 0 {
+		for i := range sw.Series {
+			sw.Series[i].SLOHighestPass = &judged.Highest[i]
+		}
+		if judged.Failed != nil {
+			sloErr = &sloError{judged.Failed}
+		}
+	}
 	if p.trials.on {
 		sw.SweepTrials = p.trials.report(res.Series, p.backends, notes)
 	}
@@ -486,14 +486,16 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		width := tableWidth(o.wide, stdout)
 		fmt.Fprintln(stdout, report.Wrap(fmt.Sprintf("Sweep: %d series, %d levels, %s, %.1f s in all", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken), width, "  "))
 		if p.trials.on {
-			fmt.Fprintln(stdout, report.Wrap(p.trials.describe(true), width, "  "))
+			fmt.Fprintln(stdout, report.Wrap(p.trials.plan.Describe(true), width, "  "))
 		}
 		fmt.Fprintln(stdout)
 		if err := report.SweepTableFit(stdout, &sw, width); err != nil {
 			return err
 		}
-		writeComparisons(stdout, sw.SweepTrials, width)
-		for _, l := range sloLines {
+		if err := report.Comparisons(stdout, sw.SweepTrials, width); err != nil {
+			return err
+		}
+		for _, l := range judged.Lines {
 			fmt.Fprintln(stdout, report.Wrap(l, width, "    "))
 		}
 	}
@@ -557,68 +559,6 @@ func perLevel(sw *report.Sweep) string {
 		parts = append(parts, fmt.Sprintf("at most %g s per level", sw.SecondsPerLevel))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// check makes sure, without connecting, that at least one target's Unix
-// socket path is a socket (sockets.StatUnix); TCP targets are checked by
-// their series' own first dials (see unreachable). Targets that fail are
-// reported on stderr and still run; if none is left, the sweep is not run
-// (exit status 1).
-func (p *sweepPlan) check(ctx context.Context, stderr io.Writer) error {
-	type reach struct {
-		err    error
-		labels []string
-	}
-	var order []string
-	reached := map[string]*reach{}
-	failed := 0
-	for i, se := range p.series {
-		r := se.Plan
-		key := r.Target.Network + " " + r.Target.Address
-		pr := reached[key]
-		if pr == nil {
-			pr = &reach{err: execute.CheckSockets(r.Target, r.Upstreams, io.Discard)}
-			reached[key] = pr
-			order = append(order, key)
-		}
-		pr.labels = append(pr.labels, p.series[i].Label)
-		if pr.err != nil {
-			failed++
-		}
-	}
-	var errs []error
-	for _, key := range order {
-		if pr := reached[key]; pr.err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", strings.Join(pr.labels, ", "), pr.err))
-		}
-	}
-	if failed == len(p.series) {
-		return &unreachableError{errors.Join(errs...)}
-	}
-	for _, err := range errs {
-		fmt.Fprintf(stderr, "backbench: warning: %v (the series runs; its failures are in the report)\n", err)
-	}
-	return ctx.Err()
-}
-
-// unreachable returns the exit-1 error when no series could reach its
-// target at its first run, and otherwise warns on stderr about each
-// series that could not (it stopped; the others went on).
-func (p *sweepPlan) unreachable(res sweep.Result, stderr io.Writer) error {
-	var errs []error
-	for i, sr := range res.Series {
-		if sr.Unreachable != nil {
-			r := p.series[i].Plan
-			errs = append(errs, fmt.Errorf("%s: %w", sr.Label, execute.DialError(r.Target, r.Upstreams, 0, sr.Unreachable)))
-		}
-	}
-	if len(errs) == len(res.Series) && !res.Interrupted {
-		return &unreachableError{errors.Join(errs...)}
-	}
-	for _, err := range errs {
-		fmt.Fprintf(stderr, "backbench: warning: %v (the series stopped)\n", err)
-	}
-	return nil
 }
 
 // report converts the engine's result for the renderers.

@@ -191,28 +191,3 @@ func TestSweepTLSAndPlain(t *testing.T) {
 		}
 	})
 }
-
-// TestFactorWords: the series of one label are told apart by the factors
-// in which their URLs differ, the HTTP version only between two HTTP
-// URLs (FastCGI against HTTP is the protocol).
-func TestFactorWords(t *testing.T) {
-	fcgiTCP := trials.Factors{Protocol: "fcgi", Transport: "tcp", Upstreams: 1}
-	fcgiUnix := trials.Factors{Protocol: "fcgi", Transport: "unix", Upstreams: 1}
-	httpTCP := trials.Factors{Protocol: "http", Transport: "tcp", HTTPVersion: "1.1", Upstreams: 1}
-	httpsTCP := trials.Factors{Protocol: "http", Transport: "tcp", HTTPVersion: "1.1", TLS: true, Upstreams: 1}
-	for _, tc := range []struct {
-		f    trials.Factors
-		fs   []trials.Factors
-		want string
-	}{
-		{fcgiUnix, []trials.Factors{fcgiTCP, fcgiUnix}, " unix"},
-		{fcgiTCP, []trials.Factors{fcgiTCP, httpTCP}, " fcgi"},
-		{httpTCP, []trials.Factors{fcgiTCP, httpTCP}, " http"},
-		{httpsTCP, []trials.Factors{httpTCP, httpsTCP}, " tls"},
-		{fcgiTCP, []trials.Factors{fcgiTCP}, ""},
-	} {
-		if got := factorWords(tc.f, tc.fs); got != tc.want {
-			t.Errorf("factorWords(%+v) = %q, want %q", tc.f, got, tc.want)
-		}
-	}
-}

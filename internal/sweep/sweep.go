@@ -17,10 +17,16 @@
 // The package knows no protocol and reads no flags: series arrive as
 // execute.Plan values, and results leave as one stats.Record and its
 // summary.Summary per series and level. The runs are the driver's
-// (internal/driver): this package holds what is a sweep's own (its
-// levels, its Config) and turns a Config into the driver's schedule
-// (driver.Concurrencies) and rules; the warm-up, the interleaving, the
-// trials and the stop rule are the driver's.
+// (internal/driver): this package holds what is a sweep's own and turns a
+// Config into the driver's schedule (driver.Concurrencies) and rules; the
+// warm-up, the interleaving, the trials and the stop rule are the
+// driver's. A sweep's own: its levels (ParseLevels), its Config and its
+// one preparation of the process (Config.Prepare), which targets can be
+// reached (CheckSockets before, Unreachable after), the factors of its
+// series (FactorsOf, PlanFactors, FactorWords) and their comparisons
+// (Comparisons: the one-factor pairs of trials.Pairs at every level,
+// with their notes), the note of its short trials (ShortTrials), and
+// --slo's judgement of every level (Judge).
 //
 // Limits: connections are not carried from the warm-up into the measured run
 // (each run dials its own), so with keep-alive the first request of every
@@ -32,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/backbench/backbench/internal/driver"
@@ -53,10 +60,9 @@ type Config struct {
 	Requests int64
 	// Duration is the time limit of one level; 0 means none.
 	Duration time.Duration
-	// WarmupRequests and WarmupDuration bound the warm-up run before each
-	// level (not counted). Both 0: no warm-up.
-	WarmupRequests int64
-	WarmupDuration time.Duration
+	// Warmup bounds the warm-up run before each level (not counted);
+	// the zero Warmup: none (driver.DefaultWarmup is the usual one).
+	Warmup driver.Warmup
 	// StopOnErrors turns the stop rule on: a series ends after the first
 	// level whose failure ratio (summary.Summary.FailureRatio) is greater
 	// than StopErrorRate (a ratio from 0 to 1; 0 stops at the first
@@ -110,7 +116,7 @@ func (cfg *Config) Validate(series []Series) error {
 	if cfg.Requests <= 0 && cfg.Duration <= 0 {
 		return errors.New("sweep: need a request count or a duration per level")
 	}
-	if cfg.Requests < 0 || cfg.WarmupRequests < 0 || cfg.Duration < 0 || cfg.WarmupDuration < 0 {
+	if cfg.Requests < 0 || cfg.Warmup.Requests < 0 || cfg.Duration < 0 || cfg.Warmup.Duration < 0 {
 		return errors.New("sweep: negative request count or duration")
 	}
 	if cfg.StopOnErrors && !(cfg.StopErrorRate >= 0 && cfg.StopErrorRate <= 1) {
@@ -124,6 +130,15 @@ func (cfg *Config) Validate(series []Series) error {
 	return nil
 }
 
+// Prepare prepares the process for every run of the sweep (the file
+// limit for its highest level, scheduling, threads: execute.Prepare, from
+// the first series' plan), saying what it did on stderr unless quiet. The
+// caller calls its Done once the sweep ended, and passes it as
+// cfg.Options.Setup (Run prepares quietly when it has none).
+func (cfg *Config) Prepare(series []Series, quiet bool, stderr io.Writer) *execute.Setup {
+	return execute.Prepare(series[0].Plan, cfg.Levels[len(cfg.Levels)-1], quiet, stderr)
+}
+
 // Run runs the sweep. It returns an error only for a bad configuration or
 // when a client cannot be made; failures of the backend are data in the
 // summaries (and may trigger the stop rule).
@@ -132,7 +147,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (Result, error) {
 		return Result{}, err
 	}
 	if cfg.Options.Setup == nil {
-		setup := execute.Prepare(series[0].Plan, cfg.Levels[len(cfg.Levels)-1], true, nil)
+		setup := cfg.Prepare(series, true, nil)
 		defer setup.Done()
 		cfg.Options.Setup = setup
 	}
@@ -143,7 +158,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (Result, error) {
 	res, err := driver.Run(ctx, driver.Config{
 		Schedule:     driver.Concurrencies(cfg.Levels, cfg.Requests, cfg.Duration),
 		Trials:       cfg.Trials,
-		Warmup:       driver.Warmup{Requests: cfg.WarmupRequests, Duration: cfg.WarmupDuration},
+		Warmup:       cfg.Warmup,
 		StopOnErrors: cfg.StopOnErrors, StopErrorRate: cfg.StopErrorRate,
 		StopOnLoss: true, KeepOnUnreachable: true, EndUnreachable: cfg.EndUnreachable,
 		Options: cfg.Options, Progress: cfg.Progress, OnTrial: cfg.OnTrial,

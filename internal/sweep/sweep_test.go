@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/protocol/builtin"
 	"github.com/backbench/backbench/internal/testnet"
@@ -103,7 +104,7 @@ func TestStopRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			good := fixtures.StartTB(t, fixtures.ProtoHTTP, tc.name, fixtures.Options{})
 			ser := []Series{series(t, "bad", tc.bad, true), series(t, "good", good.URL("/"), true)}
-			res, err := Run(context.Background(), Config{Levels: []int{1, 2, 4}, Requests: 20, WarmupRequests: 2,
+			res, err := Run(context.Background(), Config{Levels: []int{1, 2, 4}, Requests: 20, Warmup: driver.Warmup{Requests: 2},
 				StopOnErrors: true, StopErrorRate: 0.5}, ser)
 			if err != nil {
 				t.Fatal(err)
@@ -180,7 +181,7 @@ func TestValidate(t *testing.T) {
 		{"decreasing", Config{Levels: []int{2, 1}, Requests: 1}, ok, "must increase"},
 		{"zero level", Config{Levels: []int{0}, Requests: 1}, ok, "must increase"},
 		{"no budget", Config{Levels: []int{1}}, ok, "request count or a duration"},
-		{"negative", Config{Levels: []int{1}, Requests: 1, WarmupRequests: -1}, ok, "negative"},
+		{"negative", Config{Levels: []int{1}, Requests: 1, Warmup: driver.Warmup{Requests: -1}}, ok, "negative"},
 		{"rate", Config{Levels: []int{1}, Requests: 1, StopOnErrors: true, StopErrorRate: 1.5}, ok, "ratio"},
 		{"no factory", Config{Levels: []int{1}, Requests: 1}, []Series{{Label: "x"}}, "no client factory"},
 	} {
@@ -200,7 +201,7 @@ func modelsOnce(t *testing.T, ser []Series, network string) []string {
 	const n = 40
 	var mu sync.Mutex
 	var order []string
-	cfg := Config{Levels: []int{1, 8}, Requests: n, WarmupRequests: 4,
+	cfg := Config{Levels: []int{1, 8}, Requests: n, Warmup: driver.Warmup{Requests: 4},
 		Progress: func(p Progress) {
 			mu.Lock()
 			defer mu.Unlock()

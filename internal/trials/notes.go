@@ -1,0 +1,76 @@
+package trials
+
+import (
+	"fmt"
+	"math"
+)
+
+// VerdictNotes explains, once each, the verdicts the comparisons cs could
+// not give (too few trials for the rank test) and the marker of short
+// trials (ShortNote).
+func VerdictNotes(cs []Comparison) []string {
+	var notes []string
+	few, short := false, false
+	for _, c := range cs {
+		if n := min(c.Trials, c.BaselineTrials); c.Verdict == NoVerdict && c.Unanswered == "" && !few {
+			few = true
+			if n <= 1 {
+				notes = append(notes, fmt.Sprintf("\u2013, 1 trial: a side has one trial, so there is no interval and no verdict; run with --repeat %d or more",
+					MinTrialsForVerdict()+1))
+			} else {
+				notes = append(notes, fmt.Sprintf("\u2013, %d trials: %d trials against %d cannot give p < %g (Mann-Whitney, two-sided), so there is no verdict; use %d or more a side (--repeat %d)",
+					n, c.Trials, c.BaselineTrials, Alpha, MinTrialsForVerdict(), MinTrialsForVerdict()+1))
+			}
+		}
+		short = short || c.ShortTrials > 0
+	}
+	if short {
+		notes = append(notes, ShortNote)
+	}
+	return notes
+}
+
+// DesignWarning is the warning, said before any request, that n trials a
+// side (a plan's Repeat, or its MaxRepeat with a precision) cannot give a
+// verdict: fewer than the rank test needs to reach p < Alpha (CanReach).
+// It is "" when they can.
+func DesignWarning(n int) string {
+	if CanReach(n, n) {
+		return ""
+	}
+	need := MinTrialsForVerdict()
+	what := fmt.Sprintf("%d trials a side cannot give p < %g (Mann-Whitney, two-sided: at best p = %.3g)", n, Alpha, 2*math.Exp(-lchoose(2*n, n)))
+	if n == 1 {
+		what = "1 trial a side has no interval and no test"
+	}
+	return fmt.Sprintf("%s, so no comparison of this run can have a verdict; the smallest count that can is %d (--repeat %d; 5 gives an interval of 93.75%%)",
+		what, need, need)
+}
+
+// ShortTrialNote is the note of a trial too short to trust (Short), named
+// what ("trial 2"), naming the flags that lengthen it; "" for a trial
+// long enough.
+func ShortTrialNote(what string, t Trial) string {
+	if !t.Short() {
+		return ""
+	}
+	why := fmt.Sprintf("lasted %.3g s, less than %g s", t.Seconds, MinTrialSeconds)
+	if t.Seconds >= MinTrialSeconds {
+		why = "had no measurable client CPU time"
+	}
+	return fmt.Sprintf("%s %s: too short to trust; lengthen it with -n (more requests) or -t (more seconds)", what, why)
+}
+
+// Describe is the line that says how the trials of p ran, its seed
+// included: "Trials: 5 trials, in rounds shuffled with --seed 7"; perLevel
+// says "per level" (a sweep's trials run at every level).
+func (p Plan) Describe(perLevel bool) string {
+	s := fmt.Sprintf("%d trials", p.Repeat)
+	if perLevel {
+		s += " per level"
+	}
+	if p.Precision > 0 {
+		s = fmt.Sprintf("trials until the req/s interval is within ±%g%% (from %d, at most %d)", 100*p.Precision, p.Repeat, p.MaxRepeat)
+	}
+	return fmt.Sprintf("Trials: %s, in rounds shuffled with --seed %d", s, p.Seed)
+}
