@@ -1,24 +1,32 @@
-// Package document is backbench's saved result: one Document type for
-// every JSON file a command writes (bench, sweep, capacity, compare,
-// probe, merge), one reader (Read) that every later command (compare,
-// merge, report) takes, and one writer (Write).
+// Package document is backbench's result model and its codec: one type
+// per kind of result a command writes (a bench run, Run; repeated trials,
+// Trials; a sweep, Sweep; a capacity search, Capacity; a comparison,
+// Comparison; a merged run or sweep, MergedRun and MergedSweep; a probe,
+// Probe and ProbeRange; a study, Study; a bare run record, Record), each
+// with one JSON shape that carries its kind as a field of its own; one
+// reader (Read) that every later command (compare, merge, report) takes,
+// returning the typed result; and one writer (Write).
 //
-// A document has a kind and holds every record it measured (a bench run's
-// record or its trials, every sweep level's trials, every capacity step's
-// records), the environment and the notes, plus what its kind adds (a
-// sweep's series and levels, a capacity search's steps and answer, a
-// comparison's rows, a merge's generators, a study's configurations,
-// series, trials and answers). The JSON of each kind keeps
-// the keys it had before this package existed, so that the reader reads
-// every file of schema 1: files that carry a "kind" key are read by it,
-// older ones by their keys (the only place that looks at keys to tell
-// kinds apart).
+// A result holds every record it measured (a run's record or its trials,
+// every sweep level's trials, every capacity step's records), the
+// environment and the notes, plus what its kind adds (a sweep's series
+// and levels, a capacity search's steps and answer, a comparison's rows,
+// a merge's generators, a study's configurations, series, trials and
+// answers). What Read finds beside the kind's own keys (the file's name,
+// its schema, its records in order, where and when it was made) is the
+// result's Meta, never written. The JSON of each kind keeps the keys it
+// had before the kinds were types, so that the reader reads every file of
+// schema 1: files that carry a "kind" key are read by it, older ones by
+// their keys (KindOf: the only place that looks at keys to tell kinds
+// apart).
 //
 // The reader checks what it reads as saved numbers must be checked: every
 // record's schema (stats.CheckSchema) and counts (stats.Record.Validate),
-// every summary's figures (summary.Summary.CheckSummary). Limits: a probe
-// document is kept as its target, timeout and summary lines plus its raw
-// bytes (its checks are an open set of keys, read by the page).
+// every summary's figures (summary.Summary.CheckSummary). This package is
+// the only one that decodes JSON (with the record's own unmarshalers in
+// internal/stats); renderers, compare and merge take its types. Limits: a
+// probe's checks are an open set of keys, one per check of its protocol,
+// kept in the protocol's order (Probe.Checks) with their JSON as written.
 package document
 
 import (

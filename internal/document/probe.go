@@ -260,7 +260,10 @@ type unreached struct {
 // MarshalJSON writes the probe, or the target and the error.
 func (a ProbeAddress) MarshalJSON() ([]byte, error) {
 	if a.Probe != nil {
-		return a.Probe.MarshalJSON()
+		// The range carries the kind, not its addresses.
+		q := *a.Probe
+		q.Kind = ""
+		return q.MarshalJSON()
 	}
 	return json.Marshal(unreached{a.Target, a.Error})
 }
