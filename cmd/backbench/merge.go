@@ -495,10 +495,7 @@ func planDiff(a, b *stats.Plan) []string {
 	flat := func(p *stats.Plan) map[string]json.RawMessage {
 		q := *p
 		q.Requests = 0
-		j, _ := json.Marshal(q)
-		var m map[string]json.RawMessage
-		json.Unmarshal(j, &m)
-		return m
+		return document.PlanKeys(&q)
 	}
 	ma, mb := flat(a), flat(b)
 	keys := map[string]bool{}
