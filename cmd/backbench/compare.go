@@ -115,7 +115,7 @@ func loadSaved(path string) (*savedFile, error) {
 // parseSaved reads the saved result b, named path (document.Read);
 // anything else is a usage error.
 func parseSaved(path string, b []byte) (*savedFile, error) {
-	notResult := usagef("compare: %s is not a bench or sweep result, a capacity search nor a study (want the JSON of bench --format json, a sweep.json, a capacity.json or a study.json)", path)
+	notResult := notSaved(path)
 	d, err := document.Read(path, b)
 	switch {
 	case errors.Is(err, document.ErrBadContent) || errors.Is(err, document.ErrNewerSchema):
@@ -123,6 +123,19 @@ func parseSaved(path string, b []byte) (*savedFile, error) {
 	case err != nil:
 		return nil, notResult
 	}
+	return savedOf(path, d)
+}
+
+// notSaved is compare's error for a file that it cannot compare.
+func notSaved(path string) error {
+	return usagef("compare: %s is not a bench or sweep result, a capacity search nor a study (want the JSON of bench --format json, a sweep.json, a capacity.json or a study.json)", path)
+}
+
+// savedOf takes the saved result d, named path, as compare pairs it: a
+// bench result, a sweep, a capacity search or a study; anything else is
+// a usage error.
+func savedOf(path string, d document.Result) (*savedFile, error) {
+	notResult := notSaved(path)
 	for _, l := range levelsOf(d) {
 		if l.Repeated != nil && slices.ContainsFunc(l.Trials, document.OldTrial) {
 			return nil, usagef("compare: %s: trials saved without their run records (made by an older backbench): nothing to compare", path)
