@@ -23,6 +23,9 @@ type Generator struct {
 
 // GeneratorLevel is one generator's figures at one level of a sweep.
 type GeneratorLevel struct {
+	// Label names the series, Concurrency the level; Complete,
+	// RequestsPerSecond and P99Ms (in ms) are the generator's own figures
+	// there.
 	Label             string  `json:"label"`
 	Concurrency       int     `json:"concurrency"`
 	Complete          int64   `json:"complete_requests"`

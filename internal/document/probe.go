@@ -10,6 +10,8 @@ import (
 
 // ProbeTarget is the address a probe checked.
 type ProbeTarget struct {
+	// URL is the target as given; Protocol its scheme; Network and
+	// Address where it was reached ("tcp", "127.0.0.1:80").
 	URL      string `json:"url"`
 	Protocol string `json:"protocol"`
 	Network  string `json:"network"`
@@ -31,6 +33,7 @@ type ProbeField struct {
 // ProbeCheck is one check's outcome as read: its verdict, its evidence
 // and its other keys (its numbers) sorted by name.
 type ProbeCheck struct {
+	// Verdict is the check's verdict word, Evidence what it saw.
 	Verdict, Evidence string
 	// Numbers are the check's other keys with their values decoded
 	// (numbers, strings, booleans, nil, lists and maps of them).
@@ -39,6 +42,7 @@ type ProbeCheck struct {
 
 // ProbeNumber is one key of a check beside its verdict and evidence.
 type ProbeNumber struct {
+	// Key is the key's name, Value its decoded value.
 	Key   string
 	Value any
 }
@@ -245,6 +249,7 @@ type ProbeRange struct {
 // ProbeAddress is one address of a range: its probe, or (Probe nil) its
 // target and why it could not be reached.
 type ProbeAddress struct {
+	// Probe is the address's probe (nil: not reached).
 	Probe *Probe
 	// Target and Error are set for an address not reached.
 	Target ProbeTarget
@@ -289,6 +294,8 @@ func (a *ProbeAddress) UnmarshalJSON(data []byte) error {
 // ProbeDisagreement is a check whose verdict differs between addresses:
 // the verdicts by address.
 type ProbeDisagreement struct {
+	// Check is the check's name; Verdicts its verdict by address
+	// ("tcp:127.0.0.1:9000").
 	Check    string            `json:"check"`
 	Verdicts map[string]string `json:"verdicts"`
 }
