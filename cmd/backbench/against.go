@@ -76,7 +76,7 @@ func validateAgainst(fs *pflag.FlagSet, o *againstOptions, noise float64) (*agai
 // "json" (stdout keeps one document). It returns the gate's outcome (a
 // gateError when it tripped or could not judge), or a usage error when
 // nothing pairs.
-func (a *againstPlan) check(w io.Writer, format, name string, d *document.Document) error {
+func (a *againstPlan) check(w io.Writer, format, name string, d document.Result) error {
 	if a == nil {
 		return nil
 	}

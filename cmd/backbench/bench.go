@@ -510,7 +510,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	r.judge(&sum)
 	sum.Label = strings.TrimSpace(o.label)
-	doc := &document.Document{Kind: document.KindBench, Bench: &document.Bench{Summary: &sum, Record: m}}
+	doc := document.NewRun(&sum, m)
 	switch o.format {
 	case "json":
 		err = document.Write(out, doc)

@@ -307,7 +307,7 @@ func (p *capacityPlan) search(ctx context.Context, stderr io.Writer) (capacity.R
 // step's record, a document of kind capacity.
 func writeCapacityJSON(w io.Writer, rep *capacity.Report, ceiling int) error {
 	j := rep.JSON(ceiling)
-	return document.Write(w, &document.Document{Kind: document.KindCapacity, Capacity: &j})
+	return document.Write(w, &document.Capacity{JSONReport: &j})
 }
 
 // capacityFiles are the paths of the files capacity writes into dir.

@@ -115,7 +115,7 @@ func loadSaved(path string) (*savedFile, error) {
 // parseSaved reads the saved result b, named path (document.Read);
 // anything else is a usage error.
 func parseSaved(path string, b []byte) (*savedFile, error) {
-	notResult := usagef("compare: %s is not a bench or sweep result, a capacity search nor a study (want the JSON of bench --format json, a sweep.json, a capacity.json or a study.json)", path)
+	notResult := notSaved(path)
 	d, err := document.Read(path, b)
 	switch {
 	case errors.Is(err, document.ErrBadContent) || errors.Is(err, document.ErrNewerSchema):
@@ -123,16 +123,30 @@ func parseSaved(path string, b []byte) (*savedFile, error) {
 	case err != nil:
 		return nil, notResult
 	}
+	return savedOf(path, d)
+}
+
+// notSaved is compare's error for a file that it cannot compare.
+func notSaved(path string) error {
+	return usagef("compare: %s is not a bench or sweep result, a capacity search nor a study (want the JSON of bench --format json, a sweep.json, a capacity.json or a study.json)", path)
+}
+
+// savedOf takes the saved result d, named path, as compare pairs it: a
+// bench result, a sweep, a capacity search or a study; anything else is
+// a usage error.
+func savedOf(path string, d document.Result) (*savedFile, error) {
+	notResult := notSaved(path)
 	for _, l := range levelsOf(d) {
 		if l.Repeated != nil && slices.ContainsFunc(l.Trials, document.OldTrial) {
 			return nil, usagef("compare: %s: trials saved without their run records (made by an older backbench): nothing to compare", path)
 		}
 	}
-	f := &savedFile{path: path, kind: d.Kind}
-	switch {
-	case d.Sweep != nil:
+	f := &savedFile{path: path, kind: d.ResultKind()}
+	bench, _, _ := document.Bench(d)
+	switch d := d.(type) {
+	case *document.Sweep, *document.MergedSweep:
 		f.sweep = true
-		sw := d.Sweep
+		sw := document.SweepOf(d)
 		f.Levels, f.RequestsPerLevel, f.SecondsPerLevel = sw.Levels, sw.RequestsPerLevel, sw.SecondsPerLevel
 		for _, se := range sw.Series {
 			s := savedSeries{Label: se.Label, Backend: se.Backend, KeepAlive: se.KeepAlive, Levels: se.Levels}
@@ -142,19 +156,19 @@ func parseSaved(path string, b []byte) (*savedFile, error) {
 		if len(f.Series) == 0 {
 			return nil, notResult
 		}
-	case d.Bench != nil:
-		r := d.Bench.Summary
+	case *document.Run, *document.Trials, *document.MergedRun:
+		r := bench
 		s := savedSeries{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []summary.Summary{*r}, anyLevel: true}
 		if r.Label != "" {
 			s.Label = r.Label
 		}
 		s.Target.URL = r.Target.URL
 		f.Series = []savedSeries{s}
-	case d.Study != nil:
-		f.study = d.Study
-	case d.Capacity != nil:
+	case *document.Study:
+		f.study = d.Result
+	case *document.Capacity:
 		f.sweep = true
-		f.Series = capacitySeries(d.Capacity)
+		f.Series = capacitySeries(d.JSONReport)
 		if len(f.Series) == 0 {
 			return nil, usagef("compare: %s: a capacity search without the steps' records (made by an older backbench): nothing to compare", path)
 		}
@@ -165,15 +179,15 @@ func parseSaved(path string, b []byte) (*savedFile, error) {
 }
 
 // levelsOf returns the summaries of a bench result or a sweep's levels.
-func levelsOf(d *document.Document) []*summary.Summary {
+func levelsOf(d document.Result) []*summary.Summary {
 	var out []*summary.Summary
-	if d.Bench != nil {
-		out = append(out, d.Bench.Summary)
+	if s, _, ok := document.Bench(d); ok {
+		out = append(out, s)
 	}
-	if d.Sweep != nil {
-		for i := range d.Sweep.Series {
-			for k := range d.Sweep.Series[i].Levels {
-				out = append(out, &d.Sweep.Series[i].Levels[k])
+	if sw := document.SweepOf(d); sw != nil {
+		for i := range sw.Series {
+			for k := range sw.Series[i].Levels {
+				out = append(out, &sw.Series[i].Levels[k])
 			}
 		}
 	}
@@ -342,7 +356,7 @@ func (s *savedSeries) level(c int, sweep bool) *summary.Summary {
 }
 
 // compareResult is compare's JSON output, a document of kind compare.
-type compareResult = document.Compare
+type compareResult = document.Comparison
 
 func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
@@ -399,7 +413,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	switch o.format {
 	case "json":
-		if err := document.Write(stdout, &document.Document{Kind: document.KindCompare, Compare: res}); err != nil {
+		if err := document.Write(stdout, res); err != nil {
 			return err
 		}
 	case "markdown":

@@ -19,7 +19,7 @@ import (
 // capacityDocument runs a short open-model capacity search (0.5 s steps from
 // 10 req/s up to 40, no confirmation, no warm-up) on srv into dir and
 // returns its capacity.json, read by document.Read.
-func capacityDocument(t *testing.T, srv *fixtures.Server, dir string) (string, *document.Document) {
+func capacityDocument(t *testing.T, srv *fixtures.Server, dir string) (string, *document.Capacity) {
 	t.Helper()
 	code, _, errs := runMain(t, context.Background(), "capacity", "-q", "-t", "0.5", "--confirm", "0", "--warmup", "0",
 		"--max-time", "20s", "--max", "40", "--slo", "p99<=2s", "--out", dir, srv.URL("/"))
@@ -31,9 +31,13 @@ func capacityDocument(t *testing.T, srv *fixtures.Server, dir string) (string, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := document.Read(name, data)
+	r, err := document.Read(name, data)
 	if err != nil {
 		t.Fatal(err)
+	}
+	d, ok := r.(*document.Capacity)
+	if !ok {
+		t.Fatalf("capacity.json read as %T", r)
 	}
 	return name, d
 }
@@ -50,14 +54,14 @@ func TestCapacityDocument(t *testing.T) {
 	a, da := capacityDocument(t, srv, filepath.Join(dir, "a"))
 	b, _ := capacityDocument(t, srv, filepath.Join(dir, "b"))
 
-	if da.Kind != document.KindCapacity || len(da.Capacity.Steps) == 0 || len(da.Records) != len(da.Capacity.Steps) {
-		t.Fatalf("capacity.json: kind %q, %d steps, %d records", da.Kind, len(da.Capacity.Steps), len(da.Records))
+	if da.Kind != document.KindCapacity || len(da.Steps) == 0 || len(da.Meta.Records) != len(da.Steps) {
+		t.Fatalf("capacity.json: kind %q, %d steps, %d records", da.Kind, len(da.Steps), len(da.Meta.Records))
 	}
 	raw, _ := os.ReadFile(a)
 	if !strings.HasPrefix(string(raw), "{\n  \"kind\": \"capacity\",\n") {
 		t.Errorf("capacity.json does not start with its kind: %.60q", raw)
 	}
-	for i, st := range da.Capacity.Steps {
+	for i, st := range da.Steps {
 		if len(st.Records) != 1 {
 			t.Fatalf("step %d: %d records, want 1", i, len(st.Records))
 		}
@@ -73,7 +77,7 @@ func TestCapacityDocument(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare a b: exit %d: %s", code, errs)
 	}
-	var res document.Compare
+	var res document.Comparison
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +105,7 @@ func TestCapacityDocument(t *testing.T) {
 	}
 	html, _ := os.ReadFile(page)
 	var complete, failed int64
-	for _, st := range da.Capacity.Steps {
+	for _, st := range da.Steps {
 		s := summary.Of(st.Records[0])
 		complete, failed = complete+s.Complete, failed+s.Failed
 		tip := fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", s.Complete, s.Failed, report.MeanOf(&s))
@@ -109,7 +113,7 @@ func TestCapacityDocument(t *testing.T) {
 			t.Errorf("step at %g req/s: no point title with %q", st.Rate, tip)
 		}
 	}
-	if want := fmt.Sprintf("From the run records of %d steps: %d requests complete, %d failed.", len(da.Capacity.Steps), complete, failed); len(da.Capacity.Steps) > 1 && !strings.Contains(string(html), want) {
+	if want := fmt.Sprintf("From the run records of %d steps: %d requests complete, %d failed.", len(da.Steps), complete, failed); len(da.Steps) > 1 && !strings.Contains(string(html), want) {
 		t.Errorf("the page lacks %q", want)
 	}
 
@@ -153,7 +157,7 @@ func TestSavedKinds(t *testing.T) {
 		if want := fmt.Sprintf("{\n  \"kind\": %q,\n", kind); !strings.HasPrefix(string(data), want) {
 			t.Errorf("%s: starts %.40q, want %q (%s)", file, data, want, errs)
 		}
-		if d, err := document.Read(file, data); err != nil || d.Kind != kind {
+		if d, err := document.Read(file, data); err != nil || d.ResultKind() != kind {
 			t.Errorf("%s: read as %v, %v; want %s", file, d, err, kind)
 		}
 	}
@@ -194,7 +198,7 @@ func TestCapacityClosedCompare(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, errs)
 	}
-	var res document.Compare
+	var res document.Comparison
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -156,8 +155,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	warn(stderr, info, o.quiet)
 	sum := summary.Of(m)
 	if o.format == "json" {
-		return document.Write(stdout, &document.Document{Kind: document.KindMerge, Bench: &document.Bench{Summary: &sum, Record: m},
-			Merge: &document.Merge{Generators: gens, Info: info}})
+		return document.Write(stdout, &document.MergedRun{Summary: &sum, Record: m, Generators: gens, Info: info})
 	}
 	return report.MergeText(stdout, &sum, gens, info, report.TextOptions{Spectrum: o.spectrum})
 }
@@ -207,14 +205,14 @@ func eachMergeInput(name string, fn func(k int, in mergeInput) error) error {
 		defer f.Close()
 		r = f
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 64<<10))
+	st := document.NewStream(r)
 	k := 0
 	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF {
+		raw, err := st.Next()
+		if err == io.EOF {
 			break
 		} else if err != nil {
-			return usagef("merge: %s: not JSON: %v", name, err)
+			return usagef("merge: %s: %v", name, err)
 		}
 		k++
 		label := name
@@ -238,14 +236,14 @@ func eachMergeInput(name string, fn func(k int, in mergeInput) error) error {
 // parseMergeInputs reads the JSON values of b, the contents of the file
 // name (as eachMergeInput, all at once).
 func parseMergeInputs(name string, b []byte) ([]mergeInput, error) {
-	var raws []json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(b))
+	var raws [][]byte
+	st := document.NewStream(bytes.NewReader(b))
 	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF {
+		raw, err := st.Next()
+		if err == io.EOF {
 			break
 		} else if err != nil {
-			return nil, usagef("merge: %s: not JSON: %v", name, err)
+			return nil, usagef("merge: %s: %v", name, err)
 		}
 		raws = append(raws, raw)
 	}
@@ -289,19 +287,20 @@ func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 	bad := func(err error) error { return usagef("merge: %s: %v", name, err) }
 	noRecord := bad(fmt.Errorf("no run record: want the JSON of bench --format json or a sweep.json"))
 	d, err := document.Read(name, b)
+	var syntax *json.SyntaxError
 	switch {
 	case errors.Is(err, document.ErrBadContent) || errors.Is(err, document.ErrNewerSchema):
 		return in, usagef("merge: %v", err)
-	case err != nil && !json.Valid(b):
-		var v any
-		return in, bad(fmt.Errorf("not JSON: %v", json.Unmarshal(b, &v)))
+	case errors.As(err, &syntax):
+		return in, bad(fmt.Errorf("not JSON: %v", syntax))
 	case err != nil:
 		return in, noRecord
 	}
-	switch {
-	case d.Sweep != nil:
+	_, benchRec, _ := document.Bench(d)
+	switch d := d.(type) {
+	case *document.Sweep, *document.MergedSweep:
 		in.id = runID(b)
-		in.sweep = d.Sweep
+		in.sweep = document.SweepOf(d)
 		if len(in.sweep.Series) == 0 {
 			return in, bad(fmt.Errorf("a sweep without series"))
 		}
@@ -315,17 +314,19 @@ func decodeMergeInput(name string, b []byte) (mergeInput, error) {
 				}
 			}
 		}
-	case d.Record != nil || d.Bench != nil && d.Bench.Record != nil:
-		raw, rec := json.RawMessage(b), d.Record
+	case *document.Record, *document.Run, *document.Trials, *document.MergedRun:
+		rec := benchRec
+		if r, ok := d.(*document.Record); ok {
+			rec = r.Record
+		}
 		if rec == nil {
-			// The record's own bytes identify the run (runID).
-			var one struct {
-				Record json.RawMessage `json:"record"`
-			}
-			if err := json.Unmarshal(b, &one); err != nil {
-				return in, bad(err)
-			}
-			raw, rec = one.Record, d.Bench.Record
+			return in, noRecord
+		}
+		// The record's own content identifies the run (runID), as a bare
+		// record or in a bench report.
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return in, bad(err)
 		}
 		in.id, in.rec = runID(raw), rec
 		if err := checkRecord(in.rec); err != nil {
@@ -494,10 +495,7 @@ func planDiff(a, b *stats.Plan) []string {
 	flat := func(p *stats.Plan) map[string]json.RawMessage {
 		q := *p
 		q.Requests = 0
-		j, _ := json.Marshal(q)
-		var m map[string]json.RawMessage
-		json.Unmarshal(j, &m)
-		return m
+		return document.PlanKeys(&q)
 	}
 	ma, mb := flat(a), flat(b)
 	keys := map[string]bool{}
@@ -604,8 +602,7 @@ func mergeSweeps(ins []mergeInput, o *mergeOptions, stdout, stderr io.Writer) er
 	sort.Ints(out.Levels)
 	warn(stderr, info, o.quiet)
 	if o.format == "json" {
-		return document.Write(stdout, &document.Document{Kind: document.KindMerge, Sweep: &out,
-			Merge: &document.Merge{Generators: gens, Info: info}})
+		return document.Write(stdout, &document.MergedSweep{Sweep: &out, Generators: gens, Info: info})
 	}
 	return report.MergeSweepText(stdout, &out, gens, info, tableWidth(o.wide, stdout))
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,52 +66,6 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs.StringSliceVar(&o.skip, "skip", nil, "do not run these checks (comma-separated names)")
 	addOutputFlag(fs, &o.output)
 	return fs
-}
-
-// probeTarget is the target as the JSON report shows it.
-type probeTarget struct {
-	URL      string `json:"url"`
-	Protocol string `json:"protocol"`
-	Network  string `json:"network"`
-	Address  string `json:"address"`
-}
-
-// probeOutput is the JSON report of one address: the target, the
-// timeout, every check of the protocol's probe under its key (the
-// protocol's report object, flattened into this one), and the summary
-// lines.
-type probeOutput struct {
-	Target         probeTarget
-	TimeoutSeconds float64
-	Report         any
-	Summary        []string
-}
-
-// MarshalJSON writes the object's keys in that order: target,
-// timeout_seconds, the checks, summary.
-func (o probeOutput) MarshalJSON() ([]byte, error) {
-	head, err := json.Marshal(struct {
-		Target         probeTarget `json:"target"`
-		TimeoutSeconds float64     `json:"timeout_seconds"`
-	}{o.Target, o.TimeoutSeconds})
-	if err != nil {
-		return nil, err
-	}
-	checks, err := json.Marshal(o.Report)
-	if err != nil {
-		return nil, err
-	}
-	tail, err := json.Marshal(struct {
-		Summary []string `json:"summary"`
-	}{o.Summary})
-	if err != nil {
-		return nil, err
-	}
-	b := append(head[:len(head)-1], ',')
-	if inner := bytes.TrimSpace(checks); len(inner) > 2 && inner[0] == '{' {
-		b = append(append(b, inner[1:len(inner)-1]...), ',')
-	}
-	return append(b, tail[1:]...), nil
 }
 
 // probeLine is one text line: a check's name, verdict and evidence.
@@ -208,7 +160,7 @@ type prober struct {
 type probeResult struct {
 	tgt     sockets.Target
 	timeout time.Duration
-	out     any
+	out     *document.Probe
 	lines   []probeLine
 	summary []string
 }
@@ -230,9 +182,9 @@ func (r *probeResult) print(w io.Writer) {
 	}
 }
 
-// writeJSON writes a probe's JSON, a document of kind probe.
-func writeJSON(w io.Writer, v any) error {
-	return document.Encode(w, document.KindProbe, v)
+// writeJSON writes a probe's JSON, a result of kind probe.
+func writeJSON(w io.Writer, r document.Result) error {
+	return document.Write(w, r)
 }
 
 // run probes tgt with its protocol's probe. A protocol that dials first
@@ -257,7 +209,7 @@ func (p *prober) run(ctx context.Context, tgt sockets.Target) (*probeResult, err
 		}
 		return nil, &unreachableError{check}
 	}
-	pt := probeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
+	pt := document.ProbeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
 	res := &probeResult{tgt: tgt, timeout: o.timeout}
 	rep, err := p.proto.Probe(ctx, protocol.ProbeRequest{Target: tgt, Headers: p.headers, Options: p.options,
 		Dialer: dialer, Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
@@ -272,7 +224,9 @@ func (p *prober) run(ctx context.Context, tgt sockets.Target) (*probeResult, err
 		res.lines = append(res.lines, probeLine{l.Name, l.Verdict, l.Evidence})
 	}
 	res.summary = rep.Summary
-	res.out = probeOutput{pt, o.timeout.Seconds(), rep.Report, res.summary}
+	if res.out, err = document.NewProbe(pt, o.timeout.Seconds(), rep.Report, res.summary); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -292,17 +246,7 @@ func probeReachable(ctx context.Context, tgt sockets.Target, tlsDialer *sockets.
 // rangeOutput is the JSON of a probe over a {A..B} port range: one object
 // per address (the probe's, or the target and why it could not be reached)
 // and the checks whose verdicts differ between the addresses probed.
-type rangeOutput struct {
-	URL           string               `json:"url"`
-	Addresses     []any                `json:"addresses"`
-	Disagreements []probe.Disagreement `json:"disagreements"`
-}
-
-// unreachedOutput is an address of a range that could not be probed.
-type unreachedOutput struct {
-	Target probeTarget `json:"target"`
-	Error  string      `json:"error"`
-}
+type rangeOutput = document.ProbeRange
 
 // runRange probes each address of a port range in turn, one section each,
 // then names the checks on which they disagree. It fails only when no
@@ -328,7 +272,7 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 		switch {
 		case errors.As(err, &ue):
 			errs = append(errs, ue.err)
-			out.Addresses = append(out.Addresses, unreachedOutput{probeTarget{t.URL, t.Scheme, t.Network, t.Address}, ue.err.Error()})
+			out.Addresses = append(out.Addresses, document.ProbeAddress{Target: document.ProbeTarget{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address}, Error: ue.err.Error()})
 			if text {
 				fmt.Fprintf(stdout, "Probing %s (%s %s): not reached: %v\n", t.URL, t.Network, t.Address, ue.err)
 			}
@@ -336,7 +280,7 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 		case err != nil:
 			return err
 		}
-		out.Addresses = append(out.Addresses, res.out)
+		out.Addresses = append(out.Addresses, document.ProbeAddress{Probe: res.out})
 		var vs []probe.Verdict
 		for _, l := range res.lines {
 			vs = append(vs, probe.Verdict{Check: l.name, Verdict: l.verdict})
@@ -353,9 +297,13 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 		}
 		return &unreachableError{errors.Join(errs...)}
 	}
-	out.Disagreements = probe.Disagreements(addrs, done)
+	ds := probe.Disagreements(addrs, done)
+	out.Disagreements = []document.ProbeDisagreement{}
+	for _, d := range ds {
+		out.Disagreements = append(out.Disagreements, document.ProbeDisagreement(d))
+	}
 	if !text {
-		return writeJSON(stdout, out)
+		return writeJSON(stdout, &out)
 	}
 	fmt.Fprintln(stdout)
 	if len(errs) > 0 {
@@ -364,10 +312,10 @@ func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Tar
 	switch {
 	case len(done) == 1:
 		fmt.Fprintf(stdout, "Only one address was probed: nothing to compare.\n")
-	case len(out.Disagreements) == 0:
+	case len(ds) == 0:
 		fmt.Fprintf(stdout, "The %d addresses probed agree on every check.\n", len(done))
 	}
-	for _, d := range out.Disagreements {
+	for _, d := range ds {
 		fmt.Fprintln(stdout, d.Text(addrs))
 	}
 	return nil

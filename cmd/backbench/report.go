@@ -78,12 +78,12 @@ func reportCmd(args []string, stdout io.Writer) error {
 // sweepPage writes sweep.html: the page of the sweep's own JSON, as
 // backbench report would render the saved sweep.json (name).
 func sweepPage(w io.Writer, sw *report.Sweep, name string, keepSecrets bool) error {
-	return ownPage(w, &document.Document{Kind: document.KindSweep, Sweep: sw}, name, "sweep", keepSecrets)
+	return ownPage(w, sw, name, "sweep", keepSecrets)
 }
 
 // ownPage writes the page of one document d that a command made (sweep.html,
 // study.html), read back as report reads it, titled "backbench WHAT".
-func ownPage(w io.Writer, d *document.Document, name, what string, keepSecrets bool) error {
+func ownPage(w io.Writer, d document.Result, name, what string, keepSecrets bool) error {
 	var js bytes.Buffer
 	if err := document.Write(&js, d); err != nil {
 		return err

@@ -188,7 +188,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return usagef("%v", err)
 	}
-	doc := &document.Document{Kind: document.KindStudy, Study: res}
+	doc := &document.Study{Result: res}
 	var files []*report.AtomicFile
 	for _, n := range []string{"study.json", "study.html"} {
 		f, err := report.CreateAtomic(filepath.Join(o.out, n))

@@ -502,7 +502,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return report.SweepCSV(w, &sw) },
 		func(w io.Writer) error {
-			return document.Write(w, &document.Document{Kind: document.KindSweep, Sweep: &sw})
+			return document.Write(w, &sw)
 		},
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "svg") },
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "png") },
@@ -533,7 +533,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The check against a saved baseline reads the sweep.json just
 	// written, as compare would; an objective that failed (exit status 3)
 	// outranks the gate.
-	gateErr := p.against.check(stdout, o.format, files[1].Name(), &document.Document{Kind: document.KindSweep, Sweep: &sw})
+	gateErr := p.against.check(stdout, o.format, files[1].Name(), &sw)
 	if sloErr != nil {
 		return sloErr
 	}

@@ -51,7 +51,7 @@ func readSweep(t *testing.T, dir string) (report.Sweep, [][]string) {
 	}
 	// The JSON round-trips: re-encoding the decoded value gives the file.
 	var again bytes.Buffer
-	if err := document.Write(&again, &document.Document{Kind: document.KindSweep, Sweep: &sw}); err != nil || !bytes.Equal(again.Bytes(), b) {
+	if err := document.Write(&again, &sw); err != nil || !bytes.Equal(again.Bytes(), b) {
 		t.Errorf("sweep.json does not round-trip (%v)", err)
 	}
 	f, err := os.Open(filepath.Join(dir, "sweep.csv"))

@@ -1,27 +1,36 @@
-// Package document is backbench's saved result: one Document type for
-// every JSON file a command writes (bench, sweep, capacity, compare,
-// probe, merge), one reader (Read) that every later command (compare,
-// merge, report) takes, and one writer (Write).
+// Package document is backbench's result model and its codec: one type
+// per kind of result a command writes (a bench run, Run; repeated trials,
+// Trials; a sweep, Sweep; a capacity search, Capacity; a comparison,
+// Comparison; a merged run or sweep, MergedRun and MergedSweep; a probe,
+// Probe and ProbeRange; a study, Study; a bare run record, Record), each
+// with one JSON shape that carries its kind as a field of its own; one
+// reader (Read) that every later command (compare, merge, report) takes,
+// returning the typed result; and one writer (Write).
 //
-// A document has a kind and holds every record it measured (a bench run's
-// record or its trials, every sweep level's trials, every capacity step's
-// records), the environment and the notes, plus what its kind adds (a
-// sweep's series and levels, a capacity search's steps and answer, a
-// comparison's rows, a merge's generators, a study's configurations,
-// series, trials and answers). The JSON of each kind keeps
-// the keys it had before this package existed, so that the reader reads
-// every file of schema 1: files that carry a "kind" key are read by it,
-// older ones by their keys (the only place that looks at keys to tell
-// kinds apart).
+// A result holds every record it measured (a run's record or its trials,
+// every sweep level's trials, every capacity step's records), the
+// environment and the notes, plus what its kind adds (a sweep's series
+// and levels, a capacity search's steps and answer, a comparison's rows,
+// a merge's generators, a study's configurations, series, trials and
+// answers). What Read finds beside the kind's own keys (the file's name,
+// its schema, its records in order, where and when it was made) is the
+// result's Meta, never written. The JSON of each kind keeps the keys it
+// had before the kinds were types, so that the reader reads every file of
+// schema 1: files that carry a "kind" key are read by it, older ones by
+// their keys (KindOf: the only place that looks at keys to tell kinds
+// apart).
 //
 // The reader checks what it reads as saved numbers must be checked: every
 // record's schema (stats.CheckSchema) and counts (stats.Record.Validate),
-// every summary's figures (summary.Summary.CheckSummary). Limits: a probe
-// document is kept as its target, timeout and summary lines plus its raw
-// bytes (its checks are an open set of keys, read by the page).
+// every summary's figures (summary.Summary.CheckSummary). This package is
+// the only one that decodes JSON (with the record's own unmarshalers in
+// internal/stats); renderers, compare and merge take its types. Limits: a
+// probe's checks are an open set of keys, one per check of its protocol,
+// kept in the protocol's order (Probe.Checks) with their JSON as written.
 package document
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -31,12 +40,9 @@ import (
 	"strconv"
 
 	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/gate"
-	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/summary"
-	"github.com/backbench/backbench/internal/trials"
 )
 
 // Schema is the newest schema this package reads and writes: the record
@@ -95,86 +101,15 @@ func (e *ContentError) Is(target error) bool {
 // Unwrap returns what is wrong.
 func (e *ContentError) Unwrap() error { return e.Err }
 
-// Bench is a bench result (and a merged one): ab's Summary, with the
-// trials' records when it has trials, and the run record under "record".
-type Bench struct {
-	*summary.Summary
-	Record *stats.Record `json:"record,omitempty"`
-}
-
-// Compare is the JSON of backbench compare.
-type Compare struct {
-	Files       []string            `json:"files"`
-	Noise       float64             `json:"noise"`
-	Forced      bool                `json:"forced"`
-	Differences []string            `json:"differences"`
-	Notes       []string            `json:"notes"`
-	Comparisons []trials.Comparison `json:"comparisons"`
-	// Gate is the regression gate's judgement (compare --fail-on).
-	Gate *gate.Result `json:"gate,omitempty"`
-}
-
-// Merge is what a merged result adds to its bench or sweep JSON.
-type Merge struct {
-	Generators []report.Generator `json:"generators"`
-	Info       *report.MergeInfo  `json:"merge"`
-}
-
-// Probe is what the reader keeps of a probe result: its target, the
-// timeout of one exchange in seconds and the summary lines; its checks
-// are in Document.Raw.
-type Probe struct {
-	Target         stats.TargetInfo `json:"target"`
-	TimeoutSeconds float64          `json:"timeout_seconds"`
-	Summary        []string         `json:"summary"`
-}
-
-// Document is one saved result.
-type Document struct {
-	// Name is the file's name as given to Read.
-	Name string
-	// Kind is what it holds.
-	Kind Kind
-	// Schema is the newest schema among the document's own "schema" key
-	// and its records'; 0 when it has none (files made before records).
-	Schema int
-	// Environment is where it was made: the document's own, else its
-	// first record's (nil when neither has one).
-	Environment *stats.Environment
-	// StartedAt and EndedAt are its earliest start and latest end in Unix
-	// seconds, from the document or its records (0 when unknown).
-	StartedAt, EndedAt float64
-	// Records are every record measured, in the file's order: a bench
-	// run's record (its trials' records, with trials), every sweep
-	// level's record (its trials' with trials), every capacity step's
-	// records, a merge's merged records, a bare record.
-	Records []*stats.Record
-	// Plan is the plan of its first record (nil without records): the
-	// run as data, its target included; each record keeps its own.
-	Plan *stats.Plan
-	// Notes are the document's notes (a bench run's, a sweep's of trials,
-	// a comparison's).
-	Notes []string
-
-	// What each kind adds: Bench for bench and merge of bench runs, Sweep
-	// for sweep and merge of sweeps, Merge for merge, Capacity, Compare,
-	// Probe; Record for a bare record.
-	Bench    *Bench
-	Sweep    *report.Sweep
-	Merge    *Merge
-	Capacity *capacity.JSONReport
-	Compare  *Compare
-	Probe    *Probe
-	Record   *stats.Record
-	Study    *study.Result
-
-	// Raw is the file's content as read.
-	Raw []byte
-}
-
 // notDocument is the error of a file that is no result.
 func notDocument(name, why string) error {
 	return fmt.Errorf("%s: %w (%s)", name, ErrNotDocument, why)
+}
+
+// notJSON is the error of bytes that are no JSON value: it wraps
+// ErrNotDocument and the *json.SyntaxError.
+func notJSON(name string, err error) error {
+	return fmt.Errorf("%s: %w (not a JSON object: %w)", name, ErrNotDocument, err)
 }
 
 // bad is the error of a result whose content is refused.
@@ -225,46 +160,58 @@ func KindOf(keys map[string]json.RawMessage) Kind {
 
 // Read reads one saved result, named name (for its errors), from data:
 // any JSON file a command of this version or an earlier one of schema 1
-// wrote. A file that is no result gives an error wrapping ErrNotDocument
-// (and ErrBadContent when its content is refused), one of a newer schema
-// ErrNewerSchema; every error starts with name.
-func Read(name string, data []byte) (*Document, error) {
+// wrote, as its type (see Result). A file that is no result gives an
+// error wrapping ErrNotDocument (and ErrBadContent when its content is
+// refused), one of a newer schema ErrNewerSchema; every error starts with
+// name.
+func Read(name string, data []byte) (Result, error) {
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(data, &keys); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, notJSON(name, se)
+		}
 		return nil, notDocument(name, "not a JSON object: "+err.Error())
 	}
 	if keys == nil {
 		return nil, notDocument(name, "not a JSON object")
 	}
-	d := &Document{Name: name, Kind: KindOf(keys), Raw: data}
-	if d.Kind == "" {
+	kind := KindOf(keys)
+	if kind == "" {
 		return nil, notDocument(name, "no bench, sweep, capacity, compare, probe or merge keys")
 	}
-	if raw, ok := keys["schema"]; ok && d.Kind != KindRecord {
-		if err := d.schema(raw); err != nil {
+	m := &Meta{Name: name, Raw: data}
+	if raw, ok := keys["schema"]; ok && kind != KindRecord {
+		if err := m.schema(raw); err != nil {
 			return nil, err
 		}
 	}
-	if err := d.decode(keys); err != nil {
+	if err := checkRecords(m, kind, data); err != nil {
 		return nil, err
 	}
-	if err := d.check(); err != nil {
+	r, err := decode(name, kind, keys, data)
+	if err != nil {
 		return nil, err
 	}
-	d.provenance(keys)
-	return d, nil
+	r.stamp()
+	*r.Saved() = *m
+	if err := check(r); err != nil {
+		return nil, err
+	}
+	provenance(r, kind)
+	return r, nil
 }
 
 // schema checks one raw "schema" value and keeps the newest.
-func (d *Document) schema(raw json.RawMessage) error {
+func (m *Meta) schema(raw json.RawMessage) error {
 	if v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64); err == nil && v > Schema {
-		return fmt.Errorf("%s: %w: schema %d is newer than this backbench reads (%d); use a newer backbench", d.Name, ErrNewerSchema, v, Schema)
+		return fmt.Errorf("%s: %w: schema %d is newer than this backbench reads (%d); use a newer backbench", m.Name, ErrNewerSchema, v, Schema)
 	}
 	if err := stats.CheckSchema(raw); err != nil {
-		return bad(d.Name, err)
+		return bad(m.Name, err)
 	}
 	v, _ := strconv.Atoi(string(bytes.TrimSpace(raw)))
-	d.Schema = max(d.Schema, v)
+	m.Schema = max(m.Schema, v)
 	return nil
 }
 
@@ -302,18 +249,18 @@ type rawRecords struct {
 	} `json:"steps"`
 }
 
-// decode reads the document's kind, after checking every record's schema
-// (so that a newer record is named as such, and a schema that is no
-// schema by its value).
-func (d *Document) decode(keys map[string]json.RawMessage) error {
+// checkRecords checks every record's schema and numbers before the result
+// is read (so that a newer record is named as such, and a schema that is
+// no schema by its value).
+func checkRecords(m *Meta, kind Kind, data []byte) error {
 	var raws []json.RawMessage
-	switch d.Kind {
+	switch kind {
 	case KindRecord:
-		raws = append(raws, d.Raw)
+		raws = append(raws, data)
 	case KindBench, KindSweep, KindCapacity, KindMerge:
 		var rr rawRecords
-		if err := json.Unmarshal(d.Raw, &rr); err != nil {
-			return bad(d.Name, fmt.Errorf("%s JSON: %v", d.Kind, err))
+		if err := json.Unmarshal(data, &rr); err != nil {
+			return bad(m.Name, fmt.Errorf("%s JSON: %v", kind, err))
 		}
 		// The trials' records are checked with their summary
 		// (summary.Summary.CheckSummary), as they always were.
@@ -333,63 +280,61 @@ func (d *Document) decode(keys map[string]json.RawMessage) error {
 		}
 		if json.Unmarshal(raw, &head) == nil && head.Schema != nil {
 			if v, err := strconv.ParseInt(string(bytes.TrimSpace(head.Schema)), 10, 64); err == nil && v > Schema {
-				return fmt.Errorf("%s: %w: record: schema %d is newer than this backbench reads (%d); use a newer backbench", d.Name, ErrNewerSchema, v, Schema)
+				return fmt.Errorf("%s: %w: record: schema %d is newer than this backbench reads (%d); use a newer backbench", m.Name, ErrNewerSchema, v, Schema)
 			}
 		}
 		if err := ReadRecord(raw, &stats.Record{}); err != nil {
-			return bad(d.Name, err)
+			return bad(m.Name, err)
 		}
-	}
-	var target any
-	bench := func() any {
-		d.Bench = &Bench{Summary: &summary.Summary{}}
-		return d.Bench
-	}
-	switch d.Kind {
-	case KindRecord:
-		d.Record = &stats.Record{}
-		target = d.Record
-	case KindBench:
-		target = bench()
-	case KindSweep:
-		d.Sweep = &report.Sweep{}
-		target = d.Sweep
-	case KindMerge:
-		d.Merge = &Merge{}
-		if err := json.Unmarshal(d.Raw, d.Merge); err != nil {
-			return bad(d.Name, fmt.Errorf("merge JSON: %v", err))
-		}
-		if keys["series"] != nil {
-			d.Sweep = &report.Sweep{}
-			target = d.Sweep
-		} else {
-			target = bench()
-		}
-	case KindCapacity:
-		d.Capacity = &capacity.JSONReport{}
-		target = d.Capacity
-	case KindCompare:
-		d.Compare = &Compare{}
-		target = d.Compare
-	case KindProbe:
-		d.Probe = &Probe{}
-		target = d.Probe
-	case KindStudy:
-		d.Study = &study.Result{}
-		target = d.Study
-	}
-	if err := json.Unmarshal(d.Raw, target); err != nil {
-		return bad(d.Name, fmt.Errorf("%s JSON: %v", d.Kind, err))
 	}
 	return nil
 }
 
+// decode reads data as the type of its kind.
+func decode(name string, kind Kind, keys map[string]json.RawMessage, data []byte) (Result, error) {
+	var r Result
+	switch kind {
+	case KindRecord:
+		r = &Record{Record: &stats.Record{}}
+	case KindBench:
+		r = &Run{Summary: &summary.Summary{}}
+	case KindSweep:
+		r = &Sweep{}
+	case KindMerge:
+		if keys["series"] != nil {
+			r = &MergedSweep{Sweep: &Sweep{}}
+		} else {
+			r = &MergedRun{Summary: &summary.Summary{}}
+		}
+	case KindCapacity:
+		r = &Capacity{JSONReport: &capacity.JSONReport{}}
+	case KindCompare:
+		r = &Comparison{}
+	case KindProbe:
+		if keys["addresses"] != nil {
+			r = &ProbeRange{}
+		} else {
+			r = &Probe{}
+		}
+	case KindStudy:
+		r = &Study{Result: &study.Result{}}
+	}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, bad(name, fmt.Errorf("%s JSON: %v", kind, err))
+	}
+	if run, ok := r.(*Run); ok && run.Repeated != nil {
+		r = &Trials{Summary: run.Summary, Record: run.Record}
+	}
+	return r, nil
+}
+
 // check checks every summary's figures and every record's numbers, and
-// gathers the records measured into Records.
-func (d *Document) check() error {
+// gathers the records measured and the notes into the result's Meta.
+func check(r Result) error {
+	m := r.Saved()
 	checkSum := func(s *summary.Summary) error {
 		if s.Repeated != nil && (len(s.Trials) == 0 || slices.Contains(s.Trials, nil)) {
-			return bad(d.Name, errors.New("trials: a result of trials without them"))
+			return bad(m.Name, errors.New("trials: a result of trials without them"))
 		}
 		c := *s
 		if t := s.Repeated; t != nil && slices.ContainsFunc(t.Trials, OldTrial) {
@@ -400,7 +345,7 @@ func (d *Document) check() error {
 			c.Repeated = &r
 		}
 		if err := c.CheckSummary(); err != nil {
-			return bad(d.Name, err)
+			return bad(m.Name, err)
 		}
 		return nil
 	}
@@ -409,19 +354,19 @@ func (d *Document) check() error {
 	measured := func(s *summary.Summary, rec *stats.Record) {
 		switch {
 		case s != nil && s.Repeated != nil && !slices.ContainsFunc(s.Trials, OldTrial):
-			d.Records = append(d.Records, s.Trials...)
+			m.Records = append(m.Records, s.Trials...)
 		case rec != nil:
-			d.Records = append(d.Records, rec)
+			m.Records = append(m.Records, rec)
 		}
 	}
-	if b := d.Bench; b != nil {
-		if err := checkSum(b.Summary); err != nil {
+	if s, rec, ok := Bench(r); ok {
+		if err := checkSum(s); err != nil {
 			return err
 		}
-		measured(b.Summary, b.Record)
-		d.Notes = b.Notes
+		measured(s, rec)
+		m.Notes = s.Notes
 	}
-	if sw := d.Sweep; sw != nil {
+	if sw := SweepOf(r); sw != nil {
 		for i := range sw.Series {
 			se := &sw.Series[i]
 			for k := range se.Levels {
@@ -436,25 +381,24 @@ func (d *Document) check() error {
 			}
 		}
 		if sw.SweepTrials != nil {
-			d.Notes = sw.Notes
+			m.Notes = sw.Notes
 		}
 	}
-	if c := d.Capacity; c != nil {
+	switch c := r.(type) {
+	case *Capacity:
 		for _, st := range c.Steps {
-			d.Records = append(d.Records, st.Records...)
+			m.Records = append(m.Records, st.Records...)
 		}
+	case *Comparison:
+		m.Notes = c.Notes
+	case *Record:
+		m.Records = append(m.Records, c.Record)
 	}
-	if c := d.Compare; c != nil {
-		d.Notes = c.Notes
+	if slices.Contains(m.Records, nil) {
+		return bad(m.Name, errors.New("record: null"))
 	}
-	if d.Record != nil {
-		d.Records = append(d.Records, d.Record)
-	}
-	if slices.Contains(d.Records, nil) {
-		return bad(d.Name, errors.New("record: null"))
-	}
-	if len(d.Records) > 0 {
-		d.Plan = &d.Records[0].Plan
+	if len(m.Records) > 0 {
+		m.Plan = &m.Records[0].Plan
 	}
 	return nil
 }
@@ -465,104 +409,93 @@ func (d *Document) check() error {
 func OldTrial(r *stats.Record) bool { return r != nil && r.Schema == 0 }
 
 // provenance sets the schema, environment, start and end from the
-// document's own keys and its records.
-func (d *Document) provenance(keys map[string]json.RawMessage) {
+// result's own keys and its records.
+func provenance(r Result, kind Kind) {
+	m := r.Saved()
 	var own struct {
 		Environment *stats.Environment `json:"environment"`
 		StartedAt   float64            `json:"started_at"`
 		EndedAt     float64            `json:"ended_at"`
 	}
-	if d.Kind != KindRecord {
+	if kind != KindRecord {
 		// A value of another type is no provenance (the page shows none).
-		_ = json.Unmarshal(d.Raw, &own)
+		_ = json.Unmarshal(m.Raw, &own)
 	}
-	d.Environment, d.StartedAt, d.EndedAt = own.Environment, own.StartedAt, own.EndedAt
-	recs := d.Records
-	if d.Bench != nil && d.Bench.Record != nil {
-		recs = append([]*stats.Record{d.Bench.Record}, recs...)
+	m.Environment, m.StartedAt, m.EndedAt = own.Environment, own.StartedAt, own.EndedAt
+	recs := m.Records
+	if _, rec, ok := Bench(r); ok && rec != nil {
+		recs = append([]*stats.Record{rec}, recs...)
 	}
-	fromRecords := d.StartedAt == 0
+	fromRecords := m.StartedAt == 0
 	for _, r := range recs {
-		d.Schema = max(d.Schema, r.Schema)
-		if d.Environment == nil && r.Environment.Version != "" {
+		m.Schema = max(m.Schema, r.Schema)
+		if m.Environment == nil && r.Environment.Version != "" {
 			env := r.Environment
-			d.Environment = &env
+			m.Environment = &env
 		}
 		if !fromRecords || r.StartedAt.IsZero() {
 			continue
 		}
 		s, e := unix(r.StartedAt.Time.UnixNano()), unix(r.EndedAt.Time.UnixNano())
-		if d.StartedAt == 0 || s < d.StartedAt {
-			d.StartedAt = s
+		if m.StartedAt == 0 || s < m.StartedAt {
+			m.StartedAt = s
 		}
-		d.EndedAt = max(d.EndedAt, e)
+		m.EndedAt = max(m.EndedAt, e)
 	}
 }
 
 func unix(ns int64) float64 { return float64(ns) / 1e9 }
 
-// Encode writes v, the JSON value of a document of kind k, as one
-// indented object (stats.EncodeJSON) with "kind" as its first key: the
-// one encoder of every command that writes JSON.
-func Encode(w io.Writer, k Kind, v any) error {
-	return encode(w, k, func(w io.Writer) error { return stats.EncodeJSON(w, v) })
+// Write writes r as the one JSON shape of its type: one indented object
+// (stats.EncodeJSON) whose first key is its kind, a field of the type
+// that Write sets.
+func Write(w io.Writer, r Result) error {
+	if r == nil {
+		return errors.New("document: nothing to write")
+	}
+	r.stamp()
+	return stats.EncodeJSON(w, r)
 }
 
-// encode writes what enc writes, a JSON object, with "kind" put first. The
-// key is put in the encoded bytes rather than in each kind's type, so that
-// every kind keeps its type and its writer in internal/report (and the
-// keys it had before the key existed), and a command's own output type
-// (probe's) needs no field of it. stats.EncodeJSON, which every writer
-// uses, starts an object with "{\n" and indents its keys by two spaces.
-func encode(w io.Writer, k Kind, enc func(io.Writer) error) error {
-	var b bytes.Buffer
-	if err := enc(&b); err != nil {
-		return err
-	}
-	out := b.Bytes()
-	kind, _ := json.Marshal(k)
-	switch {
-	case bytes.HasPrefix(out, []byte("{\n  \"kind\": ")):
-		// A probe's raw object, read with its kind.
-	case bytes.HasPrefix(out, []byte("{\n  ")):
-		out = slices.Concat([]byte("{\n  \"kind\": "), kind, []byte(",\n"), out[2:])
-	case bytes.HasPrefix(out, []byte("{}")):
-		out = slices.Concat([]byte("{\n  \"kind\": "), kind, []byte("\n}"), out[2:])
-	default:
-		return fmt.Errorf("document: a %s document is not a JSON object", k)
-	}
-	_, err := w.Write(out)
-	return err
+// ErrNotJSON is Stream.Next's error for bytes that are no JSON value
+// (wrapped with the decoder's error).
+var ErrNotJSON = errors.New("not JSON")
+
+// Stream reads the JSON values of one input one after the other (several
+// generators' outputs in one file: GNU parallel's or kubectl logs'
+// output), so that a file of many results is never held whole; each
+// value is then read with Read.
+type Stream struct {
+	dec *json.Decoder
 }
 
-// Write writes d as the JSON of its kind, through the kind's writer in
-// internal/report where it has one, with its kind first (Encode).
-func Write(w io.Writer, d *Document) error {
-	var enc func(io.Writer) error
-	switch {
-	case d.Merge != nil && d.Sweep != nil:
-		enc = func(w io.Writer) error { return report.MergeSweepJSON(w, d.Sweep, d.Merge.Generators, d.Merge.Info) }
-	case d.Merge != nil && d.Bench != nil:
-		enc = func(w io.Writer) error {
-			return report.MergeJSON(w, d.Bench.Summary, d.Bench.Record, d.Merge.Generators, d.Merge.Info)
-		}
-	case d.Bench != nil:
-		enc = func(w io.Writer) error { return report.JSON(w, d.Bench.Summary, d.Bench.Record) }
-	case d.Sweep != nil:
-		enc = func(w io.Writer) error { return report.SweepJSON(w, d.Sweep) }
-	case d.Capacity != nil:
-		return Encode(w, d.Kind, d.Capacity)
-	case d.Compare != nil:
-		return Encode(w, d.Kind, d.Compare)
-	case d.Record != nil:
-		return Encode(w, d.Kind, d.Record)
-	case d.Study != nil:
-		return Encode(w, KindStudy, d.Study)
-	case d.Kind == KindProbe && d.Raw != nil:
-		// A probe's checks are kept as read.
-		return Encode(w, d.Kind, json.RawMessage(d.Raw))
-	default:
-		return fmt.Errorf("document: nothing to write for kind %q", d.Kind)
+// NewStream returns a Stream of r's values.
+func NewStream(r io.Reader) *Stream {
+	return &Stream{dec: json.NewDecoder(bufio.NewReaderSize(r, 64<<10))}
+}
+
+// Next returns the next value's bytes, io.EOF after the last one, or an
+// error wrapping ErrNotJSON.
+func (s *Stream) Next() ([]byte, error) {
+	var raw json.RawMessage
+	if err := s.dec.Decode(&raw); err == io.EOF {
+		return nil, io.EOF
+	} else if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
 	}
-	return encode(w, d.Kind, enc)
+	return raw, nil
+}
+
+// PlanKeys returns a plan's keys as the record saves them, with their
+// JSON values (for saying how two plans differ by the record's names).
+func PlanKeys(p *stats.Plan) map[string]json.RawMessage {
+	j, err := json.Marshal(p)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(j, &m) != nil {
+		return nil
+	}
+	return m
 }

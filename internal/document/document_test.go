@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // schema1 reads a file of testdata/schema1 (written by the backbench
 // before this package: see testdata/schema1/README.txt).
-func schema1(t *testing.T, name string) (*Document, []byte) {
+func schema1(t *testing.T, name string) (Result, []byte) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "schema1", name))
 	if err != nil {
@@ -44,75 +45,83 @@ func TestReadSchema1(t *testing.T) {
 		file    string
 		kind    Kind
 		records int
-		check   func(t *testing.T, d *Document)
+		check   func(t *testing.T, d Result)
 	}{
-		{"bench.json", KindBench, 1, func(t *testing.T, d *Document) {
-			if s := summary.Of(d.Records[0]); s.Complete != 40 || d.Bench.Complete != 40 || s.RequestsPerSecond != d.Bench.RequestsPerSecond {
-				t.Errorf("record: %d complete at %g req/s; file %d at %g", s.Complete, s.RequestsPerSecond, d.Bench.Complete, d.Bench.RequestsPerSecond)
+		{"bench.json", KindBench, 1, func(t *testing.T, d Result) {
+			b := d.(*Run)
+			if s := summary.Of(b.Meta.Records[0]); s.Complete != 40 || b.Complete != 40 || s.RequestsPerSecond != b.RequestsPerSecond {
+				t.Errorf("record: %d complete at %g req/s; file %d at %g", s.Complete, s.RequestsPerSecond, b.Complete, b.RequestsPerSecond)
 			}
 		}},
-		{"bench-repeat.json", KindBench, 3, func(t *testing.T, d *Document) {
-			if n := completeOf(d.Records); n != d.Bench.Complete || n != 60 {
-				t.Errorf("trials: %d complete, file %d", n, d.Bench.Complete)
+		{"bench-repeat.json", KindBench, 3, func(t *testing.T, d Result) {
+			b := d.(*Trials)
+			if n := completeOf(b.Meta.Records); n != b.Complete || n != 60 {
+				t.Errorf("trials: %d complete, file %d", n, b.Complete)
 			}
-			if len(d.Bench.Trials) != 3 || d.Bench.Record == nil {
-				t.Errorf("%d trials, record %v", len(d.Bench.Trials), d.Bench.Record != nil)
+			if len(b.Trials) != 3 || b.Record == nil {
+				t.Errorf("%d trials, record %v", len(b.Trials), b.Record != nil)
 			}
 		}},
-		{"sweep.json", KindSweep, 2, func(t *testing.T, d *Document) {
-			levels := d.Sweep.Series[0].Levels
-			for i, r := range d.Records {
+		{"sweep.json", KindSweep, 2, func(t *testing.T, d Result) {
+			levels := d.(*Sweep).Series[0].Levels
+			for i, r := range d.Saved().Records {
 				if s := summary.Of(r); s.Complete != levels[i].Complete || s.Concurrency != levels[i].Concurrency {
 					t.Errorf("level %d: record %d complete at c=%d, file %d at c=%d", i, s.Complete, s.Concurrency, levels[i].Complete, levels[i].Concurrency)
 				}
 			}
 		}},
-		{"sweep-repeat.json", KindSweep, 4, func(t *testing.T, d *Document) {
+		{"sweep-repeat.json", KindSweep, 4, func(t *testing.T, d Result) {
+			sw := d.(*Sweep)
 			var want int64
-			for _, l := range d.Sweep.Series[0].Levels {
+			for _, l := range sw.Series[0].Levels {
 				want += l.Complete
 			}
-			if n := completeOf(d.Records); n != want || d.Sweep.SweepTrials == nil || d.Sweep.Repeat != 2 {
-				t.Errorf("trials: %d complete, levels %d; trials %+v", n, want, d.Sweep.SweepTrials)
+			if n := completeOf(sw.Meta.Records); n != want || sw.SweepTrials == nil || sw.Repeat != 2 {
+				t.Errorf("trials: %d complete, levels %d; trials %+v", n, want, sw.SweepTrials)
 			}
 		}},
-		{"capacity.json", KindCapacity, 0, func(t *testing.T, d *Document) {
-			c := d.Capacity
-			if c.CapacityRPS == nil || *c.CapacityRPS != 80 || len(c.Steps) != 4 || c.Steps[3].Rate != 80 || d.Environment == nil {
+		{"capacity.json", KindCapacity, 0, func(t *testing.T, d Result) {
+			c := d.(*Capacity)
+			if c.CapacityRPS == nil || *c.CapacityRPS != 80 || len(c.Steps) != 4 || c.Steps[3].Rate != 80 || c.Meta.Environment == nil {
 				t.Errorf("capacity %v, %d steps", c.CapacityRPS, len(c.Steps))
 			}
 		}},
-		{"merge.json", KindMerge, 1, func(t *testing.T, d *Document) {
-			if d.Bench == nil || d.Merge == nil || len(d.Merge.Generators) != 2 || d.Records[0].Counts.Complete != d.Bench.Complete || d.Bench.Complete != 80 {
-				t.Errorf("merge: %+v", d.Merge)
+		{"merge.json", KindMerge, 1, func(t *testing.T, d Result) {
+			m := d.(*MergedRun)
+			if m.Info == nil || len(m.Generators) != 2 || m.Meta.Records[0].Counts.Complete != m.Complete || m.Complete != 80 {
+				t.Errorf("merge: %+v", m.Info)
 			}
 		}},
-		{"merge-sweep.json", KindMerge, 2, func(t *testing.T, d *Document) {
-			if d.Sweep == nil || d.Merge == nil || len(d.Merge.Generators) != 2 || d.Records[1].Counts.Complete != d.Sweep.Series[0].Levels[1].Complete {
-				t.Errorf("merged sweep: %+v", d.Merge)
+		{"merge-sweep.json", KindMerge, 2, func(t *testing.T, d Result) {
+			m := d.(*MergedSweep)
+			if m.Sweep == nil || m.Info == nil || len(m.Generators) != 2 || m.Meta.Records[1].Counts.Complete != m.Series[0].Levels[1].Complete {
+				t.Errorf("merged sweep: %+v", m.Info)
 			}
 		}},
-		{"compare.json", KindCompare, 0, func(t *testing.T, d *Document) {
-			if len(d.Compare.Comparisons) == 0 || len(d.Compare.Files) != 2 || len(d.Notes) == 0 {
-				t.Errorf("compare: %d comparisons, files %v", len(d.Compare.Comparisons), d.Compare.Files)
+		{"compare.json", KindCompare, 0, func(t *testing.T, d Result) {
+			c := d.(*Comparison)
+			if len(c.Comparisons) == 0 || len(c.Files) != 2 || len(c.Meta.Notes) == 0 {
+				t.Errorf("compare: %d comparisons, files %v", len(c.Comparisons), c.Files)
 			}
 		}},
-		{"probe.json", KindProbe, 0, func(t *testing.T, d *Document) {
-			if d.Probe.Target.URL != "http://127.0.0.1:39517/" || d.Probe.TimeoutSeconds != 5 || len(d.Probe.Summary) == 0 {
-				t.Errorf("probe: %+v", d.Probe)
+		{"probe.json", KindProbe, 0, func(t *testing.T, d Result) {
+			p := d.(*Probe)
+			if p.Target.URL != "http://127.0.0.1:39517/" || p.TimeoutSeconds != 5 || len(p.Summary) == 0 || len(p.Checks) == 0 || p.Checks[0].Check == nil {
+				t.Errorf("probe: %+v", p)
 			}
 		}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			d, _ := schema1(t, tc.file)
-			if d.Kind != tc.kind || len(d.Records) != tc.records {
-				t.Fatalf("kind %q with %d records, want %q with %d", d.Kind, len(d.Records), tc.kind, tc.records)
+			r, _ := schema1(t, tc.file)
+			d := r.Saved()
+			if r.ResultKind() != tc.kind || len(d.Records) != tc.records {
+				t.Fatalf("kind %q with %d records, want %q with %d", r.ResultKind(), len(d.Records), tc.kind, tc.records)
 			}
 			if tc.records > 0 && (d.Schema != 1 || d.Environment == nil || d.StartedAt == 0 || d.EndedAt < d.StartedAt ||
 				d.Plan == nil || d.Plan.Target.URL != "http://127.0.0.1:39517/" || len(d.Environment.Command) == 0) {
 				t.Errorf("schema %d, environment %v, %g to %g, plan %+v", d.Schema, d.Environment, d.StartedAt, d.EndedAt, d.Plan)
 			}
-			tc.check(t, d)
+			tc.check(t, r)
 		})
 	}
 }
@@ -132,7 +141,7 @@ func TestRoundTrip(t *testing.T) {
 			if err := Write(&once, d); err != nil {
 				t.Fatal(err)
 			}
-			kindLine := `  "kind": "` + string(d.Kind) + `",` + "\n"
+			kindLine := `  "kind": "` + string(d.ResultKind()) + `",` + "\n"
 			if got := strings.Replace(once.String(), kindLine, "", 1); got != string(orig) {
 				t.Errorf("written again, the file differs beyond its kind:\n%s", firstDiff(got, string(orig)))
 			}
@@ -147,8 +156,8 @@ func TestRoundTrip(t *testing.T) {
 			if !bytes.Equal(once.Bytes(), twice.Bytes()) {
 				t.Errorf("write, read, write: not the same bytes:\n%s", firstDiff(once.String(), twice.String()))
 			}
-			if d2.Kind != d.Kind || len(d2.Records) != len(d.Records) {
-				t.Errorf("read again: %s with %d records, was %s with %d", d2.Kind, len(d2.Records), d.Kind, len(d.Records))
+			if d2.ResultKind() != d.ResultKind() || len(d2.Saved().Records) != len(d.Saved().Records) || fmt.Sprintf("%T", d2) != fmt.Sprintf("%T", d) {
+				t.Errorf("read again: %T %s with %d records, was %T %s with %d", d2, d2.ResultKind(), len(d2.Saved().Records), d, d.ResultKind(), len(d.Saved().Records))
 			}
 		})
 	}
@@ -183,34 +192,34 @@ func phasesJSON(t *testing.T, r *stats.Record) string {
 // level of two sweeps the merged sweep's level.
 func TestMergesExactly(t *testing.T) {
 	rep, _ := schema1(t, "bench-repeat.json")
-	m, err := stats.Merge(rep.Records...)
+	m, err := stats.Merge(rep.Saved().Records...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := phasesJSON(t, m), phasesJSON(t, rep.Bench.Record); got != want {
+	if got, want := phasesJSON(t, m), phasesJSON(t, rep.(*Trials).Record); got != want {
 		t.Errorf("the trials merged:\n%s\nthe file's record:\n%s", got, want)
 	}
 
 	a, _ := schema1(t, "bench.json")
 	b, _ := schema1(t, "bench-b.json")
 	merged, _ := schema1(t, "merge.json")
-	m, err = stats.Merge(append(a.Records, b.Records...)...)
+	m, err = stats.Merge(append(a.Saved().Records, b.Saved().Records...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := phasesJSON(t, m), phasesJSON(t, merged.Records[0]); got != want {
+	if got, want := phasesJSON(t, m), phasesJSON(t, merged.Saved().Records[0]); got != want {
 		t.Errorf("two bench records merged:\n%s\nmerge.json's record:\n%s", got, want)
 	}
 
 	sa, _ := schema1(t, "sweep.json")
 	sb, _ := schema1(t, "sweep-b.json")
 	ms, _ := schema1(t, "merge-sweep.json")
-	for i := range ms.Records {
-		m, err := stats.Merge(sa.Records[i], sb.Records[i])
+	for i := range ms.Saved().Records {
+		m, err := stats.Merge(sa.Saved().Records[i], sb.Saved().Records[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := phasesJSON(t, m), phasesJSON(t, ms.Records[i]); got != want {
+		if got, want := phasesJSON(t, m), phasesJSON(t, ms.Saved().Records[i]); got != want {
 			t.Errorf("level %d merged:\n%s\nmerge-sweep.json's:\n%s", i, got, want)
 		}
 	}
@@ -248,25 +257,5 @@ func TestReadRefuses(t *testing.T) {
 				t.Errorf("error %q: want one line naming the file", msg)
 			}
 		})
-	}
-}
-
-// TestEncodeKindFirst: Encode puts the kind first in any object, an empty
-// one too, and refuses what is no object.
-func TestEncodeKindFirst(t *testing.T) {
-	for _, tc := range []struct {
-		v    any
-		want string
-	}{
-		{map[string]int{"a": 1}, "{\n  \"kind\": \"probe\",\n  \"a\": 1\n}\n"},
-		{struct{}{}, "{\n  \"kind\": \"probe\"\n}\n"},
-	} {
-		var b bytes.Buffer
-		if err := Encode(&b, KindProbe, tc.v); err != nil || b.String() != tc.want {
-			t.Errorf("Encode(%v) = %q, %v; want %q", tc.v, b.String(), err, tc.want)
-		}
-	}
-	if err := Encode(&bytes.Buffer{}, KindProbe, []int{1}); err == nil {
-		t.Error("an array encoded as a document")
 	}
 }

@@ -7,18 +7,17 @@ import (
 	"sort"
 	"time"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 )
 
 // JSON writes s as one indented JSON object, with the run's record under
-// "record" when rec is not nil.
+// "record" when rec is not nil: the result model's run or trials
+// (document.NewRun, document.Write).
 func JSON(w io.Writer, s *summary.Summary, rec *stats.Record) error {
-	return stats.EncodeJSON(w, struct {
-		*summary.Summary
-		Record *stats.Record `json:"record,omitempty"`
-	}{s, rec})
+	return document.Write(w, document.NewRun(s, rec))
 }
 
 // ABDateLayout is the date of ab's gnuplot file, as APR's apr_ctime writes

@@ -222,7 +222,7 @@ func SweepMarkdown(w io.Writer, sw *Sweep, command string) error {
 			r = append(r, p99, strconv.FormatInt(s.Failed, 10))
 			if sw.SweepTrials != nil {
 				v := ""
-				if c := sw.comparison(se.Label, s.Concurrency); c != nil {
+				if c := sw.Comparison(se.Label, s.Concurrency); c != nil {
 					v = c.VerdictText()
 				}
 				r = append(r, v)
@@ -244,7 +244,7 @@ func sweepVerdicts(sw *Sweep, label string) string {
 	var order []string
 	at := map[string][]string{}
 	for _, l := range sw.Levels {
-		c := sw.comparison(label, l)
+		c := sw.Comparison(label, l)
 		if c == nil {
 			continue
 		}

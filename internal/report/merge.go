@@ -7,57 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 )
-
-// Generator is one input of a merge (one generator's file) with its own
-// figures.
-type Generator struct {
-	// File is the input file as named on the command line.
-	File string `json:"file"`
-	// Host is the generator's host name, from the record's environment.
-	Host string `json:"host"`
-	// Complete counts its complete requests (every level of a sweep).
-	Complete int64 `json:"complete_requests"`
-	// RequestsPerSecond is its complete requests over its own run time;
-	// P99Ms its 99th percentile of the total time, in ms (not set for a
-	// sweep: see Levels).
-	RequestsPerSecond float64 `json:"requests_per_second"`
-	P99Ms             float64 `json:"p99_ms"`
-	// ClientCPUPercent is its client CPU in percent of one core (the
-	// sweep's highest level).
-	ClientCPUPercent float64 `json:"client_cpu_percent"`
-	// Levels, for a sweep, has its figures per series and level.
-	Levels []GeneratorLevel `json:"levels,omitempty"`
-}
-
-// GeneratorLevel is one generator's figures at one level of a sweep.
-type GeneratorLevel struct {
-	Label             string  `json:"label"`
-	Concurrency       int     `json:"concurrency"`
-	Complete          int64   `json:"complete_requests"`
-	RequestsPerSecond float64 `json:"requests_per_second"`
-	P99Ms             float64 `json:"p99_ms"`
-}
-
-// MergeInfo says how records were merged.
-type MergeInfo struct {
-	// WindowSeconds is the merged window: from the earliest start to the
-	// latest end of the inputs, in seconds (the lowest across the levels
-	// of a sweep).
-	WindowSeconds float64 `json:"window_seconds"`
-	// Overlap is the part of the window during which every input ran,
-	// from 0 to 1 (the lowest across the levels of a sweep).
-	Overlap float64 `json:"overlap"`
-	// Forced reports records of different plans merged with --force;
-	// PlanDifferences says how they differ.
-	Forced          bool     `json:"forced"`
-	PlanDifferences []string `json:"plan_differences,omitempty"`
-	// Warnings are the merge's warnings (windows that overlap too little,
-	// levels left out).
-	Warnings []string `json:"warnings"`
-}
 
 // MergeText writes the merged run as Text does, then the merge's lines:
 // the window, whether it was forced, its warnings and one line per
@@ -72,12 +25,7 @@ func MergeText(w io.Writer, s *summary.Summary, gens []Generator, info *MergeInf
 // MergeJSON writes the merged run as JSON does, with "generators" (one
 // object per input file) and "merge" (MergeInfo).
 func MergeJSON(w io.Writer, s *summary.Summary, rec *stats.Record, gens []Generator, info *MergeInfo) error {
-	return stats.EncodeJSON(w, struct {
-		*summary.Summary
-		Record     *stats.Record `json:"record"`
-		Generators []Generator   `json:"generators"`
-		Merge      *MergeInfo    `json:"merge"`
-	}{s, rec, gens, info})
+	return document.Write(w, &document.MergedRun{Summary: s, Record: rec, Generators: gens, Info: info})
 }
 
 // MergeSweepText writes a merged sweep: a title, SweepTable fitted to
@@ -95,11 +43,7 @@ func MergeSweepText(w io.Writer, sw *Sweep, gens []Generator, info *MergeInfo, w
 // MergeSweepJSON writes a merged sweep as SweepJSON does, with
 // "generators" and "merge".
 func MergeSweepJSON(w io.Writer, sw *Sweep, gens []Generator, info *MergeInfo) error {
-	return stats.EncodeJSON(w, struct {
-		*Sweep
-		Generators []Generator `json:"generators"`
-		Merge      *MergeInfo  `json:"merge"`
-	}{sw, gens, info})
+	return document.Write(w, &document.MergedSweep{Sweep: sw, Generators: gens, Info: info})
 }
 
 // mergeLines writes the merge's own lines, labels in ab's column.

@@ -8,67 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
-
-// Sweep is the result of a concurrency sweep as the sweep renderers see it:
-// one SweepSeries per series, each with a Summary per level it ran.
-type Sweep struct {
-	// Levels are the concurrency levels asked for, in order.
-	Levels []int `json:"levels"`
-	// RequestsPerLevel is -n (0 with a time limit alone).
-	RequestsPerLevel int64 `json:"requests_per_level"`
-	// SecondsPerLevel is -t in seconds (0 if none).
-	SecondsPerLevel float64 `json:"seconds_per_level"`
-	// StopErrorRate is the stop rule's bound, a ratio from 0 to 1; absent
-	// (null) when there is no stop rule.
-	StopErrorRate *float64 `json:"stop_error_rate"`
-	// TimeTaken is the sweep's wall time, warm-ups included, in seconds.
-	TimeTaken float64 `json:"time_taken_seconds"`
-	// Series holds the series in the order they were given.
-	Series []SweepSeries `json:"series"`
-	// Interrupted reports a sweep stopped by a signal.
-	Interrupted bool `json:"interrupted"`
-	// SweepTrials is set for a sweep of repeated trials.
-	*SweepTrials
-}
-
-// SweepSeries is one series of a sweep.
-type SweepSeries struct {
-	// Label names the series.
-	Label string `json:"label"`
-	// Backend names the series' backend, the LABEL of LABEL=URL (absent
-	// for an unlabelled URL): series of one backend differ in how they
-	// reach it, and are compared by what differs.
-	Backend string `json:"backend,omitempty"`
-	// Target is what the series measured.
-	Target stats.TargetInfo `json:"target"`
-	// KeepAlive reports whether the series kept connections open.
-	KeepAlive bool `json:"keep_alive"`
-	// Levels holds one Summary per level run, in order.
-	Levels []summary.Summary `json:"levels"`
-	// Records holds the run record of every level, in the order of
-	// Levels (absent when not known).
-	Records []*stats.Record `json:"records,omitempty"`
-	// Stop is set when the stop rule ended the series early.
-	Stop *SweepStop `json:"stopped,omitempty"`
-	// SLOHighestPass is the highest level at which every --slo objective
-	// held (each level's verdicts are its Summary's SLO); 0 when none did,
-	// absent without objectives.
-	SLOHighestPass *int `json:"slo_highest_passing_level,omitempty"`
-}
-
-// SweepStop says where and why a series was stopped.
-type SweepStop struct {
-	// Concurrency is the level at which the rule fired (the last one run).
-	Concurrency int `json:"concurrency"`
-	// ErrorRate is the failure ratio of that level, from 0 to 1.
-	ErrorRate float64 `json:"error_rate"`
-	// Reason is a sentence for the user.
-	Reason string `json:"reason"`
-}
 
 // SweepCSVHeader is the header row of SweepCSV.
 var SweepCSVHeader = []string{"label", "concurrency", "requests", "complete", "failed", "non_2xx",
@@ -152,9 +95,10 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 	return cw.flush()
 }
 
-// SweepJSON writes sw as one indented JSON object (sweep.json).
+// SweepJSON writes sw as one indented JSON object (sweep.json,
+// document.Write).
 func SweepJSON(w io.Writer, sw *Sweep) error {
-	return stats.EncodeJSON(w, sw)
+	return document.Write(w, sw)
 }
 
 // Column widths of SweepTable's group per series: req/s, p99 ms, failed.
@@ -208,7 +152,7 @@ func sweepBlock(bw *bufio.Writer, sw *Sweep, idx []int) {
 			if se.Label != sw.Baseline {
 				width := tabVerdict
 				for _, level := range sw.Levels {
-					if c := sw.comparison(se.Label, level); c != nil {
+					if c := sw.Comparison(se.Label, level); c != nil {
 						width = max(width, len(c.VerdictText()))
 					}
 				}
@@ -308,7 +252,7 @@ func sweepBlock(bw *bufio.Writer, sw *Sweep, idx []int) {
 			vals[k], vals[k+1] = p99, strconv.FormatInt(s.Failed, 10)
 			if k+2 < len(vals) {
 				vals[k+2] = "-"
-				if c := sw.comparison(se.Label, level); c != nil {
+				if c := sw.Comparison(se.Label, level); c != nil {
 					vals[k+2] = c.VerdictText()
 				}
 			}
@@ -357,21 +301,6 @@ func sweepTail(bw *bufio.Writer, sw *Sweep) {
 	if sw.Interrupted {
 		bw.WriteString("Interrupted: the sweep was stopped by a signal; the last level is partial.\n")
 	}
-}
-
-// comparison returns the requests/sec comparison of series label against
-// the baseline at a level, or nil.
-func (sw *Sweep) comparison(label string, level int) *trials.Comparison {
-	if sw.SweepTrials == nil {
-		return nil
-	}
-	for i := range sw.Comparisons {
-		c := &sw.Comparisons[i]
-		if c.Series == label && c.Baseline == sw.Baseline && c.Concurrency == level && c.Metric == trials.MetricRequestsPerSecond {
-			return c
-		}
-	}
-	return nil
 }
 
 // P50Of and P99Of return a result's p50 and p99 of the total request

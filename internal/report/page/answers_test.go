@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/backbench/backbench/internal/trials"
 )
 
 func ip(v int) *int         { return &v }
@@ -126,7 +128,7 @@ func TestAnswerGroupsFromFile(t *testing.T) {
 		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: ip(1), Metric: "requests_per_second", Ratio: fp(1.2), RatioCI95: []float64{1.1, 1.3}, Verdict: "faster"},
 		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: ip(2), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
 		{Series: "thin -k", Baseline: "thin", Group: "keep-alive", Concurrency: ip(1), Metric: "p99_ms", Ratio: fp(1.0), Verdict: "no difference",
-			FailedRatio: json.RawMessage(`{"series":0.1,"baseline":0}`)},
+			FailedRatio: &trials.Sides{Series: 0.1}},
 	}
 	got := answerSentences(compareAnswerRows(cs))
 	want := []string{"transport: unix vs tcp: 1.20× the req/s (faster) [1.10, 1.30] at c = 1, no difference at c = 2.",

@@ -1,7 +1,6 @@
 package page
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -181,27 +180,17 @@ func (p *pager) probe(d *probeDoc) {
 	fmt.Fprintf(b, "<p>Target %s (%s %s), each exchange within %g s.</p>\n", esc(d.Target.URL), esc(d.Target.Network), esc(d.Target.Address), d.Timeout)
 	var rows [][]cell
 	for _, f := range d.checks {
-		var c map[string]json.RawMessage
-		_ = json.Unmarshal(f.raw, &c)
-		var verdict, evidence string
-		_ = json.Unmarshal(c["verdict"], &verdict)
-		_ = json.Unmarshal(c["evidence"], &evidence)
-		var keys []string
-		for k := range c {
-			if k != "verdict" && k != "evidence" {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
+		c := f.Check
+		verdict, evidence := c.Verdict, c.Evidence
 		var details strings.Builder
-		for _, k := range keys {
-			fmt.Fprintf(&details, "<dt>%s</dt><dd>%s</dd>", esc(strings.ReplaceAll(k, "_", " ")), esc(jsonText(c[k])))
+		for _, n := range c.Numbers {
+			fmt.Fprintf(&details, "<dt>%s</dt><dd>%s</dd>", esc(strings.ReplaceAll(n.Key, "_", " ")), esc(jsonText(n.Value)))
 		}
 		nums := ""
 		if details.Len() > 0 {
 			nums = "<dl class=\"nums\">" + details.String() + "</dl>"
 		}
-		rows = append(rows, []cell{hdr(f.key), {text: esc(verdict), class: "verdict"}, txt(evidence), {text: nums, class: "details"}})
+		rows = append(rows, []cell{hdr(f.Key), {text: esc(verdict), class: "verdict"}, txt(evidence), {text: nums, class: "details"}})
 	}
 	p.table("Protocol checks", []string{"check", "verdict", "evidence", "numbers"}, rows)
 	b.WriteString("<h3>For benchmarking</h3>\n<ul class=\"summary\">\n")
@@ -214,14 +203,10 @@ func (p *pager) probe(d *probeDoc) {
 	b.WriteString("</ul>\n")
 }
 
-// jsonText writes a JSON value for a reader: a number or string as is,
-// true and false as yes and no, null as "none", an object as "key value"
-// pairs and an array as a list.
-func jsonText(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
+// jsonText writes a JSON value as decoded (document.ProbeNumber) for a
+// reader: a number or string as is, true and false as yes and no, null as
+// "none", an object as "key value" pairs and an array as a list.
+func jsonText(v any) string {
 	var text func(any) string
 	text = func(v any) string {
 		switch t := v.(type) {
@@ -251,7 +236,7 @@ func jsonText(raw json.RawMessage) string {
 			}
 			return strings.Join(parts, ", ")
 		}
-		return string(raw)
+		return fmt.Sprint(v)
 	}
 	return text(v)
 }

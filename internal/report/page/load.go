@@ -1,7 +1,6 @@
 package page
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // Schema is the newest record schema this package reads (the `schema` key
@@ -44,16 +44,18 @@ var (
 // Environment is where a record was made (the run record's `environment`).
 type Environment = stats.Environment
 
-// provenance is what a record says about how and where it was made; every
+// provenance is what a result says about how and where it was made; every
 // field is optional (files written before run records have none).
 type provenance struct {
-	Schema      *float64     `json:"schema"`
-	Environment *Environment `json:"environment"`
-	StartedAt   float64      `json:"started_at"`
-	EndedAt     float64      `json:"ended_at"`
+	Schema      *float64
+	Environment *Environment
+	StartedAt   float64
+	EndedAt     float64
 }
 
-// intervals are the keys a result gets with repeated trials.
+// intervals are what a result gets with repeated trials: the 95%
+// intervals of the median req/s and p99, and one entry per trial (the
+// page counts them).
 type intervals struct {
 	RPSCI95 []float64         `json:"requests_per_second_ci95"`
 	P99CI95 []float64         `json:"p99_ms_ci95"`
@@ -74,8 +76,6 @@ type seriesDoc struct {
 	KeepAlive bool              `json:"keep_alive"`
 	Levels    []benchDoc        `json:"levels"`
 	Stop      *report.SweepStop `json:"stopped"`
-	// Records are the run records of the levels (their provenance only).
-	Records []*provenance `json:"records"`
 }
 
 // sweepDoc is a sweep result.
@@ -100,23 +100,23 @@ type sweepDoc struct {
 
 // comparison is one row of a sweep's or compare's `comparisons`.
 type comparison struct {
-	Series            string          `json:"series"`
-	Baseline          string          `json:"baseline"`
-	File              string          `json:"file"`
-	BaselineFile      string          `json:"baseline_file"`
-	Concurrency       *int            `json:"concurrency"`
-	Metric            string          `json:"metric"`
-	Trials            *int            `json:"trials"`
-	BaselineTrials    *int            `json:"baseline_trials"`
-	Value             *float64        `json:"value"`
-	BaselineValue     *float64        `json:"baseline_value"`
-	ValueCI95         []float64       `json:"value_ci95"`
-	BaselineValueCI95 []float64       `json:"baseline_value_ci95"`
-	Ratio             *float64        `json:"ratio"`
-	RatioCI95         []float64       `json:"ratio_ci95"`
-	PValue            *float64        `json:"p_value"`
-	Verdict           string          `json:"verdict"`
-	FailedRatio       json.RawMessage `json:"failed_ratio"`
+	Series            string        `json:"series"`
+	Baseline          string        `json:"baseline"`
+	File              string        `json:"file"`
+	BaselineFile      string        `json:"baseline_file"`
+	Concurrency       *int          `json:"concurrency"`
+	Metric            string        `json:"metric"`
+	Trials            *int          `json:"trials"`
+	BaselineTrials    *int          `json:"baseline_trials"`
+	Value             *float64      `json:"value"`
+	BaselineValue     *float64      `json:"baseline_value"`
+	ValueCI95         []float64     `json:"value_ci95"`
+	BaselineValueCI95 []float64     `json:"baseline_value_ci95"`
+	Ratio             *float64      `json:"ratio"`
+	RatioCI95         []float64     `json:"ratio_ci95"`
+	PValue            *float64      `json:"p_value"`
+	Verdict           string        `json:"verdict"`
+	FailedRatio       *trials.Sides `json:"failed_ratio"`
 	// Unanswered names the side whose every request failed (so no
 	// verdict), Why what they failed on.
 	Unanswered string `json:"unanswered"`
@@ -127,7 +127,8 @@ type comparison struct {
 	ShortTrials int    `json:"short_trials"`
 	// Group or Factor names the comparison group a row belongs to (the
 	// one factor its two series differ in), when the file has it; the
-	// answers then give one sentence per group.
+	// answers then give one sentence per group. Group is set by no
+	// saved file today (Factor is).
 	Group  string `json:"group"`
 	Factor string `json:"factor"`
 }
@@ -141,19 +142,13 @@ type compareDoc struct {
 	Comparisons []comparison `json:"comparisons"`
 }
 
-// field is one key of a JSON object, in the file's order.
-type field struct {
-	key string
-	raw json.RawMessage
-}
-
 // probeDoc is a probe result: its target, every check in the file's order
 // and the summary lines.
 type probeDoc struct {
-	Target  stats.TargetInfo `json:"target"`
-	Timeout float64          `json:"timeout_seconds"`
-	Summary []string         `json:"summary"`
-	checks  []field
+	Target  document.ProbeTarget
+	Timeout float64
+	Summary []string
+	checks  []document.ProbeField
 }
 
 // Result is one parsed result file.
@@ -177,11 +172,12 @@ type Result struct {
 	study   *study.Result
 }
 
-// Parse reads one result file: bench, sweep, probe, compare or capacity
-// JSON, merged bench and sweep JSON too, through document.Read (which
-// tells the kind and checks the saved numbers). A file that is not one of
-// them, or whose schema is newer than Schema, gives an error wrapping
-// ErrNotResult (or ErrNewerSchema) that names the file.
+// Parse reads one result file: bench, sweep, probe, compare, capacity or
+// study JSON, merged bench and sweep JSON too, through document.Read
+// (which tells the kind and checks the saved numbers), then takes it as
+// From does. A file that is not one of them, or whose schema is newer
+// than Schema, gives an error wrapping ErrNotResult (or ErrNewerSchema)
+// that names the file.
 func Parse(name string, data []byte) (*Result, error) {
 	d, err := document.Read(name, data)
 	var ce *document.ContentError
@@ -192,88 +188,101 @@ func Parse(name string, data []byte) (*Result, error) {
 	case err != nil:
 		return nil, err
 	}
+	return From(name, d)
+}
+
+// From takes a saved result of the model (document.Read) as the page's
+// result named name: the page's own views of each kind, built from the
+// model's types (whether an interval is absent, the probe's checks in the
+// file's order). A bare run record gives an error wrapping ErrNotResult.
+func From(name string, d document.Result) (*Result, error) {
 	r := &Result{Name: name}
-	r.prov = provenance{Environment: d.Environment, StartedAt: d.StartedAt, EndedAt: d.EndedAt}
-	if d.Schema > 0 {
-		s := float64(d.Schema)
+	m := d.Saved()
+	r.prov = provenance{Environment: m.Environment, StartedAt: m.StartedAt, EndedAt: m.EndedAt}
+	if m.Schema > 0 {
+		s := float64(m.Schema)
 		r.prov.Schema = &s
 	}
-	// The page's own views of each kind: keys it shows that the document
-	// types leave out (whether an interval is absent, the probe's checks
-	// in the file's order).
-	var target any
-	switch {
-	case d.Sweep != nil:
-		r.Kind, r.sweep = KindSweep, &sweepDoc{}
-		target = r.sweep
-	case d.Bench != nil:
-		r.Kind, r.bench = KindBench, &benchDoc{}
-		target = r.bench
-		r.record = d.Bench.Record
-	case d.Probe != nil:
-		r.Kind, r.probe = KindProbe, &probeDoc{}
-		target = r.probe
-	case d.Capacity != nil:
-		r.Kind, r.cap = KindCapacity, d.Capacity
-	case d.Compare != nil:
-		r.Kind, r.compare = KindCompare, &compareDoc{}
-		target = r.compare
-	case d.Study != nil:
-		r.Kind, r.study = KindStudy, d.Study
-	default:
-		return nil, fmt.Errorf("%s: %w (a bare run record: give the bench or sweep JSON that holds it)", name, ErrNotResult)
+	if sw := document.SweepOf(d); sw != nil {
+		r.Kind, r.sweep = KindSweep, sweepView(sw)
+		return r, nil
 	}
-	if target != nil {
-		if err := json.Unmarshal(data, target); err != nil {
-			return nil, fmt.Errorf("%s: %w: %s JSON: %v", name, ErrNotResult, r.Kind, err)
-		}
+	if s, rec, ok := document.Bench(d); ok {
+		b := benchView(s)
+		r.Kind, r.bench, r.record = KindBench, &b, rec
+		return r, nil
 	}
-	if r.probe != nil {
-		fields, err := object(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %v", name, ErrNotResult, err)
-		}
-		for _, f := range fields {
-			if isCheck(f.raw) {
+	switch v := d.(type) {
+	case *document.Probe:
+		r.Kind, r.probe = KindProbe, &probeDoc{Target: v.Target, Timeout: v.TimeoutSeconds, Summary: v.Summary}
+		for _, f := range v.Checks {
+			if f.Check != nil {
 				r.probe.checks = append(r.probe.checks, f)
 			}
 		}
+	case *document.ProbeRange:
+		// A port range's first address probed stands for the file.
+		r.Kind, r.probe = KindProbe, &probeDoc{}
+		for _, a := range v.Addresses {
+			if a.Probe != nil {
+				return From(name, a.Probe)
+			}
+		}
+	case *document.Capacity:
+		r.Kind, r.cap = KindCapacity, v.JSONReport
+	case *document.Comparison:
+		r.Kind, r.compare = KindCompare, &compareDoc{Files: v.Files, Noise: v.Noise, Forced: v.Forced, Notes: v.Notes,
+			Comparisons: savedComparisons(v.Comparisons)}
+	case *document.Study:
+		r.Kind, r.study = KindStudy, v.Result
+	default:
+		return nil, fmt.Errorf("%s: %w (a bare run record: give the bench or sweep JSON that holds it)", name, ErrNotResult)
 	}
 	return r, nil
 }
 
-// isCheck reports whether raw is a probe check: an object with a verdict.
-func isCheck(raw json.RawMessage) bool {
-	var c struct {
-		Verdict *string `json:"verdict"`
+// benchView is a run's (or a level's) summary with its trials' intervals.
+func benchView(s *summary.Summary) benchDoc {
+	b := benchDoc{Summary: *s}
+	if t := s.Repeated; t != nil {
+		b.RPSCI95, b.P99CI95 = t.RequestsPerSecondCI95, t.P99MsCI95
+		b.Trials = make([]json.RawMessage, len(t.Trials))
+		if t.P50Ms == 0 && t.P99Ms == 0 && t.PooledRequestsPerSecond == 0 && t.Confidence == 0 {
+			// Files of earlier versions gave a level of trials no
+			// medians of their own: its figures are the level's.
+			b.Repeated = nil
+		}
 	}
-	return bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) && json.Unmarshal(raw, &c) == nil && c.Verdict != nil
+	return b
 }
 
-// object returns the keys of a JSON object in order, with their raw values.
-func object(data []byte) ([]field, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var out []field
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
+// sweepView is a sweep as the page reads it.
+func sweepView(sw *document.Sweep) *sweepDoc {
+	v := &sweepDoc{Levels: sw.Levels, RequestsPerLevel: sw.RequestsPerLevel, SecondsPerLevel: sw.SecondsPerLevel,
+		StopErrorRate: sw.StopErrorRate, TimeTaken: sw.TimeTaken, Interrupted: sw.Interrupted}
+	for i := range sw.Series {
+		se := &sw.Series[i]
+		sv := seriesDoc{Label: se.Label, Target: se.Target, KeepAlive: se.KeepAlive, Stop: se.Stop}
+		for k := range se.Levels {
+			sv.Levels = append(sv.Levels, benchView(&se.Levels[k]))
 		}
-		key, _ := t.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		out = append(out, field{key, raw})
+		v.Series = append(v.Series, sv)
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
+	if t := sw.SweepTrials; t != nil {
+		seed := t.Seed
+		v.Repeat, v.Precision, v.MaxRepeat, v.Seed, v.Noise, v.Baseline = t.Repeat, t.Precision, t.MaxRepeat, &seed, t.Noise, t.Baseline
+		v.Comparisons, v.Notes = savedComparisons(t.Comparisons), t.Notes
 	}
-	if dec.More() {
-		return nil, errors.New("data after the JSON object")
+	return v
+}
+
+// savedComparisons gives a sweep's or a comparison's rows the page's row
+// type: a study's (studyComparisons) with the failed shares and the
+// sides left unanswered.
+func savedComparisons(cs []trials.Comparison) []comparison {
+	out := studyComparisons(cs)
+	for i := range cs {
+		out[i].FailedRatio, out[i].Unanswered, out[i].Why = cs[i].FailedRatio, cs[i].Unanswered, cs[i].Why
 	}
-	return out, nil
+	return out
 }

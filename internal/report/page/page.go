@@ -37,7 +37,6 @@ package page
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -49,6 +48,7 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // Options are the choices of the page.
@@ -359,34 +359,13 @@ func verdictClass(v string) string {
 	return "v-same"
 }
 
-// maxNumber returns the largest number anywhere in raw (a number, an array
-// or an object of them), 0 if none.
-func maxNumber(raw json.RawMessage) float64 {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+// maxNumber returns the larger of a comparison's two failed shares, 0
+// if none.
+func maxNumber(f *trials.Sides) float64 {
+	if f == nil {
 		return 0
 	}
-	var walk func(any) float64
-	walk = func(v any) float64 {
-		switch t := v.(type) {
-		case float64:
-			return t
-		case []any:
-			m := 0.0
-			for _, e := range t {
-				m = math.Max(m, walk(e))
-			}
-			return m
-		case map[string]any:
-			m := 0.0
-			for _, e := range t {
-				m = math.Max(m, walk(e))
-			}
-			return m
-		}
-		return 0
-	}
-	return walk(v)
+	return math.Max(f.Series, f.Baseline)
 }
 
 // comparisons writes the comparisons with their verdicts, one table body

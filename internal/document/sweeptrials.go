@@ -1,4 +1,4 @@
-package report
+package document
 
 import "github.com/backbench/backbench/internal/trials"
 

@@ -1,0 +1,151 @@
+package document
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// fixtureRecord is the run record of testdata/schema1/bench.json.
+func fixtureRecord(t *testing.T) *stats.Record {
+	t.Helper()
+	r, _ := schema1(t, "bench.json")
+	return r.(*Run).Record
+}
+
+// TestWriteReadEveryKind: a result of every type, written and read
+// back, is read as the same type, with its kind first in the file and
+// the same bytes when written again.
+func TestWriteReadEveryKind(t *testing.T) {
+	rec := fixtureRecord(t)
+	sum := summary.Of(rec)
+	trialSum := summary.Of(rec)
+	trialSum.Repeated = &summary.Repeated{Trials: []*stats.Record{rec}, RequestsPerSecondCI95: []float64{1, 2}}
+	sw := &Sweep{Levels: []int{1}, RequestsPerLevel: rec.Plan.Requests,
+		Series: []SweepSeries{{Label: "a", Levels: []summary.Summary{summary.Of(rec)}, Records: []*stats.Record{rec}}}}
+	probe, err := NewProbe(ProbeTarget{URL: "http://x/", Protocol: "http", Network: "tcp", Address: "x:80"}, 5,
+		struct {
+			B struct {
+				Verdict  string `json:"verdict"`
+				Evidence string `json:"evidence"`
+				N        int    `json:"n"`
+			} `json:"b_check"`
+			A struct {
+				Verdict string `json:"verdict"`
+			} `json:"a_check"`
+			Crashed string `json:"crashed_on"`
+		}{Crashed: "a_check"}, []string{"fine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		r       Result
+		kind    Kind
+		records int
+	}{
+		{&Run{Summary: &sum, Record: rec}, KindBench, 1},
+		{&Trials{Summary: &trialSum, Record: rec}, KindBench, 1},
+		{sw, KindSweep, 1},
+		{&MergedRun{Summary: &sum, Record: rec, Generators: []Generator{{File: "a.json"}}, Info: &MergeInfo{Overlap: 1}}, KindMerge, 1},
+		{&MergedSweep{Sweep: sw, Generators: []Generator{{File: "a.json"}}, Info: &MergeInfo{}}, KindMerge, 1},
+		{&Capacity{JSONReport: &capacity.JSONReport{Model: "open", SLO: []string{"p99<=1s"}, Steps: []capacity.StepJSON{{Rate: 10, Records: []*stats.Record{rec}}}}}, KindCapacity, 1},
+		{&Comparison{Files: []string{"a", "b"}, Notes: []string{"n"}, Comparisons: []trials.Comparison{{Series: "b", Baseline: "a", Metric: "requests_per_second"}}}, KindCompare, 0},
+		{probe, KindProbe, 0},
+		{&ProbeRange{URL: "http://x:{1..2}/", Addresses: []ProbeAddress{{Probe: probe}, {Target: ProbeTarget{URL: "http://x:2/"}, Error: "refused"}}}, KindProbe, 0},
+		{&Study{Result: &study.Result{Question: "which?"}}, KindStudy, 0},
+		{&Record{Record: rec}, KindRecord, 1},
+	} {
+		t.Run(fmt.Sprintf("%T", tc.r), func(t *testing.T) {
+			var once bytes.Buffer
+			if err := Write(&once, tc.r); err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("{\n  \"kind\": %q,\n", tc.kind); !strings.HasPrefix(once.String(), want) {
+				t.Errorf("starts %.40q, want %q", once.String(), want)
+			}
+			got, err := Read("x.json", once.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprintf("%T", got) != fmt.Sprintf("%T", tc.r) || got.ResultKind() != tc.kind || len(got.Saved().Records) != tc.records {
+				t.Errorf("read as %T of kind %s with %d records", got, got.ResultKind(), len(got.Saved().Records))
+			}
+			var twice bytes.Buffer
+			if err := Write(&twice, got); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(once.Bytes(), twice.Bytes()) {
+				t.Errorf("write, read, write:\n%s", firstDiff(once.String(), twice.String()))
+			}
+		})
+	}
+}
+
+// TestProbeChecks: a probe keeps its report's keys in the protocol's
+// order, reads the checks among them (an object with a verdict) with
+// their other keys sorted, and an address of a range has no kind.
+func TestProbeChecks(t *testing.T) {
+	r, _ := schema1(t, "probe.json")
+	p := r.(*Probe)
+	var keys []string
+	for _, f := range p.Checks {
+		keys = append(keys, f.Key)
+		if f.Check == nil || f.Check.Verdict == "" {
+			t.Errorf("%s: no check read: %+v", f.Key, f.Check)
+		}
+		for i := 1; i < len(f.Check.Numbers); i++ {
+			if f.Check.Numbers[i-1].Key >= f.Check.Numbers[i].Key {
+				t.Errorf("%s: numbers not sorted: %v", f.Key, f.Check.Numbers)
+			}
+		}
+	}
+	if len(keys) == 0 || keys[0] != "http11_persistent" {
+		t.Errorf("checks %v", keys)
+	}
+	pr := &ProbeRange{Addresses: []ProbeAddress{{Probe: p}}}
+	var b bytes.Buffer
+	if err := Write(&b, pr); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `"kind"`); n != 1 {
+		t.Errorf("a range with one address has %d kinds", n)
+	}
+}
+
+// TestStream: the values of one input are given one after the other,
+// each read by Read; bytes that are no JSON stop it with ErrNotJSON.
+func TestStream(t *testing.T) {
+	_, bench := schema1(t, "bench.json")
+	_, sweep := schema1(t, "sweep.json")
+	st := NewStream(bytes.NewReader(append(append(bytes.Clone(bench), sweep...), "{oops"...)))
+	var kinds []string
+	for {
+		raw, err := st.Next()
+		if err == io.EOF {
+			t.Fatal("no error for the last value")
+		}
+		if err != nil {
+			if !errors.Is(err, ErrNotJSON) {
+				t.Errorf("error %v, want ErrNotJSON", err)
+			}
+			break
+		}
+		r, err := Read("in.json", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, fmt.Sprintf("%T", r))
+	}
+	if got := strings.Join(kinds, " "); got != "*document.Run *document.Sweep" {
+		t.Errorf("read %s", got)
+	}
+}
