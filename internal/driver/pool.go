@@ -34,18 +34,14 @@ func TrialsOf(s *summary.Summary) []trials.Trial {
 }
 
 // Pool is the result of a series at a step over its trials: the trials'
-// records merged (as if run back to back: their times add up, the
-// concurrency is a trial's), its Summary with the median requests/sec
+// records merged as trials that ran in turn (stats.InTurn: their times
+// add up, the concurrency is a trial's), its Summary with the median requests/sec
 // and the intervals. precise, with --precision, says whether the interval
 // got within the precision asked.
 func Pool(recs []*stats.Record, precise *bool) (summary.Summary, *stats.Record, error) {
-	m, err := stats.Merge(recs...)
+	m, err := stats.MergeAs(stats.InTurn, recs...)
 	if err != nil {
 		return summary.Summary{}, nil, err
-	}
-	m.Plan.Concurrency, m.Elapsed = recs[0].Plan.Concurrency, 0
-	for _, r := range recs {
-		m.Elapsed += r.Elapsed
 	}
 	s := summary.Of(m)
 	s.Repeated = &summary.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
