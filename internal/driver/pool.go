@@ -35,17 +35,23 @@ func TrialsOf(s *summary.Summary) []trials.Trial {
 
 // Pool is the result of a series at a step over its trials: the trials'
 // records merged as trials that ran in turn (stats.InTurn: their times
-// add up, the concurrency is a trial's), its Summary with the median requests/sec
-// and the intervals. precise, with --precision, says whether the interval
-// got within the precision asked.
-func Pool(recs []*stats.Record, precise *bool) (summary.Summary, *stats.Record, error) {
+// add up, the concurrency is a trial's), its Summary with the median
+// requests/sec and the intervals, from the trials' own summaries. precise,
+// with --precision, says whether the interval got within the precision
+// asked.
+func Pool(runs []*summary.Run, precise *bool) (summary.Summary, *stats.Record, error) {
+	recs := make([]*stats.Record, len(runs))
+	ts := make([]trials.Trial, len(runs))
+	for i, r := range runs {
+		recs[i], ts[i] = r.Record, TrialOf(&r.Summary)
+	}
 	m, err := stats.MergeAs(stats.InTurn, recs...)
 	if err != nil {
 		return summary.Summary{}, nil, err
 	}
 	s := summary.Of(m)
 	s.Repeated = &summary.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
-	sum := trials.Summarize(TrialsOf(&s))
+	sum := trials.Summarize(ts)
 	s.RequestsPerSecond = sum.RequestsPerSecond.Median
 	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
 	s.P50Ms, s.P50MsCI95 = sum.P50Ms.Median, sum.P50Ms.Interval()

@@ -121,11 +121,6 @@ type Record struct {
 
 	rows   []RawRow
 	rawErr error
-	// derived is the summary package's Summary of the finished record,
-	// kept by SetDerived so that every reader takes that one instead of
-	// deriving it again. It is held as any because stats may not import
-	// summary. Not saved, not merged.
-	derived any
 }
 
 // Window is one slice of a run's time.
@@ -748,15 +743,6 @@ func (r *Record) SetRows(rows []RawRow) { r.rows = rows }
 // SetRawErr sets the first error writing the raw file (the recorder's, at
 // its Merge).
 func (r *Record) SetRawErr(err error) { r.rawErr = err }
-
-// Derived returns what SetDerived kept (nil if nothing).
-func (r *Record) Derived() any { return r.derived }
-
-// SetDerived keeps v with the record: package summary's Summary of it,
-// derived once the record is final (summary.Keep), for every later reader
-// (summary.Of). A change to the record after it makes v stale: whoever
-// changes a record that has one calls SetDerived(nil). nil forgets it.
-func (r *Record) SetDerived(v any) { r.derived = v }
 
 // CauseCount returns how many failures were of kind k, whatever their
 // class.
