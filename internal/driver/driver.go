@@ -260,6 +260,10 @@ type SeriesResult struct {
 	// Records holds the Record of every step run, beside Levels (with
 	// trials, the trials' merged).
 	Records []*stats.Record
+	// Trials, with trials, holds every step's trials beside Levels: the
+	// runs, the pooled run with its own summary and the medians, each
+	// kept apart (Levels holds their saved form, Trials.Saved).
+	Trials []*Trials
 	// Stop is set when the stop rule ended the series early, or when its
 	// backend was lost during a step (the step's Summary.BackendLost).
 	Stop *Stop
@@ -564,10 +568,12 @@ func (d *driver) judge(lv *level, lr *trials.LevelResult, stopped bool) ([]int, 
 						sr.Label, sum.Concurrency, 100*d.cfg.Trials.Precision, lr.Rounds))
 				}
 			}
-			var err error
-			if sum, rec, err = Pool(runs, precise); err != nil {
+			t, err := Pool(runs, precise)
+			if err != nil {
 				return nil, err
 			}
+			sum, rec = t.Saved(), t.Pooled.Record
+			sr.Trials = append(sr.Trials, t)
 		}
 		sr.Levels, sr.Records = append(sr.Levels, sum), append(sr.Records, rec)
 		if stopped {
