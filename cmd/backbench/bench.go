@@ -495,15 +495,16 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	announceStart(stderr, o.startAt, o.quiet)
 	var m *stats.Record
 	var sum summary.Summary
+	var run *summary.Run
 	if tp.on {
 		sum, m, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy,
 			Window: o.window})
-	} else if m, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
+	} else if run, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 		Progress: func(rec *recorder.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
 		StartAt:  o.startAt, Privacy: r.privacy, Window: o.window}); err == nil {
-		sum = summary.Of(m)
+		m, sum = run.Record, run.Summary
 	}
 	if err != nil {
 		return executeError(err)

@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -233,37 +231,6 @@ func eachMergeInput(name string, fn func(k int, in mergeInput) error) error {
 	return nil
 }
 
-// parseMergeInputs reads the JSON values of b, the contents of the file
-// name (as eachMergeInput, all at once).
-func parseMergeInputs(name string, b []byte) ([]mergeInput, error) {
-	var raws [][]byte
-	st := document.NewStream(bytes.NewReader(b))
-	for {
-		raw, err := st.Next()
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, usagef("merge: %s: %v", name, err)
-		}
-		raws = append(raws, raw)
-	}
-	if len(raws) == 0 {
-		return nil, usagef("merge: %s: empty", name)
-	}
-	ins := make([]mergeInput, len(raws))
-	for k, raw := range raws {
-		label := name
-		if len(raws) > 1 {
-			label = fmt.Sprintf("%s#%d", name, k+1)
-		}
-		var err error
-		if ins[k], err = decodeMergeInput(label, raw); err != nil {
-			return nil, err
-		}
-	}
-	return ins, nil
-}
-
 // runID identifies a saved run by its content: the SHA-256 of its JSON
 // with the white space taken out. The content, not the path, because a
 // symlink, a copy, standard input or a bench report holding the same
@@ -365,28 +332,23 @@ func mergeRecords(recs []*stats.Record, files []string, o *mergeOptions, info *r
 	return g.result()
 }
 
-// recordMerge merges runs one at a time with a stats.Merger, after checking
-// each plan against the first's (refused unless --force), and sets the
-// window and overlap in info when done. Only the merged record, the first
-// run's plan and the file names are kept, so that its memory does not grow
-// with the runs' histograms. where prefixes messages ("series X, c=4: ")
-// for a sweep's level.
+// recordMerge is the one merge (stats.Merger) of generators that ran
+// together (stats.Together), for one bench run or one level of a sweep:
+// the merge's refusals in the command's words, its plan differences and
+// its window and overlap set in info when done. Only the merged record
+// and the file names are kept, so that its memory does not grow with the
+// runs' histograms. where prefixes messages ("series X, c=4: ") for a
+// sweep's level.
 type recordMerge struct {
 	o     *mergeOptions
 	info  *report.MergeInfo
 	where string
 	m     stats.Merger
 	files []string
-	// plan is the first run's plan; ups its number of upstream parts.
-	plan                     stats.Plan
-	ups                      int
-	rate                     float64
-	latestStart, earliestEnd time.Time
-	client                   stats.ClientHealth
 }
 
 func newRecordMerge(o *mergeOptions, info *report.MergeInfo, where string) *recordMerge {
-	return &recordMerge{o: o, info: info, where: where}
+	return &recordMerge{o: o, info: info, where: where, m: stats.Merger{Policy: stats.Together, Force: o.force}}
 }
 
 // relabel renames the i-th run's file in later messages.
@@ -398,57 +360,19 @@ func (g *recordMerge) relabel(i int, name string) {
 
 // add merges r, read from file.
 func (g *recordMerge) add(r *stats.Record, file string) error {
-	if len(g.files) == 0 {
-		g.plan, g.ups = r.Plan, len(r.Upstreams)
-		g.latestStart, g.earliestEnd = r.StartedAt.Time, r.EndedAt.Time
-		g.client = stats.ClientHealth{Scheduling: r.Client.Scheduling, Warnings: []string{}}
-	} else if d := planDiff(&g.plan, &r.Plan); len(d) > 0 {
-		if !g.o.force {
+	if err := g.m.AddFrom(file, r); err != nil {
+		if pe, ok := errors.AsType[*stats.PlanError](err); ok && len(g.files) > 0 {
 			return usagef("merge: %s%s: not the plan of %s: %s (--force merges them anyway)",
-				g.where, file, g.files[0], strings.Join(d, "; "))
+				g.where, file, g.files[0], strings.Join(pe.Differences, "; "))
 		}
-		g.info.Forced = true
-		for _, s := range d {
-			s = g.where + file + ": " + s
-			if !slices.Contains(g.info.PlanDifferences, s) {
-				g.info.PlanDifferences = append(g.info.PlanDifferences, s)
-			}
-		}
-	}
-	g.files = append(g.files, file)
-	if g.info.Forced {
-		// Merged under the first plan, each keeping its concurrency and
-		// request budget; per-upstream parts are dropped when the runs
-		// do not have the same number.
-		c := *r
-		c.Plan = g.plan
-		c.Plan.Concurrency, c.Plan.Requests = r.Plan.Concurrency, r.Plan.Requests
-		if len(r.Upstreams) != g.ups {
-			g.m.DropUpstreams()
-		}
-		r = &c
-	}
-	if err := g.m.Add(r); err != nil {
 		return usagef("merge: %s%s: %v", g.where, file, strings.TrimPrefix(err.Error(), "stats: "))
 	}
-	g.rate += r.Plan.Rate
-	if r.StartedAt.After(g.latestStart) {
-		g.latestStart = r.StartedAt.Time
-	}
-	if r.EndedAt.Before(g.earliestEnd) {
-		g.earliestEnd = r.EndedAt.Time
-	}
-	// The generators' client CPU adds up (as if one client of all their
-	// cores had run), keeping the worst scheduler lateness and every
-	// warning with its file's name.
-	h, c := &r.Client, &g.client
-	c.CPUUserSeconds += h.CPUUserSeconds
-	c.CPUSysSeconds += h.CPUSysSeconds
-	c.CPUPercent += h.CPUPercent
-	c.Cores += h.Cores
-	c.SchedulerLateMaxMs = max(c.SchedulerLateMaxMs, h.SchedulerLateMaxMs)
-	for _, w := range h.Warnings {
-		c.Warnings = append(c.Warnings, file+": "+w)
+	g.files = append(g.files, file)
+	for _, d := range g.m.Differences() {
+		g.info.Forced = true
+		if d = g.where + d; !slices.Contains(g.info.PlanDifferences, d) {
+			g.info.PlanDifferences = append(g.info.PlanDifferences, d)
+		}
 	}
 	return nil
 }
@@ -462,20 +386,7 @@ func (g *recordMerge) result() (*stats.Record, error) {
 	}
 	// The inputs may come from a version that kept credentials.
 	g.o.share.privacy(nil).Apply(&m.Environment)
-	n := g.m.Len()
-	if n > 1 {
-		// The window, exactly: earliest start to latest end.
-		m.Elapsed = m.EndedAt.Sub(m.StartedAt.Time)
-		m.Client = g.client
-		// In the open model the generators' rates add up, as their
-		// concurrencies do.
-		m.Plan.Rate = g.rate
-	}
-	info := g.info
-	overlap := 1.0 // one run covers its own window
-	if n > 1 && m.Elapsed > 0 {
-		overlap = min(max(float64(g.earliestEnd.Sub(g.latestStart))/float64(m.Elapsed), 0), 1)
-	}
+	info, overlap := g.info, g.m.Overlap()
 	if info.WindowSeconds == 0 || m.Elapsed.Seconds() < info.WindowSeconds {
 		info.WindowSeconds = m.Elapsed.Seconds()
 	}
@@ -487,38 +398,6 @@ func (g *recordMerge) result() (*stats.Record, error) {
 			"req/s is over the whole window; start the generators together with --start-at", g.where, overlap*100, m.Elapsed.Seconds()))
 	}
 	return m, nil
-}
-
-// planDiff lists how plan b differs from plan a, as "key: A vs B" with
-// the record's JSON names; the request budget (-n) may differ.
-func planDiff(a, b *stats.Plan) []string {
-	flat := func(p *stats.Plan) map[string]json.RawMessage {
-		q := *p
-		q.Requests = 0
-		return document.PlanKeys(&q)
-	}
-	ma, mb := flat(a), flat(b)
-	keys := map[string]bool{}
-	for k := range ma {
-		keys[k] = true
-	}
-	for k := range mb {
-		keys[k] = true
-	}
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if !bytes.Equal(ma[k], mb[k]) {
-			out = append(out, fmt.Sprintf("%s %s vs %s", k, orNone(ma[k]), orNone(mb[k])))
-		}
-	}
-	return out
-}
-
-func orNone(j json.RawMessage) string {
-	if j == nil {
-		return "(none)"
-	}
-	return string(j)
 }
 
 // mergeSweeps merges sweep files series by series and level by level

@@ -512,3 +512,15 @@ func TestMergeOpenModel(t *testing.T) {
 		t.Errorf("merged open model %+v, complete %d, concurrency %d; want 400/s asked, 200, 8", m.Open, m.Complete, m.Concurrency)
 	}
 }
+
+// TestMergeOneFile: a single file is its own window, all covered.
+func TestMergeOneFile(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
+	a := benchFile(t, t.TempDir(), "a.json", "-n", "50", srv.URL("/"))
+	code, out, errs := runMain(t, context.Background(), "merge", "--format", "json", a)
+	var m mergedRun
+	if err := json.Unmarshal([]byte(out), &m); code != 0 || err != nil || m.Merge.Overlap != 1 || m.Complete != 50 ||
+		m.Merge.WindowSeconds != m.TimeTaken {
+		t.Errorf("merge of one file: exit %d, %v, %s, %+v", code, err, errs, m.Merge)
+	}
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // Capacity is the schedule of a capacity search (capacity.Search): its
@@ -142,11 +141,11 @@ func (d *driver) settle(ctx context.Context, p *execute.Plan, bound time.Duratio
 	o := execute.Options{Stderr: d.cfg.Options.Stderr, Quiet: true, Setup: d.setup, Discard: true, KeepOnUnreachable: true,
 		Version: d.cfg.Options.Version, Privacy: d.cfg.Options.Privacy}
 	for ctx.Err() == nil {
-		rec, err := execute.Run(ctx, &plan, o)
+		run, err := execute.Run(ctx, &plan, o)
 		if err != nil {
 			return
 		}
-		s := summary.Of(rec)
+		s := &run.Summary
 		if s.Complete == 2 && s.Failed == 0 && s.ConnectionTimes.Total.Max <= float64(bound)/1e6 {
 			return
 		}

@@ -260,6 +260,10 @@ type SeriesResult struct {
 	// Records holds the Record of every step run, beside Levels (with
 	// trials, the trials' merged).
 	Records []*stats.Record
+	// Trials, with trials, holds every step's trials beside Levels: the
+	// runs, the pooled run with its own summary and the medians, each
+	// kept apart (Levels holds their saved form, Trials.Saved).
+	Trials []*Trials
 	// Stop is set when the stop rule ended the series early, or when its
 	// backend was lost during a step (the step's Summary.BackendLost).
 	Stop *Stop
@@ -365,7 +369,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 		if st.Settle > 0 {
 			d.settle(ctx, series[active[0]].Plan, st.Settle)
 		}
-		lv := &level{index: li, step: st, active: active, runs: map[int][]*stats.Record{},
+		lv := &level{index: li, step: st, active: active, runs: map[int][]*summary.Run{},
 			unreached: map[int]error{}, reached: map[int]bool{}, lost: map[int]*Stop{}}
 		var lr trials.LevelResult
 		if rounds != nil {
@@ -404,7 +408,7 @@ type level struct {
 	step   Step
 	active []int
 	// runs are each series' measured records kept at the step.
-	runs map[int][]*stats.Record
+	runs map[int][]*summary.Run
 	// unreached is the dial error of a series' runs that reached nothing;
 	// reached marks a series one of whose measured runs reached its
 	// target.
@@ -436,14 +440,14 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 		p.Warmup, p.Requests, p.Duration = true, wp.Requests, wp.Duration
 		o := execute.Options{Stderr: d.cfg.Options.Stderr, Quiet: true, Verbosity: d.cfg.Options.Verbosity,
 			Version: d.cfg.Options.Version, Privacy: d.cfg.Options.Privacy, Discard: true}
-		rec, err := d.run(ctx, &wp, o, p)
+		run, err := d.run(ctx, &wp, o, p)
 		if err != nil {
 			return 0, &RunError{Series: s.Label, Concurrency: plan.Concurrency, Err: err}
 		}
-		if rec.Unreachable != nil && lv.index == 0 {
+		if rec := run.Record; rec.Unreachable != nil && lv.index == 0 {
 			lv.unreached[si] = rec.Unreachable
 		}
-		if lost := rec.BackendLost; lost != nil && d.cfg.StopOnLoss {
+		if lost := run.Record.BackendLost; lost != nil && d.cfg.StopOnLoss {
 			lv.lost[si] = &Stop{Concurrency: plan.Concurrency, ErrorRate: 1, Reason: lost.String()}
 			return 0, nil
 		}
@@ -454,10 +458,11 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 	p.Warmup, p.Requests, p.Duration = false, plan.Requests, plan.Duration
 	o := d.cfg.Options
 	o.Windows = lv.step.Windows
-	rec, err := d.run(ctx, &plan, o, p)
+	run, err := d.run(ctx, &plan, o, p)
 	if err != nil {
 		return 0, &RunError{Series: s.Label, Concurrency: plan.Concurrency, Err: err}
 	}
+	rec, sum := run.Record, run.Summary
 	d.runsDone++
 	lv.done++
 	if rec.Unreachable != nil && lv.index == 0 {
@@ -470,8 +475,7 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 		// A trial cut short would drag its median: dropped.
 		return 0, trials.ErrStop
 	}
-	lv.runs[si] = append(lv.runs[si], rec)
-	sum := summary.Of(rec)
+	lv.runs[si] = append(lv.runs[si], run)
 	if d.cfg.OnTrial != nil && !interrupted {
 		d.cfg.OnTrial(Trial{Series: si, Level: lv.index, K: k, Record: rec, Summary: &sum})
 	}
@@ -486,7 +490,7 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 
 // run makes one run of plan with o; the first run of all waits for
 // Options.StartAt and announces, and is followed by Prepare.
-func (d *driver) run(ctx context.Context, plan *execute.Plan, o execute.Options, p Progress) (*stats.Record, error) {
+func (d *driver) run(ctx context.Context, plan *execute.Plan, o execute.Options, p Progress) (*summary.Run, error) {
 	o.Setup = d.setup
 	o.Progress, o.KeepRows, o.Raw = nil, false, nil
 	o.StopOnLoss, o.KeepOnUnreachable = d.cfg.StopOnLoss, d.cfg.KeepOnUnreachable
@@ -501,7 +505,7 @@ func (d *driver) run(ctx context.Context, plan *execute.Plan, o execute.Options,
 			d.cfg.Progress(p)
 		}
 	}
-	rec, err := execute.Run(ctx, plan, o)
+	run, err := execute.Run(ctx, plan, o)
 	if err != nil {
 		return nil, err
 	}
@@ -515,7 +519,7 @@ func (d *driver) run(ctx context.Context, plan *execute.Plan, o execute.Options,
 		// Announce once: the first measured run that got through.
 		d.cfg.Options.Announce = false
 	}
-	return rec, nil
+	return run, nil
 }
 
 // runsLeft is the number of measured runs still planned, the one
@@ -553,7 +557,7 @@ func (d *driver) judge(lv *level, lr *trials.LevelResult, stopped bool) ([]int, 
 			}
 			continue
 		}
-		sum, rec := summary.Of(runs[0]), runs[0]
+		sum, rec := runs[0].Summary, runs[0].Record
 		if d.cfg.Trials != nil {
 			var precise *bool
 			if d.cfg.Trials.Precision > 0 && !stopped {
@@ -564,10 +568,12 @@ func (d *driver) judge(lv *level, lr *trials.LevelResult, stopped bool) ([]int, 
 						sr.Label, sum.Concurrency, 100*d.cfg.Trials.Precision, lr.Rounds))
 				}
 			}
-			var err error
-			if sum, rec, err = Pool(runs, precise); err != nil {
+			t, err := Pool(runs, precise)
+			if err != nil {
 				return nil, err
 			}
+			sum, rec = t.Saved(), t.Pooled.Record
+			sr.Trials = append(sr.Trials, t)
 		}
 		sr.Levels, sr.Records = append(sr.Levels, sum), append(sr.Records, rec)
 		if stopped {

@@ -33,29 +33,59 @@ func TrialsOf(s *summary.Summary) []trials.Trial {
 	return out
 }
 
-// Pool is the result of a series at a step over its trials: the trials'
-// records merged (as if run back to back: their times add up, the
-// concurrency is a trial's), its Summary with the median requests/sec
-// and the intervals. precise, with --precision, says whether the interval
-// got within the precision asked.
-func Pool(recs []*stats.Record, precise *bool) (summary.Summary, *stats.Record, error) {
-	m, err := stats.Merge(recs...)
+// Trials is a series' result at a step over its trials, each figure kept
+// for what it is: the trials' runs (each record with its own summary),
+// the pooled run (their records merged as trials that ran in turn,
+// stats.InTurn, with that record's own summary, never overwritten) and
+// the trials' medians with their intervals.
+type Trials struct {
+	// Runs are the trials, in the order they ran.
+	Runs []*summary.Run
+	// Pooled is the trials' records merged and its own summary: the
+	// figures of ab's report.
+	Pooled summary.Run
+	// Medians are the medians of the trials' figures with their 95%
+	// intervals: the figures the comparisons judge.
+	Medians trials.Summary
+	// Precise, with --precision, says whether the requests/sec interval
+	// got within the precision asked.
+	Precise *bool
+}
+
+// Pool pools a series' trials at a step (see Trials). precise, with
+// --precision, says whether the interval got within the precision asked.
+func Pool(runs []*summary.Run, precise *bool) (*Trials, error) {
+	recs := make([]*stats.Record, len(runs))
+	ts := make([]trials.Trial, len(runs))
+	for i, r := range runs {
+		recs[i], ts[i] = r.Record, TrialOf(&r.Summary)
+	}
+	m, err := stats.MergeAs(stats.InTurn, recs...)
 	if err != nil {
-		return summary.Summary{}, nil, err
+		return nil, err
 	}
-	m.Plan.Concurrency, m.Elapsed = recs[0].Plan.Concurrency, 0
-	for _, r := range recs {
-		m.Elapsed += r.Elapsed
+	return &Trials{Runs: runs, Pooled: summary.Run{Record: m, Summary: summary.Of(m)}, Medians: trials.Summarize(ts), Precise: precise}, nil
+}
+
+// Saved returns the result as a result of trials is saved (schema 1): the
+// pooled summary with the trials' part (summary.Repeated: the trials'
+// records, the medians and their intervals, the pooled requests/sec) and
+// the median requests/sec as its RequestsPerSecond. It is a new value:
+// t.Pooled.Summary stays the pooled run's own.
+func (t *Trials) Saved() summary.Summary {
+	s := t.Pooled.Summary
+	recs := make([]*stats.Record, len(t.Runs))
+	for i, r := range t.Runs {
+		recs[i] = r.Record
 	}
-	s := summary.Of(m)
-	s.Repeated = &summary.Repeated{Trials: recs, Precise: precise, PooledRequestsPerSecond: s.RequestsPerSecond}
-	sum := trials.Summarize(TrialsOf(&s))
+	sum := &t.Medians
+	s.Repeated = &summary.Repeated{Trials: recs, Precise: t.Precise, PooledRequestsPerSecond: s.RequestsPerSecond,
+		RequestsPerSecondCI95: sum.RequestsPerSecond.Interval(),
+		P50Ms:                 sum.P50Ms.Median, P50MsCI95: sum.P50Ms.Interval(),
+		P99Ms: sum.P99Ms.Median, P99MsCI95: sum.P99Ms.Interval(),
+		MeanMs: sum.MeanMs.Median, MeanMsCI95: sum.MeanMs.Interval(),
+		MaxMs: sum.MaxMs.Median, MaxMsCI95: sum.MaxMs.Interval(),
+		Confidence: sum.RequestsPerSecond.Confidence}
 	s.RequestsPerSecond = sum.RequestsPerSecond.Median
-	s.RequestsPerSecondCI95 = sum.RequestsPerSecond.Interval()
-	s.P50Ms, s.P50MsCI95 = sum.P50Ms.Median, sum.P50Ms.Interval()
-	s.P99Ms, s.P99MsCI95 = sum.P99Ms.Median, sum.P99Ms.Interval()
-	s.MeanMs, s.MeanMsCI95 = sum.MeanMs.Median, sum.MeanMs.Interval()
-	s.MaxMs, s.MaxMsCI95 = sum.MaxMs.Median, sum.MaxMs.Interval()
-	s.Confidence = sum.RequestsPerSecond.Confidence
-	return s, m, nil
+	return s
 }

@@ -104,10 +104,11 @@ func TestEngineFallback(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := &Plan{Target: tgt, Concurrency: 3, Requests: 50, Timeout: 5 * time.Second}
-			m, err := Run(context.Background(), p, Options{Quiet: true})
+			run, err := Run(context.Background(), p, Options{Quiet: true})
 			if err != nil {
 				t.Fatal(err)
 			}
+			m := run.Record
 			if m.Environment.Engine != EnginePoller || m.Client.Engine != EnginePoller || m.Counts.Complete != 50 || srv.Requests() != 50 {
 				t.Errorf("engine %q/%q, complete %d, served %d", m.Environment.Engine, m.Client.Engine, m.Counts.Complete, srv.Requests())
 			}

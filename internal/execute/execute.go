@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -194,11 +195,12 @@ func (l *LockedWriter) Write(p []byte) (int, error) {
 	return l.W.Write(p)
 }
 
-// Run runs the plan and returns its record. It opens no connection without
+// Run runs the plan and returns the run: its record and the record's
+// summary, derived once, here, when the record is final. It opens no connection without
 // a request: whether the target can be reached is decided by the run's own
 // first dials (run.Watch), after a check of the Unix socket paths (unless
 // o.Setup says the caller made it).
-func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
+func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	stderr := o.Stderr
 	if stderr == nil {
 		stderr = io.Discard
@@ -319,7 +321,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 	}
 	if o.Discard {
 		observed(nil)
-		return m, nil
+		return &summary.Run{Record: m, Summary: summary.Of(m)}, nil
 	}
 	m.Environment = stats.CurrentEnvironmentFor(o.Version, o.Privacy)
 	m.Environment.Engine = engine
@@ -334,18 +336,20 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Record, error) {
 		tw, _ = sockets.CountTimeWait(p.Target.Address)
 	}
 	// The run's summary is derived once, here, and kept with the record
-	// for every later reader (summary.Of). The notes read it (none reads
-	// its notes) and are added to the record; the summary then takes the
-	// record's notes, as deriving it now would.
-	sum := summary.Derive(m)
+	// in the run. The notes read it (none reads its notes) and are added
+	// to the record; the summary then takes the record's notes, as
+	// deriving it now would.
+	sum := summary.Of(m)
 	m.Notes = append(m.Notes, connectionNotes(m, &sum, p.Target, tw, setup.NoFile)...)
 	m.Notes = append(m.Notes, responseNotes(&sum, p)...)
 	if late > LateStart {
 		m.Notes = append(m.Notes, lateNote(late))
 	}
-	sum.Notes = append([]string{}, m.Notes...)
-	summary.Keep(m, sum)
-	return m, nil
+	sum.Notes = slices.Clip(append([]string{}, m.Notes...))
+	// Slices a reader may append to are clipped, so that an append to one
+	// copy of the summary never writes into the array another sees.
+	sum.ErrorSamples, sum.Client.Warnings = slices.Clip(sum.ErrorSamples), slices.Clip(sum.Client.Warnings)
+	return &summary.Run{Record: m, Summary: sum}, nil
 }
 
 // LateStart is how late after StartAt a run may start before its record

@@ -20,7 +20,6 @@ import (
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -197,11 +196,11 @@ func TestThirdProtocol(t *testing.T) {
 	if e, err := p.ResolveEngine(); err != nil || e != execute.EnginePoller {
 		t.Errorf("engine %q, %v: want the poller (the protocol does not prefer the ring)", e, err)
 	}
-	rec, err := execute.Run(context.Background(), p, execute.Options{})
+	run, err := execute.Run(context.Background(), p, execute.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := summary.Of(rec)
+	rec, s := run.Record, run.Summary
 	if s.Complete != 30 || s.Failed != 0 || s.Non2xx != 0 || srv.n.Load() != 30 {
 		t.Fatalf("complete %d failed %d non-2xx %d, served %d: want 30, 0, 0, 30", s.Complete, s.Failed, s.Non2xx, srv.n.Load())
 	}
@@ -231,8 +230,8 @@ func TestThirdProtocol(t *testing.T) {
 	}
 	// A plan that names only the target finds the protocol itself.
 	q := &execute.Plan{Target: tgt, Method: "GET", Concurrency: 1, Requests: 2, Timeout: 5 * time.Second}
-	rec, err = execute.Run(context.Background(), q, execute.Options{})
-	if err != nil || rec.Counts.Complete != 2 || rec.Plan.Wire == nil || rec.Plan.Wire.Protocol != "LINE/1" {
-		t.Fatalf("plan without Proto: %v, %+v", err, rec)
+	run, err = execute.Run(context.Background(), q, execute.Options{})
+	if err != nil || run.Record.Counts.Complete != 2 || rec.Plan.Wire == nil || rec.Plan.Wire.Protocol != "LINE/1" {
+		t.Fatalf("plan without Proto: %v, %+v", err, run)
 	}
 }

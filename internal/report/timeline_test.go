@@ -80,7 +80,7 @@ func TestWorstWindowLine(t *testing.T) {
 	var plain, with bytes.Buffer
 	Text(&plain, &s, TextOptions{})
 	rec := &stats.Record{Timeline: stallTimeline()}
-	s.WorstWindow = summary.Derive(rec).WorstWindow
+	s.WorstWindow = summary.Of(rec).WorstWindow
 	if s.WorstWindow == nil || s.WorstWindow.Index != 7 {
 		t.Fatalf("worst window %+v", s.WorstWindow)
 	}

@@ -1,8 +1,13 @@
 package stats
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestMergeNotesLinear merges 100,000 distinct notes (and each again): the
@@ -48,5 +53,127 @@ func BenchmarkMergeNotes(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// planned returns a record of one plan that ran from start for d, with n
+// complete requests, concurrency c and an open-model rate.
+func planned(start time.Time, d time.Duration, n int64, c int, rate float64) *Record {
+	r := &Record{Schema: Schema, StartedAt: Wall{start}, EndedAt: Wall{start.Add(d)}, Elapsed: d,
+		Plan:   Plan{Target: TargetInfo{URL: "http://x/", Protocol: "http"}, Concurrency: c, Requests: n, Rate: rate, Method: "GET"},
+		Client: ClientHealth{CPUUserSeconds: 1, CPUSysSeconds: 0.5, CPUPercent: 40, Cores: 2, SchedulerLateMaxMs: float64(c), Warnings: []string{"busy"}}}
+	r.Counts.Complete = n
+	return r
+}
+
+// TestPlanDiff: the one rule of the same plan: the budget may differ,
+// the concurrency and anything else may not; a record without wire words
+// is of the plan of one with them.
+func TestPlanDiff(t *testing.T) {
+	t0 := time.Unix(1_764_556_800, 0)
+	a := planned(t0, time.Second, 100, 2, 0)
+	for _, tc := range []struct {
+		name string
+		edit func(p *Plan)
+		want []string
+	}{
+		{"same", func(*Plan) {}, nil},
+		{"budget", func(p *Plan) { p.Requests = 7 }, nil},
+		{"old record without wire", func(p *Plan) { p.Wire = nil }, nil},
+		{"empty list", func(p *Plan) { p.Upstreams = []string{} }, nil},
+		{"concurrency", func(p *Plan) { p.Concurrency = 4 }, []string{"concurrency 2 vs 4"}},
+		{"keep-alive", func(p *Plan) { p.KeepAlive = true }, []string{"keep_alive false vs true"}},
+		{"wire", func(p *Plan) { p.Wire = &Wire{Protocol: "other"} }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a.Plan.Wire = &Wire{Protocol: "HTTP/1.1"}
+			b := a.Plan
+			tc.edit(&b)
+			got := PlanDiff(&a.Plan, &b)
+			if tc.name == "wire" {
+				if len(got) != 1 || !strings.HasPrefix(got[0], "wire ") {
+					t.Errorf("wire words differ: %q", got)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("PlanDiff = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMergeTogether: generators that ran together: concurrency, budgets,
+// rates and the client's CPU add up, the time is the window from the
+// earliest start to the latest end, and the overlap is the part of it
+// every run covers.
+func TestMergeTogether(t *testing.T) {
+	t0 := time.Unix(1_764_556_800, 0)
+	a, b := planned(t0, 2*time.Second, 100, 2, 50), planned(t0.Add(time.Second), 2*time.Second, 300, 2, 50)
+	m := Merger{Policy: Together}
+	if err := m.AddFrom("a", a); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddFrom("b", b); err != nil {
+		t.Fatal(err)
+	}
+	r := m.Record()
+	if r.Plan.Concurrency != 4 || r.Plan.Requests != 400 || r.Plan.Rate != 100 || r.Elapsed != 3*time.Second || r.Counts.Complete != 400 {
+		t.Errorf("plan %+v, elapsed %v, complete %d", r.Plan, r.Elapsed, r.Counts.Complete)
+	}
+	if c := r.Client; c.CPUUserSeconds != 2 || c.CPUPercent != 80 || c.Cores != 4 || c.SchedulerLateMaxMs != 2 ||
+		!reflect.DeepEqual(c.Warnings, []string{"a: busy", "b: busy"}) {
+		t.Errorf("client %+v", c)
+	}
+	if o := m.Overlap(); math.Abs(o-1.0/3) > 1e-9 {
+		t.Errorf("overlap %v, want 1/3", o)
+	}
+	one := Merger{}
+	one.Add(a)
+	if r := one.Record(); r.Elapsed != 2*time.Second || r.Client.CPUPercent != 40 || one.Overlap() != 1 {
+		t.Errorf("one run: elapsed %v, client %+v, overlap %v", r.Elapsed, r.Client, one.Overlap())
+	}
+}
+
+// TestMergeInTurn: trials that ran one after the other: their times add
+// up, the concurrency and the rate are a trial's, the client is the
+// first trial's.
+func TestMergeInTurn(t *testing.T) {
+	t0 := time.Unix(1_764_556_800, 0)
+	a, b := planned(t0, 2*time.Second, 100, 2, 50), planned(t0.Add(5*time.Second), 3*time.Second, 100, 2, 50)
+	r, err := MergeAs(InTurn, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Plan.Concurrency != 2 || r.Plan.Requests != 200 || r.Plan.Rate != 50 || r.Elapsed != 5*time.Second ||
+		r.Client.CPUPercent != 40 || r.Counts.Complete != 200 {
+		t.Errorf("plan %+v, elapsed %v, client %+v", r.Plan, r.Elapsed, r.Client)
+	}
+}
+
+// TestMergeForce: a record of another plan is refused with its
+// differences, or, with Force, merged under the first plan with them
+// kept, once each, and per-upstream parts dropped when their numbers
+// differ.
+func TestMergeForce(t *testing.T) {
+	t0 := time.Unix(1_764_556_800, 0)
+	a, b := planned(t0, time.Second, 100, 2, 0), planned(t0, time.Second, 100, 4, 0)
+	a.Plan.Upstreams, a.Upstreams = []string{"u1"}, []UpstreamRecord{{Address: "u1", Complete: 100}}
+	var pe *PlanError
+	if _, err := Merge(a, b); !errors.As(err, &pe) || len(pe.Differences) == 0 {
+		t.Fatalf("other plan merged: %v", err)
+	}
+	m := Merger{Force: true}
+	for _, r := range []*Record{a, b, b} {
+		if err := m.AddFrom("f", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := m.Record()
+	if r.Plan.Concurrency != 10 || r.Counts.Complete != 300 || r.Upstreams != nil || r.Plan.Upstreams != nil {
+		t.Errorf("forced: plan %+v, complete %d, upstreams %v", r.Plan, r.Counts.Complete, r.Upstreams)
+	}
+	if d := m.Differences(); len(d) != 2 || !strings.HasPrefix(d[0], "f: concurrency 2 vs 4") {
+		t.Errorf("differences %q", d)
 	}
 }

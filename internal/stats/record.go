@@ -3,7 +3,9 @@
 // exact moments and HDR histograms per phase, per-upstream parts, typed
 // failure causes, the plan, the environment and the run's Timeline of
 // windows), in a JSON form (schema 1)
-// that is saved, read back, validated and merged exactly (Merge, Merger).
+// that is saved, read back, validated and merged exactly: the one merge
+// of records (Merger, merge.go), with its one rule of the same plan
+// (PlanDiff) and its policy (Together, InTurn).
 // It also holds the parts a record is made of (TargetInfo, ClientHealth,
 // BackendUsage, TLSInfo ...), the Environment of a run and EncodeJSON,
 // the one JSON writer of every command.
@@ -24,7 +26,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,11 +121,6 @@ type Record struct {
 
 	rows   []RawRow
 	rawErr error
-	// derived is the summary package's Summary of the finished record,
-	// kept by SetDerived so that every reader takes that one instead of
-	// deriving it again. It is held as any because stats may not import
-	// summary. Not saved, not merged.
-	derived any
 }
 
 // Window is one slice of a run's time.
@@ -164,7 +160,8 @@ type Plan struct {
 	// indexes them); Balance spreads connections over them.
 	Upstreams []string `json:"upstreams,omitempty"`
 	Balance   string   `json:"balance,omitempty"`
-	// Concurrency is the number of workers (-c); merged records add them.
+	// Concurrency is the number of workers (-c); records merged Together
+	// add them (see Policy).
 	Concurrency int `json:"concurrency"`
 	// Requests is the request budget (-n); 0 with a time limit alone.
 	// Merged records add them.
@@ -747,15 +744,6 @@ func (r *Record) SetRows(rows []RawRow) { r.rows = rows }
 // its Merge).
 func (r *Record) SetRawErr(err error) { r.rawErr = err }
 
-// Derived returns what SetDerived kept (nil if nothing).
-func (r *Record) Derived() any { return r.derived }
-
-// SetDerived keeps v with the record: package summary's Summary of it,
-// derived once the record is final (summary.Keep), for every later reader
-// (summary.Of). A change to the record after it makes v stale: whoever
-// changes a record that has one calls SetDerived(nil). nil forgets it.
-func (r *Record) SetDerived(v any) { r.derived = v }
-
 // CauseCount returns how many failures were of kind k, whatever their
 // class.
 func (r *Record) CauseCount(k load.Kind) int64 {
@@ -766,263 +754,6 @@ func (r *Record) CauseCount(k load.Kind) int64 {
 		}
 	}
 	return n
-}
-
-// Merge combines records of the same plan (the target and request may not
-// differ; concurrency and request budgets add up) into one, exactly: counts
-// and moments add, histograms merge bucket by bucket, the run spans the
-// earliest start to the latest end, the listen queue counters add up. The
-// environment, client health, backend, TLS and listen backlog are the
-// first record's (the first loss of the backend too); notes are the
-// union, in the order first seen. It is a Merger given every record.
-func Merge(recs ...*Record) (*Record, error) {
-	if len(recs) == 0 {
-		return nil, errors.New("stats: no record to merge")
-	}
-	var m Merger
-	for _, r := range recs {
-		if err := m.Add(r); err != nil {
-			return nil, err
-		}
-	}
-	return m.Record(), nil
-}
-
-// Merger merges records one at a time, as Merge does, keeping only the
-// merged result: records read from files one by one are merged in memory
-// bounded by the result (its sparse histograms, causes, up to
-// MaxErrorSamples messages and the distinct notes), whatever their number.
-// The zero Merger is empty and ready to use.
-type Merger struct {
-	out     *Record
-	n       int
-	noUps   bool
-	causes  map[[2]uint8]*Cause
-	samples map[string]int64
-	notes   map[string]bool
-}
-
-// Len returns how many records were added.
-func (m *Merger) Len() int { return m.n }
-
-// DropUpstreams forgets the per-upstream parts of the records added so
-// far and of those to come (for a forced merge of records of clusters of
-// different sizes).
-func (m *Merger) DropUpstreams() {
-	m.noUps = true
-	if m.out != nil {
-		m.out.Upstreams, m.out.Plan.Upstreams = nil, nil
-	}
-}
-
-// Add merges r into the result. It refuses a record of another plan and a
-// record whose counts or sums, added to those merged so far, would
-// overflow int64 (then the result is as it was before the call).
-func (m *Merger) Add(r *Record) error {
-	if m.out == nil {
-		m.start(r)
-	}
-	out := &m.out
-	ups := r.Upstreams
-	if m.noUps {
-		ups = nil
-		rp := r.Plan
-		rp.Upstreams = nil
-		if !samePlan(&(*out).Plan, &rp) {
-			return fmt.Errorf("stats: cannot merge a record of %s with one of %s: the plans differ", r.Plan.Target.URL, (*out).Plan.Target.URL)
-		}
-	} else if !samePlan(&(*out).Plan, &r.Plan) || len(r.Upstreams) != len((*out).Upstreams) {
-		return fmt.Errorf("stats: cannot merge a record of %s with one of %s: the plans differ",
-			r.Plan.Target.URL, (*out).Plan.Target.URL)
-	}
-	if err := m.checkSums(r, ups); err != nil {
-		return err
-	}
-	o := *out
-	m.n++
-	o.Plan.Concurrency += r.Plan.Concurrency
-	o.Plan.Requests += r.Plan.Requests
-	if r.StartedAt.Before(o.StartedAt.Time) {
-		o.StartedAt = r.StartedAt
-	}
-	if r.EndedAt.After(o.EndedAt.Time) {
-		o.EndedAt = r.EndedAt
-	}
-	o.Elapsed = max(o.Elapsed, r.Elapsed)
-	o.Interrupted = o.Interrupted || r.Interrupted
-	o.Counts.Merge(&r.Counts)
-	for p := range o.Phases {
-		o.Phases[p].Merge(&r.Phases[p])
-	}
-	for i := range ups {
-		u, x := &o.Upstreams[i], &ups[i]
-		u.Complete += x.Complete
-		u.Failed += x.Failed
-		u.Total.Merge(&x.Total)
-	}
-	for _, c := range r.Causes {
-		k := [2]uint8{uint8(c.Class), uint8(c.Kind)}
-		if m.causes[k] == nil {
-			cc := c
-			cc.Count = 0
-			m.causes[k] = &cc
-		}
-		m.causes[k].Count += c.Count
-	}
-	for _, e := range r.ErrorSamples {
-		if _, ok := m.samples[e.Message]; ok || len(m.samples) < MaxErrorSamples {
-			m.samples[e.Message] += e.Count
-		}
-	}
-	if o.BackendLost == nil {
-		o.BackendLost = r.BackendLost
-	}
-	if o.StderrFirstLine == "" {
-		o.StderrFirstLine = r.StderrFirstLine
-	}
-	if o.ListenBacklog == nil {
-		o.ListenBacklog = r.ListenBacklog
-	}
-	o.ListenOverflows = addPtr(o.ListenOverflows, r.ListenOverflows)
-	o.ListenDrops = addPtr(o.ListenDrops, r.ListenDrops)
-	o.ListenQueues = mergeListenQueues(o.ListenQueues, r.ListenQueues)
-	o.Timeline = MergeTimelines(o.Timeline, r.Timeline)
-	// A set beside the slice: the union in the order first seen, in time
-	// linear in the number of notes (a search of the slice per note made
-	// 40,000 notes take seconds).
-	for _, n := range r.Notes {
-		if !m.notes[n] {
-			m.notes[n] = true
-			o.Notes = append(o.Notes, n)
-		}
-	}
-	o.rows = append(o.rows, r.rows...)
-	o.rawErr = errors.Join(o.rawErr, r.rawErr)
-	return nil
-}
-
-// start makes the result from the first record: its plan, environment,
-// client health and the other parts a merge keeps from the first.
-func (m *Merger) start(first *Record) {
-	out := &Record{Schema: Schema, Plan: first.Plan, Environment: first.Environment, Client: first.Client,
-		Backend: first.Backend, TLS: first.TLS, DocumentLength: first.DocumentLength,
-		ServerSoftware: first.ServerSoftware, StartedAt: first.StartedAt, EndedAt: first.EndedAt,
-		Upstreams: make([]UpstreamRecord, len(first.Upstreams)), Notes: []string{}}
-	out.Plan.Upstreams = slices.Clone(first.Plan.Upstreams)
-	out.Plan.Concurrency, out.Plan.Requests = 0, 0
-	for i, u := range first.Upstreams {
-		out.Upstreams[i] = UpstreamRecord{Address: u.Address}
-	}
-	if m.noUps {
-		out.Upstreams, out.Plan.Upstreams = nil, nil
-	}
-	m.out = out
-	m.causes = map[[2]uint8]*Cause{}
-	m.samples = map[string]int64{}
-	m.notes = map[string]bool{}
-}
-
-// Record returns the merged record (nil before the first Add). The Merger
-// must not be used after.
-func (m *Merger) Record() *Record {
-	out := m.out
-	if out == nil {
-		return nil
-	}
-	if span := out.EndedAt.Sub(out.StartedAt.Time); m.n > 1 && span > out.Elapsed {
-		out.Elapsed = span
-	}
-	out.Causes = []Cause{}
-	for _, c := range m.causes {
-		out.Causes = append(out.Causes, *c)
-	}
-	sortCauses(out.Causes)
-	out.ErrorSamples = SortedSamples(m.samples)
-	return out
-}
-
-// checkSums refuses r when one of its counts or sums, added to the
-// result's, would overflow int64: saved numbers are checked non-negative
-// on read (Validate), so a sum that wraps would turn a large count
-// negative ("Complete requests: -9223372036854775808").
-func (m *Merger) checkSums(r *Record, ups []UpstreamRecord) error {
-	o := m.out
-	if m.n == 0 {
-		return nil
-	}
-	var bad string
-	fits := func(name string, a, b int64) {
-		if bad == "" && b > 0 && a > math.MaxInt64-b {
-			bad = name
-		}
-	}
-	fits("plan.concurrency", int64(o.Plan.Concurrency), int64(r.Plan.Concurrency))
-	fits("plan.requests", o.Plan.Requests, r.Plan.Requests)
-	c, x := &o.Counts, &r.Counts
-	for _, f := range countFields(c, x) {
-		fits("counts."+f.name, *f.a, *f.b)
-	}
-	for cl := load.ErrClass(1); cl < load.NumClasses; cl++ {
-		fits("counts.failures."+cl.String(), c.Failures[cl], x.Failures[cl])
-	}
-	fits("counts.failures", c.Failed(), x.Failed())
-	for p := range o.Phases {
-		a, b := &o.Phases[p].Moments, &r.Phases[p].Moments
-		fits("phases."+phaseNames[p]+".count", a.N, b.N)
-		fits("phases."+phaseNames[p]+".sum_ns", int64(a.Sum), int64(b.Sum))
-		_, carry := bits.Add64(a.SumSq.Lo, b.SumSq.Lo, 0)
-		if _, carry = bits.Add64(a.SumSq.Hi, b.SumSq.Hi, carry); bad == "" && carry != 0 {
-			bad = "phases." + phaseNames[p] + ".sum_squares_ns2"
-		}
-	}
-	for i := range ups {
-		fits("upstreams.complete", o.Upstreams[i].Complete, ups[i].Complete)
-		fits("upstreams.failed", o.Upstreams[i].Failed, ups[i].Failed)
-		fits("upstreams.total.count", o.Upstreams[i].Total.N, ups[i].Total.N)
-		fits("upstreams.total.sum_ns", int64(o.Upstreams[i].Total.Sum), int64(ups[i].Total.Sum))
-	}
-	for _, cs := range r.Causes {
-		if k := [2]uint8{uint8(cs.Class), uint8(cs.Kind)}; m.causes[k] != nil {
-			fits("causes.count", m.causes[k].Count, cs.Count)
-		}
-	}
-	for _, e := range r.ErrorSamples {
-		fits("error_samples.count", m.samples[e.Message], e.Count)
-	}
-	if o.ListenOverflows != nil && r.ListenOverflows != nil {
-		fits("listen_overflows", *o.ListenOverflows, *r.ListenOverflows)
-	}
-	if o.ListenDrops != nil && r.ListenDrops != nil {
-		fits("listen_drops", *o.ListenDrops, *r.ListenDrops)
-	}
-	if bad != "" {
-		return fmt.Errorf("stats: %s: the sum with the records merged before overflows a 64-bit count", bad)
-	}
-	return nil
-}
-
-// countField names one int64 count of two Counts.
-type countField struct {
-	name string
-	a, b *int64
-}
-
-// countFields lists the additive int64 counts of a and b with their JSON
-// names (the failures by class apart).
-func countFields(a, b *Counts) []countField {
-	return []countField{
-		{"complete", &a.Complete, &b.Complete}, {"non_2xx", &a.Non2xx, &b.Non2xx},
-		{"keep_alive", &a.KeepAlive, &b.KeepAlive}, {"reconnects", &a.Reconnects, &b.Reconnects},
-		{"unsolicited", &a.Unsolicited, &b.Unsolicited}, {"unsolicited_bytes", &a.UnsolicitedBytes, &b.UnsolicitedBytes},
-		{"slow_connects", &a.SlowConnects, &b.SlowConnects}, {"bytes_read", &a.BytesRead, &b.BytesRead},
-		{"body_bytes", &a.BodyBytes, &b.BodyBytes}, {"bytes_written", &a.BytesWritten, &b.BytesWritten},
-		{"stderr_bytes", &a.StderrBytes, &b.StderrBytes}, {"late", &a.Late, &b.Late},
-		{"queued", &a.Queued, &b.Queued}, {"late_sum_ns", (*int64)(&a.LateSum), (*int64)(&b.LateSum)},
-		{"late_max_ns", (*int64)(&a.LateMax), (*int64)(&b.LateMax)},
-		{"sched_late_max_ns", (*int64)(&a.SchedMax), (*int64)(&b.SchedMax)},
-		{"due", &a.Due, &b.Due}, {"unsent", &a.Unsent, &b.Unsent},
-		{"unsent_in_flight", &a.UnsentInFlight, &b.UnsentInFlight},
-	}
 }
 
 // Validate checks a record read from a file: its schema is this
@@ -1101,29 +832,6 @@ func (r *Record) Validate() error {
 	return nil
 }
 
-// addPtr adds two optional counts (nil: not read).
-func addPtr(a, b *int64) *int64 {
-	if b == nil {
-		return a
-	}
-	v := *b
-	if a != nil {
-		v += *a
-	}
-	return &v
-}
-
-// samePlan reports whether two plans may be merged: all but the
-// concurrency and the request budget agree.
-func samePlan(a, b *Plan) bool {
-	x, y := *a, *b
-	x.Concurrency, y.Concurrency, x.Requests, y.Requests = 0, 0, 0, 0
-	// A record written before Wire existed has none: it still merges with
-	// a newer one of the same plan.
-	x.Wire, y.Wire = nil, nil
-	return reflect.DeepEqual(x, y)
-}
-
 func sortCauses(cs []Cause) {
 	slices.SortFunc(cs, func(a, b Cause) int {
 		if a.Class != b.Class {
@@ -1167,26 +875,6 @@ type ListenQueue struct {
 	// connection attempts it dropped (a full accept queue, mostly); nil
 	// where the kernel keeps none (Unix sockets refuse with EAGAIN).
 	Drops *int64 `json:"drops,omitempty"`
-}
-
-// mergeListenQueues adds the listen queues of another record: the same
-// address's drops add up and its peak is the larger.
-func mergeListenQueues(out, in []ListenQueue) []ListenQueue {
-	for _, q := range in {
-		i := slices.IndexFunc(out, func(o ListenQueue) bool { return o.Address == q.Address })
-		if i < 0 {
-			if q.Drops != nil {
-				d := *q.Drops
-				q.Drops = &d
-			}
-			out = append(out, q)
-			continue
-		}
-		o := &out[i]
-		o.Backlog, o.PeakQueued = max(o.Backlog, q.Backlog), max(o.PeakQueued, q.PeakQueued)
-		o.Drops = addPtr(o.Drops, q.Drops)
-	}
-	return out
 }
 
 // CheckSchema checks the raw JSON value of a record's "schema" key (nil:

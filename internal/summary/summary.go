@@ -7,9 +7,9 @@
 // data with JSON tags; it holds nothing that its record cannot give again.
 //
 // A run's summary is derived once: the executor derives it when the
-// record is final and keeps it with the record (Keep), and every later
-// reader takes that one (Of); a record read from a file or made by a
-// merge has none kept and Of derives it. Derive always derives anew.
+// record is final and returns it with the record in a Run, a value every
+// later reader of the run takes it from; a record read from a file or
+// made by a merge has its summary derived where it is read or made (Of).
 //
 // Not here: the recording of requests (package recorder), the record, its
 // JSON form and its merge (package stats), and the rendering of a summary
@@ -22,7 +22,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
@@ -282,40 +281,9 @@ func quantile(m *stats.Record, p stats.Phase, q float64) float64 {
 // Quantile returns the q-th percentile (0..100) of m's total time in ms.
 func Quantile(m *stats.Record, q float64) float64 { return quantile(m, stats.PhaseTotal, q) }
 
-// derivations counts the summaries derived in this process (Derived).
-var derivations atomic.Int64
-
-// Derived returns how many summaries this process has derived (Derive,
-// and Of for a record with none kept): tests hold a run to one.
-func Derived() int64 { return derivations.Load() }
-
-// Of returns m's summary: the one kept with it (Keep: the executor's, at
-// the end of its run), else one derived now (a record read from a file, a
-// merge). The copy returned shares its maps with the kept one: change a
-// figure by setting it, not by writing into a map.
+// Of derives ab's figures from the record m. A run's own summary is
+// derived once, when it is made, and kept in its Run.
 func Of(m *stats.Record) Summary {
-	if s, ok := m.Derived().(*Summary); ok {
-		return *s
-	}
-	return Derive(m)
-}
-
-// Keep keeps s, the summary of m as m is now, with m for every later
-// reader (Of), and returns it. Call it once m is final: a change to m
-// after needs m.SetDerived(nil).
-func Keep(m *stats.Record, s Summary) Summary {
-	// Slices a reader may append to are clipped, so that an append to
-	// one copy never writes into the array another copy sees.
-	s.Notes, s.ErrorSamples = slices.Clip(s.Notes), slices.Clip(s.ErrorSamples)
-	s.Client.Warnings = slices.Clip(s.Client.Warnings)
-	k := s
-	m.SetDerived(&k)
-	return s
-}
-
-// Derive derives ab's figures from the record, anew.
-func Derive(m *stats.Record) Summary {
-	derivations.Add(1)
 	c := &m.Counts
 	f := c.Failures
 	pl := &m.Plan
@@ -581,4 +549,14 @@ func (s *Summary) CheckSummary() error {
 		}
 	}
 	return nil
+}
+
+// Run is one run: its record and the record's own summary, derived once
+// when the run was made (by the executor) and kept with it as a value,
+// never a cache to invalidate: every reader of the run takes Summary.
+type Run struct {
+	// Record is the run's record.
+	Record *stats.Record
+	// Summary is Of(Record), as the record was when the run ended.
+	Summary Summary
 }
