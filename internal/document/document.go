@@ -485,17 +485,3 @@ func (s *Stream) Next() ([]byte, error) {
 	}
 	return raw, nil
 }
-
-// PlanKeys returns a plan's keys as the record saves them, with their
-// JSON values (for saying how two plans differ by the record's names).
-func PlanKeys(p *stats.Plan) map[string]json.RawMessage {
-	j, err := json.Marshal(p)
-	if err != nil {
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(j, &m) != nil {
-		return nil
-	}
-	return m
-}
