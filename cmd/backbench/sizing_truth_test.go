@@ -327,6 +327,9 @@ func TestSizingMemoryAndCompare(t *testing.T) {
 			t.Errorf("compare's text lacks %q:\n%s", l, text)
 		}
 	}
+	if strings.Contains(text, "has no trials") {
+		t.Errorf("compare's text says a sizing study has no trials, and so no verdict, beside its verdicts:\n%s", text)
+	}
 	for _, r := range []studyRun{a, b} {
 		for _, p := range r.res.Sizing.Points {
 			t.Logf("%s workers=%s: %.1f req/s; pool PSS %.1f MiB, per worker p50 %.1f, p95 %.1f MiB, %d workers", filepath.Base(r.dir), p.Level,
