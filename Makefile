@@ -46,7 +46,7 @@ test: lint
 # and held by a 30 s bench (docs/capacity.md); the sizing of a CPU-bound
 # and of a sleeping prefork pool at 1, 2 and 4 workers (docs/study.md).
 test-long:
-	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep)$$' -v ./cmd/backbench
+	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep|TestSizingMemoryAndCompare)$$' -v ./cmd/backbench
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

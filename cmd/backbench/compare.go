@@ -564,7 +564,9 @@ func tableWidth(wide bool, stdout io.Writer) int {
 // hasTrials reports whether every level of f has trials.
 func (f *savedFile) hasTrials() bool {
 	if f.study != nil {
-		return f.study.Measure.Repeat > 1
+		// A sizing study's searches give its capacities a verdict even
+		// one a side (study.SizingVerdict).
+		return f.study.Measure.Repeat > 1 || f.study.Sizing != nil
 	}
 	for _, s := range f.Series {
 		for _, l := range s.Levels {

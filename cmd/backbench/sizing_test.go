@@ -16,8 +16,8 @@ import (
 )
 
 // sizingStudy is a capacity study of a built-in prefork pool of 1, 2 and 4
-// children serving with model (serve's flags), its steps short.
-func sizingStudy(t *testing.T, model string) string {
+// children serving with model (serve's flags) within slo, its steps short.
+func sizingStudy(t *testing.T, model, slo string) string {
 	return writeStudy(t, fmt.Sprintf(`question: How many children?
 factors:
   workers: {levels: [1, 2, 4], setting: --processes}
@@ -27,18 +27,18 @@ backends:
     url: "http://{target}/"
 measure:
   kind: capacity
-  slo: ["p99<=200ms"]
+  slo: ["%s"]
   duration: 1s
   confirm: 2s
   repeat: 3
   memory: 1GiB
-`, model))
+`, model, slo))
 }
 
 // checkSizing checks what every sizing run must have: exit 0, a point per
 // pool size with a search per round, each with its steps, the pool's
 // memory at the answer (a worker per child), and the answer first.
-func checkSizing(t *testing.T, r studyRun) *study.Sizing {
+func checkSizing(t *testing.T, r studyRun, slo string) *study.Sizing {
 	t.Helper()
 	if r.code != 0 || r.res == nil || r.res.Sizing == nil {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -75,7 +75,7 @@ func checkSizing(t *testing.T, r studyRun) *study.Sizing {
 		t.Fatalf("answers: %+v", r.res.Answers)
 	}
 	a := r.res.Answers[0]
-	if !strings.HasPrefix(a.Conclusion, "--processes = "+a.Level+": ") || !strings.Contains(a.Conclusion, "within p99<=200ms") ||
+	if !strings.HasPrefix(a.Conclusion, "--processes = "+a.Level+": ") || !strings.Contains(a.Conclusion, "within "+slo) ||
 		!strings.Contains(a.Conclusion, "A 1.0 GiB budget would fit ") {
 		t.Errorf("conclusion: %s", a.Conclusion)
 	}
@@ -110,8 +110,8 @@ func checkSizing(t *testing.T, r studyRun) *study.Sizing {
 // test-long runs it, with TestSizingSleep.
 func TestSizingCPUBound(t *testing.T) {
 	skipUnlessLong(t)
-	r := runStudy(t, sizingStudy(t, "--work, 5ms"))
-	checkSizing(t, r)
+	r := runStudy(t, sizingStudy(t, "--work, 5ms", "p99<=200ms"))
+	checkSizing(t, r, "p99<=200ms")
 	a := r.res.Answers[0]
 	if strings.Contains(a.Conclusion, "Other programs kept") {
 		// A machine whose cores other programs keep busy gives a pool of
@@ -142,23 +142,48 @@ func TestSizingCPUBound(t *testing.T) {
 	}
 }
 
-// TestSizingSleep sizes a pool whose children sleep 20 ms a request:
-// capacity grows as N / 20 ms (each from 70% to 115% of it: the machine
-// is shared, and a search stops below the truth by its resolution and its
-// objective's queueing),
-// so the knee is the largest pool and the answer says that capacity still
-// grows there.
+// TestSizingSleep sizes a pool whose children sleep 50 ms a request:
+// capacity grows as N / 50 ms (20, 40 and 80 req/s), each median within
+// 10% of it, so the knee is the largest pool and the answer says that
+// capacity still grows there.
 //
-// Long (about 3 minutes): make test-long runs it.
+// Why the answer lands where it does, and the study's parameters:
+//
+//   - The search's resolution: it stops when its passing and failing rates
+//     are within 5% (runner.SizingResolution), so its answer may lie up to
+//     4.8% (1 - 1/1.05) below where the backend stops holding the rate:
+//     inherent.
+//   - The model's own cost: a request costs its sleep plus the accept,
+//     the read, the write and the wake-up after the sleep, about 1 to 2
+//     ms on a loaded 2-core machine (bench -c 1 against one child): 5 to
+//     10% of a 20 ms sleep, which with the resolution made 90% of N / 20
+//     ms a coin toss, 2 to 4% of 50 ms.
+//   - The objective: p99<=500ms (10 sleeps) leaves the boundary to the
+//     search's test of a held load (a queue that grows through a step,
+//     the backend serving less than asked), which is sharp for a sleep
+//     model paced at an even rate: below N / (50 ms + its cost) no queue
+//     forms, above it one grows each second. A bound near one sleep would
+//     fail steps below the truth whenever the shared machine stalls.
+//   - The client's limit: an overloaded serial pool holds the requests
+//     sent to it in its listen queue, unfinished at the step's end; the
+//     search once counted them as not sent and ended, blaming the client,
+//     at the last passing doubling (half the truth at worst); they count
+//     as sent now (capacity.FromSummary).
+//   - Steps of 1 s hold 20 requests at the least; 3 searches a pool size,
+//     their median, ride out one search cut short by the machine.
+//
+// Long (about 4 minutes: 3 searches at each of 3 pool sizes): make
+// test-long runs it.
 func TestSizingSleep(t *testing.T) {
 	skipUnlessLong(t)
-	r := runStudy(t, sizingStudy(t, "--delay, 20ms"))
-	sz := checkSizing(t, r)
+	const slo = "p99<=500ms"
+	r := runStudy(t, sizingStudy(t, "--delay, 50ms", slo))
+	sz := checkSizing(t, r, slo)
 	for _, p := range sz.Points {
 		n, _ := strconv.Atoi(p.Level)
-		truth := float64(n) / 0.020
-		if p.Capacity.Median < 0.7*truth || p.Capacity.Median > 1.15*truth {
-			t.Errorf("workers=%s: %.1f req/s, want from 70%% to 115%% of N / 20 ms = %.0f", p.Level, p.Capacity.Median, truth)
+		truth := float64(n) / 0.050
+		if p.Capacity.Median < 0.9*truth || p.Capacity.Median > 1.1*truth {
+			t.Errorf("workers=%s: %.1f req/s, want within 10%% of N / 50 ms = %.0f", p.Level, p.Capacity.Median, truth)
 		}
 	}
 	if a := r.res.Answers[0]; a.Level != "4" || !strings.Contains(a.Conclusion, "Capacity still grows at the largest pool measured") {

@@ -341,6 +341,10 @@ func TestFromSummary(t *testing.T) {
 	late.Client.SchedulerLateMaxMs = 15
 	veryLate := base(90)
 	veryLate.Client.SchedulerLateMaxMs = 15
+	// Half the asked rate finished, the rest was sent and still in flight
+	// at the end (a queue in the backend): not the client's limit.
+	backlog := open(base(20), 100, 50, 0, 20)
+	backlog.Open.UnsentInFlight = 250
 	failing := base(20)
 	failing.Failed, failing.Non2xx = 10, 5
 	none := summary.Summary{Failed: 10, TimeTaken: 2}
@@ -354,6 +358,7 @@ func TestFromSummary(t *testing.T) {
 		{"closed, client delay explains", late, "waited up to 15.0 ms for a CPU"},
 		{"closed, too slow for client delay", veryLate, ""},
 		{"open, rate not sent", open(base(20), 100, 50, 0, 20), "the client sent 50 req/s of the 100 asked"},
+		{"open, in flight at the end", backlog, ""},
 		{"open, ceiling", open(base(80), 200, 200, 50, 20), "the in-flight ceiling (-c 8) held back 50 of 1000"},
 		{"open, client late", open(base(80), 200, 200, 0, 20), "requests up to 4.0 ms late"},
 		{"open, backend slow", open(base(80), 200, 200, 50, 70), ""},

@@ -373,12 +373,20 @@ func (r *runner) capacitySteps() {
 		st := study.Step{Concurrency: r.ceiling()}
 		for _, se := range p.Searches {
 			t := trials.Trial{RequestsPerSecond: se.Capacity, ClientCPUMeasured: true}
-			for _, x := range se.Steps {
-				if x.Pass && x.Rate == se.Capacity {
-					t.P50Ms, t.P99Ms, t.MaxMs, t.MeanMs = x.P50Ms, x.P99Ms, x.MaxMs, x.P50Ms
-					t.Finished, t.Seconds = x.Load.Complete, x.Seconds
-					t.Failed = int64(x.ErrorRate * float64(x.Load.Complete))
+			// The step the answer rests on: the last passing one at the
+			// capacity; when the client's limit ended the search, the
+			// capacity is what the client sent (no step asked it
+			// exactly), and the answer rests on its last passing step.
+			var at *study.SizingStep
+			for i, x := range se.Steps {
+				if x.Pass && (x.Rate == se.Capacity || at == nil || at.Rate != se.Capacity) {
+					at = &se.Steps[i]
 				}
+			}
+			if x := at; x != nil && se.Capacity > 0 {
+				t.P50Ms, t.P99Ms, t.MaxMs, t.MeanMs = x.P50Ms, x.P99Ms, x.MaxMs, x.P50Ms
+				t.Finished, t.Seconds = x.Load.Complete, x.Seconds
+				t.Failed = int64(x.ErrorRate * float64(x.Load.Complete))
 			}
 			if a := se.Answer; a.Complete > 0 {
 				t.BackendSampled, t.BackendCPUPerRequest, t.BackendPSSBytes = true, a.CPUPerRequestMs/1000, a.PoolPSSBytes
