@@ -102,6 +102,7 @@ func TestLayoutMeasured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary with -cover and runs a bench")
 	}
+	onceAcrossEngines(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
