@@ -113,6 +113,16 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 	return gateOutcome(res.Gate)
 }
 
+// gateOutcome is the error a gate's judgement exits with: a gateError
+// when it tripped or could not judge, nil when it passed or there was no
+// gate.
+func gateOutcome(g *gate.Result) error {
+	if g == nil || g.Status == gate.Passed {
+		return nil
+	}
+	return &gateError{g}
+}
+
 // commandLine is the command line "backbench CMD ARGS..." as a shell
 // would take it back: arguments with spaces or shell characters in
 // single quotes, credentials REDACTED unless p keeps them

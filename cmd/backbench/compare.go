@@ -116,16 +116,6 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	return gateOutcome(res.Gate)
 }
 
-// gateOutcome is the error a gate's judgement exits with: a gateError
-// when it tripped or could not judge, nil when it passed or there was no
-// gate.
-func gateOutcome(g *gate.Result) error {
-	if g == nil || g.Status == gate.Passed {
-		return nil
-	}
-	return &gateError{g}
-}
-
 // loadSaved reads the saved result at path as compare pairs it
 // (compare.Load); anything else is a usage error.
 func loadSaved(path string) (*compare.File, error) {
