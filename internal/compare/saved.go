@@ -28,8 +28,9 @@ import (
 type Series struct {
 	// Label names the series (a bench result's label, else its URL);
 	// Backend is the label the user gave it ("" for none).
-	Label     string
-	Backend   string
+	Label   string
+	Backend string
+	// KeepAlive says whether the series kept its connections.
 	KeepAlive bool
 	// Levels are the series' results, by concurrency.
 	Levels []summary.Summary
