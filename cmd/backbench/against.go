@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/compare"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/load"
@@ -38,7 +39,7 @@ func addAgainstFlags(fs *pflag.FlagSet, o *againstOptions) {
 // the run, the gate's rules (none without --fail-on) and the noise
 // threshold of the verdicts.
 type againstPlan struct {
-	base  *savedFile
+	base  *compare.File
 	rules []gate.Rule
 	noise float64
 	// wide is --wide: the comparisons not fitted to the width.
@@ -84,17 +85,13 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 	if err := document.Write(&b, d); err != nil {
 		return err
 	}
-	f, err := parseSaved(name, b.Bytes())
+	f, err := compare.Read(name, b.Bytes())
 	if err != nil {
-		return err
+		return usagef("compare: %v", err)
 	}
-	res, err := compareSaved([]*savedFile{a.base, f}, a.noise, false)
+	res, err := compare.Files([]*compare.File{a.base, f}, a.noise, false)
 	if err != nil {
-		var ue *usageError
-		if errors.As(err, &ue) {
-			return usagef("--against: %s", strings.TrimPrefix(ue.msg, "compare: "))
-		}
-		return err
+		return usagef("--against: %v", err)
 	}
 	if a.rules != nil {
 		g := gate.Judge(a.rules, res.Comparisons)
@@ -102,8 +99,8 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 	}
 	switch format {
 	case "text":
-		fmt.Fprintf(w, "\nAgainst %s:\n", a.base.path)
-		if err := compareText(w, res, []*savedFile{a.base, f}, tableWidth(a.wide, w)); err != nil {
+		fmt.Fprintf(w, "\nAgainst %s:\n", a.base.Path)
+		if err := report.CompareText(w, res, tableWidth(a.wide, w)); err != nil {
 			return err
 		}
 	case "markdown":
@@ -114,6 +111,16 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 		}
 	}
 	return gateOutcome(res.Gate)
+}
+
+// gateOutcome is the error a gate's judgement exits with: a gateError
+// when it tripped or could not judge, nil when it passed or there was no
+// gate.
+func gateOutcome(g *gate.Result) error {
+	if g == nil || g.Status == gate.Passed {
+		return nil
+	}
+	return &gateError{g}
 }
 
 // commandLine is the command line "backbench CMD ARGS..." as a shell

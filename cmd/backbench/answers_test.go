@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -120,7 +121,7 @@ func TestCompareByFactor(t *testing.T) {
 		{[]string{fk, ft}, "keep-alive: on vs off", ft, tcp.URL("/x"), tcp.URL("/x")},
 	} {
 		code, out, errs := runMain(t, context.Background(), append([]string{"compare", "--format", "json"}, tc.files...)...)
-		var r compareResult
+		var r document.Comparison
 		if code != 0 || json.Unmarshal([]byte(out), &r) != nil || len(r.Comparisons) == 0 || len(r.Differences) == 0 {
 			t.Fatalf("compare %v: exit %d %s\n%s", tc.files, code, errs, out)
 		}

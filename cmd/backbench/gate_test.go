@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
 )
 
@@ -60,7 +61,7 @@ func TestGateTruth(t *testing.T) {
 		return bad
 	})
 	code, out, errs := runMain(t, context.Background(), "compare", "--format", "json", "--fail-on", "req/s slower, p50 higher", before, after)
-	var r compareResult
+	var r document.Comparison
 	if err := json.Unmarshal([]byte(out), &r); code != exitRegression || err != nil || r.Gate == nil {
 		t.Fatalf("JSON: exit %d %s %v\n%s", code, errs, err, out)
 	}

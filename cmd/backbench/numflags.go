@@ -5,6 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/backbench/backbench/internal/gate"
 )
 
 // finiteValue is a pflag Value for a float64 that must be a finite
@@ -61,4 +65,26 @@ func parseRatio(name, s string) (float64, error) {
 		return 0, usagef("bad %s %q: want a ratio from 0 to 1 or a percentage (5%%)", name, s)
 	}
 	return f, nil
+}
+
+// parsePercent reads "2%" or "0.02" as a fraction from 0 to below 1.
+func parsePercent(flag, s string) (float64, error) {
+	f, err := parseStopRate(s)
+	if err != nil || f >= 1 {
+		return 0, usagef("bad %s %q: want a percentage from 0%% to below 100%% (2%%) or a fraction (0.02)", flag, s)
+	}
+	return f, nil
+}
+
+// parseFailOn reads --fail-on (nil rules when not given); a bad rule is a
+// usage error.
+func parseFailOn(fs *pflag.FlagSet, spec string) ([]gate.Rule, error) {
+	if !fs.Changed("fail-on") {
+		return nil, nil
+	}
+	rules, err := gate.Parse(spec)
+	if err != nil {
+		return nil, usagef("bad --fail-on: %v", err)
+	}
+	return rules, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -84,7 +85,7 @@ func TestTrialsTruth(t *testing.T) {
 		// max; the backend was not sampled).
 		f := filepath.Join(dir, "sweep.json")
 		code, out, errs = runMain(t, context.Background(), "compare", "--format", "json", f, f)
-		var cr compareResult
+		var cr document.Comparison
 		if err := json.Unmarshal([]byte(out), &cr); code != 0 || err != nil || len(cr.Comparisons) != 3*2*5 {
 			t.Fatalf("compare of sweep.json with itself: exit %d %s %v, %d comparisons", code, errs, err, len(cr.Comparisons))
 		}
@@ -156,13 +157,13 @@ func TestCompareSavedBench(t *testing.T) {
 		return p
 	}
 	url := "fcgi://unix:" + sock + ":/x"
-	compare := func(args ...string) compareResult {
+	compare := func(args ...string) document.Comparison {
 		t.Helper()
 		code, out, errs := runMain(t, context.Background(), append([]string{"compare", "--format", "json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("compare %v: exit %d: %s", args, code, errs)
 		}
-		var r compareResult
+		var r document.Comparison
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("compare JSON: %v\n%s", err, out)
 		}
@@ -223,7 +224,7 @@ func TestCompareShapes(t *testing.T) {
 			t.Errorf("compare of other shapes: exit %d %s\n%s: want the difference (%s) shown and the comparisons", code, errs, out, want)
 		}
 		code, out, errs = runMain(t, context.Background(), "compare", "--format", "json", other, fa)
-		var r compareResult
+		var r document.Comparison
 		if code != 0 || json.Unmarshal([]byte(out), &r) != nil || len(r.Differences) == 0 || len(r.Comparisons) == 0 {
 			t.Errorf("compare JSON of other shapes: exit %d %s\n%s", code, errs, out)
 		}

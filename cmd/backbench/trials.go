@@ -206,15 +206,3 @@ func (tp *trialPlan) judgeDesign(stderr io.Writer) bool {
 	fmt.Fprintf(stderr, "backbench: warning: %s\n", w)
 	return true
 }
-
-// compare.go's names of the rules it shares with sweep (internal/sweep,
-// internal/trials), until it reads the result model.
-var (
-	factorsOf    = sweep.FactorsOf
-	verdictNotes = trials.VerdictNotes
-)
-
-// unansweredWhy is sweep.UnansweredWhy for compare.go; failed is unused.
-func unansweredWhy(c *trials.Comparison, series, baseline string, s, b *summary.Summary, _ *struct{}) string {
-	return sweep.UnansweredWhy(c, series, baseline, s, b)
-}

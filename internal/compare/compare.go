@@ -1,0 +1,124 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/driver"
+	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/sweep"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// Files compares every file after the first with the first: what
+// differs, the comparisons of their pairs and the notes, as the
+// comparison document (without its gate: --fail-on judges it after).
+// Nothing to pair is an error, which names the files and why.
+func Files(files []*File, noise float64, forced bool) (*document.Comparison, error) {
+	res := &document.Comparison{Noise: noise, Forced: forced, Notes: []string{}, Differences: []string{}, Comparisons: []trials.Comparison{}}
+	old := files[0]
+	for _, f := range files {
+		res.Files = append(res.Files, f.Path)
+	}
+	for _, f := range files[1:] {
+		// What differs is shown, not refused: it is what the pairs
+		// compare (or, for load shapes, what to keep in mind).
+		for _, d := range f.differences(old) {
+			if len(files) > 2 {
+				d = f.Path + ": " + d
+			}
+			res.Differences = append(res.Differences, d)
+		}
+		res.Comparisons = append(res.Comparisons, pairFiles(old, f, noise, &res.Notes)...)
+	}
+	for _, f := range files {
+		if !f.hasTrials() {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s has no trials (one run per level): there is no interval, and so no verdict; run with --repeat N", f.Path))
+		}
+	}
+	res.Notes = append(res.Notes, trials.VerdictNotes(res.Comparisons)...)
+	if len(res.Comparisons) == 0 {
+		why := "no series and level in common"
+		for _, n := range res.Notes {
+			if strings.Contains(n, "more than one factor") {
+				why = n
+				break
+			}
+		}
+		return nil, fmt.Errorf("nothing to pair between %s: %s", strings.Join(res.Files, ", "), why)
+	}
+	return res, nil
+}
+
+// factors returns the factors of s (from its first level's result).
+func (s *Series) factors() trials.Factors {
+	return sweep.FactorsOf(s.Backend, &s.Levels[0])
+}
+
+// pairFiles pairs every series of f with the series of old it is to be
+// compared with (trials.MatchSeries, the factors' rule across two runs)
+// and compares them at every level in common; the notes say which series
+// found no partner.
+func pairFiles(old, f *File, noise float64, notes *[]string) []trials.Comparison {
+	if old.study != nil || f.study != nil {
+		if old.study == nil || f.study == nil {
+			*notes = append(*notes, fmt.Sprintf("%s and %s: a study compares with a study only", old.Path, f.Path))
+			return nil
+		}
+		cs, n := study.CompareRuns(old.study, f.study, noise)
+		for i := range cs {
+			cs[i].File, cs[i].BaselineFile = f.Path, old.Path
+		}
+		*notes = append(*notes, n...)
+		return cs
+	}
+	var out []trials.Comparison
+	var olds []trials.Factors
+	var oldLabels []string
+	for i := range old.Series {
+		if len(old.Series[i].Levels) > 0 {
+			olds = append(olds, old.Series[i].factors())
+		} else {
+			olds = append(olds, trials.Factors{})
+		}
+		oldLabels = append(oldLabels, old.Series[i].Label)
+	}
+	bothSweeps := f.sweep && old.sweep
+	for si := range f.Series {
+		s := &f.Series[si]
+		if len(s.Levels) == 0 {
+			continue
+		}
+		fs := s.factors()
+		matches, why := trials.MatchSeries(s.Label, fs, oldLabels, olds, bothSweeps)
+		if len(matches) == 0 {
+			*notes = append(*notes, fmt.Sprintf("series %q of %s: %s of %s: not compared", s.Label, f.Path, why, old.Path))
+			continue
+		}
+		for _, m := range matches {
+			o := &old.Series[m.Index]
+			// The pair's sides: the factor's rule decides (TCP, keep-alive
+			// off... is the baseline); the old file is the baseline of a
+			// pair that differs in the backend or in nothing.
+			sd, bd, sf, bf := s, o, f, old
+			if m.Swap {
+				sd, bd, sf, bf = o, s, old, f
+			}
+			for i := range sd.Levels {
+				l := &sd.Levels[i]
+				bl := bd.level(l.Concurrency, f.sweep || old.sweep)
+				if bl == nil {
+					continue
+				}
+				for _, c := range trials.CompareLevel(sd.Label, bd.Label, l.Concurrency, driver.TrialsOf(l), driver.TrialsOf(bl), noise) {
+					c.File, c.BaselineFile = sf.Path, bf.Path
+					c.Factor, c.FactorTitle = m.Factor, m.Title
+					c.Why = sweep.UnansweredWhy(&c, sd.Label, bd.Label, l, bl)
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
