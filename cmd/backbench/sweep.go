@@ -19,12 +19,11 @@ import (
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/protocol"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
-	"github.com/backbench/backbench/sockets"
 )
 
 // sweepOptions are the flags of sweep: bench's load flags, except that -c
@@ -254,7 +253,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	o.levelList = levels
 	maxLevel := levels[len(levels)-1]
-	if err := checkFiles(fmt.Sprintf("sweep: the highest level, %d,", maxLevel), maxLevel); err != nil {
+	if err := plan.CheckFiles(fmt.Sprintf("sweep: the highest level, %d,", maxLevel), maxLevel); err != nil {
 		return nil, err
 	}
 	kas, err := keepAliveModes(o)
@@ -282,7 +281,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	anyTLS := false
+	anyTLS, privacy := false, o.share.privacy(fs)
 	for _, arg := range fs.Args() {
 		if arg == "on" || arg == "off" || arg == "both" {
 			return nil, usagef("sweep: %q is not a URL; --keepalive takes no value, --keepalive-modes %s does", arg, arg)
@@ -291,22 +290,11 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		lo := o.loadOptions
-		lo.concurrency = 1 // the levels are checked below
-		lo.backendPIDs, lo.backendPIDFile = pids.of(label)
-		if pr, err := protocol.OfURL(url); err == nil && pr.Check(looseFlags(lo.params, lo.docRoot, false)) != nil {
-			// A sweep may mix protocols: the FastCGI flags go to the
-			// series whose protocol takes them (fcgi://) only.
-			lo.docRoot, lo.params = "", nil
-		}
-		// And TLS: --insecure goes to the https:// series only; it is
-		// refused below when no series is https.
-		if !sockets.SchemeUsesTLS(sockets.SchemeOf(url)) {
-			lo.insecure = false
-		} else {
-			anyTLS = true
-		}
-		r, err := validateLoad(fs, &lo, url)
+		po, usesTLS := o.planOptions(fs, "").ForSeries(url)
+		po.Concurrency = 1 // the levels are checked below
+		po.BackendPIDs, po.BackendPIDFile = pids.of(label)
+		anyTLS = anyTLS || usesTLS
+		r, err := buildLoad(po, privacy)
 		if err != nil {
 			return nil, err
 		}
