@@ -271,16 +271,12 @@ func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
 // plan of the run (plan.Options.Build); every error is a usage error,
 // caught before any connection is made.
 func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, error) {
-	return buildLoad(o.planOptions(fs, url), o.share.privacy(fs))
-}
-
-// buildLoad builds the plan of po, its records keeping what privacy says.
-func buildLoad(po plan.Options, privacy stats.Privacy) (*loadPlan, error) {
+	po := o.planOptions(fs, url)
 	l, err := po.Build()
 	if err != nil {
 		return nil, err
 	}
-	return &loadPlan{Plan: l.Plan, objectives: l.Objectives, privacy: privacy}, nil
+	return &loadPlan{Plan: l.Plan, objectives: l.Objectives, privacy: o.share.privacy(fs)}, nil
 }
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {

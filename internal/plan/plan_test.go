@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,5 +215,90 @@ func TestCheckFiles(t *testing.T) {
 	}
 	if err := CheckFiles("-c 1000000000", 1_000_000_000); err == nil || !strings.HasPrefix(err.Error(), "-c 1000000000 needs ") {
 		t.Errorf("%v", err)
+	}
+}
+
+func TestSplitLabel(t *testing.T) {
+	for _, tc := range []struct{ arg, label, url string }{
+		{"http://h/?a=b", "", "http://h/?a=b"},
+		{"fast=fcgi://h/x.php?a=b", "fast", "fcgi://h/x.php?a=b"},
+		{" fcgi tcp =fcgi://unix:/s.sock:/", "fcgi tcp", "fcgi://unix:/s.sock:/"},
+		{"x=y", "x", "y"},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			l, u, err := SplitLabel(tc.arg)
+			if err != nil || l != tc.label || u != tc.url {
+				t.Errorf("got %q %q %v", l, u, err)
+			}
+		})
+	}
+	if _, _, err := SplitLabel(" =http://h/"); err == nil || err.Error() != `sweep: empty label in " =http://h/" (want LABEL=URL)` {
+		t.Errorf("empty label: %v", err)
+	}
+}
+
+// TestKeepAliveModes: on, off, both (off,on), a repeat refused, and -k
+// with off.
+func TestKeepAliveModes(t *testing.T) {
+	for _, c := range []struct {
+		modes string
+		k     bool
+		want  string
+	}{
+		{"", false, "[false]"}, {"", true, "[true]"}, {"on", false, "[true]"}, {"both", false, "[false true]"},
+		{"on,off", false, "[true false]"},
+		{"on,on", false, `sweep: bad --keepalive-modes "on,on": want on, off, or on,off`},
+		{"maybe", false, `sweep: bad --keepalive-modes "maybe": want on, off, or on,off`},
+		{"on,off", true, "sweep: -k and --keepalive-modes on,off contradict each other"},
+	} {
+		kas, err := KeepAliveModes(c.modes, c.k)
+		got := fmt.Sprint(kas)
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%q -k=%v: %s, want %s", c.modes, c.k, got, c.want)
+		}
+	}
+}
+
+// TestSweepSeries: labels, keep-alive copies, backends and the PIDs of a
+// label.
+func TestSweepSeries(t *testing.T) {
+	o := SweepOptions{Load: Defaults(""), KeepAliveModes: "on,off", MaxLevel: 1,
+		Args: []string{"a=" + httpURL, fcgiURL}}
+	o.Load.Requests = 10
+	s, err := o.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, se := range s.Series {
+		got = append(got, fmt.Sprintf("%s/%s/%v", se.Label, s.Backends[i], se.Plan.KeepAlive))
+	}
+	if want := "[a ka/a/true a no-ka/a/false fcgi/tcp ka//true fcgi/tcp no-ka//false]"; fmt.Sprint(got) != want {
+		t.Errorf("series %v, want %s", got, want)
+	}
+	if !s.Names["a"] || !s.Names["a ka"] {
+		t.Errorf("names %v", s.Names)
+	}
+	for _, c := range []struct {
+		set  func(o *SweepOptions)
+		want string
+	}{
+		{func(o *SweepOptions) { o.Args = []string{"on"} }, `sweep: "on" is not a URL; --keepalive takes no value, --keepalive-modes on does`},
+		{func(o *SweepOptions) { o.MaxLevel = 20 }, "sweep: -n 10 is less than the highest level 20: cannot use more workers than requests"},
+		{func(o *SweepOptions) { o.Args = []string{"a=" + httpURL, "a=" + httpURL} }, `sweep: two series are labelled "a ka" (use LABEL=URL)`},
+		{func(o *SweepOptions) { o.BackendPIDs = []string{"b=1"} }, `sweep: --backend-pid(file) b=...: no series is labelled "b"`},
+		{func(o *SweepOptions) { o.BackendPIDs = []string{"x"} }, `sweep: bad --backend-pid "x": want PID or LABEL=PID`},
+		{func(o *SweepOptions) { o.BackendPIDFiles = []string{"/a", "/b"} }, "sweep: two --backend-pidfile for every series (/a, /b): give one, or LABEL=FILE"},
+		{func(o *SweepOptions) { o.BackendPIDFiles = []string{"a="} }, `sweep: bad --backend-pidfile "a=": want FILE or LABEL=FILE, one per label`},
+		{func(o *SweepOptions) { o.Load.Insecure = true }, "--insecure applies to https:// targets only"},
+	} {
+		so := o
+		c.set(&so)
+		if _, err := so.Build(); err == nil || err.Error() != c.want {
+			t.Errorf("%v, want %s", err, c.want)
+		}
 	}
 }
