@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -192,72 +191,11 @@ type loadPlan struct {
 	privacy stats.Privacy
 }
 
-// benchStages reads --stages or --rate-stages and sets the flags they
-// decide: the time limit (their total length), and the largest
-// concurrency (closed model) or the mean rate (open model).
-func benchStages(fs *pflag.FlagSet, o *benchOptions) ([]stats.Stage, error) {
-	spec, flag, open := o.stages, "--stages", false
-	switch {
-	case o.stages != "" && o.rateStages != "":
-		return nil, usagef("bench: --stages and --rate-stages: give one (connections in the closed model, or rates in the open one)")
-	case o.rateStages != "":
-		spec, flag, open = o.rateStages, "--rate-stages", true
-	case o.stages == "":
-		if o.ramp {
-			return nil, usagef("bench: --ramp needs --stages or --rate-stages")
-		}
-		return nil, nil
-	}
-	st, err := stats.ParseStages(spec)
-	if err != nil {
-		return nil, usagef("bench: %s: %v", flag, err)
-	}
-	total := stats.StagesLength(st)
-	switch {
-	case fs.Changed("requests"):
-		return nil, usagef("bench: %s sets the run's length: not with -n", flag)
-	case fs.Changed("timelimit") && o.timeLimit != total:
-		return nil, usagef("bench: -t %v differs from the stages' total length %v", o.timeLimit, total)
-	case fs.Changed("rate"):
-		return nil, usagef("bench: %s with --rate: give the rates as --rate-stages", flag)
-	}
-	o.timeLimit = total
-	if open {
-		var n float64
-		prev := 0.0
-		for _, s := range st {
-			a := s.Target
-			if o.ramp {
-				a = prev
-			}
-			n += (a + s.Target) / 2 * s.Length.Seconds()
-			prev = s.Target
-		}
-		if n < 1 {
-			return nil, usagef("bench: --rate-stages %s asks for no request", spec)
-		}
-		o.rate = n / total.Seconds()
-		return st, nil
-	}
-	most := 0.0
-	for _, s := range st {
-		most = max(most, s.Target)
-	}
-	if most < 1 || most > 1_000_000 {
-		return nil, usagef("bench: --stages %s: want concurrencies from 0 to 1000000, one of them at least 1", spec)
-	}
-	if c := int(math.Ceil(most)); !fs.Changed("concurrency") {
-		o.concurrency = c
-	} else if o.concurrency < c {
-		return nil, usagef("bench: -c %d is below the stages' largest concurrency %d", o.concurrency, c)
-	}
-	return st, nil
-}
-
 // planOptions are the options of the load of o at url, as internal/plan
 // takes them.
 func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
 	return plan.Options{URL: url, Requests: o.requests, RequestsSet: fs.Changed("requests"), Concurrency: o.concurrency,
+		ConcurrencySet: fs.Changed("concurrency"), TimeLimitSet: fs.Changed("timelimit"), RateSet: fs.Changed("rate"),
 		TimeLimit: o.timeLimit, Timeout: o.timeout, KeepAlive: o.keepAlive, VariableLength: o.variableLength, ABCompat: o.abCompat,
 		Rate: o.rate, Threads: o.threads, Sched: o.clientSched, Engine: o.engine, StartAt: o.startAt, Verbosity: o.verbosity,
 		SLO: o.slo, Upstreams: o.upstreams, Balance: o.balance, Insecure: o.insecure, UnixSocket: o.unixSocket,
@@ -271,12 +209,16 @@ func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
 // plan of the run (plan.Options.Build); every error is a usage error,
 // caught before any connection is made.
 func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, error) {
-	po := o.planOptions(fs, url)
+	return buildLoad(o.planOptions(fs, url), o.share.privacy(fs))
+}
+
+// buildLoad builds the plan of po, its records keeping what privacy says.
+func buildLoad(po plan.Options, privacy stats.Privacy) (*loadPlan, error) {
 	l, err := po.Build()
 	if err != nil {
 		return nil, err
 	}
-	return &loadPlan{Plan: l.Plan, objectives: l.Objectives, privacy: o.share.privacy(fs)}, nil
+	return &loadPlan{Plan: l.Plan, objectives: l.Objectives, privacy: privacy}, nil
 }
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -292,16 +234,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.NArg() != 1 {
 		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())
 	}
-	stages, err := benchStages(fs, &o)
+	po := o.planOptions(fs, fs.Arg(0))
+	po.Stages, po.RateStages, po.Ramp = o.stages, o.rateStages, o.ramp
+	r, err := buildLoad(po, o.share.privacy(fs))
 	if err != nil {
 		return err
-	}
-	r, err := validateLoad(fs, &o.loadOptions, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	if len(stages) > 0 {
-		r.Plan.Stages, r.Plan.Ramp = stages, o.ramp
 	}
 	tp, err := validateRepeat(fs, &o.repeatOptions)
 	if err != nil {
@@ -318,8 +255,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		switch {
 		case o.window < time.Millisecond:
 			return usagef("bench: --window %v: want 1ms or more", o.window)
-		case o.timeLimit > 0 && o.window > o.timeLimit:
-			return usagef("bench: --window %v is longer than the run (-t %v)", o.window, o.timeLimit)
+		case r.Duration > 0 && o.window > r.Duration:
+			return usagef("bench: --window %v is longer than the run (-t %v)", o.window, r.Duration)
 		}
 	}
 	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/procstat"
 	"github.com/backbench/backbench/internal/protocol"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -84,6 +86,14 @@ type Options struct {
 	HTTP10       bool
 	DocumentRoot string
 	Params       []string
+	// Stages is --stages, RateStages --rate-stages, Ramp --ramp: bench's
+	// load in stages, which sets the time limit, and the concurrency or
+	// the rate.
+	Stages, RateStages string
+	Ramp               bool
+	// ConcurrencySet, TimeLimitSet and RateSet say whether -c, -t and
+	// --rate were given, for the stages.
+	ConcurrencySet, TimeLimitSet, RateSet bool
 	// Stdin reads the body of -p - or -u - (standard input, read once by
 	// its caller); nil refuses "-".
 	Stdin func() ([]byte, error)
@@ -106,6 +116,12 @@ type Load struct {
 // *Error (a usage error), but for an io_uring engine that cannot be set
 // up (sockets.ErrNoRing).
 func (o *Options) Build() (*Load, error) {
+	c := *o
+	o = &c
+	stages, err := o.stages()
+	if err != nil {
+		return nil, err
+	}
 	tgt, cl, err := targets(o.URL, o.Upstreams, o.Balance, o.Insecure)
 	if err != nil {
 		return nil, err
@@ -152,7 +168,72 @@ func (o *Options) Build() (*Load, error) {
 	if err := o.request(r); err != nil {
 		return nil, err
 	}
+	if len(stages) > 0 {
+		r.Stages, r.Ramp = stages, o.Ramp
+	}
 	return l, nil
+}
+
+// stages reads --stages or --rate-stages and sets the options they
+// decide: the time limit (their total length), and the largest
+// concurrency (closed model) or the mean rate (open model).
+func (o *Options) stages() ([]stats.Stage, error) {
+	spec, flag, open := o.Stages, "--stages", false
+	switch {
+	case o.Stages != "" && o.RateStages != "":
+		return nil, errorf("bench: --stages and --rate-stages: give one (connections in the closed model, or rates in the open one)")
+	case o.RateStages != "":
+		spec, flag, open = o.RateStages, "--rate-stages", true
+	case o.Stages == "":
+		if o.Ramp {
+			return nil, errorf("bench: --ramp needs --stages or --rate-stages")
+		}
+		return nil, nil
+	}
+	st, err := stats.ParseStages(spec)
+	if err != nil {
+		return nil, errorf("bench: %s: %v", flag, err)
+	}
+	total := stats.StagesLength(st)
+	switch {
+	case o.RequestsSet:
+		return nil, errorf("bench: %s sets the run's length: not with -n", flag)
+	case o.TimeLimitSet && o.TimeLimit != total:
+		return nil, errorf("bench: -t %v differs from the stages' total length %v", o.TimeLimit, total)
+	case o.RateSet:
+		return nil, errorf("bench: %s with --rate: give the rates as --rate-stages", flag)
+	}
+	o.TimeLimit = total
+	if open {
+		var n float64
+		prev := 0.0
+		for _, s := range st {
+			a := s.Target
+			if o.Ramp {
+				a = prev
+			}
+			n += (a + s.Target) / 2 * s.Length.Seconds()
+			prev = s.Target
+		}
+		if n < 1 {
+			return nil, errorf("bench: --rate-stages %s asks for no request", spec)
+		}
+		o.Rate = n / total.Seconds()
+		return st, nil
+	}
+	most := 0.0
+	for _, s := range st {
+		most = max(most, s.Target)
+	}
+	if most < 1 || most > 1_000_000 {
+		return nil, errorf("bench: --stages %s: want concurrencies from 0 to 1000000, one of them at least 1", spec)
+	}
+	if c := int(math.Ceil(most)); !o.ConcurrencySet {
+		o.Concurrency = c
+	} else if o.Concurrency < c {
+		return nil, errorf("bench: -c %d is below the stages' largest concurrency %d", o.Concurrency, c)
+	}
+	return st, nil
 }
 
 // check checks the load's numbers and --start-at.
