@@ -29,6 +29,7 @@ import (
 // error of the command that gave it.
 type Error struct{ Msg string }
 
+// Error returns the message, in the command line's words.
 func (e *Error) Error() string { return e.Msg }
 
 func errorf(format string, a ...any) error { return &Error{fmt.Sprintf(format, a...)} }
