@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -17,11 +15,11 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
-	"github.com/backbench/backbench/sockets"
 )
 
 // loadOptions are the flags of bench that describe the load and the request;
@@ -56,9 +54,15 @@ type loadOptions struct {
 	engine         string
 	startAt        time.Time
 	slo            []string
-	targetOptions
-	backendOptions
-	share shareOptions
+	// Where the connections go beside the URL (--upstream, --balance,
+	// --insecure), and what to sample of the backend.
+	upstreams      []string
+	balance        string
+	insecure       bool
+	backendPIDs    []int
+	backendPIDFile string
+	fpmStatus      string
+	share          shareOptions
 }
 
 // benchOptions are the flags of bench.
@@ -105,8 +109,12 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
 	fs.Var(newFinite(&o.rate, 0), "rate", "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
-	addTargetFlags(fs, &o.targetOptions)
-	addBackendFlags(fs, &o.backendOptions)
+	fs.StringArrayVar(&o.upstreams, "upstream", nil, "spread connections over this address too: tcp:HOST:PORT or unix:/path (repeatable; replaces the URL's address)")
+	fs.StringVar(&o.balance, "balance", "round-robin", "how connections are spread over several addresses: round-robin or least-conn")
+	fs.BoolVar(&o.insecure, "insecure", false, "https: accept any server certificate (self-signed)")
+	fs.IntSliceVar(&o.backendPIDs, "backend-pid", nil, "sample this backend process and its descendants from /proc during the run (repeatable)")
+	fs.StringVar(&o.backendPIDFile, "backend-pidfile", "", "like --backend-pid, with the PID read from FILE")
+	fs.StringVar(&o.fpmStatus, "fpm-status", "", "fcgi: read php-fpm's status page at PATH (pm.status_path) at the start and end of the run")
 	addShareFlags(fs, &o.share, true)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
@@ -183,207 +191,34 @@ type loadPlan struct {
 	privacy stats.Privacy
 }
 
-// benchStages reads --stages or --rate-stages and sets the flags they
-// decide: the time limit (their total length), and the largest
-// concurrency (closed model) or the mean rate (open model).
-func benchStages(fs *pflag.FlagSet, o *benchOptions) ([]stats.Stage, error) {
-	spec, flag, open := o.stages, "--stages", false
-	switch {
-	case o.stages != "" && o.rateStages != "":
-		return nil, usagef("bench: --stages and --rate-stages: give one (connections in the closed model, or rates in the open one)")
-	case o.rateStages != "":
-		spec, flag, open = o.rateStages, "--rate-stages", true
-	case o.stages == "":
-		if o.ramp {
-			return nil, usagef("bench: --ramp needs --stages or --rate-stages")
-		}
-		return nil, nil
-	}
-	st, err := stats.ParseStages(spec)
-	if err != nil {
-		return nil, usagef("bench: %s: %v", flag, err)
-	}
-	total := stats.StagesLength(st)
-	switch {
-	case fs.Changed("requests"):
-		return nil, usagef("bench: %s sets the run's length: not with -n", flag)
-	case fs.Changed("timelimit") && o.timeLimit != total:
-		return nil, usagef("bench: -t %v differs from the stages' total length %v", o.timeLimit, total)
-	case fs.Changed("rate"):
-		return nil, usagef("bench: %s with --rate: give the rates as --rate-stages", flag)
-	}
-	o.timeLimit = total
-	if open {
-		var n float64
-		prev := 0.0
-		for _, s := range st {
-			a := s.Target
-			if o.ramp {
-				a = prev
-			}
-			n += (a + s.Target) / 2 * s.Length.Seconds()
-			prev = s.Target
-		}
-		if n < 1 {
-			return nil, usagef("bench: --rate-stages %s asks for no request", spec)
-		}
-		o.rate = n / total.Seconds()
-		return st, nil
-	}
-	most := 0.0
-	for _, s := range st {
-		most = max(most, s.Target)
-	}
-	if most < 1 || most > 1_000_000 {
-		return nil, usagef("bench: --stages %s: want concurrencies from 0 to 1000000, one of them at least 1", spec)
-	}
-	if c := int(math.Ceil(most)); !fs.Changed("concurrency") {
-		o.concurrency = c
-	} else if o.concurrency < c {
-		return nil, usagef("bench: -c %d is below the stages' largest concurrency %d", o.concurrency, c)
-	}
-	return st, nil
+// planOptions are the options of the load of o at url, as internal/plan
+// takes them.
+func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
+	return plan.Options{URL: url, Requests: o.requests, RequestsSet: fs.Changed("requests"), Concurrency: o.concurrency,
+		ConcurrencySet: fs.Changed("concurrency"), TimeLimitSet: fs.Changed("timelimit"), RateSet: fs.Changed("rate"),
+		TimeLimit: o.timeLimit, Timeout: o.timeout, KeepAlive: o.keepAlive, VariableLength: o.variableLength, ABCompat: o.abCompat,
+		Rate: o.rate, Threads: o.threads, Sched: o.clientSched, Engine: o.engine, StartAt: o.startAt, Verbosity: o.verbosity,
+		SLO: o.slo, Upstreams: o.upstreams, Balance: o.balance, Insecure: o.insecure, UnixSocket: o.unixSocket,
+		BackendPIDs: o.backendPIDs, BackendPIDFile: o.backendPIDFile, FPMStatus: o.fpmStatus,
+		Headers: o.headers, Cookies: o.cookies, BasicAuth: o.basicAuth, Proxy: o.proxy, Method: o.method, Head: o.head,
+		PostFile: o.postFile, PutFile: o.putFile, ContentType: o.contentType, HTTP10: o.http10, DocumentRoot: o.docRoot,
+		Params: o.params, Stdin: readStdin}
 }
 
 // validateLoad checks the load flags and the target URL and makes the
-// plan of the run; every error is a usage error, caught before any
-// connection is made.
+// plan of the run (plan.Options.Build); every error is a usage error,
+// caught before any connection is made.
 func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, error) {
-	tgt, cl, err := parseTargets(url, &o.targetOptions)
+	return buildLoad(o.planOptions(fs, url), o.share.privacy(fs))
+}
+
+// buildLoad builds the plan of po, its records keeping what privacy says.
+func buildLoad(po plan.Options, privacy stats.Privacy) (*loadPlan, error) {
+	l, err := po.Build()
 	if err != nil {
 		return nil, err
 	}
-	r := &execute.Plan{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Concurrency: o.concurrency, Requests: o.requests, Duration: o.timeLimit,
-		Rate: o.rate, Timeout: o.timeout, KeepAlive: o.keepAlive, VariableLength: o.variableLength,
-		ABCompat: o.abCompat, Threads: o.threads, Sched: o.clientSched, Engine: o.engine}
-	if r.Proto, err = targetProtocol(tgt); err != nil {
-		return nil, err
-	}
-	if err := parseBackend(&o.backendOptions, r.Proto, r); err != nil {
-		return nil, err
-	}
-	if tgt, err = withUnixSocket(tgt, o.unixSocket, len(cl.upstreams)); err != nil {
-		return nil, err
-	}
-	r.Target = tgt
-	nSet := fs.Changed("requests")
-	limited := nSet || o.timeLimit == 0
-	switch {
-	case o.requests < 1 && limited:
-		return nil, usagef("-n %d: the number of requests must be at least 1", o.requests)
-	case o.concurrency < 1:
-		return nil, usagef("-c %d: the concurrency must be at least 1", o.concurrency)
-	case o.concurrency > 1_000_000:
-		return nil, usagef("-c %d: the concurrency is at most 1000000", o.concurrency)
-	case limited && int64(o.concurrency) > o.requests:
-		return nil, usagef("-c %d is greater than -n %d: cannot use more workers than requests", o.concurrency, o.requests)
-	case o.timeout <= 0:
-		return nil, usagef("-s must be greater than 0 seconds")
-	case o.verbosity < 0:
-		return nil, usagef("-v %d: the verbosity must be 0 or more", o.verbosity)
-	case o.rate < 0 || o.rate > 10_000_000:
-		return nil, usagef("--rate %g: want requests per second from 0 to 10000000", o.rate)
-	case o.threads < 0 || o.threads > 1024:
-		return nil, usagef("--threads %d: want from 1 to 1024 (0: every CPU)", o.threads)
-	}
-	if err := checkStartAt(o.startAt, time.Now()); err != nil {
-		return nil, err
-	}
-	if !limited {
-		r.Requests = 0
-	}
-	if _, err := r.ResolveEngine(); err != nil {
-		if errors.Is(err, sockets.ErrNoRing) {
-			return nil, err
-		}
-		return nil, usagef("%v", err)
-	}
-	if err := checkFiles(fmt.Sprintf("-c %d", o.concurrency), o.concurrency); err != nil {
-		return nil, err
-	}
-	lp := &loadPlan{Plan: r, privacy: o.share.privacy(fs)}
-	if len(o.slo) > 0 {
-		if lp.objectives, err = capacity.ParseAll(o.slo); err != nil {
-			return nil, usagef("--slo: %v", err)
-		}
-	}
-	if r.Headers, r.ProtoOptions, err = requestParts(r.Proto, o.headers, o.params, o.docRoot, o.http10); err != nil {
-		return nil, err
-	}
-	if err := abFlags(o, r); err != nil {
-		return nil, err
-	}
-	r.Method = o.method
-	bodyFile, bodyFlag, bodyMethod := o.postFile, "-p", "POST"
-	if o.putFile != "" {
-		bodyFile, bodyFlag, bodyMethod = o.putFile, "-u", "PUT"
-	}
-	if o.head {
-		r.Method = "HEAD"
-	}
-	if bodyFile != "" {
-		b, err := readBody(bodyFile)
-		if err != nil {
-			return nil, usagef("cannot read %s file: %v", bodyFlag, err)
-		}
-		r.Body = b
-		if r.Method == "" {
-			r.Method = bodyMethod
-		}
-		r.ContentType = o.contentType
-		if r.ContentType == "" {
-			r.ContentType = "text/plain"
-		}
-	} else if o.contentType != "" {
-		return nil, usagef("-T needs a body (-p FILE or -u FILE)")
-	}
-	if r.Method == "" {
-		r.Method = "GET"
-	}
-	for _, c := range r.Method {
-		if c <= ' ' || c >= 0x7f {
-			return nil, usagef("bad method %q", r.Method)
-		}
-	}
-	return lp, nil
-}
-
-// abFlags checks the flags that ab users type (-i, -u, -C, -A, -X) and
-// adds the headers of -C and -A.
-func abFlags(o *loadOptions, r *execute.Plan) error {
-	switch {
-	case o.proxy != "":
-		return usagef("-X %s: backbench has no proxy mode, it talks to the backend directly; to measure the proxy, bench its own URL", o.proxy)
-	case o.postFile != "" && o.putFile != "":
-		return usagef("-p and -u both give a body: choose one")
-	case o.head && (o.postFile != "" || o.putFile != ""):
-		return usagef("-i (HEAD) sends no body: drop -p or -u")
-	case o.head && o.method != "" && o.method != "HEAD":
-		return usagef("-i and -m %s contradict each other", o.method)
-	}
-	var extra []string
-	if len(o.cookies) > 0 {
-		for _, c := range o.cookies {
-			if name, _, ok := strings.Cut(c, "="); !ok || strings.TrimSpace(name) == "" {
-				return usagef("bad -C %q: want name=value", c)
-			}
-		}
-		extra = append(extra, "Cookie: "+strings.Join(o.cookies, "; "))
-	}
-	if o.basicAuth != "" {
-		if !strings.Contains(o.basicAuth, ":") {
-			return usagef("bad -A %q: want user:password", o.basicAuth)
-		}
-		extra = append(extra, "Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte(o.basicAuth)))
-	}
-	for _, h := range extra {
-		kv, err := parseHeader(h)
-		if err != nil {
-			return err
-		}
-		r.Headers = append(r.Headers, kv)
-	}
-	return nil
+	return &loadPlan{Plan: l.Plan, objectives: l.Objectives, privacy: privacy}, nil
 }
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -399,16 +234,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.NArg() != 1 {
 		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())
 	}
-	stages, err := benchStages(fs, &o)
+	po := o.planOptions(fs, fs.Arg(0))
+	po.Stages, po.RateStages, po.Ramp = o.stages, o.rateStages, o.ramp
+	r, err := buildLoad(po, o.share.privacy(fs))
 	if err != nil {
 		return err
-	}
-	r, err := validateLoad(fs, &o.loadOptions, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	if len(stages) > 0 {
-		r.Plan.Stages, r.Plan.Ramp = stages, o.ramp
 	}
 	tp, err := validateRepeat(fs, &o.repeatOptions)
 	if err != nil {
@@ -425,8 +255,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		switch {
 		case o.window < time.Millisecond:
 			return usagef("bench: --window %v: want 1ms or more", o.window)
-		case o.timeLimit > 0 && o.window > o.timeLimit:
-			return usagef("bench: --window %v is longer than the run (-t %v)", o.window, o.timeLimit)
+		case r.Duration > 0 && o.window > r.Duration:
+			return usagef("bench: --window %v is longer than the run (-t %v)", o.window, r.Duration)
 		}
 	}
 	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {

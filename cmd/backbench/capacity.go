@@ -17,6 +17,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -179,7 +180,7 @@ func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, err
 		return nil, usagef("capacity: --start %g is above --max %g", start, top)
 	}
 	if closed {
-		if err := checkFiles(fmt.Sprintf("capacity: --max %d", int(top)), int(top)); err != nil {
+		if err := plan.CheckFiles(fmt.Sprintf("capacity: --max %d", int(top)), int(top)); err != nil {
 			return nil, err
 		}
 	}

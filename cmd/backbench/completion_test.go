@@ -17,6 +17,7 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/sockets"
 )
@@ -105,7 +106,7 @@ func TestCompletionValuesParse(t *testing.T) {
 				case f.Name == "balance":
 					_, err = sockets.ParseBalance(v)
 				case f.Name == "keepalive-modes":
-					_, err = keepAliveModes(&sweepOptions{kaModes: v})
+					_, err = plan.KeepAliveModes(v, false)
 				case name == "serve" && f.Name == "model":
 					_, err = fixtures.ParseModel(strings.Replace(v, ":", ":2", 1))
 				case name == "serve" && f.Name == "keepalive":

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/spf13/pflag"
@@ -110,51 +109,6 @@ func (v *choiceValue) Set(s string) error {
 
 func (v *choiceValue) Type() string { return strings.Join(v.choices, "|") }
 
-// parseHeader checks one -H value, "Name: value", and splits it.
-func parseHeader(h string) ([2]string, error) {
-	name, value, ok := strings.Cut(h, ":")
-	if !ok {
-		return [2]string{}, usagef("bad header %q: want 'Name: value'", h)
-	}
-	if name == "" || strings.ContainsFunc(name, func(r rune) bool {
-		return r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r)
-	}) {
-		return [2]string{}, usagef("bad header %q: the name must be a non-empty token", h)
-	}
-	value = strings.TrimSpace(value)
-	if strings.ContainsAny(value, "\r\n\x00") {
-		return [2]string{}, usagef("bad header %q: the value has a control byte", h)
-	}
-	return [2]string{name, value}, nil
-}
-
-// headerFiles replaces every -H @FILE by the headers in FILE, one a line
-// (curl's -H @file); blank lines and lines starting with # are skipped. No
-// header name starts with @ (it is not a token character), so the two
-// forms cannot be confused.
-func headerFiles(headers []string) ([]string, error) {
-	var out []string
-	for _, h := range headers {
-		name, ok := strings.CutPrefix(h, "@")
-		if !ok {
-			out = append(out, h)
-			continue
-		}
-		data, err := os.ReadFile(name)
-		if err != nil {
-			return nil, usagef("cannot read -H @%s: %v", name, err)
-		}
-		for _, l := range strings.Split(string(data), "\n") {
-			l = strings.TrimRight(l, "\r")
-			if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
-				continue
-			}
-			out = append(out, l)
-		}
-	}
-	return out, nil
-}
-
 // stdin is where -p - and -u - read the body; a variable so that tests can
 // give one.
 var stdin io.Reader = os.Stdin
@@ -167,26 +121,14 @@ var stdinBody struct {
 	err  error
 }
 
-// readBody reads the body file of -p or -u; "-" is standard input (as
-// curl's --data-binary @-), read once.
-func readBody(name string) ([]byte, error) {
-	if name != "-" {
-		return os.ReadFile(name)
-	}
+// readStdin reads standard input once (-p - and -u -, as curl's
+// --data-binary @-): plan.Options.Stdin.
+func readStdin() ([]byte, error) {
 	if !stdinBody.read {
 		stdinBody.data, stdinBody.err = io.ReadAll(stdin)
 		stdinBody.read = true
 	}
 	return stdinBody.data, stdinBody.err
-}
-
-// parseParam checks one --param value, "NAME=VALUE".
-func parseParam(p string) ([2]string, error) {
-	name, value, ok := strings.Cut(p, "=")
-	if !ok || name == "" {
-		return [2]string{}, usagef("bad --param %q: want NAME=VALUE", p)
-	}
-	return [2]string{name, value}, nil
 }
 
 // startAtValue is the pflag Value of --start-at: a wall-clock time as RFC
@@ -227,24 +169,6 @@ func announceStart(stderr io.Writer, t time.Time, quiet bool) {
 		return
 	}
 	fmt.Fprintf(stderr, "Starting at %s (in %.1f s)\n", t.Format(time.RFC3339Nano), max(time.Until(t).Seconds(), 0))
-}
-
-// maxStartAhead bounds how far in the future --start-at may be: further
-// is more likely a unit mistake (milliseconds for seconds) than a plan.
-const maxStartAhead = 24 * time.Hour
-
-// checkStartAt refuses a --start-at more than a second in the past or more
-// than maxStartAhead ahead of now.
-func checkStartAt(t, now time.Time) error {
-	switch d := t.Sub(now); {
-	case t.IsZero():
-		return nil
-	case d < -time.Second:
-		return usagef("--start-at %s is %.1f s in the past (more than 1 s): give a time ahead", t.Format(time.RFC3339Nano), -d.Seconds())
-	case d > maxStartAhead:
-		return usagef("--start-at %s is more than %v ahead (Unix seconds, not milliseconds?)", t.Format(time.RFC3339Nano), maxStartAhead)
-	}
-	return nil
 }
 
 // wrapText breaks the lines of text longer than width at spaces; a
@@ -318,19 +242,6 @@ func commit(w io.Writer) error {
 		return a.Commit()
 	}
 	return nil
-}
-
-// checkFiles refuses, as a usage error found before any connection is
-// made, a concurrency whose connections the file limit cannot hold even
-// raised to its hard limit (execute.FileLimit); what names the concurrency
-// in the message ("-c 30000", "sweep: the highest level, 30000,").
-func checkFiles(what string, concurrency int) error {
-	need, limit, ok := execute.FileLimit(concurrency)
-	if ok {
-		return nil
-	}
-	return usagef("%s needs %d open files (one per connection and %d for the rest), more than the limit of %d (RLIMIT_NOFILE, raised to its hard limit): use at most %d, or raise the hard limit (ulimit -Hn; LimitNOFILE= for a service)",
-		what, need, need-uint64(concurrency), limit, execute.MaxConcurrency())
 }
 
 // shareOptions are the flags that say what a result file keeps of the

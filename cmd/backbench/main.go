@@ -38,6 +38,7 @@ import (
 
 	"github.com/backbench/backbench/internal/backend"
 	"github.com/backbench/backbench/internal/gate"
+	"github.com/backbench/backbench/internal/plan"
 )
 
 // Exit statuses.
@@ -228,6 +229,7 @@ func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) i
 		return exitOK
 	}
 	var ue *usageError
+	var pe *plan.Error
 	var re *unreachableError
 	var se *sloError
 	var ge *gateError
@@ -241,6 +243,9 @@ func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) i
 		return exitSIGINT
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, errorLine(cmd, ue.msg, true))
+		return exitUsage
+	case errors.As(err, &pe):
+		fmt.Fprintln(stderr, errorLine(cmd, pe.Msg, true))
 		return exitUsage
 	case errors.As(err, &se):
 		fmt.Fprintln(stderr, errorLine(cmd, se.Error(), false))

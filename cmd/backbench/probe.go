@@ -12,6 +12,7 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/probe"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/sockets"
@@ -105,14 +106,14 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	case o.unixSocket != "" && len(targets) > 1:
 		return usagef("--unix-socket and a {A..B} port range do not mix")
 	}
-	if targets[0], err = withUnixSocket(targets[0], o.unixSocket, 0); err != nil {
+	if targets[0], err = plan.UnixSocket(targets[0], o.unixSocket, 0); err != nil {
 		return err
 	}
 	p := prober{o: &o}
-	if p.proto, err = targetProtocol(tgt); err != nil {
+	if p.proto, err = plan.Protocol(tgt); err != nil {
 		return err
 	}
-	if p.headers, p.options, err = requestParts(p.proto, o.headers, o.params, o.docRoot, false); err != nil {
+	if p.headers, p.options, err = plan.Request(p.proto, o.headers, o.params, o.docRoot, false); err != nil {
 		return err
 	}
 	if sel, ok := p.proto.(protocol.Prober); ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/study/runner"
@@ -226,41 +227,24 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// studyPlan makes the plan of one series of a study as bench's flags
-// would: the series' client-side levels and the backend's request options
-// become flags, validated by validateLoad.
+// studyPlan makes the plan of one series of a study: the series'
+// client-side levels and the backend's request options as bench's flags
+// would give them (plan.Options).
 func studyPlan(st *spec.Study, s *spec.Series, t runner.Target) (*execute.Plan, error) {
-	url := t.URL
 	b := s.Config.Backend
-	args := []string{"-n", "1", "-c", "1", "-q"}
+	o := plan.Defaults(t.URL)
+	o.RequestsSet = true
 	if st.Measure.Timeout > 0 {
-		args = append(args, "-s", st.Measure.Timeout.String())
+		o.Timeout = st.Measure.Timeout
 	}
-	if s.Levels[spec.FactorKeepalive] == "on" {
-		args = append(args, "-k")
-	}
-	if s.Levels[spec.FactorHTTP] == "1.0" {
-		args = append(args, "--http1.0")
-	}
-	if b.Insecure {
-		args = append(args, "--insecure")
-	}
-	if t.DocumentRoot != "" {
-		args = append(args, "--document-root", t.DocumentRoot)
-	}
-	for _, h := range t.Headers {
-		args = append(args, "-H", h)
-	}
-	var o benchOptions
-	fs := newBenchFlags(&o)
-	if err := fs.Parse(append(args, url)); err != nil {
-		return nil, fmt.Errorf("%s: %v", s.Label, err)
-	}
-	lp, err := validateLoad(fs, &o.loadOptions, url)
+	o.KeepAlive = s.Levels[spec.FactorKeepalive] == "on"
+	o.HTTP10 = s.Levels[spec.FactorHTTP] == "1.0"
+	o.Insecure, o.DocumentRoot, o.Headers = b.Insecure, t.DocumentRoot, t.Headers
+	l, err := o.Build()
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %v", s.Label, url, err)
+		return nil, fmt.Errorf("%s (%s): %v", s.Label, t.URL, err)
 	}
-	return lp.Plan, nil
+	return l.Plan, nil
 }
 
 // selfPath is the running backbench's executable ("" if unknown), which a

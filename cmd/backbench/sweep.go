@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -19,12 +18,10 @@ import (
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/protocol"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
-	"github.com/backbench/backbench/internal/trials"
-	"github.com/backbench/backbench/sockets"
 )
 
 // sweepOptions are the flags of sweep: bench's load flags, except that -c
@@ -141,104 +138,6 @@ type sweepPlan struct {
 	backends []string
 }
 
-// splitLabel splits "LABEL=URL"; a "=" after the scheme's "://" belongs to
-// the URL (a query string).
-func splitLabel(arg string) (label, url string, err error) {
-	eq, scheme := strings.Index(arg, "="), strings.Index(arg, "://")
-	if eq < 0 || (scheme >= 0 && scheme < eq) {
-		return "", arg, nil
-	}
-	label, url = strings.TrimSpace(arg[:eq]), arg[eq+1:]
-	if label == "" {
-		return "", "", usagef("sweep: empty label in %q (want LABEL=URL)", arg)
-	}
-	return label, url, nil
-}
-
-// seriesPIDs are sweep's backend processes: the bare ones (every series)
-// and those of a label.
-type seriesPIDs struct {
-	pids     []int
-	file     string
-	byLabel  map[string][]int
-	files    map[string]string
-	labelled map[string]bool
-}
-
-// parseSeriesPIDs reads --backend-pid [LABEL=]PID and --backend-pidfile
-// [LABEL=]FILE (a FILE with a "/" before its first "=" is a bare path).
-func parseSeriesPIDs(o *sweepOptions) (*seriesPIDs, error) {
-	sp := &seriesPIDs{byLabel: map[string][]int{}, files: map[string]string{}, labelled: map[string]bool{}}
-	for _, v := range o.backendPIDs {
-		label, list, ok := strings.Cut(v, "=")
-		if !ok {
-			label, list = "", v
-		}
-		for _, f := range strings.Split(list, ",") {
-			pid, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || pid <= 0 || (ok && strings.TrimSpace(label) == "") {
-				return nil, usagef("sweep: bad --backend-pid %q: want PID or LABEL=PID", v)
-			}
-			if ok {
-				label = strings.TrimSpace(label)
-				sp.byLabel[label] = append(sp.byLabel[label], pid)
-				sp.labelled[label] = true
-			} else {
-				sp.pids = append(sp.pids, pid)
-			}
-		}
-	}
-	for _, v := range o.backendPIDFiles {
-		label, file, ok := strings.Cut(v, "=")
-		if !ok || strings.Contains(label, "/") {
-			if sp.file != "" {
-				return nil, usagef("sweep: two --backend-pidfile for every series (%s, %s): give one, or LABEL=FILE", sp.file, v)
-			}
-			sp.file = v
-			continue
-		}
-		label = strings.TrimSpace(label)
-		if label == "" || file == "" || sp.files[label] != "" {
-			return nil, usagef("sweep: bad --backend-pidfile %q: want FILE or LABEL=FILE, one per label", v)
-		}
-		sp.files[label], sp.labelled[label] = file, true
-	}
-	return sp, nil
-}
-
-// of returns the PIDs and the PID file of the series of label: the bare
-// ones and the label's own (its file instead of the bare one).
-func (sp *seriesPIDs) of(label string) ([]int, string) {
-	pids := append(append([]int(nil), sp.pids...), sp.byLabel[label]...)
-	file := sp.file
-	if f := sp.files[label]; f != "" {
-		file = f
-	}
-	return pids, file
-}
-
-// keepAliveModes reads --keepalive-modes: the keep-alive setting of each
-// copy of a series, in order.
-func keepAliveModes(o *sweepOptions) ([]bool, error) {
-	if o.kaModes == "" {
-		return []bool{o.keepAlive}, nil
-	}
-	var kas []bool
-	seen := map[bool]bool{}
-	for _, m := range strings.Split(strings.ReplaceAll(o.kaModes, "both", "off,on"), ",") {
-		ka, ok := map[string]bool{"on": true, "off": false}[strings.TrimSpace(m)]
-		if !ok || seen[ka] {
-			return nil, usagef("sweep: bad --keepalive-modes %q: want on, off, or on,off", o.kaModes)
-		}
-		seen[ka] = true
-		kas = append(kas, ka)
-	}
-	if o.keepAlive && seen[false] {
-		return nil, usagef("sweep: -k and --keepalive-modes %s contradict each other", o.kaModes)
-	}
-	return kas, nil
-}
-
 // validateSweep checks the flags and URLs and builds the plan; every error
 // is a usage error, found before any connection is made.
 func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
@@ -254,11 +153,10 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	o.levelList = levels
 	maxLevel := levels[len(levels)-1]
-	if err := checkFiles(fmt.Sprintf("sweep: the highest level, %d,", maxLevel), maxLevel); err != nil {
+	if err := plan.CheckFiles(fmt.Sprintf("sweep: the highest level, %d,", maxLevel), maxLevel); err != nil {
 		return nil, err
 	}
-	kas, err := keepAliveModes(o)
-	if err != nil {
+	if _, err := plan.KeepAliveModes(o.kaModes, o.keepAlive); err != nil {
 		return nil, err
 	}
 	p := &sweepPlan{opts: *o}
@@ -272,96 +170,13 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	if o.warmup < 0 {
 		return nil, usagef("sweep: --warmup %d: want 0 or more requests", o.warmup)
 	}
-	type parsed struct {
-		label string
-		r     *loadPlan
-	}
-	var targets []parsed
-	defaults := map[string]int{}
-	pids, err := parseSeriesPIDs(o)
+	so := plan.SweepOptions{Load: o.planOptions(fs, ""), Args: fs.Args(), KeepAliveModes: o.kaModes,
+		BackendPIDs: o.backendPIDs, BackendPIDFiles: o.backendPIDFiles, MaxLevel: maxLevel}
+	built, err := so.Build()
 	if err != nil {
 		return nil, err
 	}
-	anyTLS := false
-	for _, arg := range fs.Args() {
-		if arg == "on" || arg == "off" || arg == "both" {
-			return nil, usagef("sweep: %q is not a URL; --keepalive takes no value, --keepalive-modes %s does", arg, arg)
-		}
-		label, url, err := splitLabel(arg)
-		if err != nil {
-			return nil, err
-		}
-		lo := o.loadOptions
-		lo.concurrency = 1 // the levels are checked below
-		lo.backendPIDs, lo.backendPIDFile = pids.of(label)
-		if pr, err := protocol.OfURL(url); err == nil && pr.Check(looseFlags(lo.params, lo.docRoot, false)) != nil {
-			// A sweep may mix protocols: the FastCGI flags go to the
-			// series whose protocol takes them (fcgi://) only.
-			lo.docRoot, lo.params = "", nil
-		}
-		// And TLS: --insecure goes to the https:// series only; it is
-		// refused below when no series is https.
-		if !sockets.SchemeUsesTLS(sockets.SchemeOf(url)) {
-			lo.insecure = false
-		} else {
-			anyTLS = true
-		}
-		r, err := validateLoad(fs, &lo, url)
-		if err != nil {
-			return nil, err
-		}
-		if r.Requests > 0 && int64(maxLevel) > r.Requests {
-			return nil, usagef("sweep: -n %d is less than the highest level %d: cannot use more workers than requests", r.Requests, maxLevel)
-		}
-		if label == "" {
-			label = r.Target.Scheme + "/" + r.Target.Network
-			defaults[label]++
-		}
-		targets = append(targets, parsed{label, r})
-	}
-	if o.insecure && !anyTLS {
-		return nil, usagef("--insecure applies to https:// targets only")
-	}
-	// One LABEL on several URLs names one backend reached in several
-	// ways: each series is told apart by the factor levels in which its
-	// URL differs from the others of that label ("pool tcp", "pool unix").
-	byLabel := map[string][]trials.Factors{}
-	for _, t := range targets {
-		byLabel[t.label] = append(byLabel[t.label], sweep.PlanFactors(t.r.Plan))
-	}
-	seen := map[string]bool{}
-	for _, t := range targets {
-		label, backend := t.label, t.label
-		if defaults[label] > 0 {
-			backend = "" // no label given: the backend is not named
-		}
-		if defaults[label] > 1 {
-			label = t.r.Target.URL // the short default is ambiguous
-			backend = label
-		} else if fs := byLabel[label]; len(fs) > 1 && defaults[label] == 0 {
-			label += sweep.FactorWords(sweep.PlanFactors(t.r.Plan), fs)
-		}
-		for _, ka := range kas {
-			r := *t.r.Plan
-			r.KeepAlive = ka
-			l := label
-			if len(kas) > 1 {
-				l += map[bool]string{false: " no-ka", true: " ka"}[ka]
-			}
-			if seen[l] {
-				return nil, usagef("sweep: two series are labelled %q (use LABEL=URL)", l)
-			}
-			seen[l] = true
-			p.series = append(p.series, sweep.Series{Label: l, Plan: &r})
-			p.backends = append(p.backends, backend)
-		}
-	}
-	for l := range pids.labelled {
-		if byLabel[l] == nil {
-			return nil, usagef("sweep: --backend-pid(file) %s=...: no series is labelled %q", l, l)
-		}
-	}
-	p.objectives = targets[0].r.objectives
+	p.series, p.backends, p.objectives = built.Series, built.Backends, built.Objectives
 	if p.trials, err = validateRepeat(fs, &o.repeatOptions); err != nil {
 		return nil, err
 	}
@@ -370,7 +185,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	if p.trials.baseline == "" {
 		p.trials.baseline = p.series[0].Label
-	} else if !seen[p.trials.baseline] && byLabel[p.trials.baseline] == nil {
+	} else if !built.Names[p.trials.baseline] {
 		return nil, usagef("sweep: --baseline %q is not a series label (%s)", p.trials.baseline, strings.Join(labels(p.series), ", "))
 	}
 	r0 := p.series[0].Plan

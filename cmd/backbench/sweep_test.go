@@ -373,22 +373,6 @@ func TestSweepUsage(t *testing.T) {
 	}
 }
 
-func TestSplitLabel(t *testing.T) {
-	for _, tc := range []struct{ arg, label, url string }{
-		{"http://h/?a=b", "", "http://h/?a=b"},
-		{"fast=fcgi://h/x.php?a=b", "fast", "fcgi://h/x.php?a=b"},
-		{" fcgi tcp =fcgi://unix:/s.sock:/", "fcgi tcp", "fcgi://unix:/s.sock:/"},
-		{"x=y", "x", "y"},
-	} {
-		t.Run(tc.arg, func(t *testing.T) {
-			l, u, err := splitLabel(tc.arg)
-			if err != nil || l != tc.label || u != tc.url {
-				t.Errorf("got %q %q %v", l, u, err)
-			}
-		})
-	}
-}
-
 // TestSweepProgress: on a terminal (pretended) and without -q, stderr gets
 // a redrawn progress line that is erased at the end; stdout stays clean.
 func TestSweepProgress(t *testing.T) {
