@@ -189,7 +189,7 @@ func (p *pager) capacityChart(c *capacity.JSONReport, loadName, unit string) {
 				tip += fmt.Sprintf("; %.2f%% errors", s.ErrorRate*100)
 			}
 			if sum, ok := stepRecord(s); ok {
-				tip += fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", sum.Complete, sum.Failed, report.MeanOf(&sum))
+				tip += fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", sum.Complete, sum.Failed, report.LatencyOf(&sum).Mean)
 			}
 			l.pts = append(l.pts, point{x: offered(c, s), y: v, tip: tip, failed: s.ErrorRate > 0})
 		}
