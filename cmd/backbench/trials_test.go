@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -47,5 +48,19 @@ func TestTrialsTextFiguresApart(t *testing.T) {
 	}
 	if tr.Pooled.Summary.RequestsPerSecond != 300 || tr.Pooled.Summary.Repeated != nil {
 		t.Errorf("the pooled run's summary changed: %v req/s", tr.Pooled.Summary.RequestsPerSecond)
+	}
+	// bench's saved form (the codec's, document.NewTrials) and a sweep
+	// level's (driver.Trials.Saved) are one shape.
+	var a, b2 bytes.Buffer
+	saved := tr.Saved()
+	saved.Seed = 7
+	if err := document.Write(&a, document.NewTrials(tr.Runs, tr.Pooled, tr.Medians, tr.Precise, 7)); err != nil {
+		t.Fatal(err)
+	}
+	if err := document.Write(&b2, &document.Trials{Summary: &saved, Record: tr.Pooled.Record}); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b2.String() {
+		t.Errorf("bench's saved trials differ from a sweep level's:\n%s\n%s", a.String(), b2.String())
 	}
 }
