@@ -14,6 +14,7 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/recorder"
@@ -323,39 +324,43 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	// first request.
 	tp.judgeDesign(stderr)
 	announceStart(stderr, o.startAt, o.quiet)
-	var m *stats.Record
-	var sum summary.Summary
+	// run is the run's own record and summary; with trials, the pooled
+	// run's (t holds the trials' runs and medians beside it).
 	var run *summary.Run
+	var t *driver.Trials
 	if tp.on {
-		sum, m, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
+		if t, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy,
-			Window: o.window})
-	} else if run, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-		Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
-		Progress: func(rec *recorder.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
-		StartAt:  o.startAt, Privacy: r.privacy, Window: o.window}); err == nil {
-		m, sum = run.Record, run.Summary
+			Window: o.window}); err == nil {
+			run = &t.Pooled
+		}
+	} else {
+		run, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
+			Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
+			Progress: func(rec *recorder.Recorder) func(bool) { return progress(&o.loadOptions, r.Plan, rec, stderr, lw) },
+			StartAt:  o.startAt, Privacy: r.privacy, Window: o.window})
 	}
 	if err != nil {
 		return executeError(err)
 	}
-	r.judge(&sum)
+	m, sum := run.Record, &run.Summary
+	r.judge(sum, t)
 	sum.Label = strings.TrimSpace(o.label)
-	doc := document.NewRun(&sum, m)
+	var doc document.Result = &document.Run{Summary: sum, Record: m}
+	if t != nil {
+		doc = document.NewTrials(t.Runs, t.Pooled, t.Medians, t.Precise, tp.plan.Seed)
+	}
 	switch o.format {
 	case "json":
 		err = document.Write(out, doc)
 	case "markdown":
-		err = report.BenchMarkdown(out, &sum, commandLine("bench", args, r.privacy))
+		saved, _, _ := document.Bench(doc) // with trials, the medians beside the pooled run's figures
+		err = report.BenchMarkdown(out, saved, commandLine("bench", args, r.privacy))
 	default:
-		ab := sum
-		if sum.Repeated != nil {
-			// The ab report is the pooled trials'; their medians follow.
-			ab.RequestsPerSecond = sum.PooledRequestsPerSecond
-		}
-		err = report.Text(out, &ab, report.TextOptions{Spectrum: o.spectrum})
-		if err == nil && sum.Repeated != nil {
-			writeTrials(out, &sum, &tp)
+		if t != nil {
+			err = writeTrialsText(out, t, &tp, report.TextOptions{Spectrum: o.spectrum})
+		} else {
+			err = report.Text(out, sum, report.TextOptions{Spectrum: o.spectrum})
 		}
 	}
 	if err != nil {
@@ -400,13 +405,19 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	return gateErr
 }
 
-// judge adds to a run's figures the verdicts of the --slo objectives (of
-// the pooled trials, with --repeat: on their median requests/sec).
-func (r *loadPlan) judge(sum *summary.Summary) {
-	if len(r.objectives) > 0 {
-		ms := capacity.FromSummary(sum, r.objectives)
-		sum.SLO = capacity.Evaluate(r.objectives, &ms)
+// judge adds to a run's summary sum the verdicts of the --slo objectives:
+// with trials (t not nil), sum is the pooled run's and a closed run's
+// achieved requests/sec is the trials' median.
+func (r *loadPlan) judge(sum *summary.Summary, t *driver.Trials) {
+	if len(r.objectives) == 0 {
+		return
 	}
+	rate := sum.RequestsPerSecond
+	if t != nil {
+		rate = t.Medians.RequestsPerSecond.Median
+	}
+	ms := capacity.FromSummaryAt(sum, rate, r.objectives)
+	sum.SLO = capacity.Evaluate(r.objectives, &ms)
 }
 
 // executeError turns the executor's errors into the command's: usage,

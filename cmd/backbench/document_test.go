@@ -108,7 +108,7 @@ func TestCapacityDocument(t *testing.T) {
 	for _, st := range da.Steps {
 		s := summary.Of(st.Records[0])
 		complete, failed = complete+s.Complete, failed+s.Failed
-		tip := fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", s.Complete, s.Failed, report.MeanOf(&s))
+		tip := fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", s.Complete, s.Failed, report.LatencyOf(&s).Mean)
 		if !strings.Contains(string(html), tip) {
 			t.Errorf("step at %g req/s: no point title with %q", st.Rate, tip)
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
@@ -111,8 +110,10 @@ func (tp *trialPlan) report(series []sweep.SeriesResult, backends []string, note
 
 // executeTrials runs bench's trials of plan through the driver: each a
 // fresh run after its own warm-up (driver.DefaultWarmup), as many as tp
-// says, with o. It returns the pooled result and the merged record.
-func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (summary.Summary, *stats.Record, error) {
+// says, with o. It returns the trials: their runs, the pooled run (whose
+// summary carries the run's notes and whether it was interrupted) and
+// the medians.
+func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (*driver.Trials, error) {
 	stderr := o.Stderr
 	var shortNotes []string
 	kept := 0
@@ -142,49 +143,63 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 		err = re.Err // bench names no series
 	}
 	if err != nil {
-		return summary.Summary{}, nil, err
+		return nil, err
 	}
 	sr := &res.Series[0]
-	if len(sr.Levels) == 0 {
-		return summary.Summary{}, nil, errInterrupted
+	if len(sr.Trials) == 0 {
+		return nil, errInterrupted
 	}
-	sum, rec := sr.Levels[0], sr.Records[0]
-	sum.Interrupted, sum.Seed = res.Interrupted, tp.plan.Seed
+	t := sr.Trials[0]
+	pooled := &t.Pooled.Summary
+	pooled.Interrupted = res.Interrupted
 	if len(shortNotes) > 0 {
 		n := shortNotes[0]
 		if len(shortNotes) > 1 {
 			n = fmt.Sprintf("%d of %d trials were too short to trust (the first: %s)", len(shortNotes), kept, n)
 		}
-		sum.Notes = append(sum.Notes, n)
+		pooled.Notes = append(pooled.Notes, n)
 	}
-	return sum, rec, nil
+	return t, nil
 }
 
-// writeTrials prints what bench's trials add to the ab report: the
-// medians with their intervals, and whether the precision was reached.
-func writeTrials(w io.Writer, s *summary.Summary, tp *trialPlan) {
-	t := s.Repeated
+// writeTrialsText writes bench's text report of trials: ab's report of
+// the pooled run's own summary (its requests/sec the pooled one), then
+// the trials' medians (writeTrials).
+func writeTrialsText(w io.Writer, t *driver.Trials, tp *trialPlan, o report.TextOptions) error {
+	if err := report.Text(w, &t.Pooled.Summary, o); err != nil {
+		return err
+	}
+	writeTrials(w, t, tp)
+	return nil
+}
+
+// writeTrials prints what bench's trials add to the ab report (which is
+// the pooled run's): the medians of the trials' figures with their
+// intervals, and whether the precision was reached.
+func writeTrials(w io.Writer, t *driver.Trials, tp *trialPlan) {
+	m := &t.Medians
 	fmt.Fprintf(w, "\n%s\n", tp.plan.Describe(false))
 	conf := "no interval with one trial"
-	if t.Confidence > 0 {
-		conf = fmt.Sprintf("%.4g%% interval", 100*t.Confidence)
+	if c := m.RequestsPerSecond.Confidence; c > 0 {
+		conf = fmt.Sprintf("%.4g%% interval", 100*c)
 	}
-	fmt.Fprintf(w, "Median of %d trials (%s):\n", len(t.Trials), conf)
-	line := func(name string, med float64, ci []float64, unit string) {
+	fmt.Fprintf(w, "Median of %d trials (%s):\n", len(t.Runs), conf)
+	line := func(name string, e trials.Estimate, unit string) {
+		ci := e.Interval()
 		if ci == nil {
-			fmt.Fprintf(w, "  %-20s %.3f %s\n", name, med, unit)
+			fmt.Fprintf(w, "  %-20s %.3f %s\n", name, e.Median, unit)
 			return
 		}
-		e := trials.Estimate{Median: med, Lo: ci[0], Hi: ci[1], N: 2}
-		fmt.Fprintf(w, "  %-20s %.3f %s %s [%.3f, %.3f]\n", name, med, unit, e.PlusMinus(), ci[0], ci[1])
+		e = trials.Estimate{Median: e.Median, Lo: ci[0], Hi: ci[1], N: 2}
+		fmt.Fprintf(w, "  %-20s %.3f %s %s [%.3f, %.3f]\n", name, e.Median, unit, e.PlusMinus(), ci[0], ci[1])
 	}
-	line("Requests per second:", s.RequestsPerSecond, t.RequestsPerSecondCI95, "[#/sec]")
-	line("mean:", t.MeanMs, t.MeanMsCI95, "[ms]")
-	line("p50:", t.P50Ms, t.P50MsCI95, "[ms]")
-	line("p99:", t.P99Ms, t.P99MsCI95, "[ms]")
-	line("max:", t.MaxMs, t.MaxMsCI95, "[ms]")
+	line("Requests per second:", m.RequestsPerSecond, "[#/sec]")
+	line("mean:", m.MeanMs, "[ms]")
+	line("p50:", m.P50Ms, "[ms]")
+	line("p99:", m.P99Ms, "[ms]")
+	line("max:", m.MaxMs, "[ms]")
 	if t.Precise != nil && !*t.Precise {
-		fmt.Fprintf(w, "Note: the requests/sec interval is still wider than ±%g%% after %d trials (--max-repeat)\n", 100*tp.plan.Precision, len(t.Trials))
+		fmt.Fprintf(w, "Note: the requests/sec interval is still wider than ±%g%% after %d trials (--max-repeat)\n", 100*tp.plan.Precision, len(t.Runs))
 	}
 }
 

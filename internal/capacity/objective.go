@@ -243,7 +243,15 @@ func Verdicts(objs []Objective, rs []summary.SLOResult) []string {
 // or, in either model, a run whose failing latencies were over their bound
 // by no more than the client's goroutines waited for a CPU.
 func FromSummary(s *summary.Summary, objs []Objective) Measure {
-	m := Measure{ErrorRate: s.ErrorRatio(), AchievedRPS: s.RequestsPerSecond}
+	return FromSummaryAt(s, s.RequestsPerSecond, objs)
+}
+
+// FromSummaryAt is FromSummary with the achieved requests/sec of a closed
+// run given apart from the summary: rps, such as the median of trials
+// beside their pooled run's summary s (an open run's achieved rate is
+// still s.Open's).
+func FromSummaryAt(s *summary.Summary, rps float64, objs []Objective) Measure {
+	m := Measure{ErrorRate: s.ErrorRatio(), AchievedRPS: rps}
 	if s.Complete > 0 {
 		sp := s.Spectrum
 		m.P50, m.P90, m.P99, m.P999, m.Max = sp["50"], sp["90"], sp["99"], sp["99.9"], sp["100"]

@@ -323,7 +323,7 @@ func decode(name string, kind Kind, keys map[string]json.RawMessage, data []byte
 		return nil, bad(name, fmt.Errorf("%s JSON: %v", kind, err))
 	}
 	if run, ok := r.(*Run); ok && run.Repeated != nil {
-		r = &Trials{Summary: run.Summary, Record: run.Record}
+		r = &Trials{Summary: run.Summary, Record: run.Record, Pooled: pooledOf(run.Summary, run.Record)}
 	}
 	return r, nil
 }

@@ -63,19 +63,67 @@ type Run struct {
 	Meta Meta `json:"-"`
 }
 
-// Trials is a bench run of repeated trials (--repeat, --precision): the
-// Summary of the pooled record with the trials' figures (its Repeated:
-// the trials' records, the medians and their intervals), and the pooled
-// record under "record". Saved as kind "bench", as before the kinds were
-// types.
+// Trials is a bench run of repeated trials (--repeat, --precision).
+// Pooled and Medians are its figures, each kept for what it is; Summary
+// is its saved form (schema 1), which NewTrials writes from them and Read
+// reads: the pooled run's summary with the trials' part (its Repeated:
+// the trials' records, the medians and their intervals, the pooled
+// requests/sec) and the median requests/sec as its RequestsPerSecond;
+// the pooled record is under "record". Saved as kind "bench", as before
+// the kinds were types.
 type Trials struct {
 	// Kind is KindBench.
 	Kind Kind `json:"kind"`
 	*summary.Summary
 	// Record is the trials' records merged.
 	Record *stats.Record `json:"record,omitempty"`
+	// Pooled is the trials' records merged (stats.InTurn) with that
+	// record's own summary: the figures of ab's report. Read gives it
+	// back from the saved form (its requests/sec the pooled one, without
+	// the trials' part).
+	Pooled summary.Run `json:"-"`
+	// Medians are the medians of the trials' figures with their
+	// intervals, as the trials ran (zero in a result read: the saved form
+	// keeps them in Summary.Repeated).
+	Medians trials.Summary `json:"-"`
 	// Meta is what Read found.
 	Meta Meta `json:"-"`
+}
+
+// NewTrials returns the result of a bench run of trials from its typed
+// parts: the trials' runs in the order they ran, the pooled run (their
+// records merged, with its own summary), the medians of the trials'
+// figures, whether the requests/sec interval got within --precision
+// (nil without it) and the seed of the rounds. The saved form (Summary)
+// is a new value: pooled.Summary is not changed.
+func NewTrials(runs []*summary.Run, pooled summary.Run, medians trials.Summary, precise *bool, seed uint64) *Trials {
+	s := pooled.Summary
+	recs := make([]*stats.Record, len(runs))
+	for i, r := range runs {
+		recs[i] = r.Record
+	}
+	m := &medians
+	s.Repeated = &summary.Repeated{Trials: recs, Precise: precise, Seed: seed,
+		PooledRequestsPerSecond: pooled.Summary.RequestsPerSecond,
+		RequestsPerSecondCI95:   m.RequestsPerSecond.Interval(),
+		P50Ms:                   m.P50Ms.Median, P50MsCI95: m.P50Ms.Interval(),
+		P99Ms: m.P99Ms.Median, P99MsCI95: m.P99Ms.Interval(),
+		MeanMs: m.MeanMs.Median, MeanMsCI95: m.MeanMs.Interval(),
+		MaxMs: m.MaxMs.Median, MaxMsCI95: m.MaxMs.Interval(),
+		Confidence: m.RequestsPerSecond.Confidence}
+	s.RequestsPerSecond = m.RequestsPerSecond.Median
+	return &Trials{Summary: &s, Record: pooled.Record, Pooled: pooled, Medians: medians}
+}
+
+// pooledOf returns the pooled run of a saved result of trials: its
+// summary without the trials' part and with the pooled requests/sec.
+func pooledOf(s *summary.Summary, rec *stats.Record) summary.Run {
+	p := *s
+	if s.Repeated != nil {
+		p.RequestsPerSecond = s.PooledRequestsPerSecond
+	}
+	p.Repeated = nil
+	return summary.Run{Record: rec, Summary: p}
 }
 
 // MergedRun is the merge of bench runs made on several generators: the
@@ -239,7 +287,7 @@ func (r *ProbeRange) stamp()  { r.Kind = KindProbe }
 // and report tell them apart.
 func NewRun(s *summary.Summary, rec *stats.Record) Result {
 	if s.Repeated != nil {
-		return &Trials{Summary: s, Record: rec}
+		return &Trials{Summary: s, Record: rec, Pooled: pooledOf(s, rec)}
 	}
 	return &Run{Summary: s, Record: rec}
 }

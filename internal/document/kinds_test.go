@@ -2,6 +2,7 @@ package document
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -147,5 +148,62 @@ func TestStream(t *testing.T) {
 	}
 	if got := strings.Join(kinds, " "); got != "*document.Run *document.Sweep" {
 		t.Errorf("read %s", got)
+	}
+}
+
+// TestTrialsFiguresApart: a result of trials whose pooled requests/sec
+// and median differ is saved with the median as requests_per_second and
+// the pooled figure as pooled_requests_per_second (schema 1), neither in
+// the other's place; the pooled run given to NewTrials is not changed,
+// and Read gives the pooled run back with its own requests/sec.
+func TestTrialsFiguresApart(t *testing.T) {
+	rec := fixtureRecord(t)
+	pooled := summary.Run{Record: rec, Summary: summary.Of(rec)}
+	pooledRPS := pooled.Summary.RequestsPerSecond
+	median := pooledRPS / 2
+	if pooledRPS <= 0 {
+		t.Fatalf("fixture's req/s %v", pooledRPS)
+	}
+	med := trials.Summary{Trials: 3,
+		RequestsPerSecond: trials.Estimate{Median: median, Lo: median * 0.9, Hi: median * 1.1, N: 3, Confidence: 0.75},
+		P50Ms:             trials.Estimate{Median: 7, Lo: 6, Hi: 8, N: 3, Confidence: 0.75},
+		P99Ms:             trials.Estimate{Median: 70, Lo: 60, Hi: 80, N: 3, Confidence: 0.75}}
+	runs := []*summary.Run{&pooled, &pooled, &pooled}
+	tr := NewTrials(runs, pooled, med, nil, 42)
+	if pooled.Summary.RequestsPerSecond != pooledRPS || pooled.Summary.Repeated != nil {
+		t.Fatal("NewTrials changed the pooled run's summary")
+	}
+	if tr.Pooled.Summary.RequestsPerSecond != pooledRPS {
+		t.Errorf("Pooled req/s %v, want the pooled %v", tr.Pooled.Summary.RequestsPerSecond, pooledRPS)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	var keys struct {
+		RPS    float64   `json:"requests_per_second"`
+		Pooled float64   `json:"pooled_requests_per_second"`
+		CI     []float64 `json:"requests_per_second_ci95"`
+		P99    float64   `json:"p99_ms"`
+		Seed   uint64    `json:"seed"`
+		Trials []any     `json:"trials"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &keys); err != nil {
+		t.Fatal(err)
+	}
+	if keys.RPS != median || keys.Pooled != pooledRPS || len(keys.CI) != 2 || keys.P99 != 70 || keys.Seed != 42 || len(keys.Trials) != 3 {
+		t.Errorf("saved requests_per_second %v (want the median %v), pooled_requests_per_second %v (want %v), ci %v, p99_ms %v, seed %d, %d trials",
+			keys.RPS, median, keys.Pooled, pooledRPS, keys.CI, keys.P99, keys.Seed, len(keys.Trials))
+	}
+	got, err := Read("trials.json", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, ok := got.(*Trials)
+	if !ok {
+		t.Fatalf("read as %T", got)
+	}
+	if rt.RequestsPerSecond != median || rt.Pooled.Summary.RequestsPerSecond != pooledRPS || rt.Pooled.Summary.Repeated != nil {
+		t.Errorf("read: saved req/s %v (want %v), pooled %v (want %v)", rt.RequestsPerSecond, median, rt.Pooled.Summary.RequestsPerSecond, pooledRPS)
 	}
 }

@@ -71,7 +71,10 @@ func Pool(runs []*summary.Run, precise *bool) (*Trials, error) {
 // pooled summary with the trials' part (summary.Repeated: the trials'
 // records, the medians and their intervals, the pooled requests/sec) and
 // the median requests/sec as its RequestsPerSecond. It is a new value:
-// t.Pooled.Summary stays the pooled run's own.
+// t.Pooled.Summary stays the pooled run's own. A sweep's levels of trials
+// (SeriesResult.Levels) are still saved in this form; bench's result of
+// trials is written by the result model's codec from the typed parts
+// (document.NewTrials, the same shape), which the driver cannot import.
 func (t *Trials) Saved() summary.Summary {
 	s := t.Pooled.Summary
 	recs := make([]*stats.Record, len(t.Runs))

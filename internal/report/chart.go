@@ -248,9 +248,9 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			}
 			x := float64(s.Concurrency)
 			rps = append(rps, plotter.XY{X: x, Y: s.RequestsPerSecond})
-			p99 = append(p99, plotter.XY{X: x, Y: P99Of(s)})
+			p99 = append(p99, plotter.XY{X: x, Y: LatencyOf(s).P99})
 			if n, _ := s.ListenOverflow(); n > 0 {
-				overflowed = append(overflowed, plotter.XY{X: x, Y: P99Of(s)})
+				overflowed = append(overflowed, plotter.XY{X: x, Y: LatencyOf(s).P99})
 			}
 			maxRPS = max(maxRPS, s.RequestsPerSecond)
 			if t := s.Repeated; t != nil {
@@ -296,7 +296,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		if err := addFailRings(top, se.Levels, func(s *summary.Summary) float64 { return s.RequestsPerSecond }); err != nil {
 			return nil, nil, err
 		}
-		if err := addFailRings(bottom, se.Levels, P99Of); err != nil {
+		if err := addFailRings(bottom, se.Levels, func(s *summary.Summary) float64 { return LatencyOf(s).P99 }); err != nil {
 			return nil, nil, err
 		}
 		anyFailed = anyFailed || slices.ContainsFunc(se.Levels, func(s summary.Summary) bool { return s.Failed > 0 })

@@ -117,7 +117,7 @@ func BenchMarkdown(w io.Writer, s *summary.Summary, command string) error {
 		name = s.Label + " (" + s.Target.URL + ")"
 	}
 	fmt.Fprintf(bw, "**%s**: **%s req/s** at concurrency %d, p99 %s ms; %d requests complete, %d failed",
-		mdText(name), mdNum(s.RequestsPerSecond, 1), s.Concurrency, mdNum(P99Of(s), 2), s.Complete, s.Failed)
+		mdText(name), mdNum(s.RequestsPerSecond, 1), s.Concurrency, mdNum(LatencyOf(s).P99, 2), s.Complete, s.Failed)
 	if s.Repeated != nil {
 		fmt.Fprintf(bw, " (medians of %d trials)", len(s.Trials))
 	}
@@ -143,10 +143,10 @@ func BenchMarkdown(w io.Writer, s *summary.Summary, command string) error {
 		rpsCI, meanCI, p50CI, p99CI, maxCI = s.RequestsPerSecondCI95, s.MeanMsCI95, s.P50MsCI95, s.P99MsCI95, s.MaxMsCI95
 	}
 	add("requests per second", mdNum(s.RequestsPerSecond, 2), rpsCI)
-	add("mean ms", mdNum(MeanOf(s), 2), meanCI)
-	add("p50 ms", mdNum(P50Of(s), 2), p50CI)
-	add("p99 ms", mdNum(P99Of(s), 2), p99CI)
-	add("max ms", mdNum(MaxOf(s), 2), maxCI)
+	add("mean ms", mdNum(LatencyOf(s).Mean, 2), meanCI)
+	add("p50 ms", mdNum(LatencyOf(s).P50, 2), p50CI)
+	add("p99 ms", mdNum(LatencyOf(s).P99, 2), p99CI)
+	add("max ms", mdNum(LatencyOf(s).Max, 2), maxCI)
 	add("complete requests", strconv.FormatInt(s.Complete, 10), nil)
 	add("failed requests", strconv.FormatInt(s.Failed, 10), nil)
 	add("time taken s", mdNum(s.TimeTaken, 2), nil)
@@ -180,7 +180,7 @@ func SweepMarkdown(w io.Writer, sw *Sweep, command string) error {
 			continue
 		}
 		fmt.Fprintf(bw, "- **%s** peaks at **%s req/s** at concurrency %d (p99 %s ms)", mdText(se.Label),
-			mdNum(best.RequestsPerSecond, 1), best.Concurrency, mdNum(P99Of(best), 1))
+			mdNum(best.RequestsPerSecond, 1), best.Concurrency, mdNum(LatencyOf(best).P99, 1))
 		if v := sweepVerdicts(sw, se.Label); v != "" {
 			bw.WriteString("; against " + mdText(sw.Baseline) + ": " + v)
 		}
@@ -217,7 +217,7 @@ func SweepMarkdown(w io.Writer, sw *Sweep, command string) error {
 			}
 			p99 := "-"
 			if s.Complete > 0 {
-				p99 = mdNum(P99Of(s), 1)
+				p99 = mdNum(LatencyOf(s).P99, 1)
 			}
 			r = append(r, p99, strconv.FormatInt(s.Failed, 10))
 			if sw.SweepTrials != nil {

@@ -45,6 +45,7 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 	for _, se := range sw.Series {
 		for k := range se.Levels {
 			s := &se.Levels[k]
+			lat := LatencyOf(s)
 			// The label and the php-fpm values are text that a user or
 			// a backend chose: a cell that would start a formula in a
 			// spreadsheet is quoted (SafeText).
@@ -52,8 +53,8 @@ func SweepCSV(w io.Writer, sw *Sweep) error {
 			label, q := SafeText(se.Label)
 			quote = append(quote, q)
 			row := []string{label, strconv.Itoa(s.Concurrency), i(s.Requests), i(s.Complete), i(s.Failed), i(s.Non2xx),
-				f2(s.RequestsPerSecond), f3(MeanOf(s)),
-				f3(P50Of(s)), f3(s.Percentiles["90"]), f3(P99Of(s)), f3(MaxOf(s)),
+				f2(s.RequestsPerSecond), f3(lat.Mean),
+				f3(lat.P50), f3(lat.P90), f3(lat.P99), f3(lat.Max),
 				f2(s.TransferRate), "", "", ""}
 			if b := s.Backend; b != nil && b.Samples > 0 {
 				row[13], row[14], row[15] = f3(b.CPUSeconds), i(b.PeakRSSBytes), strconv.Itoa(b.ProcessesMax)
@@ -237,7 +238,7 @@ func sweepBlock(bw *bufio.Writer, sw *Sweep, idx []int) {
 			ran = true
 			p99 := "-"
 			if s.Complete > 0 {
-				p99 = strconv.FormatFloat(P99Of(s), 'f', 1, 64)
+				p99 = strconv.FormatFloat(LatencyOf(s).P99, 'f', 1, 64)
 			}
 			vals[0] = strconv.FormatFloat(s.RequestsPerSecond, 'f', 1, 64)
 			k := 1
@@ -303,40 +304,35 @@ func sweepTail(bw *bufio.Writer, sw *Sweep) {
 	}
 }
 
-// P50Of and P99Of return a result's p50 and p99 of the total request
-// time in ms: with trials the medians of the trials', whose intervals the
-// result carries, else the run's own.
-func P50Of(s *summary.Summary) float64 {
-	if s.Repeated != nil {
-		return s.P50Ms
-	}
-	return s.Percentiles["50"]
+// Latency is a result's total request time in ms, each figure labelled
+// with what it is: with trials (Medians), Mean, P50, P99 and Max are the
+// medians of the trials' figures (as the comparisons judge them, their
+// intervals in the result) while P90 is the pooled run's own (the saved
+// form keeps no median of it); without trials every figure is the run's
+// own.
+type Latency struct {
+	Mean, P50, P90, P99, Max float64
+	// Medians says that Mean, P50, P99 and Max are the trials' medians.
+	Medians bool
 }
 
-// MeanOf and MaxOf return a result's mean and maximum total request
-// time in ms: with trials the medians of the trials' (as the comparisons
-// judge them), else the run's own.
-func MeanOf(s *summary.Summary) float64 {
-	if s.Repeated != nil && s.MeanMs > 0 { // 0: saved before medians of the mean
-		return s.MeanMs
+// LatencyOf returns the latency figures of a result, the one place that
+// tells a result of trials' medians from a run's own figures. A result of
+// trials saved before the medians of the mean and the maximum (0) keeps
+// the pooled run's for those two.
+func LatencyOf(s *summary.Summary) Latency {
+	l := Latency{Mean: s.ConnectionTimes.Total.Mean, P50: s.Percentiles["50"], P90: s.Percentiles["90"],
+		P99: s.Percentiles["99"], Max: s.ConnectionTimes.Total.Max}
+	if t := s.Repeated; t != nil {
+		l.Medians, l.P50, l.P99 = true, t.P50Ms, t.P99Ms
+		if t.MeanMs > 0 {
+			l.Mean = t.MeanMs
+		}
+		if t.MaxMs > 0 {
+			l.Max = t.MaxMs
+		}
 	}
-	return s.ConnectionTimes.Total.Mean
-}
-
-// MaxOf: see MeanOf.
-func MaxOf(s *summary.Summary) float64 {
-	if s.Repeated != nil && s.MaxMs > 0 { // 0: saved before medians of the max
-		return s.MaxMs
-	}
-	return s.ConnectionTimes.Total.Max
-}
-
-// P99Of: see P50Of.
-func P99Of(s *summary.Summary) float64 {
-	if s.Repeated != nil {
-		return s.P99Ms
-	}
-	return s.Percentiles["99"]
+	return l
 }
 
 // levelOf returns the Summary of se at the given concurrency, or nil.

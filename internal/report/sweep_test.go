@@ -316,3 +316,24 @@ func TestCapacityChart(t *testing.T) {
 		})
 	}
 }
+
+// TestLatencyOfLabelled: a result of trials whose medians differ from
+// its pooled run's figures gives the medians of mean, p50, p99 and max,
+// labelled as medians, and the pooled run's own p90; a run without
+// trials gives its own figures, not labelled.
+func TestLatencyOfLabelled(t *testing.T) {
+	var s summary.Summary
+	s.Percentiles = map[string]float64{"50": 1, "90": 2, "99": 3}
+	s.ConnectionTimes.Total.Mean, s.ConnectionTimes.Total.Max = 1.5, 4
+	if got, want := LatencyOf(&s), (Latency{Mean: 1.5, P50: 1, P90: 2, P99: 3, Max: 4}); got != want {
+		t.Errorf("one run: %+v, want %+v", got, want)
+	}
+	s.Repeated = &summary.Repeated{P50Ms: 10, P99Ms: 30, MeanMs: 15, MaxMs: 40}
+	if got, want := LatencyOf(&s), (Latency{Mean: 15, P50: 10, P90: 2, P99: 30, Max: 40, Medians: true}); got != want {
+		t.Errorf("trials: %+v, want %+v", got, want)
+	}
+	s.MeanMs, s.MaxMs = 0, 0 // saved before the medians of the mean and max
+	if got := LatencyOf(&s); got.Mean != 1.5 || got.Max != 4 {
+		t.Errorf("trials without medians of mean and max: %+v", got)
+	}
+}

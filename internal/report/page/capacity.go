@@ -138,13 +138,15 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 	}
 }
 
-// stepRecord is the summary of a step's run records merged; false for a
-// step without records (files written before they were kept).
+// stepRecord is the summary of a step's run records merged as trials that
+// ran in turn (stats.InTurn: a step's records are its trials, run one
+// after the other); false for a step without records (files written
+// before they were kept).
 func stepRecord(s *capacity.StepJSON) (summary.Summary, bool) {
 	if len(s.Records) == 0 {
 		return summary.Summary{}, false
 	}
-	m, err := stats.Merge(s.Records...)
+	m, err := stats.MergeAs(stats.InTurn, s.Records...)
 	if err != nil {
 		return summary.Summary{}, false
 	}
@@ -187,7 +189,7 @@ func (p *pager) capacityChart(c *capacity.JSONReport, loadName, unit string) {
 				tip += fmt.Sprintf("; %.2f%% errors", s.ErrorRate*100)
 			}
 			if sum, ok := stepRecord(s); ok {
-				tip += fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", sum.Complete, sum.Failed, report.MeanOf(&sum))
+				tip += fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", sum.Complete, sum.Failed, report.LatencyOf(&sum).Mean)
 			}
 			l.pts = append(l.pts, point{x: offered(c, s), y: v, tip: tip, failed: s.ErrorRate > 0})
 		}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 )
@@ -421,5 +422,43 @@ func TestCapacityRatesAsAsked(t *testing.T) {
 	}
 	if strings.Contains(page, ">188<") || strings.Contains(page, "188 req/s") {
 		t.Error("187.5 rounded up to 188")
+	}
+}
+
+// TestSweepRowLabelled: in the table of every level, a level of trials
+// with medians labels its latency figures for what they are: the mean,
+// p50, p99 and max the medians of the trials', the p90 the pooled
+// trials' own; a sweep without trials labels none.
+func TestSweepRowLabelled(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "trials.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := document.Read("trials.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := document.SweepOf(r)
+	if sw == nil {
+		t.Fatalf("trials.json read as %T", r)
+	}
+	for i := range sw.Series {
+		for k := range sw.Series[i].Levels {
+			if rep := sw.Series[i].Levels[k].Repeated; rep != nil {
+				rep.P50Ms, rep.P99Ms, rep.Confidence = 1, 2, 0.9375 // medians, as saved today
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := document.Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := renderData(t, "trials.json", b.Bytes())
+	if !strings.Contains(page, `title="median of the trials'"`) || !strings.Contains(page, `title="the pooled trials' (no median of it is kept)"`) {
+		t.Error("a level of trials without its medians and pooled p90 labelled")
+	}
+	page = string(render(t, "sweep.json"))
+	if strings.Contains(page, `title="median of the trials'"`) || strings.Contains(page, `title="the pooled trials'`) {
+		t.Error("a level without trials labelled as trials'")
 	}
 }

@@ -76,7 +76,7 @@ func (p *pager) sweep(sw *sweepDoc) {
 				// The p99 of the table, CSV and comparisons: with trials
 				// the median of the trials' p99s, whose interval the band
 				// draws (not the pooled trials' p99).
-				v := report.P99Of(s)
+				v := report.LatencyOf(s).P99
 				ptip := at + fmt.Sprintf("p99 %.3f ms", v)
 				if len(lv.P99CI95) == 2 {
 					ptip += fmt.Sprintf(" (95%% interval %s)", ci(lv.P99CI95, 3))
@@ -180,6 +180,24 @@ func levelOf(se *seriesDoc, level int) *summary.Summary {
 	return nil
 }
 
+// labelled marks a latency cell of a level of trials (medians) as the
+// median of the trials' figures, in its tooltip.
+func labelled(c cell, medians bool) cell {
+	if medians {
+		c.text = `<span title="median of the trials'">` + c.text + `</span>`
+	}
+	return c
+}
+
+// pooled marks a latency cell of a level of trials (medians) as the
+// pooled run's own figure, beside the trials' medians in its row.
+func pooled(c cell, medians bool) cell {
+	if medians {
+		c.text = `<span title="the pooled trials' (no median of it is kept)">` + c.text + `</span>`
+	}
+	return c
+}
+
 // sweepTable writes one row per series and level, a body per series; the
 // listen queue, backend and php-fpm columns only when some level has them,
 // the interval columns only with trials.
@@ -236,15 +254,17 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 				}
 				r = append(r, num(ci(lv.RPSCI95, 2)), num(trials))
 			}
+			lat := report.LatencyOf(s)
 			if s.Complete > 0 {
-				r = append(r, f3(report.MeanOf(s)), f3(report.P50Of(s)), f3(s.Percentiles["90"]), f3(report.P99Of(s)))
+				r = append(r, labelled(f3(lat.Mean), lat.Medians), labelled(f3(lat.P50), lat.Medians),
+					pooled(f3(lat.P90), lat.Medians), labelled(f3(lat.P99), lat.Medians))
 			} else {
 				r = append(r, num("-"), num("-"), num("-"), num("-"))
 			}
 			if hasCI {
 				r = append(r, num(ci(lv.P99CI95, 3)))
 			}
-			r = append(r, f3(report.MaxOf(s)), d(s.Non2xx))
+			r = append(r, labelled(f3(lat.Max), lat.Medians), d(s.Non2xx))
 			if hasOverflows {
 				if n, _ := s.ListenOverflow(); s.ListenOverflows != nil || len(s.ListenQueues) > 0 {
 					r = append(r, d(n))

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/driver"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// TestTrialsTextFiguresApart: bench's text report of trials whose pooled
+// requests/sec (900 requests in 3 s: 300) and median (200) differ shows
+// the pooled figure in ab's report and the median under the medians,
+// neither in the other's place.
+func TestTrialsTextFiguresApart(t *testing.T) {
+	t0 := time.Unix(1_764_556_800, 0)
+	var runs []*summary.Run
+	for i, n := range []int64{100, 200, 600} {
+		r := &stats.Record{Schema: stats.Schema, StartedAt: stats.Wall{Time: t0.Add(time.Duration(i) * 2 * time.Second)},
+			Plan: stats.Plan{Target: stats.TargetInfo{URL: "http://x/"}, Concurrency: 2, Requests: n}, Elapsed: time.Second}
+		r.EndedAt = stats.Wall{Time: r.StartedAt.Add(time.Second)}
+		r.Counts.Complete = n
+		runs = append(runs, &summary.Run{Record: r, Summary: summary.Of(r)})
+	}
+	tr, err := driver.Pool(runs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := &trialPlan{on: true, plan: trials.Plan{Repeat: 3, Seed: 1}}
+	var b bytes.Buffer
+	if err := writeTrialsText(&b, tr, tp, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	ab := regexp.MustCompile(`(?m)^Requests per second:\s+(\S+) \[#/sec\] \(mean\)$`).FindStringSubmatch(out)
+	med := regexp.MustCompile(`(?m)^  Requests per second:\s+(\S+) \[#/sec\]`).FindStringSubmatch(out)
+	if ab == nil || ab[1] != "300.00" {
+		t.Errorf("ab's requests/sec %q, want the pooled 300.00:\n%s", ab, out)
+	}
+	if med == nil || med[1] != "200.000" {
+		t.Errorf("median requests/sec %q, want 200.000:\n%s", med, out)
+	}
+	if tr.Pooled.Summary.RequestsPerSecond != 300 || tr.Pooled.Summary.Repeated != nil {
+		t.Errorf("the pooled run's summary changed: %v req/s", tr.Pooled.Summary.RequestsPerSecond)
+	}
+	// bench's saved form (the codec's, document.NewTrials) and a sweep
+	// level's (driver.Trials.Saved) are one shape.
+	var a, b2 bytes.Buffer
+	saved := tr.Saved()
+	saved.Seed = 7
+	if err := document.Write(&a, document.NewTrials(tr.Runs, tr.Pooled, tr.Medians, tr.Precise, 7)); err != nil {
+		t.Fatal(err)
+	}
+	if err := document.Write(&b2, &document.Trials{Summary: &saved, Record: tr.Pooled.Record}); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b2.String() {
+		t.Errorf("bench's saved trials differ from a sweep level's:\n%s\n%s", a.String(), b2.String())
+	}
+}
