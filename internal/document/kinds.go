@@ -97,21 +97,7 @@ type Trials struct {
 // (nil without it) and the seed of the rounds. The saved form (Summary)
 // is a new value: pooled.Summary is not changed.
 func NewTrials(runs []*summary.Run, pooled summary.Run, medians trials.Summary, precise *bool, seed uint64) *Trials {
-	s := pooled.Summary
-	recs := make([]*stats.Record, len(runs))
-	for i, r := range runs {
-		recs[i] = r.Record
-	}
-	m := &medians
-	s.Repeated = &summary.Repeated{Trials: recs, Precise: precise, Seed: seed,
-		PooledRequestsPerSecond: pooled.Summary.RequestsPerSecond,
-		RequestsPerSecondCI95:   m.RequestsPerSecond.Interval(),
-		P50Ms:                   m.P50Ms.Median, P50MsCI95: m.P50Ms.Interval(),
-		P99Ms: m.P99Ms.Median, P99MsCI95: m.P99Ms.Interval(),
-		MeanMs: m.MeanMs.Median, MeanMsCI95: m.MeanMs.Interval(),
-		MaxMs: m.MaxMs.Median, MaxMsCI95: m.MaxMs.Interval(),
-		Confidence: m.RequestsPerSecond.Confidence}
-	s.RequestsPerSecond = m.RequestsPerSecond.Median
+	s := summary.SavedTrials(pooled.Summary, runs, medians, precise, seed)
 	return &Trials{Summary: &s, Record: pooled.Record, Pooled: pooled, Medians: medians}
 }
 

@@ -73,22 +73,8 @@ func Pool(runs []*summary.Run, precise *bool) (*Trials, error) {
 // the median requests/sec as its RequestsPerSecond. It is a new value:
 // t.Pooled.Summary stays the pooled run's own. A sweep's levels of trials
 // (SeriesResult.Levels) are still saved in this form; bench's result of
-// trials is written by the result model's codec from the typed parts
-// (document.NewTrials, the same shape), which the driver cannot import.
+// trials is written by the result model's codec (document.NewTrials);
+// both through summary.SavedTrials.
 func (t *Trials) Saved() summary.Summary {
-	s := t.Pooled.Summary
-	recs := make([]*stats.Record, len(t.Runs))
-	for i, r := range t.Runs {
-		recs[i] = r.Record
-	}
-	sum := &t.Medians
-	s.Repeated = &summary.Repeated{Trials: recs, Precise: t.Precise, PooledRequestsPerSecond: s.RequestsPerSecond,
-		RequestsPerSecondCI95: sum.RequestsPerSecond.Interval(),
-		P50Ms:                 sum.P50Ms.Median, P50MsCI95: sum.P50Ms.Interval(),
-		P99Ms: sum.P99Ms.Median, P99MsCI95: sum.P99Ms.Interval(),
-		MeanMs: sum.MeanMs.Median, MeanMsCI95: sum.MeanMs.Interval(),
-		MaxMs: sum.MaxMs.Median, MaxMsCI95: sum.MaxMs.Interval(),
-		Confidence: sum.RequestsPerSecond.Confidence}
-	s.RequestsPerSecond = sum.RequestsPerSecond.Median
-	return s
+	return summary.SavedTrials(t.Pooled.Summary, t.Runs, t.Medians, t.Precise, 0)
 }

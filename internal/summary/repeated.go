@@ -1,6 +1,9 @@
 package summary
 
-import "github.com/backbench/backbench/internal/stats"
+import (
+	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/trials"
+)
 
 // Repeated is what a result of repeated trials (--repeat) adds to its
 // Summary, which is then the pooled trials' with the median requests/sec.
@@ -39,4 +42,28 @@ type Repeated struct {
 	// Precise, with --precision, reports whether the requests/sec
 	// interval got within the precision asked before --max-repeat.
 	Precise *bool `json:"precise,omitempty"`
+}
+
+// SavedTrials returns the saved form (schema 1) of a result of trials: the
+// pooled run's summary with the trials' part (their records, in the order
+// they ran; the medians and their intervals; the pooled requests/sec) and
+// the median requests/sec as its RequestsPerSecond. It is a new value:
+// pooled is not changed. The one writer of that shape, for bench's
+// trials (the result model's codec) and a sweep's levels (the driver).
+func SavedTrials(pooled Summary, runs []*Run, m trials.Summary, precise *bool, seed uint64) Summary {
+	s := pooled
+	recs := make([]*stats.Record, len(runs))
+	for i, r := range runs {
+		recs[i] = r.Record
+	}
+	s.Repeated = &Repeated{Trials: recs, Precise: precise, Seed: seed,
+		PooledRequestsPerSecond: pooled.RequestsPerSecond,
+		RequestsPerSecondCI95:   m.RequestsPerSecond.Interval(),
+		P50Ms:                   m.P50Ms.Median, P50MsCI95: m.P50Ms.Interval(),
+		P99Ms: m.P99Ms.Median, P99MsCI95: m.P99Ms.Interval(),
+		MeanMs: m.MeanMs.Median, MeanMsCI95: m.MeanMs.Interval(),
+		MaxMs: m.MaxMs.Median, MaxMsCI95: m.MaxMs.Interval(),
+		Confidence: m.RequestsPerSecond.Confidence}
+	s.RequestsPerSecond = m.RequestsPerSecond.Median
+	return s
 }
