@@ -97,10 +97,10 @@ func (p *pager) sizingCharts(st *study.Result) {
 			at := pt.Label + ": "
 			capLine.pts = append(capLine.pts, point{x: x, y: pt.Capacity.Median, tip: at + capacityTip(sz, pt, slo)})
 			if ci := pt.Capacity.CI95; len(ci) == 2 {
-				capLine.bars = append(capLine.bars, bar{x: x, lo: ci[0], hi: ci[1],
+				capLine.bars = append(capLine.bars, bar{band: band{x, ci[0], ci[1]},
 					tip: fmt.Sprintf("%s95%% interval of the capacity %.1f to %.1f req/s", at, ci[0], ci[1])})
 			}
-			capLine.bars = append(capLine.bars, bar{x: x, lo: pt.Min, hi: pt.Max, rng: true,
+			capLine.bars = append(capLine.bars, bar{band: band{x, pt.Min, pt.Max}, rng: true,
 				tip: fmt.Sprintf("%srange of the %s %.1f to %.1f req/s", at, searches(len(pt.Searches)), pt.Min, pt.Max)})
 			if pt.PoolPSSBytes > 0 {
 				tip := fmt.Sprintf("%spool PSS %.1f MiB in all (median over the searches at the answer; peak %.1f MiB; %s)",

@@ -92,12 +92,22 @@ type point struct {
 // band is a 95% interval at x.
 type band struct{ x, lo, hi float64 }
 
+// clamped returns b with each coordinate clamped to the plot, and whether
+// all three could be.
+func (b band) clamped() (band, bool) {
+	var ok1, ok2, ok3 bool
+	b.x, ok1 = clampPlot(b.x)
+	b.lo, ok2 = clampPlot(b.lo)
+	b.hi, ok3 = clampPlot(b.hi)
+	return b, ok1 && ok2 && ok3
+}
+
 // bar is an error bar at x from lo to hi: a 95% interval, or with rng a
 // range (lowest to highest); tip is its <title>.
 type bar struct {
-	x, lo, hi float64
-	rng       bool
-	tip       string
+	band
+	rng bool
+	tip string
 }
 
 // empty reports whether the chart has no point at all.
@@ -148,22 +158,15 @@ func (c *chart) sanitize() {
 		l.pts = pts
 		bands := l.band[:0]
 		for _, bd := range l.band {
-			var ok1, ok2, ok3 bool
-			bd.x, ok1 = clampPlot(bd.x)
-			bd.lo, ok2 = clampPlot(bd.lo)
-			bd.hi, ok3 = clampPlot(bd.hi)
-			if ok1 && ok2 && ok3 {
+			if bd, ok := bd.clamped(); ok {
 				bands = append(bands, bd)
 			}
 		}
 		l.band = bands
 		bars := l.bars[:0]
 		for _, br := range l.bars {
-			var ok1, ok2, ok3 bool
-			br.x, ok1 = clampPlot(br.x)
-			br.lo, ok2 = clampPlot(br.lo)
-			br.hi, ok3 = clampPlot(br.hi)
-			if ok1 && ok2 && ok3 {
+			var ok bool
+			if br.band, ok = br.band.clamped(); ok {
 				bars = append(bars, br)
 			}
 		}
