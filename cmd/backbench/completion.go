@@ -11,6 +11,7 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/serve"
 )
 
 // commands are the commands that take flags, each with the function that
@@ -21,7 +22,7 @@ var commands = map[string]func() *pflag.FlagSet{
 	"sweep":    func() *pflag.FlagSet { return newSweepFlags(&sweepOptions{}) },
 	"capacity": func() *pflag.FlagSet { return newCapacityFlags(&capacityOptions{}) },
 	"probe":    func() *pflag.FlagSet { return newProbeFlags(&probeOptions{}) },
-	"serve":    func() *pflag.FlagSet { return newServeFlags(&serveOptions{}) },
+	"serve":    func() *pflag.FlagSet { return newServeFlags(&serve.Options{}) },
 	"merge":    func() *pflag.FlagSet { return newMergeFlags(&mergeOptions{}) },
 	"compare":  func() *pflag.FlagSet { return newCompareFlags(&compareOptions{}) },
 	"study":    func() *pflag.FlagSet { return newStudyFlags(&studyOptions{}) },

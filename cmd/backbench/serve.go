@@ -2,40 +2,15 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
-	"net"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/sockets"
+	"github.com/backbench/backbench/internal/serve"
 )
-
-type serveOptions struct {
-	protocol   string
-	ignoreTERM bool
-	listens    []string
-	model      string
-	delay      time.Duration
-	work       time.Duration
-	body       int
-	status     int
-	keepAlive  string
-	fault      string
-	faultEvery int
-	behaviour  fixtures.Behaviour
-	tls        bool
-	backlog    int
-	processes  int
-	preload    int64
-	grow       int
-}
 
 const serveUsage = `Usage: backbench serve [flags]
 
@@ -49,31 +24,34 @@ evented (all connections accepted, one request processed at a time).
 Flags:
 `
 
-func newServeFlags(o *serveOptions) *pflag.FlagSet {
+func newServeFlags(o *serve.Options) *pflag.FlagSet {
 	fs := newFlagSet("serve")
 	fs.SortFlags = false
-	fs.Var(newChoice(&o.protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
-	fs.StringArrayVar(&o.listens, "listen", nil, "address: tcp:HOST:PORT or unix:/path.sock (repeatable)")
-	fs.StringVar(&o.model, "model", "threaded", "concurrency model: threaded, serial, prefork:N, evented")
-	fs.Var(newSeconds(&o.delay, 0), "delay", "sleep per request (seconds, or a duration: 10ms)")
-	fs.Var(newSeconds(&o.work, 0), "work", "CPU busy time per request (seconds, or a duration: 1ms)")
-	fs.IntVar(&o.body, "body", 0, "response body size in bytes")
-	fs.IntVar(&o.grow, "grow", 0, "leak BYTES of resident memory per request (a backend whose memory grows by a known amount)")
-	fs.IntVar(&o.status, "status", 200, "response status code")
-	fs.StringVar(&o.keepAlive, "keepalive", "on", "keep-alive policy: on (honour the client), off, max=N")
-	fs.StringVar(&o.fault, "fault", "", "misbehave: name of a fault (listed above; see the README)")
-	fs.IntVar(&o.faultEvery, "fault-every", 1, "apply the fault to every K-th request")
-	fs.BoolVar(&o.tls, "tls", false, "http: serve https with a fresh self-signed certificate (clients need --insecure)")
-	fs.IntVar(&o.backlog, "backlog", 0, "listen backlog (default: net.core.somaxconn, which also caps it)")
-	fs.IntVar(&o.processes, "processes", 1, "serve from N processes sharing the listening sockets (a prefork pool: a master and N children, each running --model)")
-	fs.Int64Var(&o.preload, "preload", 0, "with --processes: bytes of read-only data mapped and read by the master and every child (code loaded before the fork)")
-	fs.BoolVar(&o.ignoreTERM, "ignore-sigterm", false, "ignore SIGTERM (a backend that must be killed: tests of what stops it)")
-	addBehaviourFlags(fs, &o.behaviour)
+	fs.Var(newChoice(&o.Protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
+	fs.StringArrayVar(&o.Listens, "listen", nil, "address: tcp:HOST:PORT or unix:/path.sock (repeatable)")
+	fs.StringVar(&o.Model, "model", "threaded", "concurrency model: threaded, serial, prefork:N, evented")
+	fs.Var(newSeconds(&o.Delay, 0), "delay", "sleep per request (seconds, or a duration: 10ms)")
+	fs.Var(newSeconds(&o.Work, 0), "work", "CPU busy time per request (seconds, or a duration: 1ms)")
+	fs.IntVar(&o.Body, "body", 0, "response body size in bytes")
+	fs.IntVar(&o.Grow, "grow", 0, "leak BYTES of resident memory per request (a backend whose memory grows by a known amount)")
+	fs.IntVar(&o.Status, "status", 200, "response status code")
+	fs.StringVar(&o.KeepAlive, "keepalive", "on", "keep-alive policy: on (honour the client), off, max=N")
+	fs.StringVar(&o.Fault, "fault", "", "misbehave: name of a fault (listed above; see the README)")
+	fs.IntVar(&o.FaultEvery, "fault-every", 1, "apply the fault to every K-th request")
+	fs.BoolVar(&o.TLS, "tls", false, "http: serve https with a fresh self-signed certificate (clients need --insecure)")
+	fs.IntVar(&o.Backlog, "backlog", 0, "listen backlog (default: net.core.somaxconn, which also caps it)")
+	fs.IntVar(&o.Processes, "processes", 1, "serve from N processes sharing the listening sockets (a prefork pool: a master and N children, each running --model)")
+	fs.Int64Var(&o.Preload, "preload", 0, "with --processes: bytes of read-only data mapped and read by the master and every child (code loaded before the fork)")
+	fs.BoolVar(&o.IgnoreTERM, "ignore-sigterm", false, "ignore SIGTERM (a backend that must be killed: tests of what stops it)")
+	addBehaviourFlags(fs, &o.Behaviour)
 	return fs
 }
 
+// serveCmd parses serve's flags and runs the backends (serve.Run); a
+// child of a --processes pool is this command again, with the same
+// arguments and serve.ChildEnv set, which serve.Run dispatches on.
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o serveOptions
+	o := serve.Options{Args: args}
 	fs := newServeFlags(&o)
 	if err := parseFlags(fs, strings.TrimSuffix(serveUsage, "Flags:\n")+fixtures.FaultHelp()+"\nFlags:\n", args, stdout); err != nil {
 		return err
@@ -81,128 +59,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 0 {
 		return usagef("serve: unexpected argument %q", fs.Arg(0))
 	}
-	if len(o.listens) == 0 {
-		return usagef("serve: need at least one --listen tcp:HOST:PORT or unix:/path.sock")
+	err := serve.Run(ctx, o, stdout)
+	var ue *serve.UsageError
+	if errors.As(err, &ue) {
+		return usagef("serve: %s", ue.Msg)
 	}
-	model, err := fixtures.ParseModel(o.model)
-	if err != nil {
-		return usagef("serve: %v", err)
-	}
-	ka, err := fixtures.ParseKeepAlive(o.keepAlive)
-	if err != nil {
-		return usagef("serve: %v", err)
-	}
-	if o.body < 0 || o.body > 1<<30 {
-		return usagef("serve: --body %d: want 0 to 1073741824 bytes", o.body)
-	}
-	if o.grow < 0 || o.grow > 1<<30 {
-		return usagef("serve: --grow %d: want 0 to 1073741824 bytes", o.grow)
-	}
-	if o.status < 100 || o.status > 999 {
-		return usagef("serve: --status %d: want a code from 100 to 999", o.status)
-	}
-	if o.behaviour.ExitAfter < 0 {
-		return usagef("serve: --exit-after must be 0 or more")
-	}
-	if o.faultEvery < 1 {
-		return usagef("serve: --fault-every must be at least 1")
-	}
-	if o.ignoreTERM {
-		// Only SIGINT (or SIGKILL) stops it now.
-		signal.Ignore(syscall.SIGTERM)
-	}
-	if err := fixtures.ValidFault(o.protocol, o.fault); err != nil {
-		return usagef("serve: --fault: %v", err)
-	}
-	switch {
-	case o.backlog < 0 || o.backlog > 1<<20:
-		return usagef("serve: --backlog %d: want 1 to 1048576 (0: the default)", o.backlog)
-	case o.processes < 1 || o.processes > 1024:
-		return usagef("serve: --processes %d: want 1 to 1024", o.processes)
-	case o.preload < 0 || o.preload > 1<<34:
-		return usagef("serve: --preload %d: want 0 to 17179869184 bytes", o.preload)
-	case o.preload > 0 && o.processes < 2:
-		return usagef("serve: --preload needs --processes 2 or more")
-	}
-	type addr struct{ network, address string }
-	var addrs []addr
-	for _, l := range o.listens {
-		network, address, ok := strings.Cut(l, ":")
-		if !ok || address == "" || (network != "tcp" && network != "unix") {
-			return usagef("serve: bad --listen %q: want tcp:HOST:PORT or unix:/path.sock", l)
-		}
-		addrs = append(addrs, addr{network, address})
-	}
-	// A backend holding many connections needs many descriptors.
-	_, _ = sockets.RaiseNoFileLimit(1 << 20)
-	opts := fixtures.Options{Model: model, Delay: o.delay, Work: o.work, BodyBytes: o.body,
-		Status: o.status, KeepAlive: ka, Fault: o.fault, FaultEvery: o.faultEvery,
-		Behaviour: o.behaviour, Backlog: o.backlog, Grow: o.grow}
-	if o.tls {
-		if o.protocol != fixtures.ProtoHTTP {
-			return usagef("serve: --tls applies to --protocol http only")
-		}
-		cfg, err := fixtures.SelfSignedTLS()
-		if err != nil {
-			return err
-		}
-		opts.TLS = cfg
-	}
-	if os.Getenv(poolChildEnv) != "" {
-		return servePoolChild(ctx, &o, opts)
-	}
-	if o.processes > 1 {
-		var lns []net.Listener
-		defer func() {
-			for _, ln := range lns {
-				ln.Close()
-			}
-		}()
-		for _, a := range addrs {
-			ln, err := fixtures.Listen(a.network, a.address, o.backlog)
-			if err != nil {
-				return &unreachableError{err}
-			}
-			lns = append(lns, ln)
-		}
-		return servePool(ctx, &o, args, lns, stdout)
-	}
-	var servers []*fixtures.Server
-	defer func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}()
-	for _, a := range addrs {
-		s, err := fixtures.Start(o.protocol, a.network, a.address, opts)
-		if err != nil {
-			return &unreachableError{err}
-		}
-		servers = append(servers, s)
-		proto := o.protocol
-		if o.tls {
-			proto = "https"
-		}
-		fmt.Fprintf(stdout, "listening %s %s %s\n", proto, s.Network, s.Addr)
-	}
-	died := make(chan *fixtures.Server, len(servers))
-	for _, s := range servers {
-		go func() {
-			select {
-			case <-s.Died():
-				died <- s
-			case <-ctx.Done():
-			}
-		}()
-	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case s := <-died:
-		// A behaviour switch (--die-on-empty-conn, --exit-after,
-		// --fcgi-get-values die) plays a backend that exits.
-		return fmt.Errorf("serve: the backend on %s %s exited: %s", s.Network, s.Addr, s.DeathReason())
-	}
+	return err
 }
 
 // addBehaviourFlags adds serve's flags for the protocol-level behaviours

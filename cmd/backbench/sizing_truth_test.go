@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backbench/backbench/internal/serve"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -136,7 +137,7 @@ func (r *poolReader) read() {
 			if v, ok := bytes.CutPrefix(kv, prefix); ok {
 				level = string(v)
 			}
-			child = child || bytes.HasPrefix(kv, []byte(poolChildEnv+"="))
+			child = child || bytes.HasPrefix(kv, []byte(serve.ChildEnv+"="))
 		}
 		if level == "" {
 			continue

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -14,29 +14,40 @@ import (
 	"github.com/backbench/backbench/fixtures"
 )
 
-// poolChildEnv marks a child of serve --processes; its value is the number
-// of listening sockets it inherits (descriptors 3 and up, then the preload
-// file).
-const poolChildEnv = "BACKBENCH_SERVE_CHILD"
+// ChildEnv marks a child of a pool (serve --processes); its value is the
+// number of listening sockets it inherits (descriptors 3 and up, then the
+// preload file). Run in a process started with it serves those sockets.
+const ChildEnv = "BACKBENCH_SERVE_CHILD"
 
-// servePool is the master of serve --processes: it holds the listening
-// sockets and the --preload mapping, starts the children (this program
-// again, with the same arguments, the sockets and the preload file as
-// inherited descriptors), prints the listening lines, and stops the
-// children with SIGTERM when ctx ends. Like a Unicorn or php-fpm master it
-// serves nothing itself.
+// runPool is the master of serve --processes: it listens, holds the
+// listening sockets and the --preload mapping, starts the children (this
+// program again, as "serve" with the same arguments, the sockets and the
+// preload file as inherited descriptors), prints the listening lines, and
+// stops the children with SIGTERM when ctx ends. Like a Unicorn or php-fpm
+// master it serves nothing itself.
 //
 // Go cannot fork without exec, so the children map the master's preload
 // file rather than inheriting a mapping: the pages are the same page-cache
 // pages either way, shared by every process that maps them, as the code and
 // data a prefork master loads before forking are.
-func servePool(ctx context.Context, o *serveOptions, args []string, lns []net.Listener, stdout io.Writer) error {
+func runPool(ctx context.Context, o *Options, addrs []address, stdout io.Writer) error {
+	var lns []net.Listener
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
 			f.Close()
 		}
+		for _, ln := range lns {
+			ln.Close()
+		}
 	}()
+	for _, a := range addrs {
+		ln, err := fixtures.Listen(a.network, a.address, o.Backlog)
+		if err != nil {
+			return err
+		}
+		lns = append(lns, ln)
+	}
 	for _, ln := range lns {
 		fl, ok := ln.(interface{ File() (*os.File, error) })
 		if !ok {
@@ -48,13 +59,13 @@ func servePool(ctx context.Context, o *serveOptions, args []string, lns []net.Li
 		}
 		files = append(files, f)
 	}
-	if o.preload > 0 {
-		f, err := preloadFile(o.preload)
+	if o.Preload > 0 {
+		f, err := preloadFile(o.Preload)
 		if err != nil {
 			return err
 		}
 		files = append(files, f)
-		unmap, err := mapAndRead(f, o.preload)
+		unmap, err := mapAndRead(f, o.Preload)
 		if err != nil {
 			return err
 		}
@@ -73,9 +84,9 @@ func servePool(ctx context.Context, o *serveOptions, args []string, lns []net.Li
 			_ = c.Wait()
 		}
 	}()
-	for range o.processes {
-		c := exec.Command(exe, append([]string{"serve"}, args...)...)
-		c.Env = append(os.Environ(), poolChildEnv+"="+strconv.Itoa(len(lns)))
+	for range o.Processes {
+		c := exec.Command(exe, append([]string{"serve"}, o.Args...)...)
+		c.Env = append(os.Environ(), ChildEnv+"="+strconv.Itoa(len(lns)))
 		c.ExtraFiles = files
 		c.Stderr = os.Stderr
 		if err := c.Start(); err != nil {
@@ -84,22 +95,21 @@ func servePool(ctx context.Context, o *serveOptions, args []string, lns []net.Li
 		children = append(children, c)
 	}
 	for _, ln := range lns {
-		fmt.Fprintf(stdout, "listening %s %s %s\n", o.protocol, ln.Addr().Network(), ln.Addr())
+		fmt.Fprintf(stdout, "listening %s %s %s\n", o.Protocol, ln.Addr().Network(), ln.Addr())
 	}
 	<-ctx.Done()
 	return nil
 }
 
-// servePoolChild serves the sockets inherited from the master until ctx
-// ends.
-func servePoolChild(ctx context.Context, o *serveOptions, opts fixtures.Options) error {
-	n, err := strconv.Atoi(os.Getenv(poolChildEnv))
+// runChild serves the sockets inherited from the master until ctx ends.
+func runChild(ctx context.Context, o *Options, opts fixtures.Options) error {
+	n, err := strconv.Atoi(os.Getenv(ChildEnv))
 	if err != nil || n < 1 {
-		return errors.New("serve: bad " + poolChildEnv)
+		return errors.New("serve: bad " + ChildEnv)
 	}
-	if o.preload > 0 {
+	if o.Preload > 0 {
 		f := os.NewFile(uintptr(3+n), "preload")
-		unmap, err := mapAndRead(f, o.preload)
+		unmap, err := mapAndRead(f, o.Preload)
 		f.Close()
 		if err != nil {
 			return err
@@ -113,7 +123,7 @@ func servePoolChild(ctx context.Context, o *serveOptions, opts fixtures.Options)
 		if err != nil {
 			return fmt.Errorf("serve: inherited socket %d: %w", i, err)
 		}
-		s, err := fixtures.Serve(o.protocol, ln, opts)
+		s, err := fixtures.Serve(o.Protocol, ln, opts)
 		if err != nil {
 			ln.Close()
 			return err
