@@ -11,6 +11,7 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/completion"
 	"github.com/backbench/backbench/internal/serve"
 )
 
@@ -32,9 +33,6 @@ var commands = map[string]func() *pflag.FlagSet{
 	},
 }
 
-// shells are the shells completionCmd writes a script for.
-var shells = []string{"bash", "zsh", "fish"}
-
 // commandNames returns the names in commands, sorted.
 func commandNames() []string {
 	var names []string
@@ -48,15 +46,6 @@ func commandNames() []string {
 // topWords are the words that may follow "backbench".
 func topWords() []string {
 	return append(commandNames(), "completion", "help", "version")
-}
-
-// flagInfo is what a completion script needs of a flag.
-type flagInfo struct {
-	long, short string
-	value       bool     // takes a value
-	choices     []string // the values it takes, when a few words
-	repeat      bool
-	usage       string
 }
 
 // wordValues are the words of the flags whose Value takes a few words
@@ -96,22 +85,34 @@ func wordValues(cmd, flag string) []string {
 	return nil
 }
 
-func flagInfos(cmd string, fs *pflag.FlagSet) []flagInfo {
-	var fl []flagInfo
+// program is the description of the commands that the completion scripts
+// are written from: every command's flags, from its flag set.
+func program() completion.Program {
+	p := completion.Program{Words: topWords()}
+	for _, name := range commandNames() {
+		p.Commands = append(p.Commands, completion.Command{Name: name, Flags: flagInfos(name, commands[name]())})
+	}
+	return p
+}
+
+// flagInfos are what the completion scripts need of the flags of fs, the
+// flag set of the command cmd: hidden flags left out.
+func flagInfos(cmd string, fs *pflag.FlagSet) []completion.Flag {
+	var fl []completion.Flag
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Hidden {
 			return
 		}
-		fi := flagInfo{long: "--" + f.Name, value: f.NoOptDefVal == "",
-			repeat: strings.Contains(f.Value.Type(), "Array") || strings.Contains(f.Value.Type(), "Slice"),
-			usage:  f.Usage}
+		fi := completion.Flag{Long: "--" + f.Name, Value: f.NoOptDefVal == "",
+			Repeat: strings.Contains(f.Value.Type(), "Array") || strings.Contains(f.Value.Type(), "Slice"),
+			Usage:  f.Usage}
 		if f.Shorthand != "" {
-			fi.short = "-" + f.Shorthand
+			fi.Short = "-" + f.Shorthand
 		}
 		if c, ok := f.Value.(*choiceValue); ok {
-			fi.choices = c.choices
+			fi.Choices = c.choices
 		} else {
-			fi.choices = wordValues(cmd, f.Name)
+			fi.Choices = wordValues(cmd, f.Name)
 		}
 		fl = append(fl, fi)
 	})
@@ -138,141 +139,9 @@ func completionCmd(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, completionUsage)
 		return nil
 	}
-	if len(args) != 1 || !slices.Contains(shells, args[0]) {
+	if len(args) != 1 || !slices.Contains(completion.Shells, args[0]) {
 		return usagef("want bash, zsh or fish (backbench completion bash > /etc/bash_completion.d/backbench)")
 	}
-	script := map[string]func() string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}[args[0]]
-	_, err := io.WriteString(stdout, script())
+	_, err := io.WriteString(stdout, completion.Script(args[0], program()))
 	return err
-}
-
-// bashCompletion is a bash script completing commands, flags and the
-// values of flags that take a few words; elsewhere bash completes file
-// names.
-func bashCompletion() string {
-	var b strings.Builder
-	b.WriteString(`# bash completion for backbench, generated from its flags by "backbench completion bash".
-_backbench() {
-    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    COMPREPLY=()
-    if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "` + strings.Join(topWords(), " ") + `" -- "$cur"))
-        return
-    fi
-    case "${COMP_WORDS[1]}" in
-`)
-	for _, name := range commandNames() {
-		var words, valued []string
-		fmt.Fprintf(&b, "    # backbench %s\n    %s)\n        case \"$prev\" in\n", name, name)
-		for _, f := range flagInfos(name, commands[name]()) {
-			names := []string{f.long}
-			if f.short != "" {
-				names = append(names, f.short)
-			}
-			words = append(words, names...)
-			switch {
-			case len(f.choices) > 0:
-				fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", strings.Join(names, "|"), strings.Join(f.choices, " "))
-			case f.value:
-				valued = append(valued, names...)
-			}
-		}
-		if len(valued) > 0 {
-			fmt.Fprintf(&b, "        %s) return;;\n", strings.Join(valued, "|"))
-		}
-		fmt.Fprintf(&b, "        esac\n        [[ $cur == -* ]] && COMPREPLY=($(compgen -W %q -- \"$cur\"));;\n", strings.Join(words, " "))
-	}
-	fmt.Fprintf(&b, `    # backbench end
-    completion) COMPREPLY=($(compgen -W %q -- "$cur"));;
-    help) COMPREPLY=($(compgen -W %q -- "$cur"));;
-    esac
-}
-complete -o default -F _backbench backbench
-`, strings.Join(shells, " "), strings.Join(topWords(), " "))
-	return b.String()
-}
-
-// zshCompletion is a zsh script (_arguments specs with each flag's help).
-func zshCompletion() string {
-	var b strings.Builder
-	b.WriteString(`#compdef backbench
-# zsh completion for backbench, generated from its flags by "backbench completion zsh".
-_backbench() {
-    if (( CURRENT == 2 )); then
-        _values command ` + strings.Join(topWords(), " ") + `
-        return
-    fi
-    local cmd=$words[2]
-    shift words
-    (( CURRENT-- ))
-    case $cmd in
-`)
-	clean := strings.NewReplacer("[", "(", "]", ")", ":", " ", "'", "", "\\", "", "`", "")
-	for _, name := range commandNames() {
-		fmt.Fprintf(&b, "    # backbench %s\n    %s)\n        _arguments -s \\\n", name, name)
-		for _, f := range flagInfos(name, commands[name]()) {
-			star := ""
-			if f.repeat {
-				star = "*"
-			}
-			spec := "'" + star + f.long + "[" // '--name[usage]...'
-			if f.short != "" {
-				spec = "'" + star + "'{" + f.short + "," + f.long + "}'[" // '*'{-n,--name}'[usage]...'
-			}
-			spec += clean.Replace(f.usage) + "]"
-			switch {
-			case len(f.choices) > 0:
-				spec += ":value:(" + strings.Join(f.choices, " ") + ")"
-			case f.value:
-				spec += ":value:_files"
-			}
-			fmt.Fprintf(&b, "            %s' \\\n", spec)
-		}
-		b.WriteString("            '*:URL:_files';;\n")
-	}
-	fmt.Fprintf(&b, `    # backbench end
-    completion) _values shell %s;;
-    help) _values command %s;;
-    esac
-}
-if [ "$funcstack[1]" = "_backbench" ]; then
-    _backbench "$@"
-else
-    compdef _backbench backbench
-fi
-`, strings.Join(shells, " "), strings.Join(topWords(), " "))
-	return b.String()
-}
-
-// fishCompletion is a fish script: one complete line per command and per
-// flag, with the flag's help as its description.
-func fishCompletion() string {
-	var b strings.Builder
-	// fish single quotes: only \ and \' are special.
-	quote := func(s string) string {
-		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
-	}
-	b.WriteString("# fish completion for backbench, generated from its flags by \"backbench completion fish\".\n")
-	fmt.Fprintf(&b, "complete -c backbench -n __fish_use_subcommand -f -a %s\n", quote(strings.Join(topWords(), " ")))
-	fmt.Fprintf(&b, "complete -c backbench -n '__fish_seen_subcommand_from completion' -f -a %s\n", quote(strings.Join(shells, " ")))
-	fmt.Fprintf(&b, "complete -c backbench -n '__fish_seen_subcommand_from help' -f -a %s\n", quote(strings.Join(topWords(), " ")))
-	for _, name := range commandNames() {
-		fmt.Fprintf(&b, "# backbench %s\n", name)
-		for _, f := range flagInfos(name, commands[name]()) {
-			line := "complete -c backbench -n '__fish_seen_subcommand_from " + name + "' -l " + strings.TrimPrefix(f.long, "--")
-			if f.short != "" {
-				line += " -s " + strings.TrimPrefix(f.short, "-")
-			}
-			switch {
-			case len(f.choices) > 0:
-				line += " -x -a " + quote(strings.Join(f.choices, " "))
-			case f.value:
-				line += " -r -F"
-			}
-			line += " -d " + quote(strings.ReplaceAll(f.usage, "`", ""))
-			b.WriteString(line + "\n")
-		}
-	}
-	b.WriteString("# backbench end\n")
-	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/completion"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/sockets"
@@ -47,7 +48,7 @@ func TestCompletionEveryShell(t *testing.T) {
 		"capacity": {"model", "format", "engine", "balance"}, "serve": {"protocol", "model", "keepalive", "fault"},
 		"probe": {"only", "skip"},
 	}
-	for _, shell := range shells {
+	for _, shell := range completion.Shells {
 		t.Run(shell, func(t *testing.T) {
 			code, script, errs := runMain(t, context.Background(), "completion", shell)
 			if code != 0 || errs != "" {
@@ -66,7 +67,7 @@ func TestCompletionEveryShell(t *testing.T) {
 					continue
 				}
 				for _, f := range flagInfos(name, commands[name]()) {
-					long := strings.TrimPrefix(f.long, "--")
+					long := strings.TrimPrefix(f.Long, "--")
 					want := map[string][]string{
 						"bash": {"--" + long + " ", "--" + long + ")", "--" + long + "|", "--" + long + `"`},
 						"zsh":  {"'--" + long + "[", "'*--" + long + "[", ",--" + long + "}'["},
@@ -75,18 +76,18 @@ func TestCompletionEveryShell(t *testing.T) {
 					if !slices.ContainsFunc(want, func(w string) bool { return strings.Contains(part, w) }) {
 						t.Errorf("%s lacks --%s", name, long)
 					}
-					if f.short != "" {
-						short := map[string]string{"bash": f.short, "zsh": "{" + f.short + ",", "fish": " -s " + strings.TrimPrefix(f.short, "-") + " "}[shell]
+					if f.Short != "" {
+						short := map[string]string{"bash": f.Short, "zsh": "{" + f.Short + ",", "fish": " -s " + strings.TrimPrefix(f.Short, "-") + " "}[shell]
 						if !strings.Contains(part, short) {
-							t.Errorf("%s lacks %s", name, f.short)
+							t.Errorf("%s lacks %s", name, f.Short)
 						}
 					}
-					for _, v := range f.choices {
+					for _, v := range f.Choices {
 						if !regexp.MustCompile(`[ "'(]` + regexp.QuoteMeta(v) + `[ "')]`).MatchString(part) {
 							t.Errorf("%s --%s lacks the value %s", name, long, v)
 						}
 					}
-					if slices.Contains(mustHaveValues[name], long) && len(f.choices) == 0 {
+					if slices.Contains(mustHaveValues[name], long) && len(f.Choices) == 0 {
 						t.Errorf("%s --%s: no values to offer", name, long)
 					}
 				}
