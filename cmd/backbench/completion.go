@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -34,14 +35,7 @@ var commands = map[string]func() *pflag.FlagSet{
 }
 
 // commandNames returns the names in commands, sorted.
-func commandNames() []string {
-	var names []string
-	for n := range commands {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func commandNames() []string { return slices.Sorted(maps.Keys(commands)) }
 
 // topWords are the words that may follow "backbench".
 func topWords() []string {
@@ -63,24 +57,14 @@ func wordValues(cmd, flag string) []string {
 		return []string{"threaded", "serial", "prefork:", "evented"}
 	case cmd == "serve" && flag == "keepalive":
 		return []string{"on", "off", "max="}
-	case cmd == "serve" && flag == "fault":
+	case cmd == "serve" && flag == "fault": // both protocols' (a script offers a word once)
 		var names []string
-		for _, proto := range []string{fixtures.ProtoFCGI, fixtures.ProtoHTTP} {
-			for _, f := range fixtures.Faults(proto) {
-				if !slices.Contains(names, f.Name) {
-					names = append(names, f.Name)
-				}
-			}
+		for _, f := range slices.Concat(fixtures.Faults(fixtures.ProtoFCGI), fixtures.Faults(fixtures.ProtoHTTP)) {
+			names = append(names, f.Name)
 		}
 		return names
 	case cmd == "probe" && (flag == "only" || flag == "skip"):
-		var names []string
-		for _, n := range append(slices.Clone(fcgi.ProbeChecks), httpprobe.ProbeChecks...) {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
-		return names
+		return slices.Concat(fcgi.ProbeChecks, httpprobe.ProbeChecks)
 	}
 	return nil
 }

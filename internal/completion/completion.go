@@ -11,6 +11,7 @@ package completion
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -22,7 +23,7 @@ type Flag struct {
 	Long    string   // "--name"
 	Short   string   // "-x", or "" when it has none
 	Value   bool     // takes a value
-	Choices []string // the values it takes, when a few words
+	Choices []string // the values it takes, when a few words (each offered once)
 	Repeat  bool     // may be given more than once
 	Usage   string   // its help
 }
@@ -46,20 +47,42 @@ type Program struct {
 // Script returns the script of shell (one of Shells) for p, or "" for
 // another shell.
 func Script(shell string, p Program) string {
+	p = p.once()
 	switch shell {
 	case "bash":
-		return Bash(p)
+		return bash(p)
 	case "zsh":
-		return Zsh(p)
+		return zsh(p)
 	case "fish":
-		return Fish(p)
+		return fish(p)
 	}
 	return ""
 }
 
-// Bash is a bash script completing commands, flags and the values of flags
+// once returns p with each flag's choices listed once, in the order of
+// their first appearance.
+func (p Program) once() Program {
+	cmds := slices.Clone(p.Commands)
+	for i, c := range cmds {
+		c.Flags = slices.Clone(c.Flags)
+		for j, f := range c.Flags {
+			var words []string
+			for _, w := range f.Choices {
+				if !slices.Contains(words, w) {
+					words = append(words, w)
+				}
+			}
+			c.Flags[j].Choices = words
+		}
+		cmds[i] = c
+	}
+	p.Commands = cmds
+	return p
+}
+
+// bash is a bash script completing commands, flags and the values of flags
 // that take a few words; elsewhere bash completes file names.
-func Bash(p Program) string {
+func bash(p Program) string {
 	var b strings.Builder
 	top := strings.Join(p.Words, " ")
 	b.WriteString(`# bash completion for backbench, generated from its flags by "backbench completion bash".
@@ -103,8 +126,8 @@ complete -o default -F _backbench backbench
 	return b.String()
 }
 
-// Zsh is a zsh script (_arguments specs with each flag's help).
-func Zsh(p Program) string {
+// zsh is a zsh script (_arguments specs with each flag's help).
+func zsh(p Program) string {
 	var b strings.Builder
 	top := strings.Join(p.Words, " ")
 	b.WriteString(`#compdef backbench
@@ -156,9 +179,9 @@ fi
 	return b.String()
 }
 
-// Fish is a fish script: one complete line per command and per flag, with
+// fish is a fish script: one complete line per command and per flag, with
 // the flag's help as its description.
-func Fish(p Program) string {
+func fish(p Program) string {
 	var b strings.Builder
 	// fish single quotes: only \ and \' are special.
 	quote := func(s string) string {

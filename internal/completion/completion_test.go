@@ -51,7 +51,7 @@ func TestBashScriptRuns(t *testing.T) {
 		t.Skip("no bash")
 	}
 	file := filepath.Join(t.TempDir(), "backbench.bash")
-	if err := os.WriteFile(file, []byte(Bash(prog)), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(Script("bash", prog)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -76,5 +76,20 @@ func TestBashScriptRuns(t *testing.T) {
 		if got := strings.Join(strings.Fields(string(out)), " "); got != tc.want {
 			t.Errorf("%q completes to %q, want %q", tc.words, got, tc.want)
 		}
+	}
+}
+
+// TestChoicesOnce: a word given twice among a flag's choices (the same
+// name in two lists) is offered once, and the description is left as it
+// was.
+func TestChoicesOnce(t *testing.T) {
+	p := Program{Commands: []Command{{Name: "probe", Flags: []Flag{{Long: "--only", Value: true, Choices: []string{"a", "b", "a", "c", "b"}}}}}}
+	for _, shell := range Shells {
+		if s := Script(shell, p); !strings.Contains(s, "a b c") || strings.Contains(s, "a b a") {
+			t.Errorf("%s:\n%s", shell, s)
+		}
+	}
+	if got := strings.Join(p.Commands[0].Flags[0].Choices, " "); got != "a b a c b" {
+		t.Errorf("the description changed: %s", got)
 	}
 }
