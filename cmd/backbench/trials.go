@@ -15,6 +15,7 @@ import (
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -126,7 +127,7 @@ func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o exe
 		Prepare: func() *execute.Setup { return execute.Prepare(plan, plan.Concurrency, o.Quiet, stderr) },
 		OnTrial: func(t driver.Trial) {
 			kept++
-			note := trials.ShortTrialNote(fmt.Sprintf("trial %d", t.K), driver.TrialOf(t.Summary))
+			note := trials.ShortTrialNote(fmt.Sprintf("trial %d", t.K), summary.TrialOf(t.Summary))
 			if note != "" {
 				shortNotes = append(shortNotes, note)
 			}

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/document"
-	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -111,7 +111,7 @@ func pairFiles(old, f *File, noise float64, notes *[]string) []trials.Comparison
 				if bl == nil {
 					continue
 				}
-				for _, c := range trials.CompareLevel(sd.Label, bd.Label, l.Concurrency, driver.TrialsOf(l), driver.TrialsOf(bl), noise) {
+				for _, c := range trials.CompareLevel(sd.Label, bd.Label, l.Concurrency, summary.TrialsOf(l), summary.TrialsOf(bl), noise) {
 					c.File, c.BaselineFile = sf.Path, bf.Path
 					c.Factor, c.FactorTitle = m.Factor, m.Title
 					c.Why = sweep.UnansweredWhy(&c, sd.Label, bd.Label, l, bl)

@@ -198,6 +198,10 @@ func Read(name string, data []byte) (Result, error) {
 	if err := check(r); err != nil {
 		return nil, err
 	}
+	if t, ok := r.(*Trials); ok {
+		// From the trials' records, once they are checked.
+		t.Medians = mediansOf(t.Summary)
+	}
 	provenance(r, kind)
 	return r, nil
 }

@@ -1,6 +1,8 @@
 package document
 
 import (
+	"slices"
+
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/stats"
@@ -83,8 +85,9 @@ type Trials struct {
 	// the trials' part).
 	Pooled summary.Run `json:"-"`
 	// Medians are the medians of the trials' figures with their
-	// intervals, as the trials ran (zero in a result read: the saved form
-	// keeps them in Summary.Repeated).
+	// intervals, as the trials ran. Read gives them back from the trials'
+	// records (mediansOf); zero for trials saved as summaries by earlier
+	// versions (OldTrial), whose figures are the saved form's alone.
 	Medians trials.Summary `json:"-"`
 	// Meta is what Read found.
 	Meta Meta `json:"-"`
@@ -99,6 +102,17 @@ type Trials struct {
 func NewTrials(runs []*summary.Run, pooled summary.Run, medians trials.Summary, precise *bool, seed uint64) *Trials {
 	s := summary.SavedTrials(pooled.Summary, runs, medians, precise, seed)
 	return &Trials{Summary: &s, Record: pooled.Record, Pooled: pooled, Medians: medians}
+}
+
+// mediansOf returns the medians of the trials of a saved result of
+// trials, from the trials' records as the trials' runs gave them
+// (summary.TrialsOf, trials.Summarize: what NewTrials was given); zero
+// when a trial was saved as a summary by an earlier version (OldTrial).
+func mediansOf(s *summary.Summary) trials.Summary {
+	if s.Repeated == nil || len(s.Trials) == 0 || slices.ContainsFunc(s.Trials, OldTrial) || slices.Contains(s.Trials, nil) {
+		return trials.Summary{}
+	}
+	return trials.Summarize(summary.TrialsOf(s))
 }
 
 // pooledOf returns the pooled run of a saved result of trials: its
@@ -273,7 +287,7 @@ func (r *ProbeRange) stamp()  { r.Kind = KindProbe }
 // and report tell them apart.
 func NewRun(s *summary.Summary, rec *stats.Record) Result {
 	if s.Repeated != nil {
-		return &Trials{Summary: s, Record: rec, Pooled: pooledOf(s, rec)}
+		return &Trials{Summary: s, Record: rec, Pooled: pooledOf(s, rec), Medians: mediansOf(s)}
 	}
 	return &Run{Summary: s, Record: rec}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/stats"
@@ -205,5 +206,47 @@ func TestTrialsFiguresApart(t *testing.T) {
 	}
 	if rt.RequestsPerSecond != median || rt.Pooled.Summary.RequestsPerSecond != pooledRPS || rt.Pooled.Summary.Repeated != nil {
 		t.Errorf("read: saved req/s %v (want %v), pooled %v (want %v)", rt.RequestsPerSecond, median, rt.Pooled.Summary.RequestsPerSecond, pooledRPS)
+	}
+}
+
+// TestTrialsMediansRead: a result of trials written and read back has the
+// medians it was made with (Trials.Medians, from the trials' records),
+// with one trial (no interval) and with several.
+func TestTrialsMediansRead(t *testing.T) {
+	rec := fixtureRecord(t)
+	for _, n := range []int{1, 3, 6} {
+		runs := make([]*summary.Run, n)
+		recs := make([]*stats.Record, n)
+		ts := make([]trials.Trial, n)
+		for i := range runs {
+			r := *rec
+			r.Elapsed = rec.Elapsed * time.Duration(i+1) // trials apart
+			runs[i] = &summary.Run{Record: &r, Summary: summary.Of(&r)}
+			recs[i], ts[i] = &r, summary.TrialOf(&runs[i].Summary)
+		}
+		m, err := stats.MergeAs(stats.InTurn, recs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := NewTrials(runs, summary.Run{Record: m, Summary: summary.Of(m)}, trials.Summarize(ts), nil, 7)
+		var b bytes.Buffer
+		if err := Write(&b, written); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read("trials.json", b.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, ok := got.(*Trials)
+		if !ok {
+			t.Fatalf("%d trials: read as %T", n, got)
+		}
+		// %v, so that the intervals of one trial (NaN) compare equal.
+		if w, g := fmt.Sprintf("%+v", written.Medians), fmt.Sprintf("%+v", read.Medians); g != w {
+			t.Errorf("%d trials: read medians\n%s\nwant the written\n%s", n, g, w)
+		}
+		if read.Medians.Trials != n {
+			t.Errorf("%d trials: read medians of %d", n, read.Medians.Trials)
+		}
 	}
 }

@@ -6,33 +6,6 @@ import (
 	"github.com/backbench/backbench/internal/trials"
 )
 
-// TrialOf is what the statistics read of a trial's result.
-func TrialOf(s *summary.Summary) trials.Trial {
-	t := trials.Trial{RequestsPerSecond: s.RequestsPerSecond, MeanMs: s.ConnectionTimes.Total.Mean,
-		P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"], MaxMs: s.ConnectionTimes.Total.Max,
-		Failed: s.Failed, Finished: s.Finished(), Seconds: s.TimeTaken,
-		ClientCPUMeasured: s.Client.CPUPercent > 0 && s.Client.CPUUserSeconds+s.Client.CPUSysSeconds > 0}
-	if b := s.Backend; b != nil && b.Samples > 0 && s.Complete > 0 {
-		t.BackendSampled = true
-		t.BackendCPUPerRequest = b.CPUSeconds / float64(s.Complete)
-		t.BackendPSSBytes = float64(b.MeanPSSBytes)
-	}
-	return t
-}
-
-// TrialsOf returns the trials of a result, or the result as one trial.
-func TrialsOf(s *summary.Summary) []trials.Trial {
-	if s.Repeated == nil {
-		return []trials.Trial{TrialOf(s)}
-	}
-	out := make([]trials.Trial, len(s.Trials))
-	for i, r := range s.Trials {
-		ts := summary.Of(r)
-		out[i] = TrialOf(&ts)
-	}
-	return out
-}
-
 // Trials is a series' result at a step over its trials, each figure kept
 // for what it is: the trials' runs (each record with its own summary),
 // the pooled run (their records merged as trials that ran in turn,
@@ -58,7 +31,7 @@ func Pool(runs []*summary.Run, precise *bool) (*Trials, error) {
 	recs := make([]*stats.Record, len(runs))
 	ts := make([]trials.Trial, len(runs))
 	for i, r := range runs {
-		recs[i], ts[i] = r.Record, TrialOf(&r.Summary)
+		recs[i], ts[i] = r.Record, summary.TrialOf(&r.Summary)
 	}
 	m, err := stats.MergeAs(stats.InTurn, recs...)
 	if err != nil {

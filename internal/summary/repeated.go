@@ -67,3 +67,32 @@ func SavedTrials(pooled Summary, runs []*Run, m trials.Summary, precise *bool, s
 	s.RequestsPerSecond = m.RequestsPerSecond.Median
 	return s
 }
+
+// TrialOf is what the statistics read of a trial's result (its own
+// summary): the figures internal/trials takes the medians of and compares.
+func TrialOf(s *Summary) trials.Trial {
+	t := trials.Trial{RequestsPerSecond: s.RequestsPerSecond, MeanMs: s.ConnectionTimes.Total.Mean,
+		P50Ms: s.Percentiles["50"], P99Ms: s.Percentiles["99"], MaxMs: s.ConnectionTimes.Total.Max,
+		Failed: s.Failed, Finished: s.Finished(), Seconds: s.TimeTaken,
+		ClientCPUMeasured: s.Client.CPUPercent > 0 && s.Client.CPUUserSeconds+s.Client.CPUSysSeconds > 0}
+	if b := s.Backend; b != nil && b.Samples > 0 && s.Complete > 0 {
+		t.BackendSampled = true
+		t.BackendCPUPerRequest = b.CPUSeconds / float64(s.Complete)
+		t.BackendPSSBytes = float64(b.MeanPSSBytes)
+	}
+	return t
+}
+
+// TrialsOf returns the trials of a result (each trial's record's own
+// summary, Of), or the result as one trial when it has none.
+func TrialsOf(s *Summary) []trials.Trial {
+	if s.Repeated == nil {
+		return []trials.Trial{TrialOf(s)}
+	}
+	out := make([]trials.Trial, len(s.Trials))
+	for i, r := range s.Trials {
+		ts := Of(r)
+		out[i] = TrialOf(&ts)
+	}
+	return out
+}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
@@ -117,7 +116,7 @@ func Comparisons(series []SeriesResult, backends []string, baseline string, nois
 				if bl.Concurrency != sl.Concurrency {
 					continue
 				}
-				for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, driver.TrialsOf(sl), driver.TrialsOf(bl), noise) {
+				for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, summary.TrialsOf(sl), summary.TrialsOf(bl), noise) {
 					c.Factor, c.FactorTitle = pr.Factor, title
 					c.Why = unansweredWhy(&c, s.Label, b.Label, sl, bl, &unanswered)
 					out = append(out, c)
@@ -261,7 +260,7 @@ type ShortTrials struct {
 // Add counts the trial of series label whose result is s.
 func (st *ShortTrials) Add(label string, s *summary.Summary) {
 	st.all++
-	if t := driver.TrialOf(s); t.Short() {
+	if t := summary.TrialOf(s); t.Short() {
 		if st.n == 0 || t.Seconds < st.shortest {
 			st.shortest = t.Seconds
 		}

@@ -141,7 +141,7 @@ type Pair struct {
 // with the other differences of a backend pair, "backend: starman vs
 // fcgi, over HTTP rather than FastCGI".
 func (p Pair) Title(fs []Factors) string {
-	t := fmt.Sprintf("%s: %s vs %s", p.Factor, fs[p.Series].Level(p.Factor), fs[p.Baseline].Level(p.Factor))
+	t := title(p.Factor, fs[p.Series], fs[p.Baseline])
 	if len(p.Also) > 0 {
 		t += ", " + p.AlsoText(fs)
 	}
@@ -261,7 +261,8 @@ func Pairs(fs []Factors, baseBackend string) (pairs []Pair, unpaired []int) {
 	for _, name := range FactorOrder {
 		for i := range fs {
 			for j := i + 1; j < len(fs); j++ {
-				if f, ok := oneFactor(fs[i], fs[j], names); !ok || f != name {
+				f, iBase, ok := oneFactor(fs[i], fs[j], names)
+				if !ok || f != name {
 					continue
 				}
 				s, b := j, i
@@ -275,7 +276,7 @@ func Pairs(fs []Factors, baseBackend string) (pairs []Pair, unpaired []int) {
 					default:
 						continue
 					}
-				} else if !IsBaseline(name, fs[i], fs[j]) {
+				} else if !iBase {
 					s, b = i, j
 				}
 				add(Pair{Series: s, Baseline: b, Factor: name})
@@ -341,18 +342,28 @@ func Pairs(fs []Factors, baseBackend string) (pairs []Pair, unpaired []int) {
 	return pairs, unpaired
 }
 
-// oneFactor returns the one factor in which a and b differ, if they
-// differ in one; with names (LabelsAreNames), labels aside, unless what
-// differs besides them is the protocol.
-func oneFactor(a, b Factors, names bool) (string, bool) {
+// oneFactor is the rule of a one-factor pair, for the pairs of one run
+// (Pairs) and across two (MatchSeries): it returns the one factor in
+// which a and b differ (Differences), if they differ in one (with names,
+// LabelsAreNames, their labels aside unless what differs besides them is
+// the protocol), and whether a is the baseline side of the pair by that
+// factor's rule (IsBaseline; never for the backend, whose baseline the
+// caller picks).
+func oneFactor(a, b Factors, names bool) (name string, aBase, ok bool) {
 	d := Differences(a, b)
 	if names && len(d) == 2 && d[1] == FactorBackend && d[0] != FactorProtocol {
 		d = d[:1]
 	}
 	if len(d) != 1 {
-		return "", false
+		return "", false, false
 	}
-	return d[0], true
+	return d[0], d[0] != FactorBackend && IsBaseline(d[0], a, b), true
+}
+
+// title is the heading of a pair on factor name: "transport: unix vs
+// tcp", the series' level first.
+func title(name string, series, baseline Factors) string {
+	return fmt.Sprintf("%s: %s vs %s", name, series.Level(name), baseline.Level(name))
 }
 
 // LabelsAreNames reports whether the labels of fs name the ways one
@@ -420,23 +431,20 @@ type Match struct {
 // factor (the first) or, failing that, in exactly one. why says, when
 // nothing matches, how the closest one differs.
 func MatchSeries(label string, f Factors, labels []string, olds []Factors, byLabel bool) (ms []Match, why string) {
-	match := func(i int, d []string) Match {
+	match := func(i int) Match {
 		m := Match{Index: i, Factor: FactorNone}
-		if len(d) == 1 {
-			m.Factor = d[0]
-			m.Swap = d[0] != FactorBackend && IsBaseline(d[0], f, olds[i])
-			if m.Swap {
-				m.Title = fmt.Sprintf("%s: %s vs %s", d[0], olds[i].Level(d[0]), f.Level(d[0]))
-			} else {
-				m.Title = fmt.Sprintf("%s: %s vs %s", d[0], f.Level(d[0]), olds[i].Level(d[0]))
+		if name, newBase, ok := oneFactor(f, olds[i], false); ok {
+			m.Factor, m.Swap, m.Title = name, newBase, title(name, f, olds[i])
+			if newBase {
+				m.Title = title(name, olds[i], f)
 			}
 		}
 		return m
 	}
 	if byLabel {
 		for i, l := range labels {
-			if d := Differences(f, olds[i]); l == label && len(d) <= 1 {
-				return []Match{match(i, d)}, ""
+			if l == label && len(Differences(f, olds[i])) <= 1 {
+				return []Match{match(i)}, ""
 			}
 		}
 	}
@@ -445,9 +453,9 @@ func MatchSeries(label string, f Factors, labels []string, olds []Factors, byLab
 		d := Differences(f, olds[i])
 		switch {
 		case len(d) == 0:
-			return []Match{match(i, d)}, ""
+			return []Match{match(i)}, ""
 		case len(d) == 1:
-			ms = append(ms, match(i, d))
+			ms = append(ms, match(i))
 		case closest < 0 || len(d) < len(Differences(f, olds[closest])):
 			closest = i
 		}

@@ -7,6 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // answerRow is one comparison as the answers block reads it: the pair (or
@@ -25,7 +29,6 @@ type answerRow struct {
 	Metric  string
 	Ratio   *float64
 	CI      []float64
-	P       *float64
 	Verdict string
 	// Trials is the smaller trial count of the two sides (0: unknown).
 	Trials  int
@@ -349,7 +352,7 @@ func levelsPhrase(rows []*answerRow) string {
 // the reading of its figures: the listen queue overflowed (SYNs dropped
 // and retried after a second), a share of the requests failed, the client
 // was short of CPU. Each names the series.
-func levelCaveats(se *seriesDoc, level int) []string {
+func levelCaveats(se *document.SweepSeries, level int) []string {
 	s := levelOf(se, level)
 	if s == nil {
 		return nil
@@ -373,12 +376,12 @@ func levelCaveats(se *seriesDoc, level int) []string {
 
 // sweepAnswerRows turns a sweep's comparisons into answer rows, with the
 // caveats of both sides at each level.
-func sweepAnswerRows(sw *sweepDoc) []answerRow {
-	series := map[string]*seriesDoc{}
+func sweepAnswerRows(sw *document.Sweep) []answerRow {
+	series := map[string]*document.SweepSeries{}
 	for i := range sw.Series {
 		series[sw.Series[i].Label] = &sw.Series[i]
 	}
-	rows := compareAnswerRows(sw.Comparisons)
+	rows := compareAnswerRows(sweepTrials(sw).Comparisons)
 	for i := range rows {
 		r := &rows[i]
 		if r.Level == nil {
@@ -396,19 +399,15 @@ func sweepAnswerRows(sw *sweepDoc) []answerRow {
 
 // compareAnswerRows turns saved comparisons into answer rows; the failed
 // share recorded in a row is its caveat.
-func compareAnswerRows(cs []comparison) []answerRow {
+func compareAnswerRows(cs []trials.Comparison) []answerRow {
 	rows := make([]answerRow, 0, len(cs))
 	for _, c := range cs {
-		r := answerRow{Series: c.Series, Baseline: c.Baseline, Level: c.Concurrency, Metric: c.Metric,
-			Ratio: c.Ratio, CI: c.RatioCI95, P: c.PValue, Verdict: c.Verdict, Group: c.Group}
-		if c.Trials != nil && c.BaselineTrials != nil {
-			r.Trials = min(*c.Trials, *c.BaselineTrials)
-		}
+		level := c.Concurrency
+		r := answerRow{Series: c.Series, Baseline: c.Baseline, Level: &level, Metric: c.Metric,
+			Ratio: c.Ratio, CI: c.RatioCI95, Verdict: c.Verdict, Group: c.Factor,
+			Trials: min(c.Trials, c.BaselineTrials)}
 		if c.Unanswered != "" {
 			r.Verdict, r.Why = noAnswer, c.Why
-		}
-		if r.Group == "" {
-			r.Group = c.Factor
 		}
 		if r.Series == "" {
 			r.Series = c.File
@@ -426,7 +425,7 @@ func compareAnswerRows(cs []comparison) []answerRow {
 
 // seriesHeadline is a sweep series' answer without comparisons: its
 // highest rate and where, its p99 there, and the levels with caveats.
-func seriesHeadline(se *seriesDoc) string {
+func seriesHeadline(se *document.SweepSeries) string {
 	best := -1
 	for i := range se.Levels {
 		if best < 0 || se.Levels[i].RequestsPerSecond > se.Levels[best].RequestsPerSecond {
@@ -436,7 +435,7 @@ func seriesHeadline(se *seriesDoc) string {
 	if best < 0 {
 		return se.Label + ": no level was run."
 	}
-	s := &se.Levels[best].Summary
+	s := &se.Levels[best]
 	out := fmt.Sprintf("%s: at most %.0f req/s, at c = %d (p99 %.2f ms)", se.Label, s.RequestsPerSecond, s.Concurrency, s.Percentiles["99"])
 	var cv caveats
 	for i := range se.Levels {
@@ -449,11 +448,10 @@ func seriesHeadline(se *seriesDoc) string {
 }
 
 // benchHeadline is a bench result's headline figures.
-func benchHeadline(name string, d *benchDoc) string {
-	s := &d.Summary
+func benchHeadline(name string, s *summary.Summary) string {
 	out := fmt.Sprintf("%s: %.2f req/s", name, s.RequestsPerSecond)
-	if len(d.RPSCI95) == 2 {
-		out += " [" + ci(d.RPSCI95, 2) + "]"
+	if iv := rpsCI95(s); len(iv) == 2 {
+		out += " [" + ci(iv, 2) + "]"
 	}
 	out += fmt.Sprintf(", mean %.3f ms, p99 %.3f ms, %d failed of %d", s.ConnectionTimes.Total.Mean, s.Percentiles["99"], s.Failed, s.Finished())
 	if s.Failed > 0 {
@@ -475,7 +473,7 @@ func (p *pager) answers(results []*Result, ids []string) {
 		var ss []string
 		switch r.Kind {
 		case KindSweep:
-			if len(r.sweep.Comparisons) > 0 {
+			if len(sweepTrials(r.sweep).Comparisons) > 0 {
 				ss = answerSentences(sweepAnswerRows(r.sweep))
 			} else {
 				for k := range r.sweep.Series {
@@ -506,7 +504,7 @@ func (p *pager) answers(results []*Result, ids []string) {
 		var notes []string
 		switch r.Kind {
 		case KindSweep:
-			notes = r.sweep.Notes
+			notes = sweepTrials(r.sweep).Notes
 		case KindCompare:
 			notes = r.compare.Notes
 		case KindStudy:

@@ -2,7 +2,6 @@ package page
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"html"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -72,10 +72,11 @@ func TestCausesOnThePage(t *testing.T) {
 	}
 	const note = "the server closed 3 kept connections before a request"
 	data = bytes.Replace(data, []byte(`"notes": []`), []byte(`"notes": ["`+note+`"]`), 1)
-	var sw sweepDoc
-	if err := json.Unmarshal(data, &sw); err != nil {
+	d, err := document.Read("trials.json", data)
+	if err != nil {
 		t.Fatal(err)
 	}
+	sw := document.SweepOf(d)
 	page := renderData(t, "trials.json", data)
 	noted := &sw.Series[0].Levels[0]
 	if len(noted.Notes) != 1 {
@@ -124,10 +125,10 @@ func TestCausesOnThePage(t *testing.T) {
 // TestAnswerGroupsFromFile: a comparison that names its factor (group or
 // factor key) is answered under that group, one sentence for its rows.
 func TestAnswerGroupsFromFile(t *testing.T) {
-	cs := []comparison{
-		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: ip(1), Metric: "requests_per_second", Ratio: fp(1.2), RatioCI95: []float64{1.1, 1.3}, Verdict: "faster"},
-		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: ip(2), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
-		{Series: "thin -k", Baseline: "thin", Group: "keep-alive", Concurrency: ip(1), Metric: "p99_ms", Ratio: fp(1.0), Verdict: "no difference",
+	cs := []trials.Comparison{
+		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: 1, Metric: "requests_per_second", Ratio: fp(1.2), RatioCI95: []float64{1.1, 1.3}, Verdict: "faster"},
+		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: 2, Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
+		{Series: "thin -k", Baseline: "thin", Factor: "keep-alive", Concurrency: 1, Metric: "p99_ms", Ratio: fp(1.0), Verdict: "no difference",
 			FailedRatio: &trials.Sides{Series: 0.1}},
 	}
 	got := answerSentences(compareAnswerRows(cs))
@@ -143,9 +144,9 @@ func TestAnswerGroupsFromFile(t *testing.T) {
 // the requests failed on, never "too few for the test".
 func TestAnswerNoAnswer(t *testing.T) {
 	why := "tls: every request failed (connect: the server's TLS certificate does not verify)"
-	cs := []comparison{
-		{Series: "tls", Baseline: "plain", Factor: "tls", Concurrency: ip(1), Metric: "requests_per_second", Ratio: fp(0), Verdict: "none",
-			Trials: ip(4), BaselineTrials: ip(4), Unanswered: "series", Why: why},
+	cs := []trials.Comparison{
+		{Series: "tls", Baseline: "plain", Factor: "tls", Concurrency: 1, Metric: "requests_per_second", Ratio: fp(0), Verdict: "none",
+			Trials: 4, BaselineTrials: 4, Unanswered: "series", Why: why},
 	}
 	got := strings.Join(answerSentences(compareAnswerRows(cs)), "\n")
 	want := "tls: tls vs plain: no verdict on req/s, a side never answered at c = 1; but " + why + " at c = 1."

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/summary"
 )
@@ -13,16 +14,15 @@ import (
 // bench writes a bench result: ab's figures, the connection times, the
 // percentiles, failures by class with their samples, and backbench's own
 // lines (client, upstreams, backend, TLS, notes).
-func (p *pager) bench(d *benchDoc) {
-	s := &d.Summary
+func (p *pager) bench(s *summary.Summary) {
 	b := &p.b
 	if s.Interrupted {
 		b.WriteString("<p><strong>Interrupted</strong>: the figures cover the requests completed before the signal.</p>\n")
 	}
 	kv := func(k, v string) []cell { return []cell{hdr(k), txt(v)} }
 	rps := fmt.Sprintf("%.2f [#/sec] (mean)", s.RequestsPerSecond)
-	if len(d.RPSCI95) == 2 {
-		rps = fmt.Sprintf("%.2f [#/sec] (median of %d trials; 95%% interval %s)", s.RequestsPerSecond, len(d.Trials), ci(d.RPSCI95, 2))
+	if iv := rpsCI95(s); len(iv) == 2 {
+		rps = fmt.Sprintf("%.2f [#/sec] (median of %d trials; 95%% interval %s)", s.RequestsPerSecond, trialCount(s), ci(iv, 2))
 	}
 	docLen := fmt.Sprintf("%d bytes", s.DocumentLength)
 	if s.VariableLength {
@@ -64,8 +64,8 @@ func (p *pager) bench(d *benchDoc) {
 		kv("Time per request", fmt.Sprintf("%.3f [ms] (mean, across all concurrent requests)", s.TimePerRequestAll)),
 		kv("Transfer rate", fmt.Sprintf("%.2f [Kbytes/sec] received", s.TransferRate)),
 	}
-	if len(d.P99CI95) == 2 {
-		rows = append(rows, kv("p99 95% interval", ci(d.P99CI95, 3)+" ms"))
+	if iv := p99CI95(s); len(iv) == 2 {
+		rows = append(rows, kv("p99 95% interval", ci(iv, 3)+" ms"))
 	}
 	if op := s.Open; op != nil {
 		ceiling := fmt.Sprintf("the ceiling -c %d was not reached", s.Concurrency)
@@ -175,12 +175,16 @@ func mapText(m map[string]string) string {
 
 // probe writes a probe result: one row per check (verdict, evidence and
 // its numbers), then the summary lines.
-func (p *pager) probe(d *probeDoc) {
+func (p *pager) probe(d *document.Probe) {
 	b := &p.b
-	fmt.Fprintf(b, "<p>Target %s (%s %s), each exchange within %g s.</p>\n", esc(d.Target.URL), esc(d.Target.Network), esc(d.Target.Address), d.Timeout)
+	fmt.Fprintf(b, "<p>Target %s (%s %s), each exchange within %g s.</p>\n", esc(d.Target.URL), esc(d.Target.Network), esc(d.Target.Address), d.TimeoutSeconds)
 	var rows [][]cell
-	for _, f := range d.checks {
+	for _, f := range d.Checks {
 		c := f.Check
+		if c == nil {
+			// A key of the probe that is no check.
+			continue
+		}
 		verdict, evidence := c.Verdict, c.Evidence
 		var details strings.Builder
 		for _, n := range c.Numbers {

@@ -1,7 +1,6 @@
 package page
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -20,17 +19,18 @@ import (
 // key are the records of earlier backbench versions and are read too.
 const Schema = document.Schema
 
-// Kind names what a result file holds.
-type Kind string
+// Kind names what a result file holds: the model's kind (document.Kind).
+type Kind = document.Kind
 
-// The kinds of result files.
+// The kinds of result files the page draws (a merged run is a bench, a
+// merged sweep a sweep).
 const (
-	KindBench    Kind = "bench"
-	KindSweep    Kind = "sweep"
-	KindProbe    Kind = "probe"
-	KindCompare  Kind = "compare"
-	KindCapacity Kind = "capacity"
-	KindStudy    Kind = "study"
+	KindBench    = document.KindBench
+	KindSweep    = document.KindSweep
+	KindProbe    = document.KindProbe
+	KindCompare  = document.KindCompare
+	KindCapacity = document.KindCapacity
+	KindStudy    = document.KindStudy
 )
 
 // ErrNotResult is returned (wrapped, with the file's name) for a file that
@@ -44,114 +44,8 @@ var (
 // Environment is where a record was made (the run record's `environment`).
 type Environment = stats.Environment
 
-// provenance is what a result says about how and where it was made; every
-// field is optional (files written before run records have none).
-type provenance struct {
-	Schema      *float64
-	Environment *Environment
-	StartedAt   float64
-	EndedAt     float64
-}
-
-// intervals are what a result gets with repeated trials: the 95%
-// intervals of the median req/s and p99, and one entry per trial (the
-// page counts them).
-type intervals struct {
-	RPSCI95 []float64         `json:"requests_per_second_ci95"`
-	P99CI95 []float64         `json:"p99_ms_ci95"`
-	Trials  []json.RawMessage `json:"trials"`
-}
-
-// benchDoc is a bench result (and a sweep level): the Summary plus the
-// keys of run records and trials.
-type benchDoc struct {
-	summary.Summary
-	intervals
-}
-
-// seriesDoc is one series of a sweep.
-type seriesDoc struct {
-	Label     string            `json:"label"`
-	Target    stats.TargetInfo  `json:"target"`
-	KeepAlive bool              `json:"keep_alive"`
-	Levels    []benchDoc        `json:"levels"`
-	Stop      *report.SweepStop `json:"stopped"`
-}
-
-// sweepDoc is a sweep result.
-type sweepDoc struct {
-	Levels           []int       `json:"levels"`
-	RequestsPerLevel int64       `json:"requests_per_level"`
-	SecondsPerLevel  float64     `json:"seconds_per_level"`
-	StopErrorRate    *float64    `json:"stop_error_rate"`
-	TimeTaken        float64     `json:"time_taken_seconds"`
-	Series           []seriesDoc `json:"series"`
-	Interrupted      bool        `json:"interrupted"`
-	// The keys of repeated trials (--repeat, --precision).
-	Repeat      int          `json:"repeat"`
-	Precision   float64      `json:"precision"`
-	MaxRepeat   int          `json:"max_repeat"`
-	Seed        *uint64      `json:"seed"`
-	Noise       float64      `json:"noise"`
-	Baseline    string       `json:"baseline"`
-	Comparisons []comparison `json:"comparisons"`
-	Notes       []string     `json:"notes"`
-}
-
-// comparison is one row of a sweep's or compare's `comparisons`.
-type comparison struct {
-	Series            string        `json:"series"`
-	Baseline          string        `json:"baseline"`
-	File              string        `json:"file"`
-	BaselineFile      string        `json:"baseline_file"`
-	Concurrency       *int          `json:"concurrency"`
-	Metric            string        `json:"metric"`
-	Trials            *int          `json:"trials"`
-	BaselineTrials    *int          `json:"baseline_trials"`
-	Value             *float64      `json:"value"`
-	BaselineValue     *float64      `json:"baseline_value"`
-	ValueCI95         []float64     `json:"value_ci95"`
-	BaselineValueCI95 []float64     `json:"baseline_value_ci95"`
-	Ratio             *float64      `json:"ratio"`
-	RatioCI95         []float64     `json:"ratio_ci95"`
-	PValue            *float64      `json:"p_value"`
-	Verdict           string        `json:"verdict"`
-	FailedRatio       *trials.Sides `json:"failed_ratio"`
-	// Unanswered names the side whose every request failed (so no
-	// verdict), Why what they failed on.
-	Unanswered string `json:"unanswered"`
-	Why        string `json:"why"`
-	// FactorTitle says what differs ("transport: unix vs tcp");
-	// ShortTrials counts the trials too short to trust.
-	FactorTitle string `json:"factor_title"`
-	ShortTrials int    `json:"short_trials"`
-	// Group or Factor names the comparison group a row belongs to (the
-	// one factor its two series differ in), when the file has it; the
-	// answers then give one sentence per group. Group is set by no
-	// saved file today (Factor is).
-	Group  string `json:"group"`
-	Factor string `json:"factor"`
-}
-
-// compareDoc is the JSON of backbench compare.
-type compareDoc struct {
-	Files       []string     `json:"files"`
-	Noise       float64      `json:"noise"`
-	Forced      bool         `json:"forced"`
-	Notes       []string     `json:"notes"`
-	Comparisons []comparison `json:"comparisons"`
-}
-
-// probeDoc is a probe result: its target, every check in the file's order
-// and the summary lines.
-type probeDoc struct {
-	Target  document.ProbeTarget
-	Timeout float64
-	Summary []string
-	checks  []document.ProbeField
-}
-
-// Result is one parsed result file.
+// Result is one parsed result file: the model's types (document), drawn
+// as they are, so that a key the model gains reaches the page with it.
 type Result struct {
 	// Name is the file's name as given.
 	Name string
@@ -161,13 +55,17 @@ type Result struct {
 	// shows it when the record has no start time.
 	ModTime time.Time
 
-	prov  provenance
-	bench *benchDoc
-	// record is a bench result's run record (nil: none), for its timeline.
+	// meta is what the model read beside the kind's own keys: the
+	// schema, environment, start and end the page shows.
+	meta document.Meta
+	// bench is a bench result's summary (a run's, the saved form of
+	// trials, a merged run's) and record its run record (nil: none), for
+	// its timeline.
+	bench   *summary.Summary
 	record  *stats.Record
-	sweep   *sweepDoc
-	probe   *probeDoc
-	compare *compareDoc
+	sweep   *document.Sweep
+	probe   *document.Probe
+	compare *document.Comparison
 	cap     *capacity.JSONReport
 	study   *study.Result
 }
@@ -192,37 +90,24 @@ func Parse(name string, data []byte) (*Result, error) {
 }
 
 // From takes a saved result of the model (document.Read) as the page's
-// result named name: the page's own views of each kind, built from the
-// model's types (whether an interval is absent, the probe's checks in the
-// file's order). A bare run record gives an error wrapping ErrNotResult.
+// result named name, holding the model's own types; d is not changed. A
+// probe of a port range stands for its first address probed. A bare run
+// record gives an error wrapping ErrNotResult.
 func From(name string, d document.Result) (*Result, error) {
-	r := &Result{Name: name}
-	m := d.Saved()
-	r.prov = provenance{Environment: m.Environment, StartedAt: m.StartedAt, EndedAt: m.EndedAt}
-	if m.Schema > 0 {
-		s := float64(m.Schema)
-		r.prov.Schema = &s
-	}
+	r := &Result{Name: name, meta: *d.Saved()}
 	if sw := document.SweepOf(d); sw != nil {
-		r.Kind, r.sweep = KindSweep, sweepView(sw)
+		r.Kind, r.sweep = KindSweep, sw
 		return r, nil
 	}
 	if s, rec, ok := document.Bench(d); ok {
-		b := benchView(s)
-		r.Kind, r.bench, r.record = KindBench, &b, rec
+		r.Kind, r.bench, r.record = KindBench, s, rec
 		return r, nil
 	}
 	switch v := d.(type) {
 	case *document.Probe:
-		r.Kind, r.probe = KindProbe, &probeDoc{Target: v.Target, Timeout: v.TimeoutSeconds, Summary: v.Summary}
-		for _, f := range v.Checks {
-			if f.Check != nil {
-				r.probe.checks = append(r.probe.checks, f)
-			}
-		}
+		r.Kind, r.probe = KindProbe, v
 	case *document.ProbeRange:
-		// A port range's first address probed stands for the file.
-		r.Kind, r.probe = KindProbe, &probeDoc{}
+		r.Kind, r.probe = KindProbe, &document.Probe{}
 		for _, a := range v.Addresses {
 			if a.Probe != nil {
 				return From(name, a.Probe)
@@ -231,8 +116,7 @@ func From(name string, d document.Result) (*Result, error) {
 	case *document.Capacity:
 		r.Kind, r.cap = KindCapacity, v.JSONReport
 	case *document.Comparison:
-		r.Kind, r.compare = KindCompare, &compareDoc{Files: v.Files, Noise: v.Noise, Forced: v.Forced, Notes: v.Notes,
-			Comparisons: savedComparisons(v.Comparisons)}
+		r.Kind, r.compare = KindCompare, v
 	case *document.Study:
 		r.Kind, r.study = KindStudy, v.Result
 	default:
@@ -241,48 +125,61 @@ func From(name string, d document.Result) (*Result, error) {
 	return r, nil
 }
 
-// benchView is a run's (or a level's) summary with its trials' intervals.
-func benchView(s *summary.Summary) benchDoc {
-	b := benchDoc{Summary: *s}
-	if t := s.Repeated; t != nil {
-		b.RPSCI95, b.P99CI95 = t.RequestsPerSecondCI95, t.P99MsCI95
-		b.Trials = make([]json.RawMessage, len(t.Trials))
-		if t.P50Ms == 0 && t.P99Ms == 0 && t.PooledRequestsPerSecond == 0 && t.Confidence == 0 {
-			// Files of earlier versions gave a level of trials no
-			// medians of their own: its figures are the level's.
-			b.Repeated = nil
-		}
+// rpsCI95 is the 95% interval of a run's or a level's median req/s (nil
+// without trials or without an interval).
+func rpsCI95(s *summary.Summary) []float64 {
+	if s.Repeated == nil {
+		return nil
 	}
-	return b
+	return s.RequestsPerSecondCI95
 }
 
-// sweepView is a sweep as the page reads it.
-func sweepView(sw *document.Sweep) *sweepDoc {
-	v := &sweepDoc{Levels: sw.Levels, RequestsPerLevel: sw.RequestsPerLevel, SecondsPerLevel: sw.SecondsPerLevel,
-		StopErrorRate: sw.StopErrorRate, TimeTaken: sw.TimeTaken, Interrupted: sw.Interrupted}
-	for i := range sw.Series {
-		se := &sw.Series[i]
-		sv := seriesDoc{Label: se.Label, Target: se.Target, KeepAlive: se.KeepAlive, Stop: se.Stop}
-		for k := range se.Levels {
-			sv.Levels = append(sv.Levels, benchView(&se.Levels[k]))
-		}
-		v.Series = append(v.Series, sv)
+// p99CI95 is the 95% interval of a run's or a level's median p99 (nil
+// without trials or without an interval).
+func p99CI95(s *summary.Summary) []float64 {
+	if s.Repeated == nil {
+		return nil
 	}
-	if t := sw.SweepTrials; t != nil {
-		seed := t.Seed
-		v.Repeat, v.Precision, v.MaxRepeat, v.Seed, v.Noise, v.Baseline = t.Repeat, t.Precision, t.MaxRepeat, &seed, t.Noise, t.Baseline
-		v.Comparisons, v.Notes = savedComparisons(t.Comparisons), t.Notes
-	}
-	return v
+	return s.P99MsCI95
 }
 
-// savedComparisons gives a sweep's or a comparison's rows the page's row
-// type: a study's (studyComparisons) with the failed shares and the
-// sides left unanswered.
-func savedComparisons(cs []trials.Comparison) []comparison {
-	out := studyComparisons(cs)
-	for i := range cs {
-		out[i].FailedRatio, out[i].Unanswered, out[i].Why = cs[i].FailedRatio, cs[i].Unanswered, cs[i].Why
+// trialCount is the number of trials of a run or a level (0 without).
+func trialCount(s *summary.Summary) int {
+	if s.Repeated == nil {
+		return 0
+	}
+	return len(s.Trials)
+}
+
+// latencyOf is a level's latency figures (report.LatencyOf): the medians
+// of its trials' when it has them; a level of trials saved by an earlier
+// version, without medians of its own, gives its own figures.
+func latencyOf(s *summary.Summary) report.Latency {
+	if t := s.Repeated; t != nil && t.P50Ms == 0 && t.P99Ms == 0 && t.PooledRequestsPerSecond == 0 && t.Confidence == 0 {
+		own := *s
+		own.Repeated = nil
+		return report.LatencyOf(&own)
+	}
+	return report.LatencyOf(s)
+}
+
+// studyComparisons are a study's rows as its section draws them: without
+// the failed shares and the sides left unanswered (its series table
+// gives the failed requests of every step).
+func studyComparisons(cs []trials.Comparison) []trials.Comparison {
+	out := make([]trials.Comparison, len(cs))
+	for i, c := range cs {
+		c.FailedRatio, c.Unanswered, c.Why = nil, "", ""
+		out[i] = c
 	}
 	return out
+}
+
+// sweepTrials is what a sweep of trials adds (its notes, comparisons,
+// baseline, seed); zero for a sweep without trials.
+func sweepTrials(sw *document.Sweep) *document.SweepTrials {
+	if sw.SweepTrials == nil {
+		return &document.SweepTrials{}
+	}
+	return sw.SweepTrials
 }

@@ -29,10 +29,13 @@
 // highlighting. The page makes no request: inline CSS, SVG and script, no
 // font or file outside it.
 //
-// Results are read as JSON by key (Parse), so that files written before
-// run records (no `schema`, no `environment`) and files with trials
-// (`requests_per_second_ci95`, `p99_ms_ci95`, `comparisons`) are drawn by
-// the same code; a file of a newer schema is refused.
+// Results are read by the result model (Parse: document.Read) and drawn
+// from its types as they are (document.Sweep, the summaries of a run or
+// of trials, document.Comparison, document.Probe...), never from a view
+// of their own, so that files written before run records (no `schema`,
+// no `environment`) and files with trials (intervals, comparisons) are
+// drawn by the same code, and a key the model gains reaches the page; a
+// file of a newer schema is refused.
 package page
 
 import (
@@ -157,7 +160,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 		c := &chart{id: p.id("c"), title: "latency percentile spectrum, every bench run", xLabel: "percentile (log scale of 1/(1-p))",
 			yLabel: "total request time (ms)", spectrum: true}
 		for i, r := range benches {
-			c.lines = append(c.lines, spectrumLine(r.Name, i, &r.bench.Summary))
+			c.lines = append(c.lines, spectrumLine(r.Name, i, r.bench))
 		}
 		c.svg(b)
 		b.WriteString("</section>\n")
@@ -173,7 +176,8 @@ var kindTitle = map[Kind]string{KindStudy: "Study", KindBench: "Bench", KindSwee
 func (p *pager) provenance(r *Result) {
 	var b strings.Builder
 	dd := func(k, v string) { fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>\n", k, v) }
-	env := r.prov.Environment
+	m := &r.meta
+	env := m.Environment
 	if env != nil && len(env.Command) > 0 {
 		argv := env.Command
 		if !p.keepSecrets {
@@ -182,10 +186,10 @@ func (p *pager) provenance(r *Result) {
 		dd("command", "<code>"+esc(shellJoin(argv))+"</code>")
 	}
 	switch {
-	case r.prov.StartedAt > 0:
-		when := unixTime(r.prov.StartedAt).Format("2006-01-02 15:04:05 UTC")
-		if r.prov.EndedAt > r.prov.StartedAt {
-			when += fmt.Sprintf(" (%.1f s)", r.prov.EndedAt-r.prov.StartedAt)
+	case m.StartedAt > 0:
+		when := unixTime(m.StartedAt).Format("2006-01-02 15:04:05 UTC")
+		if m.EndedAt > m.StartedAt {
+			when += fmt.Sprintf(" (%.1f s)", m.EndedAt-m.StartedAt)
 		}
 		dd("started", when)
 	case !r.ModTime.IsZero():
@@ -202,8 +206,8 @@ func (p *pager) provenance(r *Result) {
 		dd("backbench", esc(env.Version))
 		dd("Go", esc(env.GoVersion))
 	}
-	if s := r.prov.Schema; s != nil {
-		dd("schema", fnum(*s))
+	if m.Schema > 0 {
+		dd("schema", fnum(float64(m.Schema)))
 	}
 	if b.Len() > 0 {
 		fmt.Fprintf(&p.b, "<dl class=\"prov\">\n%s</dl>\n", b.String())
@@ -373,7 +377,7 @@ func maxNumber(f *trials.Sides) float64 {
 // after the level and metric so that it is never off-screen: the word on
 // a coloured cell, with the failed share when either side failed. A long
 // list is folded under its summary.
-func (p *pager) comparisons(cs []comparison) {
+func (p *pager) comparisons(cs []trials.Comparison) {
 	if len(cs) == 0 {
 		p.b.WriteString("<p>No comparisons in this file.</p>\n")
 		return
@@ -384,15 +388,12 @@ func (p *pager) comparisons(cs []comparison) {
 		}
 		return strconv.FormatFloat(*v, 'f', dec, 64)
 	}
-	side := func(v *float64, iv []float64, trials *int, dec int) cell {
+	side := func(v *float64, iv []float64, trials int, dec int) cell {
 		val := opt(v, dec)
 		if len(iv) == 2 {
 			val += " [" + ci(iv, dec) + "]"
 		}
-		if trials != nil {
-			val += " (" + plural(*trials, "trial") + ")"
-		}
-		return num(val)
+		return num(val + " (" + plural(trials, "trial") + ")")
 	}
 	type group struct {
 		head string
@@ -409,7 +410,7 @@ func (p *pager) comparisons(cs []comparison) {
 			baseline += " (" + c.BaselineFile + ")"
 		}
 		head := series + " against " + baseline
-		if g := cmp.Or(c.FactorTitle, c.Group, c.Factor); g != "" {
+		if g := cmp.Or(c.FactorTitle, c.Factor); g != "" {
 			head = g + ": " + head
 		}
 		g := byHead[head]
@@ -418,10 +419,7 @@ func (p *pager) comparisons(cs []comparison) {
 			byHead[head] = g
 			groups = append(groups, g)
 		}
-		level := "-"
-		if c.Concurrency != nil {
-			level = strconv.Itoa(*c.Concurrency)
-		}
+		level := strconv.Itoa(c.Concurrency)
 		dec := 2
 		if c.Metric == "p99_ms" {
 			dec = 3
@@ -429,17 +427,16 @@ func (p *pager) comparisons(cs []comparison) {
 		verdict := c.Verdict
 		if verdict == "none" && c.Unanswered != "" {
 			verdict = "–, no answer"
-		} else if verdict == "none" && c.Trials != nil && c.BaselineTrials != nil {
+		} else if verdict == "none" {
 			// No verdict: why, as the text table says it.
-			n := min(*c.Trials, *c.BaselineTrials)
-			verdict = "–, " + plural(n, "trial")
+			verdict = "–, " + plural(min(c.Trials, c.BaselineTrials), "trial")
 		}
 		if f := maxNumber(c.FailedRatio); f > 0 {
 			verdict += fmt.Sprintf(" (%.0f%% failed)", f*100)
 		}
 		g.rows = append(g.rows, []cell{{text: esc(level), class: "num", th: true}, txt(metricWords(c.Metric)),
 			{text: esc(verdict + map[bool]string{true: " *", false: ""}[c.ShortTrials > 0]), class: "verdict " + verdictClass(c.Verdict)},
-			num(opt(c.Ratio, 3)), num(ci(c.RatioCI95, 3)), num(opt(c.PValue, 3)),
+			num(opt(c.Ratio, 3)), num(ci(c.RatioCI95, 3)), num(strconv.FormatFloat(c.PValue, 'f', 3, 64)),
 			side(c.Value, c.ValueCI95, c.Trials, dec), side(c.BaselineValue, c.BaselineValueCI95, c.BaselineTrials, dec)})
 	}
 	b := &p.b

@@ -2,7 +2,6 @@ package page
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -229,18 +228,20 @@ func TestPointTitles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sw sweepDoc
-	if err := json.Unmarshal(data, &sw); err != nil {
+	d, err := document.Read("trials.json", data)
+	if err != nil {
 		t.Fatal(err)
 	}
+	sw := document.SweepOf(d)
 	page := string(render(t, "trials.json"))
 	n := 0
 	for _, se := range sw.Series {
 		for _, lv := range se.Levels {
 			at := fmt.Sprintf("%s, c=%d: ", se.Label, lv.Concurrency)
+			rps, p99 := lv.RequestsPerSecondCI95, lv.P99MsCI95
 			want := []string{
-				at + fmt.Sprintf("%.2f req/s (median of %d trials; 95%% interval %.2f to %.2f)", lv.RequestsPerSecond, len(lv.Trials), lv.RPSCI95[0], lv.RPSCI95[1]),
-				at + fmt.Sprintf("p99 %.3f ms (95%% interval %.3f to %.3f)", lv.Percentiles["99"], lv.P99CI95[0], lv.P99CI95[1]),
+				at + fmt.Sprintf("%.2f req/s (median of %d trials; 95%% interval %.2f to %.2f)", lv.RequestsPerSecond, len(lv.Trials), rps[0], rps[1]),
+				at + fmt.Sprintf("p99 %.3f ms (95%% interval %.3f to %.3f)", lv.Percentiles["99"], p99[0], p99[1]),
 			}
 			if lv.Failed > 0 {
 				want = append(want, fmt.Sprintf("%d failed of %d finished", lv.Failed, lv.Complete+lv.Failed))
@@ -300,12 +301,12 @@ func TestBadInput(t *testing.T) {
 // TestSize: a 51-level, 4-series sweep with trials, backend use and
 // failures stays under 2 MB.
 func TestSize(t *testing.T) {
-	sw := sweepDoc{RequestsPerLevel: 1000}
+	sw := document.Sweep{RequestsPerLevel: 1000}
 	for l := 1; l <= 501; l += 10 {
 		sw.Levels = append(sw.Levels, l)
 	}
 	for i := range 4 {
-		se := seriesDoc{Label: fmt.Sprintf("series %d with a long label", i)}
+		se := document.SweepSeries{Label: fmt.Sprintf("series %d with a long label", i)}
 		for _, l := range sw.Levels {
 			s := summary.Summary{Concurrency: l, Requests: 1000, Complete: 900, Failed: 100, TimeTaken: 1.5,
 				Failures: summary.Failures{Connect: 60, Timeout: 40}, RequestsPerSecond: 600 + float64(l),
@@ -318,12 +319,11 @@ func TestSize(t *testing.T) {
 			for _, p := range summary.SpectrumRanks {
 				s.Spectrum[fmt.Sprint(p)] = p / 10
 			}
-			lv := benchDoc{Summary: s}
-			lv.RPSCI95, lv.P99CI95 = []float64{500, 700}, []float64{9, 11}
+			s.Repeated = &summary.Repeated{RequestsPerSecondCI95: []float64{500, 700}, P99MsCI95: []float64{9, 11}}
 			for range 5 {
-				lv.Trials = append(lv.Trials, json.RawMessage(`{}`))
+				s.Trials = append(s.Trials, &stats.Record{})
 			}
-			se.Levels = append(se.Levels, lv)
+			se.Levels = append(se.Levels, s)
 		}
 		sw.Series = append(sw.Series, se)
 	}

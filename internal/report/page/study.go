@@ -6,7 +6,6 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/trials"
 )
 
 // studyAnswers are a study's sentences: each factor's conclusion.
@@ -185,17 +184,3 @@ func figureTip(f study.Figure, unit string, n int) string {
 
 // fnumDec formats v with dec decimals.
 func fnumDec(v float64, dec int) string { return fmt.Sprintf("%.*f", dec, v) }
-
-// studyComparisons gives a study's comparisons the page's row type.
-func studyComparisons(cs []trials.Comparison) []comparison {
-	out := make([]comparison, len(cs))
-	for i := range cs {
-		c := &cs[i]
-		conc, tr, btr, pv := c.Concurrency, c.Trials, c.BaselineTrials, c.PValue
-		out[i] = comparison{Series: c.Series, Baseline: c.Baseline, File: c.File, BaselineFile: c.BaselineFile,
-			Concurrency: &conc, Metric: c.Metric, Trials: &tr, BaselineTrials: &btr, Value: c.Value, BaselineValue: c.BaselineValue,
-			ValueCI95: c.ValueCI95, BaselineValueCI95: c.BaselineValueCI95, Ratio: c.Ratio, RatioCI95: c.RatioCI95,
-			PValue: &pv, Verdict: c.Verdict, FactorTitle: c.FactorTitle, ShortTrials: c.ShortTrials, Factor: c.Factor}
-	}
-	return out
-}

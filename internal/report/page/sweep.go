@@ -6,14 +6,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/summary"
 )
 
 // sweep writes a sweep's summary line, charts, comparisons, table of every
 // level and series, and the latency spectra of chosen levels.
-func (p *pager) sweep(sw *sweepDoc) {
+func (p *pager) sweep(sw *document.Sweep) {
 	b := &p.b
+	tr := sweepTrials(sw)
 	per := fmt.Sprintf("%d requests per level", sw.RequestsPerLevel)
 	if sw.RequestsPerLevel == 0 {
 		per = fmt.Sprintf("%g s per level", sw.SecondsPerLevel)
@@ -25,18 +26,16 @@ func (p *pager) sweep(sw *sweepDoc) {
 	if sw.Interrupted {
 		b.WriteString(" <strong>Interrupted</strong>: the sweep was stopped by a signal; the last level is partial.")
 	}
-	if sw.Repeat > 0 || sw.Precision > 0 {
-		fmt.Fprintf(b, " Trials: %d per series and level", sw.Repeat)
-		if sw.Precision > 0 {
-			fmt.Fprintf(b, ", more until the 95%% interval is within ±%g%% (at most %d)", sw.Precision*100, sw.MaxRepeat)
+	if tr.Repeat > 0 || tr.Precision > 0 {
+		fmt.Fprintf(b, " Trials: %d per series and level", tr.Repeat)
+		if tr.Precision > 0 {
+			fmt.Fprintf(b, ", more until the 95%% interval is within ±%g%% (at most %d)", tr.Precision*100, tr.MaxRepeat)
 		}
-		if sw.Seed != nil {
-			fmt.Fprintf(b, ", series order seeded with %d", *sw.Seed)
-		}
-		fmt.Fprintf(b, "; noise threshold %g%%; baseline %s.", sw.Noise*100, esc(sw.Baseline))
+		fmt.Fprintf(b, ", series order seeded with %d", tr.Seed)
+		fmt.Fprintf(b, "; noise threshold %g%%; baseline %s.", tr.Noise*100, esc(tr.Baseline))
 	}
 	b.WriteString("</p>\n")
-	p.notes("Notes", sw.Notes)
+	p.notes("Notes", tr.Notes)
 	var stops []string
 	for _, se := range sw.Series {
 		if se.Stop != nil {
@@ -56,8 +55,7 @@ func (p *pager) sweep(sw *sweepDoc) {
 	for i, se := range sw.Series {
 		ls := []*line{{label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}, {label: se.Label, style: i}}
 		for k := range se.Levels {
-			lv := &se.Levels[k]
-			s := &lv.Summary
+			s := &se.Levels[k]
 			x := float64(s.Concurrency)
 			failed := s.Failed > 0
 			anyFailed = anyFailed || failed
@@ -67,20 +65,20 @@ func (p *pager) sweep(sw *sweepDoc) {
 			failed = failed || len(levelCauses(s)) > 0
 			at := fmt.Sprintf("%s, c=%d: ", se.Label, s.Concurrency)
 			rtip := at + fmt.Sprintf("%.2f req/s", s.RequestsPerSecond)
-			if len(lv.RPSCI95) == 2 {
-				rtip += fmt.Sprintf(" (median of %d trials; 95%% interval %s)", len(lv.Trials), ci(lv.RPSCI95, 2))
-				ls[0].band = append(ls[0].band, band{x, lv.RPSCI95[0], lv.RPSCI95[1]})
+			if iv := rpsCI95(s); len(iv) == 2 {
+				rtip += fmt.Sprintf(" (median of %d trials; 95%% interval %s)", trialCount(s), ci(iv, 2))
+				ls[0].band = append(ls[0].band, band{x, iv[0], iv[1]})
 			}
 			ls[0].pts = append(ls[0].pts, point{x, s.RequestsPerSecond, rtip + ft, failed})
 			if s.Complete > 0 {
 				// The p99 of the table, CSV and comparisons: with trials
 				// the median of the trials' p99s, whose interval the band
 				// draws (not the pooled trials' p99).
-				v := report.LatencyOf(s).P99
+				v := latencyOf(s).P99
 				ptip := at + fmt.Sprintf("p99 %.3f ms", v)
-				if len(lv.P99CI95) == 2 {
-					ptip += fmt.Sprintf(" (95%% interval %s)", ci(lv.P99CI95, 3))
-					ls[1].band = append(ls[1].band, band{x, lv.P99CI95[0], lv.P99CI95[1]})
+				if iv := p99CI95(s); len(iv) == 2 {
+					ptip += fmt.Sprintf(" (95%% interval %s)", ci(iv, 3))
+					ls[1].band = append(ls[1].band, band{x, iv[0], iv[1]})
 				}
 				ls[1].pts = append(ls[1].pts, point{x, v, ptip + ft, failed})
 			}
@@ -114,9 +112,9 @@ func (p *pager) sweep(sw *sweepDoc) {
 	}
 	b.WriteString("</div>\n")
 	p.seriesNotes(sw)
-	if len(sw.Comparisons) > 0 {
+	if len(tr.Comparisons) > 0 {
 		b.WriteString("<h3>Comparisons</h3>\n")
-		p.comparisons(sw.Comparisons)
+		p.comparisons(tr.Comparisons)
 	}
 	b.WriteString("<h3>Every level</h3>\n")
 	p.levelSummary(sw)
@@ -171,10 +169,10 @@ func chosenLevels(levels []int) []int {
 }
 
 // levelOf returns the Summary of se at concurrency level, or nil.
-func levelOf(se *seriesDoc, level int) *summary.Summary {
+func levelOf(se *document.SweepSeries, level int) *summary.Summary {
 	for i := range se.Levels {
 		if se.Levels[i].Concurrency == level {
-			return &se.Levels[i].Summary
+			return &se.Levels[i]
 		}
 	}
 	return nil
@@ -201,12 +199,13 @@ func pooled(c cell, medians bool) cell {
 // sweepTable writes one row per series and level, a body per series; the
 // listen queue, backend and php-fpm columns only when some level has them,
 // the interval columns only with trials.
-func (p *pager) sweepTable(sw *sweepDoc) {
+func (p *pager) sweepTable(sw *document.Sweep) {
 	var hasCI, hasBackend, hasFPM, hasOverflows bool
 	for _, se := range sw.Series {
-		for _, lv := range se.Levels {
+		for k := range se.Levels {
+			lv := &se.Levels[k]
 			hasOverflows = hasOverflows || lv.ListenOverflows != nil || len(lv.ListenQueues) > 0
-			hasCI = hasCI || len(lv.RPSCI95) == 2 || len(lv.P99CI95) == 2
+			hasCI = hasCI || len(rpsCI95(lv)) == 2 || len(p99CI95(lv)) == 2
 			if bu := lv.Backend; bu != nil {
 				hasBackend = hasBackend || bu.Samples > 0
 				hasFPM = hasFPM || bu.FPMStatusEnd != nil
@@ -239,8 +238,8 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 	f3 := func(v float64) cell { return num(strconv.FormatFloat(v, 'f', 3, 64)) }
 	d := func(v int64) cell { return num(strconv.FormatInt(v, 10)) }
 	for _, se := range sw.Series {
-		for _, lv := range se.Levels {
-			s := &lv.Summary
+		for k := range se.Levels {
+			s := &se.Levels[k]
 			failed := d(s.Failed)
 			if s.Failed > 0 {
 				failed.class += " failed"
@@ -249,12 +248,12 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 				num(strconv.FormatFloat(s.FailureRatio()*100, 'f', 1, 64)), txt(classes(s.Failures)), f2(s.RequestsPerSecond)}
 			if hasCI {
 				trials := ""
-				if len(lv.Trials) > 0 {
-					trials = strconv.Itoa(len(lv.Trials))
+				if n := trialCount(s); n > 0 {
+					trials = strconv.Itoa(n)
 				}
-				r = append(r, num(ci(lv.RPSCI95, 2)), num(trials))
+				r = append(r, num(ci(rpsCI95(s), 2)), num(trials))
 			}
-			lat := report.LatencyOf(s)
+			lat := latencyOf(s)
 			if s.Complete > 0 {
 				r = append(r, labelled(f3(lat.Mean), lat.Medians), labelled(f3(lat.P50), lat.Medians),
 					pooled(f3(lat.P90), lat.Medians), labelled(f3(lat.P99), lat.Medians))
@@ -262,7 +261,7 @@ func (p *pager) sweepTable(sw *sweepDoc) {
 				r = append(r, num("-"), num("-"), num("-"), num("-"))
 			}
 			if hasCI {
-				r = append(r, num(ci(lv.P99CI95, 3)))
+				r = append(r, num(ci(p99CI95(s), 3)))
 			}
 			r = append(r, labelled(f3(lat.Max), lat.Medians), d(s.Non2xx))
 			if hasOverflows {
@@ -354,13 +353,13 @@ func shortCause(s *summary.Summary) string {
 
 // seriesNotes lists, per series, every cause its levels carry, each once
 // with the levels where it was met.
-func (p *pager) seriesNotes(sw *sweepDoc) {
+func (p *pager) seriesNotes(sw *document.Sweep) {
 	var body strings.Builder
 	for _, se := range sw.Series {
 		var order []string
 		at := map[string][]string{}
 		for k := range se.Levels {
-			s := &se.Levels[k].Summary
+			s := &se.Levels[k]
 			cs := levelCauses(s)
 			if s.Failed > 0 {
 				cs = append([]string{strings.TrimPrefix(failedText(s), "; ")}, cs...)
@@ -390,11 +389,11 @@ func (p *pager) seriesNotes(sw *sweepDoc) {
 // levelSummary writes the short table of every level: the figures that
 // answer (req/s, p99, their intervals, the failed share) and the cause of
 // a ringed point; the rest is in the folded table under it.
-func (p *pager) levelSummary(sw *sweepDoc) {
+func (p *pager) levelSummary(sw *document.Sweep) {
 	hasCI := false
 	for _, se := range sw.Series {
-		for _, lv := range se.Levels {
-			hasCI = hasCI || len(lv.RPSCI95) == 2 || len(lv.P99CI95) == 2
+		for k := range se.Levels {
+			hasCI = hasCI || len(rpsCI95(&se.Levels[k])) == 2 || len(p99CI95(&se.Levels[k])) == 2
 		}
 	}
 	head := []string{"series", "c", "req/s"}
@@ -408,11 +407,11 @@ func (p *pager) levelSummary(sw *sweepDoc) {
 	head = append(head, "failed %", "cause")
 	var rows [][]cell
 	for _, se := range sw.Series {
-		for _, lv := range se.Levels {
-			s := &lv.Summary
+		for k := range se.Levels {
+			s := &se.Levels[k]
 			r := []cell{hdr(se.Label), num(strconv.Itoa(s.Concurrency)), num(strconv.FormatFloat(s.RequestsPerSecond, 'f', 2, 64))}
 			if hasCI {
-				r = append(r, num(ci(lv.RPSCI95, 2)))
+				r = append(r, num(ci(rpsCI95(s), 2)))
 			}
 			if s.Complete > 0 {
 				r = append(r, num(strconv.FormatFloat(s.Percentiles["99"], 'f', 3, 64)))
@@ -420,7 +419,7 @@ func (p *pager) levelSummary(sw *sweepDoc) {
 				r = append(r, num("-"))
 			}
 			if hasCI {
-				r = append(r, num(ci(lv.P99CI95, 3)))
+				r = append(r, num(ci(p99CI95(s), 3)))
 			}
 			fr := num(strconv.FormatFloat(s.FailureRatio()*100, 'f', 1, 64))
 			if s.Failed > 0 {

@@ -600,7 +600,7 @@ func (r *runner) finish() {
 			st.KeepAliveIgnored = true
 			for _, s := range ts {
 				st.KeepAliveIgnored = st.KeepAliveIgnored && s.ClosedEvery()
-				t := driver.TrialOf(s)
+				t := summary.TrialOf(s)
 				st.Trials = append(st.Trials, t)
 				st.Complete += s.Complete
 				st.Failed += s.Failed
