@@ -94,5 +94,17 @@ clean:
 # (those that are installed), 5 rounds alternating the order, printing each
 # run, the medians of requests/sec and client CPU per request, the median
 # ratios against the performance targets, and a summary table. About eight minutes.
+# With BASELINE=BIN (an older backbench binary) it runs instead this tree's
+# backbench against BIN, same arguments, on the built-in backends only (HTTP
+# with and without keep-alive, FastCGI with and without KEEP_CONN, each over
+# TCP and a Unix socket; then this tree against itself, the noise), ratios
+# new / old, about six minutes. BIN must be given; to build one from an
+# older commit (62dc21f here; make build stamps its commit, which the run
+# prints):
+#   git worktree add --detach /tmp/old 62dc21f
+#   make -C /tmp/old build BIN=/tmp/backbench-old
+#   git worktree remove /tmp/old
+#   make bench BASELINE=/tmp/backbench-old
+BASELINE ?=
 bench:
-	$(GO) run ./bench/harness
+	$(GO) run ./bench/harness $(if $(BASELINE),-baseline $(BASELINE))

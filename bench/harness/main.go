@@ -15,6 +15,13 @@
 // model's pacing error at 100, 1,000 and 10,000 requests a second
 // (-pacing-only runs that part alone). The whole run takes about eight
 // minutes.
+//
+// With -baseline BIN (an older backbench binary) it runs, instead of all
+// that, this tree's backbench against BIN with the same arguments on the
+// built-in backends (HTTP with and without keep-alive, FastCGI with and
+// without FCGI_KEEP_CONN, each over TCP and a Unix socket), then this
+// tree against itself for the noise, in the same tables, the ratios new /
+// old: about five minutes.
 package main
 
 import (
@@ -43,6 +50,10 @@ var (
 	rounds  = flag.Int("rounds", 5, "rounds of each pair (alternating the order)")
 	conns   = flag.Int("c", 10, "connections")
 	pacing  = flag.Bool("pacing-only", false, "run only the open model's pacing error report")
+	// baseline is an older backbench binary: with it the harness runs
+	// this tree's backbench against it on the built-in backends instead
+	// of the peers (baselineRun).
+	baseline = flag.String("baseline", "", "path of an older backbench binary: run this tree's backbench against it on the built-in backends, instead of the peers")
 )
 
 // tool is one client command and how to read its output.
@@ -128,12 +139,15 @@ func run() error {
 		}
 	}()
 
-	if *pacing {
-		bb := filepath.Join(dir, "backbench")
-		if out, err := exec.Command("go", "build", "-o", bb, "./cmd/backbench").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %v\n%s", err, out)
+	if *pacing || *baseline != "" {
+		bb, err := buildBackbench(dir)
+		if err != nil {
+			return err
 		}
-		return pacingError(bb)
+		if *pacing {
+			return pacingError(bb)
+		}
+		return baselineRun(bb, dir)
 	}
 	fmt.Println("building backbench, the gofast loop and the bare loop ...")
 	bb, gfl, bare := filepath.Join(dir, "backbench"), filepath.Join(dir, "gofastloop"), filepath.Join(dir, "bareloop")
