@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -81,21 +80,9 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 	if a == nil {
 		return nil
 	}
-	var b bytes.Buffer
-	if err := document.Write(&b, d); err != nil {
-		return err
-	}
-	f, err := compare.Read(name, b.Bytes())
-	if err != nil {
-		return usagef("compare: %v", err)
-	}
-	res, err := compare.Files([]*compare.File{a.base, f}, a.noise, false)
+	res, err := compare.Against(a.base, name, d, a.noise, a.rules)
 	if err != nil {
 		return usagef("--against: %v", err)
-	}
-	if a.rules != nil {
-		g := gate.Judge(a.rules, res.Comparisons)
-		res.Gate = &g
 	}
 	switch format {
 	case "text":
@@ -152,17 +139,11 @@ func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []summar
 	if len(objs) == 0 {
 		return nil
 	}
-	lines := capacity.Verdicts(objs, rs)
+	lines, failed := capacity.Judged(objs, rs)
 	if text {
 		fmt.Fprintln(stdout, "\nObjectives:")
 		for _, l := range lines {
 			fmt.Fprintln(stdout, "  "+l)
-		}
-	}
-	var failed []string
-	for i, r := range rs {
-		if !r.Pass {
-			failed = append(failed, lines[i])
 		}
 	}
 	if failed != nil {
