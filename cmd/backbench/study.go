@@ -16,6 +16,7 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/report/page"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/study/runner"
 	"github.com/backbench/backbench/internal/study/spec"
@@ -135,12 +136,12 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log = stderr
 	}
 	res, err := runner.Run(ctx, st, runner.Options{
-		Exec:     execute.Options{Stderr: stderr, Quiet: true, Version: version()},
-		Log:      log,
-		Seed:     o.seed,
-		Noise:    o.noise,
-		Redact:   func(a []string) []string { return load.RedactArgs(a, "") },
-		Self:     selfPath(),
+		Exec:   execute.Options{Stderr: stderr, Quiet: true, Version: version()},
+		Log:    log,
+		Seed:   o.seed,
+		Noise:  o.noise,
+		Redact: func(a []string) []string { return load.RedactArgs(a, "") },
+		Self:   selfPath(),
 	})
 	if err != nil {
 		var ue *usageError
@@ -162,7 +163,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := document.Write(files[0], doc); err != nil {
 		return err
 	}
-	if err := ownPage(files[1], doc, files[0].Name(), "study", false); err != nil {
+	if err := page.WriteOwn(files[1], doc, files[0].Name(), "study", false); err != nil {
 		return err
 	}
 	if err := report.CommitAll(files); err != nil {
