@@ -11,7 +11,6 @@ import (
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/probe/address"
 	"github.com/backbench/backbench/internal/protocol"
-	"github.com/backbench/backbench/sockets"
 )
 
 // probeOptions are the flags of probe.
@@ -74,17 +73,9 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.NArg() != 1 {
 		return usagef("probe: want exactly one URL, got %d (see backbench probe --help)", fs.NArg())
 	}
-	urls, err := sockets.ExpandPorts(fs.Arg(0))
+	targets, err := address.Targets(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)
-	}
-	var targets []sockets.Target
-	for _, u := range urls {
-		t, err := sockets.ParseTarget(u)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		targets = append(targets, t)
 	}
 	tgt := targets[0]
 	switch {

@@ -105,6 +105,24 @@ func (r *Result) verdicts() []probe.Verdict {
 	return vs
 }
 
+// Targets are the addresses of url: one, or each of its {A..B} port
+// range (sockets.ExpandPorts), in order.
+func Targets(url string) ([]sockets.Target, error) {
+	urls, err := sockets.ExpandPorts(url)
+	if err != nil {
+		return nil, err
+	}
+	var ts []sockets.Target
+	for _, u := range urls {
+		t, err := sockets.ParseTarget(u)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
 // Run probes the targets of url (one, or each address of its port range)
 // and writes the report to w: the text, or the JSON with o.JSON. A range
 // is written address by address as each is probed. Stopped by ctx, it

@@ -107,3 +107,18 @@ func TestProbeUnixSocketMissing(t *testing.T) {
 		t.Fatalf("err = %v, want no such Unix socket", err)
 	}
 }
+
+func TestTargets(t *testing.T) {
+	ts, err := Targets("fcgi://127.0.0.1:{3000..3002}/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 3 || ts[0].Address != "127.0.0.1:3000" || ts[2].Address != "127.0.0.1:3002" || ts[1].Scheme != "fcgi" {
+		t.Errorf("targets %+v", ts)
+	}
+	for _, bad := range []string{"fcgi://127.0.0.1:{3002..3000}/app", "nope://x"} {
+		if _, err := Targets(bad); err == nil {
+			t.Errorf("Targets(%q): want an error", bad)
+		}
+	}
+}
