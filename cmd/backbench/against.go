@@ -12,7 +12,6 @@ import (
 	"github.com/backbench/backbench/internal/compare"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
-	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
@@ -111,22 +110,9 @@ func gateOutcome(g *gate.Result) error {
 }
 
 // commandLine is the command line "backbench CMD ARGS..." as a shell
-// would take it back: arguments with spaces or shell characters in
-// single quotes, credentials REDACTED unless p keeps them
-// (load.RedactArgs), since the line is pasted where others read it.
-func commandLine(cmd string, args []string, p stats.Privacy) string {
-	if !p.KeepSecrets {
-		args = load.RedactArgs(args, p.ValueShorts)
-	}
-	words := []string{"backbench", cmd}
-	for _, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		words = append(words, a)
-	}
-	return strings.Join(words, " ")
-}
+// would take it back, credentials redacted unless p keeps them
+// (stats.Privacy.CommandLine).
+func commandLine(cmd string, args []string, p stats.Privacy) string { return p.CommandLine(cmd, args) }
 
 // sloError is a run that failed a --slo objective: exit status 3.
 type sloError struct{ failed []string }
