@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"github.com/backbench/backbench/internal/compare"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
-	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
@@ -81,21 +79,9 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 	if a == nil {
 		return nil
 	}
-	var b bytes.Buffer
-	if err := document.Write(&b, d); err != nil {
-		return err
-	}
-	f, err := compare.Read(name, b.Bytes())
-	if err != nil {
-		return usagef("compare: %v", err)
-	}
-	res, err := compare.Files([]*compare.File{a.base, f}, a.noise, false)
+	res, err := compare.Against(a.base, name, d, a.noise, a.rules)
 	if err != nil {
 		return usagef("--against: %v", err)
-	}
-	if a.rules != nil {
-		g := gate.Judge(a.rules, res.Comparisons)
-		res.Gate = &g
 	}
 	switch format {
 	case "text":
@@ -124,22 +110,9 @@ func gateOutcome(g *gate.Result) error {
 }
 
 // commandLine is the command line "backbench CMD ARGS..." as a shell
-// would take it back: arguments with spaces or shell characters in
-// single quotes, credentials REDACTED unless p keeps them
-// (load.RedactArgs), since the line is pasted where others read it.
-func commandLine(cmd string, args []string, p stats.Privacy) string {
-	if !p.KeepSecrets {
-		args = load.RedactArgs(args, p.ValueShorts)
-	}
-	words := []string{"backbench", cmd}
-	for _, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		words = append(words, a)
-	}
-	return strings.Join(words, " ")
-}
+// would take it back, credentials redacted unless p keeps them
+// (stats.Privacy.CommandLine).
+func commandLine(cmd string, args []string, p stats.Privacy) string { return p.CommandLine(cmd, args) }
 
 // sloError is a run that failed a --slo objective: exit status 3.
 type sloError struct{ failed []string }
@@ -152,17 +125,11 @@ func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []summar
 	if len(objs) == 0 {
 		return nil
 	}
-	lines := capacity.Verdicts(objs, rs)
+	lines, failed := capacity.Judged(objs, rs)
 	if text {
 		fmt.Fprintln(stdout, "\nObjectives:")
 		for _, l := range lines {
 			fmt.Fprintln(stdout, "  "+l)
-		}
-	}
-	var failed []string
-	for i, r := range rs {
-		if !r.Pass {
-			failed = append(failed, lines[i])
 		}
 	}
 	if failed != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/backbench/backbench/internal/compare"
 	"github.com/backbench/backbench/internal/document"
-	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -94,10 +93,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return usagef("compare: %v", err)
 	}
-	if rules != nil {
-		g := gate.Judge(rules, res.Comparisons)
-		res.Gate = &g
-	}
+	compare.Judge(res, rules)
 	switch o.format {
 	case "json":
 		if err := document.Write(stdout, res); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -67,18 +66,9 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("merge: want at least one FILE.json (see backbench merge --help)")
 	}
 	m := merge.New(merge.Options{Force: o.force, Privacy: o.share.privacy(nil)})
-	seen := map[string]string{}
 	for _, name := range fs.Args() {
-		abs, err := filepath.Abs(name)
-		if err != nil {
+		if err := m.ReadFile(name, os.Stdin); err != nil {
 			return usagef("merge: %v", err)
-		}
-		if prev, ok := seen[abs]; ok && name != "-" {
-			return usagef("merge: %s and %s are the same file: given twice, its requests would count twice", prev, name)
-		}
-		seen[abs] = name
-		if err := readMergeInput(m, name); err != nil {
-			return err
 		}
 	}
 	if m.Sweeps() && o.percentileFile != "" {
@@ -116,24 +106,6 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return document.Write(stdout, run)
 	}
 	return report.MergeText(stdout, run.Summary, run.Generators, run.Info, report.TextOptions{Spectrum: o.spectrum})
-}
-
-// readMergeInput reads the runs of the file name ("-": standard input)
-// into m; every error is a usage error.
-func readMergeInput(m *merge.Merge, name string) error {
-	var r io.Reader = os.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return usagef("merge: %v", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	if err := m.Read(name, r); err != nil {
-		return usagef("merge: %v", err)
-	}
-	return nil
 }
 
 // warn prints the merge's warnings on stderr too, unless quiet.

@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/document"
-	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/plan"
-	"github.com/backbench/backbench/internal/probe"
+	"github.com/backbench/backbench/internal/probe/address"
 	"github.com/backbench/backbench/internal/protocol"
-	"github.com/backbench/backbench/sockets"
 )
 
 // probeOptions are the flags of probe.
@@ -69,9 +64,6 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	return fs
 }
 
-// probeLine is one text line: a check's name, verdict and evidence.
-type probeLine struct{ name, verdict, evidence string }
-
 func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var o probeOptions
 	fs := newProbeFlags(&o)
@@ -81,17 +73,9 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.NArg() != 1 {
 		return usagef("probe: want exactly one URL, got %d (see backbench probe --help)", fs.NArg())
 	}
-	urls, err := sockets.ExpandPorts(fs.Arg(0))
+	targets, err := address.Targets(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)
-	}
-	var targets []sockets.Target
-	for _, u := range urls {
-		t, err := sockets.ParseTarget(u)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		targets = append(targets, t)
 	}
 	tgt := targets[0]
 	switch {
@@ -109,14 +93,15 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if targets[0], err = plan.UnixSocket(targets[0], o.unixSocket, 0); err != nil {
 		return err
 	}
-	p := prober{o: &o}
-	if p.proto, err = plan.Protocol(tgt); err != nil {
+	po := address.Options{Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Insecure: o.insecure,
+		Only: o.only, Skip: o.skip, JSON: o.format == "json"}
+	if po.Protocol, err = plan.Protocol(tgt); err != nil {
 		return err
 	}
-	if p.headers, p.options, err = plan.Request(p.proto, o.headers, o.params, o.docRoot, false); err != nil {
+	if po.Headers, po.Request, err = plan.Request(po.Protocol, o.headers, o.params, o.docRoot, false); err != nil {
 		return err
 	}
-	if sel, ok := p.proto.(protocol.Prober); ok {
+	if sel, ok := po.Protocol.(protocol.Prober); ok {
 		if err := sel.SelectChecks(o.only, o.skip); err != nil {
 			return usagef("%v", err)
 		}
@@ -126,198 +111,17 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	defer closeOut(&err)
-	stdout = out // the report, text or JSON, goes to -o
-	if len(targets) == 1 {
-		res, err := p.run(ctx, targets[0])
-		if err != nil {
-			return err
-		}
-		if o.format == "json" {
-			if err := writeJSON(stdout, res.out); err != nil {
-				return err
-			}
-		} else {
-			res.print(stdout)
-		}
-	} else if err := p.runRange(ctx, fs.Arg(0), targets, stdout); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return errInterrupted
-	}
-	return nil
-}
-
-// prober runs the probe of one address after another.
-type prober struct {
-	o       *probeOptions
-	proto   protocol.Protocol
-	headers [][2]string
-	options any // the protocol's
-}
-
-// probeResult is the probe of one address: its target, JSON object, text
-// lines and summary.
-type probeResult struct {
-	tgt     sockets.Target
-	timeout time.Duration
-	out     *document.Probe
-	lines   []probeLine
-	summary []string
-}
-
-// print writes the text: the Probing line (after the checks: a FastCGI
-// target that cannot be reached is known only from the first check's
-// dial), the lines and the summary.
-func (r *probeResult) print(w io.Writer) {
-	fmt.Fprintf(w, "Probing %s (%s %s), each exchange within %v\n\n", r.tgt.URL, r.tgt.Network, r.tgt.Address, r.timeout)
-	for _, l := range r.lines {
-		fmt.Fprintf(w, "%-28s %-16s %s\n", l.name, l.verdict, l.evidence)
-	}
-	fmt.Fprintf(w, "\nFor benchmarking:\n")
-	if len(r.summary) == 0 {
-		fmt.Fprintf(w, "  nothing special was seen\n")
-	}
-	for _, s := range r.summary {
-		fmt.Fprintf(w, "  %s\n", s)
-	}
-}
-
-// writeJSON writes a probe's JSON, a result of kind probe.
-func writeJSON(w io.Writer, r document.Result) error {
-	return document.Write(w, r)
-}
-
-// run probes tgt with its protocol's probe. A protocol that dials first
-// (HTTP: protocol.Prober.DialFirst) gets one connection first, and for
-// https one TLS handshake, whose certificate must verify unless
-// --insecure; the others (FastCGI: no connection without a request, Ruby's
-// fcgi.rb exits on one) leave reachability to the first check's own dial.
-func (p *prober) run(ctx context.Context, tgt sockets.Target) (*probeResult, error) {
-	o := p.o
-	var dialer *sockets.Dialer
-	if tgt.UsesTLS() {
-		dialer = sockets.NewClusterDialer(tgt, sockets.DialerOptions{Timeout: o.timeout,
-			TLS: &tls.Config{ServerName: tgt.Host, InsecureSkipVerify: o.insecure}})
-	}
-	check := sockets.StatUnix(tgt)
-	if sel, ok := p.proto.(protocol.Prober); ok && sel.DialFirst() && check == nil {
-		check = probeReachable(ctx, tgt, dialer, o.timeout)
-	}
-	if check != nil {
-		if ctx.Err() != nil {
-			return nil, errInterrupted
-		}
-		return nil, &unreachableError{check}
-	}
-	pt := document.ProbeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
-	res := &probeResult{tgt: tgt, timeout: o.timeout}
-	rep, err := p.proto.Probe(ctx, protocol.ProbeRequest{Target: tgt, Headers: p.headers, Options: p.options,
-		Dialer: dialer, Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Only: o.only, Skip: o.skip})
+	// The report, text or JSON, goes to -o.
+	err = address.Run(ctx, out, fs.Arg(0), targets, po)
 	var ue *protocol.UnreachableError
-	if errors.As(err, &ue) {
-		return nil, &unreachableError{ue.Err}
-	}
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	for _, l := range rep.Lines {
-		res.lines = append(res.lines, probeLine{l.Name, l.Verdict, l.Evidence})
-	}
-	res.summary = rep.Summary
-	if res.out, err = document.NewProbe(pt, o.timeout.Seconds(), rep.Report, res.summary); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// probeReachable checks that one connection can be made and, over TLS
-// (tlsDialer not nil), that the server's certificate verifies.
-func probeReachable(ctx context.Context, tgt sockets.Target, tlsDialer *sockets.Dialer, timeout time.Duration) error {
-	if err := sockets.Check(ctx, tgt, timeout); err != nil || tlsDialer == nil {
-		return err
-	}
-	c, err := tlsDialer.DialDeadline(ctx, time.Now().Add(timeout))
-	if err != nil {
-		return execute.DialError(tgt, nil, 0, &sockets.ConnectError{Err: err})
-	}
-	return c.Close()
-}
-
-// rangeOutput is the JSON of a probe over a {A..B} port range: one object
-// per address (the probe's, or the target and why it could not be reached)
-// and the checks whose verdicts differ between the addresses probed.
-type rangeOutput = document.ProbeRange
-
-// runRange probes each address of a port range in turn, one section each,
-// then names the checks on which they disagree. It fails only when no
-// address could be reached.
-func (p *prober) runRange(ctx context.Context, url string, targets []sockets.Target, stdout io.Writer) error {
-	text := p.o.format == "text"
-	if text {
-		fmt.Fprintf(stdout, "Probing %d addresses of %s, one after the other\n", len(targets), url)
-	}
-	out := rangeOutput{URL: url}
-	var done [][]probe.Verdict
-	var addrs []string
-	var errs []error
-	for _, t := range targets {
-		if ctx.Err() != nil {
-			break
-		}
-		if text {
-			fmt.Fprintln(stdout)
-		}
-		res, err := p.run(ctx, t)
-		var ue *unreachableError
-		switch {
-		case errors.As(err, &ue):
-			errs = append(errs, ue.err)
-			out.Addresses = append(out.Addresses, document.ProbeAddress{Target: document.ProbeTarget{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address}, Error: ue.err.Error()})
-			if text {
-				fmt.Fprintf(stdout, "Probing %s (%s %s): not reached: %v\n", t.URL, t.Network, t.Address, ue.err)
-			}
-			continue
-		case err != nil:
-			return err
-		}
-		out.Addresses = append(out.Addresses, document.ProbeAddress{Probe: res.out})
-		var vs []probe.Verdict
-		for _, l := range res.lines {
-			vs = append(vs, probe.Verdict{Check: l.name, Verdict: l.verdict})
-		}
-		done = append(done, vs)
-		addrs = append(addrs, t.Network+":"+t.Address)
-		if text {
-			res.print(stdout)
-		}
-	}
-	if len(done) == 0 {
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		return &unreachableError{errors.Join(errs...)}
-	}
-	ds := probe.Disagreements(addrs, done)
-	out.Disagreements = []document.ProbeDisagreement{}
-	for _, d := range ds {
-		out.Disagreements = append(out.Disagreements, document.ProbeDisagreement(d))
-	}
-	if !text {
-		return writeJSON(stdout, &out)
-	}
-	fmt.Fprintln(stdout)
-	if len(errs) > 0 {
-		fmt.Fprintf(stdout, "%d of the %d addresses could not be reached (see above).\n", len(errs), len(targets))
-	}
+	var re *address.RequestError
 	switch {
-	case len(done) == 1:
-		fmt.Fprintf(stdout, "Only one address was probed: nothing to compare.\n")
-	case len(ds) == 0:
-		fmt.Fprintf(stdout, "The %d addresses probed agree on every check.\n", len(done))
+	case ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())):
+		return errInterrupted
+	case errors.As(err, &ue):
+		return &unreachableError{ue.Err}
+	case errors.As(err, &re):
+		return usagef("%v", re.Err)
 	}
-	for _, d := range ds {
-		fmt.Fprintln(stdout, d.Text(addrs))
-	}
-	return nil
+	return err
 }

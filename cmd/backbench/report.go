@@ -2,15 +2,12 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/report/page"
 )
@@ -51,16 +48,9 @@ func reportCmd(args []string, stdout io.Writer) error {
 	}
 	var results []*page.Result
 	for _, name := range fs.Args() {
-		data, err := os.ReadFile(name)
+		r, err := page.ReadFile(name)
 		if err != nil {
 			return usagef("report: %v", err)
-		}
-		r, err := page.Parse(name, data)
-		if err != nil {
-			return usagef("report: %v", err)
-		}
-		if st, err := os.Stat(name); err == nil {
-			r.ModTime = st.ModTime()
 		}
 		results = append(results, r)
 	}
@@ -78,20 +68,5 @@ func reportCmd(args []string, stdout io.Writer) error {
 // sweepPage writes sweep.html: the page of the sweep's own JSON, as
 // backbench report would render the saved sweep.json (name).
 func sweepPage(w io.Writer, sw *report.Sweep, name string, keepSecrets bool) error {
-	return ownPage(w, sw, name, "sweep", keepSecrets)
-}
-
-// ownPage writes the page of one document d that a command made (sweep.html,
-// study.html), read back as report reads it, titled "backbench WHAT".
-func ownPage(w io.Writer, d document.Result, name, what string, keepSecrets bool) error {
-	var js bytes.Buffer
-	if err := document.Write(&js, d); err != nil {
-		return err
-	}
-	r, err := page.Parse(name, js.Bytes())
-	if err != nil {
-		return errors.Join(errors.New(what+".html"), err)
-	}
-	r.ModTime = time.Now()
-	return page.Write(w, []*page.Result{r}, page.Options{Title: "backbench " + what, Generated: time.Now(), KeepSecrets: keepSecrets})
+	return page.WriteOwn(w, sw, name, "sweep", keepSecrets)
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/report/page"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/study/runner"
 	"github.com/backbench/backbench/internal/study/spec"
@@ -78,66 +78,35 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	return fs
 }
 
-// overrideLevels applies -c to m; one says that m takes one level, and
-// why says so when -c gives more.
-func (o *studyOptions) overrideLevels(m *spec.Measure, one bool, why string) error {
-	if o.levels == "" {
-		return nil
-	}
-	lv, err := spec.ParseLevels(o.levels)
-	if err != nil {
-		return usagef("-c %s: %v", o.levels, err)
-	}
-	if one && len(lv) != 1 {
-		return usagef("-c %s: %s", o.levels, why)
-	}
-	m.Levels = lv
-	return nil
+// addSizingFlags adds the flags of a capacity study (a sizing).
+func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
+	fs.Var(newSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
+	fs.StringVar(&o.memory, "memory", "", "capacity study: replace the file's memory budget (`SIZE`: 2GiB, 512MiB)")
 }
 
-// overrideRounds applies --repeat and --warmup to m, for every kind of
-// study.
-func (o *studyOptions) overrideRounds(fs *pflag.FlagSet, m *spec.Measure) error {
+// overrides are the measurement flags given, as the study's measure
+// takes them (spec.Measure.Override).
+func (o *studyOptions) overrides(fs *pflag.FlagSet) spec.Overrides {
+	ov := spec.Overrides{Quick: o.quick, Levels: o.levels}
+	if fs.Changed("requests") {
+		ov.Requests = &o.requests
+	}
+	if fs.Changed("timelimit") {
+		ov.Duration = &o.seconds
+	}
 	if fs.Changed("repeat") {
-		if o.repeat < 1 {
-			return usagef("--repeat %d: want 1 or more", o.repeat)
-		}
-		m.Repeat = o.repeat
+		ov.Repeat = &o.repeat
 	}
 	if fs.Changed("warmup") {
-		if o.warmup < 0 {
-			return usagef("--warmup %d: want 0 or more", o.warmup)
-		}
-		m.Warmup = o.warmup
+		ov.Warmup = &o.warmup
 	}
-	return nil
-}
-
-// override applies the measurement flags to the study's measure.
-func (o *studyOptions) override(fs *pflag.FlagSet, m *spec.Measure) error {
-	if o.quick {
-		m.Levels = m.Levels[:min(len(m.Levels), 2)]
-		m.Requests, m.Duration, m.Repeat, m.Warmup = 100, 0, 2, 0
-		if top := m.Levels[len(m.Levels)-1]; top > 100 {
-			m.Requests = int64(top)
-		}
+	if fs.Changed("confirm") {
+		ov.Confirm = &o.confirm
 	}
-	if err := o.overrideLevels(m, m.Kind == "bench", "a bench study takes one level"); err != nil {
-		return err
+	if fs.Changed("memory") {
+		ov.Memory = &o.memory
 	}
-	if fs.Changed("requests") || fs.Changed("timelimit") {
-		if o.requests < 0 || o.seconds < 0 || (o.requests == 0 && o.seconds == 0) {
-			return usagef("-n and -t: want a positive request count or time")
-		}
-		m.Requests, m.Duration = o.requests, o.seconds
-	}
-	if err := o.overrideRounds(fs, m); err != nil {
-		return err
-	}
-	if m.Requests > 0 && int64(m.Levels[len(m.Levels)-1]) > m.Requests {
-		return usagef("the highest level (%d) is above the requests per level (%d)", m.Levels[len(m.Levels)-1], m.Requests)
-	}
-	return nil
+	return ov
 }
 
 func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -156,14 +125,8 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if st.Measure.Kind == spec.MeasureCapacity {
-		if err := o.overrideCapacity(fs, &st.Measure); err != nil {
-			return err
-		}
-	} else if err := refuseSizingFlags(fs, st.Measure.Kind); err != nil {
-		return err
-	} else if err := o.override(fs, &st.Measure); err != nil {
-		return err
+	if err := st.Measure.Override(o.overrides(fs)); err != nil {
+		return usagef("%v", err)
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return usagef("study: cannot create --out directory: %v", err)
@@ -173,14 +136,12 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log = stderr
 	}
 	res, err := runner.Run(ctx, st, runner.Options{
-		// Every series' plan is made and checked before any backend starts.
-		MakePlan: func(s *spec.Series, t runner.Target) (*execute.Plan, error) { return studyPlan(st, s, t) },
-		Exec:     execute.Options{Stderr: stderr, Quiet: true, Version: version()},
-		Log:      log,
-		Seed:     o.seed,
-		Noise:    o.noise,
-		Redact:   func(a []string) []string { return load.RedactArgs(a, "") },
-		Self:     selfPath(),
+		Exec:   execute.Options{Stderr: stderr, Quiet: true, Version: version()},
+		Log:    log,
+		Seed:   o.seed,
+		Noise:  o.noise,
+		Redact: func(a []string) []string { return load.RedactArgs(a, "") },
+		Self:   selfPath(),
 	})
 	if err != nil {
 		var ue *usageError
@@ -202,7 +163,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := document.Write(files[0], doc); err != nil {
 		return err
 	}
-	if err := ownPage(files[1], doc, files[0].Name(), "study", false); err != nil {
+	if err := page.WriteOwn(files[1], doc, files[0].Name(), "study", false); err != nil {
 		return err
 	}
 	if err := report.CommitAll(files); err != nil {
@@ -225,26 +186,6 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errInterrupted
 	}
 	return nil
-}
-
-// studyPlan makes the plan of one series of a study: the series'
-// client-side levels and the backend's request options as bench's flags
-// would give them (plan.Options).
-func studyPlan(st *spec.Study, s *spec.Series, t runner.Target) (*execute.Plan, error) {
-	b := s.Config.Backend
-	o := plan.Defaults(t.URL)
-	o.RequestsSet = true
-	if st.Measure.Timeout > 0 {
-		o.Timeout = st.Measure.Timeout
-	}
-	o.KeepAlive = s.Levels[spec.FactorKeepalive] == "on"
-	o.HTTP10 = s.Levels[spec.FactorHTTP] == "1.0"
-	o.Insecure, o.DocumentRoot, o.Headers = b.Insecure, t.DocumentRoot, t.Headers
-	l, err := o.Build()
-	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %v", s.Label, t.URL, err)
-	}
-	return l.Plan, nil
 }
 
 // selfPath is the running backbench's executable ("" if unknown), which a

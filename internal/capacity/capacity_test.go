@@ -62,6 +62,13 @@ func TestEvaluateAndVerdicts(t *testing.T) {
 			t.Errorf("verdict %d = %q, want %q", i, v[i], want[i])
 		}
 	}
+	lines, failed := Judged(objs, rs)
+	if len(lines) != 3 || len(failed) != 1 || failed[0] != want[0] {
+		t.Errorf("Judged: lines %q, failed %q: want the first failed", lines, failed)
+	}
+	if _, failed := Judged(objs[1:], rs[1:]); failed != nil {
+		t.Errorf("Judged of objectives met: failed %q, want nil", failed)
+	}
 }
 
 // fakeBackend is a step function of known truth: a level passes p99<=50ms

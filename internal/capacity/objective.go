@@ -234,6 +234,19 @@ func Verdicts(objs []Objective, rs []summary.SLOResult) []string {
 	return out
 }
 
+// Judged is the verdict on each objective of one run (Verdicts), and the
+// lines of the objectives it failed: nil when it met every one, a
+// --slo that fails the run otherwise.
+func Judged(objs []Objective, rs []summary.SLOResult) (lines, failed []string) {
+	lines = Verdicts(objs, rs)
+	for i, r := range rs {
+		if !r.Pass {
+			failed = append(failed, lines[i])
+		}
+	}
+	return lines, failed
+}
+
 // FromSummary turns a run's summary into a Measure, and says when the
 // client may have limited it: its CPU saturated; or, in the open model, a
 // run that met the objectives while the client sent less than 90% of the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -53,12 +55,38 @@ type Merge struct {
 	firstFile  string
 	firstSweep bool
 	content    map[[sha256.Size]byte]string
+	// paths are the files read (ReadFile), by absolute path.
+	paths map[string]string
 }
 
 // New returns an empty Merge.
 func New(o Options) *Merge {
 	info := &document.MergeInfo{Warnings: []string{}}
-	return &Merge{o: o, info: info, runs: NewRuns(o, info, ""), content: map[[sha256.Size]byte]string{}}
+	return &Merge{o: o, info: info, runs: NewRuns(o, info, ""), content: map[[sha256.Size]byte]string{}, paths: map[string]string{}}
+}
+
+// ReadFile reads the runs of the file name (Read), "-" being stdin. A
+// file named twice is refused before it is read again, whatever its
+// spelling: its requests would count twice.
+func (m *Merge) ReadFile(name string, stdin io.Reader) error {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return err
+	}
+	if prev, ok := m.paths[abs]; ok && name != "-" {
+		return fmt.Errorf("%s and %s are the same file: given twice, its requests would count twice", prev, name)
+	}
+	m.paths[abs] = name
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	return m.Read(name, r)
 }
 
 // Read reads the runs of the input name, whose content is r (Each).

@@ -2,6 +2,8 @@ package merge
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,5 +110,37 @@ func TestMergeSweepLevels(t *testing.T) {
 	ms, err = Sweeps([]Input{ins[0], short}, Options{Force: true})
 	if err != nil || !ms.Info.Forced || !strings.Contains(strings.Join(ms.Info.PlanDifferences, "; "), "left out: not in every file") {
 		t.Errorf("forced: %v, %+v", err, ms.Info)
+	}
+}
+
+// TestReadFile: files are read by name, "-" from stdin; one file named
+// twice, however spelt, is refused before its runs count twice; a file
+// that is not there is an error.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(a, schema1(t, "bench.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Force: true})
+	if err := m.ReadFile(a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ReadFile("-", bytes.NewReader(schema1(t, "bench-b.json"))); err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(dir, ".", "..", filepath.Base(dir), "a.json")
+	if err := m.ReadFile(again, nil); err == nil || !strings.Contains(err.Error(), "are the same file") {
+		t.Errorf("the same file twice: %v, want it refused", err)
+	}
+	if err := m.ReadFile(filepath.Join(dir, "none.json"), nil); err == nil || !strings.Contains(err.Error(), "none.json") {
+		t.Errorf("a missing file: %v, want an error naming it", err)
+	}
+	d, err := m.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gens := d.(*document.MergedRun).Generators; len(gens) != 2 || gens[1].File != "-" {
+		t.Errorf("generators %+v: want the file and stdin", gens)
 	}
 }

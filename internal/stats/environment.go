@@ -59,6 +59,25 @@ func (p Privacy) Apply(e *Environment) {
 	}
 }
 
+// CommandLine is the command line "backbench CMD ARGS..." as a shell
+// would take it back, for a report others read (the Markdown of bench,
+// sweep and compare): arguments with spaces or shell characters in single
+// quotes, credentials replaced by load.Redacted unless p.KeepSecrets
+// (load.RedactArgs).
+func (p Privacy) CommandLine(cmd string, args []string) string {
+	if !p.KeepSecrets {
+		args = load.RedactArgs(args, p.ValueShorts)
+	}
+	words := []string{"backbench", cmd}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
+}
+
 // CurrentEnvironment describes this machine and process, with the
 // credentials of the command line redacted (Privacy's zero value). version
 // is backbench's version; empty, it is read from the build information.

@@ -52,10 +52,6 @@ const DefaultNoise = 0.02
 
 // Options configure Run.
 type Options struct {
-	// MakePlan builds the executor's plan of a series from its target
-	// (placeholders expanded) and its client-side levels: package main
-	// validates it as bench's flags are.
-	MakePlan func(s *spec.Series, t Target) (*execute.Plan, error)
 	// Exec are the executor's options of every measured run (Stderr,
 	// Version, Privacy); Observe is set by Run.
 	Exec execute.Options
@@ -277,7 +273,7 @@ func (r *runner) prepare(base string) error {
 			return fmt.Errorf("study: %s: %w", s.Label, err)
 		}
 		u := t.URL
-		plan, err := r.o.MakePlan(s, t)
+		plan, err := seriesPlan(r.st, s, t)
 		if err != nil {
 			return fmt.Errorf("study: series %s: %w", s.Label, err)
 		}
