@@ -158,7 +158,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rep.Result = res
 	env := stats.CurrentEnvironment(version())
 	rep.Started, rep.Ended, rep.Environment = started, time.Now(), &env
-	if err := p.write(&rep, o.out, p.Concurrency); err != nil {
+	if err := writeCapacity(&rep, o.out, p.Concurrency); err != nil {
 		return err
 	}
 	if o.format == "json" {
@@ -220,22 +220,13 @@ func capacityFiles(dir string) []string {
 	return out
 }
 
-// write writes capacity.json and the chart into dir.
-func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) error {
+// writeCapacity writes capacity.json and the chart of rep into dir.
+func writeCapacity(rep *capacity.Report, dir string, ceiling int) error {
 	var pts []report.CapacityPoint
 	for _, st := range rep.Result.Steps {
 		pts = append(pts, report.CapacityPoint{Load: st.Level, P99Ms: st.P99, Pass: st.Pass})
 	}
-	bound := 0.0
-	for _, o := range rep.Objectives {
-		if o.Metric == capacity.MetricP99 {
-			bound = o.Bound
-		}
-	}
-	xLabel := "offered rate (req/s)"
-	if p.Config.Integer {
-		xLabel = "concurrency (connections)"
-	}
+	bound, xLabel := rep.P99Bound(), rep.LevelAxis()
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return writeCapacityJSON(w, rep, ceiling) },
 		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "svg") },

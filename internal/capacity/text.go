@@ -500,3 +500,24 @@ func (r *Report) Heading(url string, ceiling int, step, warmup, confirm, took ti
 	return fmt.Sprintf("Capacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s",
 		url, r.Model, limit, FormatLength(step), warm, conf, len(r.Result.Steps), took.Seconds())
 }
+
+// P99Bound is the bound of the p99 objective searched within, the
+// chart's line (the last one given; 0: none).
+func (r *Report) P99Bound() float64 {
+	bound := 0.0
+	for _, o := range r.Objectives {
+		if o.Metric == MetricP99 {
+			bound = o.Bound
+		}
+	}
+	return bound
+}
+
+// LevelAxis names the levels as the chart's axis does: the offered rate
+// or the concurrency, with its unit.
+func (r *Report) LevelAxis() string {
+	if r.Model == ModelClosed {
+		return "concurrency (connections)"
+	}
+	return "offered rate (req/s)"
+}

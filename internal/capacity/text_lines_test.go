@@ -52,3 +52,20 @@ func TestJudgeSummary(t *testing.T) {
 		t.Errorf("verdicts %+v", s.SLO)
 	}
 }
+
+// TestChartWords: the chart's line is the p99 objective's bound, its axis
+// the model's level.
+func TestChartWords(t *testing.T) {
+	objs, err := ParseAll([]string{"errors<=1%", "p99<=50ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Report{Model: ModelOpen, Objectives: objs}
+	if r.P99Bound() != 50 || r.LevelAxis() != "offered rate (req/s)" {
+		t.Errorf("open: %v, %q", r.P99Bound(), r.LevelAxis())
+	}
+	r = Report{Model: ModelClosed, Objectives: objs[:1]}
+	if r.P99Bound() != 0 || r.LevelAxis() != "concurrency (connections)" {
+		t.Errorf("closed: %v, %q", r.P99Bound(), r.LevelAxis())
+	}
+}
