@@ -209,13 +209,6 @@ func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
 		Params: o.params, Stdin: readStdin}
 }
 
-// validateLoad checks the load flags and the target URL and makes the
-// plan of the run (plan.Options.Build); every error is a usage error,
-// caught before any connection is made.
-func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, error) {
-	return buildLoad(o.planOptions(fs, url), o.share.privacy(fs))
-}
-
 // buildLoad builds the plan of po, its records keeping what privacy says.
 func buildLoad(po plan.Options, privacy stats.Privacy) (*loadPlan, error) {
 	l, err := po.Build()
@@ -225,6 +218,9 @@ func buildLoad(po plan.Options, privacy stats.Privacy) (*loadPlan, error) {
 	return &loadPlan{Plan: l.Plan, objectives: l.Objectives, privacy: privacy}, nil
 }
 
+// benchCmd runs the bench command: its flags into plan.Options and the
+// trials' plan, one run (execute.Run) or trials (driver.RunTrials), the
+// record and its summary into the renderers, then the gates.
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var o benchOptions
 	fs := newBenchFlags(&o)

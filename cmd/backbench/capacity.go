@@ -91,7 +91,7 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Lookup("concurrency").Usage = "open model: the ceiling of requests in flight (the closed model searches it)"
 	fs.Lookup("concurrency").DefValue = strconv.Itoa(plan.CapacityCeiling)
 	// Bench's flags that a search sets itself or cannot use (refused by
-	// validateCapacity).
+	// plan.CapacityOptions.Build).
 	for _, name := range []string{"requests", "rate", "raw", "start-at"} {
 		_ = fs.MarkHidden(name)
 	}
