@@ -86,11 +86,14 @@ type benchOptions struct {
 	againstOptions
 }
 
+// addLoadFlags adds the load flags to fs, their defaults a bench's
+// (plan.Defaults).
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
-	fs.Int64VarP(&o.requests, "requests", "n", 1, "number of requests to perform (with -t alone: no count limit)")
-	fs.IntVarP(&o.concurrency, "concurrency", "c", 1, "number of requests to perform at a time (one connection each)")
+	d := plan.Defaults("")
+	fs.Int64VarP(&o.requests, "requests", "n", d.Requests, "number of requests to perform (with -t alone: no count limit)")
+	fs.IntVarP(&o.concurrency, "concurrency", "c", d.Concurrency, "number of requests to perform at a time (one connection each)")
 	fs.VarP(newSeconds(&o.timeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
-	fs.VarP(newSeconds(&o.timeout, 30*time.Second), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
+	fs.VarP(newSeconds(&o.timeout, d.Timeout), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
 	fs.BoolVarP(&o.keepAlive, "keepalive", "k", false, "keep connections open (HTTP keep-alive, FastCGI FCGI_KEEP_CONN)")
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
@@ -103,7 +106,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVarP(&o.contentType, "content-type", "T", "", "Content-Type of the body (default text/plain with -p)")
 	fs.BoolVarP(&o.variableLength, "variable-length", "l", false, "accept a variable document length (no Length failures)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output on stderr")
-	fs.IntVarP(&o.verbosity, "verbosity", "v", 1, "verbosity; 2 or more prints every request and response head on stderr")
+	fs.IntVarP(&o.verbosity, "verbosity", "v", d.Verbosity, "verbosity; 2 or more prints every request and response head on stderr")
 	fs.BoolVar(&o.http10, "http1.0", false, "send HTTP/1.0 requests, as ab does (default HTTP/1.1)")
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
@@ -111,7 +114,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.Var(newFinite(&o.rate, 0), "rate", "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
 	fs.StringArrayVar(&o.upstreams, "upstream", nil, "spread connections over this address too: tcp:HOST:PORT or unix:/path (repeatable; replaces the URL's address)")
-	fs.StringVar(&o.balance, "balance", "round-robin", "how connections are spread over several addresses: round-robin or least-conn")
+	fs.StringVar(&o.balance, "balance", d.Balance, "how connections are spread over several addresses: round-robin or least-conn")
 	fs.BoolVar(&o.insecure, "insecure", false, "https: accept any server certificate (self-signed)")
 	fs.IntSliceVar(&o.backendPIDs, "backend-pid", nil, "sample this backend process and its descendants from /proc during the run (repeatable)")
 	fs.StringVar(&o.backendPIDFile, "backend-pidfile", "", "like --backend-pid, with the PID read from FILE")
@@ -121,7 +124,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.Var(newChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU, but half of them for kept connections to a backend on this machine")
-	fs.Var(newChoice(&o.engine, execute.EngineAuto, execute.EngineAuto, execute.EnginePoller, execute.EngineUring), "engine",
+	fs.Var(newChoice(&o.engine, d.Engine, execute.EngineAuto, execute.EnginePoller, execute.EngineUring), "engine",
 		"what runs the workers: poller (a goroutine each, on Go's network poller), uring (io_uring, one ring per thread; Linux 5.11+), or auto: uring for closed-model HTTP runs without keep-alive to plain TCP or Unix targets when io_uring can be set up, poller otherwise")
 	fs.Var(&startAtValue{&o.startAt}, "start-at", "set up, then start the load at TIME (RFC 3339 or Unix seconds), to start generators on several machines together (see backbench merge)")
 	fs.StringArrayVar(&o.slo, "slo", nil, "service level `OBJECTIVE` the run must meet: p50|p90|p99|p99.9|max<=DURATION (p99<=50ms) or errors<=PERCENT (errors<=1%) (repeatable; all must hold): exit status 3 when one fails")
@@ -206,13 +209,6 @@ func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
 		Params: o.params, Stdin: readStdin}
 }
 
-// validateLoad checks the load flags and the target URL and makes the
-// plan of the run (plan.Options.Build); every error is a usage error,
-// caught before any connection is made.
-func validateLoad(fs *pflag.FlagSet, o *loadOptions, url string) (*loadPlan, error) {
-	return buildLoad(o.planOptions(fs, url), o.share.privacy(fs))
-}
-
 // buildLoad builds the plan of po, its records keeping what privacy says.
 func buildLoad(po plan.Options, privacy stats.Privacy) (*loadPlan, error) {
 	l, err := po.Build()
@@ -222,6 +218,9 @@ func buildLoad(po plan.Options, privacy stats.Privacy) (*loadPlan, error) {
 	return &loadPlan{Plan: l.Plan, objectives: l.Objectives, privacy: privacy}, nil
 }
 
+// benchCmd runs the bench command: its flags into plan.Options and the
+// trials' plan, one run (execute.Run) or trials (driver.RunTrials), the
+// record and its summary into the renderers, then the gates.
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var o benchOptions
 	fs := newBenchFlags(&o)
@@ -237,6 +236,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	po := o.planOptions(fs, fs.Arg(0))
 	po.Stages, po.RateStages, po.Ramp = o.stages, o.rateStages, o.ramp
+	po.Window, po.WindowSet = o.window, fs.Changed("window")
 	r, err := buildLoad(po, o.share.privacy(fs))
 	if err != nil {
 		return err
@@ -251,14 +251,6 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	if fs.Changed("label") && strings.TrimSpace(o.label) == "" {
 		return usagef("bench: --label wants a name")
-	}
-	if fs.Changed("window") {
-		switch {
-		case o.window < time.Millisecond:
-			return usagef("bench: --window %v: want 1ms or more", o.window)
-		case r.Duration > 0 && o.window > r.Duration:
-			return usagef("bench: --window %v is longer than the run (-t %v)", o.window, r.Duration)
-		}
 	}
 	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
@@ -322,14 +314,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	// The design is judged once every flag is known good, before the
 	// first request.
-	tp.judgeDesign(stderr)
+	tp.warnDesign(stderr)
 	announceStart(stderr, o.startAt, o.quiet)
 	// run is the run's own record and summary; with trials, the pooled
 	// run's (t holds the trials' runs and medians beside it).
 	var run *summary.Run
 	var t *driver.Trials
 	if tp.on {
-		if t, err = executeTrials(ctx, r.Plan, &tp, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
+		if t, err = driver.RunTrials(ctx, r.Plan, &tp.plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy,
 			Window: o.window}); err == nil {
 			run = &t.Pooled
@@ -344,7 +336,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return executeError(err)
 	}
 	m, sum := run.Record, &run.Summary
-	r.judge(sum, t)
+	// --slo's verdicts: a closed run of trials is judged at the trials'
+	// median requests/sec.
+	switch {
+	case len(r.objectives) == 0:
+	case t != nil:
+		t.JudgeSLO(r.objectives)
+	default:
+		capacity.JudgeSummary(sum, sum.RequestsPerSecond, r.objectives)
+	}
 	sum.Label = strings.TrimSpace(o.label)
 	var doc document.Result = &document.Run{Summary: sum, Record: m}
 	if t != nil {
@@ -358,7 +358,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		err = report.BenchMarkdown(out, saved, commandLine("bench", args, r.privacy))
 	default:
 		if t != nil {
-			err = writeTrialsText(out, t, &tp, report.TextOptions{Spectrum: o.spectrum})
+			err = report.TrialsText(out, &report.Trials{Pooled: &t.Pooled.Summary, Medians: &t.Medians, Runs: len(t.Runs),
+				Precise: t.Precise, Plan: tp.plan}, report.TextOptions{Spectrum: o.spectrum})
 		} else {
 			err = report.Text(out, sum, report.TextOptions{Spectrum: o.spectrum})
 		}
@@ -366,27 +367,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	if gf != nil {
-		if err := report.Gnuplot(gf, m.Rows()); err != nil {
-			return err
-		}
-		if err := commit(gf); err != nil {
-			return err
-		}
-	}
-	if ef != nil {
-		if err := report.PercentileCSV(ef, summary.PercentileSpectrum(m)); err != nil {
-			return err
-		}
-		if err := commit(ef); err != nil {
-			return err
-		}
-	}
-	if tf != nil {
-		if err := report.TimelineCSV(tf, m.Timeline); err != nil {
-			return err
-		}
-		if err := commit(tf); err != nil {
+	if gf != nil || ef != nil || tf != nil {
+		if err := (report.RunFiles{Gnuplot: gf, Percentiles: ef, Timeline: tf}).Write(m); err != nil {
 			return err
 		}
 	}
@@ -405,21 +387,6 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	return gateErr
 }
 
-// judge adds to a run's summary sum the verdicts of the --slo objectives:
-// with trials (t not nil), sum is the pooled run's and a closed run's
-// achieved requests/sec is the trials' median.
-func (r *loadPlan) judge(sum *summary.Summary, t *driver.Trials) {
-	if len(r.objectives) == 0 {
-		return
-	}
-	rate := sum.RequestsPerSecond
-	if t != nil {
-		rate = t.Medians.RequestsPerSecond.Median
-	}
-	ms := capacity.FromSummaryAt(sum, rate, r.objectives)
-	sum.SLO = capacity.Evaluate(r.objectives, &ms)
-}
-
 // executeError turns the executor's errors into the command's: usage,
 // unreachable target, interruption.
 func executeError(err error) error {
@@ -430,6 +397,8 @@ func executeError(err error) error {
 		return &unreachableError{ue.Err}
 	case errors.As(err, &se):
 		return usagef("%v", se.Err)
+	case errors.Is(err, driver.ErrNoTrial):
+		return errInterrupted
 	}
 	return err
 }

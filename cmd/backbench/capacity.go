@@ -38,21 +38,6 @@ type capacityOptions struct {
 	format     string
 }
 
-// Defaults of capacity.
-const (
-	capacityStepTime    = 5 * time.Second
-	capacityCeiling     = 256   // open model: requests in flight (-c)
-	capacityMaxRate     = 1e7   // open model: --max
-	capacityMaxConc     = 10000 // closed model: --max
-	capacityStepOverrun = 250 * time.Millisecond
-	// capacityConfirmTimes is the default --confirm, in steps, and
-	// capacityConfirmFloor the shortest default: a confirmation of a few
-	// seconds holds too few requests past the percentile to meet the
-	// machine's stalls, which an hour at the answer would meet.
-	capacityConfirmTimes = 5
-	capacityConfirmFloor = 30 * time.Second
-)
-
 const capacityUsage = `Usage: backbench capacity --slo OBJECTIVE [--slo ...] [flags] URL
 
 Finds the highest load the backend sustains within every objective. Open
@@ -99,102 +84,46 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report on stdout: text or json (the JSON of capacity.json)")
 	fs.BoolVar(&o.wide, "wide", false, "print the steps' table as wide as it is, not fitted to 100 columns (or the terminal's width)")
 	addLoadFlags(fs, &o.loadOptions)
-	o.timeLimit = capacityStepTime
+	o.timeLimit = plan.CapacityStepTime
 	fs.Lookup("timelimit").Usage = "length of each step in seconds (or a duration: 10s)"
 	fs.Lookup("timelimit").DefValue = "5"
 	fs.Lookup("confirm").DefValue = "5 times -t, at least 30 s"
 	fs.Lookup("concurrency").Usage = "open model: the ceiling of requests in flight (the closed model searches it)"
-	fs.Lookup("concurrency").DefValue = strconv.Itoa(capacityCeiling)
+	fs.Lookup("concurrency").DefValue = strconv.Itoa(plan.CapacityCeiling)
 	// Bench's flags that a search sets itself or cannot use (refused by
-	// validateCapacity).
+	// plan.CapacityOptions.Build).
 	for _, name := range []string{"requests", "rate", "raw", "start-at"} {
 		_ = fs.MarkHidden(name)
 	}
 	return fs
 }
 
-// capacityPlan is a validated capacity command.
+// capacityPlan is a validated capacity command: the search and what its
+// records leave out.
 type capacityPlan struct {
-	r    *loadPlan
-	cfg  capacity.Config
-	warm time.Duration // before each step
+	*plan.Capacity
+	privacy stats.Privacy
 }
 
-// validateCapacity checks the flags and the URL and builds the plan; every
-// error is a usage error, found before any connection is made.
+// validateCapacity reads the flags and the URL into the search's options
+// and builds it (plan.CapacityOptions.Build); every error is a usage
+// error, found before any connection is made.
 func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, error) {
 	if fs.NArg() != 1 {
 		return nil, usagef("capacity: want exactly one URL, got %d (see backbench capacity --help)", fs.NArg())
-	}
-	closed := o.model == capacity.ModelClosed
-	for _, f := range []struct{ name, why string }{
-		{"requests", "each step runs for -t seconds"},
-		{"rate", "the search sets the rate"},
-		{"raw", "a search makes many runs"},
-		{"start-at", "a search's steps depend on each other, so generators do not merge"},
-	} {
-		if fs.Changed(f.name) {
-			return nil, usagef("capacity: --%s does not apply: %s", f.name, f.why)
-		}
-	}
-	switch {
-	case len(o.slo) == 0:
-		return nil, usagef("capacity: want at least one --slo objective, e.g. --slo 'p99<=50ms'")
-	case closed && fs.Changed("concurrency"):
-		return nil, usagef("capacity: -c does not apply with --model closed: the search sets it (--start and --max bound it)")
-	case o.timeLimit <= 0:
-		return nil, usagef("capacity: -t must be greater than 0 seconds")
-	case o.start < 0 || o.max < 0:
-		return nil, usagef("capacity: --start and --max must be greater than 0")
 	}
 	res, err := parseRatio("--resolution", o.resolution)
 	if err != nil {
 		return nil, err
 	}
-	if res <= 0 || res >= 1 {
-		return nil, usagef("capacity: bad --resolution %q: want more than 0%% and less than 100%%", o.resolution)
-	}
-	if !closed && !fs.Changed("concurrency") {
-		o.concurrency = capacityCeiling
-	}
-	start, top := o.start, o.max
-	if start == 0 {
-		start = map[bool]float64{false: 10, true: 1}[closed]
-	}
-	if top == 0 {
-		top = map[bool]float64{false: capacityMaxRate, true: capacityMaxConc}[closed]
-	}
-	if closed && (start != float64(int(start)) || top != float64(int(top)) || top > 1_000_000) {
-		return nil, usagef("capacity: --start and --max are whole concurrencies in the closed model (at most 1000000)")
-	}
-	if !closed && top > capacityMaxRate {
-		return nil, usagef("capacity: --max %g: the rate is at most 10000000 req/s", top)
-	}
-	if closed && o.max == 0 {
-		// The default ceiling of the search stays within what the file
-		// limit allows; a --max given above it is refused below.
-		top = min(top, float64(execute.MaxConcurrency()))
-		start = min(start, top)
-	}
-	if start > top {
-		return nil, usagef("capacity: --start %g is above --max %g", start, top)
-	}
-	if closed {
-		if err := plan.CheckFiles(fmt.Sprintf("capacity: --max %d", int(top)), int(top)); err != nil {
-			return nil, err
-		}
-	}
-	r, err := validateLoad(fs, &o.loadOptions, fs.Arg(0))
+	co := plan.CapacityOptions{Load: o.planOptions(fs, fs.Arg(0)), Raw: o.rawFile, Model: o.model, Start: o.start, Max: o.max,
+		Resolution: res, ResolutionText: o.resolution, Confirm: o.confirm, ConfirmSet: fs.Changed("confirm"),
+		MaxTime: o.maxTime, Warmup: o.warmup}
+	c, err := co.Build()
 	if err != nil {
 		return nil, err
 	}
-	if !fs.Changed("confirm") {
-		o.confirm = max(capacityConfirmTimes*o.timeLimit, capacityConfirmFloor)
-	}
-	return &capacityPlan{r: r, warm: o.warmup, cfg: capacity.Config{
-		Objectives: r.objectives, Start: start, Max: top, Integer: closed, Resolution: res,
-		Step: o.timeLimit, Confirm: o.confirm, MaxTime: o.maxTime, Overhead: o.warmup + capacityStepOverrun,
-	}}, nil
+	return &capacityPlan{Capacity: c, privacy: o.share.privacy(fs)}, nil
 }
 
 // capacityCmd runs the capacity command.
@@ -213,28 +142,13 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	// No connection without a request: a Unix socket path is checked
 	// here, and each step's own first dials decide reachability.
-	if err := execute.CheckSockets(p.r.Target, p.r.Upstreams, stderr); err != nil {
+	if err := execute.CheckSockets(p.Target, p.Upstreams, stderr); err != nil {
 		return &unreachableError{err}
 	}
-	rep := capacity.Report{Model: o.model, Objectives: p.cfg.Objectives, MaxTime: o.maxTime}
+	rep := capacity.Report{Model: o.model, Objectives: p.Config.Objectives, MaxTime: o.maxTime}
 	if !o.quiet {
-		fmt.Fprintf(stderr, "Searching the capacity of %s (%s model, %s per step, a %s confirmation; at most %s)\n", p.r.Target.URL, o.model,
-			capacity.FormatLength(o.timeLimit), capacity.FormatLength(p.cfg.Confirm), o.maxTime)
-		p.cfg.OnStep = func(st capacity.Step) {
-			v := "pass"
-			if !st.Pass {
-				v = "FAIL"
-			}
-			if st.Held.Verdict != capacity.HeldYes {
-				v += " (" + st.Held.Why + ")"
-			}
-			kind := ""
-			if st.Confirm {
-				kind = " confirmation"
-			}
-			fmt.Fprintf(stderr, "  %s %s, %s%s: %s, p99 %s, errors %.2f%%\n", rep.FormatLevel(st.Level), map[bool]string{false: "req/s", true: "connections"}[p.cfg.Integer],
-				capacity.FormatLength(st.Length), kind, v, capacity.FormatMs(st.P99), st.ErrorRate*100)
-		}
+		fmt.Fprintln(stderr, rep.Searching(p.Target.URL, p.Config.Step, p.Config.Confirm))
+		p.Config.OnStep = func(st capacity.Step) { fmt.Fprintln(stderr, rep.StepLine(st)) }
 	}
 	started := time.Now()
 	res, err := p.search(ctx, stderr)
@@ -244,32 +158,18 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rep.Result = res
 	env := stats.CurrentEnvironment(version())
 	rep.Started, rep.Ended, rep.Environment = started, time.Now(), &env
-	if err := p.write(&rep, o.out, o.concurrency); err != nil {
+	if err := writeCapacity(&rep, o.out, p.Concurrency); err != nil {
 		return err
 	}
 	if o.format == "json" {
-		if err := writeCapacityJSON(stdout, &rep, o.concurrency); err != nil {
+		if err := writeCapacityJSON(stdout, &rep, p.Concurrency); err != nil {
 			return err
 		}
 	} else {
 		// The answer stays one line (scripts read it); the table fits.
-		width := tableWidth(o.wide, stdout)
 		fmt.Fprintln(stdout, rep.Answer())
-		warm := ""
-		if p.warm > 0 {
-			warm = " after a " + capacity.FormatLength(p.warm) + " warm-up"
-		}
-		ceiling := ""
-		if !p.cfg.Integer {
-			ceiling = fmt.Sprintf(", at most %d in flight", o.concurrency)
-		}
-		confirm := ", no confirmation run"
-		if p.cfg.Confirm > 0 {
-			confirm = ", a " + capacity.FormatLength(p.cfg.Confirm) + " confirmation run"
-		}
-		fmt.Fprintf(stdout, "\nCapacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s\n\n",
-			p.r.Target.URL, o.model, ceiling, capacity.FormatLength(o.timeLimit), warm, confirm, len(res.Steps), time.Since(started).Seconds())
-		if err := rep.TableFit(stdout, width); err != nil {
+		fmt.Fprintf(stdout, "\n%s\n\n", rep.Heading(p.Target.URL, p.Concurrency, p.Config.Step, p.Warmup, p.Config.Confirm, time.Since(started)))
+		if err := rep.TableFit(stdout, tableWidth(o.wide, stdout)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(capacityFiles(o.out), ", "))
@@ -288,12 +188,12 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // by whether its load held (capacity.Judge over capacity.StepWindows
 // windows); a step after a failing one waits for the backend to settle.
 func (p *capacityPlan) search(ctx context.Context, stderr io.Writer) (capacity.Result, error) {
-	sched := driver.NewCapacity(ctx, p.cfg)
+	sched := driver.NewCapacity(ctx, p.Config)
 	_, err := driver.Run(ctx, driver.Config{
 		Schedule: sched,
-		Warmup:   driver.Warmup{Duration: p.warm},
-		Options:  execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version(), Privacy: p.r.privacy},
-	}, []driver.Series{{Label: p.r.Target.URL, Plan: p.r.Plan}})
+		Warmup:   driver.Warmup{Duration: p.Warmup},
+		Options:  execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version(), Privacy: p.privacy},
+	}, []driver.Series{{Label: p.Target.URL, Plan: p.Plan}})
 	res, serr := sched.Result()
 	if re := (*driver.RunError)(nil); errors.As(err, &re) {
 		return res, executeError(re.Err)
@@ -320,22 +220,13 @@ func capacityFiles(dir string) []string {
 	return out
 }
 
-// write writes capacity.json and the chart into dir.
-func (p *capacityPlan) write(rep *capacity.Report, dir string, ceiling int) error {
+// writeCapacity writes capacity.json and the chart of rep into dir.
+func writeCapacity(rep *capacity.Report, dir string, ceiling int) error {
 	var pts []report.CapacityPoint
 	for _, st := range rep.Result.Steps {
 		pts = append(pts, report.CapacityPoint{Load: st.Level, P99Ms: st.P99, Pass: st.Pass})
 	}
-	bound := 0.0
-	for _, o := range rep.Objectives {
-		if o.Metric == capacity.MetricP99 {
-			bound = o.Bound
-		}
-	}
-	xLabel := "offered rate (req/s)"
-	if p.cfg.Integer {
-		xLabel = "concurrency (connections)"
-	}
+	bound, xLabel := rep.P99Bound(), rep.LevelAxis()
 	writers := []func(io.Writer) error{
 		func(w io.Writer) error { return writeCapacityJSON(w, rep, ceiling) },
 		func(w io.Writer) error { return report.CapacityChart(w, pts, xLabel, bound, "svg") },

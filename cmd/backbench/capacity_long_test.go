@@ -15,6 +15,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/summary"
 )
 
@@ -63,7 +64,7 @@ func TestCapacityHoldsPrefork4(t *testing.T) {
 					if err != nil || json.Unmarshal(b, &j) != nil || j.CapacityRPS == nil {
 						t.Fatalf("-t %s: exit %d, no capacity.json: %v\n%s%s", step, code, err, out, errs)
 					}
-					if j.StepSeconds != map[string]float64{"2": 2, "10": 10}[step] || j.ConfirmSeconds != max(capacityConfirmTimes*j.StepSeconds, capacityConfirmFloor.Seconds()) {
+					if j.StepSeconds != map[string]float64{"2": 2, "10": 10}[step] || j.ConfirmSeconds != max(plan.CapacityConfirmTimes*j.StepSeconds, plan.CapacityConfirmFloor.Seconds()) {
 						t.Fatalf("-t %s: step %g s, confirmation %g s, want -t and 5 times it, at least 30 s", step, j.StepSeconds, j.ConfirmSeconds)
 					}
 					a := *j.CapacityRPS
@@ -85,7 +86,7 @@ func TestCapacityHoldsPrefork4(t *testing.T) {
 				// a 50 s confirmation); the -t 2 answer is within 5% of it.
 				rate := answers["10"]
 				code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "--rate", strconv.FormatFloat(rate, 'f', -1, 64),
-					"-c", strconv.Itoa(capacityCeiling), "-t", "30", "--slo", obj, srv.URL("/"))
+					"-c", strconv.Itoa(plan.CapacityCeiling), "-t", "30", "--slo", obj, srv.URL("/"))
 				var s summary.Summary
 				if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 {
 					t.Fatalf("bench: exit %d: %v\n%s", code, err, errs)

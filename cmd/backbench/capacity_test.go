@@ -322,32 +322,3 @@ func TestCapacityMaxTime(t *testing.T) {
 		t.Errorf("capacity.json: %s", b)
 	}
 }
-
-// TestCapacityConfirmDefault: the default confirmation is 5 times -t, at
-// least 30 s; --confirm given is kept as given.
-func TestCapacityConfirmDefault(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want time.Duration
-	}{
-		{nil, 30 * time.Second}, // -t 5: 25 s, below the floor
-		{[]string{"-t", "2"}, 30 * time.Second},
-		{[]string{"-t", "6"}, 30 * time.Second},
-		{[]string{"-t", "10"}, 50 * time.Second},
-		{[]string{"-t", "2", "--confirm", "4"}, 4 * time.Second},
-		{[]string{"-t", "10", "--confirm", "0"}, 0},
-	} {
-		o := &capacityOptions{}
-		fs := newCapacityFlags(o)
-		if err := fs.Parse(append(c.args, "--slo", "p99<=50ms", "http://127.0.0.1:1/")); err != nil {
-			t.Fatal(err)
-		}
-		p, err := validateCapacity(fs, o)
-		if err != nil {
-			t.Fatalf("%v: %v", c.args, err)
-		}
-		if p.cfg.Confirm != c.want {
-			t.Errorf("%v: confirmation %v, want %v", c.args, p.cfg.Confirm, c.want)
-		}
-	}
-}

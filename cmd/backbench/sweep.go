@@ -13,14 +13,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 )
 
@@ -29,12 +27,11 @@ import (
 // keep-alive.
 type sweepOptions struct {
 	loadOptions
-	levels    string
-	out       string
-	kaModes   string // "", or a list of on and off ("both": off,on)
-	stopRate  string
-	warmup    int64
-	levelList []int
+	levels   string
+	out      string
+	kaModes  string // "", or a list of on and off ("both": off,on)
+	stopRate string
+	warmup   int64
 	// backendPIDs and backendPIDFiles are sweep's --backend-pid and
 	// --backend-pidfile: [LABEL=]PID and [LABEL=]FILE.
 	backendPIDs, backendPIDFiles []string
@@ -121,79 +118,43 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	return fs
 }
 
-// sweepPlan is a validated sweep: the engine's configuration and its
-// series, each with its plan.
+// sweepPlan is a validated sweep: its series and configuration, with its
+// trials and its gate.
 type sweepPlan struct {
-	cfg    sweep.Config
-	series []sweep.Series
-	opts   sweepOptions
-	// objectives are --slo's, judged on every level.
-	objectives []capacity.Objective
-	trials     trialPlan
+	*plan.Sweep
+	trials trialPlan
 	// against is --against's saved baseline and --fail-on's gate (nil
 	// without --against).
 	against *againstPlan
-	// backends names the backend of each series (its factor "backend"):
-	// the LABEL of LABEL=URL, "" for an unlabelled URL.
-	backends []string
 }
 
-// validateSweep checks the flags and URLs and builds the plan; every error
-// is a usage error, found before any connection is made.
+// validateSweep reads the flags and URLs into the sweep's options and
+// builds it (plan.SweepOptions.Build); every error is a usage error, found
+// before any connection is made.
 func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	if fs.NArg() == 0 {
 		return nil, usagef("sweep: want at least one URL (see backbench sweep --help)")
 	}
-	if o.levels == "" {
-		return nil, usagef("sweep: --concurrency SPEC is required (e.g. 1:500:10 or 1,2,4,8)")
-	}
-	levels, err := sweep.ParseLevels(o.levels)
-	if err != nil {
-		return nil, usagef("sweep: %v", err)
-	}
-	o.levelList = levels
-	maxLevel := levels[len(levels)-1]
-	if err := plan.CheckFiles(fmt.Sprintf("sweep: the highest level, %d,", maxLevel), maxLevel); err != nil {
-		return nil, err
-	}
-	if _, err := plan.KeepAliveModes(o.kaModes, o.keepAlive); err != nil {
-		return nil, err
-	}
-	p := &sweepPlan{opts: *o}
+	so := plan.SweepOptions{Load: o.planOptions(fs, ""), Args: fs.Args(), KeepAliveModes: o.kaModes, Levels: o.levels,
+		BackendPIDs: o.backendPIDs, BackendPIDFiles: o.backendPIDFiles, Warmup: o.warmup, WarmupSet: fs.Changed("warmup"),
+		StopOnErrors: o.stopRate != "", Baseline: o.baseline}
 	if o.stopRate != "" {
 		r, err := parseStopRate(o.stopRate)
 		if err != nil {
 			return nil, err
 		}
-		p.cfg.StopOnErrors, p.cfg.StopErrorRate = true, r
+		so.StopErrorRate = r
 	}
-	if o.warmup < 0 {
-		return nil, usagef("sweep: --warmup %d: want 0 or more requests", o.warmup)
-	}
-	so := plan.SweepOptions{Load: o.planOptions(fs, ""), Args: fs.Args(), KeepAliveModes: o.kaModes,
-		BackendPIDs: o.backendPIDs, BackendPIDFiles: o.backendPIDFiles, MaxLevel: maxLevel}
-	built, err := so.Build()
-	if err != nil {
-		return nil, err
-	}
-	p.series, p.backends, p.objectives = built.Series, built.Backends, built.Objectives
+	p := &sweepPlan{}
+	var err error
 	if p.trials, err = validateRepeat(fs, &o.repeatOptions); err != nil {
 		return nil, err
 	}
 	if p.against, err = validateAgainst(fs, &o.againstOptions, p.trials.noise); err != nil {
 		return nil, err
 	}
-	if p.trials.baseline == "" {
-		p.trials.baseline = p.series[0].Label
-	} else if !built.Names[p.trials.baseline] {
-		return nil, usagef("sweep: --baseline %q is not a series label (%s)", p.trials.baseline, strings.Join(labels(p.series), ", "))
-	}
-	r0 := p.series[0].Plan
-	p.cfg.Levels, p.cfg.EndUnreachable = levels, true
-	p.cfg.Requests, p.cfg.Duration = r0.Requests, o.timeLimit
-	p.cfg.Warmup = driver.DefaultWarmup(r0.Requests, o.timeLimit)
-	if fs.Changed("warmup") {
-		p.cfg.Warmup = driver.Warmup{Requests: o.warmup}
+	if p.Sweep, err = so.Build(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -215,10 +176,10 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// The design is judged once every flag is known good, before the
 	// first request.
-	p.trials.judgeDesign(stderr)
-	setup := p.cfg.Prepare(p.series, o.quiet, stderr)
+	p.trials.warnDesign(stderr)
+	setup := p.Config.Prepare(p.Series, o.quiet, stderr)
 	defer setup.Done()
-	errs, all := sweep.CheckSockets(p.series)
+	errs, all := sweep.CheckSockets(p.Series)
 	if all {
 		return &unreachableError{errors.Join(errs...)}
 	}
@@ -228,7 +189,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p.cfg.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version(),
+	p.Config.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version(),
 		Privacy: o.share.privacy(fs)}
 
 	announceStart(stderr, o.startAt, o.quiet)
@@ -237,20 +198,20 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch {
 	case o.quiet:
 	case isTerminal(stderr):
-		erase := startSweepProgress(&p.cfg, stderr)
+		erase := startSweepProgress(&p.Config, stderr)
 		stop = func(bool) { erase() }
 	default:
 		// Piped or redirected: no live line, one line per finished level,
 		// so that a long sweep is seen to progress (bench prints ab's
 		// "Completed N requests").
-		stop = startSweepLines(&p.cfg, stderr)
+		stop = startSweepLines(&p.Config, stderr)
 	}
 	var short sweep.ShortTrials
 	if p.trials.on {
-		p.cfg.Trials = &p.trials.plan
-		p.cfg.OnTrial = func(t driver.Trial) { short.Add(p.series[t.Series].Label, t.Summary) }
+		p.Config.Trials = &p.trials.plan
+		p.Config.OnTrial = func(t driver.Trial) { short.Add(p.Series[t.Series].Label, t.Summary) }
 	}
-	res, err := sweep.Run(ctx, p.cfg, p.series)
+	res, err := sweep.Run(ctx, p.Config, p.Series)
 	notes := res.Notes
 	if n := short.Note(); n != "" {
 		notes = append(notes, n)
@@ -259,7 +220,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return executeError(err)
 	}
-	if errs, all = sweep.Unreachable(res, p.series); all {
+	if errs, all = sweep.Unreachable(res, p.Series); all {
 		return &unreachableError{errors.Join(errs...)}
 	}
 	for _, err := range errs {
@@ -277,29 +238,25 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer f.Abort()
 		files[i] = f
 	}
-	judged := sweep.Judge(res.Series, p.objectives)
-	sw := p.report(res)
+	judged := sweep.Judge(res.Series, p.Objectives)
+	sw := p.Config.Document(p.Series, p.Backends, res)
+	judged.Mark(&sw)
 	var sloErr error
-	if len(p.objectives) > 0 {
-		for i := range sw.Series {
-			sw.Series[i].SLOHighestPass = &judged.Highest[i]
-		}
-		if judged.Failed != nil {
-			sloErr = &sloError{judged.Failed}
-		}
+	if judged.Failed != nil {
+		sloErr = &sloError{judged.Failed}
 	}
 	if p.trials.on {
-		sw.SweepTrials = p.trials.report(res.Series, p.backends, notes)
+		sw.SweepTrials = sweep.TrialsDocument(p.trials.plan, p.trials.noise, p.Baseline, res.Series, p.Backends, notes)
 	}
 	markdown := o.format == "markdown"
 	if markdown {
 		// Markdown alone on stdout, to be pasted or saved whole.
-		if err := report.SweepMarkdown(stdout, &sw, commandLine("sweep", args, p.cfg.Options.Privacy)); err != nil {
+		if err := report.SweepMarkdown(stdout, &sw, commandLine("sweep", args, p.Config.Options.Privacy)); err != nil {
 			return err
 		}
 	} else {
 		width := tableWidth(o.wide, stdout)
-		fmt.Fprintln(stdout, report.Wrap(fmt.Sprintf("Sweep: %d series, %d levels, %s, %.1f s in all", len(sw.Series), len(sw.Levels), perLevel(&sw), sw.TimeTaken), width, "  "))
+		fmt.Fprintln(stdout, report.Wrap(report.SweepTitle(&sw), width, "  "))
 		if p.trials.on {
 			fmt.Fprintln(stdout, report.Wrap(p.trials.plan.Describe(true), width, "  "))
 		}
@@ -353,55 +310,6 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sloErr
 	}
 	return gateErr
-}
-
-// labels returns the labels of series.
-func labels(series []sweep.Series) []string {
-	out := make([]string, len(series))
-	for i, s := range series {
-		out[i] = s.Label
-	}
-	return out
-}
-
-// perLevel describes the budget of one level for the table's title.
-func perLevel(sw *report.Sweep) string {
-	var parts []string
-	if sw.RequestsPerLevel > 0 {
-		parts = append(parts, fmt.Sprintf("%d requests per level", sw.RequestsPerLevel))
-	}
-	if sw.SecondsPerLevel > 0 {
-		parts = append(parts, fmt.Sprintf("at most %g s per level", sw.SecondsPerLevel))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// report converts the engine's result for the renderers.
-func (p *sweepPlan) report(res sweep.Result) report.Sweep {
-	sw := report.Sweep{
-		Levels:           p.cfg.Levels,
-		RequestsPerLevel: p.cfg.Requests,
-		SecondsPerLevel:  p.cfg.Duration.Seconds(),
-		TimeTaken:        res.Elapsed.Seconds(),
-		Interrupted:      res.Interrupted,
-	}
-	if p.cfg.StopOnErrors {
-		r := p.cfg.StopErrorRate
-		sw.StopErrorRate = &r
-	}
-	for i, sr := range res.Series {
-		plan := p.series[i].Plan
-		se := report.SweepSeries{Label: sr.Label, Backend: p.backends[i], Target: plan.Record().Target,
-			KeepAlive: plan.KeepAlive, Levels: sr.Levels, Records: sr.Records}
-		if se.Levels == nil {
-			se.Levels = []summary.Summary{}
-		}
-		if sr.Stop != nil {
-			se.Stop = &report.SweepStop{Concurrency: sr.Stop.Concurrency, ErrorRate: sr.Stop.ErrorRate, Reason: sr.Stop.Reason}
-		}
-		sw.Series = append(sw.Series, se)
-	}
-	return sw
 }
 
 // startSweepProgress redraws one progress line on stderr (level, series,

@@ -1,22 +1,11 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/driver"
-	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
-	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -47,15 +36,14 @@ func addRepeatFlags(fs *pflag.FlagSet, o *repeatOptions, withBaseline bool) {
 // trialPlan is a validated set of trial flags.
 type trialPlan struct {
 	// on reports trials: --repeat or --precision given.
-	on       bool
-	plan     trials.Plan
-	noise    float64
-	baseline string
+	on    bool
+	plan  trials.Plan
+	noise float64
 }
 
 // validateRepeat checks the trial flags; every error is a usage error.
 func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
-	tp := trialPlan{baseline: o.baseline}
+	tp := trialPlan{}
 	noise, err := parsePercent("--noise", o.noise)
 	if err != nil {
 		return tp, err
@@ -70,154 +58,22 @@ func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
 		}
 		return tp, nil
 	}
-	p := trials.Plan{Repeat: o.repeat, MaxRepeat: o.maxRepeat, Seed: o.seed}
-	if o.precision != "" {
-		v, ok := strings.CutSuffix(strings.TrimSpace(o.precision), "%")
-		f, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil || !(f > 0 && f < 100) {
-			return tp, usagef("bad --precision %q: want a percentage above 0%% and below 100%% (2%%)", o.precision)
-		}
-		p.Precision = f / 100
-		if !fs.Changed("repeat") {
-			p.Repeat = trials.DefaultRepeat
-		}
-	} else if fs.Changed("max-repeat") {
-		return tp, usagef("--max-repeat needs --precision P")
-	}
-	if err := p.Validate(); err != nil {
+	p, err := trials.Options{Repeat: o.repeat, RepeatSet: fs.Changed("repeat"), Precision: o.precision, MaxRepeat: o.maxRepeat,
+		MaxRepeatSet: fs.Changed("max-repeat"), Seed: o.seed, SeedSet: fs.Changed("seed")}.Build()
+	if err != nil {
 		return tp, usagef("%v", err)
-	}
-	if !fs.Changed("seed") {
-		var b [8]byte
-		rand.Read(b[:])
-		p.Seed = binary.LittleEndian.Uint64(b[:]) >> 1
 	}
 	tp.plan = p
 	return tp, nil
 }
 
-// report is what the trials add to a sweep's report: the plan, the
-// comparisons of series (see sweep.Comparisons) and the notes.
-func (tp *trialPlan) report(series []sweep.SeriesResult, backends []string, notes []string) *report.SweepTrials {
-	cs, pairNotes := sweep.Comparisons(series, backends, tp.baseline, tp.noise)
-	st := &report.SweepTrials{Repeat: tp.plan.Repeat, Precision: tp.plan.Precision, MaxRepeat: tp.plan.MaxRepeat,
-		Seed: tp.plan.Seed, Noise: tp.noise, Baseline: tp.baseline,
-		Comparisons: cs, Notes: append([]string{}, notes...)}
-	st.Notes = append(st.Notes, pairNotes...)
-	st.Notes = append(st.Notes, trials.VerdictNotes(st.Comparisons)...)
-	return st
-}
-
-// executeTrials runs bench's trials of plan through the driver: each a
-// fresh run after its own warm-up (driver.DefaultWarmup), as many as tp
-// says, with o. It returns the trials: their runs, the pooled run (whose
-// summary carries the run's notes and whether it was interrupted) and
-// the medians.
-func executeTrials(ctx context.Context, plan *execute.Plan, tp *trialPlan, o execute.Options) (*driver.Trials, error) {
-	stderr := o.Stderr
-	var shortNotes []string
-	kept := 0
-	res, err := driver.Run(ctx, driver.Config{
-		Schedule: driver.Levels{{}},
-		Trials:   &tp.plan,
-		Warmup:   driver.DefaultWarmup(plan.Requests, plan.Duration),
-		Options:  o,
-		// The first warm-up checks that the target answers and prepares
-		// the process (file limit, scheduling, threads) for every run.
-		Prepare: func() *execute.Setup { return execute.Prepare(plan, plan.Concurrency, o.Quiet, stderr) },
-		OnTrial: func(t driver.Trial) {
-			kept++
-			note := trials.ShortTrialNote(fmt.Sprintf("trial %d", t.K), summary.TrialOf(t.Summary))
-			if note != "" {
-				shortNotes = append(shortNotes, note)
-			}
-			if !o.Quiet {
-				fmt.Fprintf(stderr, "Trial %d: %.2f requests/sec, p99 %.3f ms, %d failed\n", t.K, t.Summary.RequestsPerSecond, t.Summary.Percentiles["99"], t.Summary.Failed)
-				if note != "" {
-					fmt.Fprintf(stderr, "Note: %s\n", note)
-				}
-			}
-		},
-	}, []driver.Series{{Plan: plan}})
-	if re := (*driver.RunError)(nil); errors.As(err, &re) {
-		err = re.Err // bench names no series
-	}
-	if err != nil {
-		return nil, err
-	}
-	sr := &res.Series[0]
-	if len(sr.Trials) == 0 {
-		return nil, errInterrupted
-	}
-	t := sr.Trials[0]
-	pooled := &t.Pooled.Summary
-	pooled.Interrupted = res.Interrupted
-	if len(shortNotes) > 0 {
-		n := shortNotes[0]
-		if len(shortNotes) > 1 {
-			n = fmt.Sprintf("%d of %d trials were too short to trust (the first: %s)", len(shortNotes), kept, n)
-		}
-		pooled.Notes = append(pooled.Notes, n)
-	}
-	return t, nil
-}
-
-// writeTrialsText writes bench's text report of trials: ab's report of
-// the pooled run's own summary (its requests/sec the pooled one), then
-// the trials' medians (writeTrials).
-func writeTrialsText(w io.Writer, t *driver.Trials, tp *trialPlan, o report.TextOptions) error {
-	if err := report.Text(w, &t.Pooled.Summary, o); err != nil {
-		return err
-	}
-	writeTrials(w, t, tp)
-	return nil
-}
-
-// writeTrials prints what bench's trials add to the ab report (which is
-// the pooled run's): the medians of the trials' figures with their
-// intervals, and whether the precision was reached.
-func writeTrials(w io.Writer, t *driver.Trials, tp *trialPlan) {
-	m := &t.Medians
-	fmt.Fprintf(w, "\n%s\n", tp.plan.Describe(false))
-	conf := "no interval with one trial"
-	if c := m.RequestsPerSecond.Confidence; c > 0 {
-		conf = fmt.Sprintf("%.4g%% interval", 100*c)
-	}
-	fmt.Fprintf(w, "Median of %d trials (%s):\n", len(t.Runs), conf)
-	line := func(name string, e trials.Estimate, unit string) {
-		ci := e.Interval()
-		if ci == nil {
-			fmt.Fprintf(w, "  %-20s %.3f %s\n", name, e.Median, unit)
-			return
-		}
-		e = trials.Estimate{Median: e.Median, Lo: ci[0], Hi: ci[1], N: 2}
-		fmt.Fprintf(w, "  %-20s %.3f %s %s [%.3f, %.3f]\n", name, e.Median, unit, e.PlusMinus(), ci[0], ci[1])
-	}
-	line("Requests per second:", m.RequestsPerSecond, "[#/sec]")
-	line("mean:", m.MeanMs, "[ms]")
-	line("p50:", m.P50Ms, "[ms]")
-	line("p99:", m.P99Ms, "[ms]")
-	line("max:", m.MaxMs, "[ms]")
-	if t.Precise != nil && !*t.Precise {
-		fmt.Fprintf(w, "Note: the requests/sec interval is still wider than ±%g%% after %d trials (--max-repeat)\n", 100*tp.plan.Precision, len(t.Runs))
-	}
-}
-
-// judgeDesign writes one line on stderr, before any request, when the
-// trials asked for cannot give a verdict: fewer trials a side than the
-// rank test needs to reach p < Alpha. It returns whether it did.
-func (tp *trialPlan) judgeDesign(stderr io.Writer) bool {
+// warnDesign writes one line on stderr, before any request, when the
+// trials asked for cannot give a verdict (trials.Plan.Warning).
+func (tp *trialPlan) warnDesign(stderr io.Writer) {
 	if !tp.on {
-		return false
+		return
 	}
-	n := tp.plan.Repeat
-	if tp.plan.Precision > 0 {
-		n = tp.plan.MaxRepeat
+	if w := tp.plan.Warning(); w != "" {
+		fmt.Fprintf(stderr, "backbench: warning: %s\n", w)
 	}
-	w := trials.DesignWarning(n)
-	if w == "" {
-		return false
-	}
-	fmt.Fprintf(stderr, "backbench: warning: %s\n", w)
-	return true
 }

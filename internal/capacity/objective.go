@@ -279,6 +279,18 @@ func FromSummaryAt(s *summary.Summary, rps float64, objs []Objective) Measure {
 	return m
 }
 
+// JudgeSummary adds to s the verdicts of objectives objs (none: s is left
+// as it is), measured from s (FromSummaryAt) with rps its achieved
+// requests/sec: s's own for one run, the trials' median beside their
+// pooled run's summary.
+func JudgeSummary(s *summary.Summary, rps float64, objs []Objective) {
+	if len(objs) == 0 {
+		return
+	}
+	m := FromSummaryAt(s, rps, objs)
+	s.SLO = Evaluate(objs, &m)
+}
+
 // clientLimit says why the client may have limited the run of s, measured
 // as m, or returns "".
 func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {

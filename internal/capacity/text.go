@@ -451,3 +451,73 @@ func (r *Report) JSON(concurrency int) JSONReport {
 	}
 	return j
 }
+
+// StepLine is the progress line of step st as the search goes: its level,
+// length and verdict, its p99 and error rate.
+func (r *Report) StepLine(st Step) string {
+	v := "pass"
+	if !st.Pass {
+		v = "FAIL"
+	}
+	if st.Held.Verdict != HeldYes {
+		v += " (" + st.Held.Why + ")"
+	}
+	kind := ""
+	if st.Confirm {
+		kind = " confirmation"
+	}
+	unit := "req/s"
+	if r.Model == ModelClosed {
+		unit = "connections"
+	}
+	return fmt.Sprintf("  %s %s, %s%s: %s, p99 %s, errors %.2f%%", r.FormatLevel(st.Level), unit,
+		FormatLength(st.Length), kind, v, FormatMs(st.P99), st.ErrorRate*100)
+}
+
+// Searching is the line that starts a search of url: the model, a step's
+// length, the confirmation's and the time bound.
+func (r *Report) Searching(url string, step, confirm time.Duration) string {
+	return fmt.Sprintf("Searching the capacity of %s (%s model, %s per step, a %s confirmation; at most %s)", url, r.Model,
+		FormatLength(step), FormatLength(confirm), r.MaxTime)
+}
+
+// Heading is the title of the steps' table of a search of url: the model
+// and its ceiling of requests in flight (open model), a step's length,
+// its warm-up, the confirmation and how long the search took.
+func (r *Report) Heading(url string, ceiling int, step, warmup, confirm, took time.Duration) string {
+	warm := ""
+	if warmup > 0 {
+		warm = " after a " + FormatLength(warmup) + " warm-up"
+	}
+	limit := ""
+	if r.Model != ModelClosed {
+		limit = fmt.Sprintf(", at most %d in flight", ceiling)
+	}
+	conf := ", no confirmation run"
+	if confirm > 0 {
+		conf = ", a " + FormatLength(confirm) + " confirmation run"
+	}
+	return fmt.Sprintf("Capacity search: %s, %s model%s, %s per step%s%s, %d steps in %.1f s",
+		url, r.Model, limit, FormatLength(step), warm, conf, len(r.Result.Steps), took.Seconds())
+}
+
+// P99Bound is the bound of the p99 objective searched within, the
+// chart's line (the last one given; 0: none).
+func (r *Report) P99Bound() float64 {
+	bound := 0.0
+	for _, o := range r.Objectives {
+		if o.Metric == MetricP99 {
+			bound = o.Bound
+		}
+	}
+	return bound
+}
+
+// LevelAxis names the levels as the chart's axis does: the offered rate
+// or the concurrency, with its unit.
+func (r *Report) LevelAxis() string {
+	if r.Model == ModelClosed {
+		return "concurrency (connections)"
+	}
+	return "offered rate (req/s)"
+}

@@ -1,9 +1,12 @@
 package driver
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
+	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 )
@@ -42,5 +45,62 @@ func TestPoolKeepsFiguresApart(t *testing.T) {
 	}
 	if tr.Pooled.Summary.Repeated != nil {
 		t.Error("Saved changed the pooled run's own summary")
+	}
+}
+
+// threeTrials pools three trials of 100, 200 and 600 requests, a second
+// each, 2 s apart: 300 req/s pooled, a median of 200.
+func threeTrials(t *testing.T) *Trials {
+	t.Helper()
+	t0 := time.Unix(1_764_556_800, 0)
+	var runs []*summary.Run
+	for i, n := range []int64{100, 200, 600} {
+		r := &stats.Record{Schema: stats.Schema, StartedAt: stats.Wall{Time: t0.Add(time.Duration(i) * 2 * time.Second)},
+			Plan: stats.Plan{Target: stats.TargetInfo{URL: "http://x/"}, Concurrency: 2, Requests: n}, Elapsed: time.Second}
+		r.EndedAt = stats.Wall{Time: r.StartedAt.Add(time.Second)}
+		r.Counts.Complete = n
+		runs = append(runs, &summary.Run{Record: r, Summary: summary.Of(r)})
+	}
+	tr, err := Pool(runs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestSavedTrialsOneShape: bench's saved form of trials (the codec's,
+// document.NewTrials) and a sweep level's (Trials.Saved) are one shape.
+func TestSavedTrialsOneShape(t *testing.T) {
+	tr := threeTrials(t)
+	var a, b bytes.Buffer
+	saved := tr.Saved()
+	saved.Seed = 7
+	if err := document.Write(&a, document.NewTrials(tr.Runs, tr.Pooled, tr.Medians, tr.Precise, 7)); err != nil {
+		t.Fatal(err)
+	}
+	if err := document.Write(&b, &document.Trials{Summary: &saved, Record: tr.Pooled.Record}); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("bench's saved trials differ from a sweep level's:\n%s\n%s", a.String(), b.String())
+	}
+}
+
+// TestJudgeSLO: the pooled run of trials gets the objectives' verdicts
+// (none without objectives).
+func TestJudgeSLO(t *testing.T) {
+	tr := threeTrials(t)
+	tr.JudgeSLO(nil)
+	if tr.Pooled.Summary.SLO != nil {
+		t.Errorf("no objectives, verdicts %+v", tr.Pooled.Summary.SLO)
+	}
+	objs, err := capacity.ParseAll([]string{"errors<=1%", "p99<=1ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.JudgeSLO(objs)
+	s := &tr.Pooled.Summary
+	if len(s.SLO) != 2 || !s.SLO[0].Pass || s.SLO[0].Objective != "errors<=1%" {
+		t.Errorf("verdicts %+v", s.SLO)
 	}
 }

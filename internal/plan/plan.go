@@ -95,6 +95,11 @@ type Options struct {
 	// ConcurrencySet, TimeLimitSet and RateSet say whether -c, -t and
 	// --rate were given, for the stages.
 	ConcurrencySet, TimeLimitSet, RateSet bool
+	// Window is bench's --window, the width of the run's timeline
+	// windows, and WindowSet whether it was given: at least a millisecond,
+	// and no longer than the run's time limit.
+	Window    time.Duration
+	WindowSet bool
 	// Stdin reads the body of -p - or -u - (standard input, read once by
 	// its caller); nil refuses "-".
 	Stdin func() ([]byte, error)
@@ -142,6 +147,14 @@ func (o *Options) Build() (*Load, error) {
 	r.Target = tgt
 	if err := o.check(); err != nil {
 		return nil, err
+	}
+	if o.WindowSet {
+		switch {
+		case o.Window < time.Millisecond:
+			return nil, errorf("bench: --window %v: want 1ms or more", o.Window)
+		case o.TimeLimit > 0 && o.Window > o.TimeLimit:
+			return nil, errorf("bench: --window %v is longer than the run (-t %v)", o.Window, o.TimeLimit)
+		}
 	}
 	if o.RequestsSet || o.TimeLimit == 0 {
 		r.Requests = o.Requests

@@ -265,7 +265,7 @@ func TestKeepAliveModes(t *testing.T) {
 // TestSweepSeries: labels, keep-alive copies, backends and the PIDs of a
 // label.
 func TestSweepSeries(t *testing.T) {
-	o := SweepOptions{Load: Defaults(""), KeepAliveModes: "on,off", MaxLevel: 1,
+	o := SweepOptions{Load: Defaults(""), KeepAliveModes: "on,off", Levels: "1",
 		Args: []string{"a=" + httpURL, fcgiURL}}
 	o.Load.Requests = 10
 	s, err := o.Build()
@@ -282,12 +282,20 @@ func TestSweepSeries(t *testing.T) {
 	if !s.Names["a"] || !s.Names["a ka"] {
 		t.Errorf("names %v", s.Names)
 	}
+	if s.Baseline != "a ka" || fmt.Sprint(s.Config.Levels) != "[1]" || s.Config.Requests != 10 || !s.Config.EndUnreachable ||
+		s.Config.Warmup.Requests != 1 {
+		t.Errorf("baseline %q, config %+v", s.Baseline, s.Config)
+	}
 	for _, c := range []struct {
 		set  func(o *SweepOptions)
 		want string
 	}{
 		{func(o *SweepOptions) { o.Args = []string{"on"} }, `sweep: "on" is not a URL; --keepalive takes no value, --keepalive-modes on does`},
-		{func(o *SweepOptions) { o.MaxLevel = 20 }, "sweep: -n 10 is less than the highest level 20: cannot use more workers than requests"},
+		{func(o *SweepOptions) { o.Levels = "" }, "sweep: --concurrency SPEC is required (e.g. 1:500:10 or 1,2,4,8)"},
+		{func(o *SweepOptions) { o.Levels = "0" }, `sweep: concurrency spec "0": bad level "0" (want 1 to 1000000)`},
+		{func(o *SweepOptions) { o.Warmup = -1 }, "sweep: --warmup -1: want 0 or more requests"},
+		{func(o *SweepOptions) { o.Baseline = "z" }, `sweep: --baseline "z" is not a series label (a ka, a no-ka, fcgi/tcp ka, fcgi/tcp no-ka)`},
+		{func(o *SweepOptions) { o.Levels = "1,20" }, "sweep: -n 10 is less than the highest level 20: cannot use more workers than requests"},
 		{func(o *SweepOptions) { o.Args = []string{"a=" + httpURL, "a=" + httpURL} }, `sweep: two series are labelled "a ka" (use LABEL=URL)`},
 		{func(o *SweepOptions) { o.BackendPIDs = []string{"b=1"} }, `sweep: --backend-pid(file) b=...: no series is labelled "b"`},
 		{func(o *SweepOptions) { o.BackendPIDs = []string{"x"} }, `sweep: bad --backend-pid "x": want PID or LABEL=PID`},

@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -23,8 +25,19 @@ type SweepOptions struct {
 	// BackendPIDs and BackendPIDFiles are --backend-pid [LABEL=]PID and
 	// --backend-pidfile [LABEL=]FILE.
 	BackendPIDs, BackendPIDFiles []string
-	// MaxLevel is the sweep's highest concurrency.
-	MaxLevel int
+	// Levels is -c SPEC: the concurrency levels (sweep.ParseLevels).
+	Levels string
+	// StopOnErrors is whether --stop-error-rate was given, StopErrorRate
+	// its value read as a ratio.
+	StopOnErrors  bool
+	StopErrorRate float64
+	// Warmup is --warmup, in requests before each level, and WarmupSet
+	// whether it was given (default: driver.DefaultWarmup).
+	Warmup    int64
+	WarmupSet bool
+	// Baseline is --baseline: a series label or a LABEL given ("": the
+	// first series).
+	Baseline string
 }
 
 // Sweep is a sweep's series built: a plan each and the backend each names.
@@ -40,14 +53,35 @@ type Sweep struct {
 	// Names are the series' labels and the LABELs given, which --baseline
 	// may name.
 	Names map[string]bool
+	// Config is the sweep's configuration: its levels, each level's
+	// budget and warm-up, and the stop rule.
+	Config sweep.Config
+	// Baseline is the label the others are compared with: --baseline, or
+	// the first series' label.
+	Baseline string
 }
 
-// Build checks the series and builds their plans (Options.Build each);
-// every error is an *Error.
+// Build checks the levels and the series, builds the series' plans
+// (Options.Build each) and the sweep's configuration; every error is an
+// *Error, found before any connection is made.
 func (o *SweepOptions) Build() (*Sweep, error) {
+	if o.Levels == "" {
+		return nil, errorf("sweep: --concurrency SPEC is required (e.g. 1:500:10 or 1,2,4,8)")
+	}
+	levels, err := sweep.ParseLevels(o.Levels)
+	if err != nil {
+		return nil, errorf("sweep: %v", err)
+	}
+	maxLevel := levels[len(levels)-1]
+	if err := CheckFiles(fmt.Sprintf("sweep: the highest level, %d,", maxLevel), maxLevel); err != nil {
+		return nil, err
+	}
 	kas, err := KeepAliveModes(o.KeepAliveModes, o.Load.KeepAlive)
 	if err != nil {
 		return nil, err
+	}
+	if o.Warmup < 0 {
+		return nil, errorf("sweep: --warmup %d: want 0 or more requests", o.Warmup)
 	}
 	pids, err := parseSeriesPIDs(o.BackendPIDs, o.BackendPIDFiles)
 	if err != nil {
@@ -76,8 +110,8 @@ func (o *SweepOptions) Build() (*Sweep, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.Requests > 0 && int64(o.MaxLevel) > l.Requests {
-			return nil, errorf("sweep: -n %d is less than the highest level %d: cannot use more workers than requests", l.Requests, o.MaxLevel)
+		if l.Requests > 0 && int64(maxLevel) > l.Requests {
+			return nil, errorf("sweep: -n %d is less than the highest level %d: cannot use more workers than requests", l.Requests, maxLevel)
 		}
 		if label == "" {
 			label = l.Target.Scheme + "/" + l.Target.Network
@@ -131,6 +165,22 @@ func (o *SweepOptions) Build() (*Sweep, error) {
 		s.Names[l] = true
 	}
 	s.Objectives = targets[0].l.Objectives
+	s.Baseline = o.Baseline
+	if s.Baseline == "" {
+		s.Baseline = s.Series[0].Label
+	} else if !s.Names[s.Baseline] {
+		labels := make([]string, len(s.Series))
+		for i, se := range s.Series {
+			labels[i] = se.Label
+		}
+		return nil, errorf("sweep: --baseline %q is not a series label (%s)", s.Baseline, strings.Join(labels, ", "))
+	}
+	r0 := s.Series[0].Plan
+	s.Config = sweep.Config{Levels: levels, EndUnreachable: true, Requests: r0.Requests, Duration: o.Load.TimeLimit,
+		StopOnErrors: o.StopOnErrors, StopErrorRate: o.StopErrorRate, Warmup: driver.DefaultWarmup(r0.Requests, o.Load.TimeLimit)}
+	if o.WarmupSet {
+		s.Config.Warmup = driver.Warmup{Requests: o.Warmup}
+	}
 	return s, nil
 }
 

@@ -55,3 +55,36 @@ func PercentileCSV(w io.Writer, spectrum []float64) error {
 }
 
 func nsToMs(d time.Duration) int64 { return int64(d+500*time.Microsecond) / 1_000_000 }
+
+// RunFiles are the files of one run beside its report, each nil when not
+// asked: ab's gnuplot TSV (-g), the percentile CSV (-e) and the timeline
+// CSV (--timeline-csv).
+type RunFiles struct {
+	Gnuplot, Percentiles, Timeline io.Writer
+}
+
+// Write writes every file asked of the run's record m (its rows kept for
+// -g), each committed once written whole when it is an *AtomicFile.
+func (f RunFiles) Write(m *stats.Record) error {
+	for _, o := range []struct {
+		w     io.Writer
+		write func(io.Writer) error
+	}{
+		{f.Gnuplot, func(w io.Writer) error { return Gnuplot(w, m.Rows()) }},
+		{f.Percentiles, func(w io.Writer) error { return PercentileCSV(w, summary.PercentileSpectrum(m)) }},
+		{f.Timeline, func(w io.Writer) error { return TimelineCSV(w, m.Timeline) }},
+	} {
+		if o.w == nil {
+			continue
+		}
+		if err := o.write(o.w); err != nil {
+			return err
+		}
+		if a, ok := o.w.(*AtomicFile); ok {
+			if err := a.Commit(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -373,3 +373,16 @@ func levelCause(s *summary.Summary) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// SweepTitle is the title of a sweep's table: its series, levels, the
+// budget of one level and the time it took.
+func SweepTitle(sw *Sweep) string {
+	var parts []string
+	if sw.RequestsPerLevel > 0 {
+		parts = append(parts, fmt.Sprintf("%d requests per level", sw.RequestsPerLevel))
+	}
+	if sw.SecondsPerLevel > 0 {
+		parts = append(parts, fmt.Sprintf("at most %g s per level", sw.SecondsPerLevel))
+	}
+	return fmt.Sprintf("Sweep: %d series, %d levels, %s, %.1f s in all", len(sw.Series), len(sw.Levels), strings.Join(parts, ", "), sw.TimeTaken)
+}

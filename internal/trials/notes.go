@@ -47,6 +47,16 @@ func DesignWarning(n int) string {
 		what, need, need)
 }
 
+// Warning is DesignWarning of the trials p asks for: its Repeat, or its
+// MaxRepeat with a precision.
+func (p Plan) Warning() string {
+	n := p.Repeat
+	if p.Precision > 0 {
+		n = p.MaxRepeat
+	}
+	return DesignWarning(n)
+}
+
 // ShortTrialNote is the note of a trial too short to trust (Short), named
 // what ("trial 2"), naming the flags that lengthen it; "" for a trial
 // long enough.

@@ -88,3 +88,18 @@ func TestPlanDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanWarning: a plan's warning is DesignWarning of its Repeat, or of
+// its MaxRepeat with a precision.
+func TestPlanWarning(t *testing.T) {
+	need := MinTrialsForVerdict()
+	if w := (Plan{Repeat: 1}).Warning(); w != DesignWarning(1) || w == "" {
+		t.Errorf("1 trial: %q", w)
+	}
+	if w := (Plan{Repeat: need}).Warning(); w != "" {
+		t.Errorf("%d trials: %q", need, w)
+	}
+	if w := (Plan{Repeat: need, Precision: 0.02, MaxRepeat: 1}).Warning(); w != DesignWarning(1) {
+		t.Errorf("precision, --max-repeat 1: %q", w)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // Plan says how many trials each series runs at a level.
@@ -46,6 +48,51 @@ func (p Plan) Validate() error {
 		return fmt.Errorf("--max-repeat %d: want from --repeat (%d) to %d", p.MaxRepeat, p.Repeat, MaxRepeat)
 	}
 	return nil
+}
+
+// Options are the trial flags as given (--repeat and --precision, one
+// of which at least was).
+type Options struct {
+	// Repeat is --repeat, RepeatSet whether it was given (with
+	// --precision alone: DefaultRepeat).
+	Repeat    int
+	RepeatSet bool
+	// Precision is --precision as given: a percentage ("2%"), or "".
+	Precision string
+	// MaxRepeat is --max-repeat, MaxRepeatSet whether it was given (it
+	// needs --precision).
+	MaxRepeat    int
+	MaxRepeatSet bool
+	// Seed is --seed, SeedSet whether it was given (if not, a random
+	// seed).
+	Seed    uint64
+	SeedSet bool
+}
+
+// Build checks the options and makes the plan (Validate); its errors are
+// one line for the command line.
+func (o Options) Build() (Plan, error) {
+	p := Plan{Repeat: o.Repeat, MaxRepeat: o.MaxRepeat, Seed: o.Seed}
+	if o.Precision != "" {
+		v, ok := strings.CutSuffix(strings.TrimSpace(o.Precision), "%")
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || !(f > 0 && f < 100) {
+			return p, fmt.Errorf("bad --precision %q: want a percentage above 0%% and below 100%% (2%%)", o.Precision)
+		}
+		p.Precision = f / 100
+		if !o.RepeatSet {
+			p.Repeat = DefaultRepeat
+		}
+	} else if o.MaxRepeatSet {
+		return p, errors.New("--max-repeat needs --precision P")
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	if !o.SeedSet {
+		p.Seed = rand.Uint64() >> 1
+	}
+	return p, nil
 }
 
 // Rounds runs the trials of every level of a command in interleaved

@@ -77,3 +77,29 @@ func TestPlanValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsBuild: --precision alone starts from DefaultRepeat trials;
+// a seed not given is a random one; every wrong option is refused with
+// its one line.
+func TestOptionsBuild(t *testing.T) {
+	p, err := Options{Repeat: 1, Precision: "2%", MaxRepeat: DefaultMaxRepeat}.Build()
+	if err != nil || p.Repeat != DefaultRepeat || p.Precision != 0.02 || p.MaxRepeat != DefaultMaxRepeat {
+		t.Errorf("--precision 2%%: %+v, %v", p, err)
+	}
+	if p, err = (Options{Repeat: 3, RepeatSet: true, Seed: 7, SeedSet: true}).Build(); err != nil || p.Repeat != 3 || p.Seed != 7 {
+		t.Errorf("--repeat 3 --seed 7: %+v, %v", p, err)
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Repeat: 3, Precision: "2"}, `bad --precision "2": want a percentage above 0% and below 100% (2%)`},
+		{Options{Repeat: 3, Precision: "100%"}, `bad --precision "100%": want a percentage above 0% and below 100% (2%)`},
+		{Options{Repeat: 3, MaxRepeat: 9, MaxRepeatSet: true}, "--max-repeat needs --precision P"},
+		{Options{Repeat: 0, RepeatSet: true}, "--repeat 0: want 1 to 100 trials"},
+	} {
+		if _, err := c.o.Build(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %s", c.o, err, c.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
-	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
@@ -32,9 +30,9 @@ func TestTrialsTextFiguresApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := &trialPlan{on: true, plan: trials.Plan{Repeat: 3, Seed: 1}}
 	var b bytes.Buffer
-	if err := writeTrialsText(&b, tr, tp, report.TextOptions{}); err != nil {
+	if err := TrialsText(&b, &Trials{Pooled: &tr.Pooled.Summary, Medians: &tr.Medians, Runs: len(tr.Runs), Precise: tr.Precise,
+		Plan: trials.Plan{Repeat: 3, Seed: 1}}, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -49,18 +47,14 @@ func TestTrialsTextFiguresApart(t *testing.T) {
 	if tr.Pooled.Summary.RequestsPerSecond != 300 || tr.Pooled.Summary.Repeated != nil {
 		t.Errorf("the pooled run's summary changed: %v req/s", tr.Pooled.Summary.RequestsPerSecond)
 	}
-	// bench's saved form (the codec's, document.NewTrials) and a sweep
-	// level's (driver.Trials.Saved) are one shape.
-	var a, b2 bytes.Buffer
-	saved := tr.Saved()
-	saved.Seed = 7
-	if err := document.Write(&a, document.NewTrials(tr.Runs, tr.Pooled, tr.Medians, tr.Precise, 7)); err != nil {
+	// Not precise: the note names the precision and the trials.
+	precise := false
+	b.Reset()
+	if err := TrialsText(&b, &Trials{Pooled: &tr.Pooled.Summary, Medians: &tr.Medians, Runs: len(tr.Runs), Precise: &precise,
+		Plan: trials.Plan{Repeat: 3, Precision: 0.02, MaxRepeat: 3, Seed: 1}}, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := document.Write(&b2, &document.Trials{Summary: &saved, Record: tr.Pooled.Record}); err != nil {
-		t.Fatal(err)
-	}
-	if a.String() != b2.String() {
-		t.Errorf("bench's saved trials differ from a sweep level's:\n%s\n%s", a.String(), b2.String())
+	if want := "Note: the requests/sec interval is still wider than ±2% after 3 trials (--max-repeat)\n"; !bytes.HasSuffix(b.Bytes(), []byte(want)) {
+		t.Errorf("want the note %q:\n%s", want, b.String())
 	}
 }

@@ -1,0 +1,62 @@
+package sweep
+
+import (
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
+)
+
+// Document is the saved sweep (document.Sweep) of res, the result of
+// series run with cfg; backends names each series' backend (its factor
+// "backend", "" for none).
+func (cfg *Config) Document(series []Series, backends []string, res Result) document.Sweep {
+	sw := document.Sweep{
+		Levels:           cfg.Levels,
+		RequestsPerLevel: cfg.Requests,
+		SecondsPerLevel:  cfg.Duration.Seconds(),
+		TimeTaken:        res.Elapsed.Seconds(),
+		Interrupted:      res.Interrupted,
+	}
+	if cfg.StopOnErrors {
+		r := cfg.StopErrorRate
+		sw.StopErrorRate = &r
+	}
+	for i, sr := range res.Series {
+		plan := series[i].Plan
+		se := document.SweepSeries{Label: sr.Label, Backend: backends[i], Target: plan.Record().Target,
+			KeepAlive: plan.KeepAlive, Levels: sr.Levels, Records: sr.Records}
+		if se.Levels == nil {
+			se.Levels = []summary.Summary{}
+		}
+		if sr.Stop != nil {
+			se.Stop = &document.SweepStop{Concurrency: sr.Stop.Concurrency, ErrorRate: sr.Stop.ErrorRate, Reason: sr.Stop.Reason}
+		}
+		sw.Series = append(sw.Series, se)
+	}
+	return sw
+}
+
+// Mark records in sw, the saved form of the sweep j judged, each series'
+// highest passing level (document.SweepSeries.SLOHighestPass); without
+// objectives (the zero Judgement) it does nothing.
+func (j *Judgement) Mark(sw *document.Sweep) {
+	if j.Highest == nil {
+		return
+	}
+	for i := range sw.Series {
+		sw.Series[i].SLOHighestPass = &j.Highest[i]
+	}
+}
+
+// TrialsDocument is what trials run by plan p add to a sweep's saved form:
+// the plan, the comparisons of series (Comparisons, against baseline with
+// the noise threshold noise) and the notes, the sweep's own (notes) first.
+func TrialsDocument(p trials.Plan, noise float64, baseline string, series []SeriesResult, backends, notes []string) *document.SweepTrials {
+	cs, pairNotes := Comparisons(series, backends, baseline, noise)
+	st := &document.SweepTrials{Repeat: p.Repeat, Precision: p.Precision, MaxRepeat: p.MaxRepeat,
+		Seed: p.Seed, Noise: noise, Baseline: baseline,
+		Comparisons: cs, Notes: append([]string{}, notes...)}
+	st.Notes = append(st.Notes, pairNotes...)
+	st.Notes = append(st.Notes, trials.VerdictNotes(st.Comparisons)...)
+	return st
+}
