@@ -11,6 +11,7 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
+	"github.com/backbench/backbench/internal/cli"
 )
 
 // commands are the commands that take flags, each with the function that
@@ -107,8 +108,8 @@ func flagInfos(cmd string, fs *pflag.FlagSet) []flagInfo {
 		if f.Shorthand != "" {
 			fi.short = "-" + f.Shorthand
 		}
-		if c, ok := f.Value.(*choiceValue); ok {
-			fi.choices = c.choices
+		if c, ok := f.Value.(*cli.Choice); ok {
+			fi.choices = c.Choices()
 		} else {
 			fi.choices = wordValues(cmd, f.Name)
 		}

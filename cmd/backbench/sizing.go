@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/study/spec"
 )
 
@@ -17,7 +18,7 @@ const (
 
 // addSizingFlags adds the flags of a capacity study (a sizing).
 func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
-	fs.Var(newSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
+	fs.Var(cli.NewSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
 	fs.StringVar(&o.memory, "memory", "", "capacity study: replace the file's memory budget (`SIZE`: 2GiB, 512MiB)")
 }
 

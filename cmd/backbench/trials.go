@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/report"
@@ -55,7 +56,7 @@ type trialPlan struct {
 // validateRepeat checks the trial flags; every error is a usage error.
 func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
 	tp := trialPlan{baseline: o.baseline}
-	noise, err := parsePercent("--noise", o.noise)
+	noise, err := cli.ParsePercent("--noise", o.noise)
 	if err != nil {
 		return tp, err
 	}
