@@ -62,7 +62,7 @@ func validateAgainst(fs *pflag.FlagSet, o *againstOptions, noise float64) (*agai
 	if err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {
-			return nil, usagef("--against: %s", strings.TrimPrefix(ue.msg, "compare: "))
+			return nil, usagef("--against: %s", strings.TrimPrefix(ue.Error(), "compare: "))
 		}
 		return nil, err
 	}
@@ -136,4 +136,17 @@ func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []summar
 		return &sloError{failed}
 	}
 	return nil
+}
+
+// parseFailOn reads --fail-on (nil rules when not given); a bad rule is a
+// usage error.
+func parseFailOn(fs *pflag.FlagSet, spec string) ([]gate.Rule, error) {
+	if !fs.Changed("fail-on") {
+		return nil, nil
+	}
+	rules, err := gate.Parse(spec)
+	if err != nil {
+		return nil, usagef("bad --fail-on: %v", err)
+	}
+	return rules, nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/realbackend"
 )
 
@@ -180,29 +181,6 @@ func TestNotePHPFPMPrimaryScriptUnknown(t *testing.T) {
 	}
 }
 
-func TestBenchLine(t *testing.T) {
-	cases := []struct {
-		elapsed      time.Duration
-		done, failed int64
-		n            int64
-		limit        time.Duration
-		rate         float64
-		want         string
-	}{
-		{2500 * time.Millisecond, 500, 3, 1000, 0, 200, "2.5 s: 500/1000 requests, 200 req/s, 3 failed, ETA 3s"},
-		{4 * time.Second, 100, 0, 0, 10 * time.Second, 25, "4.0 s: 100 requests, 25 req/s, 0 failed, ETA 6s"},
-		// -n and -t: whichever comes first.
-		{time.Second, 10, 0, 1000, 3 * time.Second, 10, "1.0 s: 10/1000 requests, 10 req/s, 0 failed, ETA 2s"},
-		// No rate yet: no estimate.
-		{0, 0, 0, 1000, 0, 0, "0.0 s: 0/1000 requests, 0 req/s, 0 failed"},
-	}
-	for _, c := range cases {
-		if got := benchLine(int64(c.elapsed), c.done, c.failed, c.n, c.limit, c.rate); got != c.want {
-			t.Errorf("got  %q\nwant %q", got, c.want)
-		}
-	}
-}
-
 // TestBenchProgress: without a terminal, ab's heartbeat lines (every tenth
 // of -n, every 100 at least; every tenth of -t with -t alone); on a
 // terminal, one live line redrawn and erased before the report; -q
@@ -245,9 +223,9 @@ func TestBenchProgress(t *testing.T) {
 	}
 
 	// A terminal (pretended): the live line, erased; no heartbeat.
-	old, oldEvery := isTerminal, progressEvery
-	isTerminal, progressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
-	t.Cleanup(func() { isTerminal, progressEvery = old, oldEvery })
+	old, oldEvery := isTerminal, cli.ProgressEvery
+	isTerminal, cli.ProgressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
+	t.Cleanup(func() { isTerminal, cli.ProgressEvery = old, oldEvery })
 	code, out, errs := runMain(t, context.Background(), "bench", "-k", "-n", "300", slow.URL("/"))
 	if code != 0 || !regexp.MustCompile(`\r\x1b\[K\d+\.\d s: \d+/300 requests, \d+ req/s, 0 failed, ETA \d+s`).MatchString(errs) ||
 		!strings.HasSuffix(errs, "\r\x1b[K") || strings.Contains(errs, "Completed") || strings.Contains(out, "\r") {
@@ -275,22 +253,5 @@ func TestBenchProgressOnAPty(t *testing.T) {
 	}
 	if strings.Contains(s, "Completed") {
 		t.Errorf("heartbeat lines on a terminal: %q", s[:min(len(s), 600)])
-	}
-}
-
-// TestLiveWriter: a line written by another writer (the Benchmarking line,
-// -v 2 heads) first erases the live line, which is then shown again.
-func TestLiveWriter(t *testing.T) {
-	var b bytes.Buffer
-	lw := &liveWriter{w: &b}
-	lw.erase()
-	lw.show("1.0 s: 5 requests")
-	fmt.Fprint(lw, "Benchmarking x (be patient)\n")
-	fmt.Fprint(lw, "another line\n")
-	lw.show("1.2 s: 6 requests")
-	lw.erase()
-	lw.erase()
-	if want := "\r\x1b[K1.0 s: 5 requests\r\x1b[KBenchmarking x (be patient)\nanother line\n\r\x1b[K1.2 s: 6 requests\r\x1b[K"; b.String() != want {
-		t.Errorf("got  %q\nwant %q", b.String(), want)
 	}
 }

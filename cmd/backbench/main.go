@@ -37,6 +37,7 @@ import (
 	"syscall"
 
 	"github.com/backbench/backbench/internal/backend"
+	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/plan"
 )
@@ -54,11 +55,10 @@ const (
 )
 
 // usageError is a bad command line: exit status 2.
-type usageError struct{ msg string }
+type usageError = cli.UsageError
 
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+// usagef returns a usageError formatted as fmt.Sprintf does.
+func usagef(format string, a ...any) error { return cli.Usagef(format, a...) }
 
 // unreachableError is a target that cannot be reached at all: exit status 1.
 type unreachableError struct{ err error }
@@ -242,7 +242,7 @@ func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) i
 		}
 		return exitSIGINT
 	case errors.As(err, &ue):
-		fmt.Fprintln(stderr, errorLine(cmd, ue.msg, true))
+		fmt.Fprintln(stderr, errorLine(cmd, ue.Error(), true))
 		return exitUsage
 	case errors.As(err, &pe):
 		fmt.Fprintln(stderr, errorLine(cmd, pe.Msg, true))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
@@ -63,13 +64,13 @@ Flags:
 func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs := newFlagSet("study")
 	fs.StringVar(&o.out, "out", ".", "write study.json and study.html into `DIR`")
-	fs.Var(newChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
+	fs.Var(cli.NewChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series in each round (0: random; the result records the order's seed)")
-	fs.Var(newFinite(&o.noise, 0), "noise", "threshold under which a difference does not count, as a fraction (default: the file's noise, else 0.02)")
+	fs.Var(cli.NewFinite(&o.noise, 0), "noise", "threshold under which a difference does not count, as a fraction (default: the file's noise, else 0.02)")
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "replace the file's concurrency levels with `SPEC` (1,4 or 1:500:10)")
 	fs.Int64VarP(&o.requests, "requests", "n", 0, "replace the file's requests per level and trial")
-	fs.VarP(newSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
+	fs.VarP(cli.NewSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
 	fs.IntVar(&o.repeat, "repeat", 0, "replace the file's trials per level (rounds)")
 	fs.Int64Var(&o.warmup, "warmup", -1, "replace the file's warm-up requests before each trial")
 	fs.BoolVar(&o.quick, "quick", false, "a try of the whole study in seconds: its first 2 levels, 100 requests a level, 2 rounds, no warm-up (unless -c, -n, -t, --repeat or --warmup say otherwise); too short for verdicts")
@@ -80,7 +81,7 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 
 // addSizingFlags adds the flags of a capacity study (a sizing).
 func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
-	fs.Var(newSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
+	fs.Var(cli.NewSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
 	fs.StringVar(&o.memory, "memory", "", "capacity study: replace the file's memory budget (`SIZE`: 2GiB, 512MiB)")
 }
 

@@ -8,15 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/sweep"
@@ -78,7 +76,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	fs := newFlagSet("sweep")
 	fs.SortFlags = false
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "concurrency levels `SPEC`: start:end:step (1:500:10) or a list (1,2,4,8); required")
-	fs.Var(newChoice(&o.format, "text", "text", "markdown"), "format", "stdout: text (the table) or markdown (the answers and a GitHub table, for a pull request); the files are written either way")
+	fs.Var(cli.NewChoice(&o.format, "text", "text", "markdown"), "format", "stdout: text (the table) or markdown (the answers and a GitHub table, for a pull request); the files are written either way")
 	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg, sweep.png and sweep.html into `DIR`")
 	fs.StringVar(&o.kaModes, "keepalive-modes", "", "run every series with these keep-alive `MODES`: on, off, or on,off (every series twice, also spelt both); default: as -k says")
 	fs.StringVar(&o.stopRate, "stop-error-rate", "", "stop a series after a level whose failure ratio passes `R` (0 to 1, or a percentage like 5%)")
@@ -139,7 +137,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		BackendPIDs: o.backendPIDs, BackendPIDFiles: o.backendPIDFiles, Warmup: o.warmup, WarmupSet: fs.Changed("warmup"),
 		StopOnErrors: o.stopRate != "", Baseline: o.baseline}
 	if o.stopRate != "" {
-		r, err := parseStopRate(o.stopRate)
+		r, err := cli.ParseRatio("--stop-error-rate", o.stopRate)
 		if err != nil {
 			return nil, err
 		}
@@ -192,19 +190,19 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	p.Config.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version(),
 		Privacy: o.share.privacy(fs)}
 
-	announceStart(stderr, o.startAt, o.quiet)
+	cli.AnnounceStart(stderr, o.startAt, o.quiet)
 	execute.WaitUntil(ctx, o.startAt)
 	stop := func(bool) {}
 	switch {
 	case o.quiet:
 	case isTerminal(stderr):
-		erase := startSweepProgress(&p.Config, stderr)
+		erase := cli.StartSweepProgress(&p.Config, stderr)
 		stop = func(bool) { erase() }
 	default:
 		// Piped or redirected: no live line, one line per finished level,
 		// so that a long sweep is seen to progress (bench prints ab's
 		// "Completed N requests").
-		stop = startSweepLines(&p.Config, stderr)
+		stop = cli.StartSweepLines(&p.Config, stderr)
 	}
 	var short sweep.ShortTrials
 	if p.trials.on {
@@ -310,73 +308,4 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sloErr
 	}
 	return gateErr
-}
-
-// startSweepProgress redraws one progress line on stderr (level, series,
-// requests done, ETA) until the returned function is called, which erases
-// it. It hooks cfg.Progress.
-func startSweepProgress(cfg *sweep.Config, stderr io.Writer) func() {
-	var cur atomic.Pointer[sweep.Progress]
-	cfg.Progress = func(p sweep.Progress) { cur.Store(&p) }
-	levels, start := len(cfg.Levels), load.Now()
-	return startLiveLine(&liveWriter{w: stderr}, func() string {
-		if p := cur.Load(); p != nil {
-			return progressLine(p, levels, load.Now()-start, load.Now())
-		}
-		return ""
-	})
-}
-
-// startSweepLines prints on stderr one line per finished level (its
-// measured runs of every series done): "level 2/5 (c=10) done, 4.2 s in".
-// It hooks cfg.Progress: a level is done when the first measured run of
-// another level starts, the last one when the returned function is called
-// with true (a sweep that ended well).
-func startSweepLines(cfg *sweep.Config, stderr io.Writer) func(bool) {
-	levels, start := len(cfg.Levels), load.Now()
-	last, conc := -1, 0
-	done := func() {
-		fmt.Fprintf(stderr, "level %d/%d (c=%d) done, %.1f s in\n", last+1, levels, conc, float64(load.Now()-start)/1e9)
-	}
-	cfg.Progress = func(p sweep.Progress) {
-		if p.Warmup || p.LevelIndex == last {
-			return
-		}
-		if last >= 0 {
-			done()
-		}
-		last, conc = p.LevelIndex, p.Concurrency
-	}
-	return func(ok bool) {
-		if ok && last >= 0 {
-			done()
-		}
-	}
-}
-
-// progressLine is the text of the progress line for run p, elapsed ns into
-// the sweep, at time now (load.Now).
-func progressLine(p *sweep.Progress, levels int, elapsed, now int64) string {
-	done := p.Done()
-	var frac float64
-	var count string
-	switch {
-	case p.Requests > 0:
-		frac = min(float64(done)/float64(p.Requests), 1)
-		count = fmt.Sprintf("%d/%d requests", done, p.Requests)
-	case p.Duration > 0:
-		frac = min(float64(now-p.Start)/float64(p.Duration), 1)
-		count = fmt.Sprintf("%d requests", done)
-	}
-	phase := ""
-	if p.Warmup {
-		phase, frac = " warm-up", 0
-	}
-	eta := "?"
-	if total := float64(p.RunsDone + p.RunsLeft); total > 0 {
-		if f := (float64(p.RunsDone) + frac) / total; f > 0 {
-			eta = (time.Duration(float64(elapsed)*(1-f)/f) / time.Second * time.Second).String()
-		}
-	}
-	return fmt.Sprintf("level %d/%d (c=%d) %s%s: %s, ETA %s", p.LevelIndex+1, levels, p.Concurrency, p.Series, phase, count, eta)
 }

@@ -19,11 +19,11 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
@@ -376,9 +376,9 @@ func TestSweepUsage(t *testing.T) {
 // TestSweepProgress: on a terminal (pretended) and without -q, stderr gets
 // a redrawn progress line that is erased at the end; stdout stays clean.
 func TestSweepProgress(t *testing.T) {
-	old, oldEvery := isTerminal, progressEvery
-	isTerminal, progressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
-	t.Cleanup(func() { isTerminal, progressEvery = old, oldEvery })
+	old, oldEvery := isTerminal, cli.ProgressEvery
+	isTerminal, cli.ProgressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
+	t.Cleanup(func() { isTerminal, cli.ProgressEvery = old, oldEvery })
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 5 * time.Millisecond})
 	code, out, errs, _ := sweepOut(t, "-n", "30", "-c", "1,2", "s="+srv.URL("/"))
 	if code != 0 {
@@ -395,28 +395,6 @@ func TestSweepProgress(t *testing.T) {
 	// -q: nothing on stderr even on a terminal.
 	if code, _, errs, _ := sweepOut(t, "-q", "-n", "5", "-c", "1", srv.URL("/")); code != 0 || errs != "" {
 		t.Errorf("-q: exit %d stderr %q", code, errs)
-	}
-}
-
-func TestProgressLine(t *testing.T) {
-	var done int64 = 25
-	p := sweep.Progress{Series: "fpm ka", Concurrency: 11, LevelIndex: 1, Requests: 100, Done: func() int64 { return done },
-		RunsDone: 3, RunsLeft: 3}
-	// 3.25 of 6 runs in 13 s: 11 s to go.
-	if got, want := progressLine(&p, 3, int64(13*time.Second), 0), "level 2/3 (c=11) fpm ka: 25/100 requests, ETA 11s"; got != want {
-		t.Errorf("got %q\nwant %q", got, want)
-	}
-	p.Warmup = true
-	if got := progressLine(&p, 3, int64(12*time.Second), 0); !strings.Contains(got, "fpm ka warm-up: 25/100 requests, ETA 12s") {
-		t.Errorf("warm-up: %q", got)
-	}
-	p = sweep.Progress{Series: "t", Duration: 2 * time.Second, Start: 0, Done: func() int64 { return 7 }, RunsLeft: 1}
-	if got := progressLine(&p, 1, int64(time.Second), int64(time.Second)); got != "level 1/1 (c=0) t: 7 requests, ETA 1s" {
-		t.Errorf("time limit: %q", got)
-	}
-	p.RunsLeft = 0
-	if got := progressLine(&p, 1, 0, 0); !strings.HasSuffix(got, "ETA ?") {
-		t.Errorf("no estimate: %q", got)
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 )
@@ -180,17 +179,6 @@ func TestWindowFlag(t *testing.T) {
 		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
 		}
-	}
-}
-
-// TestRecentPart: the live line's part for the last window.
-func TestRecentPart(t *testing.T) {
-	if got := recentPart(recorder.Recent{}); got != "" {
-		t.Errorf("before the first window: %q", got)
-	}
-	r := recorder.Recent{OK: true, Rate: 812.4, P99: 3140 * time.Microsecond, Failed: 2}
-	if got, want := recentPart(r), " | last window 812 req/s, p99 3.1 ms, 2 failed"; got != want {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -44,7 +45,7 @@ type trialPlan struct {
 // validateRepeat checks the trial flags; every error is a usage error.
 func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
 	tp := trialPlan{}
-	noise, err := parsePercent("--noise", o.noise)
+	noise, err := cli.ParsePercent("--noise", o.noise)
 	if err != nil {
 		return tp, err
 	}
