@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -398,5 +399,37 @@ func TestBenchJSONRecord(t *testing.T) {
 	if again.Complete != doc.Complete || !reflect.DeepEqual(again.Percentiles, doc.Percentiles) ||
 		again.ConnectionTimes != doc.ConnectionTimes || again.DocumentLength != doc.DocumentLength {
 		t.Errorf("the record's summary differs from the report:\n%+v\n%+v", again, doc.Summary)
+	}
+}
+
+// TestExactPercentileLine: against a fast backend, when ab's table reads
+// 0 ms at the median, a line under it gives backbench's exact figures (and
+// it agrees with the JSON's); ab's lines keep their form.
+func TestExactPercentileLine(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	code, out, errs := runMain(t, context.Background(), "bench", "-q", "-k", "-n", "300", srv.URL("/"))
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	table := regexp.MustCompile(`\n  50%  +(\d+)\n(?:  \d\d%  +\d+\n)+ 100%  +\d+ \(longest request\)\n(.*\n)`).FindStringSubmatch(out)
+	if table == nil {
+		t.Fatalf("no ab table:\n%s", out)
+	}
+	exact := regexp.MustCompile(`^  \(exact: 50% (\d+\.\d{3}) ms, 99% (\d+\.\d{3}) ms; --percentiles for the full spectrum\)\n$`).FindStringSubmatch(table[2])
+	switch {
+	case table[1] == "0" && exact == nil:
+		t.Errorf("median 0 ms and no exact line:\n%s", out)
+	case table[1] != "0" && exact != nil:
+		t.Errorf("median %s ms and an exact line:\n%s", table[1], out)
+	case exact != nil:
+		p50, _ := strconv.ParseFloat(exact[1], 64)
+		p99, _ := strconv.ParseFloat(exact[2], 64)
+		if p50 <= 0 || p50 >= 0.5 || p99 < p50 {
+			t.Errorf("exact 50%% %v 99%% %v", p50, p99)
+		}
+	}
+	_, out, _ = runMain(t, context.Background(), "bench", "-q", "-k", "-n", "300", "--percentiles", srv.URL("/"))
+	if strings.Contains(out, "(exact:") {
+		t.Errorf("exact line with --percentiles:\n%s", out)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -111,5 +113,65 @@ func TestListenQueueUnix(t *testing.T) {
 	}
 	if s.ListenOverflows != nil {
 		t.Errorf("listen_overflows %d for a Unix socket target", *s.ListenOverflows)
+	}
+}
+
+// TestListenOverflowNote: a backend with a listen backlog of 1 and -c 60
+// new connections at once overflows its accept queue; the report names its
+// own listening socket, with the socket's own drop count and the backlog.
+// (A threaded backend drains its queue at once, so the dropped connects
+// succeed on their first SYN retransmission, after 1 s, or time out (-s 3)
+// when the handshake's last ACK was dropped; a serial backend would make
+// them back off for many seconds.)
+func TestListenOverflowNote(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Backlog: 1})
+	var s summary.Summary
+	withSpeedRetries(t, func() []string {
+		s = benchJSON(t, "-n", "120", "-c", "60", "-s", "3", srv.URL("/"))
+		if s.ListenOverflows == nil || s.ListenBacklog == nil || len(s.ListenQueues) != 1 || s.ListenQueues[0].Drops == nil {
+			t.Fatalf("listen_overflows %v, listen_backlog %v, listen_queues %+v: not read for a loopback target",
+				s.ListenOverflows, s.ListenBacklog, s.ListenQueues)
+		}
+		if *s.ListenBacklog != 1 || s.ListenQueues[0].Backlog != 1 || s.ListenQueues[0].Address != "tcp:"+srv.Addr {
+			t.Fatalf("backlog %d, listen_queues %+v: want backlog 1 on tcp:%s", *s.ListenBacklog, s.ListenQueues, srv.Addr)
+		}
+		if *s.ListenQueues[0].Drops <= 0 {
+			return []string{"the listen queue did not overflow"}
+		}
+		return nil
+	})
+	q := s.ListenQueues[0]
+	// The machine-wide counters saw the overflow too. They are not an
+	// upper or lower bound of the socket's own counter (sk_drops also
+	// counts drops that neither ListenOverflows nor ListenDrops counts,
+	// and other listeners add to the machine's), so only that.
+	if s.ListenDrops == nil {
+		t.Errorf("no machine-wide ListenDrops for a loopback target")
+	} else if *s.ListenDrops <= 0 || *s.ListenOverflows <= 0 {
+		t.Errorf("machine-wide ListenOverflows %d, ListenDrops %d: the socket's %d drops not seen there", *s.ListenOverflows, *s.ListenDrops, *q.Drops)
+	}
+	var note string
+	for _, n := range s.Notes {
+		if strings.Contains(n, "listen queue") {
+			if note != "" {
+				t.Errorf("two listen queue notes: %q and %q", note, n)
+			}
+			note = n
+		}
+	}
+	for _, want := range []string{"the target's own socket tcp:" + srv.Addr, fmt.Sprintf("dropped %d connection attempts", *q.Drops),
+		"backlog 1,", fmt.Sprintf("queue peaked at %d", q.PeakQueued), "somaxconn", "lower -c",
+		fmt.Sprintf("%d connects took 1 s or more", s.ConnectsOver1s)} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note lacks %q: %q", want, note)
+		}
+	}
+	if strings.Contains(note, "machine-wide") {
+		t.Errorf("the note rests on the machine-wide counters although the socket's own were read: %q", note)
+	}
+	// A Unix socket target: the TCP counters say nothing about it.
+	usrv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	if u := benchJSON(t, "-n", "5", usrv.URL("/")); u.ListenOverflows != nil {
+		t.Errorf("listen_overflows %d for a Unix socket target", *u.ListenOverflows)
 	}
 }

@@ -282,3 +282,63 @@ func TestProbePortRangeAndHTTPS(t *testing.T) {
 		t.Errorf("https without --insecure: exit %d, stderr %q, stdout %q", code, errs, out)
 	}
 }
+
+// TestProbeFragileServer: a server that dies on a GET_VALUES asking for a
+// name (and on an empty connection) answers the ordinary checks and the
+// empty GET_VALUES first; the probe names the check that took it down and
+// skips the rest. --only and --skip choose the checks.
+func TestProbeFragileServer(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		t.Run(network, func(t *testing.T) {
+			srv := fixtures.StartTB(t, fixtures.ProtoFCGI, network, fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelSerial},
+				Behaviour: fixtures.Behaviour{GetValues: fixtures.ReplyDie, DieOnEmptyConn: true, KeepConn: fixtures.KeepConnIgnore}})
+			code, out, errs := runMain(t, context.Background(), "probe", "-s", "2", srv.URL("/x"))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			for _, want := range []string{
+				"response                     answered",
+				"keep_conn                    ignored",
+				"get_values_empty             answered",
+				"unknown_type                 skipped          the server stopped accepting connections after get_values",
+				"abort                        skipped",
+				"the server crashed on get_values: a frontend that sends FCGI_GET_VALUES would take it down",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("no %q in:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "no ordinary request was answered") {
+				t.Errorf("the summary blames the URL:\n%s", out)
+			}
+		})
+	}
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{Behaviour: fixtures.Behaviour{GetValues: fixtures.ReplyDie}})
+	code, out, errs := runMain(t, context.Background(), "probe", "--skip", "get_values", "--only", "response,get_values,abort", srv.URL("/x"))
+	if code != 0 || !strings.Contains(out, "get_values                   skipped          not selected") ||
+		!strings.Contains(out, "abort                        END_REQUEST") || !strings.Contains(out, "keep_conn                    skipped") {
+		t.Errorf("exit %d %s:\n%s", code, errs, out)
+	}
+	if r := srv.DeathReason(); r != "" {
+		t.Errorf("died: %s", r)
+	}
+	code, _, errs = runMain(t, context.Background(), "probe", "--only", "nosuch", srv.URL("/x"))
+	if code != exitUsage || !strings.Contains(errs, `unknown check "nosuch"`) {
+		t.Errorf("--only nosuch: exit %d, %s", code, errs)
+	}
+}
+
+// TestProbeHTTPOnlySkip: --only and --skip choose the HTTP checks too.
+func TestProbeHTTPOnlySkip(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	code, out, errs := runMain(t, context.Background(), "probe", "--only", "http11_persistent,server", "--skip", "server", srv.URL("/"))
+	if code != 0 || !strings.Contains(out, "http11_persistent            honored") ||
+		!strings.Contains(out, "server                       skipped          not selected") ||
+		!strings.Contains(out, "idle_timeout_seconds         skipped") {
+		t.Errorf("exit %d %s:\n%s", code, errs, out)
+	}
+	code, _, errs = runMain(t, context.Background(), "probe", "--skip", "abort", srv.URL("/"))
+	if code != exitUsage || !strings.Contains(errs, `unknown check "abort"`) {
+		t.Errorf("--skip abort on HTTP: exit %d, %s", code, errs)
+	}
+}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,4 +193,101 @@ func TestSweepTLSAndPlain(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, errs)
 		}
 	})
+}
+
+// TestSweepBackendPerSeries: --backend-pid LABEL=PID and --backend-pidfile
+// LABEL=FILE sample each series' own backend; a bare PID applies to every
+// series, as before; a label that names no series is a usage error.
+func TestSweepBackendPerSeries(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
+	var procs []int
+	for range 3 {
+		cmd := exec.Command("sleep", "30")
+		if err := cmd.Start(); err != nil {
+			t.Skip("no sleep to stand for a backend:", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		procs = append(procs, cmd.Process.Pid)
+	}
+	pidfile := filepath.Join(t.TempDir(), "b.pid")
+	os.WriteFile(pidfile, []byte(strconv.Itoa(procs[1])+"\n"), 0o644)
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4",
+		"--backend-pid", "a="+strconv.Itoa(procs[0]), "--backend-pidfile", "b="+pidfile, "--backend-pid", strconv.Itoa(procs[2]),
+		"a="+srv.URL("/x"), "b="+srv.URL("/y"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	want := map[string][]int{"a": {procs[2], procs[0]}, "b": {procs[2], procs[1]}}
+	for _, se := range sw.Series {
+		for _, l := range se.Levels {
+			if l.Backend == nil || !slices.Equal(l.Backend.PIDs, want[se.Label]) {
+				t.Errorf("%s: backend %+v, want PIDs %v", se.Label, l.Backend, want[se.Label])
+			}
+		}
+	}
+	// Sampled on both sides: verdicts on the backend's CPU per request and
+	// memory too.
+	metrics := map[string]bool{}
+	for _, c := range sw.Comparisons {
+		metrics[c.Metric] = true
+	}
+	if !metrics[trials.MetricBackendCPUPerRequest] || !metrics[trials.MetricBackendPSSBytes] {
+		t.Errorf("comparisons of sampled series without the backend's metrics: %v", metrics)
+	}
+	code, _, errs, _ = sweepOut(t, "-q", "-n", "10", "-c", "1", "--backend-pid", "c="+strconv.Itoa(procs[0]), "a="+srv.URL("/x"))
+	if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, `"c"`) {
+		t.Errorf("unknown label: exit %d, %q", code, errs)
+	}
+}
+
+// TestSweepUnpairedNote: a backend two factors or more from every other
+// series (b over HTTP, where backend a is FastCGI over TCP and over a
+// Unix socket: the label a on two URLs names a backend) is compared with
+// a's closest series as a deployment, the protocol named in the title and
+// a note, while a's two transports are compared; only series that
+// nothing can pair (two unlabelled URLs two factors apart: one backend)
+// are "not compared", with a note that says how they differ.
+func TestSweepUnpairedNote(t *testing.T) {
+	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{BodyBytes: 5})
+	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
+	web := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5})
+	webUnix := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{BodyBytes: 5})
+	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", "a="+tcp.URL("/x"), "a="+unix.URL("/x"), "b="+web.URL("/x"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	notes := strings.Join(sw.Notes, "\n")
+	if !strings.Contains(notes, "b differs from a tcp in more than the backend (over HTTP rather than FastCGI)") || strings.Contains(out, "not compared") {
+		t.Errorf("notes %q\n%s", sw.Notes, out)
+	}
+	transport, backend := 0, 0
+	for _, c := range sw.Comparisons {
+		switch c.Factor {
+		case trials.FactorTransport:
+			transport++
+		case trials.FactorBackend:
+			backend++
+			if c.Series != "b" || c.Baseline != "a tcp" || c.FactorTitle != "backend: b vs a, over HTTP rather than FastCGI" {
+				t.Errorf("backend pair %+v", c)
+			}
+		default:
+			t.Errorf("pair %+v", c)
+		}
+	}
+	if transport != 5 || backend != 5 {
+		t.Errorf("%d transport and %d backend comparisons, want 5 each (one pair, five metrics)", transport, backend)
+	}
+
+	code, out, errs, dir = sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", tcp.URL("/x"), webUnix.URL("/x"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ = readSweep(t, dir)
+	notes = strings.Join(sw.Notes, "\n")
+	if len(sw.Comparisons) != 0 || !strings.Contains(notes, "fcgi/tcp differs from every other series in more than one factor (from http/unix in transport tcp vs unix, protocol fcgi vs http)") ||
+		!strings.Contains(out, "not compared") {
+		t.Errorf("unlabelled, two factors apart: %d comparisons, notes %q", len(sw.Comparisons), sw.Notes)
+	}
 }

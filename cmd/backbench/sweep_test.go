@@ -13,7 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -527,5 +529,28 @@ func TestSweepTLS(t *testing.T) {
 		if s.TLS == nil || !strings.HasPrefix(s.TLS.Protocol, "TLSv1.") || s.TLS.Handshakes == 0 || s.Complete != 20 {
 			t.Errorf("c=%d: complete %d, tls %+v", s.Concurrency, s.Complete, s.TLS)
 		}
+	}
+}
+
+// TestSweepLevelLines: a sweep whose stderr is not a terminal prints one
+// line per finished level there; -q none.
+func TestSweepLevelLines(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
+	code, _, errs := runMain(t, context.Background(), "sweep", "-c", "1,2,3", "-n", "30", "--out", t.TempDir(), "a="+srv.URL("/"), "b="+srv.URL("/"))
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	got := regexp.MustCompile(`(?m)^level (\d)/3 \(c=(\d)\) done, \d+\.\d s in$`).FindAllStringSubmatch(errs, -1)
+	if len(got) != 3 {
+		t.Fatalf("%d level lines, want 3:\n%s", len(got), errs)
+	}
+	for i, m := range got {
+		if m[1] != strconv.Itoa(i+1) || m[2] != strconv.Itoa(i+1) {
+			t.Errorf("line %d: %q", i, m[0])
+		}
+	}
+	_, _, errs = runMain(t, context.Background(), "sweep", "-q", "-c", "1,2", "-n", "30", "--out", t.TempDir(), srv.URL("/"))
+	if strings.Contains(errs, "level ") {
+		t.Errorf("-q printed level lines:\n%s", errs)
 	}
 }

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,99 +142,6 @@ func checkRounds(t *testing.T, sw *report.Sweep) {
 	}
 }
 
-// TestCompareSavedBench: bench runs saved before and after a change of
-// the backend behind one socket (10 ms, then 20 ms) compare as "slower",
-// with the ratio around 0.8; two saved runs of the same backend as "no
-// difference"; runs without trials have no interval and no verdict.
-func TestCompareSavedBench(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(os.TempDir(), fmt.Sprintf("bb-compare-%d.sock", os.Getpid()))
-	save := func(name string, args ...string) string {
-		code, out, errs := runMain(t, context.Background(), append([]string{"bench", "-q", "--format", "json", "-n", "30"}, args...)...)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	url := "fcgi://unix:" + sock + ":/x"
-	compare := func(args ...string) document.Comparison {
-		t.Helper()
-		code, out, errs := runMain(t, context.Background(), append([]string{"compare", "--format", "json"}, args...)...)
-		if code != 0 {
-			t.Fatalf("compare %v: exit %d: %s", args, code, errs)
-		}
-		var r document.Comparison
-		if err := json.Unmarshal([]byte(out), &r); err != nil {
-			t.Fatalf("compare JSON: %v\n%s", err, out)
-		}
-		return r
-	}
-	var old1, newer, single string
-	withSpeedRetries(t, func() (bad []string) {
-		fast := serialFCGI(t, 10*time.Millisecond, sock)
-		old1, single = save("old1.json", "--repeat", "5", url), save("single.json", url)
-		old2 := save("old2.json", "--repeat", "5", url)
-		fast.Close()
-		slow := serialFCGI(t, 20*time.Millisecond, sock)
-		newer = save("new.json", "--repeat", "5", url)
-		slow.Close()
-		r := compare(old1, newer)
-		c := find(t, r.Comparisons, url, url, 1, trials.MetricRequestsPerSecond)
-		// Twice the service time: an effect far above the noise of a
-		// busy machine (12.5 ms, a 0.8 ratio, was within it at times).
-		if c.Verdict != trials.Slower || c.RatioCI95 == nil || *c.Ratio < 0.4 || *c.Ratio > 0.62 ||
-			c.RatioCI95[0] < 0.3 || c.RatioCI95[1] > 0.8 || c.Trials != 5 {
-			bad = append(bad, fmt.Sprintf("10 ms then 20 ms: %s %s, want slower around 0.5", c.Verdict, c.RatioText()))
-		}
-		r = compare(old1, old2)
-		if c := find(t, r.Comparisons, url, url, 1, trials.MetricRequestsPerSecond); c.Verdict != trials.NoDifference {
-			bad = append(bad, fmt.Sprintf("the same backend twice: %s %s, want no difference", c.Verdict, c.RatioText()))
-		}
-		return bad
-	})
-	r := compare(single, newer)
-	c := find(t, r.Comparisons, url, url, 1, trials.MetricRequestsPerSecond)
-	if c.RatioCI95 != nil || c.Verdict != trials.NoVerdict || !strings.HasPrefix(c.VerdictText(), "–, 1 trial") || !strings.Contains(strings.Join(r.Notes, "\n"), "no interval") {
-		t.Errorf("without trials: %+v, notes %q: want no interval, no verdict (\"–, 1 trial\"), and a note", c, r.Notes)
-	}
-	code, out, _ := runMain(t, context.Background(), "compare", old1, newer)
-	if code != 0 || !strings.Contains(out, "slower") || !strings.Contains(out, "req/s") || !strings.Contains(out, "p99 ms") {
-		t.Errorf("compare text, exit %d:\n%s", code, out)
-	}
-}
-
-// TestCompareShapes: files of other targets or load shapes compare
-// without --force; what differs is shown at the top (and in the JSON).
-func TestCompareShapes(t *testing.T) {
-	a, b := serialFCGI(t, time.Millisecond, ""), serialFCGI(t, time.Millisecond, "")
-	dir := t.TempDir()
-	save := func(name string, args ...string) string {
-		code, out, errs := runMain(t, context.Background(), append([]string{"bench", "-q", "--format", "json", "--repeat", "4"}, args...)...)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(out), 0o644)
-		return p
-	}
-	fa, fb, fc := save("a.json", "-n", "10", a.URL("/x")), save("b.json", "-n", "10", b.URL("/x")), save("c.json", "-n", "12", a.URL("/x"))
-	for other, want := range map[string]string{fb: "targets", fc: "10 and 12 requests"} {
-		code, out, errs := runMain(t, context.Background(), "compare", fa, other)
-		if code != 0 || !strings.Contains(out, "Differs:") || !strings.Contains(out, want) || !strings.Contains(out, "req/s") {
-			t.Errorf("compare of other shapes: exit %d %s\n%s: want the difference (%s) shown and the comparisons", code, errs, out, want)
-		}
-		code, out, errs = runMain(t, context.Background(), "compare", "--format", "json", other, fa)
-		var r document.Comparison
-		if code != 0 || json.Unmarshal([]byte(out), &r) != nil || len(r.Differences) == 0 || len(r.Comparisons) == 0 {
-			t.Errorf("compare JSON of other shapes: exit %d %s\n%s", code, errs, out)
-		}
-	}
-}
-
 // TestPrecisionStops: --precision 3% on a steady backend stops before
 // --max-repeat, with the interval inside ±3%.
 func TestPrecisionStops(t *testing.T) {
@@ -312,4 +223,130 @@ func TestVerdictCarriesFailures(t *testing.T) {
 	if c.VerdictText() != want || !strings.Contains(out, want) {
 		t.Errorf("verdict text %q, want %q in the table:\n%s", c.VerdictText(), want, out)
 	}
+}
+
+// TestDesignJudgedFirst: --repeat 3 (bench and sweep) gets one line on
+// stderr saying that 3 trials a side cannot reach p < 0.05 and that 4
+// can, written before the backend answered any request; --repeat 4 gets
+// none.
+func TestDesignJudgedFirst(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
+	for _, args := range [][]string{
+		{"bench", "-q", "-n", "5", "--repeat", "3", srv.URL("/x")},
+		{"sweep", "-q", "--out", t.TempDir(), "-n", "5", "-c", "1", "--repeat", "3", srv.URL("/x")},
+	} {
+		before := srv.Requests()
+		errw := &firstWrite{requests: srv.Requests}
+		var out bytes.Buffer
+		code := Main(context.Background(), nil, args, &out, errw)
+		lines := strings.Split(strings.TrimSpace(errw.buf.String()), "\n")
+		if code != 0 || errw.at != before || srv.Requests() == before || len(lines) != 1 ||
+			!strings.Contains(lines[0], "3 trials a side cannot give p < 0.05") || !strings.Contains(lines[0], "--repeat 4") {
+			t.Errorf("%v: exit %d, %d requests before the first line of stderr (want 0), stderr:\n%s",
+				args[0], code, errw.at-before, errw.buf.String())
+		}
+		args = slices.Clone(args)
+		args[slices.Index(args, "3")] = "4"
+		code, _, errs := runMain(t, context.Background(), args...)
+		if code != 0 || strings.Contains(errs, "cannot give") {
+			t.Errorf("%v --repeat 4: exit %d, stderr %q", args[0], code, errs)
+		}
+	}
+	// An unreachable target: the line comes before the error.
+	code, _, errs := runMain(t, context.Background(), "bench", "-q", "-n", "5", "--repeat", "3", "fcgi://unix:"+filepath.Join(t.TempDir(), "none.sock")+":/x")
+	if code == 0 || !strings.HasPrefix(errs, "backbench: warning: 3 trials a side") {
+		t.Errorf("unreachable target: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestShortTrialNote: trials of a few milliseconds (-n 10 on a fast
+// backend) carry a note naming -n and -t, in bench's result and on
+// stderr, in a sweep's notes, and as the marker of every verdict drawn
+// from them.
+func TestShortTrialNote(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
+	code, out, errs := runMain(t, context.Background(), "bench", "--format", "json", "-n", "10", "--repeat", "4", srv.URL("/x"))
+	has := func(s string) bool {
+		return strings.Contains(s, "too short to trust") && strings.Contains(s, "-n") && strings.Contains(s, "-t")
+	}
+	if code != 0 || !has(out) || !has(errs) {
+		t.Errorf("bench of short trials: exit %d, no note naming -n and -t:\n%s\n%s", code, out, errs)
+	}
+	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", "a="+srv.URL("/x"), "b="+srv.URL("/y"))
+	if code != 0 {
+		t.Fatalf("sweep: exit %d %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	if !has(strings.Join(sw.Notes, "\n")) || !has(out) || !strings.Contains(out, trials.ShortMark+"\n") {
+		t.Errorf("sweep of short trials: notes %q\n%s", sw.Notes, out)
+	}
+	for _, c := range sw.Comparisons {
+		if c.ShortTrials != 8 {
+			t.Errorf("%+v: want 8 short trials", c)
+		}
+	}
+}
+
+// TestOneP99: with trials, the page's p99 of every series and level is
+// the one of the table, CSV and comparisons (the median of the trials'
+// p99s), not the pooled trials' p99.
+func TestOneP99(t *testing.T) {
+	a := serialFCGI(t, time.Millisecond, "")
+	b := serialFCGI(t, 2*time.Millisecond, "")
+	code, _, errs, dir := sweepOut(t, "-q", "-n", "20", "-c", "1,2", "--repeat", "4", "a="+a.URL("/x"), "b="+b.URL("/x"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, rows := readSweep(t, dir)
+	page, err := os.ReadFile(filepath.Join(dir, "sweep.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p99col := slices.Index(rows[0], "p99_ms")
+	for _, se := range sw.Series {
+		for _, l := range se.Levels {
+			want := fmt.Sprintf("%s, c=%d: p99 %.3f ms", se.Label, l.Concurrency, l.P99Ms)
+			if l.Repeated == nil || !strings.Contains(string(page), want) {
+				t.Errorf("the page has no %q (pooled p99 %.3f)", want, l.Percentiles["99"])
+			}
+			for _, r := range rows[1:] {
+				if r[0] == se.Label && r[1] == strconv.Itoa(l.Concurrency) && (r[p99col] != fmt.Sprintf("%.3f", l.P99Ms) ||
+					r[slices.Index(rows[0], "mean_ms")] != fmt.Sprintf("%.3f", l.MeanMs) || r[slices.Index(rows[0], "max_ms")] != fmt.Sprintf("%.3f", l.MaxMs)) {
+					t.Errorf("sweep.csv row %q, want the medians p99 %.3f, mean %.3f, max %.3f", r, l.P99Ms, l.MeanMs, l.MaxMs)
+				}
+			}
+		}
+	}
+	for _, c := range sw.Comparisons {
+		for _, se := range sw.Series {
+			for _, l := range se.Levels {
+				if se.Label != c.Series || l.Concurrency != c.Concurrency {
+					continue
+				}
+				v, ok := map[string]float64{trials.MetricP99Ms: l.P99Ms, trials.MetricMeanMs: l.MeanMs, trials.MetricMaxMs: l.MaxMs,
+					trials.MetricP50Ms: l.P50Ms, trials.MetricRequestsPerSecond: l.RequestsPerSecond}[c.Metric]
+				if ok && *c.Value != v {
+					t.Errorf("comparison %s %g, table %g", c.Metric, *c.Value, v)
+				}
+			}
+		}
+	}
+}
+
+// firstWrite records, at its first write, the requests a backend had
+// answered: what was done before the line was written.
+type firstWrite struct {
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	at       int64
+	requests func() int64
+}
+
+func (w *firstWrite) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.buf.Len() == 0 {
+		w.at = w.requests()
+	}
+	return w.buf.Write(b)
 }

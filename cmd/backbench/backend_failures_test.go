@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,126 +153,5 @@ func TestBenchIgnoresNoClose(t *testing.T) {
 				t.Errorf("median request %.1f ms: connections were held for the server's close", median)
 			}
 		})
-	}
-}
-
-// TestServeGetValuesDie: --fcgi-get-values die answers a GET_VALUES that
-// asks for nothing and goes down on one that asks for a name.
-func TestServeGetValuesDie(t *testing.T) {
-	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{Behaviour: fixtures.Behaviour{GetValues: fixtures.ReplyDie}})
-	c, err := net.Dial("tcp", srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	empty := []byte{1, 9, 0, 0, 0, 0, 0, 0}
-	if _, err := c.Write(empty); err != nil {
-		t.Fatal(err)
-	}
-	var h [8]byte
-	if _, err := c.Read(h[:]); err != nil || h[1] != 10 || h[4] != 0 || h[5] != 0 {
-		t.Fatalf("empty GET_VALUES: %v %v, want an empty GET_VALUES_RESULT", h, err)
-	}
-	named := []byte{1, 9, 0, 0, 0, 16, 0, 0, 14, 0}
-	named = append(named, "FCGI_MAX_CONNS"...)
-	if _, err := c.Write(named); err != nil {
-		t.Fatal(err)
-	}
-	if !waitDied(srv) {
-		t.Fatal("a GET_VALUES asking for a name did not take the backend down")
-	}
-}
-
-// TestProbeFragileServer: a server that dies on a GET_VALUES asking for a
-// name (and on an empty connection) answers the ordinary checks and the
-// empty GET_VALUES first; the probe names the check that took it down and
-// skips the rest. --only and --skip choose the checks.
-func TestProbeFragileServer(t *testing.T) {
-	for _, network := range []string{"tcp", "unix"} {
-		t.Run(network, func(t *testing.T) {
-			srv := fixtures.StartTB(t, fixtures.ProtoFCGI, network, fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelSerial},
-				Behaviour: fixtures.Behaviour{GetValues: fixtures.ReplyDie, DieOnEmptyConn: true, KeepConn: fixtures.KeepConnIgnore}})
-			code, out, errs := runMain(t, context.Background(), "probe", "-s", "2", srv.URL("/x"))
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errs)
-			}
-			for _, want := range []string{
-				"response                     answered",
-				"keep_conn                    ignored",
-				"get_values_empty             answered",
-				"unknown_type                 skipped          the server stopped accepting connections after get_values",
-				"abort                        skipped",
-				"the server crashed on get_values: a frontend that sends FCGI_GET_VALUES would take it down",
-			} {
-				if !strings.Contains(out, want) {
-					t.Errorf("no %q in:\n%s", want, out)
-				}
-			}
-			if strings.Contains(out, "no ordinary request was answered") {
-				t.Errorf("the summary blames the URL:\n%s", out)
-			}
-		})
-	}
-	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{Behaviour: fixtures.Behaviour{GetValues: fixtures.ReplyDie}})
-	code, out, errs := runMain(t, context.Background(), "probe", "--skip", "get_values", "--only", "response,get_values,abort", srv.URL("/x"))
-	if code != 0 || !strings.Contains(out, "get_values                   skipped          not selected") ||
-		!strings.Contains(out, "abort                        END_REQUEST") || !strings.Contains(out, "keep_conn                    skipped") {
-		t.Errorf("exit %d %s:\n%s", code, errs, out)
-	}
-	if r := srv.DeathReason(); r != "" {
-		t.Errorf("died: %s", r)
-	}
-	code, _, errs = runMain(t, context.Background(), "probe", "--only", "nosuch", srv.URL("/x"))
-	if code != exitUsage || !strings.Contains(errs, `unknown check "nosuch"`) {
-		t.Errorf("--only nosuch: exit %d, %s", code, errs)
-	}
-}
-
-// TestServeExitAfter: `backbench serve --exit-after 3` answers 3 requests
-// and exits with one error line saying so; bench reports the loss.
-func TestServeExitAfter(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	go func() {
-		done <- Main(ctx, nil, []string{"serve", "--protocol", "fcgi", "--listen", "unix:" + sock, "--exit-after", "3"}, &out, &errb)
-	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve did not listen")
-		}
-	}
-	s := benchJSON(t, "-n", "6", "fcgi://unix:"+sock+":/x")
-	if s.Complete != 3 || s.BackendLost == nil || s.BackendLost.AfterRequests != 3 {
-		t.Errorf("complete %d, lost %+v", s.Complete, s.BackendLost)
-	}
-	if code := <-done; code != 1 || !strings.Contains(errb.String(), "exited after 3 requests") ||
-		strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
-		t.Errorf("serve: exit %d, stderr %q", code, errb.String())
-	}
-	code, _, errs := runMain(t, context.Background(), "serve", "--listen", "unix:"+sock, "--exit-after", "-1")
-	if code != exitUsage || !strings.Contains(errs, "--exit-after") {
-		t.Errorf("--exit-after -1: exit %d, %q", code, errs)
-	}
-}
-
-// TestProbeHTTPOnlySkip: --only and --skip choose the HTTP checks too.
-func TestProbeHTTPOnlySkip(t *testing.T) {
-	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
-	code, out, errs := runMain(t, context.Background(), "probe", "--only", "http11_persistent,server", "--skip", "server", srv.URL("/"))
-	if code != 0 || !strings.Contains(out, "http11_persistent            honored") ||
-		!strings.Contains(out, "server                       skipped          not selected") ||
-		!strings.Contains(out, "idle_timeout_seconds         skipped") {
-		t.Errorf("exit %d %s:\n%s", code, errs, out)
-	}
-	code, _, errs = runMain(t, context.Background(), "probe", "--skip", "abort", srv.URL("/"))
-	if code != exitUsage || !strings.Contains(errs, `unknown check "abort"`) {
-		t.Errorf("--skip abort on HTTP: exit %d, %s", code, errs)
 	}
 }

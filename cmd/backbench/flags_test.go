@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/recorder"
@@ -191,72 +187,5 @@ func TestVersionHelpAndABFlags(t *testing.T) {
 				t.Errorf("the request failed:\n%s", out)
 			}
 		})
-	}
-}
-
-// TestCompletion sources the bash script and asks it what it completes;
-// the zsh script is checked for every flag (and by zsh -n when installed).
-func TestCompletion(t *testing.T) {
-	code, script, errs := runMain(t, context.Background(), "completion", "bash")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	file := filepath.Join(t.TempDir(), "backbench.bash")
-	os.WriteFile(file, []byte(script), 0o644)
-	complete := func(words ...string) []string {
-		t.Helper()
-		cmd := exec.Command("bash", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _backbench; printf '%s\n' "${COMPREPLY[@]}"`,
-			"bash", file, "backbench")
-		cmd.Args = append(cmd.Args, words...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("bash: %v\n%s", err, out)
-		}
-		return strings.Fields(string(out))
-	}
-	for _, tc := range []struct {
-		words []string
-		want  []string
-	}{
-		{[]string{"co"}, []string{"compare", "completion"}},
-		{[]string{"sweep", "--keepalive-m"}, []string{"--keepalive-modes"}},
-		{[]string{"bench", "--form"}, []string{"--format"}},
-		{[]string{"bench", "--format", ""}, []string{"text", "json", "markdown"}},
-		{[]string{"serve", "--protocol", "f"}, []string{"fcgi"}},
-		{[]string{"probe", "--idle"}, []string{"--idle-max"}},
-		{[]string{"bench", "-n", ""}, nil}, // a value: bash's own completion
-		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}},
-		{[]string{"help", "sw"}, []string{"sweep"}},
-	} {
-		if got := complete(tc.words...); strings.Join(got, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("%q completes to %q, want %q", tc.words, got, tc.want)
-		}
-	}
-	_, zsh, _ := runMain(t, context.Background(), "completion", "zsh")
-	for _, name := range commandNames() {
-		all := complete(name, "-")
-		n := 0
-		commands[name]().VisitAll(func(f *pflag.Flag) {
-			n++
-			if f.Hidden { // refused by the command (capacity's -n, --rate...)
-				return
-			}
-			if !slices.Contains(all, "--"+f.Name) || (f.Shorthand != "" && !slices.Contains(all, "-"+f.Shorthand)) {
-				t.Errorf("bash: %s - does not offer --%s", name, f.Name)
-			}
-			if !strings.Contains(zsh, "'--"+f.Name+"[") && !strings.Contains(zsh, "'*--"+f.Name+"[") && !strings.Contains(zsh, ",--"+f.Name+"}'[") {
-				t.Errorf("zsh: %s lacks --%s", name, f.Name)
-			}
-		})
-		if n == 0 { // report has one flag (-o)
-			t.Errorf("%s has no flags?", name)
-		}
-	}
-	if zshPath, err := exec.LookPath("zsh"); err == nil {
-		file := filepath.Join(t.TempDir(), "_backbench")
-		os.WriteFile(file, []byte(zsh), 0o644)
-		if out, err := exec.Command(zshPath, "-n", file).CombinedOutput(); err != nil {
-			t.Errorf("zsh -n: %v\n%s", err, out)
-		}
 	}
 }

@@ -1,19 +1,19 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/sockets"
 )
 
 // TestOpenModelPacingError: against a fast backend with free workers, the
@@ -116,136 +116,6 @@ func TestOpenModelAccounting(t *testing.T) {
 	}
 }
 
-// TestListenOverflowNote: a backend with a listen backlog of 1 and -c 60
-// new connections at once overflows its accept queue; the report names its
-// own listening socket, with the socket's own drop count and the backlog.
-// (A threaded backend drains its queue at once, so the dropped connects
-// succeed on their first SYN retransmission, after 1 s, or time out (-s 3)
-// when the handshake's last ACK was dropped; a serial backend would make
-// them back off for many seconds.)
-func TestListenOverflowNote(t *testing.T) {
-	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Backlog: 1})
-	var s summary.Summary
-	withSpeedRetries(t, func() []string {
-		s = benchJSON(t, "-n", "120", "-c", "60", "-s", "3", srv.URL("/"))
-		if s.ListenOverflows == nil || s.ListenBacklog == nil || len(s.ListenQueues) != 1 || s.ListenQueues[0].Drops == nil {
-			t.Fatalf("listen_overflows %v, listen_backlog %v, listen_queues %+v: not read for a loopback target",
-				s.ListenOverflows, s.ListenBacklog, s.ListenQueues)
-		}
-		if *s.ListenBacklog != 1 || s.ListenQueues[0].Backlog != 1 || s.ListenQueues[0].Address != "tcp:"+srv.Addr {
-			t.Fatalf("backlog %d, listen_queues %+v: want backlog 1 on tcp:%s", *s.ListenBacklog, s.ListenQueues, srv.Addr)
-		}
-		if *s.ListenQueues[0].Drops <= 0 {
-			return []string{"the listen queue did not overflow"}
-		}
-		return nil
-	})
-	q := s.ListenQueues[0]
-	// The machine-wide counters saw the overflow too. They are not an
-	// upper or lower bound of the socket's own counter (sk_drops also
-	// counts drops that neither ListenOverflows nor ListenDrops counts,
-	// and other listeners add to the machine's), so only that.
-	if s.ListenDrops == nil {
-		t.Errorf("no machine-wide ListenDrops for a loopback target")
-	} else if *s.ListenDrops <= 0 || *s.ListenOverflows <= 0 {
-		t.Errorf("machine-wide ListenOverflows %d, ListenDrops %d: the socket's %d drops not seen there", *s.ListenOverflows, *s.ListenDrops, *q.Drops)
-	}
-	var note string
-	for _, n := range s.Notes {
-		if strings.Contains(n, "listen queue") {
-			if note != "" {
-				t.Errorf("two listen queue notes: %q and %q", note, n)
-			}
-			note = n
-		}
-	}
-	for _, want := range []string{"the target's own socket tcp:" + srv.Addr, fmt.Sprintf("dropped %d connection attempts", *q.Drops),
-		"backlog 1,", fmt.Sprintf("queue peaked at %d", q.PeakQueued), "somaxconn", "lower -c",
-		fmt.Sprintf("%d connects took 1 s or more", s.ConnectsOver1s)} {
-		if !strings.Contains(note, want) {
-			t.Errorf("note lacks %q: %q", want, note)
-		}
-	}
-	if strings.Contains(note, "machine-wide") {
-		t.Errorf("the note rests on the machine-wide counters although the socket's own were read: %q", note)
-	}
-	// A Unix socket target: the TCP counters say nothing about it.
-	usrv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
-	if u := benchJSON(t, "-n", "5", usrv.URL("/")); u.ListenOverflows != nil {
-		t.Errorf("listen_overflows %d for a Unix socket target", *u.ListenOverflows)
-	}
-}
-
-// TestBackendMemoryPSS: a pool of 3 processes sharing 64 MiB of read-only
-// data (serve --processes 3 --preload) uses about a third of its summed RSS;
-// bench's PSS figures agree with smaps_rollup read here.
-func TestBackendMemoryPSS(t *testing.T) {
-	if _, err := os.Stat("/proc/self/smaps_rollup"); err != nil {
-		t.Skip("no smaps_rollup")
-	}
-	bin := buildBinary(t)
-	srv := exec.Command(bin, "serve", "--processes", "3", "--preload", strconv.Itoa(64<<20), "--listen", "tcp:127.0.0.1:0")
-	stdout, _ := srv.StdoutPipe()
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		_ = srv.Wait()
-	})
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatal("serve printed nothing")
-	}
-	f := strings.Fields(sc.Text())
-	url := "http://" + f[len(f)-1] + "/"
-	master := srv.Process.Pid
-	// The children have read the preload once they serve: wait for all 3.
-	if !waitFor(10*time.Second, func() bool { return len(poolPIDs(master)) == 4 }) {
-		t.Fatalf("pool has %v processes, want 4", poolPIDs(master))
-	}
-	code, _, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", url)
-	if code != 0 {
-		t.Fatalf("warm-up: exit %d: %s", code, errs)
-	}
-	s := benchJSON(t, "-k", "-c", "3", "-n", "600", "--backend-pid", strconv.Itoa(master), url)
-	var pss, rss int64
-	for _, pid := range poolPIDs(master) {
-		r, err := readRollupForTest(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pss += r[0]
-		rss += r[1]
-	}
-	b := s.Backend
-	if b == nil || b.ProcessesMax != 4 || b.PSSFallback != 0 {
-		t.Fatalf("backend %+v", b)
-	}
-	if b.PeakPSSBytes*2 > b.PeakRSSBytes {
-		t.Errorf("peak PSS %d not well below peak RSS %d for a pool sharing 64 MiB", b.PeakPSSBytes, b.PeakRSSBytes)
-	}
-	for _, c := range []struct {
-		what      string
-		got, want int64
-	}{{"peak PSS", b.PeakPSSBytes, pss}, {"peak RSS", b.PeakRSSBytes, rss}} {
-		if d := float64(c.got-c.want) / float64(c.want); d > 0.1 || d < -0.1 {
-			t.Errorf("%s %d, smaps_rollup says %d after the run: %.0f%% apart", c.what, c.got, c.want, d*100)
-		}
-	}
-	// The means are of samples through the run, while a child that had
-	// served nothing yet may still be faulting in its pages: within the
-	// peak, and the pool's sharing seen in them too.
-	if b.MeanPSSBytes <= 0 || b.MeanPSSBytes > b.PeakPSSBytes || b.MeanRSSBytes <= 0 || b.MeanRSSBytes > b.PeakRSSBytes ||
-		b.MeanPSSBytes*2 > b.MeanRSSBytes {
-		t.Errorf("mean PSS %d, mean RSS %d: not within the peaks %d, %d, or PSS not well below RSS",
-			b.MeanPSSBytes, b.MeanRSSBytes, b.PeakPSSBytes, b.PeakRSSBytes)
-	}
-	if b.USSMaxBytes <= 0 || b.USSMaxBytes > 32<<20 {
-		t.Errorf("USS per process max %d: the shared 64 MiB is not private", b.USSMaxBytes)
-	}
-}
-
 // poolPIDs returns pid and its children.
 func poolPIDs(pid int) []int {
 	pids := []int{pid}
@@ -289,4 +159,101 @@ func readRollupForTest(pid int) ([2]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// TestOpenModelLinesFromTheRun: an open-model run with a ceiling far above
+// what is ever in flight (-c 256 against a 2 ms backend at 200 req/s)
+// prints no ab line computed with 256: the time per request is the mean
+// measured, the concurrency level the mean in flight, and no ceiling note
+// appears (256 workers busy at once would take a 1.3 s stall of the
+// machine).
+func TestOpenModelLinesFromTheRun(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Delay: 2 * time.Millisecond})
+	s := benchJSON(t, "--rate", "200", "-n", "300", "-c", "256", "-k", srv.URL("/"))
+	if s.Open == nil || s.Complete != 300 || s.Failed != 0 {
+		t.Fatalf("open %+v, %d complete, %d failed", s.Open, s.Complete, s.Failed)
+	}
+	closedFormula := 256 * s.TimeTaken * 1000 / float64(s.Complete)
+	if s.TimePerRequest != s.ConnectionTimes.Total.Mean {
+		t.Errorf("time per request %.3f ms, want the measured mean %.3f ms (ab's c × time / done would be %.3f)",
+			s.TimePerRequest, s.ConnectionTimes.Total.Mean, closedFormula)
+	}
+	// Little's law: completions per second × mean time in the system.
+	if want := s.RequestsPerSecond * s.ConnectionTimes.Total.Mean / 1000; s.Open.MeanInFlight != want || want <= 0 {
+		t.Errorf("mean in flight %.4f, want %.4f", s.Open.MeanInFlight, want)
+	}
+	if s.Open.CeilingLate != 0 {
+		t.Errorf("%d requests counted as held back by -c 256", s.Open.CeilingLate)
+	}
+	// The pacer's threads ran with a short time slice, where the kernel
+	// has one (sockets.SetSchedSlice), and got the default back after.
+	if _, err := sockets.SetSchedSlice(uint64(execute.OpenModelSlice)); err == nil {
+		sockets.SetSchedSlice(0)
+		if s.Client.TimeSliceMs != 0.1 {
+			t.Errorf("client time slice %v ms in an open-model run at 200 req/s, want 0.1", s.Client.TimeSliceMs)
+		}
+		// Above OpenModelSliceMaxRate the threads keep the default.
+		hi := benchJSON(t, "--rate", "5000", "-n", "300", "-c", "8", "-k", srv.URL("/"))
+		if hi.Client.TimeSliceMs != 0 {
+			t.Errorf("client time slice %v ms at 5000 req/s, want the kernel's default", hi.Client.TimeSliceMs)
+		}
+	}
+	var b bytes.Buffer
+	if err := report.Text(&b, &s, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, bad := range []string{"Ceiling:", "Concurrency Level:      256", fmt.Sprintf("%.3f [ms] (mean)", closedFormula)} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the open-model report has %q:\n%s", bad, text)
+		}
+	}
+	for _, want := range []string{
+		fmt.Sprintf("Concurrency Level:      %.2f (mean in flight", s.Open.MeanInFlight),
+		fmt.Sprintf("Time per request:       %.3f [ms] (mean, measured", s.ConnectionTimes.Total.Mean),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the open-model report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestOpenModelCeilingReached: a serial backend with a 20 ms service time
+// serves at most 50 req/s; asked for 100 with -c 2, both workers are busy
+// whenever a request falls due, so the ceiling note appears, with how
+// often. The closed model's report keeps ab's lines.
+func TestOpenModelCeilingReached(t *testing.T) {
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
+		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 20 * time.Millisecond})
+	s := benchJSON(t, "--rate", "100", "-n", "40", "-c", "2", "-k", srv.URL("/"))
+	if s.Open == nil || s.Complete+s.Failed == 0 {
+		t.Fatalf("open %+v, %d complete, %d failed", s.Open, s.Complete, s.Failed)
+	}
+	if s.Open.CeilingLate == 0 {
+		t.Fatalf("no request counted as held back by -c 2 against a backend at half the rate: %+v", *s.Open)
+	}
+	var b bytes.Buffer
+	if err := report.Text(&b, &s, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("Ceiling:                -c 2 was reached and held the rate back: %d of %d due requests",
+		s.Open.CeilingLate, s.Open.DueRequests)
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+
+	closed := benchJSON(t, "-n", "10", "-c", "2", "-k", srv.URL("/"))
+	if want := float64(closed.Concurrency) * closed.TimeTaken * 1000 / float64(closed.Complete); closed.TimePerRequest != want {
+		t.Errorf("closed model: time per request %.3f ms, want ab's c × time / done %.3f", closed.TimePerRequest, want)
+	}
+	b.Reset()
+	if err := report.Text(&b, &closed, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if closed.Client.TimeSliceMs != 0 {
+		t.Errorf("closed model: client time slice %v ms, want the kernel's default", closed.Client.TimeSliceMs)
+	}
+	if !strings.Contains(b.String(), "Concurrency Level:      2\n") || !strings.Contains(b.String(), " [ms] (mean)\n") {
+		t.Errorf("closed-model report lost ab's lines:\n%s", b.String())
+	}
 }

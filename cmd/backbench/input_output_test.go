@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -119,60 +118,5 @@ func TestOutputFile(t *testing.T) {
 	data, _ = os.ReadFile(pj)
 	if code != 0 || out != "" || !json.Valid(data) || !strings.Contains(string(data), "http11_persistent") {
 		t.Errorf("probe: exit %d, stdout %q, stderr %q, file:\n%s", code, out, errs, data)
-	}
-}
-
-// TestSweepLevelLines: a sweep whose stderr is not a terminal prints one
-// line per finished level there; -q none.
-func TestSweepLevelLines(t *testing.T) {
-	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
-	code, _, errs := runMain(t, context.Background(), "sweep", "-c", "1,2,3", "-n", "30", "--out", t.TempDir(), "a="+srv.URL("/"), "b="+srv.URL("/"))
-	if code != 0 {
-		t.Fatalf("exit %d %s", code, errs)
-	}
-	got := regexp.MustCompile(`(?m)^level (\d)/3 \(c=(\d)\) done, \d+\.\d s in$`).FindAllStringSubmatch(errs, -1)
-	if len(got) != 3 {
-		t.Fatalf("%d level lines, want 3:\n%s", len(got), errs)
-	}
-	for i, m := range got {
-		if m[1] != strconv.Itoa(i+1) || m[2] != strconv.Itoa(i+1) {
-			t.Errorf("line %d: %q", i, m[0])
-		}
-	}
-	_, _, errs = runMain(t, context.Background(), "sweep", "-q", "-c", "1,2", "-n", "30", "--out", t.TempDir(), srv.URL("/"))
-	if strings.Contains(errs, "level ") {
-		t.Errorf("-q printed level lines:\n%s", errs)
-	}
-}
-
-// TestExactPercentileLine: against a fast backend, when ab's table reads
-// 0 ms at the median, a line under it gives backbench's exact figures (and
-// it agrees with the JSON's); ab's lines keep their form.
-func TestExactPercentileLine(t *testing.T) {
-	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
-	code, out, errs := runMain(t, context.Background(), "bench", "-q", "-k", "-n", "300", srv.URL("/"))
-	if code != 0 {
-		t.Fatalf("exit %d %s", code, errs)
-	}
-	table := regexp.MustCompile(`\n  50%  +(\d+)\n(?:  \d\d%  +\d+\n)+ 100%  +\d+ \(longest request\)\n(.*\n)`).FindStringSubmatch(out)
-	if table == nil {
-		t.Fatalf("no ab table:\n%s", out)
-	}
-	exact := regexp.MustCompile(`^  \(exact: 50% (\d+\.\d{3}) ms, 99% (\d+\.\d{3}) ms; --percentiles for the full spectrum\)\n$`).FindStringSubmatch(table[2])
-	switch {
-	case table[1] == "0" && exact == nil:
-		t.Errorf("median 0 ms and no exact line:\n%s", out)
-	case table[1] != "0" && exact != nil:
-		t.Errorf("median %s ms and an exact line:\n%s", table[1], out)
-	case exact != nil:
-		p50, _ := strconv.ParseFloat(exact[1], 64)
-		p99, _ := strconv.ParseFloat(exact[2], 64)
-		if p50 <= 0 || p50 >= 0.5 || p99 < p50 {
-			t.Errorf("exact 50%% %v 99%% %v", p50, p99)
-		}
-	}
-	_, out, _ = runMain(t, context.Background(), "bench", "-q", "-k", "-n", "300", "--percentiles", srv.URL("/"))
-	if strings.Contains(out, "(exact:") {
-		t.Errorf("exact line with --percentiles:\n%s", out)
 	}
 }
