@@ -35,6 +35,7 @@ func parseableSweep(t *testing.T, dir string) []byte {
 // whole runs. The previous sweep.json always parses, and after the first
 // kill it is exactly the previous one.
 func TestSweepKilledWhileWriting(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := buildBinary(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	out := t.TempDir()

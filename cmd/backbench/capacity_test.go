@@ -55,6 +55,7 @@ func stepsText(j capacity.JSONReport) string {
 // sustains at most 100 req/s; with requests arriving at a constant rate
 // its p99 stays within 50 ms up to close to that.
 func TestCapacitySerialTruth(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond})
 	withSpeedRetries(t, func() []string {
@@ -96,6 +97,7 @@ func truthRange(t *testing.T, j capacity.JSONReport, out string, c, lo, hi float
 // TestCapacityPreforkTruth: four workers of 10 ms sustain at most 400
 // req/s.
 func TestCapacityPreforkTruth(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelPrefork, N: 4}, Delay: 10 * time.Millisecond})
 	withSpeedRetries(t, func() []string {
@@ -110,6 +112,7 @@ func TestCapacityPreforkTruth(t *testing.T) {
 // TestCapacityClosedTruth: in the closed model, c connections on four 10
 // ms workers wait about c/4 × 10 ms, so p99 <= 50 ms holds up to about 20.
 func TestCapacityClosedTruth(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelPrefork, N: 4}, Delay: 10 * time.Millisecond})
 	withSpeedRetries(t, func() []string {
@@ -127,6 +130,7 @@ func TestCapacityClosedTruth(t *testing.T) {
 // TestCapacityFailuresEveryRate: a backend that resets every 10th request
 // fails errors<=1% at every rate: no capacity, exit status 3.
 func TestCapacityFailuresEveryRate(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
 		Fault: fixtures.FaultReset, FaultEvery: 10})
 	code, j, out := capacityRun(t, "--slo", "errors<=1%", "--slo", "p99<=1s", "--start", "200", srv.URL("/"))
@@ -147,6 +151,7 @@ func TestCapacityFailuresEveryRate(t *testing.T) {
 // TestCapacityJSONAndBench: capacity's JSON has the documented keys, and a
 // step is the run bench makes: bench --rate R -t T -c C reproduces it.
 func TestCapacityJSONAndBench(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 5 * time.Millisecond})
 	dir := t.TempDir()
 	code, out, errs := runMain(t, context.Background(), "capacity", "-t", "0.5", "--confirm", "2.5", "--warmup", "0", "--start", "20", "--max", "40",

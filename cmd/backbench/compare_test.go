@@ -21,6 +21,7 @@ import (
 // runs of different backends (bench --label), as "backend: b vs a"; runs
 // two factors apart are refused with one line and exit 2.
 func TestCompareByFactor(t *testing.T) {
+	onceAcrossEngines(t)
 	opts := fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelThreaded}, BodyBytes: 5}
 	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", opts)
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", opts)
@@ -74,6 +75,7 @@ func TestCompareByFactor(t *testing.T) {
 // with the ratio around 0.8; two saved runs of the same backend as "no
 // difference"; runs without trials have no interval and no verdict.
 func TestCompareSavedBench(t *testing.T) {
+	onceAcrossEngines(t)
 	dir := t.TempDir()
 	sock := filepath.Join(os.TempDir(), fmt.Sprintf("bb-compare-%d.sock", os.Getpid()))
 	save := func(name string, args ...string) string {
@@ -137,6 +139,7 @@ func TestCompareSavedBench(t *testing.T) {
 // TestCompareShapes: files of other targets or load shapes compare
 // without --force; what differs is shown at the top (and in the JSON).
 func TestCompareShapes(t *testing.T) {
+	onceAcrossEngines(t)
 	a, b := serialFCGI(t, time.Millisecond, ""), serialFCGI(t, time.Millisecond, "")
 	dir := t.TempDir()
 	save := func(name string, args ...string) string {

@@ -41,6 +41,7 @@ func scriptSections(t *testing.T, script string) map[string]string {
 // value of a flag that takes a few words, compared with the flag sets the
 // commands parse with.
 func TestCompletionEveryShell(t *testing.T) {
+	onceAcrossEngines(t)
 	// The flags whose values must be offered: a check that the
 	// enumerations are found at all (a choiceValue or wordValues).
 	mustHaveValues := map[string][]string{
@@ -99,6 +100,7 @@ func TestCompletionEveryShell(t *testing.T) {
 // TestCompletionValuesParse: every value that wordValues offers is one
 // its flag's parser accepts (a trailing ":" or "=" given its number).
 func TestCompletionValuesParse(t *testing.T) {
+	onceAcrossEngines(t)
 	for _, name := range commandNames() {
 		commands[name]().VisitAll(func(f *pflag.Flag) {
 			for _, v := range wordValues(name, f.Name) {
@@ -135,6 +137,7 @@ func TestCompletionValuesParse(t *testing.T) {
 // what it completes (COMP_WORDS, COMP_CWORD), for commands, flags and
 // enumerated values.
 func TestBashCompletionQueries(t *testing.T) {
+	onceAcrossEngines(t)
 	file := completionFile(t, "bash", "backbench.bash")
 	for _, tc := range []struct {
 		words []string
@@ -198,6 +201,7 @@ func completionFile(t *testing.T, shell, name string) string {
 // TestFishCompletionQueries loads the fish script in fish and asks it
 // what it completes (complete -C).
 func TestFishCompletionQueries(t *testing.T) {
+	onceAcrossEngines(t)
 	fish := needShell(t, "fish")
 	file := completionFile(t, "fish", "backbench.fish")
 	if out, err := exec.Command(fish, "-n", file).CombinedOutput(); err != nil {
@@ -234,6 +238,7 @@ func TestFishCompletionQueries(t *testing.T) {
 // system's functions replaced by ones that print their arguments, and runs
 // it for a command and a flag's values.
 func TestZshCompletionRuns(t *testing.T) {
+	onceAcrossEngines(t)
 	zsh := needShell(t, "zsh")
 	file := completionFile(t, "zsh", "_backbench")
 	if out, err := exec.Command(zsh, "-n", file).CombinedOutput(); err != nil {
@@ -265,6 +270,7 @@ source $1; shift; words=($@); CURRENT=$#; _backbench`, "zsh", file, "backbench")
 // X's help for every command (capacity, version and completion too), on
 // stdout, exit 0, wrapped to 80 columns when not on a terminal.
 func TestHelpEveryCommand(t *testing.T) {
+	onceAcrossEngines(t)
 	for _, name := range topWords() {
 		if name == "help" {
 			continue

@@ -14,6 +14,7 @@ import (
 // answers, and the six-line summary ending with the page's path, which
 // exists.
 func TestMakeDemo(t *testing.T) {
+	onceAcrossEngines(t)
 	cmd, bin := makeCmd(t, "demo", "runs the demo (about 30 s)")
 	out := filepath.Join(filepath.Dir(bin), "out")
 	// Not the MAKEFLAGS of a make test around this test (-w would print

@@ -13,6 +13,7 @@ import (
 // is passes; the same page with one edge taken away fails on that edge, and
 // with one package's row taken away fails on that package.
 func TestDepcheckReadsTheDocsTable(t *testing.T) {
+	onceAcrossEngines(t)
 	if testing.Short() {
 		t.Skip("runs go list over the module")
 	}

@@ -26,6 +26,7 @@ func repoFile(t *testing.T, name string) []byte {
 // shell, and its build command, run here as written, makes a static
 // binary (no interpreter, no shared library) that runs.
 func TestDockerfile(t *testing.T) {
+	onceAcrossEngines(t)
 	df := string(repoFile(t, "Dockerfile"))
 	stages := regexp.MustCompile(`(?m)^FROM `).Split(df, -1)
 	last := stages[len(stages)-1]

@@ -151,6 +151,7 @@ func TestGithubSlug(t *testing.T) {
 // TestDocLinks checks that every relative link of README.md and docs/*.md
 // names a file of the repository, and every #anchor a heading of its page.
 func TestDocLinks(t *testing.T) {
+	onceAcrossEngines(t)
 	root, err := filepath.Abs(docsRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -205,6 +206,7 @@ func TestDocLinks(t *testing.T) {
 // TestReadmeFrontPage checks the front page's size and that every command
 // has its page in the manual, linked from it.
 func TestReadmeFrontPage(t *testing.T) {
+	onceAcrossEngines(t)
 	readme := readDocFile(t, filepath.Join(docsRoot, "README.md"))
 	if n := strings.Count(readme, "\n"); n > 300 {
 		t.Errorf("README.md has %d lines; a front page has at most 300 (the manual is docs/)", n)
@@ -243,6 +245,7 @@ func commandFlags(name string) *pflag.FlagSet {
 // --name, and -x for a flag with a shorthand. Hidden flags (aliases kept for
 // old spellings) are left out.
 func TestDocFlags(t *testing.T) {
+	onceAcrossEngines(t)
 	for _, name := range documentedCommands() {
 		page := readDocFile(t, filepath.Join(docsRoot, "docs", name+".md"))
 		fs := commandFlags(name)
@@ -290,6 +293,7 @@ func isFlagChar(c byte) bool {
 }
 
 func TestMentions(t *testing.T) {
+	onceAcrossEngines(t)
 	for _, c := range []struct {
 		text, flag string
 		want       bool

@@ -49,6 +49,7 @@ func capacityDocument(t *testing.T, srv *fixtures.Server, dir string) (string, *
 // records; a capacity.json of schema 1 without records is still read by
 // report and named by compare as having no records to compare.
 func TestCapacityDocument(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	dir := t.TempDir()
 	a, da := capacityDocument(t, srv, filepath.Join(dir, "a"))
@@ -182,6 +183,7 @@ func TestSavedKinds(t *testing.T) {
 // TestCapacityClosedCompare: two closed-model searches (concurrency 1 and
 // 2) compare as one series whose levels are the steps' concurrencies.
 func TestCapacityClosedCompare(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
 	dir := t.TempDir()
 	var files []string

@@ -18,6 +18,7 @@ import (
 // in bench and sweep (sweep --keepalive -c 1,2 URL used to fail), sweep's
 // choice is --keepalive-modes, and serve takes --keep-alive for its policy.
 func TestKeepAliveSpelling(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5})
 	u := srv.URL("/")
 	for _, tc := range []struct {

@@ -32,6 +32,7 @@ var rubySummary = []string{"-k changes nothing",
 // checks that every process is still alive, then probes each listener
 // (which takes it down on get_values, and says so).
 func TestRealRubyFCGI(t *testing.T) {
+	onceAcrossEngines(t)
 	for _, w := range realRuby {
 		t.Run(w.name, func(t *testing.T) {
 			b := startReal(t, w.name, true)

@@ -72,6 +72,7 @@ func withStart(t *testing.T, raw []byte, us int) []byte {
 // runs done with hdrhistogram's own Decode and Merge (so every percentile
 // is the same).
 func TestMergeTenThousandUnderASLimit(t *testing.T) {
+	onceAcrossEngines(t)
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Skip("no prlimit (util-linux) to limit the address space")

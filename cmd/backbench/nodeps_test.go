@@ -11,6 +11,7 @@ import (
 // of the command and by the symbols of the built binary: the test helpers
 // of fixtures take an interface of their own, not testing.TB.
 func TestBinaryLinksNoTesting(t *testing.T) {
+	onceAcrossEngines(t)
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)

@@ -309,6 +309,7 @@ func readSweepDoc(t *testing.T, path string) sweepDocument {
 // drawn as small multiples side by side; the capacity section shows its
 // start and its command; nothing on the console.
 func TestPageInBrowser(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := chromium(t)
 	dir := t.TempDir()
 	run := func(args ...string) string {

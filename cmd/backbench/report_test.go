@@ -176,6 +176,7 @@ func checkCapacityInBrowser(t *testing.T, cs *capacityState, j capacity.JSONRepo
 // and failing steps, and a click on a legend entry hides that series in
 // every chart of the sweep, a second click shows it again.
 func TestReportInBrowser(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := chromium(t)
 	dir := t.TempDir()
 	bench, sw := reportInputs(t, dir)
@@ -341,6 +342,7 @@ func capacityPointTitle(s capacity.StepJSON) string {
 // the concurrency with a point per step and the objective as a line at its
 // bound.
 func TestReportCapacitySection(t *testing.T) {
+	onceAcrossEngines(t)
 	dir := t.TempDir()
 	name, j := capacityInput(t, dir)
 	if len(j.Objectives) != 2 || j.Objectives[0].Metric != "p99" || j.Objectives[0].Bound != 18 || j.Objectives[1].Metric != "errors" {

@@ -55,6 +55,7 @@ func oneLineExit2(t *testing.T, what string, code int, out, errs string, want ..
 // no schema. Each is refused with exit 2 and one line naming the file and
 // the field.
 func TestSavedNumbersChecked(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	dir := t.TempDir()
 	a := benchFile(t, dir, "a.json", "-n", "50", "-c", "2", srv.URL("/"))
@@ -110,6 +111,7 @@ func TestSavedNumbersChecked(t *testing.T) {
 // symlink, a copy, a re-indented copy and standard input. Each is refused
 // (exit 2, one line naming both), since its requests would count twice.
 func TestMergeSameRunTwice(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
 	dir := t.TempDir()
 	a := benchFile(t, dir, "a.json", "-n", "50", "-c", "2", srv.URL("/"))
@@ -149,6 +151,7 @@ func TestMergeSameRunTwice(t *testing.T) {
 // 1e308): every number in every SVG coordinate attribute of the page is
 // finite and inside the chart's box. A figure of -1e308 is refused.
 func TestPageFiniteCoordinates(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sw")

@@ -66,6 +66,7 @@ func runBin(t *testing.T, bin, dir string, args ...string) (string, string) {
 // file saved with --keep-secrets keeps them, and merge and report written
 // from it redact them again; -v 2 shows that the requests sent carry them.
 func TestNoCredentialInResults(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := buildBinary(t)
 	for _, proto := range []string{fixtures.ProtoHTTP, fixtures.ProtoFCGI} {
 		t.Run(proto, func(t *testing.T) {
@@ -149,6 +150,7 @@ func TestNoCredentialInResults(t *testing.T) {
 // TestNoHostname checks that --no-hostname leaves the host name out of a
 // bench record, and that it is there without the flag.
 func TestNoHostname(t *testing.T) {
+	onceAcrossEngines(t)
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		t.Skip("no host name")
@@ -174,6 +176,7 @@ func TestNoHostname(t *testing.T) {
 // in a spreadsheet (@, +, -): sweep.csv holds them quoted with a leading
 // single quote, and sweep.json as typed.
 func TestSweepCSVFormulaLabel(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	out := t.TempDir()
 	code, _, errs := runMain(t, t.Context(), "sweep", "-q", "-n", "4", "-c", "1", "--out", out,

@@ -71,6 +71,7 @@ const readSizing = `(() => {
 // of the memory chart), the capacity's whiskers and range boxes, and the
 // knee's line through the answer's point.
 func TestSizingPageInBrowser(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := chromium(t)
 	r := runStudy(t, writeStudy(t, `question: How many workers?
 factors:

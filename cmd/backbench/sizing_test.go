@@ -234,6 +234,7 @@ func TestSizingBadInput(t *testing.T) {
 // pm.max_children 2, 4 and 8), short: every pool size gets a capacity and
 // the answer names pm.max_children.
 func TestSizingPHPFPM(t *testing.T) {
+	onceAcrossEngines(t)
 	if _, err := realbackend.Binary(); err != nil {
 		realbackend.Missing(t, err.Error())
 	}
@@ -317,11 +318,13 @@ func checkRecipe(t *testing.T, r studyRun, setting string, perWorker int) {
 // TestSizingGunicorn runs studies/sizing-gunicorn.yaml (sync workers, a
 // WSGI app written by the study, on a Unix socket) short.
 func TestSizingGunicorn(t *testing.T) {
+	onceAcrossEngines(t)
 	checkRecipe(t, sizingRecipe(t, "sizing-gunicorn.yaml", "gunicorn", "gunicorn"), "--workers", 1)
 }
 
 // TestSizingPuma runs studies/sizing-puma.yaml (cluster mode, 4 threads a
 // worker, a Rack app written by the study, on TCP) short.
 func TestSizingPuma(t *testing.T) {
+	onceAcrossEngines(t)
 	checkRecipe(t, sizingRecipe(t, "sizing-puma.yaml", "puma", "puma"), "--workers", 4)
 }

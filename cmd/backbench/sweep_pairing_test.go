@@ -199,6 +199,7 @@ func TestSweepTLSAndPlain(t *testing.T) {
 // LABEL=FILE sample each series' own backend; a bare PID applies to every
 // series, as before; a label that names no series is a usage error.
 func TestSweepBackendPerSeries(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
 	var procs []int
 	for range 3 {
@@ -249,6 +250,7 @@ func TestSweepBackendPerSeries(t *testing.T) {
 // nothing can pair (two unlabelled URLs two factors apart: one backend)
 // are "not compared", with a note that says how they differ.
 func TestSweepUnpairedNote(t *testing.T) {
+	onceAcrossEngines(t)
 	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{BodyBytes: 5})
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
 	web := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5})

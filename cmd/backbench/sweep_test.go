@@ -405,6 +405,7 @@ func TestSweepProgress(t *testing.T) {
 // pools have their own document roots; one directory with a link to each
 // gives both series the same --document-root.
 func TestSweepPHPFPM(t *testing.T) {
+	onceAcrossEngines(t)
 	tcp, unix := realbackend.PHPFPM(t, "tcp"), realbackend.PHPFPM(t, "unix")
 	root := t.TempDir()
 	for name, f := range map[string]*realbackend.FPM{"tcp": tcp, "unix": unix} {

@@ -15,6 +15,7 @@ import (
 // the slowest request; the page stays quiet (no console error, no
 // request).
 func TestTimelinePageInBrowser(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := chromium(t)
 	srv := startStallServer(t, 800*time.Millisecond, 400*time.Millisecond)
 	dir := t.TempDir()

@@ -54,6 +54,7 @@ func find(t *testing.T, cs []trials.Comparison, series, baseline string, c int, 
 // a ratio interval around 0.8, and a second serial 10 ms backend makes "no
 // difference"; the trials ran in interleaved rounds.
 func TestTrialsTruth(t *testing.T) {
+	onceAcrossEngines(t)
 	a := serialFCGI(t, 10*time.Millisecond, "")
 	slow := serialFCGI(t, 12500*time.Microsecond, "")
 	same := serialFCGI(t, 10*time.Millisecond, "")
@@ -145,6 +146,7 @@ func checkRounds(t *testing.T, sw *report.Sweep) {
 // TestPrecisionStops: --precision 3% on a steady backend stops before
 // --max-repeat, with the interval inside ±3%.
 func TestPrecisionStops(t *testing.T) {
+	onceAcrossEngines(t)
 	// A sleeping serial backend: the client's own delays on a shared
 	// machine weigh least against its 20 ms.
 	srv := serialFCGI(t, 20*time.Millisecond, "")
@@ -203,6 +205,7 @@ func TestTrialsBadInput(t *testing.T) {
 // once looks faster, and its verdict says how many failed, in the table
 // and in sweep.json.
 func TestVerdictCarriesFailures(t *testing.T) {
+	onceAcrossEngines(t)
 	ok := serialFCGI(t, 5*time.Millisecond, "")
 	broken := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelSerial},
 		Delay: 5 * time.Millisecond, Fault: "garbage", FaultEvery: 2})
@@ -230,6 +233,7 @@ func TestVerdictCarriesFailures(t *testing.T) {
 // can, written before the backend answered any request; --repeat 4 gets
 // none.
 func TestDesignJudgedFirst(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
 	for _, args := range [][]string{
 		{"bench", "-q", "-n", "5", "--repeat", "3", srv.URL("/x")},
@@ -264,6 +268,7 @@ func TestDesignJudgedFirst(t *testing.T) {
 // stderr, in a sweep's notes, and as the marker of every verdict drawn
 // from them.
 func TestShortTrialNote(t *testing.T) {
+	onceAcrossEngines(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
 	code, out, errs := runMain(t, context.Background(), "bench", "--format", "json", "-n", "10", "--repeat", "4", srv.URL("/x"))
 	has := func(s string) bool {
@@ -291,6 +296,7 @@ func TestShortTrialNote(t *testing.T) {
 // the one of the table, CSV and comparisons (the median of the trials'
 // p99s), not the pooled trials' p99.
 func TestOneP99(t *testing.T) {
+	onceAcrossEngines(t)
 	a := serialFCGI(t, time.Millisecond, "")
 	b := serialFCGI(t, 2*time.Millisecond, "")
 	code, _, errs, dir := sweepOut(t, "-q", "-n", "20", "-c", "1,2", "--repeat", "4", "a="+a.URL("/x"), "b="+b.URL("/x"))
