@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // builtin is one built-in backend (`backbench serve` of this tree) that a
@@ -101,18 +99,7 @@ func baselineRun(bb, dir string) error {
 	}
 
 	var servers []*exec.Cmd
-	defer func() {
-		for _, s := range servers {
-			s.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { s.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				s.Process.Kill()
-			}
-		}
-	}()
+	defer func() { stopAll(servers) }()
 	// One serve process per protocol (this tree's, for both clients),
 	// listening on TCP and on a Unix socket.
 	var backends []builtin

@@ -126,18 +126,7 @@ func run() error {
 		return err
 	}
 	var procs []*exec.Cmd
-	defer func() {
-		for _, p := range procs {
-			p.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { p.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				p.Process.Kill()
-			}
-		}
-	}()
+	defer func() { stopAll(procs) }()
 
 	if *pacing || *baseline != "" {
 		bb, err := buildBackbench(dir)
@@ -760,4 +749,19 @@ http {
 		return "", cmd, fmt.Errorf("nginx: %v", err)
 	}
 	return addr, cmd, nil
+}
+
+// stopAll stops the processes the harness started, by PID: SIGTERM, then
+// SIGKILL after 5 s.
+func stopAll(procs []*exec.Cmd) {
+	for _, p := range procs {
+		p.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			p.Process.Kill()
+		}
+	}
 }
