@@ -319,11 +319,12 @@ type Latency struct {
 // LatencyOf returns the latency figures of a result, the one place that
 // tells a result of trials' medians from a run's own figures. A result of
 // trials saved before the medians of the mean and the maximum (0) keeps
-// the pooled run's for those two.
+// the pooled run's for those two; a level of trials saved by an earlier
+// version with no medians at all gives its own figures (not zeros).
 func LatencyOf(s *summary.Summary) Latency {
 	l := Latency{Mean: s.ConnectionTimes.Total.Mean, P50: s.Percentiles["50"], P90: s.Percentiles["90"],
 		P99: s.Percentiles["99"], Max: s.ConnectionTimes.Total.Max}
-	if t := s.Repeated; t != nil {
+	if t := s.Repeated; t != nil && !oldTrialLevel(t) {
 		l.Medians, l.P50, l.P99 = true, t.P50Ms, t.P99Ms
 		if t.MeanMs > 0 {
 			l.Mean = t.MeanMs
@@ -333,6 +334,12 @@ func LatencyOf(s *summary.Summary) Latency {
 		}
 	}
 	return l
+}
+
+// oldTrialLevel reports a level of trials saved by an earlier version
+// without its medians: its latency is its own pooled figures.
+func oldTrialLevel(t *summary.Repeated) bool {
+	return t.P50Ms == 0 && t.P99Ms == 0 && t.PooledRequestsPerSecond == 0 && t.Confidence == 0
 }
 
 // levelOf returns the Summary of se at the given concurrency, or nil.

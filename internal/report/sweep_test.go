@@ -336,4 +336,10 @@ func TestLatencyOfLabelled(t *testing.T) {
 	if got := LatencyOf(&s); got.Mean != 1.5 || got.Max != 4 {
 		t.Errorf("trials without medians of mean and max: %+v", got)
 	}
+	// A level of trials saved by an earlier version, with its trials and
+	// no medians at all: its own figures, not zeros, and not labelled.
+	s.Repeated = &summary.Repeated{}
+	if got, want := LatencyOf(&s), (Latency{Mean: 1.5, P50: 1, P90: 2, P99: 3, Max: 4}); got != want {
+		t.Errorf("old trial level: %+v, want %+v", got, want)
+	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
-	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/summary"
@@ -149,18 +148,6 @@ func trialCount(s *summary.Summary) int {
 		return 0
 	}
 	return len(s.Trials)
-}
-
-// latencyOf is a level's latency figures (report.LatencyOf): the medians
-// of its trials' when it has them; a level of trials saved by an earlier
-// version, without medians of its own, gives its own figures.
-func latencyOf(s *summary.Summary) report.Latency {
-	if t := s.Repeated; t != nil && t.P50Ms == 0 && t.P99Ms == 0 && t.PooledRequestsPerSecond == 0 && t.Confidence == 0 {
-		own := *s
-		own.Repeated = nil
-		return report.LatencyOf(&own)
-	}
-	return report.LatencyOf(s)
 }
 
 // studyComparisons are a study's rows as its section draws them: without

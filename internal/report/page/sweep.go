@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/summary"
 )
 
@@ -74,7 +75,7 @@ func (p *pager) sweep(sw *document.Sweep) {
 				// The p99 of the table, CSV and comparisons: with trials
 				// the median of the trials' p99s, whose interval the band
 				// draws (not the pooled trials' p99).
-				v := latencyOf(s).P99
+				v := report.LatencyOf(s).P99
 				ptip := at + fmt.Sprintf("p99 %.3f ms", v)
 				if iv := p99CI95(s); len(iv) == 2 {
 					ptip += fmt.Sprintf(" (95%% interval %s)", ci(iv, 3))
@@ -253,7 +254,7 @@ func (p *pager) sweepTable(sw *document.Sweep) {
 				}
 				r = append(r, num(ci(rpsCI95(s), 2)), num(trials))
 			}
-			lat := latencyOf(s)
+			lat := report.LatencyOf(s)
 			if s.Complete > 0 {
 				r = append(r, labelled(f3(lat.Mean), lat.Medians), labelled(f3(lat.P50), lat.Medians),
 					pooled(f3(lat.P90), lat.Medians), labelled(f3(lat.P99), lat.Medians))
