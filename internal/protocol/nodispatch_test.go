@@ -23,8 +23,8 @@ var schemeComparison = regexp.MustCompile(`Scheme ==|Scheme !=|Protocol == "|Pro
 var allowed = []struct{ file, line, why string }{
 	{"internal/trials/factors.go", `a.Protocol == "http"`, "factor values are data (a comment there says so)"},
 	{"cmd/backbench/main.go", `var internalPrefixes`, "package names dropped from error messages, not schemes"},
-	{"cmd/backbench/serve.go", `newChoice(&o.protocol, "http", "fcgi", "http")`, "which built-in backend serve starts (package fixtures)"},
-	{"cmd/backbench/serve.go", `proto = "https"`, "the listening line of serve's own TLS backend"},
+	{"cmd/backbench/serve.go", `cli.NewChoice(&o.Protocol, "http", "fcgi", "http")`, "which built-in backend serve starts (package fixtures)"},
+	{"internal/serve/serve.go", `proto = "https"`, "the listening line of serve's own TLS backend"},
 	{"internal/trials/factors.go", `var protocolWords`, "the words a sentence gives a protocol's name (data, not dispatch)"},
 	{"internal/study/spec/spec.go", `FactorHTTP = "http"`, "the name of a study file's HTTP-version factor, not a scheme"},
 	{"internal/study/answer.go", `FactorHTTP = "http"`, "the name of a study file's HTTP-version factor, not a scheme"},

@@ -99,14 +99,24 @@ func startRun(t *testing.T, o Options) ([]string, <-chan error) {
 		pr.Close()
 		<-returned
 	})
+	// Every address gets its readiness line, each once it listens: the
+	// first line is returned when all are read.
 	timer := time.AfterFunc(10*time.Second, func() { pr.CloseWithError(errors.New("no readiness line in 10 s")) })
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	timer.Stop()
-	if err != nil {
-		t.Fatal(err)
+	r := bufio.NewReader(pr)
+	var first string
+	for i := range max(len(o.Listens), 1) {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			timer.Stop()
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = line
+		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	return strings.Fields(line), done
+	timer.Stop()
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	return strings.Fields(first), done
 }
 
 // get asks an HTTP backend at a tcp address for / and returns the status.
