@@ -62,13 +62,7 @@ func PlanDiff(a, b *Plan) []string {
 	if reflect.DeepEqual(x, y) {
 		return nil
 	}
-	flat := func(p *Plan) map[string]json.RawMessage {
-		j, _ := json.Marshal(p)
-		var m map[string]json.RawMessage
-		json.Unmarshal(j, &m)
-		return m
-	}
-	ma, mb := flat(&x), flat(&y)
+	ma, mb := planKeys(&x), planKeys(&y)
 	keys := maps.Collect(maps.All(ma))
 	maps.Copy(keys, mb)
 	var out []string
@@ -496,4 +490,30 @@ func mergeListenQueues(out, in []ListenQueue) []ListenQueue {
 		o.Drops = addPtr(o.Drops, q.Drops)
 	}
 	return out
+}
+
+// planKeys is p as its JSON object's keys and values: each field under its
+// key, encoded as saved; a field its tag omits when empty is absent.
+func planKeys(p *Plan) map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage)
+	v, t := reflect.ValueOf(p).Elem(), reflect.TypeFor[Plan]()
+	for i := range t.NumField() {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := v.Field(i)
+		if name == "-" || !t.Field(i).IsExported() {
+			continue
+		}
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		if strings.Contains(opts, "omitempty") && (f.IsZero() || (f.Kind() == reflect.Slice || f.Kind() == reflect.Map) && f.Len() == 0) {
+			continue
+		}
+		j, err := json.Marshal(f.Interface())
+		if err != nil {
+			j = []byte(fmt.Sprintf("%q", err.Error()))
+		}
+		m[name] = j
+	}
+	return m
 }

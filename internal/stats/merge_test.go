@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -100,6 +101,29 @@ func TestPlanDiff(t *testing.T) {
 				t.Errorf("PlanDiff = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPlanKeysAsSaved: the keys PlanDiff compares are the saved JSON
+// object's, key for key and value for value, whether a field is set,
+// empty or omitted.
+func TestPlanKeysAsSaved(t *testing.T) {
+	full := planned(time.Unix(1_764_556_800, 0), time.Second, 100, 2, 5).Plan
+	full.Upstreams, full.Balance, full.Stages, full.Ramp = []string{"a", "b"}, "rr", []Stage{{}}, true
+	full.HTTPVersion, full.ConnectionHeader, full.Wire = "1.1", "close", &Wire{Protocol: "HTTP/1.1"}
+	for name, p := range map[string]Plan{"zero": {}, "planned": planned(time.Unix(0, 0), time.Second, 1, 1, 0).Plan,
+		"every field": full, "empty lists": {Upstreams: []string{}, Stages: []Stage{}}} {
+		j, err := json.Marshal(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(j, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := planKeys(&p); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: planKeys = %s, want %s", name, got, want)
+		}
 	}
 }
 
