@@ -31,7 +31,7 @@ build:
 # BACKBENCH_ENGINE=poller, so that every engine that ships passes them.
 # A real-backend test that skips (backend not installed, outside CI) notes
 # itself in $BACKBENCH_SKIPLOG (internal/realbackend.Skip); the last lines
-# list them, with why. About 25 minutes on a 2-core machine.
+# list them, with why. About 20 minutes on a 2-core machine.
 test: export BACKBENCH_SKIPLOG := $(CURDIR)/bin/skipped-tests.txt
 test: lint
 	@mkdir -p bin && : >"$$BACKBENCH_SKIPLOG"
