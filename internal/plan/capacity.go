@@ -15,6 +15,10 @@ const (
 	// CapacityCeiling is the open model's default ceiling of requests in
 	// flight (-c).
 	CapacityCeiling = 256
+	// CapacityOpenStart is the open model's first rate (--start), and
+	// CapacityClosedStart the closed model's first concurrency.
+	CapacityOpenStart   = 10
+	CapacityClosedStart = 1
 	// CapacityMaxRate is the open model's highest rate (--max), and its
 	// default.
 	CapacityMaxRate = 1e7
@@ -105,11 +109,17 @@ func (o *CapacityOptions) Build() (*Capacity, error) {
 		lo.Concurrency = CapacityCeiling
 	}
 	start, top := o.Start, o.Max
-	if start == 0 {
-		start = map[bool]float64{false: 10, true: 1}[closed]
+	switch {
+	case start == 0 && closed:
+		start = CapacityClosedStart
+	case start == 0:
+		start = CapacityOpenStart
 	}
-	if top == 0 {
-		top = map[bool]float64{false: CapacityMaxRate, true: CapacityMaxConc}[closed]
+	switch {
+	case top == 0 && closed:
+		top = CapacityMaxConc
+	case top == 0:
+		top = CapacityMaxRate
 	}
 	if closed && (start != float64(int(start)) || top != float64(int(top)) || top > capacityMaxWhole) {
 		return nil, errorf("capacity: --start and --max are whole concurrencies in the closed model (at most 1000000)")

@@ -14,24 +14,20 @@ import (
 	"github.com/backbench/backbench/internal/backend"
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/driver"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/procstat"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
-// Defaults of a capacity study's searches.
+// Defaults of a capacity study's searches, beside capacity's own
+// (plan.CapacityCeiling, plan.CapacityOpenStart, plan.CapacityMaxRate,
+// plan.CapacityStepOverrun), which they share.
 const (
-	// DefaultCeiling is the most requests in flight of a search (the open
-	// model's ceiling) when the file gives no concurrency.
-	DefaultCeiling = 256
 	// SizingResolution is how close the passing and failing rates of a
 	// search get: 5%, half the knee's tolerance (study.KneeTolerance).
 	SizingResolution = 0.05
-	// SizingStart is the first rate a search tries, in req/s.
-	SizingStart = 10
-	// SizingMaxRate bounds the rates a search tries, in req/s.
-	SizingMaxRate = 1e7
 	// SizingMaxTime bounds one search.
 	SizingMaxTime = 10 * time.Minute
 	// memInterval is how often the pool's per-process PSS is read.
@@ -47,7 +43,7 @@ func (r *runner) ceiling() int {
 	if l := r.st.Measure.Levels; len(l) > 0 {
 		return l[len(l)-1]
 	}
-	return DefaultCeiling
+	return plan.CapacityCeiling
 }
 
 // measureCapacity runs a capacity study: in each round, every
@@ -123,8 +119,8 @@ func (r *runner) measureCapacity(ctx context.Context) {
 // reading the pool's memory during every step.
 func (r *runner) search(ctx context.Context, c *config, si, round int, objs []capacity.Objective, confirm time.Duration) (study.SizingSearch, bool) {
 	m := r.st.Measure
-	plan := *r.plans[si]
-	plan.Concurrency = r.ceiling()
+	seriesPlan := *r.plans[si]
+	seriesPlan.Concurrency = r.ceiling()
 	mem := startMem(c.proc)
 	defer mem.stop()
 	warm := driver.Warmup{Requests: m.Warmup}
@@ -132,8 +128,8 @@ func (r *runner) search(ctx context.Context, c *config, si, round int, objs []ca
 		warm = driver.Warmup{Duration: min(m.Duration/4, time.Second)}
 	}
 	var steps []study.SizingStep
-	cfg := capacity.Config{Objectives: objs, Start: SizingStart, Max: SizingMaxRate, Resolution: SizingResolution,
-		Step: m.Duration, Confirm: confirm, MaxTime: SizingMaxTime, Overhead: warm.Duration + 250*time.Millisecond,
+	cfg := capacity.Config{Objectives: objs, Start: plan.CapacityOpenStart, Max: plan.CapacityMaxRate, Resolution: SizingResolution,
+		Step: m.Duration, Confirm: confirm, MaxTime: SizingMaxTime, Overhead: warm.Duration + plan.CapacityStepOverrun,
 		OnStep: func(st capacity.Step) {
 			pool, worker, n, busy := mem.take()
 			step := stepOf(st, pool, worker, n)
@@ -145,7 +141,7 @@ func (r *runner) search(ctx context.Context, c *config, si, round int, objs []ca
 	o.Observe, o.Quiet = true, true
 	label := r.res.Series[si].Label
 	_, err := driver.Run(ctx, driver.Config{Schedule: sched, Warmup: warm, Options: o, KeepOnUnreachable: true},
-		[]driver.Series{{Label: label, Plan: &plan}})
+		[]driver.Series{{Label: label, Plan: &seriesPlan}})
 	res, serr := sched.Result()
 	if err == nil {
 		err = serr
