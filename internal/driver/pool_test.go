@@ -16,19 +16,8 @@ import (
 // the medians; only the saved form puts the median in RequestsPerSecond,
 // as a new value.
 func TestPoolKeepsFiguresApart(t *testing.T) {
-	t0 := time.Unix(1_764_556_800, 0)
-	var runs []*summary.Run
-	for i, n := range []int64{100, 200, 600} {
-		r := &stats.Record{Schema: stats.Schema, StartedAt: stats.Wall{Time: t0.Add(time.Duration(i) * 2 * time.Second)},
-			Plan: stats.Plan{Target: stats.TargetInfo{URL: "http://x/"}, Concurrency: 2, Requests: n}, Elapsed: time.Second}
-		r.EndedAt = stats.Wall{Time: r.StartedAt.Add(time.Second)}
-		r.Counts.Complete = n
-		runs = append(runs, &summary.Run{Record: r, Summary: summary.Of(r)})
-	}
-	tr, err := Pool(runs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := threeTrials(t)
+	runs := tr.Runs
 	if got := tr.Pooled.Summary.RequestsPerSecond; got != 300 { // 900 requests in 3 s
 		t.Errorf("pooled req/s %v, want 300", got)
 	}
