@@ -157,3 +157,33 @@ func ThreadCPUTime() time.Duration {
 	}
 	return time.Duration(ts.Nano())
 }
+
+// sleepMargin is how much of a delay Sleep leaves to the kernel's own
+// timer: 2 ms. A Go timer in an otherwise idle program wakes from epoll,
+// whose timeout counts whole milliseconds, so time.Sleep(10.2ms) returns
+// after about 11 ms.
+const sleepMargin = 2 * time.Millisecond
+
+// Sleep sleeps d to within about 50 µs (the thread's default timer
+// slack), where time.Sleep may overshoot by up to a millisecond: the Go
+// timer for all but the last 2 ms, then clock_nanosleep(CLOCK_MONOTONIC,
+// TIMER_ABSTIME) to the deadline read before the first. The second sleep
+// blocks its OS thread (the runtime gives the goroutine's processor to
+// another thread meanwhile), so only sleepers in their last 2 ms hold a
+// thread each. Where the monotonic clock cannot be read it is time.Sleep.
+func Sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+		time.Sleep(d)
+		return
+	}
+	deadline := unix.NsecToTimespec(now.Nano() + int64(d))
+	if d > sleepMargin {
+		time.Sleep(d - sleepMargin)
+	}
+	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &deadline, nil) == unix.EINTR {
+	}
+}
