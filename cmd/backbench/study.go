@@ -20,7 +20,7 @@ import (
 	"github.com/backbench/backbench/internal/report/page"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/study/runner"
-	"github.com/backbench/backbench/internal/study/spec"
+	"github.com/backbench/backbench/internal/study/studyfile"
 )
 
 // studyOptions are the flags of study.
@@ -86,9 +86,9 @@ func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
 }
 
 // overrides are the measurement flags given, as the study's measure
-// takes them (spec.Measure.Override).
-func (o *studyOptions) overrides(fs *pflag.FlagSet) spec.Overrides {
-	ov := spec.Overrides{Quick: o.quick, Levels: o.levels}
+// takes them (studyfile.Measure.Override).
+func (o *studyOptions) overrides(fs *pflag.FlagSet) studyfile.Overrides {
+	ov := studyfile.Overrides{Quick: o.quick, Levels: o.levels}
 	if fs.Changed("requests") {
 		ov.Requests = &o.requests
 	}
@@ -122,7 +122,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.noise < 0 || o.noise >= 1 {
 		return usagef("--noise %g: want a fraction from 0 to 1", o.noise)
 	}
-	st, err := spec.Load(fs.Arg(0))
+	st, err := studyfile.Load(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)
 	}

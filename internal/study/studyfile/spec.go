@@ -1,4 +1,4 @@
-// Package spec reads a study file: the YAML that declares a study's
+// Package studyfile reads a study file: the YAML that declares a study's
 // question, its factors and their levels, the backends that serve each
 // combination of backend-side levels, and the measurement. Parse checks the
 // whole file before anything starts and reports the first problem as one
@@ -6,7 +6,7 @@
 // declaration into the backend processes to start and the series to
 // measure; Expand and Configuration.Vars fill in the placeholders of a
 // backend's command, environment, files, URL and headers.
-package spec
+package studyfile
 
 import (
 	"fmt"
