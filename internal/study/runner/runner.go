@@ -133,7 +133,7 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 	r.res = &study.Result{Question: st.Question, File: st.Path, Noise: DefaultNoise,
 		Measure: study.Measure{Kind: st.Measure.Kind, Levels: st.Measure.Levels, Requests: st.Measure.Requests,
 			Seconds: st.Measure.Duration.Seconds(), Repeat: max(st.Measure.Repeat, 1), Warmup: st.Measure.Warmup}}
-	if st.Measure.Noise > 0 {
+	if st.Measure.NoiseSet {
 		r.res.Noise = st.Measure.Noise
 	}
 	if o.Noise > 0 {
