@@ -223,7 +223,9 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, fail(KindExec, err)
 	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Env = append(os.Environ(), spec.Env...)
+	// The run's marker, last so that it wins: the watcher and a later run
+	// find the tree by it, its children inheriting it.
+	cmd.Env = append(append(os.Environ(), spec.Env...), RunEnv+"="+RunID())
 	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -260,6 +262,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if pi, err := readStat(p.pid); err == nil {
 		p.seen[p.pid] = pi.start
 	}
+	p.register()
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
@@ -435,6 +438,9 @@ func (p *Process) tree() map[int]uint64 {
 	live := make(map[int]uint64, len(in))
 	for pid := range in {
 		pi := all[pid]
+		if old, ok := p.seen[pid]; !ok || old != pi.start {
+			watchSend(fmt.Sprintf("member %d %d", pid, pi.start))
+		}
 		p.seen[pid] = pi.start
 		if pi.alive() {
 			live[pid] = pi.start
