@@ -312,8 +312,8 @@ func (l *Leftover) PIDs() []int { return pidsOf(l.Procs) }
 // FindLeftovers finds what earlier runs left: processes of this PID
 // namespace whose environment holds RunEnv of a run whose owner is dead
 // (never this run's, never this process or its ancestors), and the
-// directories directly under tmp whose name begins with one of prefixes
-// and that hold a DirMarker of a dead run. It signals nothing.
+// directories of this user directly under tmp whose name begins with one
+// of prefixes and that hold a DirMarker of a dead run. It signals nothing.
 func FindLeftovers(tmp string, prefixes ...string) ([]*Leftover, error) {
 	all, err := readAll()
 	if err != nil {
@@ -345,6 +345,9 @@ func FindLeftovers(tmp string, prefixes ...string) ([]*Leftover, error) {
 				continue
 			}
 			dir := filepath.Join(tmp, e.Name())
+			if fi, err := os.Lstat(dir); err != nil || !ownDir(fi) {
+				continue // another user's: not a run of ours
+			}
 			b, err := os.ReadFile(filepath.Join(dir, DirMarker))
 			if err != nil {
 				continue
@@ -369,6 +372,14 @@ func FindLeftovers(tmp string, prefixes ...string) ([]*Leftover, error) {
 	return out, nil
 }
 
+// ownDir reports whether fi is a directory (not a link) of this user.
+func ownDir(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return fi.IsDir() && ok && int(st.Uid) == os.Getuid()
+}
+
+// hasPrefix reports whether name begins with one of prefixes (any name,
+// when there are none).
 func hasPrefix(name string, prefixes []string) bool {
 	if len(prefixes) == 0 {
 		return true
