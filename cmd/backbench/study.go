@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/backend"
 	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
@@ -144,6 +147,14 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !o.quiet {
 		log = stderr
 	}
+	stopLeftovers(stderr)
+	if w, err := backend.StartWatcher(selfPath()); err != nil {
+		fmt.Fprintf(stderr, "backbench study: warning: %v; the backends will not be stopped if backbench is killed\n", err)
+	} else {
+		// The last thing done: after the runner has stopped every
+		// backend and removed its directory.
+		defer w.Close()
+	}
 	res, err := runner.Run(ctx, st, runner.Options{
 		Exec:   execute.Options{Stderr: stderr, Quiet: true, Version: version()},
 		Log:    log,
@@ -194,6 +205,47 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errInterrupted
 	}
 	return nil
+}
+
+// stopLeftovers stops and removes what earlier studies that were killed
+// left (their watcher killed too: a whole container or session killed,
+// an OOM kill of both), and names it in one line each on stderr: the
+// processes that carry such a run's marker, the run being dead, and its
+// directories in the temporary directory. Nothing else is touched.
+func stopLeftovers(stderr io.Writer) {
+	ls, err := backend.FindLeftovers(os.TempDir(), runner.DirPrefix)
+	if err != nil {
+		return
+	}
+	for _, l := range ls {
+		line := l.String()
+		rep, err := l.Stop()
+		switch {
+		case len(rep.Left) > 0:
+			line += fmt.Sprintf("; could not stop pids %s (stop them with: kill -KILL %s)", joinPIDs(rep.Left), joinPIDs(rep.Left))
+		case len(rep.PIDs) > 0 && rep.Killed:
+			line += "; stopped them (SIGKILL needed)"
+		case len(rep.PIDs) > 0:
+			line += "; stopped them"
+		}
+		if len(l.Dirs) > 0 {
+			if err != nil {
+				line += fmt.Sprintf("; could not remove a directory: %v", err)
+			} else {
+				line += "; removed the directories"
+			}
+		}
+		fmt.Fprintf(stderr, "backbench study: %s\n", line)
+	}
+}
+
+// joinPIDs joins PIDs with spaces.
+func joinPIDs(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, " ")
 }
 
 // selfPath is the running backbench's executable ("" if unknown), which a

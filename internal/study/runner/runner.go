@@ -46,6 +46,11 @@ import (
 	"github.com/backbench/backbench/internal/trials"
 )
 
+// DirPrefix begins the name of the directory a study's configurations
+// get in the system's temporary directory (their sockets, files and
+// working directories): "bbst", then random digits.
+const DirPrefix = "bbst"
+
 // DefaultNoise is the threshold under which a difference does not count
 // when the study file sets none: 2%, as sweep's.
 const DefaultNoise = 0.02
@@ -120,11 +125,17 @@ type runner struct {
 // backend is stopped and the result is marked incomplete.
 func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, error) {
 	start := time.Now()
-	base, err := os.MkdirTemp("", "bbst")
+	base, err := os.MkdirTemp("", DirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("study: %w", err)
 	}
-	defer os.RemoveAll(base)
+	// Marked as this run's, and told to the watcher (if one runs), so
+	// that it goes even when backbench is killed.
+	if err := backend.ClaimDir(base); err != nil {
+		os.RemoveAll(base)
+		return nil, fmt.Errorf("study: %w", err)
+	}
+	defer backend.ReleaseDir(base)
 	seed := o.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
