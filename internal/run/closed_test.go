@@ -185,7 +185,7 @@ func TestOpenAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 500/s for 0.4 s as scheduled: 200 due, within the timer's error.
-	if acc.Due < 190 || acc.Due > 210 || acc.Recorded+acc.Unsent != acc.Due || acc.Recorded > 100 || acc.CutInFlight > 2 {
+	if acc.Due < 190 || acc.Due > 210 || acc.Recorded+acc.Unsent != acc.Due || acc.Recorded > 100 || acc.InFlight > 2 {
 		t.Errorf("account %+v over %v", acc, time.Duration(out.Stop-out.Start))
 	}
 	m := rec.Merge()
