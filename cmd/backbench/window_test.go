@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,16 @@ func TestTimedEndKeepsFragileBackend(t *testing.T) {
 				alive(t, srv, "bench -t 1 -c 4 "+strings.Join(extra, " "))
 				if s.Failed != 0 || s.Complete < 5 {
 					t.Errorf("complete %d failed %d: %v", s.Complete, s.Failed, s.ErrorSamples)
+				}
+				// The requests in flight at the deadline are drained: at
+				// most -c, and in the closed model at one level some
+				// always are (50 ms requests back to back). The rate is
+				// the window's: complete / the time limit.
+				if s.Drained > 4 || (len(extra) < 2 && s.Drained == 0) {
+					t.Errorf("drained %d", s.Drained)
+				}
+				if s.TimeTaken < 1 || s.TimeTaken > 1.5 || math.Abs(s.RequestsPerSecond-float64(s.Complete)/s.TimeTaken) > 0.01 {
+					t.Errorf("time taken %g s, %g req/s for %d complete", s.TimeTaken, s.RequestsPerSecond, s.Complete)
 				}
 			})
 		}

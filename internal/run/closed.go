@@ -127,16 +127,16 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	if err != nil {
 		return Outcome{}, err
 	}
+	out := Outcome{Start: load.Now()}
 	window, closeWindow := context.WithCancel(ctx)
 	defer closeWindow()
 	if cfg.Duration > 0 {
 		var stop context.CancelFunc
-		window, stop = context.WithTimeout(window, cfg.Duration)
+		window, stop = context.WithDeadline(window, load.Time(out.Start+int64(cfg.Duration)))
 		defer stop()
 	}
 	var stopAt atomic.Int64
 	defer context.AfterFunc(window, func() { stopAt.Store(load.Now()) })()
-	out := Outcome{Start: load.Now()}
 	cfg.Recorder.Begin(out.Start)
 	if cfg.Watch != nil {
 		cfg.Watch.begin(closeWindow, cfg.Recorder, out.Start)
