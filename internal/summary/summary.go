@@ -163,11 +163,11 @@ type Summary struct {
 	// Drained counts the requests in flight when the run's time limit
 	// came: let finish (within -s), not counted in Complete or Failed nor
 	// in any rate (see stats.Counts.Drained); absent when 0.
-	Drained int64 `json:"drained_requests,omitempty"`
-	TotalTransferred  int64 `json:"total_transferred_bytes"`
-	TotalBodySent     int64 `json:"total_body_sent_bytes"`
-	HTMLTransferred   int64 `json:"html_transferred_bytes"`
-	StderrBytes       int64 `json:"fcgi_stderr_bytes"`
+	Drained          int64 `json:"drained_requests,omitempty"`
+	TotalTransferred int64 `json:"total_transferred_bytes"`
+	TotalBodySent    int64 `json:"total_body_sent_bytes"`
+	HTMLTransferred  int64 `json:"html_transferred_bytes"`
+	StderrBytes      int64 `json:"fcgi_stderr_bytes"`
 	// StderrFirstLine is the first line of the first FastCGI STDERR
 	// output ("Primary script unknown"); absent when there was none.
 	StderrFirstLine   string  `json:"fcgi_stderr_first_line,omitempty"`
