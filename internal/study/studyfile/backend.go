@@ -207,7 +207,7 @@ func (p *parser) parseBackend(n *yaml.Node, i int) Backend {
 	if b.Port == 0 && !usesAny(uses, "listen", "addr", "port", "socket") {
 		p.fail(c.key, "%s is never told its address: use {listen}, {addr}, {port} or {socket} in its command, env or files (or declare a fixed port:)", what)
 	}
-	if names, _ := Placeholders(b.URL); b.Port == 0 && !slices.ContainsFunc(names, func(n string) bool { return n == "target" || n == "addr" || n == "port" || n == "socket" }) {
+	if names := Placeholders(b.URL); b.Port == 0 && !slices.ContainsFunc(names, func(n string) bool { return n == "target" || n == "addr" || n == "port" || n == "socket" }) {
 		p.fail(u.val, "%s: url %q does not go to the backend's address: use {target}, e.g. %s://{target}/ (or declare a fixed port:)", what, b.URL, scheme)
 	}
 	return b
@@ -231,14 +231,15 @@ func (p *parser) template(uses map[string]*use, n *yaml.Node, tmpl, what string)
 			return fmt.Errorf("{%s} is a client-side factor: it starts no backend of its own, so a backend's fields cannot use it", name)
 		}
 		if _, ok := p.factors[name]; !ok && !contains(builtins, name) {
-			return fmt.Errorf("unknown placeholder {%s} (placeholders: the backend-side factors %s; and %s; {{ and }} for braces)", name, p.factorNames(KindBackend), strings.Join(builtins, ", "))
+			known := append(p.factorNamesOf(KindBackend), builtins...)
+			return fmt.Errorf("unknown placeholder {%s}%s (placeholders: the backend-side factors %s; and %s; write {{%s}} for the text {%s})", name, suggest(name, known), p.factorNames(KindBackend), strings.Join(builtins, ", "), name, name)
 		}
 		if uses[name] == nil {
 			line, col := p.placeholderPos(n, tmpl, off)
 			uses[name] = &use{line, col}
 		}
 		return nil
-	})
+	}, func(string) {})
 	if err != nil {
 		var se *scanError
 		if errors.As(err, &se) {

@@ -14,86 +14,103 @@ type scanError struct {
 
 func (e *scanError) Error() string { return e.msg }
 
-// scan walks the placeholders of tmpl, calling visit with each name and
-// the byte offset of its opening brace. "{{" and "}}" are literal braces.
-// It returns the first problem as a *scanError: a lone brace, a brace
-// that does not close, or an error of visit.
-func scan(tmpl string, visit func(name string, off int) error) error {
-	for i := 0; i < len(tmpl); i++ {
-		switch tmpl[i] {
-		case '{':
-			if i+1 < len(tmpl) && tmpl[i+1] == '{' {
-				i++
-				continue
-			}
-			j := strings.IndexByte(tmpl[i+1:], '}')
-			if j < 0 {
-				return &scanError{i, "a { that does not close (write {{ for a literal brace)"}
-			}
-			name := tmpl[i+1 : i+1+j]
-			if !validName.MatchString(name) {
-				return &scanError{i, "a { that opens no placeholder (write {{ and }} for literal braces)"}
-			}
-			if err := visit(name, i); err != nil {
-				return &scanError{i, err.Error()}
-			}
-			i += j + 1
-		case '}':
-			if i+1 < len(tmpl) && tmpl[i+1] == '}' {
-				i++
-				continue
-			}
-			return &scanError{i, "a lone } (write }} for a literal brace)"}
-		}
+// A template's braces: {NAME}, NAME a factor's or a built-in's name (a
+// letter or _, then letters, digits, _ or -), is a placeholder; {{NAME}} is
+// the literal text {NAME}; every other brace is literal as it stands, so
+// that PHP, nginx, JSON and shell files paste in unchanged: a brace around
+// anything that is not a name ({ a }, {"a": 1}, {}), a lone brace, doubled
+// braces around anything but a name, and ${NAME} (a shell's or PHP's own
+// variable).
+
+// placeholderAt reports whether tmpl[i] (a '{') opens a placeholder, and
+// its name's end (the index of its closing brace).
+func placeholderAt(tmpl string, i int) (end int, ok bool) {
+	if i > 0 && tmpl[i-1] == '$' {
+		return 0, false
 	}
+	j := strings.IndexByte(tmpl[i+1:], '}')
+	if j < 1 || j > 64 || !validName.MatchString(tmpl[i+1:i+1+j]) {
+		return 0, false
+	}
+	return i + 1 + j, true
+}
+
+// escapedAt reports whether tmpl[i:] begins with {{NAME}}, the escape of
+// a literal {NAME}, and the index just past it.
+func escapedAt(tmpl string, i int) (next int, ok bool) {
+	if !strings.HasPrefix(tmpl[i:], "{{") {
+		return 0, false
+	}
+	end, ok := placeholderAt(tmpl, i+1)
+	if !ok || !strings.HasPrefix(tmpl[end:], "}}") {
+		return 0, false
+	}
+	return end + 2, true
+}
+
+// scan walks tmpl, calling visit with the name and the byte offset of the
+// opening brace of each placeholder, and literal with each stretch of text
+// between them as it is to be written ({{NAME}} as {NAME}). It returns the
+// first error of visit as a *scanError at the placeholder's offset.
+func scan(tmpl string, visit func(name string, off int) error, literal func(string)) error {
+	last := 0
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] != '{' {
+			continue
+		}
+		if next, ok := escapedAt(tmpl, i); ok {
+			literal(tmpl[last:i])
+			literal(tmpl[i+1 : next-1])
+			last, i = next, next-1
+			continue
+		}
+		end, ok := placeholderAt(tmpl, i)
+		if !ok {
+			continue
+		}
+		literal(tmpl[last:i])
+		if err := visit(tmpl[i+1:end], i); err != nil {
+			return &scanError{i, err.Error()}
+		}
+		last, i = end+1, end
+	}
+	literal(tmpl[last:])
 	return nil
 }
 
 // Placeholders returns the names of the placeholders of tmpl in order of
-// first use, or the template's first problem.
-func Placeholders(tmpl string) ([]string, error) {
+// first use.
+func Placeholders(tmpl string) []string {
 	var names []string
 	seen := map[string]bool{}
-	err := scan(tmpl, func(name string, _ int) error {
+	scan(tmpl, func(name string, _ int) error {
 		if !seen[name] {
 			seen[name] = true
 			names = append(names, name)
 		}
 		return nil
-	})
-	return names, err
+	}, func(string) {})
+	return names
 }
 
-// Expand substitutes the placeholders {name} of tmpl with vars[name];
-// "{{" and "}}" are literal braces. A placeholder missing from vars, a lone
-// brace or one that does not close is an error.
+// Expand substitutes the placeholders {NAME} of tmpl with vars[NAME];
+// {{NAME}} is written {NAME}, and every other brace as it stands. A
+// placeholder missing from vars is an error.
 func Expand(tmpl string, vars map[string]string) (string, error) {
 	var b strings.Builder
-	last := 0
+	b.Grow(len(tmpl))
 	err := scan(tmpl, func(name string, off int) error {
 		v, ok := vars[name]
 		if !ok {
 			return fmt.Errorf("unknown placeholder {%s}", name)
 		}
-		b.WriteString(unescape(tmpl[last:off]))
 		b.WriteString(v)
-		last = off + len(name) + 2
 		return nil
-	})
+	}, func(s string) { b.WriteString(s) })
 	if err != nil {
 		return "", err
 	}
-	b.WriteString(unescape(tmpl[last:]))
 	return b.String(), nil
-}
-
-// unescape turns the doubled braces of a stretch without placeholders
-// into single ones.
-func unescape(s string) string {
-	if !strings.ContainsAny(s, "{}") {
-		return s
-	}
-	return strings.NewReplacer("{{", "{", "}}", "}").Replace(s)
 }
 
 // Vars returns the placeholder values of the configuration listening on

@@ -397,16 +397,22 @@ func (p *parser) parseFactors(f pair) {
 
 // factorNames lists the factors for messages.
 func (p *parser) factorNames(kind string) string {
+	names := p.factorNamesOf(kind)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// factorNamesOf returns the names of the factors of kind (all, when "").
+func (p *parser) factorNamesOf(kind string) []string {
 	var names []string
 	for _, f := range p.s.Factors {
 		if kind == "" || f.Kind == kind {
 			names = append(names, f.Name)
 		}
 	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // levelMap reads a map of factor -> level (exclude's entries and when).

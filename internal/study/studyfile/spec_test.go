@@ -198,13 +198,18 @@ func TestExpand(t *testing.T) {
 		{"plain", "plain", ""},
 		{"{a}", "1", ""},
 		{"x{a}y{listen}z", "x1ytcp:127.0.0.1:9z", ""},
-		{"{{a}} {{{a}}}", "{a} {1}", ""},
-		{"server {{ listen {listen}; }}", "server { listen tcp:127.0.0.1:9; }", ""},
+		{"{{a}} {{{a}}}", "{a} {{a}}", ""},
+		{"server { listen {listen}; }", "server { listen tcp:127.0.0.1:9; }", ""},
 		{"{b}", "", "unknown placeholder {b}"},
-		{"{a", "", "does not close"},
-		{"a}", "", "lone }"},
-		{"{ a }", "", "opens no placeholder"},
-		{"{}", "", "opens no placeholder"},
+		{"{a", "{a", ""},
+		{"a}", "a}", ""},
+		{"{ a }", "{ a }", ""},
+		{"{}", "{}", ""},
+		{"{{ a }}", "{{ a }}", ""},
+		{"${a} $a {a}", "${a} $a 1", ""},
+		{`{"workers": {a}}`, `{"workers": 1}`, ""},
+		{"<?php if ($x) { echo \"{$x}\"; }}", "<?php if ($x) { echo \"{$x}\"; }}", ""},
+		{"{a-b} {9a}", "", "unknown placeholder {a-b}"},
 	} {
 		got, err := Expand(tc.in, vars)
 		if tc.err != "" {
@@ -275,7 +280,7 @@ func TestBackendExpand(t *testing.T) {
 	if b.Env[1] != [2]string{"CONF", "/run/x/app.conf"} || b.URL != "http://127.0.0.1:8001/" {
 		t.Errorf("env %v url %q", b.Env, b.URL)
 	}
-	if want := "# { literal braces } and the name server=http-prefork, workers=4\nworkers = 4\n"; b.Files[0].Content != want {
+	if want := "# { literal braces }, {name}, ${HOME} and the name server=http-prefork, workers=4\nworkers = 4\n"; b.Files[0].Content != want {
 		t.Errorf("content %q, want %q", b.Files[0].Content, want)
 	}
 	if c.Backend.Command[2] != "{workers}" {
