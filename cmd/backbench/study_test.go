@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -787,6 +788,9 @@ func TestStudyPageInBrowser(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	page := filepath.Join(r.dir, "study.html")
+	if own, err := os.ReadFile(page); err != nil || !strings.Contains(string(own), "<title>"+html.EscapeString(r.res.Question)+"</title>") {
+		t.Errorf("study.html's title is not the question (%v)", err)
+	}
 	if out, err := exec.Command(studyBinary(t), "report", "-o", page, filepath.Join(r.dir, "study.json")).CombinedOutput(); err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
@@ -806,6 +810,18 @@ func TestStudyPageInBrowser(t *testing.T) {
 	}
 	if l.ScrollWidth > l.ClientWidth || len(l.Wide) > 0 {
 		t.Errorf("wider than the window: %v", l.Wide)
+	}
+	// The question is the page's title and heading; the study's start
+	// and length are recorded and shown.
+	var title, h1, prov string
+	tab.eval(`document.title`, &title)
+	tab.eval(`document.querySelector('h1').textContent`, &h1)
+	tab.eval(`document.querySelector('section.study dl.prov').textContent`, &prov)
+	if title != r.res.Question || h1 != r.res.Question {
+		t.Errorf("title %q, heading %q; want the question %q", title, h1, r.res.Question)
+	}
+	if r.res.StartedAt <= 0 || r.res.EndedAt < r.res.StartedAt || !strings.Contains(prov, "started") || strings.Contains(prov, "no start time") {
+		t.Errorf("started %v, ended %v; provenance %q", r.res.StartedAt, r.res.EndedAt, prov)
 	}
 	var charts, commands int
 	tab.eval(`document.querySelectorAll('section.study svg').length`, &charts)

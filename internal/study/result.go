@@ -37,6 +37,10 @@ type Result struct {
 	// Rounds is the number of rounds run; Seconds the study's wall time.
 	Rounds  int     `json:"rounds"`
 	Seconds float64 `json:"seconds"`
+	// StartedAt and EndedAt are when the study began and ended, in Unix
+	// seconds (0 in files written before they were recorded).
+	StartedAt float64 `json:"started_at,omitempty"`
+	EndedAt   float64 `json:"ended_at,omitempty"`
 	// Incomplete marks a study interrupted (SIGINT, SIGTERM) before its
 	// last round: what finished is kept.
 	Incomplete bool `json:"incomplete,omitempty"`

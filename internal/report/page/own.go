@@ -30,7 +30,7 @@ func ReadFile(name string) (*Result, error) {
 // WriteOwn writes the page of the one result d a command made beside its
 // saved file name (sweep.html, study.html): d is written and read back
 // (Parse), so that the page is the one backbench report draws of the saved
-// file, titled "backbench WHAT".
+// file, titled "backbench WHAT" (a study: by its question).
 func WriteOwn(w io.Writer, d document.Result, name, what string, keepSecrets bool) error {
 	var js bytes.Buffer
 	if err := document.Write(&js, d); err != nil {
@@ -41,5 +41,9 @@ func WriteOwn(w io.Writer, d document.Result, name, what string, keepSecrets boo
 		return errors.Join(errors.New(what+".html"), err)
 	}
 	r.ModTime = time.Now()
-	return Write(w, []*Result{r}, Options{Title: "backbench " + what, Generated: time.Now(), KeepSecrets: keepSecrets})
+	title := "backbench " + what
+	if r.heading() != r.Name {
+		title = r.heading()
+	}
+	return Write(w, []*Result{r}, Options{Title: title, Generated: time.Now(), KeepSecrets: keepSecrets})
 }

@@ -84,6 +84,9 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	title := o.Title
 	if title == "" {
 		title = "backbench report"
+		if len(results) == 1 && results[0].Kind == KindStudy && results[0].study.Question != "" {
+			title = results[0].study.Question
+		}
 	}
 	p := &pager{keepSecrets: o.KeepSecrets}
 	b := &p.b
@@ -113,7 +116,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	p.answers(results, ids)
 	b.WriteString("<nav aria-label=\"results\"><ol>\n")
 	for i, r := range results {
-		fmt.Fprintf(b, "<li><a href=\"#%s\">%s: %s</a></li>\n", ids[i], r.Kind, esc(r.Name))
+		fmt.Fprintf(b, "<li><a href=\"#%s\">%s: %s</a></li>\n", ids[i], r.Kind, esc(r.heading()))
 	}
 	var benches []*Result
 	for _, r := range results {
@@ -127,7 +130,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	b.WriteString("</ol></nav>\n</header>\n<main>\n")
 	for i, r := range results {
 		fmt.Fprintf(b, "<section class=\"result %s\" id=\"%s\" aria-labelledby=\"%s-h\">\n", r.Kind, ids[i], ids[i])
-		fmt.Fprintf(b, "<h2 id=\"%s-h\">%s: %s</h2>\n", ids[i], kindTitle[r.Kind], esc(r.Name))
+		fmt.Fprintf(b, "<h2 id=\"%s-h\">%s: %s</h2>\n", ids[i], kindTitle[r.Kind], esc(r.heading()))
 		p.provenance(r)
 		switch r.Kind {
 		case KindSweep:
@@ -170,6 +173,15 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	return err
 }
 
+// heading names r in its section's heading and the page's contents: a
+// study by its question, anything else by its file.
+func (r *Result) heading() string {
+	if r.Kind == KindStudy && r.study.Question != "" {
+		return r.study.Question
+	}
+	return r.Name
+}
+
 var kindTitle = map[Kind]string{KindStudy: "Study", KindBench: "Bench", KindSweep: "Sweep", KindProbe: "Probe", KindCompare: "Comparison", KindCapacity: "Capacity"}
 
 // provenance writes what was run, when and where.
@@ -178,6 +190,9 @@ func (p *pager) provenance(r *Result) {
 	dd := func(k, v string) { fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>\n", k, v) }
 	m := &r.meta
 	env := m.Environment
+	if r.heading() != r.Name {
+		dd("file", "<code>"+esc(r.Name)+"</code>")
+	}
 	if env != nil && len(env.Command) > 0 {
 		argv := env.Command
 		if !p.keepSecrets {

@@ -28,7 +28,6 @@ func (p *pager) study(st *study.Result) {
 	for _, f := range st.Factors {
 		factors = append(factors, fmt.Sprintf("%s (%s; baseline %s; %s side)", f.Name, strings.Join(f.Levels, ", "), f.Baseline, f.Kind))
 	}
-	fmt.Fprintf(b, "<p class=\"question\"><strong>%s</strong></p>\n", esc(st.Question))
 	fmt.Fprintf(b, "<p>Factors: %s (a chart's legend names a series by its levels in this order). %d configurations, %s; %s; %d rounds, series order seeded with %d; noise threshold %g%%; %.1f s in all.",
 		esc(strings.Join(factors, "; ")), len(st.Configurations), fmt.Sprintf("%d series", len(st.Series)), esc(measureText(st)),
 		st.Rounds, st.Seed, 100*st.Noise, st.Seconds)

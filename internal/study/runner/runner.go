@@ -141,7 +141,7 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 		seed = uint64(time.Now().UnixNano())
 	}
 	r := &runner{st: st, o: o, rng: rand.New(rand.NewPCG(seed, seed>>1|1))}
-	r.res = &study.Result{Question: st.Question, File: st.Path, Noise: DefaultNoise,
+	r.res = &study.Result{Question: st.Question, File: st.Path, Noise: DefaultNoise, StartedAt: unixSeconds(start),
 		Measure: study.Measure{Kind: st.Measure.Kind, Levels: st.Measure.Levels, Requests: st.Measure.Requests,
 			Seconds: st.Measure.Duration.Seconds(), Repeat: max(st.Measure.Repeat, 1), Warmup: st.Measure.Warmup}}
 	if st.Measure.NoiseSet {
@@ -170,7 +170,7 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 		r.measureCapacity(ctx)
 		r.stopAll()
 		r.finishCapacity()
-		r.res.Seconds = time.Since(start).Seconds()
+		r.ended(start)
 		return r.res, nil
 	}
 	if n := trials.MinTrialsForVerdict(); r.res.Measure.Repeat < n {
@@ -180,9 +180,18 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 	r.measure(ctx)
 	r.stopAll()
 	r.finish()
-	r.res.Seconds = time.Since(start).Seconds()
+	r.ended(start)
 	return r.res, nil
 }
+
+// ended records the study's end and wall time, from start.
+func (r *runner) ended(start time.Time) {
+	now := time.Now()
+	r.res.Seconds, r.res.EndedAt = now.Sub(start).Seconds(), unixSeconds(now)
+}
+
+// unixSeconds is t in Unix seconds, with its fraction.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 // logf writes one line of the study's progress.
 func (r *runner) logf(format string, a ...any) {
