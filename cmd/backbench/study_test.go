@@ -823,6 +823,13 @@ func TestStudyPageInBrowser(t *testing.T) {
 	if r.res.StartedAt <= 0 || r.res.EndedAt < r.res.StartedAt || !strings.Contains(prov, "started") || strings.Contains(prov, "no start time") {
 		t.Errorf("started %v, ended %v; provenance %q", r.res.StartedAt, r.res.EndedAt, prov)
 	}
+	// No table breaks a word: a cell of one word (headers, names, levels)
+	// keeps it on one line; commands wrap inside their own cells.
+	var broken []string
+	tab.eval(brokenWords, &broken)
+	if len(broken) > 0 {
+		t.Errorf("table cells whose one word is broken across lines: %q", broken)
+	}
 	var charts, commands int
 	tab.eval(`document.querySelectorAll('section.study svg').length`, &charts)
 	tab.eval(`[...document.querySelectorAll('section.study td code')].filter(c => c.textContent.includes('backbench serve')).length`, &commands)
@@ -830,6 +837,13 @@ func TestStudyPageInBrowser(t *testing.T) {
 		t.Errorf("%d charts (want 2 per factor), %d commands shown (want 2)", charts, commands)
 	}
 }
+
+// brokenWords lists the table cells of a page (outside code) whose text
+// is one word (letters, digits, _ and .) laid out on more than one line.
+const brokenWords = `[...document.querySelectorAll('th, td')].filter(c => !c.querySelector('code') && /^[\w.]+$/.test(c.textContent.trim())).filter(c => {
+	const r = document.createRange(); r.selectNodeContents(c);
+	return new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size > 1;
+}).map(c => c.textContent.trim())`
 
 // TestStudyRunsItself: a backend command named "backbench" (every seed's
 // `backbench serve`) runs the backbench that runs the study, also when it

@@ -16,7 +16,7 @@ section.answers{border:2px solid #0072B2;border-radius:6px;padding:.2em 1em .6em
 p.answer-of{margin:.5em 0 .1em;font-weight:600}ul.answer-list{margin:.1em 0 .4em;padding-left:1.3em}
 ul.series-notes li{margin:.15em 0}p.answer-note{margin:.1em 0 .4em 1.3em;font-size:13.5px;color:#7a2a00}
 dl.nums{display:grid;grid-template-columns:max-content 1fr;gap:0 .6em;margin:0;font-size:12px}dl.nums dt{color:#555}dl.nums dd{margin:0}caption{text-align:left;font-weight:600;padding:.3em 0;color:#333}
-th,td{border:1px solid #d4d4d4;padding:.22em .45em;text-align:left;vertical-align:top;overflow-wrap:anywhere}thead th{background:#eef1f5}
+th,td{border:1px solid #d4d4d4;padding:.22em .45em;text-align:left;vertical-align:top;overflow-wrap:break-word}thead th{background:#eef1f5}
 tbody tr:nth-child(even){background:#fafafa}td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
 td.failed{color:#a3000b;font-weight:700}td.details{font-size:12px;color:#555;word-break:break-word}
 td.verdict{font-weight:700}td.v-better{color:#fff;background:#0072B2}td.v-worse{color:#fff;background:#A63C00}td.v-same{color:#333;background:#e9e9e9}
