@@ -10,6 +10,8 @@
 package study
 
 import (
+	"fmt"
+
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -114,6 +116,30 @@ type Configuration struct {
 	MaxProcs     int     `json:"max_procs,omitempty"`
 	// Notes about this configuration.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Failed reports whether c failed: it did not start, listen or verify,
+// was lost during a round (even once, restarted), or left processes
+// alive after its stop.
+func (c *Configuration) Failed() bool { return c.Failure != "" || c.Lost > 0 }
+
+// FailedConfigurations returns the configurations of r that failed
+// (Configuration.Failed), each as its failure's line: "backend
+// \"which=bad\" exited at start (status 3): ...".
+func (r *Result) FailedConfigurations() []string {
+	var out []string
+	for i := range r.Configurations {
+		c := &r.Configurations[i]
+		if !c.Failed() {
+			continue
+		}
+		why := c.Failure
+		if why == "" {
+			why = fmt.Sprintf("lost in %d round(s)", c.Lost)
+		}
+		out = append(out, why)
+	}
+	return out
 }
 
 // The kinds of a configuration's failure.
