@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -156,4 +157,53 @@ func ThreadCPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ts.Nano())
+}
+
+// sleepMargin is how much of a delay Sleep leaves to the kernel's own
+// timer: 2 ms. A Go timer in an otherwise idle program wakes from epoll,
+// whose timeout counts whole milliseconds, so time.Sleep(10.2ms) returns
+// after about 11 ms.
+const sleepMargin = 2 * time.Millisecond
+
+// maxKernelSleepers bounds the threads Sleep blocks in clock_nanosleep
+// at once: 256.
+const maxKernelSleepers = 256
+
+// kernelSleepers counts the callers of Sleep blocked in clock_nanosleep.
+var kernelSleepers atomic.Int32
+
+// Sleep sleeps d to within about 50 µs (the thread's default timer
+// slack), where time.Sleep may overshoot by up to a millisecond: the Go
+// timer for all but the last 2 ms, then clock_nanosleep(CLOCK_MONOTONIC,
+// TIMER_ABSTIME) to the deadline read before the first. The second sleep
+// blocks its OS thread (the runtime gives the goroutine's processor to
+// another thread meanwhile), so only sleepers in their last 2 ms hold a
+// thread each, and at most 256 at a time: past that the tail is
+// time.Sleep's too, so that thousands of concurrent sleepers cannot
+// exhaust the runtime's threads. Where the monotonic clock cannot be read
+// it is time.Sleep.
+func Sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+		time.Sleep(d)
+		return
+	}
+	deadline := unix.NsecToTimespec(now.Nano() + int64(d))
+	if d > sleepMargin {
+		time.Sleep(d - sleepMargin)
+	}
+	if kernelSleepers.Add(1) > maxKernelSleepers {
+		kernelSleepers.Add(-1)
+		var end unix.Timespec
+		if unix.ClockGettime(unix.CLOCK_MONOTONIC, &end) == nil && end.Nano() < deadline.Nano() {
+			time.Sleep(time.Duration(deadline.Nano() - end.Nano()))
+		}
+		return
+	}
+	defer kernelSleepers.Add(-1)
+	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &deadline, nil) == unix.EINTR {
+	}
 }
