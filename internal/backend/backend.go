@@ -111,7 +111,7 @@ type StartError struct {
 	// last words say went wrong (ShellCause): "command not found: php-fpm
 	// (not on PATH)", "an empty command: ...".
 	Cause string
-	Err      error         // the cause: exec's error, the context's, nil for the others
+	Err   error // the cause: exec's error, the context's, nil for the others
 }
 
 // Error returns one line: `backend "NAME" exited at start (status 1): LAST
