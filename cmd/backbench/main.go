@@ -100,9 +100,15 @@ func (e *gateError) status() int {
 type studyFailedError struct {
 	whys  []string
 	total int
+	// names, when the progress lines have said every failure already,
+	// are the failed configurations' names: the line names them only.
+	names []string
 }
 
 func (e *studyFailedError) Error() string {
+	if len(e.names) > 0 {
+		return fmt.Sprintf("%d of %d configurations failed (said above, and in the report's notes): %s", len(e.names), e.total, strings.Join(e.names, "; "))
+	}
 	msg := fmt.Sprintf("%d of %d configurations failed: %s", len(e.whys), e.total, e.whys[0])
 	if len(e.whys) > 1 {
 		msg += fmt.Sprintf(" (and %d more in the report)", len(e.whys)-1)

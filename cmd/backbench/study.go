@@ -209,7 +209,16 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errInterrupted
 	}
 	if whys := res.FailedConfigurations(); len(whys) > 0 {
-		return &studyFailedError{whys: whys, total: len(res.Configurations)}
+		e := &studyFailedError{whys: whys, total: len(res.Configurations)}
+		if !o.quiet {
+			// Each failure was said once, in full, by the progress lines.
+			for _, c := range res.Configurations {
+				if c.Failed() {
+					e.names = append(e.names, c.Name)
+				}
+			}
+		}
+		return e
 	}
 	return nil
 }

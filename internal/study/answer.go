@@ -369,7 +369,8 @@ func noAnswer(res *Result, s *Series, ss *Step, b *Series, bs *Step) string {
 		cfg := res.Configurations[side.se.Config]
 		if side.st == nil || len(side.st.Trials) == 0 {
 			if cfg.Failure != "" {
-				return cfg.Failure
+				// Said in full once, in the notes: here, named.
+				return cfg.FailureRef()
 			}
 			return side.se.Label + " was not measured at this level"
 		}

@@ -106,6 +106,10 @@ type Configuration struct {
 	// FailureKind is one of the Failure kinds.
 	Failure     string `json:"failure,omitempty"`
 	FailureKind string `json:"failure_kind,omitempty"`
+	// Dir is its directory (the files the study wrote for it, its logs,
+	// its working directory), kept after the study when it failed; ""
+	// when it did not (its directory was removed).
+	Dir string `json:"dir,omitempty"`
 	// Left lists processes of its tree found alive after its stop (should
 	// be none).
 	Left []int `json:"left,omitempty"`
@@ -135,11 +139,26 @@ func (r *Result) FailedConfigurations() []string {
 		}
 		why := c.Failure
 		if why == "" {
-			why = fmt.Sprintf("lost in %d round(s)", c.Lost)
+			why = fmt.Sprintf("backend %q was lost in %d round(s)", c.Name, c.Lost)
+			if c.Dir != "" {
+				why += "; its files and logs are kept in " + c.Dir
+			}
 		}
 		out = append(out, why)
 	}
 	return out
+}
+
+// FailureRef names c's failure in a few words, for the places that
+// refer to it after the one line that says it in full (the notes):
+// `backend "which=start" did not start (its failure is in the notes)`.
+func (c *Configuration) FailureRef() string {
+	what := map[string]string{FailStart: "did not start", FailListen: "did not listen", FailVerify: "failed its verification",
+		FailLost: "was lost", FailStop: "left processes after its stop"}[c.FailureKind]
+	if what == "" {
+		what = "failed"
+	}
+	return fmt.Sprintf("backend %q %s (its failure is in the notes)", c.Name, what)
 }
 
 // The kinds of a configuration's failure.
