@@ -72,11 +72,18 @@ type studyRun struct {
 // starts inherits; when it has ended, no process may carry the marker.
 func runStudy(t *testing.T, args ...string) studyRun {
 	t.Helper()
+	return runStudyEnv(t, nil, args...)
+}
+
+// runStudyEnv is runStudy with env added to the study's environment.
+func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
+	t.Helper()
 	bin := studyBinary(t)
 	out := t.TempDir()
 	mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(bin, append([]string{"study", "-q", "--seed", "7", "--out", out}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
+	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
