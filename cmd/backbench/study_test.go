@@ -83,10 +83,19 @@ func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
 	mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(bin, append([]string{"study", "-q", "--seed", "7", "--out", out}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
+	// A short TMPDIR of its own (a socket's path is at most 107 bytes),
+	// removed after the test: the directories of the configurations that
+	// failed are kept there. env may give another (the last one wins).
+	tmp, err := os.MkdirTemp("", "bbt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
+	err = cmd.Run()
 	r := studyRun{dir: out, stdout: so.String(), stderr: se.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
