@@ -501,6 +501,44 @@ func (c *config) exited() bool {
 	}
 }
 
+// lostWait is how long the end of a round waits for the exit of a
+// backend whose runs in it had failed requests.
+const lostWait = 2 * time.Second
+
+// exitedAfterRound reports whether c's process has exited by the end of a
+// round. When c's runs of this round had failed requests, it waits up to
+// lostWait for the exit: a backend that dies near the round's end fails
+// its last requests a moment before its exit is seen.
+func (r *runner) exitedAfterRound(c *config) bool {
+	if c.exited() {
+		return true
+	}
+	if c.proc == nil || !r.failedThisRound(c) {
+		return false
+	}
+	select {
+	case <-c.proc.Done():
+		return true
+	case <-time.After(lostWait):
+		return false
+	}
+}
+
+// failedThisRound reports whether a run of c's series in this round (the
+// trials after the round's mark) had failed requests.
+func (r *runner) failedThisRound(c *config) bool {
+	for _, si := range c.series {
+		for li, ts := range r.trials[si] {
+			for _, s := range ts[r.mark[si][li]:] {
+				if s.Failed > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // measure runs the rounds: every round measures the shared configurations
 // together, then each exclusive one alone.
 func (r *runner) measure(ctx context.Context) {
@@ -535,7 +573,7 @@ func (r *runner) measure(ctx context.Context) {
 		r.rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
 		r.runRound(ctx, live)
 		for _, c := range live {
-			if c.exited() {
+			if r.exitedAfterRound(c) {
 				r.lost(ctx, c, round, true, round < rounds)
 			}
 		}
@@ -549,7 +587,7 @@ func (r *runner) measure(ctx context.Context) {
 				continue
 			}
 			r.runRound(ctx, []*config{c})
-			if c.exited() {
+			if r.exitedAfterRound(c) {
 				r.lost(ctx, c, round, false, round < rounds)
 			}
 			r.stop(c)
