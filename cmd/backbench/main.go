@@ -21,8 +21,10 @@
 // hint to the command's --help on a bad command line). Exit status: 0 on
 // success, 1 when the target cannot be reached, 2 for a bad command line,
 // 3 when a --slo objective failed, 4 when a regression gate (--fail-on)
-// tripped, 5 when it could not judge (no verdict without trials), 130 or
-// 143 when interrupted by SIGINT or SIGTERM.
+// tripped, 5 when it could not judge (no verdict without trials), 6 when
+// a study's configuration failed (did not start, listen or verify, or was
+// lost; its files are written all the same), 130 or 143 when interrupted
+// by SIGINT or SIGTERM.
 package main
 
 import (
@@ -50,6 +52,7 @@ const (
 	exitSLO         = 3
 	exitRegression  = 4
 	exitUnjudged    = 5
+	exitStudyFailed = 6
 	exitSIGINT      = 130
 	exitSIGTERM     = 143
 )
@@ -89,6 +92,28 @@ func (e *gateError) status() int {
 		return exitRegression
 	}
 	return exitUnjudged
+}
+
+// studyFailedError is a study whose configurations failed (exit status
+// 6), after its files were written: whys are their failures, of total
+// configurations.
+type studyFailedError struct {
+	whys  []string
+	total int
+	// names, when the progress lines have said every failure already,
+	// are the failed configurations' names: the line names them only.
+	names []string
+}
+
+func (e *studyFailedError) Error() string {
+	if len(e.names) > 0 {
+		return fmt.Sprintf("%d of %d configurations failed (said above, and in the report's notes): %s", len(e.names), e.total, strings.Join(e.names, "; "))
+	}
+	msg := fmt.Sprintf("%d of %d configurations failed: %s", len(e.whys), e.total, e.whys[0])
+	if len(e.whys) > 1 {
+		msg += fmt.Sprintf(" (and %d more in the report)", len(e.whys)-1)
+	}
+	return msg
 }
 
 // errInterrupted reports a run stopped by a signal, after its report.
@@ -238,6 +263,7 @@ func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) i
 	var re *unreachableError
 	var se *sloError
 	var ge *gateError
+	var fe *studyFailedError
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
@@ -258,6 +284,9 @@ func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) i
 	case errors.As(err, &ge):
 		fmt.Fprintln(stderr, errorLine(cmd, ge.Error(), false))
 		return ge.status()
+	case errors.As(err, &fe):
+		fmt.Fprintln(stderr, errorLine(cmd, fe.Error(), false))
+		return exitStudyFailed
 	case errors.As(err, &re):
 		fmt.Fprintln(stderr, errorLine(cmd, re.err.Error(), false))
 		return exitUnreachable

@@ -60,6 +60,10 @@ and DIR/study.html (its page: the answers first, then the charts).
 
 A study file with an unknown key, a bad placeholder or an unknown factor is
 refused before anything starts: one line FILE:LINE:COL, exit status 2.
+Exit status 0 when every configuration answered; 6 when one failed to
+start, listen or verify, was lost during a round, or left processes after
+its stop (its files are written all the same, and stderr names the first
+failure); 130 or 143 when interrupted.
 
 Flags:
 `
@@ -203,6 +207,18 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if res.Incomplete {
 		return errInterrupted
+	}
+	if whys := res.FailedConfigurations(); len(whys) > 0 {
+		e := &studyFailedError{whys: whys, total: len(res.Configurations)}
+		if !o.quiet {
+			// Each failure was said once, in full, by the progress lines.
+			for _, c := range res.Configurations {
+				if c.Failed() {
+					e.names = append(e.names, c.Name)
+				}
+			}
+		}
+		return e
 	}
 	return nil
 }

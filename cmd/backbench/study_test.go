@@ -73,14 +73,30 @@ type studyRun struct {
 // starts inherits; when it has ended, no process may carry the marker.
 func runStudy(t *testing.T, args ...string) studyRun {
 	t.Helper()
+	return runStudyEnv(t, nil, args...)
+}
+
+// runStudyEnv is runStudy with env added to the study's environment.
+func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
+	t.Helper()
 	bin := studyBinary(t)
 	out := t.TempDir()
 	mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(bin, append([]string{"study", "-q", "--seed", "7", "--out", out}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
+	// A short TMPDIR of its own (a socket's path is at most 107 bytes),
+	// removed after the test: the directories of the configurations that
+	// failed are kept there. env may give another (the last one wins).
+	tmp, err := os.MkdirTemp("", "bbt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
+	err = cmd.Run()
 	r := studyRun{dir: out, stdout: so.String(), stderr: se.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
@@ -457,7 +473,11 @@ func TestStudyLifecycle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runStudy(t, writeStudy(t, lifecycleStudy(tc.backend)))
-			if r.code != 0 || r.res == nil {
+			want := exitStudyFailed
+			if tc.kind == "" {
+				want = 0
+			}
+			if r.code != want || r.res == nil {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
 			var good, bad *study.Configuration
@@ -494,6 +514,68 @@ func TestStudyLifecycle(t *testing.T) {
 	}
 }
 
+// TestStudyFaultsExitStatus: a study of a good backend beside one that
+// exits at start, one that never listens, one that answers 500 to its
+// verification and one that ignores SIGTERM exits with status 6
+// (exitStudyFailed), its stderr naming a failure and how many, after
+// writing study.json and study.html with every configuration's failure.
+// The one that ignores SIGTERM, killed, is no failure.
+func TestStudyFaultsExitStatus(t *testing.T) {
+	f := writeStudy(t, `question: What happens to bad backends?
+factors:
+  which: [good, start, listen, verify, sigterm]
+backends:
+  - name: good
+    when: {which: good}
+    command: [backbench, serve, --protocol, http, --listen, "{listen}"]
+    url: "http://{target}/"
+  - name: start
+    when: {which: start}
+    command: [sh, -c, "echo cannot open the config file >&2; exit 3", "{listen}"]
+    url: "http://{target}/"
+  - name: listen
+    when: {which: listen}
+    command: [sh, -c, "exec sleep 30", "{listen}"]
+    url: "http://{target}/"
+    start_timeout: 1s
+  - name: verify
+    when: {which: verify}
+    command: [backbench, serve, --protocol, http, --status, "500", --listen, "{listen}"]
+    url: "http://{target}/"
+  - name: sigterm
+    when: {which: sigterm}
+    command: [backbench, serve, --protocol, http, --ignore-sigterm, --listen, "{listen}"]
+    url: "http://{target}/"
+    stop: {grace: 300ms}
+measure:
+  kind: sweep
+  concurrency: [1]
+  requests: 50
+  repeat: 1
+`)
+	r := runStudy(t, f)
+	if r.code != exitStudyFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, exitStudyFailed, r.stdout, r.stderr)
+	}
+	if r.res == nil {
+		t.Fatal("no study.json")
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "study.html")); err != nil {
+		t.Error(err)
+	}
+	kinds := map[string]string{}
+	for _, c := range r.res.Configurations {
+		kinds[c.Levels["which"]] = c.FailureKind
+	}
+	want := map[string]string{"good": "", "start": study.FailStart, "listen": study.FailListen, "verify": study.FailVerify, "sigterm": ""}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Errorf("failure kinds %v, want %v", kinds, want)
+	}
+	if !strings.Contains(r.stderr, "3 of 5 configurations failed: backend ") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("stderr does not name the failures in one line:\n%s", r.stderr)
+	}
+}
+
 // TestStudyLostRestarted: a backend that dies in every round is restarted
 // once, then stopped for good, and the output says both.
 func TestStudyLostRestarted(t *testing.T) {
@@ -501,7 +583,7 @@ func TestStudyLostRestarted(t *testing.T) {
     command: [backbench, serve, --protocol, http, --exit-after, "60", --listen, "{listen}"]
     url: "http://{target}/"`), "repeat: 1", "repeat: 3", 1))
 	r := runStudy(t, f)
-	if r.code != 0 || r.res == nil {
+	if r.code != exitStudyFailed || r.res == nil {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, c := range r.res.Configurations {

@@ -27,6 +27,7 @@ import (
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/testnet"
+	"github.com/backbench/backbench/internal/trials"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -553,5 +554,44 @@ func TestSweepLevelLines(t *testing.T) {
 	_, _, errs = runMain(t, context.Background(), "sweep", "-q", "-c", "1,2", "-n", "30", "--out", t.TempDir(), srv.URL("/"))
 	if strings.Contains(errs, "level ") {
 		t.Errorf("-q printed level lines:\n%s", errs)
+	}
+}
+
+// TestSweepMostlyFailedNoLatencyVerdict: a series of which every 2nd
+// request fails (a built-in backend sending garbage) gets no latency
+// verdict against a healthy one, whatever its fast failures make its
+// latencies; its req/s keeps a verdict that names the failures, and a
+// note says why (trials.MaxFailedRatio).
+func TestSweepMostlyFailedNoLatencyVerdict(t *testing.T) {
+	good := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: time.Millisecond})
+	bad := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: time.Millisecond, Fault: "garbage", FaultEvery: 2})
+	code, out, errs, dir := sweepOut(t, "-n", "40", "-c", "1", "--repeat", "4", "--warmup", "0", "--baseline", "good",
+		"good="+good.URL("/"), "bad="+bad.URL("/"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sw, _ := readSweep(t, dir)
+	if len(sw.Comparisons) == 0 {
+		t.Fatalf("no comparisons: %s", out)
+	}
+	for _, c := range sw.Comparisons {
+		if c.FailedRatio == nil || c.FailedRatio.Series < 0.4 || c.FailedRatio.Baseline != 0 {
+			t.Fatalf("%s: failed ratio %+v, want the series' about 50%%", c.Metric, c.FailedRatio)
+		}
+		switch c.Metric {
+		case trials.MetricRequestsPerSecond:
+			if c.MostlyFailed != "" || !strings.Contains(c.VerdictText(), "% failed)") {
+				t.Errorf("req/s: %q (mostly failed %q): want a verdict naming the failures", c.VerdictText(), c.MostlyFailed)
+			}
+		case trials.MetricMeanMs, trials.MetricP50Ms, trials.MetricP99Ms, trials.MetricMaxMs:
+			if c.Verdict != trials.NoVerdict || c.MostlyFailed != trials.UnansweredSeries {
+				t.Errorf("%s: verdict %q, mostly failed %q: want none for the series' failures", c.Metric, c.Verdict, c.MostlyFailed)
+			}
+		}
+	}
+	for _, want := range []string{trials.MostlyFailedText + " (", trials.MostlyFailedText + ": more than 10%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

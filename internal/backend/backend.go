@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,6 +90,7 @@ const (
 	KindExited        = "exited"         // the leader exited before the backend listened
 	KindNeverListened = "never listened" // nothing of the tree listened within the start timeout
 	KindExec          = "could not run"  // the program could not be started
+	KindNotFound      = "not found"      // the program is not on PATH, or no file has its path
 	KindCanceled      = "canceled"       // Start's context ended first
 	KindSpec          = "bad spec"       // the Spec lacks a program, a network or an address
 )
@@ -101,17 +103,37 @@ type StartError struct {
 	ExitCode int           // for KindExited: its exit status, -1 if killed by a signal
 	Status   string        // for KindExited: "exit status 1", "killed by SIGSEGV"
 	Addr     string        // the address it was to listen on
-	Prog     string        // for KindExec: the program
+	Prog     string        // for KindExec and KindNotFound: the program
 	Timeout  time.Duration // for KindNeverListened: the start timeout
 	Holders  []int         // for KindNeverListened: PIDs of other processes listening on Addr
 	Tail     []string      // its last lines of output (at most 5), for KindExited, KindNeverListened and KindCanceled
-	Err      error         // the cause: exec's error, the context's, nil for the others
+	// Cause, for KindExited with status 126 or 127, is what a shell's
+	// last words say went wrong (ShellCause): "command not found: php-fpm
+	// (not on PATH)", "an empty command: ...".
+	Cause string
+	Err   error // the cause: exec's error, the context's, nil for the others
 }
 
 // Error returns one line: `backend "NAME" exited at start (status 1): LAST
 // LINE`, `backend "NAME" did not listen on ADDR within 30s: LAST LINE`,
-// `backend "NAME" could not run PROG: ERROR`.
+// `backend "NAME" could not run PROG: ERROR`, `backend "NAME": command
+// not found: PROG (not on PATH)`.
 func (e *StartError) Error() string {
+	s := e.Head()
+	if e.Kind == KindExited || e.Kind == KindNeverListened {
+		if len(e.Tail) > 0 {
+			s += ": " + e.Tail[len(e.Tail)-1]
+		} else if e.Kind == KindExited {
+			s += ", with no output"
+		}
+	}
+	return s
+}
+
+// Head returns Error's line without the backend's output: `backend
+// "NAME" exited at start (status 127), command not found: php-fpm (not on
+// PATH)`, `backend "NAME" did not listen on ADDR within 30s`.
+func (e *StartError) Head() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "backend %q ", e.Name)
 	switch e.Kind {
@@ -124,6 +146,9 @@ func (e *StartError) Error() string {
 			st += "; a backend must stay in the foreground"
 		}
 		fmt.Fprintf(&b, "exited at start (%s)", st)
+		if e.Cause != "" {
+			b.WriteString(", " + e.Cause)
+		}
 	case KindNeverListened:
 		fmt.Fprintf(&b, "did not listen on %s within %v", e.Addr, e.Timeout)
 		if len(e.Holders) > 0 {
@@ -141,24 +166,65 @@ func (e *StartError) Error() string {
 		fmt.Fprintf(&b, "not started: %v", e.Err)
 	case KindExec:
 		fmt.Fprintf(&b, "could not run %s: %v", e.Prog, e.Err)
-		return b.String()
+	case KindNotFound:
+		s := b.String()
+		b.Reset()
+		b.WriteString(strings.TrimSuffix(s, " ") + ": " + notFound(e.Prog))
 	default:
 		b.WriteString(e.Kind)
 		if e.Err != nil {
 			b.WriteString(": ")
 			b.WriteString(e.Err.Error())
 		}
-		return b.String()
-	}
-	if e.Kind != KindCanceled {
-		if len(e.Tail) > 0 {
-			b.WriteString(": ")
-			b.WriteString(e.Tail[len(e.Tail)-1])
-		} else if e.Kind == KindExited {
-			b.WriteString(", with no output")
-		}
 	}
 	return b.String()
+}
+
+// notFound is "command not found: php-fpm (not on PATH)" for a program
+// named without a slash, "command not found: /usr/sbin/php-fpm8.1 (no
+// such file)" for a path.
+func notFound(prog string) string {
+	if prog == "" {
+		return "an empty command: a variable or $(...) expanded to nothing (is the program on PATH?)"
+	}
+	if strings.Contains(prog, "/") {
+		return "command not found: " + prog + " (no such file)"
+	}
+	return "command not found: " + prog + " (not on PATH)"
+}
+
+// ShellCause returns what a shell's last lines of output say went wrong
+// when it exited with code 126 (found, could not run) or 127 (not found),
+// "" for another code or words it does not know: "command not found:
+// php-fpm (not on PATH)" for "sh: 1: php-fpm: not found" or "bash: line 1:
+// php-fpm: command not found", "command not found: /usr/sbin/php-fpm8.1
+// (no such file)" for "sh: 1: exec: /usr/sbin/php-fpm8.1: not found" or
+// bash's "No such file or directory", "an empty command: ..." for "sh: 1:
+// exec: : Permission denied" (dash's words for exec "$(command -v X)"
+// when X is on no PATH), "cannot run PROG: permission denied".
+func ShellCause(code int, tail []string) string {
+	if code != 126 && code != 127 {
+		return ""
+	}
+	for i := len(tail) - 1; i >= 0; i-- {
+		parts := strings.Split(strings.TrimSpace(tail[i]), ": ")
+		if len(parts) < 2 {
+			continue
+		}
+		last, name := parts[len(parts)-1], strings.TrimSpace(parts[len(parts)-2])
+		switch strings.ToLower(last) {
+		case "not found", "command not found", "no such file or directory":
+			return notFound(name)
+		case "permission denied":
+			if name == "" || name == ":" {
+				return notFound("")
+			}
+			return "cannot run " + name + ": permission denied (not an executable file)"
+		case ":": // "exec: :" cut oddly
+			return notFound("")
+		}
+	}
+	return ""
 }
 
 // Unwrap returns the cause.
@@ -202,7 +268,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	switch {
 	case len(spec.Argv) == 0 || spec.Argv[0] == "":
-		return nil, fail(KindSpec, errors.New("no command"))
+		return nil, fail(KindSpec, errors.New("the command is empty (its program is \"\")"))
 	case spec.Network != "tcp" && spec.Network != "unix":
 		return nil, fail(KindSpec, fmt.Errorf("network %q is not tcp or unix", spec.Network))
 	case spec.Addr == "":
@@ -261,6 +327,22 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 			e.Err = err
 		}
 		e.Prog = spec.Argv[0]
+		switch {
+		case errors.Is(err, exec.ErrNotFound):
+			e.Kind = KindNotFound
+		case errors.Is(err, os.ErrNotExist):
+			// No file at the path; or the file is there and its #!
+			// line names an interpreter that is not.
+			path := e.Prog
+			if !filepath.IsAbs(path) && spec.Dir != "" {
+				path = filepath.Join(spec.Dir, path)
+			}
+			if _, serr := os.Stat(path); serr != nil {
+				e.Kind = KindNotFound
+			} else {
+				e.Err = fmt.Errorf("%w (the interpreter its #! line names?)", e.Err)
+			}
+		}
 		return nil, e
 	}
 	p := &Process{
@@ -326,6 +408,12 @@ func (p *Process) waitListening(ctx context.Context) error {
 			e.Kind = KindExited
 			e.ExitCode = p.cmd.ProcessState.ExitCode()
 			e.Status = p.status
+			// The output is read to its end (or for a moment, if a
+			// child still holds it): the shell's last words name the cause.
+			select {
+			case <-p.outEOF:
+			case <-time.After(200 * time.Millisecond):
+			}
 		case <-timeout.C:
 			e.Kind = KindNeverListened
 			e.Timeout = p.spec.StartTimeout
@@ -340,6 +428,9 @@ func (p *Process) waitListening(ctx context.Context) error {
 		}
 		p.Stop()
 		e.Tail = p.Tail(tailLines)
+		if e.Kind == KindExited {
+			e.Cause = ShellCause(e.ExitCode, e.Tail)
+		}
 		return e
 	}
 }

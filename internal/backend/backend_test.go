@@ -303,11 +303,16 @@ func TestExecError(t *testing.T) {
 	spec := Spec{Name: "missing", Argv: []string{"/nonexistent/backend-xyz", "-x"}, Network: "tcp", Addr: "127.0.0.1:1"}
 	_, err := Start(context.Background(), spec)
 	var se *StartError
-	if !errors.As(err, &se) || se.Kind != KindExec {
+	if !errors.As(err, &se) || se.Kind != KindNotFound {
 		t.Fatalf("Start: %v", err)
 	}
-	if want := `backend "missing" could not run /nonexistent/backend-xyz: no such file or directory`; err.Error() != want {
+	if want := `backend "missing": command not found: /nonexistent/backend-xyz (no such file)`; err.Error() != want {
 		t.Errorf("error\n%s\nwant\n%s", err, want)
+	}
+	spec.Argv[0] = "backend-xyz-not-on-path"
+	_, err = Start(context.Background(), spec)
+	if want := `backend "missing": command not found: backend-xyz-not-on-path (not on PATH)`; !errors.As(err, &se) || se.Kind != KindNotFound || err.Error() != want {
+		t.Errorf("error\n%v\nwant\n%s", err, want)
 	}
 	for _, bad := range []Spec{
 		{Name: "x", Network: "tcp", Addr: "127.0.0.1:1"},

@@ -296,6 +296,23 @@ func ReleaseDir(dir string) error {
 	return err
 }
 
+// KeepDir keeps dir, a directory ClaimDir claimed, past this run: it
+// removes its DirMarker (a later run does not take it for a killed run's
+// leftover) and tells the watcher to leave it. What it holds is the
+// caller's to remove, or the user's.
+func KeepDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("backend: %w", err)
+	}
+	err = os.Remove(filepath.Join(abs, DirMarker))
+	watchSend("undir " + strconv.Quote(abs))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("backend: %w", err)
+	}
+	return nil
+}
+
 // Leftover is what an earlier run that was killed left: processes that
 // carry its marker and directories with its DirMarker, while no process
 // of the run's PID and start time runs.

@@ -1,8 +1,11 @@
 package backend
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -94,6 +97,46 @@ func TestStopReportString(t *testing.T) {
 	} {
 		if got := c.r.String(); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
+
+func TestShellCause(t *testing.T) {
+	empty := "an empty command: a variable or $(...) expanded to nothing (is the program on PATH?)"
+	for _, c := range []struct {
+		code int
+		line string
+		want string
+	}{
+		{126, "sh: 1: exec: : Permission denied", empty},
+		{127, "bash: exec: : not found", empty},
+		{127, "sh: 1: php-fpm: not found", "command not found: php-fpm (not on PATH)"},
+		{127, "bash: line 1: php-fpm: command not found", "command not found: php-fpm (not on PATH)"},
+		{127, "sh: 1: exec: /usr/sbin/php-fpm8.1: not found", "command not found: /usr/sbin/php-fpm8.1 (no such file)"},
+		{127, "bash: /nope/x: No such file or directory", "command not found: /nope/x (no such file)"},
+		{126, "sh: 1: exec: /etc/passwd: Permission denied", "cannot run /etc/passwd: permission denied (not an executable file)"},
+		{1, "sh: 1: php-fpm: not found", ""},
+		{127, "something else", ""},
+	} {
+		if got := ShellCause(c.code, []string{"earlier", c.line}); got != c.want {
+			t.Errorf("%d %q: %q, want %q", c.code, c.line, got, c.want)
+		}
+	}
+}
+
+// TestShellCauseReal runs sh with commands it cannot run and reads the
+// cause from its own words.
+func TestShellCauseReal(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{`exec "$(command -v backbench-no-such-program)"`, "an empty command"},
+		{`exec backbench-no-such-program`, "command not found: backbench-no-such-program (not on PATH)"},
+		{`exec /nonexistent/backbench-x`, "command not found: /nonexistent/backbench-x (no such file)"},
+	} {
+		spec := Spec{Name: "sh", Argv: []string{"sh", "-c", c.script}, Network: "unix", Addr: filepath.Join(t.TempDir(), "s.sock")}
+		_, err := Start(context.Background(), spec)
+		var se *StartError
+		if !errors.As(err, &se) || se.Kind != KindExited || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.script, err, c.want)
 		}
 	}
 }

@@ -202,6 +202,9 @@ func Judge(rules []Rule, cs []trials.Comparison) Result {
 			f := Finding{Rule: r.Text, Series: c.Series, Baseline: c.Baseline, File: c.File, BaselineFile: c.BaselineFile,
 				Concurrency: c.Concurrency, Verdict: c.Verdict, Ratio: c.Ratio, RatioCI95: c.RatioCI95}
 			switch {
+			case c.Verdict == trials.NoVerdict && (c.MostlyFailed != "" || c.Unanswered != ""):
+				f.Why = failedWhy(c)
+				res.Unjudged = append(res.Unjudged, f)
 			case c.Verdict == trials.NoVerdict:
 				n := min(c.Trials, c.BaselineTrials)
 				f.Why = fmt.Sprintf("no verdict with %d trial(s) a side: the test needs %d (--repeat %d or more)", n,
@@ -226,6 +229,32 @@ func Judge(rules []Rule, cs []trials.Comparison) Result {
 		res.Status = Unjudged
 	}
 	return res
+}
+
+// failedWhy says why c, withheld for its sides' failures
+// (trials.Comparison.Unanswered, MostlyFailed), has no verdict: "no
+// verdict: 99% of the series' requests failed (more than 10%)".
+func failedWhy(c *trials.Comparison) string {
+	var fs []string
+	var sr, br float64
+	if c.FailedRatio != nil {
+		sr, br = c.FailedRatio.Series, c.FailedRatio.Baseline
+	}
+	side := c.MostlyFailed + c.Unanswered
+	if side != trials.UnansweredBaseline {
+		fs = append(fs, fmt.Sprintf("%.0f%% of the series' requests failed", 100*sr))
+	}
+	if side != trials.UnansweredSeries {
+		fs = append(fs, fmt.Sprintf("%.0f%% of the baseline's requests failed", 100*br))
+	}
+	why := "no verdict: " + strings.Join(fs, ", ")
+	if c.Unanswered == "" {
+		why += fmt.Sprintf(" (more than %.0f%%: no latency or CPU-per-request verdict)", 100*trials.MaxFailedRatio)
+	}
+	if c.Why != "" {
+		why += ": " + c.Why
+	}
+	return why
 }
 
 // beyond reports whether c's ratio interval lies wholly beyond 1 ± r.By

@@ -176,3 +176,30 @@ func TestFalseTripRate(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeMostlyFailed: a gate over the comparisons of a side with 99%
+// of its requests failed cannot judge its p99 (trials.CompareLevel
+// withholds it), says why in the failures' words, and still trips on its
+// req/s.
+func TestJudgeMostlyFailed(t *testing.T) {
+	mk := func(rps, p99 float64, failed int64) []trials.Trial {
+		var ts []trials.Trial
+		for i := range 5 {
+			f := 1 + 0.01*float64(i)
+			ts = append(ts, trials.Trial{RequestsPerSecond: rps * f, MeanMs: p99 / 2, P50Ms: p99 / 2 * f, P99Ms: p99 * f, MaxMs: p99 * f,
+				Failed: failed, Finished: 1000, Seconds: 2, ClientCPUMeasured: true})
+		}
+		return ts
+	}
+	cs := trials.CompareLevel("s", "s", 8, mk(10, 50, 990), mk(1000, 1, 0), 0.02)
+	for i := range cs {
+		cs[i].Factor = trials.FactorNone
+	}
+	r := Judge(mustParse(t, "p99 higher"), cs)
+	if r.Status != Unjudged || len(r.Unjudged) != 1 || !strings.Contains(r.Unjudged[0].Line(), "99% of the series' requests failed (more than 10%") {
+		t.Errorf("p99 higher on a 99%%-failed side: %s %+v", r.Status, r.Unjudged)
+	}
+	if r := Judge(mustParse(t, "req/s slower, p99 higher"), cs); r.Status != Tripped || len(r.Tripped) != 1 {
+		t.Errorf("req/s slower on a 99%%-failed side: %s %+v", r.Status, r)
+	}
+}

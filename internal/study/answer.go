@@ -190,7 +190,18 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 							short = true
 						}
 					}
-					if len(words) == 1 && len(cs) > 1 && cs[0].Verdict != trials.NoVerdict {
+					mostly := ""
+					for i := range cs {
+						if cs[i].MostlyFailed != "" {
+							mostly = cs[i].MostlyFailed
+						}
+					}
+					switch {
+					case mostly != "":
+						words = append(words, fmt.Sprintf("latency and CPU per request: no verdict, more than %.0f%% of %s's requests failed",
+							100*trials.MaxFailedRatio, map[string]string{trials.UnansweredSeries: s.Label, trials.UnansweredBaseline: b.Label,
+								trials.UnansweredBoth: s.Label + " and " + b.Label}[mostly]))
+					case len(words) == 1 && len(cs) > 1 && cs[0].Verdict != trials.NoVerdict:
 						words = append(words, "other metrics: no difference")
 					}
 					comps = append(comps, cs...)
@@ -358,7 +369,8 @@ func noAnswer(res *Result, s *Series, ss *Step, b *Series, bs *Step) string {
 		cfg := res.Configurations[side.se.Config]
 		if side.st == nil || len(side.st.Trials) == 0 {
 			if cfg.Failure != "" {
-				return cfg.Failure
+				// Said in full once, in the notes: here, named.
+				return cfg.FailureRef()
 			}
 			return side.se.Label + " was not measured at this level"
 		}
@@ -393,6 +405,11 @@ func metricText(c *trials.Comparison) string {
 	v := c.Verdict
 	if v == trials.NoVerdict {
 		v = "no verdict"
+	}
+	if f := c.FailedRatio; f != nil && max(f.Series, f.Baseline) > trials.MaxFailedRatio {
+		// A verdict beside many failures names them (trials'
+		// VerdictText does the same).
+		v += fmt.Sprintf(" (%.0f%% failed, baseline %.0f%%)", 100*f.Series, 100*f.Baseline)
 	}
 	if c.RatioCI95 == nil {
 		return fmt.Sprintf("%s %.3f× %s", name, *c.Ratio, v)

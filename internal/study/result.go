@@ -10,6 +10,8 @@
 package study
 
 import (
+	"fmt"
+
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -108,6 +110,10 @@ type Configuration struct {
 	// FailureKind is one of the Failure kinds.
 	Failure     string `json:"failure,omitempty"`
 	FailureKind string `json:"failure_kind,omitempty"`
+	// Dir is its directory (the files the study wrote for it, its logs,
+	// its working directory), kept after the study when it failed; ""
+	// when it did not (its directory was removed).
+	Dir string `json:"dir,omitempty"`
 	// Left lists processes of its tree found alive after its stop (should
 	// be none).
 	Left []int `json:"left,omitempty"`
@@ -118,6 +124,45 @@ type Configuration struct {
 	MaxProcs     int     `json:"max_procs,omitempty"`
 	// Notes about this configuration.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Failed reports whether c failed: it did not start, listen or verify,
+// was lost during a round (even once, restarted), or left processes
+// alive after its stop.
+func (c *Configuration) Failed() bool { return c.Failure != "" || c.Lost > 0 }
+
+// FailedConfigurations returns the configurations of r that failed
+// (Configuration.Failed), each as its failure's line: "backend
+// \"which=bad\" exited at start (status 3): ...".
+func (r *Result) FailedConfigurations() []string {
+	var out []string
+	for i := range r.Configurations {
+		c := &r.Configurations[i]
+		if !c.Failed() {
+			continue
+		}
+		why := c.Failure
+		if why == "" {
+			why = fmt.Sprintf("backend %q was lost in %d round(s)", c.Name, c.Lost)
+			if c.Dir != "" {
+				why += "; its files and logs are kept in " + c.Dir
+			}
+		}
+		out = append(out, why)
+	}
+	return out
+}
+
+// FailureRef names c's failure in a few words, for the places that
+// refer to it after the one line that says it in full (the notes):
+// `backend "which=start" did not start (its failure is in the notes)`.
+func (c *Configuration) FailureRef() string {
+	what := map[string]string{FailStart: "did not start", FailListen: "did not listen", FailVerify: "failed its verification",
+		FailLost: "was lost", FailStop: "left processes after its stop"}[c.FailureKind]
+	if what == "" {
+		what = "failed"
+	}
+	return fmt.Sprintf("backend %q %s (its failure is in the notes)", c.Name, what)
 }
 
 // The kinds of a configuration's failure.

@@ -186,6 +186,34 @@ type Comparison struct {
 	// certificate does not verify: ..."); set by the command that has the
 	// runs' failures.
 	Why string `json:"why,omitempty"`
+	// MostlyFailed names the side whose failure ratio is above
+	// MaxFailedRatio, though some of its requests were answered
+	// (UnansweredSeries, UnansweredBaseline or UnansweredBoth; see
+	// MostlyFailed), on a metric that such a side cannot be judged on
+	// (latency, backend CPU per request): its verdict is NoVerdict. Its
+	// req/s keeps its verdict, with its failures (VerdictText).
+	MostlyFailed string `json:"mostly_failed,omitempty"`
+}
+
+// MaxFailedRatio is the largest failure ratio (failed over finished
+// requests, pooled over a side's trials; docs/measurement.md#failure-ratio)
+// with which a side still gets latency and backend-CPU-per-request
+// verdicts: 10%. Above it a side's request times are mostly those of its
+// failures (a refused connect returns at once, a timeout waits) or of the
+// few requests that got through, and its CPU per complete request counts
+// the work spent on the failures: no verdict on them, whichever way they
+// point. Its req/s keeps its verdict, which names the failures.
+const MaxFailedRatio = 0.10
+
+// MostlyFailed reports whether more than MaxFailedRatio of the requests
+// of ts failed (pooled over its trials; none finished is not failed).
+func MostlyFailed(ts []Trial) bool { return Summarize(ts).FailedRatio > MaxFailedRatio }
+
+// failedShareRule reports whether metric m is one a side with more than
+// MaxFailedRatio failed cannot be judged on: its latencies and its
+// backend CPU per request (not req/s, not the backend's memory).
+func failedShareRule(m string) bool {
+	return m != MetricRequestsPerSecond && m != MetricBackendPSSBytes
 }
 
 // The sides of a comparison that did not answer (Comparison.Unanswered).
@@ -220,7 +248,11 @@ type Sides struct {
 // which a difference does not count. A side of one trial, or sides too
 // few for the test to reach Alpha (see CanReach), get no verdict
 // (NoVerdict), never "no difference"; so do sides whose every request
-// failed (AllFailed; Comparison.Unanswered says which).
+// failed (AllFailed; Comparison.Unanswered says which). A side with more
+// than MaxFailedRatio of its requests failed (MostlyFailed) gets no
+// latency or CPU-per-request verdict (Comparison.MostlyFailed says
+// which); its req/s keeps its verdict. This is the one place of both
+// rules: sweep, compare, study and the gate read its verdicts.
 func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise float64) []Comparison {
 	ss, bs := Summarize(s), Summarize(b)
 	short := 0
@@ -257,6 +289,18 @@ func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise 
 		}
 		if c.Unanswered != "" {
 			c.Verdict = NoVerdict
+		} else if failedShareRule(m.name) {
+			switch sm, bm := ss.FailedRatio > MaxFailedRatio, bs.FailedRatio > MaxFailedRatio; {
+			case sm && bm:
+				c.MostlyFailed = UnansweredBoth
+			case sm:
+				c.MostlyFailed = UnansweredSeries
+			case bm:
+				c.MostlyFailed = UnansweredBaseline
+			}
+			if c.MostlyFailed != "" {
+				c.Verdict = NoVerdict
+			}
 		}
 		if r.HasInterval() {
 			c.RatioCI95 = []float64{r.Lo, r.Hi}
@@ -292,10 +336,13 @@ const ShortMark = " *"
 // VerdictText is the verdict with the failures it must not hide:
 // "faster (62% failed)", "slower (baseline 40% failed)"; without a
 // verdict, why: "–, 1 trial", "–, 3 trials", "–, no answer (100%
-// failed)" (Unanswered); ShortMark after a verdict from short trials.
+// failed)" (Unanswered), "–, too many failed (99% failed)" (MostlyFailed);
+// ShortMark after a verdict from short trials.
 func (c *Comparison) VerdictText() string {
 	v := c.Verdict
 	switch {
+	case v == NoVerdict && c.MostlyFailed != "":
+		v = MostlyFailedText
 	case v == NoVerdict && c.Unanswered == UnansweredSeries:
 		v = "–, no answer"
 	case v == NoVerdict && c.Unanswered == UnansweredBaseline:
@@ -324,6 +371,11 @@ func (c *Comparison) VerdictText() string {
 	}
 	return v
 }
+
+// MostlyFailedText is the verdict text of a comparison with no verdict
+// for a side's failures (Comparison.MostlyFailed); MostlyFailedNote
+// explains it.
+const MostlyFailedText = "–, too many failed"
 
 // ShortNote is the note of ShortMark.
 const ShortNote = "*: some trials lasted less than 1 s or their client CPU could not be measured, too short to trust; lengthen them with -n (more requests) or -t (more seconds)"

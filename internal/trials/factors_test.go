@@ -442,7 +442,7 @@ func TestPairsOfSweeps(t *testing.T) {
 
 // TestNoVerdictWhenAllFailed: a side whose every request failed gets no
 // verdict, whatever the test says of its figures (zeros), and says which
-// side did not answer; a side with some answers keeps its verdict and
+// side did not answer; a side with a few failures keeps its verdict and
 // shows its failures.
 func TestNoVerdictWhenAllFailed(t *testing.T) {
 	mk := func(rps float64, failed, finished int64) []Trial {
@@ -462,7 +462,7 @@ func TestNoVerdictWhenAllFailed(t *testing.T) {
 		{"series failed", mk(0, 100, 100), mk(1000, 0, 100), "series", "–, no answer (100% failed)"},
 		{"baseline failed", mk(1000, 0, 100), mk(0, 100, 100), "baseline", "–, no answer from baseline (baseline 100% failed)"},
 		{"both failed", mk(0, 100, 100), mk(0, 100, 100), "both", "–, no answer from either (100% failed, baseline 100% failed)"},
-		{"half failed", mk(500, 50, 100), mk(1000, 0, 100), "", "slower (50% failed)"},
+		{"some failed", mk(900, 5, 100), mk(1000, 0, 100), "", "slower (5.0% failed)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if AllFailed(tc.s) != (tc.unanswered == "series" || tc.unanswered == "both") {
@@ -480,5 +480,84 @@ func TestNoVerdictWhenAllFailed(t *testing.T) {
 	}
 	if AllFailed(nil) || AllFailed([]Trial{{Finished: 0}}) {
 		t.Error("no finished request taken as all failed")
+	}
+}
+
+// TestFailedShareRule: a side with more than MaxFailedRatio of its
+// requests failed gets no latency or CPU-per-request verdict, on either
+// side and on both, whatever its figures say (a refused connect is fast,
+// the few that got through are slow); its req/s keeps its verdict and
+// names the failures; at MaxFailedRatio exactly the verdicts stand. All
+// failed is the Unanswered rule.
+func TestFailedShareRule(t *testing.T) {
+	// mk gives 5 trials, failed of 1000 requests each, the latency of the
+	// series clearly apart from the baseline's (lat).
+	mk := func(rps, lat float64, failed int64) []Trial {
+		var ts []Trial
+		for i := range 5 {
+			f := 1 + 0.01*float64(i)
+			ts = append(ts, Trial{RequestsPerSecond: rps * f, MeanMs: lat * f, P50Ms: lat * f, P99Ms: 2 * lat * f, MaxMs: 3 * lat * f,
+				Failed: failed, Finished: 1000, Seconds: 2, ClientCPUMeasured: true,
+				BackendSampled: true, BackendCPUPerRequest: lat * f * 1e-4, BackendPSSBytes: 1e6 * f})
+		}
+		return ts
+	}
+	for _, tc := range []struct {
+		name           string
+		sFailed, bFail int64
+		mostly         string // MostlyFailed of the latency verdicts
+		unanswered     string
+		rpsText        string
+	}{
+		{"0%", 0, 0, "", "", "slower"},
+		{"5%", 50, 0, "", "", "slower (5.0% failed)"},
+		{"10% exactly", 100, 0, "", "", "slower (10% failed)"},
+		{"11%", 110, 0, UnansweredSeries, "", "slower (11% failed)"},
+		{"99%", 990, 0, UnansweredSeries, "", "slower (99% failed)"},
+		{"100%", 1000, 0, "", UnansweredSeries, "–, no answer (100% failed)"},
+		{"baseline 99%", 0, 990, UnansweredBaseline, "", "slower (baseline 99% failed)"},
+		{"baseline 10% exactly", 0, 100, "", "", "slower (baseline 10% failed)"},
+		{"both 99%", 990, 990, UnansweredBoth, "", "slower (99% failed, baseline 99% failed)"},
+		{"both 11% and 10%", 110, 100, UnansweredSeries, "", "slower (11% failed, baseline 10% failed)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, b := mk(500, 0.1, tc.sFailed), mk(1000, 1, tc.bFail)
+			if tc.unanswered == "" && MostlyFailed(s) != (tc.mostly == UnansweredSeries || tc.mostly == UnansweredBoth) {
+				t.Errorf("MostlyFailed(series) = %v", MostlyFailed(s))
+			}
+			cs := CompareLevel("a", "b", 8, s, b, 0.02)
+			if len(cs) != len(metrics) {
+				t.Fatalf("%d comparisons, want %d", len(cs), len(metrics))
+			}
+			for _, c := range cs {
+				if c.Unanswered != tc.unanswered {
+					t.Errorf("%s: unanswered %q, want %q", c.Metric, c.Unanswered, tc.unanswered)
+				}
+				withheld := tc.unanswered != "" || (tc.mostly != "" && c.Metric != MetricRequestsPerSecond && c.Metric != MetricBackendPSSBytes)
+				if withheld != (c.Verdict == NoVerdict) {
+					t.Errorf("%s: verdict %q, withheld %v", c.Metric, c.Verdict, withheld)
+				}
+				wantMostly := ""
+				if withheld && tc.unanswered == "" {
+					wantMostly = tc.mostly
+				}
+				if c.MostlyFailed != wantMostly {
+					t.Errorf("%s: mostly failed %q, want %q", c.Metric, c.MostlyFailed, wantMostly)
+				}
+				if c.Metric == MetricRequestsPerSecond && c.VerdictText() != tc.rpsText {
+					t.Errorf("req/s verdict text %q, want %q", c.VerdictText(), tc.rpsText)
+				}
+				if c.MostlyFailed != "" && !strings.HasPrefix(c.VerdictText(), MostlyFailedText+" (") {
+					t.Errorf("%s: verdict text %q, want %q and the failures", c.Metric, c.VerdictText(), MostlyFailedText)
+				}
+			}
+			notes := strings.Join(VerdictNotes(cs), "\n")
+			if got := strings.Contains(notes, MostlyFailedText+": more than 10%"); got != (tc.mostly != "") {
+				t.Errorf("notes %q: the failed-share note there %v, want %v", notes, got, tc.mostly != "")
+			}
+			if tc.mostly != "" && strings.Contains(notes, "trials") {
+				t.Errorf("notes %q blame the trials for a verdict withheld for failures", notes)
+			}
+		})
 	}
 }

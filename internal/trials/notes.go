@@ -7,12 +7,17 @@ import (
 
 // VerdictNotes explains, once each, the verdicts the comparisons cs could
 // not give (too few trials for the rank test) and the marker of short
-// trials (ShortNote).
+// trials (ShortNote) and the verdicts withheld for a side's failures
+// (MostlyFailedNote).
 func VerdictNotes(cs []Comparison) []string {
 	var notes []string
-	few, short := false, false
+	few, short, mostly := false, false, false
 	for _, c := range cs {
-		if n := min(c.Trials, c.BaselineTrials); c.Verdict == NoVerdict && c.Unanswered == "" && !few {
+		if c.MostlyFailed != "" && !mostly {
+			mostly = true
+			notes = append(notes, MostlyFailedNote())
+		}
+		if n := min(c.Trials, c.BaselineTrials); c.Verdict == NoVerdict && c.Unanswered == "" && c.MostlyFailed == "" && !few {
 			few = true
 			if n <= 1 {
 				notes = append(notes, fmt.Sprintf("\u2013, 1 trial: a side has one trial, so there is no interval and no verdict; run with --repeat %d or more",
@@ -28,6 +33,12 @@ func VerdictNotes(cs []Comparison) []string {
 		notes = append(notes, ShortNote)
 	}
 	return notes
+}
+
+// MostlyFailedNote explains MostlyFailedText: the rule of MaxFailedRatio.
+func MostlyFailedNote() string {
+	return fmt.Sprintf("%s: more than %.0f%% of a side's requests failed, so its latencies and CPU per request are those of its failures "+
+		"or of the few requests that got through: no verdict on them; its req/s keeps its verdict, with its failures", MostlyFailedText, 100*MaxFailedRatio)
 }
 
 // DesignWarning is the warning, said before any request, that n trials a

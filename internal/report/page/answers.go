@@ -42,6 +42,14 @@ type answerRow struct {
 // request failed, so there is no verdict (trials.Comparison.Unanswered).
 const noAnswer = "no answer"
 
+// tooManyFailed is the verdict of a row withheld for a side's failures:
+// more than trials.MaxFailedRatio of its requests failed
+// (trials.Comparison.MostlyFailed).
+const tooManyFailed = "too many failed"
+
+// maxFailedPct is trials.MaxFailedRatio in percent.
+const maxFailedPct = 100 * trials.MaxFailedRatio
+
 // metricWords names a metric in a sentence.
 func metricWords(m string) string {
 	switch m {
@@ -149,6 +157,8 @@ func answerSentences(rows []answerRow) []string {
 			switch v {
 			case noAnswer:
 				c = "no verdict on " + words + ", a side never answered"
+			case tooManyFailed:
+				c = fmt.Sprintf("no verdict on %s, more than %.0f%% of a side's requests failed", words, maxFailedPct)
 			case "none", "no verdict":
 				c = "no verdict on " + words
 				if trials > 0 {
@@ -408,6 +418,8 @@ func compareAnswerRows(cs []trials.Comparison) []answerRow {
 			Trials: min(c.Trials, c.BaselineTrials)}
 		if c.Unanswered != "" {
 			r.Verdict, r.Why = noAnswer, c.Why
+		} else if c.MostlyFailed != "" {
+			r.Verdict = tooManyFailed
 		}
 		if r.Series == "" {
 			r.Series = c.File

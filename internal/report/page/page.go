@@ -442,6 +442,8 @@ func (p *pager) comparisons(cs []trials.Comparison) {
 		verdict := c.Verdict
 		if verdict == "none" && c.Unanswered != "" {
 			verdict = "–, no answer"
+		} else if verdict == "none" && c.MostlyFailed != "" {
+			verdict = trials.MostlyFailedText
 		} else if verdict == "none" {
 			// No verdict: why, as the text table says it.
 			verdict = "–, " + plural(min(c.Trials, c.BaselineTrials), "trial")

@@ -148,7 +148,7 @@ func (r *runner) search(ctx context.Context, c *config, si, round int, objs []ca
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			r.fail(c, study.FailLost, fmt.Sprintf("backend %q could not be measured: %v", c.res.Name, err))
+			r.fail(c, study.FailLost, r.why(c, fmt.Sprintf("backend %q could not be measured: %v", c.res.Name, err), nil))
 		}
 		return study.SizingSearch{}, false
 	}

@@ -94,12 +94,20 @@ type config struct {
 	network string
 	addr    string
 	series  []int
+	files   []written // the files the study wrote for it
 	proc    *backend.Process
 	dead    bool // no more measurement: failed, or lost twice
+	// said holds the failure lines already written to the log: each is
+	// said once.
+	said map[string]bool
 	// pss sums the mean PSS of its measured runs, for the mean.
 	pssSum float64
 	pssN   int
 }
+
+// written is a file the study wrote for a configuration: its path and
+// its text.
+type written struct{ path, content string }
 
 // runner holds a study's state.
 type runner struct {
@@ -135,12 +143,12 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 		os.RemoveAll(base)
 		return nil, fmt.Errorf("study: %w", err)
 	}
-	defer backend.ReleaseDir(base)
 	seed := o.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
 	r := &runner{st: st, o: o, rng: rand.New(rand.NewPCG(seed, seed>>1|1))}
+	defer r.cleanup(base)
 	r.res = &study.Result{Question: st.Question, File: st.Path, Noise: DefaultNoise, StartedAt: unixSeconds(start),
 		Measure: study.Measure{Kind: st.Measure.Kind, Levels: st.Measure.Levels, Requests: st.Measure.Requests,
 			Seconds: st.Measure.Duration.Seconds(), Repeat: max(st.Measure.Repeat, 1), Warmup: st.Measure.Warmup}}
@@ -251,6 +259,7 @@ func (r *runner) prepare(base string) error {
 			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 				return fmt.Errorf("study: %s: %w", sc.Name, err)
 			}
+			c.files = append(c.files, written{p, body})
 		}
 		cmd := slices.Clone(c.argv)
 		if r.o.Redact != nil {
@@ -325,13 +334,49 @@ func (r *runner) prepare(base string) error {
 // exclusive reports whether c runs alone.
 func (c *config) exclusive() bool { return c.res.Exclusive }
 
-// fail marks c as failed for the rest of the study.
+// fail marks c as failed for the rest of the study: msg is the failure's
+// line, which the log gets once.
 func (r *runner) fail(c *config, kind, msg string) {
 	c.dead = true
 	if c.res.Failure == "" {
 		c.res.Failure, c.res.FailureKind = msg, kind
 	}
-	r.logf("%s: %s", c.res.Name, msg)
+	r.say(c, msg)
+}
+
+// say writes c's line msg to the log, unless it was said already.
+func (r *runner) say(c *config, msg string) {
+	if c.said == nil {
+		c.said = map[string]bool{}
+	}
+	if !c.said[msg] {
+		c.said[msg] = true
+		r.logf("%s: %s", c.res.Name, msg)
+	}
+}
+
+// cleanup removes the study's directory base, but for the directories of
+// the configurations that failed (study.Configuration.Failed): these are
+// kept where they are, the paths their files name still true, and base
+// with them, unmarked, so that no later run takes it for a killed run's
+// leftover.
+func (r *runner) cleanup(base string) {
+	keep := false
+	for _, c := range r.configs {
+		if c.res != nil && c.res.Failed() {
+			keep = true
+		}
+	}
+	if !keep {
+		backend.ReleaseDir(base)
+		return
+	}
+	for _, c := range r.configs {
+		if c.res == nil || !c.res.Failed() {
+			os.RemoveAll(c.dir)
+		}
+	}
+	backend.KeepDir(base)
 }
 
 // start starts c, waits until it listens and verifies it; on failure c is
@@ -346,11 +391,21 @@ func (r *runner) start(ctx context.Context, c *config) bool {
 			return false
 		}
 		kind := study.FailStart
+		head, out := err.Error(), []string(nil)
 		var se *backend.StartError
-		if errors.As(err, &se) && se.Kind == backend.KindNeverListened {
-			kind = study.FailListen
+		if errors.As(err, &se) {
+			if se.Kind == backend.KindNeverListened {
+				kind = study.FailListen
+			}
+			head = se.Head()
+			if se.Kind == backend.KindExited || se.Kind == backend.KindNeverListened {
+				out = se.Tail
+				if len(out) == 0 && se.Kind == backend.KindExited {
+					head += ", with no output"
+				}
+			}
 		}
-		r.fail(c, kind, err.Error())
+		r.fail(c, kind, r.why(c, head, out))
 		return false
 	}
 	c.proc = p
@@ -359,10 +414,11 @@ func (r *runner) start(ctx context.Context, c *config) bool {
 	}
 	r.logf("%s: started (pid %d), listening on %s %s", c.res.Name, p.PID(), c.network, c.addr)
 	if msg := r.verify(ctx, c); msg != "" {
-		if ctx.Err() == nil {
-			r.fail(c, study.FailVerify, fmt.Sprintf("backend %q failed its verification request: %s", c.res.Name, msg))
-		}
+		out := p.Tail(tailLines)
 		r.stop(c)
+		if ctx.Err() == nil {
+			r.fail(c, study.FailVerify, r.why(c, fmt.Sprintf("backend %q failed its verification request: %s", c.res.Name, msg), out))
+		}
 		return false
 	}
 	return true
@@ -415,7 +471,7 @@ func (r *runner) stop(c *config) {
 	}
 	if len(rep.Left) > 0 {
 		c.res.Left = append(c.res.Left, rep.Left...)
-		r.fail(c, study.FailStop, fmt.Sprintf("backend %q left processes after SIGKILL: %v", c.res.Name, rep.Left))
+		r.fail(c, study.FailStop, r.why(c, fmt.Sprintf("backend %q left processes after SIGKILL: %v", c.res.Name, rep.Left), nil))
 	}
 }
 
@@ -436,7 +492,7 @@ func (r *runner) stopAll() {
 		}
 		if len(rep.Left) > 0 {
 			c.res.Left = append(c.res.Left, rep.Left...)
-			r.fail(c, study.FailStop, fmt.Sprintf("backend %q left processes after SIGKILL: %v", c.res.Name, rep.Left))
+			r.fail(c, study.FailStop, r.why(c, fmt.Sprintf("backend %q left processes after SIGKILL: %v", c.res.Name, rep.Left), nil))
 		}
 	}
 }
@@ -452,6 +508,44 @@ func (c *config) exited() bool {
 	default:
 		return false
 	}
+}
+
+// lostWait is how long the end of a round waits for the exit of a
+// backend whose runs in it had failed requests.
+const lostWait = 2 * time.Second
+
+// exitedAfterRound reports whether c's process has exited by the end of a
+// round. When c's runs of this round had failed requests, it waits up to
+// lostWait for the exit: a backend that dies near the round's end fails
+// its last requests a moment before its exit is seen.
+func (r *runner) exitedAfterRound(c *config) bool {
+	if c.exited() {
+		return true
+	}
+	if c.proc == nil || !r.failedThisRound(c) {
+		return false
+	}
+	select {
+	case <-c.proc.Done():
+		return true
+	case <-time.After(lostWait):
+		return false
+	}
+}
+
+// failedThisRound reports whether a run of c's series in this round (the
+// trials after the round's mark) had failed requests.
+func (r *runner) failedThisRound(c *config) bool {
+	for _, si := range c.series {
+		for li, ts := range r.trials[si] {
+			for _, s := range ts[r.mark[si][li]:] {
+				if s.Failed > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // measure runs the rounds: every round measures the shared configurations
@@ -488,7 +582,7 @@ func (r *runner) measure(ctx context.Context) {
 		r.rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
 		r.runRound(ctx, live)
 		for _, c := range live {
-			if c.exited() {
+			if r.exitedAfterRound(c) {
 				r.lost(ctx, c, round, true, round < rounds)
 			}
 		}
@@ -502,7 +596,7 @@ func (r *runner) measure(ctx context.Context) {
 				continue
 			}
 			r.runRound(ctx, []*config{c})
-			if c.exited() {
+			if r.exitedAfterRound(c) {
 				r.lost(ctx, c, round, false, round < rounds)
 			}
 			r.stop(c)
@@ -534,18 +628,20 @@ func (r *runner) lost(ctx context.Context, c *config, round int, shared, more bo
 			r.trials[si][li] = r.trials[si][li][:r.mark[si][li]]
 		}
 	}
-	tail := c.proc.Tail(1)
+	tail := c.proc.Tail(tailLines)
 	r.stop(c)
-	msg := fmt.Sprintf("backend %q was lost in round %d (%s)", c.res.Name, round, status)
-	if len(tail) > 0 && tail[0] != "" {
-		msg += ": " + tail[0]
+	c.res.Dir = c.dir // kept: it failed, even if it answers again
+	head := fmt.Sprintf("backend %q was lost in round %d (%s)", c.res.Name, round, status)
+	msg := head
+	if len(tail) > 0 {
+		msg += ": " + trimLine(tail[len(tail)-1])
 	}
 	msg += "; that round's runs of it are dropped"
 	switch {
 	case c.res.Lost > 1:
-		r.fail(c, study.FailLost, msg+"; lost a second time, it is stopped for the rest of the study")
+		r.fail(c, study.FailLost, r.why(c, head, tail, "that round's runs of it are dropped", "lost a second time, it is stopped for the rest of the study"))
 	case !more:
-		r.fail(c, study.FailLost, msg)
+		r.fail(c, study.FailLost, r.why(c, head, tail, "that round's runs of it are dropped"))
 	case shared:
 		c.res.Notes = append(c.res.Notes, msg+"; it was restarted once")
 		r.logf("%s: restarting", msg)
@@ -581,7 +677,7 @@ func (r *runner) runRound(ctx context.Context, cs []*config) {
 	res, err := driver.Run(ctx, cfg, series)
 	if err != nil {
 		for _, c := range cs {
-			r.fail(c, study.FailLost, fmt.Sprintf("backend %q could not be measured: %v", c.res.Name, err))
+			r.fail(c, study.FailLost, r.why(c, fmt.Sprintf("backend %q could not be measured: %v", c.res.Name, err), nil))
 		}
 		return
 	}
