@@ -141,14 +141,14 @@ type Merger struct {
 	// Force merges records of other plans (see Merger).
 	Force bool
 
-	out     *Record
-	n       int
-	noUps   bool
+	out   *Record
+	n     int
+	noUps bool
 	// noTargets drops the per-target parts (a forced merge of other mixes).
 	noTargets bool
-	causes  map[[2]uint8]*Cause
-	samples map[string]int64
-	notes   map[string]bool
+	causes    map[[2]uint8]*Cause
+	samples   map[string]int64
+	notes     map[string]bool
 	// first is the first record's plan, ups its number of upstream parts.
 	first Plan
 	ups   int
