@@ -70,6 +70,13 @@ type Config struct {
 	// Verbose, when not nil, receives the request head (once per Do) and
 	// every response head, each in one Write call.
 	Verbose io.Writer
+	// Mix, when not empty, are the requests of a mix (--targets), each a
+	// whole Config of its own (its Target's path and query, method,
+	// headers, body, document root and params; KeepAlive that of the
+	// run): every one is encoded once, and a client sends Mix[r.Target]
+	// for each load.Result r. The Config's own request is then not sent;
+	// its Target's address, Dialer, Timeout and Verbose still apply.
+	Mix []Config
 }
 
 // Params returns the CGI/1.1 params, in order, that a web server front end
@@ -232,19 +239,33 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	req := EncodeRequest(cfg)
-	var vreq []byte
-	if cfg.Verbose != nil {
-		vreq = verboseRequest(cfg)
+	one := []Config{cfg}
+	if len(cfg.Mix) > 0 {
+		one = cfg.Mix
+	}
+	reqs, vreqs := make([][]byte, len(one)), make([][]byte, len(one))
+	for i, m := range one {
+		if i > 0 || len(cfg.Mix) > 0 {
+			if len(m.Mix) > 0 {
+				return nil, errors.New("fcgi: a mix's request has a mix of its own")
+			}
+			if strings.ContainsAny(m.Method, " \t\r\n") {
+				return nil, fmt.Errorf("fcgi: request %d of the mix: bad method %q", i+1, m.Method)
+			}
+		}
+		reqs[i] = EncodeRequest(m)
+		if cfg.Verbose != nil {
+			vreqs[i] = verboseRequest(m)
+		}
 	}
 	dialer := cfg.Dialer
 	if dialer == nil {
 		dialer = sockets.NewDialer(cfg.Target, 0)
 	}
 	return func(ctx context.Context) (load.Client, error) {
-		c := &client{keepAlive: cfg.KeepAlive, verbose: cfg.Verbose} // buf: at the first request (see Do)
-		c.Loop = exchange.Loop{Ctx: ctx, Dialer: dialer, Timeout: cfg.Timeout, Request: req,
-			Verbose: cfg.Verbose, VerboseRequest: vreq, Prefix: "fcgi: "}
+		c := &client{keepAlive: cfg.KeepAlive, verbose: cfg.Verbose, reqs: reqs, vreqs: vreqs} // buf: at the first request (see Do)
+		c.Loop = exchange.Loop{Ctx: ctx, Dialer: dialer, Timeout: cfg.Timeout, Request: reqs[0],
+			Verbose: cfg.Verbose, VerboseRequest: vreqs[0], Prefix: "fcgi: "}
 		c.Init()
 		return c, nil
 	}, nil
@@ -256,6 +277,8 @@ type client struct {
 	exchange.Loop
 	keepAlive bool
 	verbose   io.Writer
+	reqs      [][]byte // the requests, encoded once: one, or a mix's
+	vreqs     [][]byte // their verbose forms (nil without Verbose)
 
 	buf    []byte // read buffer; unread bytes are buf[r:w]
 	r, w   int
@@ -279,6 +302,10 @@ func (c *client) Do(r *load.Result) {
 		// workers that get to send.
 		c.buf = make([]byte, readBufSize)
 		c.Loop.Buf = c.buf
+	}
+	if len(c.reqs) > 1 {
+		// A mix: the runner chose the request by its index.
+		c.Loop.Request, c.Loop.VerboseRequest = c.reqs[r.Target], c.vreqs[r.Target]
 	}
 	c.Loop.Do(r, c)
 }

@@ -3,6 +3,7 @@ package fcgi
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"path/filepath"
@@ -645,6 +646,45 @@ func TestClientLateResponse(t *testing.T) {
 			c.Do(&r)
 			if r.Class != load.Timeout {
 				t.Fatalf("class %v (%v), want timeout", r.Class, r.Err)
+			}
+		})
+	}
+}
+
+// TestClientNoAllocsMix: a mix of 1,000 requests, each encoded once,
+// picked by load.Result.Target, allocates nothing per request either.
+func TestClientNoAllocsMix(t *testing.T) {
+	for _, network := range networks {
+		t.Run(network, func(t *testing.T) {
+			srv := fixtures.StartTB(t, fixtures.ProtoFCGI, network, fixtures.Options{BodyBytes: 200})
+			base := Config{Target: target(t, srv.URL("/")), KeepAlive: true, Timeout: 5 * time.Second}
+			cfg := base
+			for i := range 1000 {
+				m := base
+				m.Target.Path = fmt.Sprintf("/p%d.php", i)
+				if i%3 == 0 {
+					m.Method, m.Body = "POST", []byte("a=1")
+				}
+				cfg.Mix = append(cfg.Mix, m)
+			}
+			c := newClient(t, nil, cfg)
+			var r load.Result
+			c.Do(&r)
+			failed, k := 0, 0
+			allocs := testing.AllocsPerRun(500, func() {
+				r.Reset()
+				r.Target = k % 1000
+				k += 7
+				c.Do(&r)
+				if r.Class != load.OK || r.Dialed {
+					failed++
+				}
+			})
+			if failed > 0 {
+				t.Fatalf("%d requests failed or redialed", failed)
+			}
+			if allocs != 0 {
+				t.Errorf("%v allocations per request, want 0", allocs)
 			}
 		})
 	}

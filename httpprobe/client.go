@@ -41,14 +41,32 @@ const maxServer = 256
 
 // factory holds what all the clients of one run share, read-only.
 type factory struct {
-	req       []byte // the whole request, encoded once
-	reqHead   []byte // its head, for Verbose
+	reqs      []encoded // the requests, encoded once: one, or a mix's
 	dialer    *sockets.Dialer
 	timeout   time.Duration
 	keepAlive bool
-	isHead    bool // HEAD requests get no body back
 	verbose   io.Writer
 	late      error // a response that completed past its deadline
+}
+
+// encoded is one request as it goes on the wire.
+type encoded struct {
+	req     []byte // the whole request
+	reqHead []byte // its head, for Verbose
+	isHead  bool   // HEAD requests get no body back
+}
+
+// encode serializes the request of cfg once.
+func encode(cfg Config) (encoded, error) {
+	head, err := RequestHead(cfg)
+	if err != nil {
+		return encoded{}, err
+	}
+	req, err := BuildRequest(cfg)
+	if err != nil {
+		return encoded{}, err
+	}
+	return encoded{req: req, reqHead: []byte(head), isHead: cfg.method() == "HEAD"}, nil
 }
 
 // NewFactory checks cfg, serializes its request once and returns a factory
@@ -58,21 +76,27 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 	if cfg.Timeout < 0 {
 		return nil, errors.New("httpprobe: negative timeout")
 	}
-	head, err := RequestHead(cfg)
-	if err != nil {
-		return nil, err
-	}
-	req, err := BuildRequest(cfg)
-	if err != nil {
-		return nil, err
-	}
 	f := &factory{
-		req:       req,
-		reqHead:   []byte(head),
 		timeout:   cfg.Timeout,
 		keepAlive: cfg.KeepAlive,
-		isHead:    cfg.method() == "HEAD",
 		verbose:   cfg.Verbose,
+	}
+	if len(cfg.Mix) == 0 {
+		e, err := encode(cfg)
+		if err != nil {
+			return nil, err
+		}
+		f.reqs = []encoded{e}
+	}
+	for i, m := range cfg.Mix {
+		if len(m.Mix) > 0 {
+			return nil, errors.New("httpprobe: a mix's request has a mix of its own")
+		}
+		e, err := encode(m)
+		if err != nil {
+			return nil, fmt.Errorf("httpprobe: request %d of the mix: %w", i+1, err)
+		}
+		f.reqs = append(f.reqs, e)
 	}
 	if f.timeout == 0 {
 		f.timeout = DefaultTimeout
@@ -86,9 +110,9 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 		f.dialer = sockets.NewDialer(cfg.Target, f.timeout)
 	}
 	return func(ctx context.Context) (load.Client, error) {
-		c := &client{f: f} // buf: at the first request (see Do)
-		c.Loop = exchange.Loop{Ctx: ctx, Dialer: f.dialer, Timeout: f.timeout, Request: f.req,
-			Verbose: f.verbose, VerboseRequest: f.reqHead, Late: f.late, Buf: c.buf}
+		c := &client{f: f, isHead: f.reqs[0].isHead} // buf: at the first request (see Do)
+		c.Loop = exchange.Loop{Ctx: ctx, Dialer: f.dialer, Timeout: f.timeout, Request: f.reqs[0].req,
+			Verbose: f.verbose, VerboseRequest: f.reqs[0].reqHead, Late: f.late, Buf: c.buf}
 		c.Init()
 		return c, nil
 	}, nil
@@ -99,6 +123,7 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 type client struct {
 	exchange.Loop
 	f      *factory
+	isHead bool // the request being sent is a HEAD
 	buf    []byte
 	w      int // end of the valid bytes in buf
 	dec    ChunkedDecoder
@@ -118,6 +143,11 @@ func (c *client) Do(r *load.Result) {
 		// workers that get to send.
 		c.buf = make([]byte, bufSize)
 		c.Loop.Buf = c.buf
+	}
+	if len(c.f.reqs) > 1 {
+		// A mix: the runner chose the request by its index.
+		e := &c.f.reqs[r.Target]
+		c.Loop.Request, c.Loop.VerboseRequest, c.isHead = e.req, e.reqHead, e.isHead
 	}
 	c.Loop.Do(r, c)
 }
@@ -188,7 +218,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 	// without keep-alive, or a body that runs to the close.
 	c.PeerCloses = !h.KeepsConn()
 	avail := c.w - start
-	switch h.Body(c.f.isHead) {
+	switch h.Body(c.isHead) {
 	case BodyNone:
 		if avail > 0 {
 			keep = false // bytes nobody asked for: do not trust the conn

@@ -3,6 +3,7 @@ package httpprobe
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"path/filepath"
@@ -605,6 +606,52 @@ func TestClientLateResponse(t *testing.T) {
 			c.Do(&r)
 			if r.Class != load.Timeout {
 				t.Fatalf("class %v (%v), want timeout", r.Class, r.Err)
+			}
+		})
+	}
+}
+
+// TestClientMixAllocs: a mix of 1,000 requests (GET, HEAD and POST with
+// a body), each serialized once and picked by load.Result.Target,
+// allocates nothing per request on the keep-alive path.
+func TestClientMixAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	for _, nw := range networks {
+		t.Run(nw, func(t *testing.T) {
+			s := fixtures.StartTB(t, fixtures.ProtoHTTP, nw, fixtures.Options{BodyBytes: 300})
+			base := Config{Target: target(t, s.URL("/")), KeepAlive: true, Timeout: 5 * time.Second}
+			cfg := base
+			for i := range 1000 {
+				m := base
+				m.Target.Path = fmt.Sprintf("/p%d", i)
+				switch i % 3 {
+				case 1:
+					m.Method = "HEAD"
+				case 2:
+					m.Method, m.Body = "POST", []byte("a=1")
+				}
+				cfg.Mix = append(cfg.Mix, m)
+			}
+			cl := newClient(t, context.Background(), cfg)
+			var r load.Result
+			cl.Do(&r)
+			k := 0
+			allocs := testing.AllocsPerRun(500, func() {
+				r.Reset()
+				r.Target = k % 1000
+				k += 7
+				cl.Do(&r)
+				if r.Class != load.OK || !r.KeepAlive || r.Dialed {
+					t.Fatalf("target %d: class %v err %v keep %v dialed %v", r.Target, r.Class, r.Err, r.KeepAlive, r.Dialed)
+				}
+				if want := int64(300); r.Target%3 != 1 && r.BodyBytes != want || r.Target%3 == 1 && r.BodyBytes != 0 {
+					t.Fatalf("target %d: %d body bytes", r.Target, r.BodyBytes)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%v allocations per request with 1000 targets, want 0", allocs)
 			}
 		})
 	}

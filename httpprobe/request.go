@@ -46,6 +46,13 @@ type Config struct {
 	// every response head, each in one Write call. The caller makes it safe
 	// for concurrent use.
 	Verbose io.Writer
+	// Mix, when not empty, are the requests of a mix (--targets), each a
+	// whole Config of its own (its Target, method, headers and body; its
+	// KeepAlive, HTTP10 and Timeout those of the run): every one is
+	// serialized once, and a client sends Mix[r.Target] for each
+	// load.Result r. The Config's own request is then not sent; its
+	// Target, Dialer, Timeout, KeepAlive and Verbose still apply.
+	Mix []Config
 }
 
 func (cfg *Config) method() string {

@@ -35,6 +35,7 @@ type loadOptions struct {
 	headers        []string
 	method         string
 	postFile       string
+	targets        string
 	putFile        string
 	head           bool
 	cookies        []string
@@ -99,6 +100,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
 	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m); - reads it from standard input")
+	fs.StringVar(&o.targets, "targets", "", "send the requests of a targets `FILE` (vegeta's format: METHOD URL, headers, @body; '# weight: N' in a block weighs it) in the mix of their weights; - reads it from standard input")
 	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u); - reads it from standard input")
 	fs.BoolVarP(&o.head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
 	fs.StringArrayVarP(&o.cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
@@ -207,7 +209,7 @@ func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
 		BackendPIDs: o.backendPIDs, BackendPIDFile: o.backendPIDFile, FPMStatus: o.fpmStatus,
 		Headers: o.headers, Cookies: o.cookies, BasicAuth: o.basicAuth, Proxy: o.proxy, Method: o.method, Head: o.head,
 		PostFile: o.postFile, PutFile: o.putFile, ContentType: o.contentType, HTTP10: o.http10, DocumentRoot: o.docRoot,
-		Params: o.params, Stdin: readStdin}
+		Params: o.params, Stdin: readStdin, Targets: o.targets}
 }
 
 // buildLoad builds the plan of po, its records keeping what privacy says.

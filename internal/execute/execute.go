@@ -240,7 +240,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 		raw.WriteString(recorder.RawHeader)
 	}
 	ropts := recorder.Options{Shards: p.Concurrency, VariableLength: p.VariableLength, KeepRows: o.KeepRows || p.ABCompat,
-		Upstreams: len(p.Upstreams), Windows: o.Windows, Span: p.Duration, Window: o.Window}
+		Upstreams: len(p.Upstreams), Windows: o.Windows, Span: p.Duration, Window: o.Window, Targets: len(p.Mix)}
 	if raw != nil {
 		ropts.Raw = raw
 	}
@@ -264,6 +264,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 		KeepOnUnreachable: o.KeepOnUnreachable}
 	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
 		Watch: watch}
+	if len(p.Mix) > 1 {
+		cfg.Mix = p.Schedule
+	}
 	var ring *ringEngine
 	if p.Rate <= 0 && len(p.Stages) > 0 {
 		// A closed-model run in stages holds workers back in turn: a
@@ -321,6 +324,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	m.Timeline.Cover(m.Elapsed)
 	for i := range m.Upstreams {
 		m.Upstreams[i].Address = m.Plan.Upstreams[i]
+	}
+	for i := range m.Targets {
+		m.Targets[i].Target = m.Plan.Targets[i]
 	}
 	if o.Discard {
 		observed(nil)

@@ -20,6 +20,7 @@ package execute
 import (
 	"crypto/tls"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
@@ -56,6 +57,16 @@ type Plan struct {
 	Headers     [][2]string
 	Body        []byte
 	ContentType string
+
+	// Mix, when not empty, are the requests of a mix (--targets), sent in
+	// the order of Schedule (internal/targets.Schedule: the run's k-th
+	// request sends Mix[Schedule[k % len(Schedule)]]) instead of the
+	// request above; Labels name them ("METHOD URL") and Weights weigh
+	// them, for the record.
+	Mix      []protocol.Variant
+	Schedule []int32
+	Labels   []string
+	Weights  []int
 
 	// Concurrency is the number of workers (the in-flight ceiling in the
 	// open model).
@@ -128,7 +139,7 @@ func (p *Plan) Request(verbose io.Writer) protocol.Request {
 // (Record is called before a run, and must not make the run's dialer).
 func (p *Plan) request() protocol.Request {
 	return protocol.Request{Target: p.Target, Method: p.Method, Headers: p.Headers, Body: p.Body,
-		ContentType: p.ContentType, KeepAlive: p.KeepAlive, Timeout: p.Timeout}
+		ContentType: p.ContentType, KeepAlive: p.KeepAlive, Timeout: p.Timeout, Mix: p.Mix}
 }
 
 // Record returns the plan as the record keeps it, with what its protocol
@@ -156,6 +167,9 @@ func (p *Plan) Record() stats.Plan {
 	}
 	for _, a := range p.Upstreams {
 		rp.Upstreams = append(rp.Upstreams, a.String())
+	}
+	if len(p.Mix) > 0 {
+		rp.Targets, rp.Weights = slices.Clone(p.Labels), slices.Clone(p.Weights)
 	}
 	if t.Port == "" { // nginx-style Unix target
 		rp.Hostname = "unix:" + t.Address

@@ -78,6 +78,11 @@ type Result struct {
 	// Dialed reports that this request opened a new connection (a dial
 	// that failed opened none: Dialed stays false).
 	Dialed bool
+	// Target is the index of the request of a mix (--targets) to send:
+	// the runner sets it before Do (from the run's schedule), the client
+	// sends its request of that index and leaves the field alone. 0
+	// without a mix.
+	Target int
 	// Upstream is the index of the address the connection went to, when
 	// the target is a cluster of several addresses (0 otherwise).
 	Upstream int

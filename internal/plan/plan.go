@@ -100,9 +100,13 @@ type Options struct {
 	// and no longer than the run's time limit.
 	Window    time.Duration
 	WindowSet bool
-	// Stdin reads the body of -p - or -u - (standard input, read once by
-	// its caller); nil refuses "-".
+	// Stdin reads the body of -p - or -u -, or the targets of --targets -
+	// (standard input, read once by its caller); nil refuses "-".
 	Stdin func() ([]byte, error)
+	// Targets is --targets: a targets file (internal/targets), whose
+	// requests the run sends in the mix of their weights instead of one
+	// request; "-" is standard input.
+	Targets string
 }
 
 // Defaults are the options of a bench without flags but its URL.
@@ -181,6 +185,11 @@ func (o *Options) Build() (*Load, error) {
 	}
 	if err := o.request(r); err != nil {
 		return nil, err
+	}
+	if o.Targets != "" {
+		if err := o.mix(r); err != nil {
+			return nil, err
+		}
 	}
 	if len(stages) > 0 {
 		r.Stages, r.Ramp = stages, o.Ramp

@@ -110,6 +110,33 @@ type Request struct {
 	Dialer *sockets.Dialer
 	// Verbose, when not nil, receives request and response heads.
 	Verbose io.Writer
+	// Mix, when not empty, are the requests of a mix (--targets): the
+	// protocol encodes each once, and its clients send Mix[r.Target] for
+	// each load.Result r instead of the request above (whose Target's
+	// address, keep-alive, timeout and dialer still apply).
+	Mix []Variant
+}
+
+// Variant is one request of a mix: what differs from the run's request.
+// Its headers are the whole list sent (the command line's -H merged in
+// by the caller).
+type Variant struct {
+	// Path and RawQuery are the request's path and query, on the run's
+	// target.
+	Path, RawQuery string
+	// Method, Headers, Body and ContentType make the request.
+	Method      string
+	Headers     [][2]string
+	Body        []byte
+	ContentType string
+}
+
+// Apply returns r as the request of variant v (its Mix emptied).
+func (v Variant) Apply(r Request) Request {
+	r.Target.Path, r.Target.RawQuery = v.Path, v.RawQuery
+	r.Method, r.Headers, r.Body, r.ContentType = v.Method, v.Headers, v.Body, v.ContentType
+	r.Mix = nil
+	return r
 }
 
 // Notes are the words the notes of a run use for a protocol's facts.

@@ -27,6 +27,7 @@ package recorder
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,10 +60,26 @@ type Shard struct {
 	rec    *Recorder
 	win    []stats.Window // per slice of the run's time, when Options.Windows asks
 	tl     stats.Timeline // the shard's part of the run's timeline (Width, Windows)
+	tg     *targetShard   // the per-target parts this shard records into (Options.Targets)
 	done   atomic.Int64   // requests recorded, for progress
 	failed atomic.Int64   // failed requests recorded, for progress
 	_      [64]byte       // keeps the next shard's lock off this one's cache lines
 }
+
+// targetShard holds the per-target parts of a mix (Options.Targets) that
+// one or more shards record into, under a lock of its own: with many
+// targets there are fewer of them than shards, to bound their memory
+// (MaxTargetBytes).
+type targetShard struct {
+	mu sync.Mutex
+	t  []stats.TargetRecord
+	_  [64]byte
+}
+
+// MaxTargetBytes bounds the memory of the per-target histograms of a
+// Recorder, in bytes (64 MiB): shards share a set of them when one set per
+// shard would take more.
+const MaxTargetBytes = 64 << 20
 
 // causeSlot counts the failures of one class and kind.
 type causeSlot struct {
@@ -112,6 +129,9 @@ type Options struct {
 	// Upstreams, when > 1, keeps counts and latencies per upstream
 	// address (load.Result.Upstream) of a cluster target.
 	Upstreams int
+	// Targets, when > 1, keeps counts, body bytes and latencies per
+	// request of a mix (load.Result.Target), preallocated here.
+	Targets int
 	// Windows, when > 0, cuts Span (the run's time limit) into that many
 	// equal windows from the run's start (Begin) and counts, per window,
 	// the requests that started and finished in it (stats.Record.Windows), so
@@ -160,8 +180,20 @@ func New(o Options) *Recorder {
 	} else if o.Window <= 0 {
 		r.growTo = stats.DefaultWindow
 	}
+	var tgs []*targetShard
+	if o.Targets > 1 {
+		size := int64(stats.NewTargets(1)[0].Total.Hist.ByteSize()) * int64(o.Targets)
+		nt := int(min(max(MaxTargetBytes/size, 1), int64(n)))
+		tgs = make([]*targetShard, nt)
+		for i := range tgs {
+			tgs[i] = &targetShard{t: stats.NewTargets(o.Targets)}
+		}
+	}
 	for i := range r.shards {
 		s := &Shard{rec: r, keep: o.KeepRows}
+		if tgs != nil {
+			s.tg = tgs[i%len(tgs)]
+		}
 		if o.Upstreams > 1 {
 			s.ups = newUpstreams(o.Upstreams)
 		}
@@ -369,6 +401,22 @@ func (s *Shard) Record(res *load.Result) {
 		}
 	}
 	s.mu.Unlock()
+	if tg := s.tg; tg != nil && res.Target >= 0 && res.Target < len(tg.t) {
+		tg.mu.Lock()
+		t := &tg.t[res.Target]
+		t.Requests++
+		if res.Class == load.OK || res.Class == load.Length {
+			t.Complete++
+			t.BodyBytes += res.BodyBytes
+			v := res.Done - res.Start
+			t.Total.Add(v)
+			_ = t.Total.Hist.RecordValue(min(v/1000, stats.HistMax))
+		}
+		if res.Class != load.OK {
+			t.Failed++
+		}
+		tg.mu.Unlock()
+	}
 	if res.Class != load.OK {
 		s.failed.Add(1)
 	}
@@ -536,6 +584,26 @@ func (r *Recorder) Merge() *stats.Record {
 		s.mu.Unlock()
 	}
 	m.Timeline = r.timeline()
+	var seen []*targetShard
+	for _, s := range r.shards {
+		if s.tg == nil || slices.Contains(seen, s.tg) {
+			continue
+		}
+		seen = append(seen, s.tg)
+		if m.Targets == nil {
+			m.Targets = stats.NewTargets(len(s.tg.t))
+		}
+		s.tg.mu.Lock()
+		for i := range s.tg.t {
+			t, o := &m.Targets[i], &s.tg.t[i]
+			t.Requests += o.Requests
+			t.Complete += o.Complete
+			t.Failed += o.Failed
+			t.BodyBytes += o.BodyBytes
+			t.Total.Merge(&o.Total)
+		}
+		s.tg.mu.Unlock()
+	}
 	for cl := range causes {
 		for k, c := range causes[cl] {
 			if c.n > 0 {

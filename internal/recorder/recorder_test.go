@@ -140,14 +140,21 @@ func TestErrorSamplesBounded(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestRecordDoesNotAllocate(t *testing.T) {
-	for _, o := range []Options{{Shards: 4}, {Shards: 4, Windows: 10, Span: time.Second}} {
+	for _, o := range []Options{{Shards: 4}, {Shards: 4, Windows: 10, Span: time.Second}, {Shards: 16, Targets: 1000}} {
 		rec := New(o)
 		rec.Begin(0)
 		r := ok(1, 2e6, 10)
 		r.Server = []byte("srv")
 		sh := rec.Shard(0)
 		sh.Record(&r)
-		if n := testing.AllocsPerRun(1000, func() { sh.Record(&r) }); n != 0 {
+		k := 0
+		if n := testing.AllocsPerRun(1000, func() {
+			if o.Targets > 0 {
+				r.Target = k % o.Targets
+				k += 7
+			}
+			sh.Record(&r)
+		}); n != 0 {
 			t.Errorf("%+v: stats.Record allocates %v times per call", o, n)
 		}
 	}
@@ -271,5 +278,44 @@ func TestClientLateness(t *testing.T) {
 				t.Errorf("warnings %q, want one: %v", s.Client.Warnings, tc.wantWarn)
 			}
 		})
+	}
+}
+
+// TestTargetsMergeExactly: the per-target parts of a mix add up over the
+// shards (which share sets of histograms when there are many targets) to
+// the run's counts, each target's latencies in its own histogram.
+func TestTargetsMergeExactly(t *testing.T) {
+	for _, n := range []int{3, 1000} {
+		rec := New(Options{Shards: 16, Targets: n})
+		rec.Begin(0)
+		want := make([]int64, n)
+		for i := range 20000 {
+			r := ok(int64(i), int64(1+i%n)*1e6, 5) // target k takes k+1 ms
+			r.Target = i % n
+			if i%97 == 0 {
+				r.Class, r.Err = load.Receive, errors.New("cut")
+			}
+			want[r.Target]++
+			rec.Shard(i).Record(&r)
+		}
+		m := rec.Merge()
+		if len(m.Targets) != n {
+			t.Fatalf("%d targets: %d parts", n, len(m.Targets))
+		}
+		var sum int64
+		for k, tr := range m.Targets {
+			sum += tr.Requests
+			if tr.Requests != want[k] || tr.Complete+tr.Failed != tr.Requests || tr.Total.N != tr.Complete {
+				t.Fatalf("%d targets: target %d: %+v, want %d requests", n, k, tr, want[k])
+			}
+			if tr.Complete > 0 {
+				if p := tr.Total.ValueAt(50); p < int64(k+1)*990 || p > int64(k+1)*1010 {
+					t.Fatalf("%d targets: target %d: p50 %d us, want %d ms", n, k, p, k+1)
+				}
+			}
+		}
+		if sum != m.Counts.Complete+m.Counts.Failed() {
+			t.Errorf("%d targets: %d requests over the targets, %d in the run", n, sum, m.Counts.Complete+m.Counts.Failed())
+		}
 	}
 }

@@ -139,6 +139,9 @@ func Text(w io.Writer, s *summary.Summary, o TextOptions) error {
 			}
 		}
 	}
+	if len(s.Targets) > 0 {
+		writeTargets(b, s.Targets)
+	}
 	ours(b, s, line)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -341,6 +344,33 @@ func sane(b *strings.Builder, what string, p summary.PhaseStats) {
 
 // ms rounds a time in milliseconds to the nearest whole millisecond.
 func ms(v float64) int64 { return int64(math.Round(v)) }
+
+// targetWidth is the width of the targets table's first column: the
+// table fits in 100 columns.
+const targetWidth = 34
+
+// writeTargets writes the table of a mix's targets (--targets): each
+// target's weight, requests, failures, total-time percentiles and body
+// bytes, fitted to 100 columns (a long target is cut in its middle).
+func writeTargets(b *strings.Builder, ts []summary.TargetSummary) {
+	fmt.Fprintf(b, "\nTargets (%d; times are Total, in ms)\n", len(ts))
+	fmt.Fprintf(b, "  %-*s %6s %9s %7s %8s %8s %8s %11s\n", targetWidth, "target", "weight", "requests", "failed", "p50", "p99", "max", "body bytes")
+	for _, t := range ts {
+		fmt.Fprintf(b, "  %-*s %6d %9d %7d %8.2f %8.2f %8.2f %11d\n", targetWidth, fitTarget(t.Target), t.Weight, t.Requests, t.Failed,
+			t.P50Ms, t.P99Ms, t.MaxMs, t.BodyBytes)
+	}
+}
+
+// fitTarget cuts a target's label to targetWidth characters, keeping its
+// start (the method) and its end (where paths differ).
+func fitTarget(s string) string {
+	r := []rune(s)
+	if len(r) <= targetWidth {
+		return s
+	}
+	head := 12
+	return string(r[:head]) + "..." + string(r[len(r)-(targetWidth-head-3):])
+}
 
 // writeUpstreams writes the per-address lines of a cluster target, each
 // after prefix, with the header line first when head is set.

@@ -58,6 +58,12 @@ type Config struct {
 	// and waits otherwise (Concurrency should be the largest).
 	Stages []stats.Stage
 	Ramp   bool
+	// Mix, when not empty, is the schedule of a mix of requests
+	// (internal/targets.Schedule): the run's k-th request (k from 0, in
+	// the order workers take them) sends request Mix[k % len(Mix)]
+	// (load.Result.Target). With a request budget k is the budget's own
+	// count; without one, a counter of its own.
+	Mix []int32
 }
 
 // Engine runs the workers of a run: work(i) for every client i,
@@ -99,12 +105,16 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	var budget atomic.Int64
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
+	var m *mix
+	if len(cfg.Mix) > 0 {
+		m = &mix{sched: cfg.Mix, total: cfg.Requests}
+	}
 	return drive(ctx, cfg, func(window context.Context, c load.Client, sh *recorder.Shard, start int64, i int) int64 {
 		var turn func() bool
 		if len(cfg.Stages) > 0 {
 			turn = stageTurn(window, cfg.Stages, cfg.Ramp, start, i)
 		}
-		return worker(window, c, sh, &budget, limited, cfg.Watch, turn)
+		return worker(window, c, sh, &budget, limited, cfg.Watch, turn, m)
 	})
 }
 
@@ -189,16 +199,22 @@ func makeClients(ctx context.Context, f load.ClientFactory, n int) ([]load.Clien
 // lock per request beyond the shard's short lock. It starts requests while
 // the window is open; a request that ends after the window closed is
 // drained: not recorded, and counted in the number it returns.
-func worker(window context.Context, c load.Client, sh *recorder.Shard, budget *atomic.Int64, limited bool, w *Watch, turn func() bool) int64 {
+func worker(window context.Context, c load.Client, sh *recorder.Shard, budget *atomic.Int64, limited bool, w *Watch, turn func() bool, m *mix) int64 {
 	var res load.Result
 	for window.Err() == nil {
 		if turn != nil && !turn() {
 			return 0
 		}
-		if limited && budget.Add(-1) < 0 {
-			return 0
+		left := int64(0)
+		if limited {
+			if left = budget.Add(-1); left < 0 {
+				return 0
+			}
 		}
 		res.Reset()
+		if m != nil {
+			res.Target = m.pick(limited, left)
+		}
 		c.Do(&res)
 		if window.Err() != nil {
 			// In flight when the window closed: drained, not counted.
@@ -210,6 +226,24 @@ func worker(window context.Context, c load.Client, sh *recorder.Shard, budget *a
 		}
 	}
 	return 0
+}
+
+// mix is a run's schedule of a mix of requests and the count of the
+// requests taken, for a run without a budget.
+type mix struct {
+	sched []int32
+	total int64        // the budget; 0: none (next counts)
+	next  atomic.Int64 // requests taken, without a budget
+}
+
+// pick returns the request of the next one taken: with a budget, the
+// k-th of the run when left remain after it; otherwise the next count.
+func (m *mix) pick(limited bool, left int64) int {
+	k := m.total - 1 - left
+	if !limited {
+		k = m.next.Add(1) - 1
+	}
+	return int(m.sched[k%int64(len(m.sched))])
 }
 
 // stageTurn returns the wait of worker i of a closed-model run in stages:

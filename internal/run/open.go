@@ -62,6 +62,7 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 		return Outcome{}, OpenAccount{}, errors.New("run: rate must be greater than 0")
 	}
 	sched := newSchedule(cfg.Rate, cfg.Stages, cfg.Ramp)
+	sched.mix = cfg.Mix
 	var next atomic.Int64
 	var mu sync.Mutex
 	var pending []pendingReq
@@ -155,6 +156,9 @@ func openWorker(ctx context.Context, c load.Client, sh *recorder.Shard, next *at
 			return pendingReq{intended: due}, true
 		}
 		res.Reset()
+		if len(sched.mix) > 0 {
+			res.Target = int(sched.mix[i%int64(len(sched.mix))])
+		}
 		res.Intended = due
 		res.Queued = queued
 		c.Do(&res)

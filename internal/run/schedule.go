@@ -21,6 +21,7 @@ type schedule struct {
 	from     []float64 // each stage's first rate (the previous target with a ramp)
 	starts   []float64 // each stage's start, in ns
 	counts   []float64 // requests asked for before each stage; one more: the total
+	mix      []int32   // the mix's schedule (Config.Mix): request i sends mix[i % len]
 }
 
 // newSchedule returns the schedule of a constant rate, or of the stages

@@ -141,12 +141,14 @@ type Merger struct {
 	// Force merges records of other plans (see Merger).
 	Force bool
 
-	out     *Record
-	n       int
-	noUps   bool
-	causes  map[[2]uint8]*Cause
-	samples map[string]int64
-	notes   map[string]bool
+	out   *Record
+	n     int
+	noUps bool
+	// noTargets drops the per-target parts (a forced merge of other mixes).
+	noTargets bool
+	causes    map[[2]uint8]*Cause
+	samples   map[string]int64
+	notes     map[string]bool
 	// first is the first record's plan, ups its number of upstream parts.
 	first Plan
 	ups   int
@@ -213,6 +215,10 @@ func (m *Merger) AddFrom(name string, r *Record) error {
 		if len(r.Upstreams) != m.ups {
 			m.dropUpstreams()
 		}
+		if len(r.Targets) != len(m.out.Targets) || !slices.Equal(r.Plan.Targets, m.first.Targets) {
+			m.noTargets = true
+			m.out.Targets, m.out.Plan.Targets, m.out.Plan.Weights = nil, nil, nil
+		}
 		r = &c
 	}
 	ups := r.Upstreams
@@ -221,8 +227,22 @@ func (m *Merger) AddFrom(name string, r *Record) error {
 	} else if len(r.Upstreams) != len(m.out.Upstreams) {
 		return &PlanError{Differences: []string{fmt.Sprintf("upstreams: %d parts vs %d", len(m.out.Upstreams), len(r.Upstreams))}}
 	}
+	tgs := r.Targets
+	if m.noTargets {
+		tgs = nil
+	} else if len(tgs) != len(m.out.Targets) {
+		return &PlanError{Differences: []string{fmt.Sprintf("targets: %d parts vs %d", len(m.out.Targets), len(tgs))}}
+	}
 	if err := m.checkSums(r, ups); err != nil {
 		return err
+	}
+	for i := range tgs {
+		o, x := &m.out.Targets[i], &tgs[i]
+		fits := func(a, b int64) bool { return b <= 0 || a <= math.MaxInt64-b }
+		if !fits(o.Requests, x.Requests) || !fits(o.Complete, x.Complete) || !fits(o.Failed, x.Failed) || !fits(o.BodyBytes, x.BodyBytes) ||
+			!fits(o.Total.N, x.Total.N) || !fits(int64(o.Total.Sum), int64(x.Total.Sum)) {
+			return fmt.Errorf("stats: targets[%d]: the merged counts would overflow", i)
+		}
 	}
 	o := m.out
 	m.n++
@@ -257,6 +277,14 @@ func (m *Merger) AddFrom(name string, r *Record) error {
 		u, x := &o.Upstreams[i], &ups[i]
 		u.Complete += x.Complete
 		u.Failed += x.Failed
+		u.Total.Merge(&x.Total)
+	}
+	for i := range tgs {
+		u, x := &o.Targets[i], &tgs[i]
+		u.Requests += x.Requests
+		u.Complete += x.Complete
+		u.Failed += x.Failed
+		u.BodyBytes += x.BodyBytes
 		u.Total.Merge(&x.Total)
 	}
 	for _, c := range r.Causes {
@@ -337,6 +365,13 @@ func (m *Merger) start(first *Record) {
 	out.Plan.Concurrency, out.Plan.Requests = 0, 0
 	for i, u := range first.Upstreams {
 		out.Upstreams[i] = UpstreamRecord{Address: u.Address}
+	}
+	out.Plan.Targets, out.Plan.Weights = slices.Clone(first.Plan.Targets), slices.Clone(first.Plan.Weights)
+	if len(first.Targets) > 0 {
+		out.Targets = make([]TargetRecord, len(first.Targets))
+		for i, u := range first.Targets {
+			out.Targets[i] = TargetRecord{Target: u.Target}
+		}
 	}
 	m.out = out
 	m.first, m.ups = first.Plan, len(first.Upstreams)

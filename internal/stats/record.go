@@ -74,6 +74,9 @@ type Record struct {
 	// Upstreams has one part per address of a cluster target, in the
 	// order of Plan.Upstreams; empty for one address.
 	Upstreams []UpstreamRecord `json:"upstreams,omitempty"`
+	// Targets has one part per request of a mix (--targets), in the
+	// order of Plan.Targets; empty for one request.
+	Targets []TargetRecord `json:"targets,omitempty"`
 	// Causes count the failures by class and kind, with one sample message
 	// each, in class then kind order.
 	Causes []Cause `json:"causes"`
@@ -163,6 +166,11 @@ type Plan struct {
 	// indexes them); Balance spreads connections over them.
 	Upstreams []string `json:"upstreams,omitempty"`
 	Balance   string   `json:"balance,omitempty"`
+	// Targets are the requests of a mix (--targets), each "METHOD URL"
+	// as the targets file gives it (load.Result.Target indexes them),
+	// and Weights their weights; empty for one request.
+	Targets []string `json:"targets,omitempty"`
+	Weights []int    `json:"target_weights,omitempty"`
 	// Concurrency is the number of workers (-c); records merged Together
 	// add them (see Policy).
 	Concurrency int `json:"concurrency"`
@@ -728,6 +736,32 @@ type UpstreamRecord struct {
 	Total PhaseRecord `json:"total"`
 }
 
+// TargetRecord is the part of a run that sent one request of a mix.
+type TargetRecord struct {
+	// Target is the request, "METHOD URL".
+	Target string `json:"target"`
+	// Requests counts its requests that finished (complete or failed,
+	// a length failure once); Complete and Failed count them as the
+	// whole run does.
+	Requests int64 `json:"requests"`
+	Complete int64 `json:"complete"`
+	Failed   int64 `json:"failed"`
+	// BodyBytes counts the body bytes of its complete responses.
+	BodyBytes int64 `json:"body_bytes"`
+	// Total is the total time of its complete requests.
+	Total PhaseRecord `json:"total"`
+}
+
+// NewTargets returns the empty parts of n targets, their histograms
+// made (2 significant digits: within 1% of the value).
+func NewTargets(n int) []TargetRecord {
+	t := make([]TargetRecord, n)
+	for i := range t {
+		t[i].Total.Hist = hdr.New(HistMin, HistMax, 2)
+	}
+	return t
+}
+
 // Cause counts the failures of one class and kind, with the message of the
 // first one.
 type Cause struct {
@@ -818,6 +852,15 @@ func (r *Record) Validate() error {
 		u := &r.Upstreams[i]
 		errs = append(errs, neg(fmt.Sprintf("upstreams[%d].complete", i), u.Complete), neg(fmt.Sprintf("upstreams[%d].failed", i), u.Failed))
 		phase(fmt.Sprintf("upstreams[%d].total", i), &u.Total.Moments)
+	}
+	for i := range r.Targets {
+		u := &r.Targets[i]
+		errs = append(errs, neg(fmt.Sprintf("targets[%d].requests", i), u.Requests), neg(fmt.Sprintf("targets[%d].complete", i), u.Complete), neg(fmt.Sprintf("targets[%d].failed", i), u.Failed),
+			neg(fmt.Sprintf("targets[%d].body_bytes", i), u.BodyBytes))
+		phase(fmt.Sprintf("targets[%d].total", i), &u.Total.Moments)
+	}
+	if len(r.Targets) > 0 && len(r.Targets) != len(r.Plan.Targets) {
+		errs = append(errs, fmt.Errorf("targets: %d parts for %d targets in the plan", len(r.Targets), len(r.Plan.Targets)))
 	}
 	for i, c := range r.Causes {
 		errs = append(errs, neg(fmt.Sprintf("causes[%d].count", i), c.Count))

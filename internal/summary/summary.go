@@ -42,6 +42,26 @@ type UpstreamSummary struct {
 	P99Ms             float64 `json:"p99_ms"`
 }
 
+// TargetSummary is one request of a mix (--targets): its counts and the
+// percentiles of its complete requests' total time.
+type TargetSummary struct {
+	// Target is "METHOD URL" as the targets file gives it; Weight its
+	// weight.
+	Target string `json:"target"`
+	Weight int    `json:"weight"`
+	// Requests counts its finished requests (complete or failed, a
+	// length failure once).
+	Requests int64 `json:"requests"`
+	Complete int64 `json:"complete_requests"`
+	Failed   int64 `json:"failed_requests"`
+	// P50Ms, P99Ms and MaxMs are its total times, in ms.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+	// BodyBytes counts the body bytes of its complete responses.
+	BodyBytes int64 `json:"body_bytes"`
+}
+
 // OpenModel describes an open-model run.
 type OpenModel struct {
 	// RateAsked and RateAchieved are in requests per second (achieved:
@@ -199,6 +219,9 @@ type Summary struct {
 	// says how connections were spread); absent for one address.
 	Upstreams []UpstreamSummary `json:"upstreams,omitempty"`
 	Balance   string            `json:"balance,omitempty"`
+	// Targets has one entry per request of a mix (--targets), in the
+	// targets file's order; absent for one request.
+	Targets []TargetSummary `json:"targets,omitempty"`
 	// Backend is the backend's resource use, when sampled.
 	Backend *stats.BackendUsage `json:"backend,omitempty"`
 	// TLS describes the negotiated TLS session of an https target.
@@ -410,6 +433,20 @@ func Of(m *stats.Record) Summary {
 			}
 			s.Upstreams = append(s.Upstreams, us)
 		}
+	}
+	for i := range m.Targets {
+		t := &m.Targets[i]
+		ts := TargetSummary{Target: t.Target, Weight: 1, Requests: t.Requests, Complete: t.Complete, Failed: t.Failed,
+			BodyBytes: t.BodyBytes}
+		if i < len(pl.Weights) {
+			ts.Weight = pl.Weights[i]
+		}
+		if t.Total.N > 0 {
+			ts.P50Ms = math.Min(float64(t.Total.ValueAt(50))/1e3, ms(t.Total.Max))
+			ts.P99Ms = math.Min(float64(t.Total.ValueAt(99))/1e3, ms(t.Total.Max))
+			ts.MaxMs = ms(t.Total.Max)
+		}
+		s.Targets = append(s.Targets, ts)
 	}
 	s.ConnectsOver1s = c.SlowConnects
 	s.Client = m.Client

@@ -81,9 +81,16 @@ func fcgiConfig(r protocol.Request, opts any) fcgi.Config {
 	}
 }
 
-// Factory returns fcgi's client factory.
+// Factory returns fcgi's client factory; a mix's requests each set their
+// own REQUEST_METHOD, REQUEST_URI, QUERY_STRING, SCRIPT_NAME,
+// SCRIPT_FILENAME (the document root joined with the path), CONTENT_TYPE
+// and CONTENT_LENGTH (fcgi.Params).
 func (FCGI) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
-	return fcgi.NewFactory(fcgiConfig(r, opts))
+	cfg := fcgiConfig(r, opts)
+	for _, v := range r.Mix {
+		cfg.Mix = append(cfg.Mix, fcgiConfig(v.Apply(r), opts))
+	}
+	return fcgi.NewFactory(cfg)
 }
 
 // Record names FastCGI, FCGI_KEEP_CONN and its stderr stream for the

@@ -68,7 +68,11 @@ func httpConfig(r protocol.Request, opts any) httpprobe.Config {
 
 // Factory returns httpprobe's client factory.
 func (HTTP) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
-	return httpprobe.NewFactory(httpConfig(r, opts))
+	cfg := httpConfig(r, opts)
+	for _, v := range r.Mix {
+		cfg.Mix = append(cfg.Mix, httpConfig(v.Apply(r), opts))
+	}
+	return httpprobe.NewFactory(cfg)
 }
 
 // Fetch sends the request once on a fresh connection with Connection:
