@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -109,8 +111,13 @@ type Setup struct {
 	Policy string
 	// Slice is the custom time slice of the client's threads
 	// (OpenModelSlice in an open-model run); 0: the kernel's default.
-	Slice   time.Duration
-	restore func()
+	Slice time.Duration
+	// CPUs are the CPUs the client's threads were put on (Plan.ClientCPUs),
+	// empty when they were not pinned; PinError says why a pinning asked
+	// for failed.
+	CPUs     []int
+	PinError error
+	restore  func()
 }
 
 // Prepare raises the file limit for concurrency workers, applies the
@@ -124,6 +131,20 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
 	s.Policy = applySched(p.Sched, quiet, stderr)
+	threads := p.Threads
+	if len(p.ClientCPUs) > 0 {
+		if _, err := sockets.SetThreadsAffinity(p.ClientCPUs); err != nil {
+			s.PinError = err
+			if !quiet {
+				fmt.Fprintf(stderr, "backbench: warning: the client's CPUs: %v\n", err)
+			}
+		} else {
+			s.CPUs = p.ClientCPUs
+			if threads == 0 && os.Getenv("GOMAXPROCS") == "" && len(p.ClientCPUs) < runtime.GOMAXPROCS(0) {
+				threads = len(p.ClientCPUs)
+			}
+		}
+	}
 	unslice := func() {}
 	if p.Rate > 0 && p.Rate <= OpenModelSliceMaxRate {
 		if _, err := sockets.SetSchedSlice(uint64(OpenModelSlice)); err == nil {
@@ -131,7 +152,7 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 			unslice = func() { sockets.SetSchedSlice(0) }
 		}
 	}
-	uncap := capThreads(p.Threads)
+	uncap := capThreads(threads)
 	s.restore = sync.OnceFunc(func() { uncap(); unslice() })
 	return s
 }
@@ -330,6 +351,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	m.Environment.Engine = engine
 	m.Client = clientHealth(out, setup.Policy)
 	m.Client.TimeSliceMs = setup.Slice.Seconds() * 1000
+	m.Client.CPUs = setup.CPUs
 	m.Client.Engine = engine
 	observed(m)
 	samples.fill(m.Timeline, out.Start)
