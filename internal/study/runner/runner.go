@@ -206,7 +206,7 @@ func (r *runner) pinning() {
 	case r.st.Measure.PinNote != "":
 		r.res.Notes = append(r.res.Notes, r.st.Measure.PinNote)
 	case len(me.ClientCPUs) == 0 && !backends:
-		r.res.Notes = append(r.res.Notes, "nothing was pinned: the client and the backends shared the machine's CPUs, and their contention is part of the spread (pin: auto, or client_cpus and a backend's cpus, keeps them apart)")
+		r.res.Notes = append(r.res.Notes, "nothing was pinned: the client and the backends shared the CPUs, and their contention is part of the spread (pin: auto keeps them apart)")
 	}
 	for _, n := range r.res.Notes {
 		r.logf("%s", n)
