@@ -121,8 +121,9 @@ type Setup struct {
 }
 
 // Prepare raises the file limit for concurrency workers, applies the
-// plan's scheduling policy and thread cap, and returns the setup; call
-// Done on it after the last run. Warnings go to stderr unless quiet.
+// plan's scheduling policy, client CPUs and thread cap, and returns the
+// setup; call Done on it after the last run. Warnings go to stderr unless
+// quiet.
 func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 	s := &Setup{restore: func() {}}
 	var err error
@@ -132,7 +133,9 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 	}
 	s.Policy = applySched(p.Sched, quiet, stderr)
 	threads := p.Threads
+	unpin := func() {}
 	if len(p.ClientCPUs) > 0 {
+		before, _ := sockets.Affinity(0)
 		if _, err := sockets.SetThreadsAffinity(p.ClientCPUs); err != nil {
 			s.PinError = err
 			if !quiet {
@@ -140,6 +143,9 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 			}
 		} else {
 			s.CPUs = p.ClientCPUs
+			if len(before) > 0 {
+				unpin = func() { sockets.SetThreadsAffinity(before) }
+			}
 			if threads == 0 && os.Getenv("GOMAXPROCS") == "" && len(p.ClientCPUs) < runtime.GOMAXPROCS(0) {
 				threads = len(p.ClientCPUs)
 			}
@@ -153,7 +159,7 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 		}
 	}
 	uncap := capThreads(threads)
-	s.restore = sync.OnceFunc(func() { uncap(); unslice() })
+	s.restore = sync.OnceFunc(func() { uncap(); unslice(); unpin() })
 	return s
 }
 
@@ -178,7 +184,7 @@ const OpenModelSlice = 100 * time.Microsecond
 // whose run gets OpenModelSlice.
 const OpenModelSliceMaxRate = 2000
 
-// Done undoes the thread cap.
+// Done undoes the thread cap, the time slice and the client's CPUs.
 func (s *Setup) Done() { s.restore() }
 
 // applySched gives the client's threads the policy sched asks for, if any
