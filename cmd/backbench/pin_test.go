@@ -91,6 +91,10 @@ func TestStudyPinned(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	backends := map[int]string{}  // PID of a process of a pool -> its CPUs
 	client := map[string]string{} // thread of the study -> its CPUs
+	// A thread of the study seen on other CPUs, first and last: the
+	// thread that forks a backend carries the backend's mask for the
+	// fork and exec, then ends; a client thread would stay.
+	firstBad, lastBad := map[string]time.Time{}, map[string]time.Time{}
 	maxPool := 0
 	var err error
 poll:
@@ -114,8 +118,15 @@ poll:
 		maxPool = max(maxPool, pool)
 		if pool > 0 {
 			// A backend runs: the client's CPUs were set before it started.
+			now := time.Now()
 			for tid, v := range threadCPUs(cmd.Process.Pid) {
 				client[tid] = v
+				if v != "0" {
+					if _, ok := firstBad[tid]; !ok {
+						firstBad[tid] = now
+					}
+					lastBad[tid] = now
+				}
 			}
 		}
 	}
@@ -133,10 +144,17 @@ poll:
 	if len(client) == 0 {
 		t.Error("no thread of the study read")
 	}
+	good := 0
 	for tid, v := range client {
-		if v != "0" {
-			t.Errorf("the study's thread %s: Cpus_allowed_list %s, want 0", tid, v)
+		if v == "0" {
+			good++
 		}
+		if lastBad[tid].Sub(firstBad[tid]) > time.Second {
+			t.Errorf("the study's thread %s ran on CPUs %s for more than a second, want 0", tid, v)
+		}
+	}
+	if good == 0 {
+		t.Errorf("no thread of the study ran on CPU 0: %v", client)
 	}
 	b, err := os.ReadFile(filepath.Join(out, "study.json"))
 	if err != nil {
