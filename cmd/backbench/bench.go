@@ -53,6 +53,7 @@ type loadOptions struct {
 	abCompat       bool
 	rawFile        string
 	clientSched    string
+	clientCPUs     string
 	threads        int
 	engine         string
 	startAt        time.Time
@@ -126,6 +127,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
 	fs.Var(cli.NewChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
+	fs.StringVar(&o.clientCPUs, "client-cpus", "", "run every thread of the client on these CPUs (a `LIST` as taskset -c takes it: 0, 0-1, 0,2), apart from a backend pinned to others; default: not pinned")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU, but half of them for kept connections to a backend on this machine")
 	fs.Var(cli.NewChoice(&o.engine, d.Engine, execute.EngineAuto, execute.EnginePoller, execute.EngineUring), "engine",
 		"what runs the workers: poller (a goroutine each, on Go's network poller), uring (io_uring, one ring per thread; Linux 5.11+), or auto: uring for closed-model HTTP runs without keep-alive to plain TCP or Unix targets when io_uring can be set up, poller otherwise")
@@ -204,7 +206,7 @@ func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
 	return plan.Options{URL: url, Requests: o.requests, RequestsSet: fs.Changed("requests"), Concurrency: o.concurrency,
 		ConcurrencySet: fs.Changed("concurrency"), TimeLimitSet: fs.Changed("timelimit"), RateSet: fs.Changed("rate"),
 		TimeLimit: o.timeLimit, Timeout: o.timeout, KeepAlive: o.keepAlive, VariableLength: o.variableLength, ABCompat: o.abCompat,
-		Rate: o.rate, Threads: o.threads, Sched: o.clientSched, Engine: o.engine, StartAt: o.startAt, Verbosity: o.verbosity,
+		Rate: o.rate, Threads: o.threads, Sched: o.clientSched, ClientCPUs: o.clientCPUs, Engine: o.engine, StartAt: o.startAt, Verbosity: o.verbosity,
 		SLO: o.slo, Upstreams: o.upstreams, Balance: o.balance, Insecure: o.insecure, UnixSocket: o.unixSocket,
 		BackendPIDs: o.backendPIDs, BackendPIDFile: o.backendPIDFile, FPMStatus: o.fpmStatus,
 		Headers: o.headers, Cookies: o.cookies, BasicAuth: o.basicAuth, Proxy: o.proxy, Method: o.method, Head: o.head,

@@ -90,7 +90,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"method": true, "postfile": true, "content-type": true, "variable-length": true, "quiet": true,
 		"verbosity": true, "http1.0": true, "document-root": true, "param": true, "unix-socket": true,
 		"upstream": true, "balance": true, "insecure": true, "fpm-status": true,
-		"client-sched": true, "threads": true, "engine": true, "slo": true, "start-at": true,
+		"client-sched": true, "client-cpus": true, "threads": true, "engine": true, "slo": true, "start-at": true,
 		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true,
 		"keep-secrets": true, "no-hostname": true}
 	load.VisitAll(func(f *pflag.Flag) {

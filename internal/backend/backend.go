@@ -51,6 +51,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/backbench/backbench/sockets"
 )
 
 // DefaultStartTimeout is how long Start waits for a backend to listen
@@ -83,6 +85,10 @@ type Spec struct {
 	StartTimeout time.Duration  // how long Start waits for it to listen; 0: DefaultStartTimeout (30 s)
 	Grace        time.Duration  // from the stop signal to SIGKILL; 0: DefaultGrace (5 s)
 	StopSignal   syscall.Signal // the stop signal; 0: SIGTERM
+	// CPUs, when not empty, are the CPUs its whole tree runs on: the
+	// leader is forked from a thread with that mask (sockets.StartOnCPUs),
+	// so it and every process it forks later inherit it.
+	CPUs []int
 }
 
 // The kinds of StartError.
@@ -311,7 +317,11 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	if len(spec.CPUs) > 0 {
+		err = sockets.StartOnCPUs(spec.CPUs, cmd.Start)
+	} else {
+		err = cmd.Start()
+	}
 	w.Close()
 	if err != nil {
 		r.Close()

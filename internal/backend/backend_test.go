@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/backbench/backbench/sockets"
 )
 
 // sockDir makes a short directory for Unix sockets (t.TempDir's paths can
@@ -488,4 +491,41 @@ func TestGroupOutlivesLeader(t *testing.T) {
 		t.Errorf("ExitStatus %q", s)
 	}
 	checkGone(t, pids)
+}
+
+// TestCPUs: a backend started with CPUs runs its whole tree on them, the
+// child it forks after it starts included, and the caller keeps its own
+// mask.
+func TestCPUs(t *testing.T) {
+	mine, err := sockets.Affinity(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := mine[len(mine)-1]
+	spec := testSpec(t, modeFork, "unix")
+	spec.Grace = 200 * time.Millisecond
+	spec.CPUs = []int{cpu}
+	p := start(t, spec)
+	defer p.Stop()
+	pids := p.PIDs()
+	if len(pids) != 2 {
+		t.Fatalf("PIDs %v, want the leader and its child", pids)
+	}
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("Cpus_allowed_list:\t%d\n", cpu); !strings.Contains(string(b), want) {
+			t.Errorf("process %d: want %q in its status:\n%s", pid, want, b)
+		}
+	}
+	if after, _ := sockets.Affinity(0); !slices.Equal(after, mine) {
+		t.Errorf("the caller's mask is %v, was %v", after, mine)
+	}
+	spec = testSpec(t, modeServe, "unix")
+	spec.CPUs = []int{5000}
+	if _, err := Start(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "CPU 5000") {
+		t.Errorf("CPU 5000: %v", err)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -109,13 +111,19 @@ type Setup struct {
 	Policy string
 	// Slice is the custom time slice of the client's threads
 	// (OpenModelSlice in an open-model run); 0: the kernel's default.
-	Slice   time.Duration
-	restore func()
+	Slice time.Duration
+	// CPUs are the CPUs the client's threads were put on (Plan.ClientCPUs),
+	// empty when they were not pinned; PinError says why a pinning asked
+	// for failed.
+	CPUs     []int
+	PinError error
+	restore  func()
 }
 
 // Prepare raises the file limit for concurrency workers, applies the
-// plan's scheduling policy and thread cap, and returns the setup; call
-// Done on it after the last run. Warnings go to stderr unless quiet.
+// plan's scheduling policy, client CPUs and thread cap, and returns the
+// setup; call Done on it after the last run. Warnings go to stderr unless
+// quiet.
 func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 	s := &Setup{restore: func() {}}
 	var err error
@@ -124,6 +132,25 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 		fmt.Fprintf(stderr, "backbench: warning: %v\n", err)
 	}
 	s.Policy = applySched(p.Sched, quiet, stderr)
+	threads := p.Threads
+	unpin := func() {}
+	if len(p.ClientCPUs) > 0 {
+		before, _ := sockets.Affinity(0)
+		if _, err := sockets.SetThreadsAffinity(p.ClientCPUs); err != nil {
+			s.PinError = err
+			if !quiet {
+				fmt.Fprintf(stderr, "backbench: warning: the client's CPUs: %v\n", err)
+			}
+		} else {
+			s.CPUs = p.ClientCPUs
+			if len(before) > 0 {
+				unpin = func() { sockets.SetThreadsAffinity(before) }
+			}
+			if threads == 0 && os.Getenv("GOMAXPROCS") == "" && len(p.ClientCPUs) < runtime.GOMAXPROCS(0) {
+				threads = len(p.ClientCPUs)
+			}
+		}
+	}
 	unslice := func() {}
 	if p.Rate > 0 && p.Rate <= OpenModelSliceMaxRate {
 		if _, err := sockets.SetSchedSlice(uint64(OpenModelSlice)); err == nil {
@@ -131,8 +158,8 @@ func Prepare(p *Plan, concurrency int, quiet bool, stderr io.Writer) *Setup {
 			unslice = func() { sockets.SetSchedSlice(0) }
 		}
 	}
-	uncap := capThreads(p.Threads)
-	s.restore = sync.OnceFunc(func() { uncap(); unslice() })
+	uncap := capThreads(threads)
+	s.restore = sync.OnceFunc(func() { uncap(); unslice(); unpin() })
 	return s
 }
 
@@ -157,7 +184,7 @@ const OpenModelSlice = 100 * time.Microsecond
 // whose run gets OpenModelSlice.
 const OpenModelSliceMaxRate = 2000
 
-// Done undoes the thread cap.
+// Done undoes the thread cap, the time slice and the client's CPUs.
 func (s *Setup) Done() { s.restore() }
 
 // applySched gives the client's threads the policy sched asks for, if any
@@ -336,6 +363,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	m.Environment.Engine = engine
 	m.Client = clientHealth(out, setup.Policy)
 	m.Client.TimeSliceMs = setup.Slice.Seconds() * 1000
+	m.Client.CPUs = setup.CPUs
 	m.Client.Engine = engine
 	observed(m)
 	samples.fill(m.Timeline, out.Start)

@@ -102,6 +102,10 @@ type Plan struct {
 	// Sched is the client threads' scheduling policy: "normal", "batch",
 	// or "" for the one backbench was started with.
 	Sched string
+	// ClientCPUs, when not empty, are the CPUs every thread of the client
+	// runs on (--client-cpus, a study's client_cpus): Prepare sets them,
+	// and caps GOMAXPROCS at their count unless Threads says otherwise.
+	ClientCPUs []int
 
 	// BackendPIDs are sampled from /proc during the run, with their
 	// descendants; FPMStatus is php-fpm's status path, read at the start

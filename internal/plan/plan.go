@@ -19,6 +19,7 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/procstat"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
@@ -55,6 +56,9 @@ type Options struct {
 	Threads int
 	Sched   string
 	Engine  string
+	// ClientCPUs is --client-cpus: the CPU list (0, 0-1, 0,2) every
+	// thread of the client runs on; "": not pinned.
+	ClientCPUs string
 	// StartAt is --start-at (zero: at once).
 	StartAt time.Time
 	// Verbosity is -v.
@@ -140,6 +144,9 @@ func (o *Options) Build() (*Load, error) {
 		Rate: o.Rate, Timeout: o.Timeout, KeepAlive: o.KeepAlive, VariableLength: o.VariableLength,
 		ABCompat: o.ABCompat, Threads: o.Threads, Sched: o.Sched, Engine: o.Engine}
 	if r.Proto, err = Protocol(tgt); err != nil {
+		return nil, err
+	}
+	if r.ClientCPUs, err = ClientCPUs(o.ClientCPUs); err != nil {
 		return nil, err
 	}
 	if err := o.backend(r); err != nil {
@@ -619,4 +626,20 @@ func CheckFiles(what string, concurrency int) error {
 	}
 	return errorf("%s needs %d open files (one per connection and %d for the rest), more than the limit of %d (RLIMIT_NOFILE, raised to its hard limit): use at most %d, or raise the hard limit (ulimit -Hn; LimitNOFILE= for a service)",
 		what, need, need-uint64(concurrency), limit, execute.MaxConcurrency())
+}
+
+// ClientCPUs reads --client-cpus: a CPU list as taskset -c takes it, each
+// CPU one this machine has; "" is nil (not pinned).
+func ClientCPUs(list string) ([]int, error) {
+	if list == "" {
+		return nil, nil
+	}
+	cpus, err := grammar.ParseCPUs(list)
+	if err == nil {
+		err = grammar.CheckCPUs(cpus, grammar.MachineCPUs())
+	}
+	if err != nil {
+		return nil, errorf("--client-cpus %s: %v", list, err)
+	}
+	return cpus, nil
 }

@@ -75,6 +75,10 @@ type ClientHealth struct {
 	// the fair scheduler, in ms (an open-model run sets 0.1 ms for its
 	// pacer's wake-ups); 0 or absent: the kernel's default.
 	TimeSliceMs float64 `json:"time_slice_ms,omitempty"`
+	// CPUs are the CPUs every thread of the client was put on
+	// (--client-cpus, a study's client_cpus); absent: not pinned, the
+	// client ran wherever the kernel placed it.
+	CPUs []int `json:"cpus,omitempty"`
 	// Engine is the engine that ran the workers, as in the record's
 	// environment ("" in records made before engines were chosen).
 	Engine string `json:"engine,omitempty"`

@@ -79,6 +79,11 @@ type Measure struct {
 	// not counted.
 	Repeat int   `json:"repeat"`
 	Warmup int64 `json:"warmup"`
+	// ClientCPUs are the CPUs every thread of the client ran on
+	// (client_cpus, or pin: auto's share); absent: not pinned. Pin is
+	// "auto" when pin: auto divided the CPUs.
+	ClientCPUs []int  `json:"client_cpus,omitempty"`
+	Pin        string `json:"pin,omitempty"`
 }
 
 // Configuration is one backend configuration: what started, where, and
@@ -101,6 +106,9 @@ type Configuration struct {
 	ProtocolName string `json:"protocol_name"`
 	// Exclusive says it ran alone, started and stopped in every round.
 	Exclusive bool `json:"exclusive,omitempty"`
+	// CPUs are the CPUs its whole process tree ran on (its backend's
+	// cpus, or pin: auto's share); absent: not pinned.
+	CPUs []int `json:"cpus,omitempty"`
 	// Starts counts its starts; Killed its stops that needed SIGKILL.
 	Starts int `json:"starts"`
 	Killed int `json:"killed,omitempty"`

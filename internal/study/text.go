@@ -22,6 +22,9 @@ func WriteText(w io.Writer, res *Result) error {
 		fmt.Fprint(w, " (INCOMPLETE: interrupted)")
 	}
 	fmt.Fprintln(w)
+	if len(res.Measure.ClientCPUs) > 0 {
+		fmt.Fprintf(w, "client pinned to CPU %s\n", cpuList(res.Measure.ClientCPUs))
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "configuration\tstarts\taddress\tstatus")
@@ -38,6 +41,9 @@ func WriteText(w io.Writer, res *Result) error {
 		}
 		if c.MeanPSSBytes > 0 {
 			status += fmt.Sprintf(", PSS %.1f MiB", c.MeanPSSBytes/(1<<20))
+		}
+		if len(c.CPUs) > 0 {
+			status += ", on CPU " + cpuList(c.CPUs)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s %s\t%s\n", c.Name, c.Starts, c.Network, c.Address, status)
 	}
@@ -123,4 +129,25 @@ func writeSeries(w io.Writer, res *Result) {
 		}
 	}
 	tw.Flush()
+}
+
+// cpuList writes CPU numbers as taskset -c takes them, with ranges where
+// the numbers follow each other ("0-2,5").
+func cpuList(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d", cpus[i])
+		if j > i {
+			fmt.Fprintf(&b, "-%d", cpus[j])
+		}
+		i = j + 1
+	}
+	return b.String()
 }

@@ -27,5 +27,6 @@ func seriesPlan(st *studyfile.Study, s *studyfile.Series, t Target) (*execute.Pl
 	if err != nil {
 		return nil, fmt.Errorf("%s (%s): %v", s.Label, t.URL, err)
 	}
+	l.Plan.ClientCPUs = st.Measure.ClientCPUs
 	return l.Plan, nil
 }

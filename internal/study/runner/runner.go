@@ -173,6 +173,7 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 		defer setup.Done()
 		r.o.Exec.Setup = setup
 	}
+	r.pinning()
 	defer r.stopAll()
 	if st.Measure.Kind == studyfile.MeasureCapacity {
 		r.measureCapacity(ctx)
@@ -200,6 +201,34 @@ func (r *runner) ended(start time.Time) {
 
 // unixSeconds is t in Unix seconds, with its fraction.
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// pinning records what was pinned (the client's CPUs as set, each
+// configuration's CPUs) and notes when nothing was, or when the client's
+// CPUs could not be set.
+func (r *runner) pinning() {
+	me := &r.res.Measure
+	me.Pin = r.st.Measure.Pin
+	if su := r.o.Exec.Setup; su != nil {
+		me.ClientCPUs = su.CPUs
+		if su.PinError != nil {
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("the client's CPUs (client_cpus) could not be set, the client ran unpinned: %v", su.PinError))
+		}
+	}
+	backends := false
+	for _, c := range r.configs {
+		c.res.CPUs = c.sc.Backend.CPUs
+		backends = backends || len(c.res.CPUs) > 0
+	}
+	switch {
+	case r.st.Measure.PinNote != "":
+		r.res.Notes = append(r.res.Notes, r.st.Measure.PinNote)
+	case len(me.ClientCPUs) == 0 && !backends:
+		r.res.Notes = append(r.res.Notes, "nothing was pinned: the client and the backends shared the CPUs, and their contention is part of the spread (pin: auto keeps them apart)")
+	}
+	for _, n := range r.res.Notes {
+		r.logf("%s", n)
+	}
+}
 
 // logf writes one line of the study's progress.
 func (r *runner) logf(format string, a ...any) {
@@ -384,7 +413,8 @@ func (r *runner) cleanup(base string) {
 func (r *runner) start(ctx context.Context, c *config) bool {
 	b := c.sc.Backend
 	p, err := backend.Start(ctx, backend.Spec{Name: c.res.Name, Argv: c.argv, Env: c.env, Dir: c.dir,
-		Network: c.network, Addr: c.addr, StartTimeout: b.StartTimeout, Grace: b.Grace, StopSignal: b.StopSignal})
+		Network: c.network, Addr: c.addr, StartTimeout: b.StartTimeout, Grace: b.Grace, StopSignal: b.StopSignal,
+		CPUs: b.CPUs})
 	c.res.Starts++
 	if err != nil {
 		if ctx.Err() != nil {

@@ -204,6 +204,9 @@ func (p *parser) parseBackend(n *yaml.Node, i int) Backend {
 		}
 		b.Headers = hs
 	}
+	if v, ok := m["cpus"]; ok && !isNull(v.val) {
+		b.CPUs = p.cpus(v.val, what+" cpus")
+	}
 	if b.Port == 0 && !usesAny(uses, "listen", "addr", "port", "socket") {
 		p.fail(c.key, "%s is never told its address: use {listen}, {addr}, {port} or {socket} in its command, env or files (or declare a fixed port:)", what)
 	}

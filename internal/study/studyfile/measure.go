@@ -1,6 +1,7 @@
 package studyfile
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -95,7 +96,62 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 	if me.Kind == MeasureCapacity && len(me.SLO) == 0 {
 		p.fail(n, "measure: a capacity search needs slo, its objectives (e.g. slo: [\"p99<=100ms\"])")
 	}
+	if v, ok := m["client_cpus"]; ok && !isNull(v.val) {
+		me.ClientCPUs = p.cpus(v.val, "measure client_cpus")
+	}
+	if v, ok := m["pin"]; ok && !isNull(v.val) {
+		me.Pin = strings.TrimSpace(p.scalar(v.val, "measure pin"))
+		if me.Pin != PinAuto && me.Pin != "" {
+			p.fail(v.val, "measure pin %q: want auto (or client_cpus here and cpus on each backend)", me.Pin)
+		}
+	}
 	p.parseSizing(m, n)
+}
+
+// PinAuto is measure pin's one value: divide the machine's CPUs between
+// the client and the backends (grammar.SplitCPUs).
+const PinAuto = "auto"
+
+// cpus reads a CPU list as taskset -c takes it (grammar.ParseCPUs), each
+// CPU one this machine has.
+func (p *parser) cpus(n *yaml.Node, what string) []int {
+	s := p.scalar(n, what)
+	cpus, err := grammar.ParseCPUs(s)
+	if err == nil {
+		err = grammar.CheckCPUs(cpus, machineCPUs())
+	}
+	if err != nil {
+		p.fail(n, "%s %q: %v", what, s, err)
+	}
+	return cpus
+}
+
+// machineCPUs are the CPUs of this machine (a variable for the tests).
+var machineCPUs = grammar.MachineCPUs
+
+// pinAuto gives pin: auto's shares: the client the first half of the
+// machine's CPUs rounded down (at least one), the backends the rest. A
+// client_cpus or a backend's cpus given in the file is kept. On a machine
+// of one CPU nothing is pinned, and PinNote says so.
+func (p *parser) pinAuto() {
+	me := &p.s.Measure
+	if me.Pin != PinAuto {
+		return
+	}
+	all := machineCPUs()
+	client, backends := grammar.SplitCPUs(all)
+	if len(client) == 0 {
+		me.PinNote = fmt.Sprintf("pin: auto pinned nothing: this machine has %d CPU, nothing to divide between the client and the backends", len(all))
+		return
+	}
+	if len(me.ClientCPUs) == 0 {
+		me.ClientCPUs = client
+	}
+	for i := range p.s.Backends {
+		if len(p.s.Backends[i].CPUs) == 0 {
+			p.s.Backends[i].CPUs = backends
+		}
+	}
 }
 
 // levels reads measure's concurrency as sweep's -c reads it

@@ -224,11 +224,11 @@ func (p *parser) offset(line, col int) int {
 var (
 	topKeys     = []string{"question", "factors", "exclude", "backends", "measure"}
 	factorKeys  = []string{"levels", "baseline", "setting"}
-	backendKeys = []string{"name", "when", "command", "env", "files", "url", "verify", "exclusive", "port", "transport", "start_timeout", "stop", "insecure", "document_root", "headers"}
+	backendKeys = []string{"name", "when", "command", "env", "files", "url", "verify", "exclusive", "port", "transport", "start_timeout", "stop", "insecure", "document_root", "headers", "cpus"}
 	fileKeys    = []string{"path", "content"}
 	verifyKeys  = []string{"status", "body"}
 	stopKeys    = []string{"signal", "grace"}
-	measureKeys = []string{"kind", "concurrency", "requests", "duration", "repeat", "warmup", "noise", "timeout", "slo", "confirm", "memory"}
+	measureKeys = []string{"kind", "concurrency", "requests", "duration", "repeat", "warmup", "noise", "timeout", "slo", "confirm", "memory", "client_cpus", "pin"}
 )
 
 // builtins are the placeholders every backend field may use.
@@ -277,6 +277,7 @@ func (p *parser) parse() *Study {
 	if m, ok := top["measure"]; ok {
 		p.parseMeasure(m.key, m.val)
 	}
+	p.pinAuto()
 	missing("question")
 	missing("backends")
 	missing("measure")

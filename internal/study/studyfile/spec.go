@@ -160,6 +160,9 @@ type Backend struct {
 	DocumentRoot string
 	// Headers are extra request headers, "Name: value" templates.
 	Headers []string
+	// CPUs are the CPUs its whole process tree runs on (cpus:, a CPU list
+	// as taskset -c takes it, or pin: auto's share); empty: not pinned.
+	CPUs []int
 	// Line and Col are the position of the backend's entry in the file.
 	Line, Col int
 }
@@ -217,6 +220,14 @@ type Measure struct {
 	// Memory is a capacity study's memory budget in bytes (0: none): the
 	// sizing answer names the largest pool that fits it.
 	Memory int64
+	// ClientCPUs are the CPUs every thread of backbench runs on
+	// (client_cpus:, or pin: auto's share); empty: not pinned.
+	ClientCPUs []int
+	// Pin is "auto" when pin: auto divides the machine's CPUs between the
+	// client and the backends, "" otherwise; PinNote says why pin: auto
+	// pinned nothing ("" when it did).
+	Pin     string
+	PinNote string
 }
 
 // Error is a problem of a study file, at a line and column of it.
