@@ -236,7 +236,7 @@ func SweepMarkdown(w io.Writer, sw *Sweep, command string) error {
 }
 
 // sweepVerdicts is a series' req/s verdicts against the baseline, by
-// level: "slower at c=1, 3; no difference at c=8", "" without any.
+// level: "slower at c=1, 3; same at c=8", "" without any.
 func sweepVerdicts(sw *Sweep, label string) string {
 	if sw.SweepTrials == nil || label == sw.Baseline {
 		return ""
@@ -343,14 +343,14 @@ func CompareMarkdown(w io.Writer, m MarkdownCompare) error {
 		same := []string{}
 		for _, c := range cs {
 			switch c.Verdict {
-			case trials.NoDifference:
+			case trials.Same:
 				same = append(same, metricName(c.Metric))
 			default:
 				said = append(said, metricName(c.Metric)+" "+c.VerdictText()+" ("+c.RatioText()+")")
 			}
 		}
 		if len(same) > 0 {
-			said = append(said, "no difference in "+strings.Join(same, ", "))
+			said = append(said, "same "+strings.Join(same, ", ")+" (within the noise)")
 		}
 		fmt.Fprintf(bw, "- **%s** at c=%d: %s.\n", mdText(who), k.c, mdText(strings.Join(said, "; ")))
 	}

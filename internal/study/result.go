@@ -44,6 +44,9 @@ type Result struct {
 	Seed uint64 `json:"seed"`
 	// Noise is the threshold under which a difference does not count.
 	Noise float64 `json:"noise"`
+	// FalseDiscoveries says how the false directions among Comparisons
+	// were controlled (nil without a comparison with a test).
+	FalseDiscoveries *trials.FDR `json:"false_discoveries,omitempty"`
 	// Sizing is a capacity study's measurement and answer (nil for a
 	// sweep or a bench).
 	Sizing *Sizing `json:"sizing,omitempty"`

@@ -63,7 +63,11 @@ func WriteText(w io.Writer, res *Result) error {
 // WriteAnswers writes the answers block: each factor's conclusion, then
 // its details indented.
 func WriteAnswers(w io.Writer, res *Result) {
-	fmt.Fprintf(w, "Answers (%s; verdicts at 95%%, noise %.0f%%):\n", res.Question, 100*res.Noise)
+	head := fmt.Sprintf("%s; verdicts at 95%%, noise %.0f%%", res.Question, 100*res.Noise)
+	if f := res.FalseDiscoveries; f != nil {
+		head += "; " + f.Text()
+	}
+	fmt.Fprintf(w, "Answers (%s):\n", head)
 	for _, a := range res.Answers {
 		fmt.Fprintf(w, "  %s\n", a.Conclusion)
 		for _, d := range a.Details {

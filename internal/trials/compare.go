@@ -165,10 +165,22 @@ type Comparison struct {
 	RatioCI95 []float64 `json:"ratio_ci95"`
 	// PValue is the Mann-Whitney U test's (1 when it cannot say).
 	PValue float64 `json:"p_value"`
-	// Verdict is Faster, Slower, Lower, Higher, Smaller, Larger,
-	// NoDifference, or NoVerdict when the trials cannot give one (one
-	// trial a side, or too few for the test).
+	// Verdict is Faster, Slower, Lower, Higher, Smaller, Larger (a
+	// direction), Same, Undecided, or NoVerdict when the trials cannot
+	// give one (one trial a side, or too few for the test). Files of
+	// older versions say OldNoDifference (see Upgrade).
 	Verdict string `json:"verdict"`
+	// MoreRounds, for an Undecided comparison, estimates how many more
+	// rounds (trials a side) would decide it, from the spread measured
+	// so far (RoundsToDecide); -1 when more than MaxRepeat trials would
+	// be needed. MoreSeconds is about how long they would take, in
+	// seconds (0 when the trials' times are unknown).
+	MoreRounds  int     `json:"more_rounds,omitempty"`
+	MoreSeconds float64 `json:"more_seconds,omitempty"`
+	// Withdrawn says that the comparison's direction was made Undecided
+	// by the control of false discoveries over many comparisons
+	// (ControlFDR).
+	Withdrawn bool `json:"fdr_withdrawn,omitempty"`
 	// ShortTrials counts the trials of both sides shorter than
 	// MinTrialSeconds or without a client CPU measure (see Trial.Short):
 	// the verdict then carries a marker and a note.
@@ -219,7 +231,7 @@ type Sides struct {
 // mean PSS (smaller, larger); noise is the threshold (a fraction) under
 // which a difference does not count. A side of one trial, or sides too
 // few for the test to reach Alpha (see CanReach), get no verdict
-// (NoVerdict), never "no difference"; so do sides whose every request
+// (NoVerdict), never Same or Undecided; so do sides whose every request
 // failed (AllFailed; Comparison.Unanswered says which).
 func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise float64) []Comparison {
 	ss, bs := Summarize(s), Summarize(b)
@@ -264,6 +276,7 @@ func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise 
 		if ss.FailedRatio > 0 || bs.FailedRatio > 0 {
 			c.FailedRatio = &Sides{Series: ss.FailedRatio, Baseline: bs.FailedRatio}
 		}
+		c.estimate(noise, roundSeconds(s, b))
 		out = append(out, c)
 	}
 	return out
@@ -290,7 +303,8 @@ func num(f float64) *float64 {
 const ShortMark = " *"
 
 // VerdictText is the verdict with the failures it must not hide:
-// "faster (62% failed)", "slower (baseline 40% failed)"; without a
+// "faster (62% failed)", "slower (baseline 40% failed)"; undecided with
+// what would decide it: "undecided: ~6 more rounds, ~40 s"; without a
 // verdict, why: "–, 1 trial", "–, 3 trials", "–, no answer (100%
 // failed)" (Unanswered); ShortMark after a verdict from short trials.
 func (c *Comparison) VerdictText() string {
@@ -308,6 +322,9 @@ func (c *Comparison) VerdictText() string {
 		if n != 1 {
 			v += "s"
 		}
+	}
+	if m := c.MoreText(); m != "" {
+		v += ": " + m
 	}
 	if c.FailedRatio != nil {
 		var parts []string
