@@ -430,6 +430,8 @@ func (p *pager) comparisons(cs []trials.Comparison) {
 		} else if verdict == "none" {
 			// No verdict: why, as the text table says it.
 			verdict = "–, " + plural(min(c.Trials, c.BaselineTrials), "trial")
+		} else if m := c.MoreText(); m != "" {
+			verdict += ": " + m
 		}
 		if f := maxNumber(c.FailedRatio); f > 0 {
 			verdict += fmt.Sprintf(" (%.0f%% failed)", f*100)

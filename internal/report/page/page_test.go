@@ -258,7 +258,7 @@ func TestPointTitles(t *testing.T) {
 		t.Fatal("no level in trials.json")
 	}
 	for _, w := range []string{`class="verdict v-better">faster (25% failed)</td>`, `class="verdict v-better">lower (25% failed)</td>`,
-		`class="verdict v-same">no difference (25% failed)</td>`, "backbench sweep -q --repeat 5", "bench-host", "AMD EPYC 7B13, 2 CPUs", "2025-12-01 02:40:00 UTC (42.4 s)"} {
+		`class="verdict v-same">undecided: ~1 more round (25% failed)</td>`, "backbench sweep -q --repeat 5", "bench-host", "AMD EPYC 7B13, 2 CPUs", "2025-12-01 02:40:00 UTC (42.4 s)"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("the page lacks %q", w)
 		}
