@@ -106,7 +106,7 @@ func ComparisonTableFit(w io.Writer, cs []trials.Comparison, width int) error {
 				head = fmt.Sprintf("%s\n    vs %s, c=%d", series, baseline, c.Concurrency)
 			}
 			fmt.Fprintf(tw, "  %s\n", head)
-			fmt.Fprintln(tw, "    metric\tbaseline value\tvalue\tratio [95% interval]\tp\tverdict")
+			fmt.Fprintln(tw, "    metric\tbaseline value\tvalue\tratio ["+trials.RatioLabel(cs)+"]\tp\tverdict")
 		}
 		p := "-"
 		if c.RatioCI95 != nil {

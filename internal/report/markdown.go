@@ -289,7 +289,7 @@ type MarkdownCompare struct {
 // CompareMarkdown writes compare's verdicts as Markdown: the gate's
 // judgement (with --fail-on) and one sentence per pair and level (what
 // differs, by metric), then a table of every comparison (both medians,
-// the ratio with its 95% interval, p, the verdict), the differences and
+// the ratio with its interval at its real confidence, p, the verdict), the differences and
 // notes, and the command in a code span.
 func CompareMarkdown(w io.Writer, m MarkdownCompare) error {
 	bw := bufio.NewWriter(w)
@@ -355,7 +355,7 @@ func CompareMarkdown(w io.Writer, m MarkdownCompare) error {
 		fmt.Fprintf(bw, "- **%s** at c=%d: %s.\n", mdText(who), k.c, mdText(strings.Join(said, "; ")))
 	}
 	bw.WriteString("\n")
-	head := []string{"series", "baseline", "c", "metric", "baseline value", "value", "ratio [95% interval]", "p", "verdict"}
+	head := []string{"series", "baseline", "c", "metric", "baseline value", "value", "ratio [" + trials.RatioLabel(m.Comparisons) + "]", "p", "verdict"}
 	right := []bool{false, false, true, false, true, true, true, true, false}
 	var rows [][]string
 	for i := range m.Comparisons {

@@ -386,3 +386,21 @@ func (e Estimate) Interval() []float64 {
 	}
 	return []float64{e.Lo, e.Hi}
 }
+
+// RatioConfidence is the confidence of c's ratio interval
+// (RatioConfidence of its trial counts).
+func (c *Comparison) RatioConfidence() float64 {
+	return RatioConfidence(c.Trials, c.BaselineTrials)
+}
+
+// RatioLabel names the ratio intervals of cs with their real confidence:
+// "95% interval", "interval, 66.7% to 95%" (IntervalLabel).
+func RatioLabel(cs []Comparison) string {
+	confs := make([]float64, 0, len(cs))
+	for i := range cs {
+		if cs[i].RatioCI95 != nil {
+			confs = append(confs, cs[i].RatioConfidence())
+		}
+	}
+	return IntervalLabel(confs...)
+}

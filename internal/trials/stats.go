@@ -36,6 +36,8 @@ package trials
 import (
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/aclements/go-moremath/stats"
@@ -383,4 +385,60 @@ func decide(lo, hi float64, significant bool, noise float64, up, down string) st
 		return Same
 	}
 	return Undecided
+}
+
+// MedianConfidence is the confidence of the interval that Median gives
+// for n values: Confidence from 6 values on; with 2 to 5 the interval is
+// the range of the values, of confidence 1 - 2^(1-n) (50% for 2, 93.75%
+// for 5); 0 below 2 (no interval).
+func MedianConfidence(n int) float64 {
+	switch {
+	case n < 2:
+		return 0
+	case n >= 6:
+		return Confidence
+	}
+	return 1 - math.Pow(2, float64(1-n))
+}
+
+// RatioConfidence is the confidence of the ratio interval that Compare
+// gives for m values against n: Confidence when the exact distribution of
+// U reaches it (4 a side and more); below, the interval is the whole range
+// of the pairwise ratios, of confidence 1 - 2/C(m+n, m) (66.7% for 2
+// against 2, 90% for 3 against 3); 0 with fewer than 2 on a side.
+func RatioConfidence(m, n int) float64 {
+	if m < 2 || n < 2 {
+		return 0
+	}
+	if _, ok := mosesRankAt(m, n, Confidence, true); ok {
+		return Confidence
+	}
+	return 1 - 2*math.Exp(-lchoose(m+n, m))
+}
+
+// ConfidenceText prints a confidence as a percentage with the digits it
+// needs: "95%", "93.75%", "66.7%".
+func ConfidenceText(c float64) string {
+	s := strconv.FormatFloat(100*c, 'f', 2, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s + "%"
+}
+
+// IntervalLabel names intervals of the confidences confs (0s, no
+// interval, left out): "95% interval" when they share one, "interval,
+// 50% to 95%" when they differ, "interval" without any.
+func IntervalLabel(confs ...float64) string {
+	lo, hi := 2.0, -1.0
+	for _, c := range confs {
+		if c > 0 {
+			lo, hi = min(lo, c), max(hi, c)
+		}
+	}
+	switch {
+	case hi < 0:
+		return "interval"
+	case ConfidenceText(lo) == ConfidenceText(hi):
+		return ConfidenceText(lo) + " interval"
+	}
+	return "interval, " + ConfidenceText(lo) + " to " + ConfidenceText(hi)
 }
