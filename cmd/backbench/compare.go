@@ -27,8 +27,9 @@ is the baseline of a pair (TCP, keep-alive off, HTTP/1.1...), the first
 file's of a pair that differs in the backend or in nothing. What differs
 (targets, load shapes) is printed at the top. Per pair, level and metric
 (req/s, mean, p50, p99, max; the backend's CPU per request and PSS where
-sampled): both medians with their 95% intervals, the ratio with its 95%
-interval, the Mann-Whitney p-value and a verdict: a direction
+sampled): both medians with their intervals, the ratio with its
+interval (each labelled with its real confidence: 95% from 6 trials for a
+median, 4 a side for a ratio; less below), the Mann-Whitney p-value and a verdict: a direction
 (faster/slower, lower/higher, smaller/larger) when the whole ratio
 interval lies outside 1 ± the noise; same when it lies wholly inside;
 undecided otherwise, with about how many more rounds would decide it;

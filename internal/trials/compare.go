@@ -152,7 +152,10 @@ type Comparison struct {
 	Trials         int `json:"trials"`
 	BaselineTrials int `json:"baseline_trials"`
 	// Value and BaselineValue are the medians of the metric, ValueCI95
-	// and BaselineValueCI95 their intervals (null without one).
+	// and BaselineValueCI95 their intervals (null without one). Despite
+	// the names, an interval is of 95% only from 6 trials: below it is
+	// the range of the trials, of MedianConfidence (50% for 2, 93.75% for
+	// 5).
 	Value             *float64  `json:"value"`
 	BaselineValue     *float64  `json:"baseline_value"`
 	ValueCI95         []float64 `json:"value_ci95"`
@@ -160,8 +163,10 @@ type Comparison struct {
 	// Ratio is the series' median over the baseline's (null when the
 	// baseline's is 0).
 	Ratio *float64 `json:"ratio"`
-	// RatioCI95 is its 95% interval, [low, high]; null with fewer than 2
-	// trials on a side.
+	// RatioCI95 is its interval, [low, high]; null with fewer than 2
+	// trials on a side. Despite the name, it is of 95% only from 4 trials
+	// a side: below it is the range of the pairwise ratios, of
+	// RatioConfidence (66.7% for 2 against 2, 90% for 3 against 3).
 	RatioCI95 []float64 `json:"ratio_ci95"`
 	// PValue is the Mann-Whitney U test's (1 when it cannot say).
 	PValue float64 `json:"p_value"`
