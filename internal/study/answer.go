@@ -212,6 +212,7 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 			var why []string
 			var with string
 			var one *trials.Comparison
+			var others []cost
 			kaIgnored := map[string]bool{}
 			for _, p := range pairs {
 				if p.factor != f.Name || res.Series[p.s].Levels[f.Name] != level {
@@ -246,6 +247,10 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 					var words []string
 					for i := range cs {
 						cs[i].Factor, cs[i].FactorTitle = f.Name, title
+						if i > 0 {
+							others = append(others, cost{c: cs[i], ctx: ctx, s: p.s, b: p.b, level: c,
+								keepOn: f.Name == FactorKeepAlive && s.KeepAlive && !b.KeepAlive, workers: res.Configurations[s.Config].MaxProcs})
+						}
 						// The detail gives req/s always, the other metrics
 						// where they differ; the document has them all.
 						if i == 0 || (trials.Directional(cs[i].Verdict) && measured(&cs[i])) {
@@ -306,7 +311,16 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 			if faster+slower+same+undecided != 1 {
 				one = nil
 			}
-			a.Conclusion = conclusion(f, level, tally{faster, slower, same, undecided, none}, lo, hi, one, &open, with, why, kaIgnored)
+			// A gain (or loss) in req/s paid (or made up) in another
+			// metric is named in the conclusion, with its known causes.
+			costs := ""
+			if up := faster > 0 && slower == 0; up || (slower > 0 && faster == 0) {
+				if opp := against(others, up); len(opp) > 0 {
+					costs = costsText(opp)
+					a.Details = append(a.Details, res.costNote(f.Name+" "+level, opp, up))
+				}
+			}
+			a.Conclusion = conclusion(f, level, tally{faster, slower, same, undecided, none}, lo, hi, one, &open, with, why, kaIgnored, costs)
 			answers = append(answers, a)
 		}
 	}
@@ -546,8 +560,9 @@ func metricText(c *trials.Comparison) string {
 // tally counts a factor's req/s comparisons by verdict.
 type tally struct{ faster, slower, same, undecided, none int }
 
-// conclusion is the factor's sentence.
-func conclusion(f Factor, level string, t tally, lo, hi float64, one *trials.Comparison, open *openSpan, with string, why []string, kaIgnored map[string]bool) string {
+// conclusion is the factor's sentence; costs names the decided metrics
+// that go the other way from its req/s ("but p99 19× higher at c=32").
+func conclusion(f Factor, level string, t tally, lo, hi float64, one *trials.Comparison, open *openSpan, with string, why []string, kaIgnored map[string]bool, costs string) string {
 	faster, slower, same, undecided, none := t.faster, t.slower, t.same, t.undecided, t.none
 	n := faster + slower + same + undecided + none
 	subject := fmt.Sprintf("%s %s against %s", f.Name, level, f.Baseline)
@@ -589,6 +604,9 @@ func conclusion(f Factor, level string, t tally, lo, hi float64, one *trials.Com
 		if undecided > 0 {
 			s += "; undecided: " + open.text()
 		}
+	}
+	if costs != "" {
+		s += "; " + costs
 	}
 	if judged > 0 && none > 0 {
 		s += fmt.Sprintf("; %d without verdict: %s", none, firstUnique(why))
