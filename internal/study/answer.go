@@ -312,9 +312,11 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 				one = nil
 			}
 			// A gain (or loss) in req/s paid (or made up) in another
-			// metric is named in the conclusion, with its known causes.
+			// metric is named in the conclusion, with its known causes;
+			// without a direction in req/s, a decided cost is named too.
 			costs := ""
-			if up := faster > 0 && slower == 0; up || (slower > 0 && faster == 0) {
+			if faster == 0 || slower == 0 {
+				up := slower == 0
 				if opp := against(others, up); len(opp) > 0 {
 					costs = costsText(opp)
 					a.Details = append(a.Details, res.costNote(f.Name+" "+level, opp, up))
