@@ -219,7 +219,11 @@ func TestVerdictCarriesFailures(t *testing.T) {
 	if c.FailedRatio == nil || c.FailedRatio.Series < 0.4 || c.FailedRatio.Series > 0.6 || c.FailedRatio.Baseline != 0 {
 		t.Fatalf("failed_ratio %+v, want about 0.5 for the series and 0 for the baseline", c.FailedRatio)
 	}
-	want := c.Verdict + " (50% failed)"
+	want := c.Verdict
+	if m := c.MoreText(); m != "" {
+		want += ": " + m
+	}
+	want += " (50% failed)"
 	if c.ShortTrials > 0 {
 		want += trials.ShortMark // trials of 10 requests: too short to trust
 	}

@@ -112,8 +112,12 @@ func ComparisonTableFit(w io.Writer, cs []trials.Comparison, width int) error {
 		if c.RatioCI95 != nil {
 			p = fmt.Sprintf("%.3f", c.PValue)
 		}
+		// Narrow: an undecided verdict without its estimate of more
+		// rounds (the wide table and the JSON give it).
+		short := *c
+		short.MoreRounds = 0
 		fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\t%s\n", metricName(c.Metric), valueText(c.BaselineValue, c.BaselineValueCI95),
-			valueText(c.Value, c.ValueCI95), c.RatioText(), p, c.VerdictText())
+			valueText(c.Value, c.ValueCI95), c.RatioText(), p, short.VerdictText())
 	}
 	return tw.Flush()
 }
