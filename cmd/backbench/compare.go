@@ -27,9 +27,13 @@ is the baseline of a pair (TCP, keep-alive off, HTTP/1.1...), the first
 file's of a pair that differs in the backend or in nothing. What differs
 (targets, load shapes) is printed at the top. Per pair, level and metric
 (req/s, mean, p50, p99, max; the backend's CPU per request and PSS where
-sampled): both medians with their 95% intervals, the ratio with its 95%
-interval, the Mann-Whitney p-value and a verdict (faster/slower,
-lower/higher, smaller/larger, no difference; "–" without enough trials).
+sampled): both medians with their intervals, the ratio with its
+interval (each labelled with its real confidence: 95% from 6 trials for a
+median, 4 a side for a ratio; less below), the Mann-Whitney p-value and a verdict: a direction
+(faster/slower, lower/higher, smaller/larger) when the whole ratio
+interval lies outside 1 ± the noise; same when it lies wholly inside;
+undecided otherwise, with about how many more rounds would decide it;
+"–" without enough trials.
 
 Nothing to pair (no level in common, or every series more than one factor
 apart) exits 2.
@@ -58,7 +62,7 @@ func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.Var(cli.NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "output: text (a table), json, or markdown (the verdicts as a GitHub table, for a pull request)")
-	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose interval reaches within 1 ± P is no difference")
+	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\"")
 	fs.StringVar(&o.failOn, "fail-on", "", "regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%: METRIC DIRECTION [by N%], comma-separated); 5 when some comparison has no verdict to judge")
 	fs.BoolVar(&o.wide, "wide", false, "print the table as wide as it is (one row per metric with every column), not fitted to 100 columns (or the terminal's width)")
 	fs.BoolVar(&o.force, "force", false, "no longer needed: files of different targets or load shapes compare by what differs")

@@ -132,7 +132,7 @@ Usage:
   backbench merge [flags] FILE.json...
                                   one report from the JSON of runs made together on several generators
   backbench compare OLD.json NEW.json
-                                  compare saved results: ratios, 95% intervals, verdicts
+                                  compare saved results: ratios, intervals, verdicts
   backbench report [-o FILE] RESULT.json...
                                   one self-contained HTML page of saved results
   backbench study [flags] FILE    run a study file: start each backend configuration, measure,

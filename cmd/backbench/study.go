@@ -74,7 +74,7 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs.Var(cli.NewChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series in each round (0: random; the result records the order's seed)")
-	fs.StringVar(&o.noise, "noise", "", "noise threshold `P`: a difference whose ratio interval reaches within 1 ± P is no difference (2% or 0.02; default: the file's noise, else 2%)")
+	fs.StringVar(&o.noise, "noise", "", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\" (2% or 0.02; default: the file's noise, else 2%)")
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "replace the file's concurrency levels with `SPEC` (1,4 or 1:500:10)")
 	fs.Int64VarP(&o.requests, "requests", "n", 0, "replace the file's requests per level and trial")
 	fs.VarP(cli.NewSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -374,6 +375,46 @@ measure:
 	}
 	if c := r.res.Answers[0].Conclusion; !strings.Contains(c, "keep-alive did not apply") {
 		t.Errorf("conclusion: %s", c)
+	}
+}
+
+// TestStudyKeepAliveCost: a prefork pool of 2 serial workers (php-fpm's
+// children) at c=32 with keep-alive on against off: the kept connections
+// hold the workers, the other connections' requests queue behind them, so
+// keep-alive is faster in req/s (no connects) but its p99 is higher. The
+// conclusion names the p99 cost, and a note gives the cause. A busy
+// machine can leave a verdict undecided: the study then runs once more.
+func TestStudyKeepAliveCost(t *testing.T) {
+	f := writeStudy(t, `question: Does keep-alive pay for a pool of 2 workers at c=32?
+factors:
+  keepalive: [off, on]
+backends:
+  - name: pool
+    command: [backbench, serve, --protocol, http, --processes, "2", --model, serial, --listen, "{listen}"]
+    url: "http://{target}/"
+measure:
+  kind: bench
+  concurrency: [32]
+  requests: 400
+  repeat: 6
+`)
+	var a study.Answer
+	for try := 1; try <= 2; try++ {
+		r := runStudy(t, f)
+		if r.code != 0 || r.res == nil || len(r.res.Answers) != 1 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		a = r.res.Answers[0]
+		if strings.HasPrefix(a.Conclusion, "keepalive on against off: faster") && strings.Contains(a.Conclusion, "; but p99 ") {
+			break
+		}
+		t.Logf("try %d: %s\n%s", try, a.Conclusion, strings.Join(a.Details, "\n"))
+	}
+	if !strings.HasPrefix(a.Conclusion, "keepalive on against off: faster") || !regexp.MustCompile(`; but p99 [0-9.]+× higher`).MatchString(a.Conclusion) {
+		t.Fatalf("conclusion %q: want faster, but p99 higher", a.Conclusion)
+	}
+	if note := a.Details[len(a.Details)-1]; !strings.Contains(note, "kept connections outnumber the pool's workers: at c=32") {
+		t.Errorf("note %q: want the kept connections outnumbering the workers", note)
 	}
 }
 

@@ -54,9 +54,10 @@ or both (1,2,10:100:10). -n is the number of requests per level, -t the time
 per level.
 
 With --repeat N (or --precision P), every series runs N trials at every
-level in interleaved rounds; the table gives medians with their 95%
-intervals and every series' req/s verdict against --baseline, and a
-comparisons table follows: the pairs of series that differ in one factor
+level in interleaved rounds; the table gives medians with their
+intervals (95% from 6 trials; the trials' range below, 93.75% for 5)
+and every series' req/s verdict against --baseline, and a comparisons
+table follows: the pairs of series that differ in one factor
 (transport, keep-alive, protocol, HTTP version, TLS, upstreams, backend),
 grouped by factor. One LABEL on several URLs names one backend reached
 several ways (serial=fcgi://127.0.0.1:9000/ serial=fcgi://unix:/s.sock:/);

@@ -24,11 +24,11 @@ type repeatOptions struct {
 // addRepeatFlags adds the trial flags to fs; withBaseline adds sweep's
 // --baseline.
 func addRepeatFlags(fs *pflag.FlagSet, o *repeatOptions, withBaseline bool) {
-	fs.IntVar(&o.repeat, "repeat", 1, "run `N` trials of every series at every level (fresh connections, own warm-up each), interleaved in rounds; medians with 95% intervals")
-	fs.StringVar(&o.precision, "precision", "", "add rounds until the 95% interval of each series' req/s is within ±`P` of its median (2%), from --repeat (default 5) trials up to --max-repeat")
+	fs.IntVar(&o.repeat, "repeat", 1, "run `N` trials of every series at every level (fresh connections, own warm-up each), interleaved in rounds; medians with their intervals (95% from 6 trials)")
+	fs.StringVar(&o.precision, "precision", "", "add rounds until the interval of each series' req/s is within ±`P` of its median (2%), from --repeat (default 5) trials up to --max-repeat")
 	fs.IntVar(&o.maxRepeat, "max-repeat", trials.DefaultMaxRepeat, "with --precision, at most `N` trials")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series within each round (default: a random one, printed)")
-	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a difference whose ratio interval reaches within 1 ± P is no difference")
+	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\"")
 	if withBaseline {
 		fs.StringVar(&o.baseline, "baseline", "", "the backend `LABEL` (or series label) the other backends are compared with, and the table's verdict column (default: the first series)")
 	}

@@ -35,7 +35,7 @@ func FuzzLoadSaved(f *testing.F) {
 		var notes []string
 		for _, c := range pairFiles(sf, sf, 0.02, &notes) {
 			switch c.Verdict {
-			case "faster", "slower", "lower", "higher", "smaller", "larger", "no difference", "none":
+			case "faster", "slower", "lower", "higher", "smaller", "larger", "same", "undecided", "none":
 			default:
 				t.Fatalf("verdict %q", c.Verdict)
 			}

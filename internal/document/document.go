@@ -43,6 +43,7 @@ import (
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // Schema is the newest schema this package reads and writes: the record
@@ -329,7 +330,26 @@ func decode(name string, kind Kind, keys map[string]json.RawMessage, data []byte
 	if run, ok := r.(*Run); ok && run.Repeated != nil {
 		r = &Trials{Summary: run.Summary, Record: run.Record, Pooled: pooledOf(run.Summary, run.Record)}
 	}
+	upgradeVerdicts(r)
 	return r, nil
+}
+
+// upgradeVerdicts reads the verdicts of older versions' comparisons in
+// today's words (trials.Comparison.Upgrade): a saved "no difference" is
+// "same" when its interval lies inside the noise band the file was
+// judged with, else "undecided".
+func upgradeVerdicts(r Result) {
+	if sw := SweepOf(r); sw != nil && sw.SweepTrials != nil {
+		trials.UpgradeAll(sw.Comparisons, sw.Noise)
+	}
+	switch c := r.(type) {
+	case *Comparison:
+		trials.UpgradeAll(c.Comparisons, c.Noise)
+	case *Study:
+		if c.Result != nil {
+			trials.UpgradeAll(c.Comparisons, c.Noise)
+		}
+	}
 }
 
 // check checks every summary's figures and every record's numbers, and

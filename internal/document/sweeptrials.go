@@ -19,6 +19,10 @@ type SweepTrials struct {
 	// Comparisons compare every series with the baseline (and each ka
 	// series with its no-ka) at every level, for requests/sec and p99.
 	Comparisons []trials.Comparison `json:"comparisons"`
+	// FalseDiscoveries says how the false directions among Comparisons
+	// were controlled (nil without a comparison with a test, and in
+	// files of older versions).
+	FalseDiscoveries *trials.FDR `json:"false_discoveries,omitempty"`
 	// Notes name the levels whose interval did not get within the
 	// precision asked.
 	Notes []string `json:"notes"`

@@ -5,10 +5,12 @@
 // A rule names a metric and the direction of its verdict that counts as a
 // regression, with an optional least effect ("by 10%"): the whole ratio
 // interval must then lie beyond 1 ± 10%, as the noise threshold asks of
-// any verdict. The gate reads verdicts and never makes its own: "no
-// difference" never trips it, and a comparison without a verdict (one
-// trial a side, or too few for the test) leaves it unable to judge, which
-// it says rather than passing. It judges the pairs of one series in two
+// any verdict. The gate reads verdicts and never makes its own: "same"
+// never trips it, and a comparison without a verdict (one trial a side,
+// or too few for the test) or "undecided" (its interval reaches both
+// inside and outside the noise band) leaves it unable to judge, which it
+// says rather than passing. The item "undecided pass" (or "undecided
+// trip") in the rules says otherwise for undecided comparisons. It judges the pairs of one series in two
 // runs (FactorNone) or of two backends (FactorBackend), the pairs a saved
 // baseline and a new run make; pairs of other factors (a Unix series
 // against a TCP one) are not regressions and are left out.
@@ -22,6 +24,7 @@ package gate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,7 +44,17 @@ type Rule struct {
 	// By is the least effect, a fraction: the ratio interval must lie
 	// wholly beyond 1 ± By (0: the verdict alone).
 	By float64 `json:"by,omitempty"`
+	// Undecided, in the rule "undecided pass" or "undecided trip" (Metric
+	// empty), is how every rule treats an undecided comparison: UndecidedPass
+	// or UndecidedTrip (by default, the gate cannot judge it).
+	Undecided string `json:"undecided,omitempty"`
 }
+
+// The treatments of undecided comparisons a rule may ask for.
+const (
+	UndecidedPass = "pass"
+	UndecidedTrip = "trip"
+)
 
 // metric is a metric as a rule names it, with the two words of its
 // verdicts (above 1, below 1).
@@ -76,8 +89,9 @@ func MetricNames() string {
 // mean, p50, p99, max, cpu (the backend's CPU per request) or pss (the
 // backend's PSS), or a metric's JSON name; DIRECTION one of its two
 // verdicts (req/s: faster, slower; mean, p50, p99, max: higher, lower;
-// cpu, pss: larger, smaller). An unknown metric or direction is an error
-// naming the rule.
+// cpu, pss: larger, smaller). The item "undecided pass" or "undecided
+// trip" says how undecided comparisons count (else the gate cannot judge
+// them). An unknown metric or direction is an error naming the rule.
 func Parse(spec string) ([]Rule, error) {
 	var rules []Rule
 	for _, item := range strings.Split(spec, ",") {
@@ -91,13 +105,19 @@ func Parse(spec string) ([]Rule, error) {
 		}
 		rules = append(rules, r)
 	}
-	if len(rules) == 0 {
+	if !slices.ContainsFunc(rules, func(r Rule) bool { return r.Metric != "" }) {
 		return nil, fmt.Errorf("no rule in %q: want METRIC DIRECTION [by N%%], as in 'req/s slower, p99 higher by 10%%'", spec)
 	}
 	return rules, nil
 }
 
 func parseRule(words []string) (Rule, error) {
+	if words[0] == trials.Undecided {
+		if len(words) != 2 || (words[1] != UndecidedPass && words[1] != UndecidedTrip) {
+			return Rule{}, fmt.Errorf("want %s %s or %s %s", trials.Undecided, UndecidedPass, trials.Undecided, UndecidedTrip)
+		}
+		return Rule{Undecided: words[1], Text: trials.Undecided + " " + words[1]}, nil
+	}
 	var m *metric
 	for i := range metrics {
 		for _, n := range metrics[i].names {
@@ -186,12 +206,23 @@ func Judges(f string) bool { return f == trials.FactorNone || f == trials.Factor
 
 // Judge judges cs by rules. Tripped when some comparison (of a factor the
 // gate judges) has the rule's metric and verdict, beyond its least
-// effect; else unjudged when some comparison of a rule's metric has no
-// verdict, or a rule has no comparison of its metric at all; else passed.
+// effect (or, with "undecided trip", is undecided); else unjudged when
+// some comparison of a rule's metric has no verdict or is undecided (but
+// with "undecided pass"), or a rule has no comparison of its metric at
+// all; else passed.
 func Judge(rules []Rule, cs []trials.Comparison) Result {
 	res := Result{Status: Passed, Tripped: []Finding{}, Unjudged: []Finding{}}
+	undecided := ""
+	for _, r := range rules {
+		if r.Metric == "" {
+			undecided = r.Undecided
+		}
+	}
 	for _, r := range rules {
 		res.Rules = append(res.Rules, r.Text)
+		if r.Metric == "" {
+			continue
+		}
 		seen := 0
 		for i := range cs {
 			c := &cs[i]
@@ -209,6 +240,18 @@ func Judge(rules []Rule, cs []trials.Comparison) Result {
 				n := min(c.Trials, c.BaselineTrials)
 				f.Why = fmt.Sprintf("no verdict with %d trial(s) a side: the test needs %d (--repeat %d or more)", n,
 					trials.MinTrialsForVerdict(), trials.MinTrialsForVerdict())
+				res.Unjudged = append(res.Unjudged, f)
+			case c.Verdict == trials.Undecided && undecided == UndecidedPass:
+				res.Judged++
+			case c.Verdict == trials.Undecided && undecided == UndecidedTrip:
+				res.Judged++
+				res.Tripped = append(res.Tripped, f)
+			case c.Verdict == trials.Undecided:
+				f.Why = "undecided: its interval reaches both inside and outside the noise band"
+				if m := c.MoreText(); m != "" {
+					f.Why += "; " + m + " would decide it"
+				}
+				f.Why += " (or --fail-on 'undecided pass')"
 				res.Unjudged = append(res.Unjudged, f)
 			case c.Verdict == r.Verdict && beyond(c, r):
 				res.Judged++
@@ -304,7 +347,7 @@ func (r Result) Summary() string {
 	case Tripped:
 		return fmt.Sprintf("regression: %s tripped the gate (%s)", count(len(r.Tripped), "comparison"), rules)
 	case Unjudged:
-		return fmt.Sprintf("the gate cannot judge: %s without a verdict (%s), and it does not pass what it cannot judge", count(len(r.Unjudged), "comparison"), rules)
+		return fmt.Sprintf("the gate cannot judge: %s without a verdict or undecided (%s), and it does not pass what it cannot judge", count(len(r.Unjudged), "comparison"), rules)
 	}
 	return fmt.Sprintf("the gate passed: %s judged, none tripped (%s)", count(r.Judged, "comparison"), rules)
 }

@@ -70,9 +70,11 @@ func cmp(metric, verdict string, lo, hi float64) trials.Comparison {
 }
 
 // TestJudge: a rule trips on its metric's verdict in its direction only,
-// beyond its least effect; "no difference" never trips; a comparison
-// without a verdict, or a rule without a comparison, leaves the gate
-// unable to judge (never passed); pairs of another factor are not judged.
+// beyond its least effect; "same" never trips; a comparison without a
+// verdict, an undecided one, or a rule without a comparison, leaves the
+// gate unable to judge (never passed), unless "undecided pass" or
+// "undecided trip" says how undecided ones count; pairs of another factor
+// are not judged.
 func TestJudge(t *testing.T) {
 	slower := mustParse(t, "req/s slower")
 	by10 := mustParse(t, "p99 higher by 10%")
@@ -91,7 +93,10 @@ func TestJudge(t *testing.T) {
 	}{
 		{"slower trips", slower, []trials.Comparison{cmp(trials.MetricRequestsPerSecond, trials.Slower, 0.7, 0.8)}, Tripped, 1},
 		{"faster passes", slower, []trials.Comparison{cmp(trials.MetricRequestsPerSecond, trials.Faster, 1.2, 1.3)}, Passed, 0},
-		{"no difference passes", slower, []trials.Comparison{cmp(trials.MetricRequestsPerSecond, trials.NoDifference, 0.97, 1.01)}, Passed, 0},
+		{"same passes", slower, []trials.Comparison{cmp(trials.MetricRequestsPerSecond, trials.Same, 0.99, 1.01)}, Passed, 0},
+		{"undecided cannot judge", slower, []trials.Comparison{cmp(trials.MetricRequestsPerSecond, trials.Undecided, 0.9, 1.1)}, Unjudged, 0},
+		{"undecided pass", mustParse(t, "req/s slower, undecided pass"), []trials.Comparison{cmp(trials.MetricRequestsPerSecond, trials.Undecided, 0.9, 1.1)}, Passed, 0},
+		{"undecided trip", mustParse(t, "req/s slower, undecided trip"), []trials.Comparison{cmp(trials.MetricRequestsPerSecond, trials.Undecided, 0.9, 1.1)}, Tripped, 1},
 		{"other metric is not judged", slower, []trials.Comparison{cmp(trials.MetricP99Ms, trials.Higher, 1.2, 1.3)}, Unjudged, 0},
 		{"no verdict cannot judge", slower, []trials.Comparison{noVerdict}, Unjudged, 0},
 		{"tripped beats unjudged", slower, []trials.Comparison{noVerdict, cmp(trials.MetricRequestsPerSecond, trials.Slower, 0.7, 0.8)}, Tripped, 1},

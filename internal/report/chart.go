@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -223,7 +224,7 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 		what = strconv.FormatFloat(sw.SecondsPerLevel, 'f', -1, 64) + " s per level"
 	}
 	if sw.SweepTrials != nil {
-		what += ", medians of trials with 95% intervals"
+		what += ", medians of trials with " + sweepIntervalLabel(sw) + "s"
 	}
 	top.Title.Text = "backbench sweep: requests per second (" + what + ")"
 	top.X.Label.Text = "concurrency (connections)"
@@ -456,4 +457,18 @@ func CapacityChart(w io.Writer, pts []CapacityPoint, xLabel string, boundMs floa
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Millimeter*3, -vg.Millimeter*2
 	return writeChart(w, [][]*plot.Plot{{p}}, format)
+}
+
+// sweepIntervalLabel names the intervals of sw's levels with their real
+// confidence: "95% interval", "93.75% interval" (trials.IntervalLabel).
+func sweepIntervalLabel(sw *Sweep) string {
+	var confs []float64
+	for _, se := range sw.Series {
+		for k := range se.Levels {
+			if s := &se.Levels[k]; s.Repeated != nil && s.RequestsPerSecondCI95 != nil {
+				confs = append(confs, trials.MedianConfidence(len(s.Trials)))
+			}
+		}
+	}
+	return trials.IntervalLabel(confs...)
 }

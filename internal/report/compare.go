@@ -12,11 +12,12 @@ import (
 
 // ComparisonTable writes comparisons as a table, one row per series, level
 // and metric, benchstat's way: the baseline's median ± its interval, the
-// series', the ratio with its 95% interval, the p-value and the verdict
-// (with the failures of either side).
+// series', the ratio with its interval (labelled with its real
+// confidence: trials.RatioLabel), the p-value and the verdict (with the
+// failures of either side).
 func ComparisonTable(w io.Writer, cs []trials.Comparison) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "series\tbaseline\tc\tmetric\tbaseline value\tvalue\tratio [95% interval]\tp\tverdict")
+	fmt.Fprintln(tw, "series\tbaseline\tc\tmetric\tbaseline value\tvalue\tratio ["+trials.RatioLabel(cs)+"]\tp\tverdict")
 	group := ""
 	for i := range cs {
 		c := &cs[i]

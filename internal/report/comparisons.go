@@ -19,7 +19,7 @@ func Comparisons(w io.Writer, st *SweepTrials, width int) error {
 		return nil
 	}
 	if len(st.Comparisons) > 0 {
-		fmt.Fprintf(w, "\nComparisons (ratio series / baseline, 95%% interval, Mann-Whitney p, noise threshold ±%g%%):\n", 100*st.Noise)
+		fmt.Fprintf(w, "\nComparisons (ratio series / baseline, %s, Mann-Whitney p, noise threshold ±%g%%):\n", trials.RatioLabel(st.Comparisons), 100*st.Noise)
 		if err := ComparisonTableFit(w, st.Comparisons, width); err != nil {
 			return err
 		}

@@ -106,14 +106,18 @@ func ComparisonTableFit(w io.Writer, cs []trials.Comparison, width int) error {
 				head = fmt.Sprintf("%s\n    vs %s, c=%d", series, baseline, c.Concurrency)
 			}
 			fmt.Fprintf(tw, "  %s\n", head)
-			fmt.Fprintln(tw, "    metric\tbaseline value\tvalue\tratio [95% interval]\tp\tverdict")
+			fmt.Fprintln(tw, "    metric\tbaseline value\tvalue\tratio ["+trials.RatioLabel(cs)+"]\tp\tverdict")
 		}
 		p := "-"
 		if c.RatioCI95 != nil {
 			p = fmt.Sprintf("%.3f", c.PValue)
 		}
+		// Narrow: an undecided verdict without its estimate of more
+		// rounds (the wide table and the JSON give it).
+		short := *c
+		short.MoreRounds = 0
 		fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\t%s\n", metricName(c.Metric), valueText(c.BaselineValue, c.BaselineValueCI95),
-			valueText(c.Value, c.ValueCI95), c.RatioText(), p, c.VerdictText())
+			valueText(c.Value, c.ValueCI95), c.RatioText(), p, short.VerdictText())
 	}
 	return tw.Flush()
 }

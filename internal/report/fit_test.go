@@ -44,7 +44,7 @@ func wideSweep() Sweep {
 				for _, m := range []string{trials.MetricRequestsPerSecond, trials.MetricP99Ms} {
 					v := verdict
 					if m == trials.MetricP99Ms {
-						v = trials.NoDifference
+						v = trials.Higher
 					}
 					cs = append(cs, trials.Comparison{Series: label, Baseline: base, Concurrency: c, Factor: factor, FactorTitle: title,
 						Metric: m, Trials: 5, BaselineTrials: 5, Value: f(rps), BaselineValue: f(rps / ratio),

@@ -236,7 +236,7 @@ func SweepMarkdown(w io.Writer, sw *Sweep, command string) error {
 }
 
 // sweepVerdicts is a series' req/s verdicts against the baseline, by
-// level: "slower at c=1, 3; no difference at c=8", "" without any.
+// level: "slower at c=1, 3; same at c=8", "" without any.
 func sweepVerdicts(sw *Sweep, label string) string {
 	if sw.SweepTrials == nil || label == sw.Baseline {
 		return ""
@@ -289,7 +289,7 @@ type MarkdownCompare struct {
 // CompareMarkdown writes compare's verdicts as Markdown: the gate's
 // judgement (with --fail-on) and one sentence per pair and level (what
 // differs, by metric), then a table of every comparison (both medians,
-// the ratio with its 95% interval, p, the verdict), the differences and
+// the ratio with its interval at its real confidence, p, the verdict), the differences and
 // notes, and the command in a code span.
 func CompareMarkdown(w io.Writer, m MarkdownCompare) error {
 	bw := bufio.NewWriter(w)
@@ -343,19 +343,19 @@ func CompareMarkdown(w io.Writer, m MarkdownCompare) error {
 		same := []string{}
 		for _, c := range cs {
 			switch c.Verdict {
-			case trials.NoDifference:
+			case trials.Same:
 				same = append(same, metricName(c.Metric))
 			default:
 				said = append(said, metricName(c.Metric)+" "+c.VerdictText()+" ("+c.RatioText()+")")
 			}
 		}
 		if len(same) > 0 {
-			said = append(said, "no difference in "+strings.Join(same, ", "))
+			said = append(said, "same "+strings.Join(same, ", ")+" (within the noise)")
 		}
 		fmt.Fprintf(bw, "- **%s** at c=%d: %s.\n", mdText(who), k.c, mdText(strings.Join(said, "; ")))
 	}
 	bw.WriteString("\n")
-	head := []string{"series", "baseline", "c", "metric", "baseline value", "value", "ratio [95% interval]", "p", "verdict"}
+	head := []string{"series", "baseline", "c", "metric", "baseline value", "value", "ratio [" + trials.RatioLabel(m.Comparisons) + "]", "p", "verdict"}
 	right := []bool{false, false, true, false, true, true, true, true, false}
 	var rows [][]string
 	for i := range m.Comparisons {

@@ -217,7 +217,7 @@ func TestCompareMarkdown(t *testing.T) {
 			ValueCI95: []float64{72.5, 74}, BaselineValueCI95: []float64{94, 95.5}, Ratio: f(0.776), RatioCI95: []float64{0.769, 0.781}, PValue: 0.0001, Verdict: trials.Slower},
 		{Series: "app", Baseline: "app", File: "after.json", BaselineFile: "before.json", Concurrency: 4, Factor: trials.FactorNone,
 			Metric: trials.MetricP99Ms, Trials: 10, BaselineTrials: 10, Value: f(14.03), BaselineValue: f(13.9),
-			ValueCI95: []float64{13.5, 14.5}, BaselineValueCI95: []float64{13.5, 14.2}, Ratio: f(1.01), RatioCI95: []float64{0.97, 1.04}, PValue: 0.48, Verdict: trials.NoDifference},
+			ValueCI95: []float64{13.5, 14.5}, BaselineValueCI95: []float64{13.5, 14.2}, Ratio: f(1.01), RatioCI95: []float64{0.97, 1.04}, PValue: 0.48, Verdict: trials.Undecided},
 	}
 	rules, err := gate.Parse("req/s slower")
 	if err != nil {
@@ -237,11 +237,11 @@ func TestCompareMarkdown(t *testing.T) {
 	}
 	tb := d.tables[0]
 	if tb.cell(t, 1, "metric") != "req/s" || tb.cell(t, 1, "verdict") != "slower" || tb.cell(t, 1, "ratio [95% interval]") != "0.776 [0.769, 0.781]" ||
-		tb.cell(t, 2, "verdict") != "no difference" || tb.cell(t, 1, "value") != "73.39 ± 1.2%" || tb.align(t, "p") != east.AlignRight {
+		tb.cell(t, 2, "verdict") != "undecided" || tb.cell(t, 1, "value") != "73.39 ± 1.2%" || tb.align(t, "p") != east.AlignRight {
 		t.Errorf("rows %q", tb.rows)
 	}
 	all := strings.Join(d.paragraphs, "\n")
-	for _, want := range []string{"Gate: regression: 1 comparison tripped the gate (req/s slower).", "app at c=4: req/s slower (0.776 [0.769, 0.781]); no difference in p99 ms."} {
+	for _, want := range []string{"Gate: regression: 1 comparison tripped the gate (req/s slower).", "app at c=4: req/s slower (0.776 [0.769, 0.781]); p99 ms undecided (1.010 [0.970, 1.040])."} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in %q", want, all)
 		}

@@ -122,12 +122,75 @@ func Answers(res *Result) ([]trials.Comparison, []Answer) {
 func (res *Result) Answer() {
 	var short bool
 	res.Comparisons, res.Answers, short = answers(res)
+	res.FalseDiscoveries = nil
+	if countTested(res.Comparisons) > 0 {
+		f := fdrOf(res.Comparisons)
+		res.FalseDiscoveries = &f
+	}
 	if res.Comparisons == nil {
 		res.Comparisons = []trials.Comparison{}
 	}
 	if short && !slices.Contains(res.Notes, ShortNote) {
 		res.Notes = append(res.Notes, ShortNote)
 	}
+}
+
+// countTested counts the comparisons of cs with a test (a verdict other
+// than trials.NoVerdict).
+func countTested(cs []trials.Comparison) int {
+	n := 0
+	for i := range cs {
+		if cs[i].Verdict != trials.NoVerdict {
+			n++
+		}
+	}
+	return n
+}
+
+// fdrOf is what the control of false discoveries did over cs, after
+// answers applied it.
+func fdrOf(cs []trials.Comparison) trials.FDR {
+	f := trials.FDR{Method: trials.FDRMethod, Rate: trials.Alpha, Comparisons: countTested(cs)}
+	for i := range cs {
+		switch {
+		case cs[i].Withdrawn:
+			f.Withdrawn++
+		case trials.Directional(cs[i].Verdict):
+			f.Directions++
+		}
+	}
+	return f
+}
+
+// levelKey names a pair's comparisons at a level.
+type levelKey struct{ s, b, c int }
+
+// compareAll compares every pair at every level where both sides answered
+// and controls the false discoveries over all of them together
+// (trials.ControlFDR): a direction that does not survive reads
+// undecided.
+func compareAll(res *Result, pairs []pair) map[levelKey][]trials.Comparison {
+	var all []trials.Comparison
+	type span struct{ at, n int }
+	spans := map[levelKey]span{}
+	for _, p := range pairs {
+		s, b := &res.Series[p.s], &res.Series[p.b]
+		for _, c := range res.Measure.Levels {
+			ss, bs := s.step(c), b.step(c)
+			if noAnswer(res, s, ss, b, bs) != "" {
+				continue
+			}
+			cs := trials.CompareLevel(s.Label, b.Label, c, ss.Trials, bs.Trials, res.Noise)
+			spans[levelKey{p.s, p.b, c}] = span{len(all), len(cs)}
+			all = append(all, cs...)
+		}
+	}
+	trials.ControlFDR(all, res.Noise)
+	out := map[levelKey][]trials.Comparison{}
+	for k, sp := range spans {
+		out[k] = all[sp.at : sp.at+sp.n]
+	}
+	return out
 }
 
 // answers is Answers, and whether a verdict rests on short trials
@@ -137,16 +200,19 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 	var comps []trials.Comparison
 	var answers []Answer
 	pairs := pairsOf(res)
+	compared := compareAll(res, pairs)
 	for _, f := range res.Factors {
 		// A factor of two levels has one answer; of more, one per level
 		// against the baseline.
 		for _, level := range otherLevels(f) {
 			a := Answer{Factor: f.Name, Level: level}
-			var faster, slower, same, none int
+			var faster, slower, same, undecided, none int
 			var lo, hi float64
+			var open openSpan
 			var why []string
 			var with string
 			var one *trials.Comparison
+			var others []cost
 			kaIgnored := map[string]bool{}
 			for _, p := range pairs {
 				if p.factor != f.Name || res.Series[p.s].Levels[f.Name] != level {
@@ -177,13 +243,17 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 						why = append(why, reason)
 						continue
 					}
-					cs := trials.CompareLevel(s.Label, b.Label, c, ss.Trials, bs.Trials, res.Noise)
+					cs := compared[levelKey{p.s, p.b, c}]
 					var words []string
 					for i := range cs {
 						cs[i].Factor, cs[i].FactorTitle = f.Name, title
+						if i > 0 {
+							others = append(others, cost{c: cs[i], ctx: ctx, s: p.s, b: p.b, level: c,
+								keepOn: f.Name == FactorKeepAlive && s.KeepAlive && !b.KeepAlive, workers: res.Configurations[s.Config].MaxProcs})
+						}
 						// The detail gives req/s always, the other metrics
 						// where they differ; the document has them all.
-						if i == 0 || (cs[i].Verdict != trials.NoDifference && cs[i].Verdict != trials.NoVerdict && measured(&cs[i])) {
+						if i == 0 || (trials.Directional(cs[i].Verdict) && measured(&cs[i])) {
 							words = append(words, metricText(&cs[i]))
 						}
 						if cs[i].ShortTrials > 0 {
@@ -202,7 +272,7 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 							100*trials.MaxFailedRatio, map[string]string{trials.UnansweredSeries: s.Label, trials.UnansweredBaseline: b.Label,
 								trials.UnansweredBoth: s.Label + " and " + b.Label}[mostly]))
 					case len(words) == 1 && len(cs) > 1 && cs[0].Verdict != trials.NoVerdict:
-						words = append(words, "other metrics: no difference")
+						words = append(words, "other metrics: no direction")
 					}
 					comps = append(comps, cs...)
 					rps := cs[0]
@@ -212,18 +282,21 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 						faster++
 					case trials.Slower:
 						slower++
-					case trials.NoDifference:
+					case trials.Same:
 						same++
+					case trials.Undecided:
+						undecided++
+						open.add(&rps)
 					default:
 						none++
 						why = append(why, fmt.Sprintf("too few trials (%d against %d; a verdict needs %d a side)",
 							rps.Trials, rps.BaselineTrials, trials.MinTrialsForVerdict()))
 					}
 					if rps.Ratio != nil && rps.Verdict != trials.NoVerdict {
-						if faster+slower+same == 1 || *rps.Ratio < lo {
+						if faster+slower+same+undecided == 1 || *rps.Ratio < lo {
 							lo = *rps.Ratio
 						}
-						if faster+slower+same == 1 || *rps.Ratio > hi {
+						if faster+slower+same+undecided == 1 || *rps.Ratio > hi {
 							hi = *rps.Ratio
 						}
 					}
@@ -246,10 +319,21 @@ func answers(res *Result) ([]trials.Comparison, []Answer, bool) {
 					a.Details = append(a.Details, head+": "+sum.text())
 				}
 			}
-			if faster+slower+same != 1 {
+			if faster+slower+same+undecided != 1 {
 				one = nil
 			}
-			a.Conclusion = conclusion(f, level, faster, slower, same, none, lo, hi, one, with, why, kaIgnored)
+			// A gain (or loss) in req/s paid (or made up) in another
+			// metric is named in the conclusion, with its known causes;
+			// without a direction in req/s, a decided cost is named too.
+			costs := ""
+			if faster == 0 || slower == 0 {
+				up := slower == 0
+				if opp := against(others, up); len(opp) > 0 {
+					costs = costsText(opp)
+					a.Details = append(a.Details, res.costNote(f.Name+" "+level, opp, up))
+				}
+			}
+			a.Conclusion = conclusion(f, level, tally{faster, slower, same, undecided, none}, lo, hi, one, &open, with, why, kaIgnored, costs)
 			answers = append(answers, a)
 		}
 	}
@@ -265,6 +349,8 @@ const maxLevelLines = 4
 type pairSummary struct {
 	n    int
 	same int
+	// open gathers the undecided levels.
+	open openSpan
 	// lo and hi bound the ratios judged.
 	lo, hi float64
 	// byVerdict holds, for faster and slower, the levels and comparisons.
@@ -298,8 +384,12 @@ func (p *pairSummary) add(level int, c *trials.Comparison, why string) {
 			p.hi = *c.Ratio
 		}
 	}
-	if c.Verdict == trials.NoDifference {
+	switch c.Verdict {
+	case trials.Same:
 		p.same++
+		return
+	case trials.Undecided:
+		p.open.add(c)
 		return
 	}
 	if p.byVerdict == nil {
@@ -310,17 +400,82 @@ func (p *pairSummary) add(level int, c *trials.Comparison, why string) {
 
 // judged counts the levels with a verdict.
 func (p *pairSummary) judged() int {
-	return p.same + len(p.byVerdict[trials.Faster]) + len(p.byVerdict[trials.Slower])
+	return p.same + p.open.n + len(p.byVerdict[trials.Faster]) + len(p.byVerdict[trials.Slower])
 }
 
-// text is "req/s no difference at 48 of 51 levels (ratios 0.66× to
-// 2.18×); faster at c=141 (1.84× [1.00, 3.91])", or, for more than three
+// openSpan gathers undecided comparisons: how many, the span of their
+// intervals and the most rounds one of them would still need.
+type openSpan struct {
+	n      int
+	lo, hi float64
+	// more is the largest estimate of more rounds; beyond says that one
+	// needs more than trials.MaxRepeat.
+	more   int
+	beyond bool
+}
+
+// add counts the undecided comparison c.
+func (o *openSpan) add(c *trials.Comparison) {
+	if ci := c.RatioCI95; ci != nil {
+		if o.n == 0 || ci[0] < o.lo || o.lo == 0 {
+			o.lo = ci[0]
+		}
+		o.hi = max(o.hi, ci[1])
+	}
+	o.n++
+	if c.MoreRounds < 0 {
+		o.beyond = true
+	}
+	o.more = max(o.more, c.MoreRounds)
+}
+
+// text is "intervals from 0.47× to 2.96×; up to ~8 more rounds would
+// decide them", "" without undecided comparisons.
+func (o *openSpan) text() string {
+	if o.n == 0 {
+		return ""
+	}
+	s := ""
+	if o.hi > 0 {
+		s = fmt.Sprintf("intervals from %.2f× to %.2f×", o.lo, o.hi)
+		if o.n == 1 {
+			s = fmt.Sprintf("interval [%.2f, %.2f]", o.lo, o.hi)
+		}
+	}
+	what := "them"
+	if o.n == 1 {
+		what = "it"
+	}
+	var more string
+	switch {
+	case o.beyond && o.more > 0:
+		more = fmt.Sprintf("up to ~%d more rounds would decide most, more than %d the rest", o.more, trials.MaxRepeat)
+	case o.beyond:
+		more = fmt.Sprintf("more than %d rounds would be needed to decide %s", trials.MaxRepeat, what)
+	case o.more > 0:
+		more = fmt.Sprintf("~%d more rounds would decide %s", o.more, what)
+		if o.n > 1 {
+			more = "up to " + more
+		}
+	}
+	if s != "" && more != "" {
+		return s + "; " + more
+	}
+	return s + more
+}
+
+// text is "req/s same at 3 of 51 levels; undecided at 45 of 51 levels
+// (intervals from 0.47× to 2.96×; up to ~12 more rounds would decide
+// them); faster at c=141 (1.84× [1.00, 3.91])", or, for more than three
 // levels of a verdict, "faster at 28 levels from c=1 to c=411 (1.40× to
 // 13.27×)".
 func (p *pairSummary) text() string {
 	var parts []string
 	if p.same > 0 {
-		parts = append(parts, fmt.Sprintf("no difference at %d of %d levels", p.same, p.n))
+		parts = append(parts, fmt.Sprintf("same at %d of %d levels", p.same, p.n))
+	}
+	if p.open.n > 0 {
+		parts = append(parts, fmt.Sprintf("undecided at %d of %d levels (%s)", p.open.n, p.n, p.open.text()))
 	}
 	for _, v := range []string{trials.Faster, trials.Slower} {
 		lcs := p.byVerdict[v]
@@ -396,7 +551,8 @@ func measured(c *trials.Comparison) bool {
 	return c.Value != nil && c.BaselineValue != nil && *c.Value > 0 && *c.BaselineValue > 0
 }
 
-// metricText is "req/s 1.081× [1.020, 1.150] faster".
+// metricText is "req/s 1.081× [1.020, 1.150] faster", "req/s 0.935×
+// [0.470, 2.961] undecided: ~40 more rounds, ~3 min".
 func metricText(c *trials.Comparison) string {
 	name := metricWords[c.Metric]
 	if c.Ratio == nil {
@@ -405,6 +561,9 @@ func metricText(c *trials.Comparison) string {
 	v := c.Verdict
 	if v == trials.NoVerdict {
 		v = "no verdict"
+	}
+	if m := c.MoreText(); m != "" {
+		v += ": " + m
 	}
 	if f := c.FailedRatio; f != nil && max(f.Series, f.Baseline) > trials.MaxFailedRatio {
 		// A verdict beside many failures names them (trials'
@@ -417,9 +576,14 @@ func metricText(c *trials.Comparison) string {
 	return fmt.Sprintf("%s %.3f× [%.3f, %.3f] %s", name, *c.Ratio, c.RatioCI95[0], c.RatioCI95[1], v)
 }
 
-// conclusion is the factor's sentence.
-func conclusion(f Factor, level string, faster, slower, same, none int, lo, hi float64, one *trials.Comparison, with string, why []string, kaIgnored map[string]bool) string {
-	n := faster + slower + same + none
+// tally counts a factor's req/s comparisons by verdict.
+type tally struct{ faster, slower, same, undecided, none int }
+
+// conclusion is the factor's sentence; costs names the decided metrics
+// that go the other way from its req/s ("but p99 19× higher at c=32").
+func conclusion(f Factor, level string, t tally, lo, hi float64, one *trials.Comparison, open *openSpan, with string, why []string, kaIgnored map[string]bool, costs string) string {
+	faster, slower, same, undecided, none := t.faster, t.slower, t.same, t.undecided, t.none
+	n := faster + slower + same + undecided + none
 	subject := fmt.Sprintf("%s %s against %s", f.Name, level, f.Baseline)
 	if with != "" {
 		subject += " (" + with + ")"
@@ -427,7 +591,7 @@ func conclusion(f Factor, level string, faster, slower, same, none int, lo, hi f
 	if n == 0 {
 		return subject + ": nothing to compare (no two series differ in this factor alone)"
 	}
-	judged := faster + slower + same
+	judged := faster + slower + same + undecided
 	var s string
 	switch {
 	case judged == 0:
@@ -442,18 +606,26 @@ func conclusion(f Factor, level string, faster, slower, same, none int, lo, hi f
 	case slower == judged:
 		s = fmt.Sprintf("%s: slower, %s the requests per second in %s", subject, span(lo, hi), ofN(judged, n))
 	case same == judged:
-		s = fmt.Sprintf("%s: no difference in requests per second in %s", subject, ofN(judged, n))
+		s = fmt.Sprintf("%s: same requests per second (within the noise) in %s", subject, ofN(judged, n))
+	case undecided == judged:
+		s = fmt.Sprintf("%s: undecided in requests per second in %s (%s)", subject, ofN(judged, n), open.text())
 	default:
 		var parts []string
 		for _, x := range []struct {
 			k int
 			w string
-		}{{faster, "faster"}, {slower, "slower"}, {same, "no difference"}} {
+		}{{faster, trials.Faster}, {slower, trials.Slower}, {same, trials.Same}, {undecided, trials.Undecided}} {
 			if x.k > 0 {
 				parts = append(parts, fmt.Sprintf("%s in %d", x.w, x.k))
 			}
 		}
 		s = fmt.Sprintf("%s: %s of %s of requests per second (%s)", subject, strings.Join(parts, ", "), plural(n, "comparison"), span(lo, hi))
+		if undecided > 0 {
+			s += "; undecided: " + open.text()
+		}
+	}
+	if costs != "" {
+		s += "; " + costs
 	}
 	if judged > 0 && none > 0 {
 		s += fmt.Sprintf("; %d without verdict: %s", none, firstUnique(why))

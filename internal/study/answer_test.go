@@ -61,7 +61,7 @@ func TestAnswersPairOneFactor(t *testing.T) {
 	}
 	want := map[string][]string{
 		"transport": {"transport=unix keepalive=off / transport=tcp keepalive=off faster", "transport=unix keepalive=on / transport=tcp keepalive=on faster"},
-		"keepalive": {"transport=tcp keepalive=on / transport=tcp keepalive=off no difference", "transport=unix keepalive=on / transport=unix keepalive=off no difference"},
+		"keepalive": {"transport=tcp keepalive=on / transport=tcp keepalive=off undecided", "transport=unix keepalive=on / transport=unix keepalive=off undecided"},
 	}
 	for f, w := range want {
 		if strings.Join(got[f], "\n") != strings.Join(w, "\n") {
@@ -72,7 +72,7 @@ func TestAnswersPairOneFactor(t *testing.T) {
 		t.Errorf("factors compared: %v", got)
 	}
 	if len(res.Answers) != 2 || !strings.HasPrefix(res.Answers[0].Conclusion, "transport unix against tcp: faster") ||
-		!strings.Contains(res.Answers[1].Conclusion, "no difference") {
+		!strings.Contains(res.Answers[1].Conclusion, "undecided") {
 		t.Errorf("answers: %+v", res.Answers)
 	}
 }
@@ -180,7 +180,9 @@ func TestAnswersComesWith(t *testing.T) {
 }
 
 // TestAnswersManyLevels: past maxLevelLines levels, a pair's levels are
-// summed up in one line, which names the levels with a verdict.
+// summed up in one line, which names the levels with a verdict. 8 trials
+// a side: with 5, the rank test's smallest p-value (0.008) does not
+// survive the control of false discoveries over the study's comparisons.
 func TestAnswersManyLevels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	res := design2x2(rng, 5, func(tr, ka string) float64 { return 1000 })
@@ -193,7 +195,7 @@ func TestAnswersManyLevels(t *testing.T) {
 			if c == 41 && se.Levels["transport"] == "unix" {
 				mean = 1500
 			}
-			se.Steps = append(se.Steps, Step{Concurrency: c, Trials: synth(rng, 5, mean, 0.01), Complete: 5000})
+			se.Steps = append(se.Steps, Step{Concurrency: c, Trials: synth(rng, 8, mean, 0.01), Complete: 8000})
 		}
 	}
 	res.Answer()
@@ -201,7 +203,7 @@ func TestAnswersManyLevels(t *testing.T) {
 	if len(d) != 2 {
 		t.Fatalf("details: %q", d)
 	}
-	if !strings.HasPrefix(d[0], "unix vs tcp at keepalive=off: req/s no difference at 5 of 6 levels; faster at c=41 (1.5") || !strings.Contains(d[0], "; ratios ") {
+	if !strings.HasPrefix(d[0], "unix vs tcp at keepalive=off: req/s same at 5 of 6 levels; faster at c=41 (1.5") || !strings.Contains(d[0], "; ratios ") {
 		t.Errorf("detail: %s", d[0])
 	}
 }

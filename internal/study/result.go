@@ -50,6 +50,9 @@ type Result struct {
 	Seed uint64 `json:"seed"`
 	// Noise is the threshold under which a difference does not count.
 	Noise float64 `json:"noise"`
+	// FalseDiscoveries says how the false directions among Comparisons
+	// were controlled (nil without a comparison with a test).
+	FalseDiscoveries *trials.FDR `json:"false_discoveries,omitempty"`
 	// Sizing is a capacity study's measurement and answer (nil for a
 	// sweep or a bench).
 	Sizing *Sizing `json:"sizing,omitempty"`
@@ -203,7 +206,7 @@ type Step struct {
 	Concurrency int            `json:"concurrency"`
 	Trials      []trials.Trial `json:"trials"`
 	// RequestsPerSecond, MeanMs, P99Ms and MaxMs are the medians of the
-	// trials with their 95% intervals.
+	// trials with their intervals (Figure: 95% from 6 trials, less below).
 	RequestsPerSecond Figure `json:"requests_per_second"`
 	MeanMs            Figure `json:"mean_ms"`
 	P99Ms             Figure `json:"p99_ms"`
@@ -238,8 +241,10 @@ type Answer struct {
 	Details    []string `json:"details"`
 }
 
-// Figure is a median over trials and its 95% interval (absent with fewer
-// than two trials).
+// Figure is a median over trials and its interval (absent with fewer
+// than two trials): of 95% confidence from 6 trials, the range of the
+// trials below, of confidence 1 - 2^(1-n) (trials.MedianConfidence: 50%
+// for 2, 93.75% for 5).
 type Figure struct {
 	Median float64   `json:"median"`
 	CI95   []float64 `json:"ci95,omitempty"`

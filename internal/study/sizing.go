@@ -52,8 +52,9 @@ type SizingPoint struct {
 	Others string `json:"others,omitempty"`
 	// Searches are the capacity searches, one per round.
 	Searches []SizingSearch `json:"searches"`
-	// Capacity is the median capacity of the searches with its 95%
-	// interval (from two searches); Min and Max their range, in req/s.
+	// Capacity is the median capacity of the searches with its interval
+	// (from two searches; of the confidence trials.MedianConfidence
+	// gives for their count); Min and Max their range, in req/s.
 	Capacity Figure  `json:"capacity"`
 	Min      float64 `json:"min"`
 	Max      float64 `json:"max"`
@@ -495,7 +496,11 @@ func (s *Sizing) SortPoints(levels []string) {
 // memory and CPU at the answer.
 func (s *Sizing) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tcapacity req/s (median [95%% CI])\trange\tpool PSS\tworker PSS p50/p95/max\tCPU ms/req\tbackend/client/machine cores\n", s.Factor)
+	var confs []float64
+	for _, p := range s.Points {
+		confs = append(confs, trials.MedianConfidence(len(p.Searches)))
+	}
+	fmt.Fprintf(tw, "%s\tcapacity req/s (median [%s])\trange\tpool PSS\tworker PSS p50/p95/max\tCPU ms/req\tbackend/client/machine cores\n", s.Factor, trials.IntervalLabel(confs...))
 	for _, p := range s.Points {
 		name := p.Level
 		if p.Others != "" {

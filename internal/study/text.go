@@ -5,11 +5,13 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // WriteText writes the study's text report: the configurations, a table of
-// every series at every level (medians of the trials with their 95%
-// intervals), the notes, and the answers last, where a terminal leaves
+// every series at every level (medians of the trials with their intervals,
+// labelled with their real confidence), the notes, and the answers last, where a terminal leaves
 // them in sight.
 func WriteText(w io.Writer, res *Result) error {
 	fmt.Fprintf(w, "Study: %s\n", res.Question)
@@ -69,7 +71,12 @@ func WriteText(w io.Writer, res *Result) error {
 // WriteAnswers writes the answers block: each factor's conclusion, then
 // its details indented.
 func WriteAnswers(w io.Writer, res *Result) {
-	fmt.Fprintf(w, "Answers (%s; verdicts at 95%%, noise %.0f%%):\n", res.Question, 100*res.Noise)
+	head := fmt.Sprintf("%s; verdicts on ratio intervals of %s, noise %.0f%%", res.Question,
+		strings.TrimSuffix(trials.RatioLabel(res.Comparisons), " interval"), 100*res.Noise)
+	if f := res.FalseDiscoveries; f != nil {
+		head += "; " + f.Text()
+	}
+	fmt.Fprintf(w, "Answers (%s):\n", head)
 	for _, a := range res.Answers {
 		fmt.Fprintf(w, "  %s\n", a.Conclusion)
 		for _, d := range a.Details {
@@ -114,7 +121,13 @@ func (f Figure) text(format string) string {
 // writeSeries writes the table of every series at every level.
 func writeSeries(w io.Writer, res *Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "series\tc\treq/s (median [95% CI])\tp99 ms\tmax ms\tfailed")
+	var confs []float64
+	for _, s := range res.Series {
+		for _, st := range s.Steps {
+			confs = append(confs, trials.MedianConfidence(len(st.Trials)))
+		}
+	}
+	fmt.Fprintf(tw, "series\tc\treq/s (median [%s])\tp99 ms\tmax ms\tfailed\n", trials.IntervalLabel(confs...))
 	for _, s := range res.Series {
 		if len(s.Steps) == 0 {
 			fmt.Fprintf(tw, "%s\t-\tnot measured\t\t\t\n", s.Label)

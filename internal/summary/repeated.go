@@ -13,9 +13,12 @@ type Repeated struct {
 	// Trials are the trials' own records, in the order they ran (each
 	// with its started_at); the result is their Merge.
 	Trials []*stats.Record `json:"trials"`
-	// RequestsPerSecondCI95 is the 95% interval of the median
-	// requests/sec (Summary.RequestsPerSecond), [low, high]; null with
-	// one trial.
+	// RequestsPerSecondCI95 is the interval of the median requests/sec
+	// (Summary.RequestsPerSecond), [low, high]; null with one trial.
+	// Despite the name, this and every _CI95 interval here is of 95% only
+	// from 6 trials: with 2 to 5 it is the range of the trials, of
+	// confidence 1 - 2^(1-n) (50% for 2, 93.75% for 5;
+	// trials.MedianConfidence).
 	RequestsPerSecondCI95 []float64 `json:"requests_per_second_ci95"`
 	// PooledRequestsPerSecond is the pooled trials' complete requests
 	// over their time added up: the figure of the ab report.

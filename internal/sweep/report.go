@@ -50,13 +50,18 @@ func (j *Judgement) Mark(sw *document.Sweep) {
 
 // TrialsDocument is what trials run by plan p add to a sweep's saved form:
 // the plan, the comparisons of series (Comparisons, against baseline with
-// the noise threshold noise) and the notes, the sweep's own (notes) first.
+// the noise threshold noise, their false discoveries controlled together:
+// trials.ControlFDR) and the notes, the sweep's own (notes) first.
 func TrialsDocument(p trials.Plan, noise float64, baseline string, series []SeriesResult, backends, notes []string) *document.SweepTrials {
 	cs, pairNotes := Comparisons(series, backends, baseline, noise)
 	st := &document.SweepTrials{Repeat: p.Repeat, Precision: p.Precision, MaxRepeat: p.MaxRepeat,
 		Seed: p.Seed, Noise: noise, Baseline: baseline,
 		Comparisons: cs, Notes: append([]string{}, notes...)}
 	st.Notes = append(st.Notes, pairNotes...)
+	if f := trials.ControlFDR(st.Comparisons, noise); f.Comparisons > 1 {
+		st.FalseDiscoveries = &f
+		st.Notes = append(st.Notes, "verdicts: "+f.Text())
+	}
 	st.Notes = append(st.Notes, trials.VerdictNotes(st.Comparisons)...)
 	return st
 }

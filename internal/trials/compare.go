@@ -152,7 +152,10 @@ type Comparison struct {
 	Trials         int `json:"trials"`
 	BaselineTrials int `json:"baseline_trials"`
 	// Value and BaselineValue are the medians of the metric, ValueCI95
-	// and BaselineValueCI95 their intervals (null without one).
+	// and BaselineValueCI95 their intervals (null without one). Despite
+	// the names, an interval is of 95% only from 6 trials: below it is
+	// the range of the trials, of MedianConfidence (50% for 2, 93.75% for
+	// 5).
 	Value             *float64  `json:"value"`
 	BaselineValue     *float64  `json:"baseline_value"`
 	ValueCI95         []float64 `json:"value_ci95"`
@@ -160,15 +163,29 @@ type Comparison struct {
 	// Ratio is the series' median over the baseline's (null when the
 	// baseline's is 0).
 	Ratio *float64 `json:"ratio"`
-	// RatioCI95 is its 95% interval, [low, high]; null with fewer than 2
-	// trials on a side.
+	// RatioCI95 is its interval, [low, high]; null with fewer than 2
+	// trials on a side. Despite the name, it is of 95% only from 4 trials
+	// a side: below it is the range of the pairwise ratios, of
+	// RatioConfidence (66.7% for 2 against 2, 90% for 3 against 3).
 	RatioCI95 []float64 `json:"ratio_ci95"`
 	// PValue is the Mann-Whitney U test's (1 when it cannot say).
 	PValue float64 `json:"p_value"`
-	// Verdict is Faster, Slower, Lower, Higher, Smaller, Larger,
-	// NoDifference, or NoVerdict when the trials cannot give one (one
-	// trial a side, or too few for the test).
+	// Verdict is Faster, Slower, Lower, Higher, Smaller, Larger (a
+	// direction), Same, Undecided, or NoVerdict when the trials cannot
+	// give one (one trial a side, or too few for the test). Files of
+	// older versions say OldNoDifference (see Upgrade).
 	Verdict string `json:"verdict"`
+	// MoreRounds, for an Undecided comparison, estimates how many more
+	// rounds (trials a side) would decide it, from the spread measured
+	// so far (RoundsToDecide); -1 when more than MaxRepeat trials would
+	// be needed. MoreSeconds is about how long they would take, in
+	// seconds (0 when the trials' times are unknown).
+	MoreRounds  int     `json:"more_rounds,omitempty"`
+	MoreSeconds float64 `json:"more_seconds,omitempty"`
+	// Withdrawn says that the comparison's direction was made Undecided
+	// by the control of false discoveries over many comparisons
+	// (ControlFDR).
+	Withdrawn bool `json:"fdr_withdrawn,omitempty"`
 	// ShortTrials counts the trials of both sides shorter than
 	// MinTrialSeconds or without a client CPU measure (see Trial.Short):
 	// the verdict then carries a marker and a note.
@@ -247,7 +264,7 @@ type Sides struct {
 // mean PSS (smaller, larger); noise is the threshold (a fraction) under
 // which a difference does not count. A side of one trial, or sides too
 // few for the test to reach Alpha (see CanReach), get no verdict
-// (NoVerdict), never "no difference"; so do sides whose every request
+// (NoVerdict), never Same or Undecided; so do sides whose every request
 // failed (AllFailed; Comparison.Unanswered says which). A side with more
 // than MaxFailedRatio of its requests failed (MostlyFailed) gets no
 // latency or CPU-per-request verdict (Comparison.MostlyFailed says
@@ -308,6 +325,7 @@ func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise 
 		if ss.FailedRatio > 0 || bs.FailedRatio > 0 {
 			c.FailedRatio = &Sides{Series: ss.FailedRatio, Baseline: bs.FailedRatio}
 		}
+		c.estimate(noise, roundSeconds(s, b))
 		out = append(out, c)
 	}
 	return out
@@ -334,7 +352,8 @@ func num(f float64) *float64 {
 const ShortMark = " *"
 
 // VerdictText is the verdict with the failures it must not hide:
-// "faster (62% failed)", "slower (baseline 40% failed)"; without a
+// "faster (62% failed)", "slower (baseline 40% failed)"; undecided with
+// what would decide it: "undecided: ~6 more rounds, ~40 s"; without a
 // verdict, why: "–, 1 trial", "–, 3 trials", "–, no answer (100%
 // failed)" (Unanswered), "–, too many failed (99% failed)" (MostlyFailed);
 // ShortMark after a verdict from short trials.
@@ -355,6 +374,9 @@ func (c *Comparison) VerdictText() string {
 		if n != 1 {
 			v += "s"
 		}
+	}
+	if m := c.MoreText(); m != "" {
+		v += ": " + m
 	}
 	if c.FailedRatio != nil {
 		var parts []string
@@ -420,4 +442,22 @@ func (e Estimate) Interval() []float64 {
 		return nil
 	}
 	return []float64{e.Lo, e.Hi}
+}
+
+// RatioConfidence is the confidence of c's ratio interval
+// (RatioConfidence of its trial counts).
+func (c *Comparison) RatioConfidence() float64 {
+	return RatioConfidence(c.Trials, c.BaselineTrials)
+}
+
+// RatioLabel names the ratio intervals of cs with their real confidence:
+// "95% interval", "interval, 66.7% to 95%" (IntervalLabel).
+func RatioLabel(cs []Comparison) string {
+	confs := make([]float64, 0, len(cs))
+	for i := range cs {
+		if cs[i].RatioCI95 != nil {
+			confs = append(confs, cs[i].RatioConfidence())
+		}
+	}
+	return IntervalLabel(confs...)
 }

@@ -158,7 +158,7 @@ func TestMinTrialsForVerdict(t *testing.T) {
 }
 
 // TestNoVerdictWithoutTrials: one trial a side gives "–, 1 trial", never
-// "no difference", whatever the ratio.
+// "same" or "undecided", whatever the ratio.
 func TestNoVerdictWithoutTrials(t *testing.T) {
 	cs := CompareLevel("a", "b", 1, []Trial{{RequestsPerSecond: 200, P99Ms: 2, Seconds: 2, ClientCPUMeasured: true}},
 		[]Trial{{RequestsPerSecond: 100, P99Ms: 1, Seconds: 2, ClientCPUMeasured: true}}, 0.02)

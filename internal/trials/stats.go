@@ -36,6 +36,8 @@ package trials
 import (
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/aclements/go-moremath/stats"
@@ -192,6 +194,11 @@ func Compare(newer, older []float64) Ratio {
 // interpolated between the two neighbouring ranks as Median does, since
 // the exact levels jump (5 trials against 5: 96.8% or 94.4%).
 func mosesRatio(y, x []float64) (lo, hi float64) {
+	return mosesAt(y, x, mosesRank(len(x), len(y)))
+}
+
+// mosesAt is the Moses interval of y over x at rank r.
+func mosesAt(y, x []float64, r rank) (lo, hi float64) {
 	ln := func(v float64) float64 { return math.Log(math.Max(v, floor)) }
 	d := make([]float64, 0, len(x)*len(y))
 	for _, yv := range y {
@@ -200,10 +207,12 @@ func mosesRatio(y, x []float64) (lo, hi float64) {
 		}
 	}
 	slices.Sort(d)
-	r := mosesRank(len(x), len(y))
 	c, top := r.c-1, len(d)-r.c
-	lo = d[c] + r.lambda*(d[c+1]-d[c])
-	hi = d[top] - r.lambda*(d[top]-d[top-1])
+	lo, hi = d[c], d[top]
+	if r.lambda > 0 {
+		lo += r.lambda * (d[c+1] - d[c])
+		hi -= r.lambda * (d[top] - d[top-1])
+	}
 	return math.Exp(lo), math.Exp(hi)
 }
 
@@ -214,8 +223,15 @@ type rank struct {
 	lambda float64
 }
 
-// ranks caches mosesRank by sample sizes ([2]int{m, n}): the exact U
-// distribution costs O(m²n²).
+// rankKey is the key of the ranks cache.
+type rankKey struct {
+	m, n   int
+	conf   float64
+	interp bool
+}
+
+// ranks caches mosesRankAt by its arguments: the exact U distribution
+// costs O(m²n²).
 var ranks sync.Map
 
 // mosesRank returns the largest C >= 1 such that [D(C), D(mn+1-C)] is an
@@ -223,9 +239,22 @@ var ranks sync.Map
 // [D(C+1), D(mn-C)] for Confidence itself (0 when even the whole range is
 // less: 3 trials against 3 reach 90%).
 func mosesRank(m, n int) rank {
-	key := [2]int{m, n}
+	r, _ := mosesRankAt(m, n, Confidence, true)
+	return r
+}
+
+// mosesRankAt returns the largest C >= 1 such that [D(C), D(mn+1-C)] is
+// an interval of at least conf, and whether one is (ok false: even the
+// whole range is less, and C is 1). With interp, lambda says how far to
+// move towards [D(C+1), D(mn-C)] for conf itself; without, the interval
+// is the conservative one, of at least conf (the sequential rule's).
+func mosesRankAt(m, n int, conf float64, interp bool) (rank, bool) {
+	key := rankKey{m, n, conf, interp}
 	if r, ok := ranks.Load(key); ok {
-		return r.(rank)
+		if r := r.(rank); r.c > 0 {
+			return r, true
+		}
+		return rank{c: 1}, false
 	}
 	var cdf func(u int) float64
 	if m <= stats.MannWhitneyExactLimit && n <= stats.MannWhitneyExactLimit {
@@ -240,14 +269,20 @@ func mosesRank(m, n int) rank {
 	// cover(c) is the confidence of [D(c), D(mn+1-c)].
 	cover := func(c int) float64 { return 1 - 2*cdf(c-1) }
 	r := rank{c: 1}
-	for r.c+1 < m*n/2 && cover(r.c+1) >= Confidence {
+	for r.c+1 < m*n/2 && cover(r.c+1) >= conf {
 		r.c++
 	}
-	if cc := cover(r.c); cc >= Confidence && r.c+1 < m*n/2 {
-		r.lambda = (cc - Confidence) / (cc - cover(r.c+1))
+	cc := cover(r.c)
+	if interp && cc >= conf && r.c+1 < m*n/2 {
+		r.lambda = (cc - conf) / (cc - cover(r.c+1))
 	}
-	ranks.Store(key, r)
-	return r
+	ok := cc >= conf
+	stored := r
+	if !ok {
+		stored.c = -1 // cached as "none reaches conf"
+	}
+	ranks.Store(key, stored)
+	return r, ok
 }
 
 // uCDF returns P(U <= u) for u = 0..m·n, U the Mann-Whitney statistic of
@@ -291,36 +326,119 @@ func uCDF(m, n int) []float64 {
 }
 
 // Verdict words: requests/sec is "faster" or "slower", a latency "lower"
-// or "higher", the backend's memory and CPU "smaller" or "larger"; any may
-// be "no difference", or "none" when the trials cannot decide (one trial
-// a side, or too few for the test: Comparison.VerdictText says which).
+// or "higher", the backend's memory and CPU "smaller" or "larger" (a
+// direction: the interval lies wholly outside 1 ± noise); "same" when the
+// interval lies wholly inside 1 ± noise; "undecided" when it reaches both
+// inside and outside the band (more rounds would tell: see
+// Comparison.MoreRounds); "none" when the trials cannot decide at all (one
+// trial a side, or too few for the test: Comparison.VerdictText says
+// which).
 const (
-	Faster       = "faster"
-	Slower       = "slower"
-	Lower        = "lower"
-	Higher       = "higher"
-	Smaller      = "smaller"
-	Larger       = "larger"
-	NoDifference = "no difference"
-	NoVerdict    = "none"
+	Faster    = "faster"
+	Slower    = "slower"
+	Lower     = "lower"
+	Higher    = "higher"
+	Smaller   = "smaller"
+	Larger    = "larger"
+	Same      = "same"
+	Undecided = "undecided"
+	NoVerdict = "none"
 )
+
+// OldNoDifference is the verdict that versions before "same" and
+// "undecided" saved for both; Upgrade reads it as one or the other.
+const OldNoDifference = "no difference"
+
+// Directional reports whether v is a direction (Faster, Slower, Lower,
+// Higher, Smaller or Larger): a difference found.
+func Directional(v string) bool {
+	switch v {
+	case Faster, Slower, Lower, Higher, Smaller, Larger:
+		return true
+	}
+	return false
+}
 
 // Alpha is the significance level of the verdicts.
 const Alpha = 0.05
 
-// Verdict decides a comparison: a difference only when p < Alpha and the
-// whole ratio interval lies outside 1 ± noise (noise a fraction, 0.02 for
-// 2%). up and down are the words for a ratio above and below 1 (Faster
-// and Slower, or Higher and Lower).
+// Verdict decides a comparison against a noise band (noise a fraction,
+// 0.02 for 2%): a direction when p < Alpha and the whole ratio interval
+// lies outside 1 ± noise; Same when the whole interval lies inside it;
+// Undecided otherwise (no interval included). up and down are the words
+// for a ratio above and below 1 (Faster and Slower, or Higher and Lower).
 func (r Ratio) Verdict(noise float64, up, down string) string {
-	if !r.HasInterval() || !(r.P < Alpha) {
-		return NoDifference
+	return decide(r.Lo, r.Hi, r.P < Alpha, noise, up, down)
+}
+
+// decide is the rule of Verdict on an interval [lo, hi]; significant says
+// whether the test agrees that there is a difference.
+func decide(lo, hi float64, significant bool, noise float64, up, down string) string {
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi):
+		return Undecided
+	case lo > 1+noise && significant:
+		return up
+	case hi < 1-noise && significant:
+		return down
+	case lo >= 1-noise && hi <= 1+noise:
+		return Same
+	}
+	return Undecided
+}
+
+// MedianConfidence is the confidence of the interval that Median gives
+// for n values: Confidence from 6 values on; with 2 to 5 the interval is
+// the range of the values, of confidence 1 - 2^(1-n) (50% for 2, 93.75%
+// for 5); 0 below 2 (no interval).
+func MedianConfidence(n int) float64 {
+	switch {
+	case n < 2:
+		return 0
+	case n >= 6:
+		return Confidence
+	}
+	return 1 - math.Pow(2, float64(1-n))
+}
+
+// RatioConfidence is the confidence of the ratio interval that Compare
+// gives for m values against n: Confidence when the exact distribution of
+// U reaches it (4 a side and more); below, the interval is the whole range
+// of the pairwise ratios, of confidence 1 - 2/C(m+n, m) (66.7% for 2
+// against 2, 90% for 3 against 3); 0 with fewer than 2 on a side.
+func RatioConfidence(m, n int) float64 {
+	if m < 2 || n < 2 {
+		return 0
+	}
+	if _, ok := mosesRankAt(m, n, Confidence, true); ok {
+		return Confidence
+	}
+	return 1 - 2*math.Exp(-lchoose(m+n, m))
+}
+
+// ConfidenceText prints a confidence as a percentage with the digits it
+// needs: "95%", "93.75%", "66.7%".
+func ConfidenceText(c float64) string {
+	s := strconv.FormatFloat(100*c, 'f', 2, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s + "%"
+}
+
+// IntervalLabel names intervals of the confidences confs (0s, no
+// interval, left out): "95% interval" when they share one, "interval,
+// 50% to 95%" when they differ, "interval" without any.
+func IntervalLabel(confs ...float64) string {
+	lo, hi := 2.0, -1.0
+	for _, c := range confs {
+		if c > 0 {
+			lo, hi = min(lo, c), max(hi, c)
+		}
 	}
 	switch {
-	case r.Lo > 1+noise:
-		return up
-	case r.Hi < 1-noise:
-		return down
+	case hi < 0:
+		return "interval"
+	case ConfidenceText(lo) == ConfidenceText(hi):
+		return ConfidenceText(lo) + " interval"
 	}
-	return NoDifference
+	return "interval, " + ConfidenceText(lo) + " to " + ConfidenceText(hi)
 }

@@ -91,8 +91,8 @@ func TestRatioCoverage(t *testing.T) {
 	}
 }
 
-// TestFalsePositives: two series from one distribution get a verdict
-// other than "no difference" in at most 5% of 2,000 experiments with the
+// TestFalsePositives: two series from one distribution get a direction
+// (neither "same" nor "undecided") in at most 5% of 2,000 experiments with the
 // default noise threshold (2%). Without one (noise 0) the verdict is the
 // rank test's alone, of level 5% by construction, which 2,000 experiments
 // measure to ±0.5% (one standard error): that case may reach 6.5%.
@@ -104,7 +104,7 @@ func TestFalsePositives(t *testing.T) {
 				fp := 0
 				for range experiments {
 					c := Compare(sample(r, d, n, 1), sample(r, d, n, 1))
-					if v := c.Verdict(noise, Faster, Slower); v != NoDifference {
+					if v := c.Verdict(noise, Faster, Slower); Directional(v) {
 						fp++
 					}
 				}
@@ -183,15 +183,22 @@ func TestVerdictEdges(t *testing.T) {
 	}
 	// One trial a side: a ratio, no interval, no verdict.
 	c = Compare([]float64{80}, []float64{100})
-	if c.Ratio != 0.8 || c.HasInterval() || c.Verdict(0.02, Faster, Slower) != NoDifference {
+	if c.Ratio != 0.8 || c.HasInterval() || c.Verdict(0.02, Faster, Slower) != Undecided {
 		t.Errorf("one trial a side: %+v", c)
 	}
-	// A clear difference inside the noise band is no difference.
+	// A clear difference inside the noise band is the same.
 	a := []float64{100, 100.2, 100.4, 100.6, 100.8}
 	b := []float64{101, 101.2, 101.4, 101.6, 101.8}
 	c = Compare(b, a)
-	if c.P >= 0.05 || c.Verdict(0.02, Faster, Slower) != NoDifference || c.Verdict(0, Faster, Slower) != Faster {
-		t.Errorf("1%% apart: %+v: want significant, no difference at 2%% noise, faster at 0", c)
+	if c.P >= 0.05 || c.Verdict(0.02, Faster, Slower) != Same || c.Verdict(0, Faster, Slower) != Faster {
+		t.Errorf("1%% apart: %+v: want significant, same at 2%% noise, faster at 0", c)
+	}
+	// An interval that reaches both inside and outside the band is
+	// undecided, whichever side its ratio is on.
+	wide := []float64{80, 95, 100, 110, 125}
+	c = Compare(wide, a)
+	if v := c.Verdict(0.02, Faster, Slower); v != Undecided {
+		t.Errorf("wide: %+v: %q, want undecided", c, v)
 	}
 }
 

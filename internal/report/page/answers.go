@@ -84,7 +84,7 @@ func (r *answerRow) groupKey() string {
 // group's name, or the pair): for each metric, the estimate (one level's
 // ratio, or the range of the ratios where several levels agree), the span
 // of their 95% intervals and the levels where that verdict holds, then the
-// levels with no difference; the caveats of the levels named follow in
+// levels that are the same or undecided; the caveats of the levels named follow in
 // the same sentence. Groups, metrics and levels keep the order of rows.
 func answerSentences(rows []answerRow) []string {
 	type metricRows struct {
@@ -121,12 +121,12 @@ func answerSentences(rows []answerRow) []string {
 	for _, g := range groups {
 		var clauses []string
 		var cv caveats
-		// Metrics with one verdict at every level and no difference
-		// (or no verdict) are named together at the end.
+		// Metrics with one verdict at every level and no direction
+		// (same, undecided or no verdict) are named together at the end.
 		var same []string
 		tail := map[string][]string{}
 		at := map[string]string{}
-		trials := 0
+		fewest := 0
 		for _, m := range g.metrics {
 			if v, ok := oneVerdict(m.rows); ok && !directional(v) {
 				if tail[v] == nil {
@@ -135,8 +135,8 @@ func answerSentences(rows []answerRow) []string {
 				}
 				tail[v] = append(tail[v], metricWords(m.name))
 				for _, r := range m.rows {
-					if r.Trials > 0 && (trials == 0 || r.Trials < trials) {
-						trials = r.Trials
+					if r.Trials > 0 && (fewest == 0 || r.Trials < fewest) {
+						fewest = r.Trials
 					}
 				}
 			} else {
@@ -159,10 +159,10 @@ func answerSentences(rows []answerRow) []string {
 				c = "no verdict on " + words + ", a side never answered"
 			case tooManyFailed:
 				c = fmt.Sprintf("no verdict on %s, more than %.0f%% of a side's requests failed", words, maxFailedPct)
-			case "none", "no verdict":
+			case trials.NoVerdict, "no verdict":
 				c = "no verdict on " + words
-				if trials > 0 {
-					c += " (" + plural(trials, "trial") + " a side, too few for the test)"
+				if fewest > 0 {
+					c += " (" + plural(fewest, "trial") + " a side, too few for the test)"
 				}
 			default:
 				c = v + " in " + words
@@ -226,7 +226,7 @@ func intsPhrase(ls []int) string {
 }
 
 // metricClause says one metric's verdicts: "1.41× the req/s [1.12, 1.75]
-// at c = 101 and 301, no difference at c = 1".
+// at c = 101 and 301, same at c = 1".
 func metricClause(metric string, rows []*answerRow) string {
 	type verdictRows struct {
 		verdict string
@@ -235,7 +235,7 @@ func metricClause(metric string, rows []*answerRow) string {
 	var vs []*verdictRows
 	for _, r := range rows {
 		v := r.Verdict
-		if v == "" || v == "none" {
+		if v == "" || v == trials.NoVerdict {
 			v = "no verdict"
 		}
 		var x *verdictRows
@@ -312,13 +312,7 @@ func wordsPhrase(ws []string) string {
 }
 
 // directional reports whether a verdict says the series differs.
-func directional(v string) bool {
-	switch v {
-	case "faster", "slower", "lower", "higher", "smaller", "larger":
-		return true
-	}
-	return false
-}
+func directional(v string) bool { return trials.Directional(v) }
 
 // rangeOf is the lowest first and highest second value of get over rows
 // (0, 0 when none has them).

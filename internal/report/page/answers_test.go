@@ -24,7 +24,7 @@ func fp(v float64) *float64 { return &v }
 // sentence.
 func TestAnswerSentences(t *testing.T) {
 	rows := []answerRow{
-		{Series: "unix", Baseline: "tcp", Level: ip(1), Metric: "requests_per_second", Ratio: fp(1.01), CI: []float64{0.97, 1.05}, Verdict: "no difference"},
+		{Series: "unix", Baseline: "tcp", Level: ip(1), Metric: "requests_per_second", Ratio: fp(1.01), CI: []float64{0.97, 1.05}, Verdict: "same"},
 		{Series: "unix", Baseline: "tcp", Level: ip(101), Metric: "requests_per_second", Ratio: fp(1.41), CI: []float64{1.12, 1.60}, Verdict: "faster"},
 		{Series: "unix", Baseline: "tcp", Level: ip(301), Metric: "requests_per_second", Ratio: fp(1.38), CI: []float64{1.20, 1.75}, Verdict: "faster",
 			Caveats: []string{"tcp's listen queue overflowed"}},
@@ -36,7 +36,7 @@ func TestAnswerSentences(t *testing.T) {
 	}
 	got := answerSentences(rows)
 	want := []string{
-		"unix vs tcp: 1.38–1.41× the req/s (faster) [1.12, 1.75] at c = 101 and 301, no difference at c = 1; " +
+		"unix vs tcp: 1.38–1.41× the req/s (faster) [1.12, 1.75] at c = 101 and 301, same at c = 1; " +
 			"0.50× the p99 (lower) [0.40, 0.60] at c = 1; but tcp's listen queue overflowed at c = 301.",
 		"keep-alive: thin -k vs thin: 2.00–2.20× the req/s (faster) [1.90, 2.40] at c = 8 and 16; but thin had 5% failed at c = 8 and 16.",
 	}
@@ -47,12 +47,12 @@ func TestAnswerSentences(t *testing.T) {
 	// A group where nothing differs says so, once, with its levels; a
 	// row without a level (two whole files) names none.
 	got = answerSentences([]answerRow{
-		{Series: "a.json", Baseline: "b.json", Metric: "p99_ms", Ratio: fp(1.0), Verdict: "no difference"},
+		{Series: "a.json", Baseline: "b.json", Metric: "p99_ms", Ratio: fp(1.0), Verdict: "same"},
 		{Series: "x", Baseline: "y", Level: ip(2), Metric: "requests_per_second", Ratio: fp(0.7), CI: []float64{0.6, 0.8}, Verdict: "slower"},
-		{Series: "x", Baseline: "y", Level: ip(4), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
-		{Series: "x", Baseline: "y", Level: ip(8), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
+		{Series: "x", Baseline: "y", Level: ip(4), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "same"},
+		{Series: "x", Baseline: "y", Level: ip(8), Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "same"},
 	})
-	want = []string{"a.json vs b.json: no difference in p99.", "x vs y: 0.70× the req/s (slower) [0.60, 0.80] at c = 2, no difference at c = 4 and 8."}
+	want = []string{"a.json vs b.json: same in p99.", "x vs y: 0.70× the req/s (slower) [0.60, 0.80] at c = 2, same at c = 4 and 8."}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sentences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -127,13 +127,13 @@ func TestCausesOnThePage(t *testing.T) {
 func TestAnswerGroupsFromFile(t *testing.T) {
 	cs := []trials.Comparison{
 		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: 1, Metric: "requests_per_second", Ratio: fp(1.2), RatioCI95: []float64{1.1, 1.3}, Verdict: "faster"},
-		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: 2, Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "no difference"},
-		{Series: "thin -k", Baseline: "thin", Factor: "keep-alive", Concurrency: 1, Metric: "p99_ms", Ratio: fp(1.0), Verdict: "no difference",
+		{Series: "unix", Baseline: "tcp", Factor: "transport", Concurrency: 2, Metric: "requests_per_second", Ratio: fp(1.0), Verdict: "same"},
+		{Series: "thin -k", Baseline: "thin", Factor: "keep-alive", Concurrency: 1, Metric: "p99_ms", Ratio: fp(1.0), Verdict: "same",
 			FailedRatio: &trials.Sides{Series: 0.1}},
 	}
 	got := answerSentences(compareAnswerRows(cs))
-	want := []string{"transport: unix vs tcp: 1.20× the req/s (faster) [1.10, 1.30] at c = 1, no difference at c = 2.",
-		"keep-alive: thin -k vs thin: no difference in p99 at c = 1; but up to 10.0% failed at c = 1."}
+	want := []string{"transport: unix vs tcp: 1.20× the req/s (faster) [1.10, 1.30] at c = 1, same at c = 2.",
+		"keep-alive: thin -k vs thin: same in p99 at c = 1; but up to 10.0% failed at c = 1."}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sentences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

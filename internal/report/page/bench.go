@@ -22,7 +22,7 @@ func (p *pager) bench(s *summary.Summary) {
 	kv := func(k, v string) []cell { return []cell{hdr(k), txt(v)} }
 	rps := fmt.Sprintf("%.2f [#/sec] (mean)", s.RequestsPerSecond)
 	if iv := rpsCI95(s); len(iv) == 2 {
-		rps = fmt.Sprintf("%.2f [#/sec] (median of %d trials; 95%% interval %s)", s.RequestsPerSecond, trialCount(s), ci(iv, 2))
+		rps = fmt.Sprintf("%.2f [#/sec] (median of %d trials; %s %s)", s.RequestsPerSecond, trialCount(s), ciLabel(s), ci(iv, 2))
 	}
 	docLen := fmt.Sprintf("%d bytes", s.DocumentLength)
 	if s.VariableLength {
@@ -65,7 +65,7 @@ func (p *pager) bench(s *summary.Summary) {
 		kv("Transfer rate", fmt.Sprintf("%.2f [Kbytes/sec] received", s.TransferRate)),
 	}
 	if iv := p99CI95(s); len(iv) == 2 {
-		rows = append(rows, kv("p99 95% interval", ci(iv, 3)+" ms"))
+		rows = append(rows, kv("p99 "+ciLabel(s), ci(iv, 3)+" ms"))
 	}
 	if op := s.Open; op != nil {
 		ceiling := fmt.Sprintf("the ceiling -c %d was not reached", s.Concurrency)

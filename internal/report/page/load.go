@@ -124,8 +124,9 @@ func From(name string, d document.Result) (*Result, error) {
 	return r, nil
 }
 
-// rpsCI95 is the 95% interval of a run's or a level's median req/s (nil
-// without trials or without an interval).
+// rpsCI95 is the interval of a run's or a level's median req/s (nil
+// without trials or without an interval), of the confidence ciLabel
+// names.
 func rpsCI95(s *summary.Summary) []float64 {
 	if s.Repeated == nil {
 		return nil
@@ -133,13 +134,37 @@ func rpsCI95(s *summary.Summary) []float64 {
 	return s.RequestsPerSecondCI95
 }
 
-// p99CI95 is the 95% interval of a run's or a level's median p99 (nil
+// p99CI95 is the interval of a run's or a level's median p99 (nil
 // without trials or without an interval).
 func p99CI95(s *summary.Summary) []float64 {
 	if s.Repeated == nil {
 		return nil
 	}
 	return s.P99MsCI95
+}
+
+// ciLabel is "95% interval", "93.75% interval": the real confidence of
+// the intervals of the trials of the runs or levels ss (those with an
+// interval), trials.IntervalLabel.
+func ciLabel(ss ...*summary.Summary) string {
+	var confs []float64
+	for _, s := range ss {
+		if len(rpsCI95(s)) == 2 || len(p99CI95(s)) == 2 {
+			confs = append(confs, trials.MedianConfidence(trialCount(s)))
+		}
+	}
+	return trials.IntervalLabel(confs...)
+}
+
+// sweepCILabel is ciLabel over every level of sw.
+func sweepCILabel(sw *document.Sweep) string {
+	var ss []*summary.Summary
+	for _, se := range sw.Series {
+		for k := range se.Levels {
+			ss = append(ss, &se.Levels[k])
+		}
+	}
+	return ciLabel(ss...)
 }
 
 // trialCount is the number of trials of a run or a level (0 without).

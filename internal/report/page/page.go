@@ -447,6 +447,8 @@ func (p *pager) comparisons(cs []trials.Comparison) {
 		} else if verdict == "none" {
 			// No verdict: why, as the text table says it.
 			verdict = "–, " + plural(min(c.Trials, c.BaselineTrials), "trial")
+		} else if m := c.MoreText(); m != "" {
+			verdict += ": " + m
 		}
 		if f := maxNumber(c.FailedRatio); f > 0 {
 			verdict += fmt.Sprintf(" (%.0f%% failed)", f*100)
@@ -461,8 +463,13 @@ func (p *pager) comparisons(cs []trials.Comparison) {
 	if fold {
 		fmt.Fprintf(b, "<details class=\"fold\"><summary>%s in %s (the answers above sum them up)</summary>\n", plural(len(cs), "comparison"), plural(len(groups), "pair"))
 	}
-	b.WriteString("<div class=\"tw\"><table class=\"comparisons\">\n<caption>Comparisons: each series against its baseline (ratio = series / baseline; faster, slower, lower or higher only when p &lt; 0.05 and the whole interval is outside the noise)</caption>\n<thead><tr>")
-	for _, h := range []string{"concurrency", "metric", "verdict", "ratio", "ratio 95% interval", "p", "series: median [95% interval]", "baseline: median [95% interval]"} {
+	b.WriteString("<div class=\"tw\"><table class=\"comparisons\">\n<caption>Comparisons: each series against its baseline (ratio = series / baseline; faster, slower, lower or higher only when p &lt; 0.05 and the whole interval lies outside the noise; same when it lies wholly inside; undecided otherwise)</caption>\n<thead><tr>")
+	var confs []float64
+	for i := range cs {
+		confs = append(confs, trials.MedianConfidence(cs[i].Trials), trials.MedianConfidence(cs[i].BaselineTrials))
+	}
+	med := trials.IntervalLabel(confs...)
+	for _, h := range []string{"concurrency", "metric", "verdict", "ratio", "ratio " + trials.RatioLabel(cs), "p", "series: median [" + med + "]", "baseline: median [" + med + "]"} {
 		fmt.Fprintf(b, "<th scope=\"col\">%s</th>", esc(h))
 	}
 	b.WriteString("</tr></thead>\n")

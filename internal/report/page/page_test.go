@@ -15,6 +15,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -48,6 +49,10 @@ func render(t testing.TB, names ...string) []byte {
 }
 
 // renderData renders the page of one result file, data read as name.
+// conf is the label of the interval of n trials' median: "93.75%
+// interval" for 5, "75% interval" for 3 (never 95% below 6).
+func conf(n int) string { return trials.IntervalLabel(trials.MedianConfidence(n)) }
+
 func renderData(t testing.TB, name string, data []byte) string {
 	t.Helper()
 	r, err := Parse(name, data)
@@ -240,8 +245,8 @@ func TestPointTitles(t *testing.T) {
 			at := fmt.Sprintf("%s, c=%d: ", se.Label, lv.Concurrency)
 			rps, p99 := lv.RequestsPerSecondCI95, lv.P99MsCI95
 			want := []string{
-				at + fmt.Sprintf("%.2f req/s (median of %d trials; 95%% interval %.2f to %.2f)", lv.RequestsPerSecond, len(lv.Trials), rps[0], rps[1]),
-				at + fmt.Sprintf("p99 %.3f ms (95%% interval %.3f to %.3f)", lv.Percentiles["99"], p99[0], p99[1]),
+				at + fmt.Sprintf("%.2f req/s (median of %d trials; %s %.2f to %.2f)", lv.RequestsPerSecond, len(lv.Trials), conf(len(lv.Trials)), rps[0], rps[1]),
+				at + fmt.Sprintf("p99 %.3f ms (%s %.3f to %.3f)", lv.Percentiles["99"], conf(len(lv.Trials)), p99[0], p99[1]),
 			}
 			if lv.Failed > 0 {
 				want = append(want, fmt.Sprintf("%d failed of %d finished", lv.Failed, lv.Complete+lv.Failed))
@@ -258,7 +263,7 @@ func TestPointTitles(t *testing.T) {
 		t.Fatal("no level in trials.json")
 	}
 	for _, w := range []string{`class="verdict v-better">faster (25% failed)</td>`, `class="verdict v-better">lower (25% failed)</td>`,
-		`class="verdict v-same">no difference (25% failed)</td>`, "backbench sweep -q --repeat 5", "bench-host", "AMD EPYC 7B13, 2 CPUs", "2025-12-01 02:40:00 UTC (42.4 s)"} {
+		`class="verdict v-same">undecided: ~1 more round (25% failed)</td>`, "backbench sweep -q --repeat 5", "bench-host", "AMD EPYC 7B13, 2 CPUs", "2025-12-01 02:40:00 UTC (42.4 s)"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("the page lacks %q", w)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // mib is a mebibyte, the memory chart's unit.
@@ -54,7 +55,7 @@ func sizingXs(sz *study.Sizing) (map[string]float64, map[float64]string) {
 }
 
 // sizingCharts draws a sizing study's two charts, after its answers: the
-// capacity against the pool size (the median of the searches, its 95%
+// capacity against the pool size (the median of the searches, its
 // interval as a whisker, their range as a shaded box, the knee as a dotted
 // line), and the memory against the pool size at the capacity (one
 // worker's PSS at p50, p95 and max, the pool's PSS in all, and with a
@@ -97,8 +98,10 @@ func (p *pager) sizingCharts(st *study.Result) {
 			at := pt.Label + ": "
 			capLine.pts = append(capLine.pts, point{x: x, y: pt.Capacity.Median, tip: at + capacityTip(sz, pt, slo)})
 			if ci := pt.Capacity.CI95; len(ci) == 2 {
+				conf := trials.MedianConfidence(len(pt.Searches))
+				capc.confs = append(capc.confs, conf)
 				capLine.bars = append(capLine.bars, bar{band: band{x, ci[0], ci[1]},
-					tip: fmt.Sprintf("%s95%% interval of the capacity %.1f to %.1f req/s", at, ci[0], ci[1])})
+					tip: fmt.Sprintf("%s%s of the capacity %.1f to %.1f req/s", at, trials.IntervalLabel(conf), ci[0], ci[1])})
 			}
 			capLine.bars = append(capLine.bars, bar{band: band{x, pt.Min, pt.Max}, rng: true,
 				tip: fmt.Sprintf("%srange of the %s %.1f to %.1f req/s", at, searches(len(pt.Searches)), pt.Min, pt.Max)})
@@ -161,7 +164,7 @@ func capacityTip(sz *study.Sizing, pt *study.SizingPoint, slo string) string {
 	}
 	s := fmt.Sprintf("capacity %.1f req/s within %s (median of %s", pt.Capacity.Median, slo, searches(len(pt.Searches)))
 	if ci := pt.Capacity.CI95; len(ci) == 2 {
-		s += fmt.Sprintf("; 95%% interval %.1f to %.1f", ci[0], ci[1])
+		s += fmt.Sprintf("; %s %.1f to %.1f", trials.IntervalLabel(trials.MedianConfidence(len(pt.Searches))), ci[0], ci[1])
 	}
 	s += fmt.Sprintf("; range %.1f to %.1f)", pt.Min, pt.Max)
 	if pt.LimitedBy == "client" {

@@ -216,8 +216,8 @@ func TestSizingCharts(t *testing.T) {
 	for i, p := range sz.Points {
 		d := pts[i]
 		xAt[p.Level] = d.x
-		want := fmt.Sprintf("%s: capacity %.1f req/s within %s (median of %d searches; 95%% interval %.1f to %.1f; range %.1f to %.1f)",
-			p.Label, p.Capacity.Median, strings.Join(sz.Objectives, ", "), len(p.Searches), p.Capacity.CI95[0], p.Capacity.CI95[1], p.Min, p.Max)
+		want := fmt.Sprintf("%s: capacity %.1f req/s within %s (median of %d searches; %s %.1f to %.1f; range %.1f to %.1f)",
+			p.Label, p.Capacity.Median, strings.Join(sz.Objectives, ", "), len(p.Searches), conf(len(p.Searches)), p.Capacity.CI95[0], p.Capacity.CI95[1], p.Min, p.Max)
 		if !strings.HasPrefix(d.tip, want) {
 			t.Errorf("point %d's tooltip:\n%s\nwant it to start\n%s", i, d.tip, want)
 		}
@@ -235,7 +235,7 @@ func TestSizingCharts(t *testing.T) {
 		if math.Abs(wx-d.x) > 0.06 || top > d.y+0.06 || bottom < d.y-0.06 {
 			t.Errorf("%s: whisker at x %.1f from %.1f to %.1f; the point at %.1f, %.1f", p.Label, wx, top, bottom, d.x, d.y)
 		}
-		if tip := titleOf(whiskers[i]); tip != fmt.Sprintf("%s: 95%% interval of the capacity %.1f to %.1f req/s", p.Label, p.Capacity.CI95[0], p.Capacity.CI95[1]) {
+		if tip := titleOf(whiskers[i]); tip != fmt.Sprintf("%s: %s of the capacity %.1f to %.1f req/s", p.Label, conf(len(p.Searches)), p.Capacity.CI95[0], p.Capacity.CI95[1]) {
 			t.Errorf("whisker's title %q", tip)
 		}
 		// The range's box around the whisker.

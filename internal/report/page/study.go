@@ -6,6 +6,7 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // studyAnswers are a study's sentences: each factor's conclusion.
@@ -65,11 +66,13 @@ func (p *pager) study(st *study.Result) {
 				lr.pts = append(lr.pts, point{x, s.RequestsPerSecond.Median, at + figureTip(s.RequestsPerSecond, "req/s", len(s.Trials)), s.Failed > 0})
 				if len(s.RequestsPerSecond.CI95) == 2 {
 					lr.band = append(lr.band, band{x, s.RequestsPerSecond.CI95[0], s.RequestsPerSecond.CI95[1]})
+					rps.confs = append(rps.confs, trials.MedianConfidence(len(s.Trials)))
 				}
 				if s.Complete > 0 {
 					lp.pts = append(lp.pts, point{x, s.P99Ms.Median, at + figureTip(s.P99Ms, "ms p99", len(s.Trials)), s.Failed > 0})
 					if len(s.P99Ms.CI95) == 2 {
 						lp.band = append(lp.band, band{x, s.P99Ms.CI95[0], s.P99Ms.CI95[1]})
+						p99.confs = append(p99.confs, trials.MedianConfidence(len(s.Trials)))
 					}
 				}
 			}
@@ -116,7 +119,13 @@ func (p *pager) study(st *study.Result) {
 				num(figureText(s.RequestsPerSecond, 1)), num(figureText(s.MeanMs, 2)), num(figureText(s.P99Ms, 2)), num(figureText(s.MaxMs, 2)), num(failed)})
 		}
 	}
-	p.table("Series: medians of the trials with their 95% intervals", []string{"series", "concurrency", "trials", "req/s", "mean ms", "p99 ms", "max ms", "failed"}, rows)
+	var confs []float64
+	for _, se := range st.Series {
+		for _, s := range se.Steps {
+			confs = append(confs, trials.MedianConfidence(len(s.Trials)))
+		}
+	}
+	p.table("Series: medians of the trials with their intervals ("+trials.IntervalLabel(confs...)+")", []string{"series", "concurrency", "trials", "req/s", "mean ms", "p99 ms", "max ms", "failed"}, rows)
 	p.comparisons(studyComparisons(st.Comparisons))
 	var notes []string
 	notes = append(notes, st.Notes...)
@@ -176,7 +185,7 @@ func figureText(f study.Figure, dec int) string {
 func figureTip(f study.Figure, unit string, n int) string {
 	s := fmt.Sprintf("%s %s", fnumDec(f.Median, 2), unit)
 	if len(f.CI95) == 2 {
-		s += fmt.Sprintf(" (median of %d trials; 95%% interval %s)", n, ci(f.CI95, 2))
+		s += fmt.Sprintf(" (median of %d trials; %s %s)", n, trials.IntervalLabel(trials.MedianConfidence(n)), ci(f.CI95, 2))
 	}
 	return s
 }

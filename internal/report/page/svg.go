@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // Series colours are report.SeriesColorHex, the palette of the PNG charts
@@ -47,6 +48,9 @@ type chart struct {
 	// the levels grow by a factor); logY forces a log y axis, linearY a
 	// linear one (a share in percent, where 0 is the news).
 	levelTicks, logY, linearY bool
+	// confs are the confidences of the intervals drawn (bands and
+	// whiskers), for their label (trials.IntervalLabel).
+	confs []float64
 	// xs are the levels of the whole set, for small multiples.
 	xs []float64
 	// tickNames label the level ticks of levels that are not numbers
@@ -77,7 +81,7 @@ type line struct {
 	style int
 	pts   []point
 	band  []band
-	// bars are error bars at a point: a 95% interval (a whisker with
+	// bars are error bars at a point: an interval (a whisker with
 	// caps) or a range, lowest to highest (a shaded box).
 	bars []bar
 }
@@ -89,7 +93,7 @@ type point struct {
 	failed bool
 }
 
-// band is a 95% interval at x.
+// band is an interval at x (of the confidence its chart's confs give).
 type band struct{ x, lo, hi float64 }
 
 // clamped returns b with each coordinate clamped to the plot, and whether
@@ -102,7 +106,7 @@ func (b band) clamped() (band, bool) {
 	return b, ok1 && ok2 && ok3
 }
 
-// bar is an error bar at x from lo to hi: a 95% interval, or with rng a
+// bar is an error bar at x from lo to hi: an interval, or with rng a
 // range (lowest to highest); tip is its <title>.
 type bar struct {
 	band
@@ -464,7 +468,7 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 			for i := len(l.band) - 1; i >= 0; i-- {
 				pts = append(pts, f1(sx(l.band[i].x))+","+f1(sy(l.band[i].lo)))
 			}
-			fmt.Fprintf(b, "<polygon class=\"band\" points=\"%s\"><title>%s: 95%% interval</title></polygon>\n", strings.Join(pts, " "), esc(l.label))
+			fmt.Fprintf(b, "<polygon class=\"band\" points=\"%s\"><title>%s: %s</title></polygon>\n", strings.Join(pts, " "), esc(l.label), esc(trials.IntervalLabel(c.confs...)))
 		}
 		// Ranges first, under the intervals' whiskers.
 		for _, br := range l.bars {
@@ -540,7 +544,7 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 	caption := c.title + "."
 	for _, l := range c.lines {
 		if len(l.band) > 0 {
-			caption += " Shaded: the 95% interval of the trials."
+			caption += " Shaded: the " + trials.IntervalLabel(c.confs...) + " of the trials' median."
 			break
 		}
 	}
@@ -551,7 +555,7 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 		}
 	}
 	if whiskers {
-		caption += " Whiskers: the 95% interval."
+		caption += " Whiskers: the " + trials.IntervalLabel(c.confs...) + "."
 	}
 	if ranges {
 		caption += " Shaded boxes: the range, lowest to highest."

@@ -9,6 +9,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // sweep writes a sweep's summary line, charts, comparisons, table of every
@@ -30,7 +31,7 @@ func (p *pager) sweep(sw *document.Sweep) {
 	if tr.Repeat > 0 || tr.Precision > 0 {
 		fmt.Fprintf(b, " Trials: %d per series and level", tr.Repeat)
 		if tr.Precision > 0 {
-			fmt.Fprintf(b, ", more until the 95%% interval is within ±%g%% (at most %d)", tr.Precision*100, tr.MaxRepeat)
+			fmt.Fprintf(b, ", more until the interval of the median (95%%, from %d trials on) is within ±%g%% (at most %d)", trials.MinPreciseTrials+1, tr.Precision*100, tr.MaxRepeat)
 		}
 		fmt.Fprintf(b, ", series order seeded with %d", tr.Seed)
 		fmt.Fprintf(b, "; noise threshold %g%%; baseline %s.", tr.Noise*100, esc(tr.Baseline))
@@ -67,8 +68,9 @@ func (p *pager) sweep(sw *document.Sweep) {
 			at := fmt.Sprintf("%s, c=%d: ", se.Label, s.Concurrency)
 			rtip := at + fmt.Sprintf("%.2f req/s", s.RequestsPerSecond)
 			if iv := rpsCI95(s); len(iv) == 2 {
-				rtip += fmt.Sprintf(" (median of %d trials; 95%% interval %s)", trialCount(s), ci(iv, 2))
+				rtip += fmt.Sprintf(" (median of %d trials; %s %s)", trialCount(s), ciLabel(s), ci(iv, 2))
 				ls[0].band = append(ls[0].band, band{x, iv[0], iv[1]})
+				rps.confs = append(rps.confs, trials.MedianConfidence(trialCount(s)))
 			}
 			ls[0].pts = append(ls[0].pts, point{x, s.RequestsPerSecond, rtip + ft, failed})
 			if s.Complete > 0 {
@@ -78,8 +80,9 @@ func (p *pager) sweep(sw *document.Sweep) {
 				v := report.LatencyOf(s).P99
 				ptip := at + fmt.Sprintf("p99 %.3f ms", v)
 				if iv := p99CI95(s); len(iv) == 2 {
-					ptip += fmt.Sprintf(" (95%% interval %s)", ci(iv, 3))
+					ptip += fmt.Sprintf(" (%s %s)", ciLabel(s), ci(iv, 3))
 					ls[1].band = append(ls[1].band, band{x, iv[0], iv[1]})
+					p99.confs = append(p99.confs, trials.MedianConfidence(trialCount(s)))
 				}
 				ls[1].pts = append(ls[1].pts, point{x, v, ptip + ft, failed})
 			}
@@ -215,11 +218,11 @@ func (p *pager) sweepTable(sw *document.Sweep) {
 	}
 	head := []string{"series", "concurrency", "requests", "complete", "failed", "failed %", "failures by class", "req/s"}
 	if hasCI {
-		head = append(head, "req/s 95% interval", "trials")
+		head = append(head, "req/s "+sweepCILabel(sw), "trials")
 	}
 	head = append(head, "mean ms", "p50 ms", "p90 ms", "p99 ms")
 	if hasCI {
-		head = append(head, "p99 95% interval")
+		head = append(head, "p99 "+sweepCILabel(sw))
 	}
 	head = append(head, "max ms", "non-2xx")
 	if hasOverflows {
@@ -399,11 +402,11 @@ func (p *pager) levelSummary(sw *document.Sweep) {
 	}
 	head := []string{"series", "c", "req/s"}
 	if hasCI {
-		head = append(head, "req/s 95% interval")
+		head = append(head, "req/s "+sweepCILabel(sw))
 	}
 	head = append(head, "p99 ms")
 	if hasCI {
-		head = append(head, "p99 95% interval")
+		head = append(head, "p99 "+sweepCILabel(sw))
 	}
 	head = append(head, "failed %", "cause")
 	var rows [][]cell
