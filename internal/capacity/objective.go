@@ -27,7 +27,14 @@
 //
 // A step that the client, not the backend, held back (its CPU, its own
 // lateness, the in-flight ceiling) is run again, up to twice; if the client
-// still held it back, the search ends with a lower bound ("at least").
+// still held it back, the search ends with a lower bound ("at least"),
+// confirmed like any answer. The client is the limit only while the
+// backend answered as it does unloaded: a failing step whose backend
+// served less than asked while the requests it got waited in it (their
+// median from the actual send, Measure.SentP50, above QueuedFactor times
+// the quickest passing step's) found the backend saturated, whatever the
+// client says it held back (a ceiling full of requests the backend has
+// not answered), and the search bisects below it.
 // Config.MaxTime bounds the whole search: a step that would end past it is
 // not started, and the best passing level so far is the answer.
 //
@@ -174,6 +181,12 @@ type Measure struct {
 	// ClientLimit, when not empty, says why the client rather than the
 	// backend may have set the result.
 	ClientLimit string
+	// SentP50 is the median latency counted from each request's actual
+	// send rather than its intended start (open model), in ms; 0 when not
+	// known. Beside the quickest passing step's P50 it tells whether the
+	// requests the backend got waited in it (a saturated backend) or were
+	// served at once (a client that could not send more).
+	SentP50 float64
 	// Held is the judgement of whether the load was held through the run
 	// (Judge); its zero value is a run not judged, taken as held.
 	Held Steadiness
@@ -274,6 +287,9 @@ func FromSummaryAt(s *summary.Summary, rps float64, objs []Objective) Measure {
 	}
 	if o := s.Open; o != nil {
 		m.AchievedRPS = o.RateAchieved
+		if s.Complete > 0 {
+			m.SentP50 = s.UncorrectedPercentiles["50"]
+		}
 	}
 	m.ClientLimit = clientLimit(s, objs, &m)
 	return m
