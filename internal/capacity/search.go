@@ -166,9 +166,9 @@ type searcher struct {
 	// quickest is the lowest P50 of a passing step, in ms: the backend's
 	// latency with no queue (0 until a step passed).
 	quickest float64
-	atMax       bool
-	early       bool
-	stopped     bool // interrupted
+	atMax    bool
+	early    bool
+	stopped  bool // interrupted
 }
 
 // round makes v a level: a whole number in the closed model; in the open

@@ -51,7 +51,7 @@ func (f *simServer) step(_ context.Context, level float64, length time.Duration)
 	sent := float64(f.ceiling) * 1000 / limit
 	late := (level - limit) / level * length.Seconds() * 1000 / 2
 	m := Measure{AchievedRPS: limit, P50: sent + late, P90: sent + 1.6*late, P99: sent + 1.9*late, P999: sent + 2*late, Max: sent + 2*late,
-		SentP50: sent,
+		SentP50:     sent,
 		ClientLimit: fmt.Sprintf("the in-flight ceiling (-c %d) held back many requests while the backend answered within the objectives", f.ceiling),
 		Held:        Steadiness{Verdict: HeldNo, Why: "the backend served less than asked", Judged: true}}
 	if f.capacity == 0 || client < f.capacity {
