@@ -124,6 +124,11 @@ Run "backbench COMMAND --help" or "backbench help COMMAND" for the flags of a co
 `
 
 func main() {
+	if os.Getenv(backend.WatcherEnv) != "" {
+		// The watcher of a study's backends (study.go), this program
+		// run again: it outlives a backbench that is killed.
+		os.Exit(backend.WatcherMain())
+	}
 	ctx, sig := signalContext()
 	os.Exit(Main(ctx, sig, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -86,6 +86,7 @@ func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
 		"http10-keep-alive", "HTTP/1.0 Connection: keep-alive: announce (kept, with Keep-Alive), silent (kept without saying so) or ignore (close)")
 	fs.BoolVar(&b.NoPipelining, "no-pipelining", false, "HTTP: drop pipelined requests (bytes that came after a request)")
 	fs.BoolVar(&b.DieOnEmptyConn, "die-on-empty-conn", false, "exit when a client closes a connection before sending a byte (Ruby's fcgi.rb)")
+	fs.BoolVar(&b.DieOnCutRequest, "die-on-cut-request", false, "FastCGI: exit when a client closes a connection after a request began and before its END_REQUEST (Ruby's fcgi.rb)")
 	fs.Int64Var(&b.ExitAfter, "exit-after", 0, "exit after answering N requests (0: never)")
 	fs.Var(cli.NewSeconds(&b.CloseDelay, 0), "close-delay", "close a connection that is not kept this long after its last response (Thin's or Ruby fcgi's late close)")
 	fs.BoolVar(&b.IgnoreClose, "ignore-close", false, "HTTP/1.1: keep the connection after Connection: close, without saying so (uWSGI's --http11-socket)")

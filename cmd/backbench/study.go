@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/backbench/backbench/internal/backend"
 	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
@@ -20,7 +23,7 @@ import (
 	"github.com/backbench/backbench/internal/report/page"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/study/runner"
-	"github.com/backbench/backbench/internal/study/spec"
+	"github.com/backbench/backbench/internal/study/studyfile"
 )
 
 // studyOptions are the flags of study.
@@ -29,7 +32,7 @@ type studyOptions struct {
 	format string
 	quiet  bool
 	seed   uint64
-	noise  float64
+	noise  string
 	// The measurement's overrides (a short try of a long study).
 	levels   string
 	requests int64
@@ -67,7 +70,7 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs.Var(cli.NewChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series in each round (0: random; the result records the order's seed)")
-	fs.Var(cli.NewFinite(&o.noise, 0), "noise", "threshold under which a difference does not count, as a fraction (default: the file's noise, else 0.02)")
+	fs.StringVar(&o.noise, "noise", "", "noise threshold `P`: a difference whose ratio interval reaches within 1 ± P is no difference (2% or 0.02; default: the file's noise, else 2%)")
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "replace the file's concurrency levels with `SPEC` (1,4 or 1:500:10)")
 	fs.Int64VarP(&o.requests, "requests", "n", 0, "replace the file's requests per level and trial")
 	fs.VarP(cli.NewSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
@@ -86,9 +89,16 @@ func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
 }
 
 // overrides are the measurement flags given, as the study's measure
-// takes them (spec.Measure.Override).
-func (o *studyOptions) overrides(fs *pflag.FlagSet) spec.Overrides {
-	ov := spec.Overrides{Quick: o.quick, Levels: o.levels}
+// takes them (studyfile.Measure.Override).
+func (o *studyOptions) overrides(fs *pflag.FlagSet) (studyfile.Overrides, error) {
+	ov := studyfile.Overrides{Quick: o.quick, Levels: o.levels}
+	if fs.Changed("noise") {
+		noise, err := cli.ParsePercent("--noise", o.noise)
+		if err != nil {
+			return ov, err
+		}
+		ov.Noise = &noise
+	}
 	if fs.Changed("requests") {
 		ov.Requests = &o.requests
 	}
@@ -107,7 +117,7 @@ func (o *studyOptions) overrides(fs *pflag.FlagSet) spec.Overrides {
 	if fs.Changed("memory") {
 		ov.Memory = &o.memory
 	}
-	return ov
+	return ov, nil
 }
 
 func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -119,14 +129,15 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 1 {
 		return usagef("want one study FILE, got %d arguments", fs.NArg())
 	}
-	if o.noise < 0 || o.noise >= 1 {
-		return usagef("--noise %g: want a fraction from 0 to 1", o.noise)
+	ov, err := o.overrides(fs)
+	if err != nil {
+		return err
 	}
-	st, err := spec.Load(fs.Arg(0))
+	st, err := studyfile.Load(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if err := st.Measure.Override(o.overrides(fs)); err != nil {
+	if err := st.Measure.Override(ov); err != nil {
 		return usagef("%v", err)
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -136,11 +147,18 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !o.quiet {
 		log = stderr
 	}
+	stopLeftovers(stderr)
+	if w, err := backend.StartWatcher(selfPath()); err != nil {
+		fmt.Fprintf(stderr, "backbench study: warning: %v; the backends will not be stopped if backbench is killed\n", err)
+	} else {
+		// The last thing done: after the runner has stopped every
+		// backend and removed its directory.
+		defer w.Close()
+	}
 	res, err := runner.Run(ctx, st, runner.Options{
 		Exec:   execute.Options{Stderr: stderr, Quiet: true, Version: version()},
 		Log:    log,
 		Seed:   o.seed,
-		Noise:  o.noise,
 		Redact: func(a []string) []string { return load.RedactArgs(a, "") },
 		Self:   selfPath(),
 	})
@@ -187,6 +205,47 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errInterrupted
 	}
 	return nil
+}
+
+// stopLeftovers stops and removes what earlier studies that were killed
+// left (their watcher killed too: a whole container or session killed,
+// an OOM kill of both), and names it in one line each on stderr: the
+// processes that carry such a run's marker, the run being dead, and its
+// directories in the temporary directory. Nothing else is touched.
+func stopLeftovers(stderr io.Writer) {
+	ls, err := backend.FindLeftovers(os.TempDir(), runner.DirPrefix)
+	if err != nil {
+		return
+	}
+	for _, l := range ls {
+		line := l.String()
+		rep, err := l.Stop()
+		switch {
+		case len(rep.Left) > 0:
+			line += fmt.Sprintf("; could not stop pids %s (stop them with: kill -KILL %s)", joinPIDs(rep.Left), joinPIDs(rep.Left))
+		case len(rep.PIDs) > 0 && rep.Killed:
+			line += "; stopped them (SIGKILL needed)"
+		case len(rep.PIDs) > 0:
+			line += "; stopped them"
+		}
+		if len(l.Dirs) > 0 {
+			if err != nil {
+				line += fmt.Sprintf("; could not remove a directory: %v", err)
+			} else {
+				line += "; removed the directories"
+			}
+		}
+		fmt.Fprintf(stderr, "backbench study: %s\n", line)
+	}
+}
+
+// joinPIDs joins PIDs with spaces.
+func joinPIDs(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, " ")
 }
 
 // selfPath is the running backbench's executable ("" if unknown), which a

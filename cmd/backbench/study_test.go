@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/backend"
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/trials"
@@ -578,6 +579,181 @@ func TestStudyInterrupted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// killedStudy is a study of the built-in HTTP backend on TCP and on a
+// Unix socket, serve's flags FLAGS added, long enough to be killed in.
+const killedStudy = `question: Does anything survive a killed study?
+factors:
+  transport: [tcp, unix]
+backends:
+  - name: serve
+    command: [backbench, serve, --protocol, http, FLAGS--delay, 1ms, --listen, "{listen}"]
+    url: "http://{target}/"
+    stop: {grace: 300ms}
+measure:
+  kind: sweep
+  concurrency: [1, 2]
+  requests: 100000
+  repeat: 3
+`
+
+// TestStudyKilled: SIGKILL of backbench during a study of two built-in
+// backends (one on TCP, one on a Unix socket; then the same as prefork
+// pools whose master and children ignore SIGTERM) leaves nothing: within
+// 10 s no process of the study is alive and its directory (the sockets,
+// the configurations' files) is gone, the watcher that did it included,
+// and the watcher says what it stopped.
+func TestStudyKilled(t *testing.T) {
+	for _, tc := range []struct {
+		name, flags string
+		killed      bool
+	}{
+		{"serve", "", false},
+		{"children ignore SIGTERM", `--processes, "2", --ignore-sigterm, `, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := studyBinary(t)
+			// A short TMPDIR of its own: the study's directory is made
+			// there, and the socket path must fit in 107 bytes.
+			tmp, err := os.MkdirTemp("", "bbk")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			f := writeStudy(t, strings.Replace(killedStudy, "FLAGS", tc.flags, 1))
+			mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
+			cmd := exec.Command(bin, "study", "--out", t.TempDir(), f)
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark, "TMPDIR="+tmp)
+			var so, se syncBuffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waited := make(chan struct{})
+			go func() { cmd.Wait(); close(waited) }()
+			t.Cleanup(func() {
+				cmd.Process.Kill()
+				for _, pid := range markedNow(mark) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				<-waited
+			})
+			if !waitFor(60*time.Second, func() bool { return strings.Contains(se.String(), "round 1 of 3") }) {
+				t.Fatalf("the study never began its first round:\n%s", se.String())
+			}
+			time.Sleep(300 * time.Millisecond)
+			// backbench, its watcher, and each backend's processes.
+			before := markedNow(mark)
+			want := 4
+			if tc.killed {
+				want = 8 // two masters with two children each
+			}
+			if len(before) < want {
+				t.Fatalf("%d processes of the study before the kill (%v), want %d or more", len(before), before, want)
+			}
+			ents, _ := os.ReadDir(tmp)
+			if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), "bbst") {
+				t.Fatalf("the study's directory: %v", ents)
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			killed := time.Now()
+			var left []int
+			gone := waitFor(10*time.Second, func() bool {
+				left = markedNow(mark)
+				ents, _ = os.ReadDir(tmp)
+				return len(left) == 0 && len(ents) == 0
+			})
+			if !gone {
+				t.Fatalf("%v after SIGKILL: alive %v, in TMPDIR %v\n%s", time.Since(killed), left, ents, se.String())
+			}
+			t.Logf("everything gone %v after SIGKILL", time.Since(killed).Round(time.Millisecond))
+			select {
+			case <-waited: // the watcher held stderr: it has exited
+			case <-time.After(10 * time.Second):
+				t.Fatal("stderr still open 10 s after: the watcher has not exited")
+			}
+			if !strings.Contains(se.String(), "watcher: backbench (pid") || tc.killed != strings.Contains(se.String(), "SIGKILL needed") {
+				t.Errorf("the watcher's line:\n%s", se.String())
+			}
+		})
+	}
+}
+
+// TestStudyLeftovers: a study finds what an earlier, killed run left (here
+// made by hand: a process with the marker of a run that no longer runs, and
+// a directory with its marker file), names it on stderr with its PIDs,
+// stops it and removes the directory; a process and a directory without
+// the marker are not touched.
+func TestStudyLeftovers(t *testing.T) {
+	bin := studyBinary(t)
+	tmp, err := os.MkdirTemp("", "bbl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	dead := fmt.Sprintf("%d-1", os.Getpid()) // this PID, another start time: a run that is gone
+	sleep := func(env ...string) *exec.Cmd {
+		c := exec.Command("sleep", "120")
+		c.Env = append(os.Environ(), env...)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	left := sleep(backend.RunEnv + "=" + dead)
+	plain := sleep()
+	for name, id := range map[string]string{"bbstold": dead, "bbstmine": ""} {
+		d := filepath.Join(tmp, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if id != "" {
+			if err := os.WriteFile(filepath.Join(d, backend.DirMarker), []byte(id+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The marker is readable once sleep has exec'd.
+	if !waitFor(10*time.Second, func() bool { return bytes.Contains(envBlock(left.Process.Pid), []byte(backend.RunEnv)) }) {
+		t.Fatal("the leftover never had its marker")
+	}
+	f := writeStudy(t, strings.Replace(strings.Replace(killedStudy, "FLAGS", "", 1), "requests: 100000", "requests: 20", 1))
+	cmd := exec.Command(bin, "study", "-q", "-c", "1", "--repeat", "1", "--out", t.TempDir(), f)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "TMPDIR="+tmp)
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, se.String())
+	}
+	for _, want := range []string{fmt.Sprintf("an earlier run (backbench pid %d, no longer running) left 1 process: pid %d (sleep)", os.Getpid(), left.Process.Pid),
+		"bbstold", "stopped them", "removed the directories"} {
+		if !strings.Contains(se.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, se.String())
+		}
+	}
+	if strings.Contains(se.String(), strconv.Itoa(plain.Process.Pid)) {
+		t.Errorf("the process without the marker is named:\n%s", se.String())
+	}
+	if !backend.Gone(left.Process.Pid) {
+		t.Error("the leftover still runs")
+	}
+	if backend.Gone(plain.Process.Pid) {
+		t.Error("the process without the marker was stopped")
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "bbstold")); !os.IsNotExist(err) {
+		t.Errorf("the leftover directory is still there (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "bbstmine")); err != nil {
+		t.Errorf("the directory without the marker was touched: %v", err)
+	}
+}
+
+// envBlock returns the environment of process pid, as /proc shows it.
+func envBlock(pid int) []byte {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	return b
 }
 
 // syncBuffer is a bytes.Buffer written by a command and read by a test

@@ -17,9 +17,25 @@
 // its PID and start time, so that a PID the kernel reuses is not taken for
 // one of the tree. A process that left both the group and the tree (a
 // double fork and setsid) between two samples is not found. A zombie
-// counts as gone: it has exited, and only its parent can reap it. If the
-// process that started the backends is killed with SIGKILL, the backends
-// are not stopped.
+// counts as gone: it has exited, and only its parent can reap it.
+//
+// Every backend's environment holds RunEnv=RunID (this process's PID and
+// start time), which its children inherit. With a watcher (StartWatcher,
+// watch.go), the backends and the directories claimed (ClaimDir) are
+// stopped and removed even when the program that started them dies by any
+// signal, SIGKILL included: the watcher, this program run again in a
+// session of its own and deaf to SIGINT, SIGTERM and SIGHUP, reads a pipe
+// whose write end only the program holds; each tree started, each process
+// of it seen, each tree stopped and each directory is written on it, and
+// when the pipe ends the watcher stops what is left (the trees' processes
+// known by PID and start time, every process with the run's marker, the
+// groups of leaders still running, their descendants: SIGTERM, at most
+// 2 s, SIGKILL) and removes the directories. PR_SET_PDEATHSIG reaches only
+// a direct child, and cgroup v2's cgroup.kill needs a delegated cgroup: a
+// pipe's end is what every way of dying shares. When the watcher is
+// killed too, FindLeftovers finds, by the marker, what a run that no
+// longer runs left (run.go), and Leftover.Stop stops it; nothing without
+// the marker of a dead run is touched.
 package backend
 
 import (
@@ -223,7 +239,9 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, fail(KindExec, err)
 	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Env = append(os.Environ(), spec.Env...)
+	// The run's marker, last so that it wins: the watcher and a later run
+	// find the tree by it, its children inheriting it.
+	cmd.Env = append(append(os.Environ(), spec.Env...), RunEnv+"="+RunID())
 	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -260,6 +278,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if pi, err := readStat(p.pid); err == nil {
 		p.seen[p.pid] = pi.start
 	}
+	p.register()
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
@@ -435,6 +454,9 @@ func (p *Process) tree() map[int]uint64 {
 	live := make(map[int]uint64, len(in))
 	for pid := range in {
 		pi := all[pid]
+		if old, ok := p.seen[pid]; !ok || old != pi.start {
+			watchSend(fmt.Sprintf("member %d %d", pid, pi.start))
+		}
 		p.seen[pid] = pi.start
 		if pi.alive() {
 			live[pid] = pi.start

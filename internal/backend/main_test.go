@@ -32,9 +32,13 @@ const (
 	modeGroup  = "group"  // start a child in its own group that ignores SIGTERM, listen
 	modeChild  = "child"  // fork's, orphan's and group's child: ignore SIGTERM, say "ready", sleep
 	modeLate   = "late"   // listen after 300 ms
+	modeOwner  = "owner"  // start a watcher, claim BACKEND_TEST_DIR, start a serve and a fork backend in it, print their PIDs, sleep
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(WatcherEnv) != "" {
+		os.Exit(WatcherMain())
+	}
 	mode := os.Getenv(envMode)
 	if mode == "" {
 		os.Exit(m.Run())
@@ -68,6 +72,8 @@ func backendMain(mode string) int {
 		select {}
 	case modeLate:
 		time.Sleep(300 * time.Millisecond)
+	case modeOwner:
+		return ownerMain()
 	case modeServe:
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", mode)

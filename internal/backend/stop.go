@@ -28,6 +28,9 @@ func (p *Process) Stop() StopReport {
 	p.stopOnce.Do(func() {
 		p.report = p.stop()
 		track(p, false)
+		if len(p.report.Left) == 0 {
+			watchSend(fmt.Sprintf("untree %d", p.pid))
+		}
 	})
 	return p.report
 }

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/report"
 )
 
@@ -49,24 +50,12 @@ func (v *Seconds) String() string {
 	return strconv.FormatFloat(v.d.Seconds(), 'f', -1, 64)
 }
 
-// Set reads seconds or a duration; NaN, negatives and more than 1e9 s are
-// refused.
+// Set reads seconds or a duration (grammar.ParseSeconds); NaN,
+// negatives and more than 1e9 s are refused.
 func (v *Seconds) Set(s string) error {
-	s = strings.TrimSpace(s)
-	if f, err := strconv.ParseFloat(s, 64); err == nil || strings.Contains(err.Error(), "out of range") {
-		// !(f >= 0) also refuses NaN, which compares false to anything.
-		if !(f >= 0) || f > 1e9 {
-			return fmt.Errorf("want seconds from 0 to 1e9")
-		}
-		*v.d = time.Duration(f * float64(time.Second))
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return fmt.Errorf("want seconds (30, 2.5) or a duration (500ms)")
-	}
-	if d > 1e9*time.Second {
-		return fmt.Errorf("want seconds from 0 to 1e9")
+	d, err := grammar.ParseSeconds(s)
+	if err != nil {
+		return err
 	}
 	*v.d = d
 	return nil
@@ -198,25 +187,23 @@ func ParseFinite(s string) (float64, error) {
 }
 
 // ParseRatio reads the value s of flag name, a ratio ("0.05") or a
-// percentage ("5%"), from 0 to 1; anything else is a UsageError.
+// percentage ("5%"), from 0 to 1 (grammar.ParseRatio); anything else is
+// a UsageError.
 func ParseRatio(name, s string) (float64, error) {
-	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
-	f, err := strconv.ParseFloat(v, 64)
-	if err == nil && pct {
-		f /= 100
-	}
-	if err != nil || !(f >= 0 && f <= 1) {
-		return 0, Usagef("bad %s %q: want a ratio from 0 to 1 or a percentage (5%%)", name, s)
+	f, err := grammar.ParseRatio(s)
+	if err != nil {
+		return 0, Usagef("bad %s %q: %v", name, s, err)
 	}
 	return f, nil
 }
 
 // ParsePercent reads the value s of flag name, "2%" or "0.02", as a
-// fraction from 0 to below 1; anything else is a UsageError.
+// fraction from 0 to below 1 (grammar.ParsePercent); anything else is a
+// UsageError.
 func ParsePercent(name, s string) (float64, error) {
-	f, err := ParseRatio(name, s)
-	if err != nil || f >= 1 {
-		return 0, Usagef("bad %s %q: want a percentage from 0%% to below 100%% (2%%) or a fraction (0.02)", name, s)
+	f, err := grammar.ParsePercent(s)
+	if err != nil {
+		return 0, Usagef("bad %s %q: %v", name, s, err)
 	}
 	return f, nil
 }

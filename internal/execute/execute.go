@@ -305,7 +305,8 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	}
 	m := rec.Merge()
 	m.Unreachable, m.BackendLost = unreachable, watch.Lost()
-	m.Counts.Due, m.Counts.Unsent, m.Counts.UnsentInFlight = acc.Due, acc.Unsent, acc.CutInFlight
+	m.Counts.Due, m.Counts.Unsent, m.Counts.UnsentInFlight = acc.Due, acc.Unsent, acc.InFlight
+	m.Counts.Drained = out.Drained
 	if raw != nil {
 		if err := errors.Join(m.RawErr(), raw.Flush()); err != nil {
 			observed(nil)
@@ -313,8 +314,10 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 		}
 	}
 	m.Plan = p.Record()
-	m.StartedAt, m.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.End)}
-	m.Elapsed, m.Interrupted = out.Elapsed(), out.Interrupted
+	// The record is the window's: from the start to the time limit (or
+	// the run's end), the drain of the requests then in flight left out.
+	m.StartedAt, m.EndedAt = stats.Wall{Time: load.Time(out.Start)}, stats.Wall{Time: load.Time(out.Stop)}
+	m.Elapsed, m.Interrupted = out.Window(), out.Interrupted
 	m.Timeline.Cover(m.Elapsed)
 	for i := range m.Upstreams {
 		m.Upstreams[i].Address = m.Plan.Upstreams[i]

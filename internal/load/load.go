@@ -151,7 +151,12 @@ type Client interface {
 
 // ClientFactory makes one Client per worker. ctx bounds every dial and every
 // read and write of the client: when it is cancelled, a Do in progress
-// returns promptly (its result is then discarded by the runner).
+// returns promptly (its result is then discarded by the runner), its
+// connection closed. The runner makes its clients with the run's own
+// context (an interrupt), never with its time limit: at the end of a
+// measurement window no request starts, and those in flight finish within
+// the request timeout, for a connection closed after a request began and
+// before its answer kills some backends (Ruby's fcgi.rb).
 type ClientFactory func(ctx context.Context) (Client, error)
 
 var epoch = time.Now()

@@ -194,6 +194,9 @@ func ours(b *strings.Builder, s *summary.Summary, line func(label, format string
 	if s.Reconnects > 0 {
 		line("Reconnects", "%d (kept connections closed by the server, redialed)", s.Reconnects)
 	}
+	if s.Drained > 0 {
+		line("Drained", "%d (in flight when the run's window closed: let finish, not counted)", s.Drained)
+	}
 	if w.Stderr != "" {
 		line(w.Stderr, "%d bytes", s.StderrBytes)
 	}

@@ -5,8 +5,18 @@
 //
 // Counts are exact: the budget is one atomic counter, so N requests are sent
 // whatever N mod C is, and every request that was sent is recorded once,
-// except those cut short by the end of a time limit or by an interrupt (they
-// are in flight when the run stops and are neither complete nor failed).
+// except those in flight when the run's window closes (Outcome.Drained).
+//
+// A run has two ends. Its window closes at its time limit (or when its
+// Watch stops it): from then on no request starts, and the requests in
+// flight are left to finish, within the client's request timeout, on the
+// connections they were sent on; they are drained, not counted (neither
+// complete nor failed), so that the counts and rates are those of the
+// window. Only the end of the caller's context (an interrupt) cuts them:
+// the clients are made with that context, never with the window's, for a
+// connection closed after a request began and before its answer kills some
+// backends (Ruby's fcgi.rb exits on it). A frontend does not do that at
+// the end of a measurement window, and neither does a run.
 //
 // The runner knows no protocol: clients arrive through a load.ClientFactory.
 package run
@@ -59,18 +69,28 @@ type Engine interface {
 // Outcome describes how a run went.
 type Outcome struct {
 	// Start and End bound the run, in load.Now nanoseconds: End is when
-	// the last worker stopped. Stop is when the run was told to stop (its
-	// time limit, or an interrupt), or End if earlier: the end of the
-	// schedule in the open model.
+	// the last worker stopped, the requests drained after the window
+	// included. Stop is when the window closed (the time limit, a stop by
+	// the Watch, or an interrupt), or End if earlier (the budget was spent,
+	// or the open model's schedule ended): Stop − Start is the window
+	// (Window), whose counts and rates the record gives.
 	Start, End, Stop int64
+	// Drained counts the requests in flight when the window closed: let
+	// finish (or, at an interrupt, cut) and counted neither complete nor
+	// failed.
+	Drained int64
 	// Interrupted reports that ctx was cancelled before the run ended.
 	Interrupted bool
 	// Health is the client's CPU use and scheduling delay during the run.
 	Health Health
 }
 
-// Elapsed returns the run's wall time.
+// Elapsed returns the run's wall time, the drain after the window included.
 func (o Outcome) Elapsed() time.Duration { return time.Duration(o.End - o.Start) }
+
+// Window returns the length of the run's measurement window: from its start
+// to the time limit, or to its end when that came first.
+func (o Outcome) Window() time.Duration { return time.Duration(o.Stop - o.Start) }
 
 // Closed runs the closed model. It returns when the budget is spent, the
 // time limit has passed, or ctx is cancelled (Outcome.Interrupted). An error
@@ -79,48 +99,55 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	var budget atomic.Int64
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
-	return drive(ctx, cfg, func(ctx context.Context, c load.Client, sh *recorder.Shard, start int64, i int) {
+	return drive(ctx, cfg, func(window context.Context, c load.Client, sh *recorder.Shard, start int64, i int) int64 {
 		var turn func() bool
 		if len(cfg.Stages) > 0 {
-			turn = stageTurn(ctx, cfg.Stages, cfg.Ramp, start, i)
+			turn = stageTurn(window, cfg.Stages, cfg.Ramp, start, i)
 		}
-		worker(ctx, c, sh, &budget, limited, cfg.Watch, turn)
+		return worker(window, c, sh, &budget, limited, cfg.Watch, turn)
 	})
 }
 
 // drive checks cfg, makes one client per worker, runs work in a goroutine
-// per worker until all return, within the time limit, and measures the
-// client's health meanwhile. work gets the run's context, its client, its
-// shard and the run's start (load.Now nanoseconds).
-func drive(ctx context.Context, cfg Config, work func(context.Context, load.Client, *recorder.Shard, int64, int)) (Outcome, error) {
+// per worker until all return, and measures the client's health meanwhile.
+// work gets the run's window (a context that ends when no request may
+// start any more: the time limit, a stop by the Watch, or ctx's end), its
+// client, its shard and the run's start (load.Now nanoseconds); it returns
+// the number of its requests drained (see Outcome.Drained). The clients
+// are made with ctx, not with the window: the window's end stops the
+// workers between requests and never cuts one in flight.
+func drive(ctx context.Context, cfg Config, work func(context.Context, load.Client, *recorder.Shard, int64, int) int64) (Outcome, error) {
 	if cfg.Concurrency < 1 {
 		return Outcome{}, errors.New("run: concurrency must be at least 1")
 	}
 	if cfg.Requests <= 0 && cfg.Duration <= 0 {
 		return Outcome{}, errors.New("run: need a request count or a duration")
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if cfg.Duration > 0 {
-		var stop context.CancelFunc
-		runCtx, stop = context.WithTimeout(runCtx, cfg.Duration)
-		defer stop()
-	}
-	var stopAt atomic.Int64
-	defer context.AfterFunc(runCtx, func() { stopAt.Store(load.Now()) })()
-	clients, err := makeClients(runCtx, cfg.Factory, cfg.Concurrency)
+	clients, err := makeClients(ctx, cfg.Factory, cfg.Concurrency)
 	if err != nil {
 		return Outcome{}, err
 	}
 	out := Outcome{Start: load.Now()}
+	window, closeWindow := context.WithCancel(ctx)
+	defer closeWindow()
+	if cfg.Duration > 0 {
+		var stop context.CancelFunc
+		window, stop = context.WithDeadline(window, load.Time(out.Start+int64(cfg.Duration)))
+		defer stop()
+	}
+	var stopAt atomic.Int64
+	defer context.AfterFunc(window, func() { stopAt.Store(load.Now()) })()
 	cfg.Recorder.Begin(out.Start)
 	if cfg.Watch != nil {
-		cfg.Watch.begin(cancel, cfg.Recorder, out.Start)
+		cfg.Watch.begin(closeWindow, cfg.Recorder, out.Start)
 	}
 	health := startHealth()
+	var drained atomic.Int64
 	one := func(i int) {
 		defer clients[i].Close()
-		work(runCtx, clients[i], cfg.Recorder.Shard(i), out.Start, i)
+		if n := work(window, clients[i], cfg.Recorder.Shard(i), out.Start, i); n > 0 {
+			drained.Add(n)
+		}
 	}
 	if cfg.Engine != nil {
 		cfg.Engine.Run(clients, one)
@@ -136,6 +163,7 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	if t := stopAt.Load(); t != 0 && t < out.End {
 		out.Stop = t
 	}
+	out.Drained = drained.Load()
 	out.Health = health.finish()
 	out.Interrupted = ctx.Err() != nil
 	return out, nil
@@ -158,28 +186,30 @@ func makeClients(ctx context.Context, f load.ClientFactory, n int) ([]load.Clien
 }
 
 // worker is the hot loop of one worker: no allocation, channel or shared
-// lock per request beyond the shard's short lock.
-func worker(ctx context.Context, c load.Client, sh *recorder.Shard, budget *atomic.Int64, limited bool, w *Watch, turn func() bool) {
+// lock per request beyond the shard's short lock. It starts requests while
+// the window is open; a request that ends after the window closed is
+// drained: not recorded, and counted in the number it returns.
+func worker(window context.Context, c load.Client, sh *recorder.Shard, budget *atomic.Int64, limited bool, w *Watch, turn func() bool) int64 {
 	var res load.Result
-	for ctx.Err() == nil {
+	for window.Err() == nil {
 		if turn != nil && !turn() {
-			return
+			return 0
 		}
 		if limited && budget.Add(-1) < 0 {
-			return
+			return 0
 		}
 		res.Reset()
 		c.Do(&res)
-		if res.Class != load.OK && ctx.Err() != nil {
-			// Cut short by the end of the run (time limit or interrupt):
-			// neither complete nor failed.
-			return
+		if window.Err() != nil {
+			// In flight when the window closed: drained, not counted.
+			return 1
 		}
 		sh.Record(&res)
 		if w != nil {
 			w.observe(&res)
 		}
 	}
+	return 0
 }
 
 // stageTurn returns the wait of worker i of a closed-model run in stages:

@@ -88,9 +88,61 @@ func TestClosedDuration(t *testing.T) {
 	if el < 190*time.Millisecond || el > 2*time.Second || s.Complete == 0 || s.Failed != 0 {
 		t.Errorf("elapsed %v complete %d failed %d", el, s.Complete, s.Failed)
 	}
-	// Requests in flight at the deadline are neither complete nor failed.
-	if s.Complete > calls.Load() || calls.Load()-s.Complete > 4 {
-		t.Errorf("calls %d complete %d", calls.Load(), s.Complete)
+	// Requests in flight at the deadline are neither complete nor failed:
+	// drained, and counted apart.
+	if s.Complete+out.Drained != calls.Load() || out.Drained > 4 {
+		t.Errorf("calls %d complete %d drained %d", calls.Load(), s.Complete, out.Drained)
+	}
+}
+
+// TestDeadlineDrains: at the time limit no request starts, and those in
+// flight finish (their client's context is not cancelled: no connection is
+// cut) and are drained, counted neither complete nor failed, in both
+// models; the window (Stop − Start) is the time limit, the drain after it.
+func TestDeadlineDrains(t *testing.T) {
+	const delay, limit = 60 * time.Millisecond, 300 * time.Millisecond
+	for _, model := range []string{"closed", "open"} {
+		t.Run(model, func(t *testing.T) {
+			var calls, closed atomic.Int64
+			rec := recorder.New(recorder.Options{Shards: 4})
+			var clientCtx []context.Context
+			f := func(ctx context.Context) (load.Client, error) {
+				clientCtx = append(clientCtx, ctx)
+				return factory(delay, 0, &calls, &closed)(ctx)
+			}
+			cfg := Config{Concurrency: 4, Duration: limit, Factory: f, Recorder: rec}
+			var out Outcome
+			var acc OpenAccount
+			var err error
+			if model == "open" {
+				out, acc, err = Open(context.Background(), OpenConfig{Config: cfg, Rate: 1000})
+			} else {
+				out, err = Closed(context.Background(), cfg)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ctx := range clientCtx {
+				if ctx.Err() != nil {
+					t.Fatal("the clients' context ended with the window: requests in flight are cut")
+				}
+			}
+			s := summarize(rec, stats.Plan{}, out.Window())
+			if s.Failed != 0 {
+				t.Errorf("%d failed (cut): %v", s.Failed, s.ErrorSamples)
+			}
+			// Every worker is busy at the deadline (60 ms requests back
+			// to back, or a rate far above what 4 workers serve).
+			if out.Drained != 4 || s.Complete+out.Drained != calls.Load() {
+				t.Errorf("calls %d complete %d drained %d, want 4 drained", calls.Load(), s.Complete, out.Drained)
+			}
+			if out.Window() < limit || out.Window() > limit+time.Second || out.End-out.Stop <= 0 {
+				t.Errorf("window %v, drain %v", out.Window(), time.Duration(out.End-out.Stop))
+			}
+			if model == "open" && (acc.InFlight != 4 || acc.Recorded != s.Complete || acc.Recorded+acc.Unsent != acc.Due) {
+				t.Errorf("account %+v", acc)
+			}
+		})
 	}
 }
 
@@ -185,7 +237,7 @@ func TestOpenAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 500/s for 0.4 s as scheduled: 200 due, within the timer's error.
-	if acc.Due < 190 || acc.Due > 210 || acc.Recorded+acc.Unsent != acc.Due || acc.Recorded > 100 || acc.CutInFlight > 2 {
+	if acc.Due < 190 || acc.Due > 210 || acc.Recorded+acc.Unsent != acc.Due || acc.Recorded > 100 || acc.InFlight > 2 {
 		t.Errorf("account %+v over %v", acc, time.Duration(out.Stop-out.Start))
 	}
 	m := rec.Merge()

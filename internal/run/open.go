@@ -38,10 +38,11 @@ type OpenAccount struct {
 	// Recorded is the number of requests recorded (complete or failed).
 	Recorded int64
 	// Unsent were due but got no outcome: never sent because the run
-	// ended or every worker was busy (-c full), or sent and cut off in
-	// flight by the end of the run (CutInFlight of them).
-	Unsent      int64
-	CutInFlight int64
+	// ended or every worker was busy (-c full), or sent and still in
+	// flight when the window closed (InFlight of them: drained, see
+	// Outcome.Drained).
+	Unsent   int64
+	InFlight int64
 }
 
 // Open runs the open model. Workers take request numbers i = 0, 1, 2 ... from
@@ -66,12 +67,18 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 	var pending []pendingReq
 	closed := cfg.Config
 	closed.Engine = nil // the pacer's workers wait on time, not on sockets
-	out, err := drive(ctx, closed, func(ctx context.Context, c load.Client, sh *recorder.Shard, start int64, _ int) {
-		if p, ok := openWorker(ctx, c, sh, &next, cfg.Requests, start, sched, cfg.Watch); ok {
-			mu.Lock()
-			pending = append(pending, p)
-			mu.Unlock()
+	out, err := drive(ctx, closed, func(window context.Context, c load.Client, sh *recorder.Shard, start int64, _ int) int64 {
+		p, ok := openWorker(window, c, sh, &next, cfg.Requests, start, sched, cfg.Watch)
+		if !ok {
+			return 0
 		}
+		mu.Lock()
+		pending = append(pending, p)
+		mu.Unlock()
+		if p.sent {
+			return 1
+		}
+		return 0
 	})
 	if err != nil {
 		return out, OpenAccount{}, err
@@ -93,7 +100,7 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 			cfg.Recorder.RecordUnsent(out.Stop - p.intended)
 			left--
 			if p.sent {
-				acc.CutInFlight++
+				acc.InFlight++
 			}
 		}
 	}
@@ -112,12 +119,13 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 // and without an outcome.
 type pendingReq struct {
 	intended int64
-	sent     bool // sent and cut off in flight
+	sent     bool // sent, and in flight when the window closed (drained)
 }
 
-// openWorker sends the requests it takes at their intended times. It
-// returns the request it held without an outcome when the run ended, if
-// any.
+// openWorker sends the requests it takes at their intended times while the
+// window (ctx) is open. It returns the request it held without an outcome
+// when the window closed, if any: one not yet sent, or one in flight then,
+// which it let finish and did not record (drained).
 func openWorker(ctx context.Context, c load.Client, sh *recorder.Shard, next *atomic.Int64, limit, start int64, sched *schedule, w *Watch) (pendingReq, bool) {
 	var res load.Result
 	pc := newPacer(ctx)
@@ -150,7 +158,7 @@ func openWorker(ctx context.Context, c load.Client, sh *recorder.Shard, next *at
 		res.Intended = due
 		res.Queued = queued
 		c.Do(&res)
-		if res.Class != load.OK && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return pendingReq{intended: due, sent: true}, true
 		}
 		sh.Record(&res)

@@ -449,6 +449,7 @@ func countFields(a, b *Counts) []countField {
 		{"complete", &a.Complete, &b.Complete}, {"non_2xx", &a.Non2xx, &b.Non2xx},
 		{"keep_alive", &a.KeepAlive, &b.KeepAlive}, {"reconnects", &a.Reconnects, &b.Reconnects},
 		{"unsolicited", &a.Unsolicited, &b.Unsolicited}, {"unsolicited_bytes", &a.UnsolicitedBytes, &b.UnsolicitedBytes},
+		{"drained", &a.Drained, &b.Drained},
 		{"slow_connects", &a.SlowConnects, &b.SlowConnects}, {"bytes_read", &a.BytesRead, &b.BytesRead},
 		{"body_bytes", &a.BodyBytes, &b.BodyBytes}, {"bytes_written", &a.BytesWritten, &b.BytesWritten},
 		{"stderr_bytes", &a.StderrBytes, &b.StderrBytes}, {"late", &a.Late, &b.Late},

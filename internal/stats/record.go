@@ -51,12 +51,15 @@ const Schema = 1
 type Record struct {
 	// Schema is the version of the JSON form: always Schema when written.
 	Schema int `json:"schema"`
-	// StartedAt and EndedAt bound the run in wall-clock time (Unix seconds
-	// with microseconds in JSON).
+	// StartedAt and EndedAt bound the run's measurement window in
+	// wall-clock time (Unix seconds with microseconds in JSON): a timed
+	// run's window ends at its time limit, before the requests then in
+	// flight were drained (Counts.Drained).
 	StartedAt Wall `json:"started_at"`
 	EndedAt   Wall `json:"ended_at"`
-	// Elapsed is the run's duration on the monotonic clock (for merged
-	// records: from the earliest start to the latest end).
+	// Elapsed is the length of the run's measurement window on the
+	// monotonic clock (for merged records: from the earliest start to the
+	// latest end).
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Interrupted reports a run stopped by a signal.
 	Interrupted bool `json:"interrupted"`
@@ -280,6 +283,12 @@ type Counts struct {
 	// The keys are left out when 0.
 	Unsolicited      int64 `json:"unsolicited,omitempty"`
 	UnsolicitedBytes int64 `json:"unsolicited_bytes,omitempty"`
+	// Drained counts the requests in flight when the run's window closed
+	// (its time limit): let finish within the request timeout on their
+	// connections, and counted neither complete nor failed, nor in any
+	// other count or phase. At an interrupt they are cut and counted here
+	// too. The key is left out when 0.
+	Drained int64 `json:"drained,omitempty"`
 	// SlowConnects counts complete requests whose connect took 1 s or
 	// more (a SYN dropped by a full listen queue is retransmitted after
 	// 1 s).
@@ -318,6 +327,7 @@ func (c *Counts) Merge(o *Counts) {
 	c.Reconnects += o.Reconnects
 	c.Unsolicited += o.Unsolicited
 	c.UnsolicitedBytes += o.UnsolicitedBytes
+	c.Drained += o.Drained
 	c.SlowConnects += o.SlowConnects
 	c.Due += o.Due
 	c.Unsent += o.Unsent

@@ -4,7 +4,7 @@
 // comparisons of the series that differ in exactly one declared factor,
 // and the answers in sentences (Answers), with the text renderer
 // (WriteText). The runner is internal/study/runner, the file's format
-// internal/study/spec. The result is a document of kind study
+// internal/study/studyfile. The result is a document of kind study
 // (internal/document): compare and report read it without running
 // anything.
 package study

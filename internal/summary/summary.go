@@ -160,10 +160,14 @@ type Summary struct {
 	// connection the next request found closed by the server (Reconnects).
 	KeepAliveRequests int64 `json:"keep_alive_requests"`
 	Reconnects        int64 `json:"reconnects"`
-	TotalTransferred  int64 `json:"total_transferred_bytes"`
-	TotalBodySent     int64 `json:"total_body_sent_bytes"`
-	HTMLTransferred   int64 `json:"html_transferred_bytes"`
-	StderrBytes       int64 `json:"fcgi_stderr_bytes"`
+	// Drained counts the requests in flight when the run's time limit
+	// came: let finish (within -s), not counted in Complete or Failed nor
+	// in any rate (see stats.Counts.Drained); absent when 0.
+	Drained          int64 `json:"drained_requests,omitempty"`
+	TotalTransferred int64 `json:"total_transferred_bytes"`
+	TotalBodySent    int64 `json:"total_body_sent_bytes"`
+	HTMLTransferred  int64 `json:"html_transferred_bytes"`
+	StderrBytes      int64 `json:"fcgi_stderr_bytes"`
 	// StderrFirstLine is the first line of the first FastCGI STDERR
 	// output ("Primary script unknown"); absent when there was none.
 	StderrFirstLine   string  `json:"fcgi_stderr_first_line,omitempty"`
@@ -308,6 +312,7 @@ func Of(m *stats.Record) Summary {
 		Non2xx:            c.Non2xx,
 		KeepAliveRequests: max(c.KeepAlive-c.Reconnects, 0),
 		Reconnects:        c.Reconnects,
+		Drained:           c.Drained,
 		TotalTransferred:  c.BytesRead,
 		HTMLTransferred:   c.BodyBytes,
 		StderrBytes:       c.StderrBytes,
@@ -512,7 +517,7 @@ func (s *Summary) CheckSummary() error {
 		v    int64
 	}{{"concurrency_level", int64(s.Concurrency)}, {"requests", s.Requests}, {"complete_requests", s.Complete},
 		{"failed_requests", s.Failed}, {"non_2xx_responses", s.Non2xx}, {"keep_alive_requests", s.KeepAliveRequests},
-		{"reconnects", s.Reconnects}, {"total_transferred_bytes", s.TotalTransferred},
+		{"reconnects", s.Reconnects}, {"drained_requests", s.Drained}, {"total_transferred_bytes", s.TotalTransferred},
 		{"html_transferred_bytes", s.HTMLTransferred}, {"document_length", s.DocumentLength}} {
 		if c.v < 0 {
 			return fmt.Errorf("%s is %d: a saved count is never negative", c.name, c.v)

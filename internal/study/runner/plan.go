@@ -5,7 +5,7 @@ import (
 
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/plan"
-	"github.com/backbench/backbench/internal/study/spec"
+	"github.com/backbench/backbench/internal/study/studyfile"
 )
 
 // seriesPlan makes the plan of one series of study st at its target t:
@@ -13,15 +13,15 @@ import (
 // request options (TLS, document root, headers), checked and built as
 // bench's flags would give them (plan.Options), the request count left to
 // the schedule.
-func seriesPlan(st *spec.Study, s *spec.Series, t Target) (*execute.Plan, error) {
+func seriesPlan(st *studyfile.Study, s *studyfile.Series, t Target) (*execute.Plan, error) {
 	b := s.Config.Backend
 	o := plan.Defaults(t.URL)
 	o.RequestsSet = true
 	if st.Measure.Timeout > 0 {
 		o.Timeout = st.Measure.Timeout
 	}
-	o.KeepAlive = s.Levels[spec.FactorKeepalive] == "on"
-	o.HTTP10 = s.Levels[spec.FactorHTTP] == "1.0"
+	o.KeepAlive = s.Levels[studyfile.FactorKeepalive] == "on"
+	o.HTTP10 = s.Levels[studyfile.FactorHTTP] == "1.0"
 	o.Insecure, o.DocumentRoot, o.Headers = b.Insecure, t.DocumentRoot, t.Headers
 	l, err := o.Build()
 	if err != nil {

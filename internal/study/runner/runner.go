@@ -1,4 +1,4 @@
-// Package runner runs a study (internal/study/spec): it starts every
+// Package runner runs a study (internal/study/studyfile): it starts every
 // backend configuration (internal/backend), waits until it listens,
 // verifies it with one request, measures its series through the one driver
 // (internal/driver) in interleaved rounds, samples its process tree, stops
@@ -41,10 +41,15 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/study/spec"
+	"github.com/backbench/backbench/internal/study/studyfile"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
+
+// DirPrefix begins the name of the directory a study's configurations
+// get in the system's temporary directory (their sockets, files and
+// working directories): "bbst", then random digits.
+const DirPrefix = "bbst"
 
 // DefaultNoise is the threshold under which a difference does not count
 // when the study file sets none: 2%, as sweep's.
@@ -81,7 +86,7 @@ type Target struct {
 
 // config is a configuration while the study runs.
 type config struct {
-	sc      *spec.Configuration
+	sc      *studyfile.Configuration
 	res     *study.Configuration
 	dir     string
 	argv    []string
@@ -98,7 +103,7 @@ type config struct {
 
 // runner holds a study's state.
 type runner struct {
-	st      *spec.Study
+	st      *studyfile.Study
 	o       Options
 	res     *study.Result
 	configs []*config
@@ -118,13 +123,19 @@ type runner struct {
 // error only when the study cannot begin (a plan refused, no directory);
 // a backend's failures are in the result. When ctx is cancelled, every
 // backend is stopped and the result is marked incomplete.
-func Run(ctx context.Context, st *spec.Study, o Options) (*study.Result, error) {
+func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, error) {
 	start := time.Now()
-	base, err := os.MkdirTemp("", "bbst")
+	base, err := os.MkdirTemp("", DirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("study: %w", err)
 	}
-	defer os.RemoveAll(base)
+	// Marked as this run's, and told to the watcher (if one runs), so
+	// that it goes even when backbench is killed.
+	if err := backend.ClaimDir(base); err != nil {
+		os.RemoveAll(base)
+		return nil, fmt.Errorf("study: %w", err)
+	}
+	defer backend.ReleaseDir(base)
 	seed := o.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -133,7 +144,7 @@ func Run(ctx context.Context, st *spec.Study, o Options) (*study.Result, error) 
 	r.res = &study.Result{Question: st.Question, File: st.Path, Noise: DefaultNoise,
 		Measure: study.Measure{Kind: st.Measure.Kind, Levels: st.Measure.Levels, Requests: st.Measure.Requests,
 			Seconds: st.Measure.Duration.Seconds(), Repeat: max(st.Measure.Repeat, 1), Warmup: st.Measure.Warmup}}
-	if st.Measure.Noise > 0 {
+	if st.Measure.NoiseSet {
 		r.res.Noise = st.Measure.Noise
 	}
 	if o.Noise > 0 {
@@ -155,7 +166,7 @@ func Run(ctx context.Context, st *spec.Study, o Options) (*study.Result, error) 
 		r.o.Exec.Setup = setup
 	}
 	defer r.stopAll()
-	if st.Measure.Kind == spec.MeasureCapacity {
+	if st.Measure.Kind == studyfile.MeasureCapacity {
 		r.measureCapacity(ctx)
 		r.stopAll()
 		r.finishCapacity()
@@ -200,25 +211,25 @@ func (r *runner) prepare(base string) error {
 		}
 		vars := sc.Vars(c.network, c.addr, c.dir)
 		for _, a := range b.Command {
-			v, err := spec.Expand(a, vars)
+			v, err := studyfile.Expand(a, vars)
 			if err != nil {
 				return fmt.Errorf("study: %s: %w", sc.Name, err)
 			}
 			c.argv = append(c.argv, v)
 		}
 		for _, kv := range b.Env {
-			v, err := spec.Expand(kv[1], vars)
+			v, err := studyfile.Expand(kv[1], vars)
 			if err != nil {
 				return fmt.Errorf("study: %s: %w", sc.Name, err)
 			}
 			c.env = append(c.env, kv[0]+"="+v)
 		}
 		for _, f := range b.Files {
-			p, err := spec.Expand(f.Path, vars)
+			p, err := studyfile.Expand(f.Path, vars)
 			if err != nil {
 				return fmt.Errorf("study: %s: %w", sc.Name, err)
 			}
-			body, err := spec.Expand(f.Content, vars)
+			body, err := studyfile.Expand(f.Content, vars)
 			if err != nil {
 				return fmt.Errorf("study: %s: %w", sc.Name, err)
 			}
@@ -250,7 +261,7 @@ func (r *runner) prepare(base string) error {
 	var err error
 	for si := range series {
 		s := &series[si]
-		ci := slices.IndexFunc(cs, func(c spec.Configuration) bool { return c.Name == s.Config.Name })
+		ci := slices.IndexFunc(cs, func(c studyfile.Configuration) bool { return c.Name == s.Config.Name })
 		c := r.configs[ci]
 		vars := c.sc.Vars(c.network, c.addr, c.dir)
 		for k, v := range s.Levels {
@@ -258,7 +269,7 @@ func (r *runner) prepare(base string) error {
 		}
 		var t Target
 		expand := func(in string) string {
-			out, e := spec.Expand(in, vars)
+			out, e := studyfile.Expand(in, vars)
 			if e != nil && err == nil {
 				err = e
 			}

@@ -1,9 +1,12 @@
-package spec
+package studyfile
 
 import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // Settings of study --quick for a capacity study: 1 s steps, a 2 s
@@ -37,6 +40,9 @@ type Overrides struct {
 	// none); Memory is --memory, its memory budget (2GiB, 512MiB).
 	Confirm *time.Duration
 	Memory  *string
+	// Noise is --noise, the verdicts' noise threshold as a fraction
+	// (read by cli.ParsePercent, as every --noise), for every kind.
+	Noise *float64
 }
 
 // Override applies o to m, by m's kind: a capacity study takes -t as a
@@ -44,6 +50,9 @@ type Overrides struct {
 // others do not take --confirm and --memory. An error is the command
 // line's and names its flag.
 func (m *Measure) Override(o Overrides) error {
+	if o.Noise != nil {
+		m.Noise, m.NoiseSet = *o.Noise, true
+	}
 	if m.Kind == MeasureCapacity {
 		return m.overrideCapacity(o)
 	}
@@ -62,7 +71,7 @@ func (m *Measure) overrideLevels(o Overrides, one bool, why string) error {
 	if o.Levels == "" {
 		return nil
 	}
-	lv, err := ParseLevels(o.Levels)
+	lv, err := grammar.ParseLevels(o.Levels)
 	if err != nil {
 		return fmt.Errorf("-c %s: %v", o.Levels, err)
 	}
@@ -77,8 +86,8 @@ func (m *Measure) overrideLevels(o Overrides, one bool, why string) error {
 // study.
 func (m *Measure) overrideRounds(o Overrides) error {
 	if o.Repeat != nil {
-		if *o.Repeat < 1 {
-			return fmt.Errorf("--repeat %d: want 1 or more", *o.Repeat)
+		if *o.Repeat < 1 || *o.Repeat > trials.MaxRepeat {
+			return fmt.Errorf("--repeat %d: want 1 to %d trials", *o.Repeat, trials.MaxRepeat)
 		}
 		m.Repeat = *o.Repeat
 	}
@@ -158,7 +167,7 @@ func (m *Measure) overrideCapacity(o Overrides) error {
 		}
 	}
 	if o.Memory != nil {
-		b, err := ParseSize(*o.Memory)
+		b, err := grammar.ParseSize(*o.Memory)
 		if err != nil {
 			return fmt.Errorf("--memory: %v", err)
 		}

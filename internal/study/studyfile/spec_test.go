@@ -1,4 +1,4 @@
-package spec
+package studyfile
 
 import (
 	"os"
@@ -74,7 +74,7 @@ func TestExample(t *testing.T) {
 		t.Errorf("backends:\n got %+v\nwant %+v", s.Backends, wantB)
 	}
 	wantM := Measure{Kind: "sweep", Levels: []int{1, 51}, Requests: 1000, Duration: 2 * time.Second,
-		Repeat: 5, Warmup: 100, Noise: 0.02, Timeout: 30 * time.Second, SLO: []string{"p99<=100ms"}}
+		Repeat: 5, Warmup: 100, Noise: 0.02, NoiseSet: true, Timeout: 30 * time.Second, SLO: []string{"p99<=100ms"}}
 	if !reflect.DeepEqual(s.Measure, wantM) {
 		t.Errorf("measure:\n got %+v\nwant %+v", s.Measure, wantM)
 	}
@@ -247,31 +247,6 @@ func TestVars(t *testing.T) {
 	}
 	if u, _ := Expand(b.URL, unix); u != "fcgi://unix:/tmp/d/s.sock:/small" {
 		t.Errorf("url %q", u)
-	}
-}
-
-// TestParseLevels checks the concurrency specs.
-func TestParseLevels(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []int
-	}{
-		{"1", []int{1}},
-		{"1,2,4", []int{1, 2, 4}},
-		{"1:5:2", []int{1, 3, 5}},
-		{"1:6:2", []int{1, 3, 5, 6}},
-		{"5:5:1", []int{5}},
-		{" 1 , 2:4:1 ", []int{1, 2, 3, 4}},
-	} {
-		got, err := ParseLevels(tc.in)
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ParseLevels(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"", "0", "x", "1:2", "5:1:1", "1:5:0", "20001", "1,,2", "-1"} {
-		if got, err := ParseLevels(bad); err == nil {
-			t.Errorf("ParseLevels(%q) = %v, want an error", bad, got)
-		}
 	}
 }
 

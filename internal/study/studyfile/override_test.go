@@ -1,4 +1,4 @@
-package spec
+package studyfile
 
 import (
 	"reflect"
@@ -35,7 +35,7 @@ func TestMeasureOverride(t *testing.T) {
 		{"-t alone", sweep, Overrides{Duration: dur(time.Second)},
 			Measure{Kind: MeasureSweep, Levels: []int{1, 8, 64, 256}, Duration: time.Second, Repeat: 5, Warmup: 500}, ""},
 		{"-n 0", sweep, Overrides{Requests: i64(0)}, Measure{}, "-n and -t: want a positive request count or time"},
-		{"repeat 0", sweep, Overrides{Repeat: num(0)}, Measure{}, "--repeat 0: want 1 or more"},
+		{"repeat 0", sweep, Overrides{Repeat: num(0)}, Measure{}, "--repeat 0: want 1 to 100 trials"},
 		{"warmup -1", bench, Overrides{Warmup: i64(-1)}, Measure{}, "--warmup -1: want 0 or more"},
 		{"level above requests", sweep, Overrides{Requests: i64(100)}, Measure{}, "the highest level (256) is above the requests per level (100)"},
 		{"confirm outside capacity", sweep, Overrides{Confirm: dur(0)}, Measure{}, "--confirm: only a capacity study (measure kind capacity) takes it, not a sweep"},

@@ -1,7 +1,6 @@
-package spec
+package studyfile
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -33,21 +32,6 @@ measure:
 	}
 	if m := s.Measure; m.Confirm != 10*time.Second || m.Memory != 2<<30 {
 		t.Errorf("confirm %v, memory %d", m.Confirm, m.Memory)
-	}
-}
-
-// TestParseSize reads sizes and refuses what is not one.
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"2GiB": 2 << 30, "2G": 2 << 30, "512MiB": 512 << 20, "1.5GB": 1.5e9,
-		"1000": 1000, " 64 kib ": 64 << 10, "3TB": 3e12} {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "GiB", "-1GiB", "2 lots", "0", "1e400", "NaN", "2GiBs", "99999999TiB"} {
-		if got, err := ParseSize(in); err == nil || !strings.Contains(err.Error(), "want a size") {
-			t.Errorf("ParseSize(%q) = %d, %v; want an error", in, got, err)
-		}
 	}
 }
 

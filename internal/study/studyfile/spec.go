@@ -1,4 +1,4 @@
-// Package spec reads a study file: the YAML that declares a study's
+// Package studyfile reads a study file: the YAML that declares a study's
 // question, its factors and their levels, the backends that serve each
 // combination of backend-side levels, and the measurement. Parse checks the
 // whole file before anything starts and reports the first problem as one
@@ -6,7 +6,7 @@
 // declaration into the backend processes to start and the series to
 // measure; Expand and Configuration.Vars fill in the placeholders of a
 // backend's command, environment, files, URL and headers.
-package spec
+package studyfile
 
 import (
 	"fmt"
@@ -61,8 +61,6 @@ const (
 
 // Bounds of a study.
 const (
-	// MaxLevel is the highest concurrency level of a measurement.
-	MaxLevel = 20000
 	// MaxConfigurations is the most backend configurations a study may
 	// declare (each one is a backend process).
 	MaxConfigurations = 1000
@@ -189,7 +187,8 @@ type Measure struct {
 	// Kind is MeasureSweep, MeasureBench or MeasureCapacity.
 	Kind string
 	// Levels are the concurrency levels, strictly increasing (one for a
-	// bench; none or one for a capacity search).
+	// bench; none or one for a capacity search), read as sweep's -c
+	// (grammar.ParseLevels).
 	Levels []int
 	// Requests per level and trial, 0 when Duration alone bounds it.
 	Requests int64
@@ -200,17 +199,20 @@ type Measure struct {
 	Repeat int
 	// Warmup is the number of requests before each trial, not counted.
 	Warmup int64
-	// Noise is the noise threshold of the verdicts, 0 for the caller's
-	// default.
-	Noise float64
+	// Noise is the noise threshold of the verdicts, a fraction (read as
+	// --noise reads it: "2%" or 0.02), and NoiseSet whether the file or
+	// the command line gave it (otherwise the caller's default).
+	Noise    float64
+	NoiseSet bool
 	// Timeout is the deadline of one request, 0 for the caller's default.
 	Timeout time.Duration
-	// SLO are the objectives as written ("p99<=100ms", "errors<=1%"):
-	// required by a capacity search; a sweep or a bench judges each run
-	// by them, as their --slo.
+	// SLO are the objectives as written ("p99<=100ms", "errors<=1%"),
+	// each one that --slo takes (capacity.Parse): required by a capacity
+	// search; a sweep or a bench judges each run by them, as their --slo.
 	SLO []string
 	// Confirm is the length of the run that confirms a capacity search's
-	// answer (0: the runner's default; below 0: none).
+	// answer (0: the runner's default; below 0: none, as a confirm of 0
+	// in the file or capacity's --confirm 0 says).
 	Confirm time.Duration
 	// Memory is a capacity study's memory budget in bytes (0: none): the
 	// sizing answer names the largest pool that fits it.

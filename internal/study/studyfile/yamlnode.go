@@ -1,4 +1,4 @@
-package spec
+package studyfile
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/backbench/backbench/internal/grammar"
 )
 
 // resolve follows aliases to the node they name.
@@ -163,16 +165,17 @@ func (p *parser) boolean(n *yaml.Node, what string) bool {
 	return false
 }
 
-// duration reads a Go duration ("30s", "1m30s"), at least zero; positive
-// when positive is set.
+// duration reads a time as the commands' -t and -s read it
+// (grammar.ParseSeconds: seconds, "30" or "2.5", or a duration, "500ms",
+// "1m30s"), at least zero; more than zero when positive is set.
 func (p *parser) duration(n *yaml.Node, what string, positive bool) time.Duration {
 	v := p.scalar(n, what)
-	d, err := time.ParseDuration(strings.TrimSpace(v))
+	d, err := grammar.ParseSeconds(v)
 	if err != nil {
-		p.fail(n, "%s: want a duration like 30s, 500ms or 1m30s, not %q", what, v)
+		p.fail(n, "%s %q: %v", what, v, err)
 	}
-	if d < 0 || (positive && d == 0) {
-		p.fail(n, "%s: the duration must be more than zero, not %q", what, v)
+	if positive && d == 0 {
+		p.fail(n, "%s: must be greater than 0 seconds", what)
 	}
 	return d
 }

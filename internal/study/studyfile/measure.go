@@ -1,13 +1,14 @@
-package spec
+package studyfile
 
 import (
-	"fmt"
-	"regexp"
-	"strconv"
+	"sort"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // parseMeasure reads the measurement.
@@ -54,7 +55,7 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 		p.fail(r.val, "measure requests: %d is fewer than the highest concurrency level, %d (each worker makes at least one request)", me.Requests, me.Levels[len(me.Levels)-1])
 	}
 	if d, ok := m["duration"]; ok {
-		me.Duration = p.duration(d.val, "measure duration", true)
+		me.Duration = p.duration(d.val, "measure duration", false) // 0: none, as -t 0
 	}
 	if me.Requests == 0 && me.Duration == 0 {
 		if me.Kind == MeasureCapacity {
@@ -63,27 +64,30 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 		p.fail(n, "measure needs requests or duration (per level and trial)")
 	}
 	if r, ok := m["repeat"]; ok {
-		me.Repeat = int(p.integer(r.val, "measure repeat", 1, 1000))
+		me.Repeat = int(p.integer(r.val, "measure repeat", 1, trials.MaxRepeat))
 	}
 	if w, ok := m["warmup"]; ok {
 		me.Warmup = p.integer(w.val, "measure warmup", 0, 1<<50)
 	}
 	if v, ok := m["noise"]; ok {
 		s := p.scalar(v.val, "measure noise")
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || !(f > 0 && f < 1) {
-			p.fail(v.val, "measure noise: want a fraction between 0 and 1 (0.02 for 2%%), not %q", s)
+		f, err := grammar.ParsePercent(s)
+		if err != nil {
+			p.fail(v.val, "measure noise %q: %v", s, err)
 		}
-		me.Noise = f
+		me.Noise, me.NoiseSet = f, true
 	}
 	if t, ok := m["timeout"]; ok {
+		// bench's -s: "-s must be greater than 0 seconds".
 		me.Timeout = p.duration(t.val, "measure timeout", true)
 	}
 	if s, ok := m["slo"]; ok {
 		list, nodes := p.stringList(s.val, "measure slo", true)
 		for j, o := range list {
-			if msg := checkObjective(o); msg != "" {
-				p.fail(nodes[j], "measure slo %q: %s", o, msg)
+			// The objectives of --slo, read as bench, sweep and capacity
+			// read them.
+			if _, err := capacity.Parse(o); err != nil {
+				p.fail(nodes[j], "measure slo: %v", err)
 			}
 		}
 		me.SLO = list
@@ -94,25 +98,40 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 	p.parseSizing(m, n)
 }
 
-// objective is the loose shape of an objective: a metric, <= and a value.
-var objective = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9.]*)\s*<=\s*(\S+)\s*$`)
-
-// checkObjective returns what is wrong with an objective, "" when nothing:
-// METRIC<=DURATION (p99<=100ms, mean<=20ms) or errors<=PERCENT.
-func checkObjective(o string) string {
-	m := objective.FindStringSubmatch(o)
-	if m == nil {
-		return "want METRIC<=LIMIT, e.g. p99<=100ms or errors<=1%"
-	}
-	if strings.ToLower(m[1]) == "errors" {
-		v, err := strconv.ParseFloat(strings.TrimSuffix(m[2], "%"), 64)
-		if err != nil || !strings.HasSuffix(m[2], "%") || v < 0 || v > 100 {
-			return "errors take a percentage, e.g. errors<=1%"
+// levels reads measure's concurrency as sweep's -c reads it
+// (grammar.ParseLevels): one level, a spec ("1:500:10", "1,2,4"), or a
+// list of levels and specs, read as the spec of its items joined by
+// commas (the levels must increase across them, as within one). An error
+// is the spec's, at the item where the spec first fails.
+func (p *parser) levels(n *yaml.Node) []int {
+	n = resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		s := p.scalar(n, "measure concurrency")
+		lv, err := grammar.ParseLevels(s)
+		if err != nil {
+			p.fail(n, "measure concurrency: %v", err)
 		}
-		return ""
+		return lv
 	}
-	if d, err := time.ParseDuration(m[2]); err != nil || d <= 0 {
-		return fmt.Sprintf("%s takes a duration, e.g. %s<=100ms", m[1], m[1])
+	items := p.sequence(n, "measure concurrency")
+	if len(items) == 0 {
+		p.fail(n, "measure concurrency: an empty list")
 	}
-	return ""
+	specs := make([]string, len(items))
+	for i, it := range items {
+		specs[i] = p.scalar(it, "measure concurrency")
+	}
+	lv, err := grammar.ParseLevels(strings.Join(specs, ","))
+	if err == nil {
+		return lv
+	}
+	// The spec reads its items in order, so that once a prefix of the
+	// items fails every longer one does: the first failing prefix ends
+	// at the item to blame.
+	k := sort.Search(len(items), func(i int) bool {
+		_, e := grammar.ParseLevels(strings.Join(specs[:i+1], ","))
+		return e != nil
+	})
+	p.fail(items[min(k, len(items)-1)], "measure concurrency: %v", err)
+	return nil
 }
