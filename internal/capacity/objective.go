@@ -307,12 +307,20 @@ func JudgeSummary(s *summary.Summary, rps float64, objs []Objective) {
 	s.SLO = Evaluate(objs, &m)
 }
 
+// Openings of the reasons clientLimit gives when the client's own limit,
+// not its lateness on a busy machine, held requests back: its CPU, and the
+// in-flight ceiling (-c).
+const (
+	ReasonClientCPU = "the client's CPU"
+	ReasonCeiling   = "the in-flight ceiling"
+)
+
 // clientLimit says why the client may have limited the run of s, measured
 // as m, or returns "".
 func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {
 	c := s.Client
 	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
-		return fmt.Sprintf("the client's CPU was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
+		return fmt.Sprintf(ReasonClientCPU+" was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
 	}
 	rs := Evaluate(objs, m)
 	latencyFails, lateExplains := false, c.SchedulerLateMaxMs > 0
@@ -339,7 +347,7 @@ func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {
 			return fmt.Sprintf("the client sent %.0f req/s of the %.0f asked", rate, o.RateAsked)
 		case !latencyFails || !uncorrectedWithin(s, objs):
 		case o.CeilingLate*100 > sent:
-			return fmt.Sprintf("the in-flight ceiling (-c %d) held back %d of %d requests while the backend answered within the objectives",
+			return fmt.Sprintf(ReasonCeiling+" (-c %d) held back %d of %d requests while the backend answered within the objectives",
 				s.Concurrency, o.CeilingLate, sent)
 		default:
 			return fmt.Sprintf("the client sent requests up to %.1f ms late (its own timer and CPU lag) while the backend answered within the objectives",
