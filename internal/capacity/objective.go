@@ -343,6 +343,11 @@ func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {
 			rate += float64(o.UnsentInFlight) / s.TimeTaken
 		}
 		switch {
+		case Passed(rs) && rate < 0.9*o.RateAsked && o.CeilingLate*100 > sent:
+			// The backend answered within the objectives, and the
+			// ceiling, full, held requests back: -c's limit.
+			return fmt.Sprintf(ReasonCeiling+" (-c %d) held back %d of %d requests: the client sent %.0f req/s of the %.0f asked while the backend answered within the objectives",
+				s.Concurrency, o.CeilingLate, sent, rate, o.RateAsked)
 		case Passed(rs) && rate < 0.9*o.RateAsked:
 			return fmt.Sprintf("the client sent %.0f req/s of the %.0f asked", rate, o.RateAsked)
 		case !latencyFails || !uncorrectedWithin(s, objs):
