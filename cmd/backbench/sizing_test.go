@@ -185,6 +185,11 @@ func TestSizingSleep(t *testing.T) {
 		if p.Capacity.Median < 0.9*truth || p.Capacity.Median > 1.1*truth {
 			t.Errorf("workers=%s: %.1f req/s, want within 10%% of N / 50 ms = %.0f", p.Level, p.Capacity.Median, truth)
 		}
+		// A sleeping pool spends little CPU: its limit is its own
+		// workers', never the machine's cores.
+		if p.LimitedBy == study.LimitCores {
+			t.Errorf("workers=%s: limited by the cores (%s), want the backend's own limit", p.Level, p.Reason)
+		}
 	}
 	if a := r.res.Answers[0]; a.Level != "4" || !strings.Contains(a.Conclusion, "Capacity still grows at the largest pool measured") {
 		t.Errorf("answer: %s", a.Conclusion)
