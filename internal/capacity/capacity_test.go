@@ -239,11 +239,11 @@ func TestSearchMaxTime(t *testing.T) {
 func TestSearchClientLimited(t *testing.T) {
 	f := &fakeBackend{capacity: 1e9, limitAt: 1000}
 	res := search(t, f, Config{Confirm: 5 * time.Minute})
-	if res.LimitedBy != LimitedByClient || res.Capacity != 900 || f.levels[len(f.levels)-1] != 1280 {
-		t.Fatalf("result %+v, levels %v: want at least 900 (what the client achieved at 1280)", res, f.levels)
+	if res.LimitedBy != LimitedByClient || res.Capacity != 900 || f.levels[len(f.levels)-1] != 900 || !res.Confirmed {
+		t.Fatalf("result %+v, levels %v: want at least 900 (what the client achieved at 1280), confirmed", res, f.levels)
 	}
-	if n := len(f.levels); n < 3 || f.levels[n-2] != 1280 || f.levels[n-3] != 1280 {
-		t.Errorf("levels %v: want the held-back step run three times", f.levels)
+	if n := len(f.levels); n < 4 || f.levels[n-2] != 1280 || f.levels[n-3] != 1280 || f.levels[n-4] != 1280 {
+		t.Errorf("levels %v: want the held-back step run three times, then the lower bound confirmed", f.levels)
 	}
 	r := Report{Model: ModelOpen, Objectives: search0Objs(), Result: res}
 	if ans := r.Answer(); !strings.HasPrefix(ans, "sustains at least 900 req/s") || !strings.Contains(ans, "limited by the client, not the backend: the client's CPU") {

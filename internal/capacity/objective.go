@@ -27,7 +27,14 @@
 //
 // A step that the client, not the backend, held back (its CPU, its own
 // lateness, the in-flight ceiling) is run again, up to twice; if the client
-// still held it back, the search ends with a lower bound ("at least").
+// still held it back, the search ends with a lower bound ("at least"),
+// confirmed like any answer. The client is the limit only while the
+// backend answered as it does unloaded: a failing step whose backend
+// served less than asked while the requests it got waited in it (their
+// median from the actual send, Measure.SentP50, above QueuedFactor times
+// the quickest passing step's) found the backend saturated, whatever the
+// client says it held back (a ceiling full of requests the backend has
+// not answered), and the search bisects below it.
 // Config.MaxTime bounds the whole search: a step that would end past it is
 // not started, and the best passing level so far is the answer.
 //
@@ -174,6 +181,12 @@ type Measure struct {
 	// ClientLimit, when not empty, says why the client rather than the
 	// backend may have set the result.
 	ClientLimit string
+	// SentP50 is the median latency counted from each request's actual
+	// send rather than its intended start (open model), in ms; 0 when not
+	// known. Beside the quickest passing step's P50 it tells whether the
+	// requests the backend got waited in it (a saturated backend) or were
+	// served at once (a client that could not send more).
+	SentP50 float64
 	// Held is the judgement of whether the load was held through the run
 	// (Judge); its zero value is a run not judged, taken as held.
 	Held Steadiness
@@ -274,6 +287,9 @@ func FromSummaryAt(s *summary.Summary, rps float64, objs []Objective) Measure {
 	}
 	if o := s.Open; o != nil {
 		m.AchievedRPS = o.RateAchieved
+		if s.Complete > 0 {
+			m.SentP50 = s.UncorrectedPercentiles["50"]
+		}
 	}
 	m.ClientLimit = clientLimit(s, objs, &m)
 	return m
@@ -291,12 +307,20 @@ func JudgeSummary(s *summary.Summary, rps float64, objs []Objective) {
 	s.SLO = Evaluate(objs, &m)
 }
 
+// Openings of the reasons clientLimit gives when the client's own limit,
+// not its lateness on a busy machine, held requests back: its CPU, and the
+// in-flight ceiling (-c).
+const (
+	ReasonClientCPU = "the client's CPU"
+	ReasonCeiling   = "the in-flight ceiling"
+)
+
 // clientLimit says why the client may have limited the run of s, measured
 // as m, or returns "".
 func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {
 	c := s.Client
 	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
-		return fmt.Sprintf("the client's CPU was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
+		return fmt.Sprintf(ReasonClientCPU+" was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
 	}
 	rs := Evaluate(objs, m)
 	latencyFails, lateExplains := false, c.SchedulerLateMaxMs > 0
@@ -319,11 +343,16 @@ func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {
 			rate += float64(o.UnsentInFlight) / s.TimeTaken
 		}
 		switch {
+		case Passed(rs) && rate < 0.9*o.RateAsked && o.CeilingLate*100 > sent:
+			// The backend answered within the objectives, and the
+			// ceiling, full, held requests back: -c's limit.
+			return fmt.Sprintf(ReasonCeiling+" (-c %d) held back %d of %d requests: the client sent %.0f req/s of the %.0f asked while the backend answered within the objectives",
+				s.Concurrency, o.CeilingLate, sent, rate, o.RateAsked)
 		case Passed(rs) && rate < 0.9*o.RateAsked:
 			return fmt.Sprintf("the client sent %.0f req/s of the %.0f asked", rate, o.RateAsked)
 		case !latencyFails || !uncorrectedWithin(s, objs):
 		case o.CeilingLate*100 > sent:
-			return fmt.Sprintf("the in-flight ceiling (-c %d) held back %d of %d requests while the backend answered within the objectives",
+			return fmt.Sprintf(ReasonCeiling+" (-c %d) held back %d of %d requests while the backend answered within the objectives",
 				s.Concurrency, o.CeilingLate, sent)
 		default:
 			return fmt.Sprintf("the client sent requests up to %.1f ms late (its own timer and CPU lag) while the backend answered within the objectives",

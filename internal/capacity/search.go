@@ -163,9 +163,12 @@ type searcher struct {
 	confirmed   bool
 	unconfirmed bool
 	limit       string // why the client ended the search
-	atMax       bool
-	early       bool
-	stopped     bool // interrupted
+	// quickest is the lowest P50 of a passing step, in ms: the backend's
+	// latency with no queue (0 until a step passed).
+	quickest float64
+	atMax    bool
+	early    bool
+	stopped  bool // interrupted
 }
 
 // round makes v a level: a whole number in the closed model; in the open
@@ -242,6 +245,10 @@ func (s *searcher) run(ctx context.Context) error {
 				if !s.cfg.Integer {
 					s.lo = min(level, RoundRate(st.AchievedRPS, 0))
 				}
+			}
+			if s.lo > 0 {
+				// The lower bound is confirmed like any answer.
+				return s.confirm(ctx)
 			}
 			return nil
 		}
@@ -335,11 +342,59 @@ func (s *searcher) try(ctx context.Context, level float64, length time.Duration,
 	}
 	st := Step{Level: level, Length: length, Measure: m, Results: Evaluate(s.cfg.Objectives, &m), Confirm: confirm}
 	st.Pass = Passed(st.Results) && m.Held.Verdict == HeldYes
+	if st.ClientLimit != "" && s.saturated(&st) {
+		// The requests the client held back piled up behind a backend
+		// that could not serve them: the backend's limit, not the
+		// client's; the search bisects below it.
+		st.ClientLimit = ""
+	}
+	if st.Pass && (s.quickest == 0 || st.P50 < s.quickest) {
+		s.quickest = st.P50
+	}
 	s.steps = append(s.steps, st)
 	if s.cfg.OnStep != nil {
 		s.cfg.OnStep(st)
 	}
 	return st, nil
+}
+
+// Saturation: a step that failed its latency objectives while the
+// backend served less than asked, the requests it got waiting in it.
+const (
+	// QueuedFactor and queuedSlackMs: a step's requests waited in the
+	// backend when their median from the actual send (Measure.SentP50) is
+	// more than QueuedFactor times the quickest passing step's median plus
+	// queuedSlackMs.
+	QueuedFactor  = 2.0
+	queuedSlackMs = 1.0
+)
+
+// saturated reports that st, a failing step of the open model, found the
+// backend side saturated: the backend served less than the asked rate and
+// the requests it got waited in it (SentP50 well above the quickest
+// passing step's median); when either median is unknown, a shortfall with
+// a latency objective failed is taken as the backend's. Then whatever
+// held requests back in the client (the in-flight ceiling full of
+// requests the backend had not answered, the client's goroutines late on
+// a machine whose cores the backend took) was the backend's queue: the
+// client is the limit only when it held requests back while the backend
+// answered as fast as it answers unloaded.
+func (s *searcher) saturated(st *Step) bool {
+	if s.cfg.Integer || st.Pass {
+		return false
+	}
+	latency := false
+	for i, r := range st.Results {
+		latency = latency || !r.Pass && s.cfg.Objectives[i].Latency()
+	}
+	short := st.AchievedRPS < ServedShare*st.Level || st.Held.Verdict == HeldNo
+	switch {
+	case !short:
+		return false
+	case st.SentP50 <= 0 || s.quickest <= 0:
+		return latency
+	}
+	return st.SentP50 > QueuedFactor*s.quickest+queuedSlackMs
 }
 
 // confirm runs lo once for Config.Confirm. If it fails (a queue the steps
@@ -395,7 +450,7 @@ func (s *searcher) confirm(ctx context.Context) error {
 func (s *searcher) result() Result {
 	r := Result{Steps: s.steps, Capacity: s.lo, Best: -1, FirstFail: -1, LimitedBy: LimitedByBackend,
 		AtMax: s.atMax, StoppedEarly: s.early, Interrupted: s.stopped, Step: s.cfg.Step, ConfirmLength: s.cfg.Confirm,
-		Confirmed: s.confirmed && s.cfg.Confirm > 0 && s.lo > 0 && s.limit == "", Unconfirmed: s.unconfirmed}
+		Confirmed: s.confirmed && s.cfg.Confirm > 0 && s.lo > 0, Unconfirmed: s.unconfirmed}
 	if r.Steps == nil {
 		r.Steps = []Step{}
 	}

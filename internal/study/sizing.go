@@ -52,16 +52,27 @@ type SizingPoint struct {
 	Others string `json:"others,omitempty"`
 	// Searches are the capacity searches, one per round.
 	Searches []SizingSearch `json:"searches"`
-	// Capacity is the median capacity of the searches with its interval
-	// (from two searches; of the confidence trials.MedianConfidence
-	// gives for their count); Min and Max their range, in req/s.
-	Capacity Figure  `json:"capacity"`
-	Min      float64 `json:"min"`
-	Max      float64 `json:"max"`
-	// LimitedBy is "client" when most of the searches said the client
-	// limited them, else "backend"; Reason the first such search's reason.
-	LimitedBy string `json:"limited_by"`
-	Reason    string `json:"reason,omitempty"`
+	// Capacity is the median capacity of the counted searches (Counts:
+	// confirmed, or resolved where no confirmation was asked), the lower
+	// of the two middle ones for an even count, so that it is a figure a
+	// search measured; its interval (CI95, kept under that name) is a pair
+	// of the searches' own capacities, whose confidence is Confidence: the
+	// range of 2 searches is a 50% interval, of 3 a 75% one, and 95% is
+	// reached from 6 searches on. Min and Max are the counted searches'
+	// range, in req/s. Counted is how many searches count, Unconfirmed how
+	// many found a rate but could not confirm it (left out of the figures).
+	Capacity    Figure  `json:"capacity"`
+	Confidence  float64 `json:"capacity_confidence,omitempty"`
+	Min         float64 `json:"min"`
+	Max         float64 `json:"max"`
+	Counted     int     `json:"counted_searches"`
+	Unconfirmed int     `json:"unconfirmed_searches,omitempty"`
+	// LimitedBy is what most of the counted searches were limited by
+	// (LimitBackend, LimitClient or LimitCores); Reason the first such
+	// search's reason, ClientKind its kind when it is the client's.
+	LimitedBy  string `json:"limited_by"`
+	Reason     string `json:"reason,omitempty"`
+	ClientKind string `json:"client_kind,omitempty"`
 	// PoolPSSBytes is the median over the searches of the pool's mean PSS
 	// at the answer; PeakPSSBytes the highest reading.
 	PoolPSSBytes float64 `json:"pool_pss_bytes"`
@@ -90,10 +101,13 @@ type SizingSearch struct {
 	// req/s; 0 when none did. Confirmed says a confirmation run passed.
 	Capacity  float64 `json:"capacity"`
 	Confirmed bool    `json:"confirmed"`
-	// LimitedBy is "backend" or "client"; Reason why the client limited it
-	// or why the search ended without a failing rate.
-	LimitedBy string `json:"limited_by"`
-	Reason    string `json:"reason,omitempty"`
+	// LimitedBy is LimitBackend, LimitClient or LimitCores (NameLimit);
+	// Reason why the client or the cores limited it, or why the search
+	// ended without a failing rate. ClientKind, when the client reported
+	// holding the search back, is ClientCeiling, ClientCPU or ClientLate.
+	LimitedBy  string `json:"limited_by"`
+	Reason     string `json:"reason,omitempty"`
+	ClientKind string `json:"client_kind,omitempty"`
 	// Steps are the search's steps in the order run.
 	Steps []SizingStep `json:"steps"`
 	// Answer holds the pool's figures at the step the answer rests on.
@@ -171,7 +185,7 @@ func SpreadOf(xs []float64) Spread {
 const (
 	// KneeTolerance is how far below the best capacity (medians of the
 	// searches) a pool may serve and still count as within noise of it:
-	// 10%.
+	// 10% (or less, when the two intervals overlap).
 	KneeTolerance = 0.10
 	// MemoryMargin is the share of a memory budget kept free when pools
 	// are fitted in it: 20%.
@@ -186,27 +200,135 @@ const (
 	OthersShare = 0.5
 )
 
-// Summarize fills each point's figures from its searches.
+// What limited a search or a pool size (SizingSearch.LimitedBy).
+const (
+	// LimitBackend: the backend's own limit (its workers, its queue).
+	LimitBackend = "backend"
+	// LimitClient: the client held requests back while the backend
+	// answered within the objectives (its CPU, its in-flight ceiling).
+	LimitClient = "client"
+	// LimitCores: the backend and the client together kept CoresShare or
+	// more of the cores other programs left busy: the machine's limit.
+	LimitCores = "cores"
+)
+
+// Kinds of the client's hold on a search (SizingSearch.ClientKind).
+const (
+	// ClientCeiling: the in-flight ceiling (-c) held requests back.
+	ClientCeiling = "ceiling"
+	// ClientCPU: the client's CPU was saturated.
+	ClientCPU = "cpu"
+	// ClientLate: the client sent late or less than asked (its timer and
+	// CPU lag), which a machine whose cores are busy explains.
+	ClientLate = "late"
+)
+
+// NameLimit names what limited the search se from evidence, on a machine
+// of cores CPUs: the client when the client's own limit (ClientCeiling,
+// ClientCPU: the search already ruled out a ceiling full of requests the
+// backend had not answered) held it back; else the machine's cores when,
+// at the steps at and above the answer, the backend and the client kept
+// busy CoresShare of the cores that other programs left (at least one);
+// else the client when it reported sending late on an idle machine; the
+// backend otherwise.
+func NameLimit(se *SizingSearch, ncores int) {
+	var busy, others float64
+	for _, st := range se.Steps {
+		if st.Rate < se.Capacity || st.Load.Complete == 0 {
+			continue
+		}
+		l := st.Load
+		if b := l.BackendCores + l.ClientCores; b > busy {
+			busy, others = b, max(0, l.MachineCores-b)
+		}
+	}
+	avail := max(float64(ncores)-others, 1)
+	client := se.LimitedBy == LimitClient
+	switch {
+	case client && (se.ClientKind == ClientCeiling || se.ClientKind == ClientCPU):
+	case ncores > 0 && se.Capacity > 0 && busy >= CoresShare*avail:
+		se.LimitedBy = LimitCores
+		se.Reason = fmt.Sprintf("the backend and the client kept %s busy of the %d", cores(busy), ncores)
+		if others >= OthersShare {
+			se.Reason += fmt.Sprintf(" (other programs %s)", cores(others))
+		}
+	case client:
+	default:
+		se.LimitedBy = LimitBackend
+	}
+}
+
+// Counts reports that se's capacity counts in its pool size's figures: it
+// found a rate, and confirmed it where the study asked for confirmation.
+func (s *Sizing) Counts(se *SizingSearch) bool {
+	return se.Capacity > 0 && (se.Confirmed || s.ConfirmSeconds == 0)
+}
+
+// measuredFigure is the median of caps (the lower of the two middle ones
+// for an even count) and an interval of two of them, [x(k), x(n-k+1)] for
+// the largest k whose confidence is at least trials.Confidence, else the
+// range, with its confidence: every figure one of the searches measured.
+func measuredFigure(caps []float64) (Figure, float64) {
+	c := slices.Clone(caps)
+	slices.Sort(c)
+	n := len(c)
+	if n == 0 {
+		return Figure{}, 0
+	}
+	f := Figure{Median: c[(n-1)/2]}
+	if n < 2 {
+		return f, 0
+	}
+	k := 1
+	for k+1 < n-k+1 && orderCover(k+1, n) >= trials.Confidence {
+		k++
+	}
+	f.CI95 = []float64{c[k-1], c[n-k]}
+	return f, orderCover(k, n)
+}
+
+// orderCover is the confidence that [x(k), x(n-k+1)] of n draws holds the
+// median: 1 - 2 P(Binomial(n, 1/2) <= k-1).
+func orderCover(k, n int) float64 {
+	var cdf, c float64 = 0, 1
+	for i := 0; i <= k-1; i++ {
+		if i > 0 {
+			c = c * float64(n-i+1) / float64(i)
+		}
+		cdf += c
+	}
+	return 1 - 2*cdf/math.Pow(2, float64(n))
+}
+
+// Summarize fills each point's figures from its searches: the capacity
+// from the counted ones only (Counts), the limit by most of them.
 func (s *Sizing) Summarize() {
 	for i := range s.Points {
 		p := &s.Points[i]
 		var caps, pss, cpu, bc, cc, mc []float64
 		var worker []float64
-		clients := 0
-		p.LimitedBy, p.Reason = "backend", ""
-		p.Min, p.Max = 0, 0
-		for k, se := range p.Searches {
-			caps = append(caps, se.Capacity)
-			if k == 0 || se.Capacity < p.Min {
+		votes := map[string]int{}
+		p.LimitedBy, p.Reason, p.ClientKind = LimitBackend, "", ""
+		p.Min, p.Max, p.Counted, p.Unconfirmed = 0, 0, 0, 0
+		p.Capacity, p.Confidence = Figure{}, 0
+		for _, se := range p.Searches {
+			if !s.Counts(&se) {
+				if se.Capacity > 0 {
+					p.Unconfirmed++
+				}
+				continue
+			}
+			if p.Counted == 0 || se.Capacity < p.Min {
 				p.Min = se.Capacity
 			}
+			p.Counted++
+			caps = append(caps, se.Capacity)
 			p.Max = max(p.Max, se.Capacity)
-			if se.LimitedBy == "client" {
-				clients++
-				if p.Reason == "" {
-					p.Reason = se.Reason
-				}
+			lim := se.LimitedBy
+			if lim == "" {
+				lim = LimitBackend
 			}
+			votes[lim]++
 			a := se.Answer
 			if a.Complete == 0 {
 				continue
@@ -219,14 +341,19 @@ func (s *Sizing) Summarize() {
 			p.WorkerPSS.P95 = max(p.WorkerPSS.P95, a.WorkerPSS.P95)
 			p.WorkerPSS.Max = max(p.WorkerPSS.Max, a.WorkerPSS.Max)
 		}
-		if len(caps) > 0 {
-			p.Capacity = FigureOf(trials.Median(caps))
+		p.Capacity, p.Confidence = measuredFigure(caps)
+		// The limit most of the counted searches had (the backend's on a
+		// tie with it, else the cores' before the client's).
+		for _, l := range []string{LimitBackend, LimitCores, LimitClient} {
+			if votes[l] > votes[p.LimitedBy] {
+				p.LimitedBy = l
+			}
 		}
-		// The client's limit when it held back most of the searches.
-		if 2*clients > len(p.Searches) {
-			p.LimitedBy = "client"
-		} else {
-			p.Reason = ""
+		for _, se := range p.Searches {
+			if s.Counts(&se) && se.LimitedBy == p.LimitedBy && p.LimitedBy != LimitBackend {
+				p.Reason, p.ClientKind = se.Reason, se.ClientKind
+				break
+			}
 		}
 		p.PoolPSSBytes, p.CPUPerRequestMs = median(pss), median(cpu)
 		p.BackendCores, p.ClientCores, p.MachineCores = median(bc), median(cc), median(mc)
@@ -243,12 +370,16 @@ func median(xs []float64) float64 {
 }
 
 // within reports whether p's capacity is within noise of best's: its
-// median within KneeTolerance of best's. The medians, not the intervals:
-// one search cut short by a stall of the machine widens an interval of
-// three searches to its own low figure, and would make every pool "within
-// noise" of every other.
+// median within KneeTolerance of best's, or their intervals overlapping
+// (pool sizes whose intervals overlap are not ranked). Only confirmed
+// searches make the intervals, so a search cut short by a stall of the
+// machine does not widen them.
 func within(p, best *SizingPoint) bool {
-	return p.Capacity.Median >= best.Capacity.Median*(1-KneeTolerance)
+	if p.Capacity.Median >= best.Capacity.Median*(1-KneeTolerance) {
+		return true
+	}
+	a, b := p.Capacity.CI95, best.Capacity.CI95
+	return len(a) == 2 && len(b) == 2 && a[1] >= b[0] && b[1] >= a[0]
 }
 
 // Answers returns the sizing answers, one per combination of the other
@@ -303,6 +434,9 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	}
 	if best == nil {
 		a.Conclusion = fmt.Sprintf("%s: no pool size%s served any rate within %s, so there is no sizing answer.", s.Factor, at, slo)
+		if u := unconfirmed(ps); u != "" {
+			a.Conclusion = fmt.Sprintf("%s: no pool size%s served a confirmed rate within %s, so there is no sizing answer. %s", s.Factor, at, slo, u)
+		}
 		return a
 	}
 	var knee *SizingPoint
@@ -343,25 +477,32 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s: %s req/s within %s", s.set(rec.Level), at, rate(rec.Capacity), slo)
+	fmt.Fprintf(&b, "%s%s: %s within %s", s.set(rec.Level), at, pointRate(rec), slo)
 	if rec.WorkerPSS.P95 > 0 {
 		fmt.Fprintf(&b, ", %s per worker at p95 under load", Bytes(int64(rec.WorkerPSS.P95)))
 	}
 	b.WriteString(". ")
+	ceiling := rec.LimitedBy == LimitClient && rec.ClientKind == ClientCeiling
 	switch {
-	case ki < len(ps)-1 && s.coresLimit(ps[ki:]):
-		// Before the client's limit: a client that could not send what
+	case !ceiling && (knee.LimitedBy == LimitCores || ki < len(ps)-1 && s.coresLimit(ps[ki:])):
+		// Before the client's lateness: a client that could not send what
 		// it was asked on a saturated machine is held back by the same
-		// cores.
+		// cores. Not before its ceiling: that is -c's, whatever the cores.
 		busy := s.busiest(ps[ki:])
 		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s were busy (at %s, the backend %s, the client %s",
 			s.Cores, knee.Level, cores(busy), knee.Level, cores(knee.BackendCores), cores(knee.ClientCores))
 		if other := knee.MachineCores - knee.BackendCores - knee.ClientCores; other > 0.25 {
 			fmt.Fprintf(&b, ", other programs %s", cores(other))
 		}
-		b.WriteString("), so more workers do not serve more.")
-	case rec.LimitedBy == "client":
+		b.WriteString("), so more children add no capacity on this machine: the capacity is the machine's, not the pool's.")
+	case rec.LimitedBy == LimitClient:
 		fmt.Fprintf(&b, "The knee is the client's limit, not the backend's (%s): the backend serves at least this much.", rec.Reason)
+		switch rec.ClientKind {
+		case ClientCeiling:
+			b.WriteString(" Raise -c (the most requests in flight, the file's concurrency) to measure the backend's own limit.")
+		case ClientCPU:
+			b.WriteString(" Give the client more CPU (or its own machine) to measure the backend's own limit.")
+		}
 	case ki == len(ps)-1:
 		fmt.Fprintf(&b, "Capacity still grows at the largest pool measured: the knee is at %s or beyond, where the backend's own limit was met; measure larger pools.", knee.Level)
 	default:
@@ -381,7 +522,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		case !within(knee, p):
 			word = "more than the knee, beyond noise"
 		}
-		fmt.Fprintf(&b, " %s = %s serves %s req/s (%s)", s.Factor, p.Level, rate(p.Capacity), word)
+		fmt.Fprintf(&b, " %s = %s serves %s, %s", s.Factor, p.Level, pointRate(p), word)
 		if rec.PoolPSSBytes > 0 && p.PoolPSSBytes > 0 {
 			fmt.Fprintf(&b, " for %.1f× the memory", p.PoolPSSBytes/rec.PoolPSSBytes)
 		}
@@ -390,9 +531,27 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	if fits != "" {
 		b.WriteString(" " + fits)
 	}
+	if u := unconfirmed(ps); u != "" {
+		b.WriteString(" " + u)
+	}
 	a.Level, a.Knee = rec.Level, knee.Level
 	a.Conclusion = b.String()
 	return a
+}
+
+// unconfirmed says which pool sizes had searches that found a rate they
+// could not confirm (left out of the figures), "" when none had.
+func unconfirmed(ps []*SizingPoint) string {
+	var parts []string
+	for _, p := range ps {
+		if p.Unconfirmed > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d at %s", p.Unconfirmed, len(p.Searches), p.Level))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Searches not confirmed, left out of the figures: " + strings.Join(parts, ", ") + " (their confirmation runs failed, or the search ended before one)."
 }
 
 // others is the most cores that programs other than the backend and the
@@ -407,10 +566,24 @@ func (s *Sizing) others(ps []*SizingPoint) float64 {
 	return m
 }
 
-// coresLimit reports whether, at a pool of ps, CoresShare of the
-// machine's cores or more were busy.
+// coresLimit reports whether, at a pool of ps, the cores were the limit:
+// its searches were limited by them (NameLimit), or the backend and the
+// client kept CoresShare or more of the cores that other programs left
+// (at least one) busy.
 func (s *Sizing) coresLimit(ps []*SizingPoint) bool {
-	return s.Cores > 0 && s.busiest(ps) >= CoresShare*float64(s.Cores)
+	if s.Cores <= 0 {
+		return false
+	}
+	for _, p := range ps {
+		if p.Capacity.Median <= 0 {
+			continue
+		}
+		others := max(0, p.MachineCores-p.BackendCores-p.ClientCores)
+		if p.LimitedBy == LimitCores || p.BackendCores+p.ClientCores >= CoresShare*max(float64(s.Cores)-others, 1) {
+			return true
+		}
+	}
+	return false
 }
 
 // busiest is the most cores busy at one of ps: the machine's, or the
@@ -430,12 +603,22 @@ func (s *Sizing) detail(p *SizingPoint, slo string) string {
 		head += " at " + p.Others
 	}
 	if p.Capacity.Median <= 0 {
-		return fmt.Sprintf("%s: no rate within %s (%d searches)", head, slo, len(p.Searches))
+		line := fmt.Sprintf("%s: no confirmed rate within %s (%d searches", head, slo, len(p.Searches))
+		if p.Unconfirmed > 0 {
+			line += fmt.Sprintf("; %d found a rate they could not confirm", p.Unconfirmed)
+		}
+		return line + ")"
 	}
-	line := fmt.Sprintf("%s: %s req/s within %s (range %s to %s over %d searches", head, rate(p.Capacity), slo,
-		num(p.Min), num(p.Max), len(p.Searches))
-	if p.LimitedBy == "client" {
+	line := fmt.Sprintf("%s: %s within %s (range %s to %s over %d confirmed searches", head, pointRate(p), slo,
+		num(p.Min), num(p.Max), p.Counted)
+	if p.Unconfirmed > 0 {
+		line += fmt.Sprintf("; %d more not confirmed, left out", p.Unconfirmed)
+	}
+	switch p.LimitedBy {
+	case LimitClient:
 		line += "; the client's limit"
+	case LimitCores:
+		line += "; the machine's cores"
 	}
 	line += ")"
 	if p.PoolPSSBytes > 0 {
@@ -446,13 +629,23 @@ func (s *Sizing) detail(p *SizingPoint, slo string) string {
 	return line
 }
 
-// rate is "392 [385, 398]".
-func rate(f Figure) string {
+// pointRate is a pool size's capacity with its interval and what that
+// interval is: "392 [385, 398] req/s (range of 2 searches)", "392 [385,
+// 398] req/s (97% interval)", or "392 req/s (one search)".
+func pointRate(p *SizingPoint) string {
+	f := p.Capacity
 	s := num(f.Median)
+	note := ""
 	if len(f.CI95) == 2 {
 		s += " [" + num(f.CI95[0]) + ", " + num(f.CI95[1]) + "]"
+		note = fmt.Sprintf(" (%.0f%% interval)", math.Floor(100*p.Confidence))
+		if f.CI95[0] == p.Min && f.CI95[1] == p.Max {
+			note = fmt.Sprintf(" (range of %d searches)", p.Counted)
+		}
+	} else if p.Counted == 1 {
+		note = " (one search)"
 	}
-	return s
+	return s + " req/s" + note
 }
 
 // num is a rate, whole from 100 on.
@@ -496,11 +689,7 @@ func (s *Sizing) SortPoints(levels []string) {
 // memory and CPU at the answer.
 func (s *Sizing) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	var confs []float64
-	for _, p := range s.Points {
-		confs = append(confs, trials.MedianConfidence(len(p.Searches)))
-	}
-	fmt.Fprintf(tw, "%s\tcapacity req/s (median [%s])\trange\tpool PSS\tworker PSS p50/p95/max\tCPU ms/req\tbackend/client/machine cores\n", s.Factor, trials.IntervalLabel(confs...))
+	fmt.Fprintf(tw, "%s\tcapacity req/s (median [interval])\trange\tpool PSS\tworker PSS p50/p95/max\tCPU ms/req\tbackend/client/machine cores\n", s.Factor)
 	for _, p := range s.Points {
 		name := p.Level
 		if p.Others != "" {
@@ -510,7 +699,11 @@ func (s *Sizing) writeTable(w io.Writer) {
 			fmt.Fprintf(tw, "%s\tnot measured\t\t\t\t\t\n", name)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s to %s\t%s\t%s / %s / %s\t%.2f\t%.2f / %.2f / %.2f\n", name, rate(p.Capacity), num(p.Min), num(p.Max),
+		if p.Counted == 0 {
+			fmt.Fprintf(tw, "%s\tno confirmed rate (%d searches)\t\t\t\t\t\n", name, len(p.Searches))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s to %s\t%s\t%s / %s / %s\t%.2f\t%.2f / %.2f / %.2f\n", name, pointRate(&p), num(p.Min), num(p.Max),
 			Bytes(int64(p.PoolPSSBytes)), Bytes(int64(p.WorkerPSS.P50)), Bytes(int64(p.WorkerPSS.P95)), Bytes(int64(p.WorkerPSS.Max)),
 			p.CPUPerRequestMs, p.BackendCores, p.ClientCores, p.MachineCores)
 	}

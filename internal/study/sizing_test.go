@@ -1,6 +1,7 @@
 package study
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -31,25 +32,25 @@ func TestSizingAnswers(t *testing.T) {
 		{"cores", Sizing{Factor: "workers", Setting: "pm.max_children", Objectives: []string{"p99<=100ms"}, Cores: 2,
 			Points: []SizingPoint{point("1", 10, 0.9, 1.1, 190, 195, 200), point("2", 10, 1.7, 1.95, 370, 380, 390),
 				point("4", 10, 1.75, 1.98, 380, 385, 395)}},
-			"2", []string{"pm.max_children = 2: 380 [370, 390] req/s within p99<=100ms, 10.0 MiB per worker at p95 under load.",
-				"The knee is the machine's 2 cores", "workers = 4 serves 385 [380, 395] req/s (within noise of the knee)"}, nil},
+			"2", []string{"pm.max_children = 2: 380 [370, 390] req/s (range of 3 searches) within p99<=100ms, 10.0 MiB per worker at p95 under load.",
+				"The knee is the machine's 2 cores", "more children add no capacity on this machine", "workers = 4 serves 385 [380, 395] req/s (range of 3 searches), within noise of the knee"}, nil},
 		{"still grows", Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 2,
 			Points: []SizingPoint{point("1", 10, 0.1, 0.3, 48, 49, 50), point("2", 10, 0.2, 0.4, 97, 99, 100),
 				point("4", 10, 0.4, 0.6, 190, 195, 200)}},
-			"4", []string{"workers = 4: 195 [190, 200] req/s", "Capacity still grows at the largest pool measured"}, []string{"cores", "Other programs"}},
+			"4", []string{"workers = 4: 195 [190, 200] req/s (range of 3 searches)", "Capacity still grows at the largest pool measured"}, []string{"cores", "Other programs"}},
 		{"shared machine", Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 2,
 			Points: []SizingPoint{point("1", 10, 0.4, 2, 80, 40, 150), point("2", 10, 0.4, 2, 115, 121, 127),
 				point("4", 10, 0.75, 2, 0, 155, 261)}},
-			"4", []string{"workers = 4: 155 [0.0, 261] req/s", "Other programs kept 1.40 cores of the machine's 2 busy during the searches"}, nil},
+			"4", []string{"workers = 4: 155 [155, 261] req/s (range of 2 searches)", "Other programs kept 1.40 cores of the machine's 2 busy during the searches"}, nil},
 		{"less after the knee", Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 2,
 			Points: []SizingPoint{point("1", 10, 0.9, 1.9, 100), point("2", 10, 1.7, 1.95, 180), point("4", 10, 1.5, 1.9, 104)}},
-			"2", []string{"workers = 4 serves 104 req/s (less than the knee, beyond noise)", "from 2 on, 1.95 cores were busy"}, nil},
+			"2", []string{"workers = 4 serves 104 req/s (one search), less than the knee, beyond noise", "from 2 on, 1.95 cores were busy"}, nil},
 		{"backend", Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 8,
 			Points: []SizingPoint{point("2", 10, 0.5, 1, 100), point("4", 10, 0.6, 1, 150), point("8", 10, 0.6, 1, 152)}},
-			"4", []string{"workers = 4: 150 req/s", "The knee is the backend's own limit: beyond 4"}, nil},
+			"4", []string{"workers = 4: 150 req/s (one search)", "The knee is the backend's own limit: beyond 4"}, nil},
 		{"budget", Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 8, MemoryBudgetBytes: 100 << 20, MemoryMargin: MemoryMargin,
 			Points: []SizingPoint{point("2", 10, 0.5, 1, 100), point("4", 10, 0.6, 1, 200), point("8", 15, 0.6, 1, 400)}},
-			"4", []string{"workers = 4: 200 req/s", "A 100.0 MiB budget would fit 5 workers at 15.0 MiB each at p95 under load, with a 20% margin",
+			"4", []string{"workers = 4: 200 req/s (one search)", "A 100.0 MiB budget would fit 5 workers at 15.0 MiB each at p95 under load, with a 20% margin",
 				"the largest that fits is workers = 4 (the knee does not fit: set that)"}, nil},
 		{"none", Sizing{Factor: "workers", Objectives: []string{"p99<=1ms"}, Cores: 2,
 			Points: []SizingPoint{point("1", 10, 0.5, 1, 0), point("2", 10, 0.6, 1, 0)}},
@@ -107,6 +108,126 @@ func TestSizingClientLimit(t *testing.T) {
 	}
 	a := s.Answers()[0]
 	if a.Level != "1" || !strings.Contains(a.Conclusion, "The knee is the client's limit, not the backend's (the client's CPU was at 190% of 2 cores)") {
+		t.Errorf("%s", a.Conclusion)
+	}
+}
+
+// TestSizingConfirmedOnly: with confirmation asked, a pool size's figures
+// come from its confirmed searches only; two of them give a median one of
+// them measured (the lower) and their range, labelled as the range, never
+// a mean of two nor a 95% interval; the unconfirmed are named in the
+// detail and the answer.
+func TestSizingConfirmedOnly(t *testing.T) {
+	s := Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 2, ConfirmSeconds: 10,
+		Points: []SizingPoint{point("2", 10, 0.9, 1.2, 2560, 5120, 5120), point("4", 10, 0.9, 1.2, 2880, 2960, 5120)}}
+	for i := range s.Points {
+		for k := range s.Points[i].Searches {
+			s.Points[i].Searches[k].Confirmed = k < 2
+		}
+	}
+	s.Summarize()
+	p := s.Points[0]
+	if p.Capacity.Median != 2560 || len(p.Capacity.CI95) != 2 || p.Capacity.CI95[0] != 2560 || p.Capacity.CI95[1] != 5120 ||
+		p.Counted != 2 || p.Unconfirmed != 1 || p.Confidence != 0.5 {
+		t.Errorf("point 2: %+v", p)
+	}
+	a := s.Answers()[0]
+	text := a.Conclusion + "\n" + strings.Join(a.Details, "\n")
+	for _, w := range []string{"2560 [2560, 5120] req/s (range of 2 searches)", "2880 [2880, 2960] req/s (range of 2 searches)",
+		"Searches not confirmed, left out of the figures: 1 of 3 at 2, 1 of 3 at 4", "over 2 confirmed searches; 1 more not confirmed, left out"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("lacks %q:\n%s", w, text)
+		}
+	}
+	for _, w := range []string{"3840", "95%"} {
+		if strings.Contains(text, w) {
+			t.Errorf("has %q, a figure no search measured:\n%s", w, text)
+		}
+	}
+	// The two pools' intervals overlap: not ranked, so the knee is the
+	// smaller.
+	if a.Knee != "2" || !strings.Contains(a.Conclusion, "within noise of the knee") {
+		t.Errorf("knee %s: %s", a.Knee, a.Conclusion)
+	}
+	// No confirmed search at all: no figure, and the answer says why.
+	for i := range s.Points {
+		for k := range s.Points[i].Searches {
+			s.Points[i].Searches[k].Confirmed = false
+		}
+	}
+	s.Summarize()
+	a = s.Answers()[0]
+	if s.Points[0].Capacity.Median != 0 || !strings.Contains(a.Conclusion, "no pool size served a confirmed rate") ||
+		!strings.Contains(a.Conclusion, "3 of 3 at 2") || !strings.Contains(a.Details[0], "no confirmed rate within p99<=100ms (3 searches; 3 found a rate they could not confirm)") {
+		t.Errorf("%+v\n%s\n%s", s.Points[0], a.Conclusion, a.Details)
+	}
+}
+
+// TestMeasuredFigure: the median and interval are searches' own figures,
+// with the interval's real confidence.
+func TestMeasuredFigure(t *testing.T) {
+	for _, tc := range []struct {
+		caps   []float64
+		median float64
+		ci     []float64
+		conf   float64
+	}{
+		{[]float64{7}, 7, nil, 0},
+		{[]float64{9, 7}, 7, []float64{7, 9}, 0.5},
+		{[]float64{3, 1, 2}, 2, []float64{1, 3}, 0.75},
+		{[]float64{6, 5, 4, 3, 2, 1}, 3, []float64{1, 6}, 0.96875},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 5, []float64{2, 9}, 0.978515625},
+	} {
+		f, conf := measuredFigure(tc.caps)
+		if f.Median != tc.median || len(f.CI95) != len(tc.ci) || len(tc.ci) == 2 && (f.CI95[0] != tc.ci[0] || f.CI95[1] != tc.ci[1]) ||
+			math.Abs(conf-tc.conf) > 1e-9 {
+			t.Errorf("%v: %+v at %g, want %g %v at %g", tc.caps, f, conf, tc.median, tc.ci, tc.conf)
+		}
+	}
+}
+
+// TestNameLimit: the limit of a search, from evidence.
+func TestNameLimit(t *testing.T) {
+	steps := func(backend, client, machine float64) []SizingStep {
+		l := SizingLoad{Complete: 100, BackendCores: backend, ClientCores: client, MachineCores: machine}
+		return []SizingStep{{Rate: 1000, Pass: true, Load: SizingLoad{Complete: 100, BackendCores: 0.1, ClientCores: 0.1, MachineCores: 0.2}},
+			{Rate: 3000, Pass: true, Load: l}, {Rate: 3100, Load: l}}
+	}
+	for _, tc := range []struct {
+		name string
+		se   SizingSearch
+		want string
+	}{
+		{"ceiling on a busy machine", SizingSearch{Capacity: 3000, LimitedBy: LimitClient, ClientKind: ClientCeiling, Steps: steps(1.5, 0.4, 1.9)}, LimitClient},
+		{"client late on a busy machine", SizingSearch{Capacity: 3000, LimitedBy: LimitClient, ClientKind: ClientLate, Steps: steps(1.2, 0.5, 1.8)}, LimitCores},
+		{"client late on an idle machine", SizingSearch{Capacity: 3000, LimitedBy: LimitClient, ClientKind: ClientLate, Steps: steps(0.2, 0.2, 0.4)}, LimitClient},
+		{"CPU-bound pool", SizingSearch{Capacity: 3000, LimitedBy: LimitBackend, Steps: steps(1.3, 0.4, 1.8)}, LimitCores},
+		{"CPU-bound pool on a shared machine", SizingSearch{Capacity: 3000, LimitedBy: LimitBackend, Steps: steps(0.6, 0.3, 2)}, LimitCores},
+		{"sleep-bound pool", SizingSearch{Capacity: 3000, LimitedBy: LimitBackend, Steps: steps(0.2, 0.3, 0.6)}, LimitBackend},
+		{"sleep-bound pool on a shared machine", SizingSearch{Capacity: 3000, LimitedBy: LimitBackend, Steps: steps(0.2, 0.3, 2)}, LimitBackend},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NameLimit(&tc.se, 2)
+			if tc.se.LimitedBy != tc.want {
+				t.Errorf("limited by %s (%s), want %s", tc.se.LimitedBy, tc.se.Reason, tc.want)
+			}
+		})
+	}
+}
+
+// TestSizingClientCeiling: a knee the in-flight ceiling set is the
+// client's, and the answer says to raise -c.
+func TestSizingClientCeiling(t *testing.T) {
+	s := Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 2,
+		Points: []SizingPoint{point("1", 10, 0.1, 0.3, 190), point("2", 10, 0.1, 0.3, 195)}}
+	for i := range s.Points {
+		se := &s.Points[i].Searches[0]
+		se.LimitedBy, se.ClientKind, se.Reason = LimitClient, ClientCeiling, "the in-flight ceiling (-c 4) held back 900 of 1000 requests while the backend answered within the objectives"
+	}
+	s.Summarize()
+	a := s.Answers()[0]
+	if a.Knee != "1" || !strings.Contains(a.Conclusion, "The knee is the client's limit, not the backend's (the in-flight ceiling (-c 4)") ||
+		!strings.Contains(a.Conclusion, "Raise -c") {
 		t.Errorf("%s", a.Conclusion)
 	}
 }

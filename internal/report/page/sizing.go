@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/trials"
 )
 
 // mib is a mebibyte, the memory chart's unit.
@@ -55,8 +54,8 @@ func sizingXs(sz *study.Sizing) (map[string]float64, map[float64]string) {
 }
 
 // sizingCharts draws a sizing study's two charts, after its answers: the
-// capacity against the pool size (the median of the searches, its
-// interval as a whisker, their range as a shaded box, the knee as a dotted
+// capacity against the pool size (the median of the confirmed searches,
+// its interval as a whisker with its real confidence, their range as a shaded box, the knee as a dotted
 // line), and the memory against the pool size at the capacity (one
 // worker's PSS at p50, p95 and max, the pool's PSS in all, and with a
 // memory budget the budget less its margin as a dashed line, with how
@@ -72,6 +71,15 @@ func (p *pager) sizingCharts(st *study.Result) {
 	xLabel := "pool size: " + sz.Factor + " (worker processes)"
 	capc := &chart{id: p.id("c"), title: "capacity within " + slo + " against " + sz.Factor + ", median of the searches",
 		xLabel: xLabel, yLabel: "capacity (requests / second)", levelTicks: true, linearY: true, tickNames: names, marksLow: true}
+	for _, pt := range sz.Points {
+		if pt.Counted > 0 { // a document that counts its confirmed searches
+			capc.whiskers = "an interval of the searches' own capacities, its confidence in its tooltip (the range of 2 searches is a 50% one)"
+			if sz.ConfirmSeconds > 0 {
+				capc.title = "capacity within " + slo + " against " + sz.Factor + ", median of the confirmed searches"
+			}
+			break
+		}
+	}
 	mem := &chart{id: p.id("c"), title: "memory under load at the capacity against " + sz.Factor + ": one worker's PSS and the pool's",
 		xLabel: xLabel, yLabel: "PSS (MiB)", levelTicks: true, tickNames: names, marksLow: true}
 	in := func(label, group string) string {
@@ -97,14 +105,16 @@ func (p *pager) sizingCharts(st *study.Result) {
 			x := xOf[pt.Level]
 			at := pt.Label + ": "
 			capLine.pts = append(capLine.pts, point{x: x, y: pt.Capacity.Median, tip: at + capacityTip(sz, pt, slo)})
-			if ci := pt.Capacity.CI95; len(ci) == 2 {
-				conf := trials.MedianConfidence(len(pt.Searches))
-				capc.confs = append(capc.confs, conf)
-				capLine.bars = append(capLine.bars, bar{band: band{x, ci[0], ci[1]},
-					tip: fmt.Sprintf("%s%s of the capacity %.1f to %.1f req/s", at, trials.IntervalLabel(conf), ci[0], ci[1])})
+			if pt.Capacity.Median <= 0 {
+				continue // no confirmed search: no figure to draw
 			}
+			if ci := pt.Capacity.CI95; len(ci) == 2 {
+				capLine.bars = append(capLine.bars, bar{band: band{x, ci[0], ci[1]},
+					tip: fmt.Sprintf("%s%s of the capacity %.1f to %.1f req/s", at, intervalName(pt), ci[0], ci[1])})
+			}
+			n, what := counted(sz, pt)
 			capLine.bars = append(capLine.bars, bar{band: band{x, pt.Min, pt.Max}, rng: true,
-				tip: fmt.Sprintf("%srange of the %s %.1f to %.1f req/s", at, searches(len(pt.Searches)), pt.Min, pt.Max)})
+				tip: fmt.Sprintf("%srange of the %d %s %.1f to %.1f req/s", at, n, what, pt.Min, pt.Max)})
 			if pt.PoolPSSBytes > 0 {
 				tip := fmt.Sprintf("%spool PSS %.1f MiB in all (median over the searches at the answer; peak %.1f MiB; %s)",
 					at, pt.PoolPSSBytes/mib, float64(pt.PeakPSSBytes)/mib, plural(pt.Workers, "worker"))
@@ -160,24 +170,61 @@ func (p *pager) sizingCharts(st *study.Result) {
 // and range, and who limited it.
 func capacityTip(sz *study.Sizing, pt *study.SizingPoint, slo string) string {
 	if pt.Capacity.Median <= 0 {
-		return fmt.Sprintf("no rate within %s (%s)", slo, searches(len(pt.Searches)))
-	}
-	s := fmt.Sprintf("capacity %.1f req/s within %s (median of %s", pt.Capacity.Median, slo, searches(len(pt.Searches)))
-	if ci := pt.Capacity.CI95; len(ci) == 2 {
-		s += fmt.Sprintf("; %s %.1f to %.1f", trials.IntervalLabel(trials.MedianConfidence(len(pt.Searches))), ci[0], ci[1])
-	}
-	s += fmt.Sprintf("; range %.1f to %.1f)", pt.Min, pt.Max)
-	if pt.LimitedBy == "client" {
-		s += "; the client's limit"
-		if pt.Reason != "" {
-			s += " (" + pt.Reason + ")"
+		s := fmt.Sprintf("no confirmed rate within %s (%s", slo, searches(len(pt.Searches)))
+		if pt.Unconfirmed > 0 {
+			s += fmt.Sprintf("; %d found a rate they could not confirm", pt.Unconfirmed)
 		}
+		return s + ")"
+	}
+	n, what := counted(sz, pt)
+	s := fmt.Sprintf("capacity %.1f req/s within %s (median of %d %s", pt.Capacity.Median, slo, n, what)
+	if ci := pt.Capacity.CI95; len(ci) == 2 {
+		s += fmt.Sprintf("; %s %.1f to %.1f", intervalName(pt), ci[0], ci[1])
+	}
+	s += fmt.Sprintf("; range %.1f to %.1f", pt.Min, pt.Max)
+	if pt.Unconfirmed > 0 {
+		s += fmt.Sprintf("; %d more not confirmed, left out", pt.Unconfirmed)
+	}
+	s += ")"
+	switch pt.LimitedBy {
+	case study.LimitClient:
+		s += "; the client's limit"
+	case study.LimitCores:
+		s += "; the machine's cores"
+	}
+	if pt.Reason != "" && pt.LimitedBy != study.LimitBackend {
+		s += " (" + pt.Reason + ")"
 	}
 	if pt.CPUPerRequestMs > 0 {
 		s += fmt.Sprintf("; CPU %.2f ms a request; backend %.2f, client %.2f, machine %.2f cores busy of %d",
 			pt.CPUPerRequestMs, pt.BackendCores, pt.ClientCores, pt.MachineCores, sz.Cores)
 	}
 	return s
+}
+
+// counted is how many searches a pool size's figures come from, and what
+// they are: "confirmed searches" where the study asked for confirmation,
+// else "searches". A document written before the confirmed searches were
+// counted (no counted_searches) took every search.
+func counted(sz *study.Sizing, pt *study.SizingPoint) (int, string) {
+	if pt.Counted == 0 {
+		return len(pt.Searches), "searches"
+	}
+	if sz.ConfirmSeconds > 0 {
+		return pt.Counted, "confirmed searches"
+	}
+	return pt.Counted, "searches"
+}
+
+// intervalName names a pool size's interval by its real confidence: "50%
+// interval" for the range of two searches, "75% interval" of three, and
+// so on; "95% interval" in a document written before the confidence was
+// kept (whose interval was a 95% one).
+func intervalName(pt *study.SizingPoint) string {
+	if pt.Confidence == 0 {
+		return "95% interval"
+	}
+	return fmt.Sprintf("%.0f%% interval", math.Floor(100*pt.Confidence))
 }
 
 // budget marks a memory budget on the memory chart as the answer fits

@@ -451,3 +451,44 @@ func TestSizingChartsVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestSizingChartsConfirmed: the real study summarized again as a study
+// now writes it: each pool size's tooltip, whisker and range come from its
+// confirmed searches only, the interval named by its real confidence
+// (the range of two searches is a 50% one), the unconfirmed searches
+// said; no 95% interval where no 95% interval was measured.
+func TestSizingChartsConfirmed(t *testing.T) {
+	raw, st := sizingDoc(t)
+	st.Sizing.Summarize()
+	raw["sizing"], raw["answers"] = st.Sizing, st.Sizing.Answers()
+	page := renderStudy(t, raw)
+	capFig := figureTitled(t, page, "capacity within")
+	if capFig == nil {
+		t.Fatal("no capacity chart")
+	}
+	var tips []string
+	for _, n := range append(append(withClass(capFig, "path", "ci"), withClass(capFig, "rect", "range")...), find(capFig, "path")...) {
+		if tip := titleOf(n); tip != "" {
+			tips = append(tips, tip)
+		}
+	}
+	all := strings.Join(tips, "\n") + "\n" + text(capFig)
+	if w := "Searches not confirmed, left out of the figures: 1 of 3 at 2"; !strings.Contains(text(page), w) {
+		t.Errorf("the page lacks %q", w)
+	}
+	for _, w := range []string{
+		"workers=1: capacity 9.7 req/s within p99<=200ms (median of 2 confirmed searches; 50% interval 9.7 to 136.0; range 9.7 to 136.0)",
+		"workers=2: capacity 38.7 req/s within p99<=200ms (median of 2 confirmed searches; 50% interval 38.7 to 58.6; range 38.7 to 58.6; 1 more not confirmed, left out)",
+		"workers=4: capacity 171.0 req/s within p99<=200ms (median of 3 confirmed searches; 75% interval 170.0 to 200.0",
+		"workers=2: 50% interval of the capacity 38.7 to 58.6 req/s",
+		"workers=2: range of the 2 confirmed searches 38.7 to 58.6 req/s",
+		"Whiskers: an interval of the searches' own capacities",
+	} {
+		if !strings.Contains(all, w) {
+			t.Errorf("the page lacks %q", w)
+		}
+	}
+	if strings.Contains(all, "95%") {
+		t.Errorf("the capacity chart names a 95%% interval no search measured:\n%s", all)
+	}
+}

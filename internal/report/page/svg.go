@@ -60,6 +60,9 @@ type chart struct {
 	// marksLow puts the marks' labels at the foot of the plot, clear of
 	// the high points and the reference lines at its top.
 	marksLow bool
+	// whiskers says what the whiskers are, in the caption; "" for the
+	// 95% interval.
+	whiskers string
 }
 
 // ref is a horizontal line at y, with its label.
@@ -554,7 +557,9 @@ func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 			whiskers, ranges = whiskers || !br.rng, ranges || br.rng
 		}
 	}
-	if whiskers {
+	if whiskers && c.whiskers != "" {
+		caption += " Whiskers: " + c.whiskers + "."
+	} else if whiskers {
 		caption += " Whiskers: the " + trials.IntervalLabel(c.confs...) + "."
 	}
 	if ranges {

@@ -160,11 +160,31 @@ func (r *runner) search(ctx context.Context, c *config, si, round int, objs []ca
 	if se.LimitedBy == "" {
 		se.LimitedBy = capacity.LimitedByBackend
 	}
+	if se.LimitedBy == capacity.LimitedByClient {
+		se.ClientKind = clientKind(res.Reason)
+	}
 	if res.Best >= 0 && res.Best < len(steps) {
 		se.Answer = steps[res.Best].Load
 	}
-	r.logf("%s: capacity %.1f req/s within %s (%d steps, limited by the %s)", label, res.Capacity, strings.Join(m.SLO, ", "), len(steps), se.LimitedBy)
+	study.NameLimit(&se, runtime.NumCPU())
+	confirmed := ""
+	if !se.Confirmed && confirm > 0 {
+		confirmed = ", not confirmed"
+	}
+	r.logf("%s: capacity %.1f req/s within %s (%d steps, limited by the %s%s)", label, res.Capacity, strings.Join(m.SLO, ", "), len(steps), se.LimitedBy, confirmed)
 	return se, true
+}
+
+// clientKind is the kind of the client's hold a search's reason tells
+// (study.ClientCeiling, study.ClientCPU or study.ClientLate).
+func clientKind(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, capacity.ReasonCeiling):
+		return study.ClientCeiling
+	case strings.HasPrefix(reason, capacity.ReasonClientCPU):
+		return study.ClientCPU
+	}
+	return study.ClientLate
 }
 
 // stepOf is a search's step and the pool's memory during it.
