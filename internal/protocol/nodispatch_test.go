@@ -22,6 +22,7 @@ var schemeComparison = regexp.MustCompile(`Scheme ==|Scheme !=|Protocol == "|Pro
 // dispatch, by file and a part of the line, with the reason.
 var allowed = []struct{ file, line, why string }{
 	{"internal/trials/factors.go", `a.Protocol == "http"`, "factor values are data (a comment there says so)"},
+	{"internal/plan/mix.go", `u.Scheme != r.Target.Scheme || u.Host != r.Target.Host`, "a targets file's full URL must name the command line's own target: an equality of addresses, not dispatch"},
 	{"cmd/backbench/main.go", `var internalPrefixes`, "package names dropped from error messages, not schemes"},
 	{"cmd/backbench/serve.go", `cli.NewChoice(&o.Protocol, "http", "fcgi", "http")`, "which built-in backend serve starts (package fixtures)"},
 	{"internal/serve/serve.go", `proto = "https"`, "the listening line of serve's own TLS backend"},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // mib is a mebibyte, the memory chart's unit.
@@ -218,13 +219,15 @@ func counted(sz *study.Sizing, pt *study.SizingPoint) (int, string) {
 
 // intervalName names a pool size's interval by its real confidence: "50%
 // interval" for the range of two searches, "75% interval" of three, and
-// so on; "95% interval" in a document written before the confidence was
-// kept (whose interval was a 95% one).
+// so on. A document written before the confidence was kept took the
+// searches' range as the interval (labelled 95% then): its confidence is
+// the range's, trials.MedianConfidence of the searches' count.
 func intervalName(pt *study.SizingPoint) string {
-	if pt.Confidence == 0 {
-		return "95% interval"
+	conf := pt.Confidence
+	if conf == 0 {
+		conf = trials.MedianConfidence(len(pt.Searches))
 	}
-	return fmt.Sprintf("%.0f%% interval", math.Floor(100*pt.Confidence))
+	return fmt.Sprintf("%.0f%% interval", math.Floor(100*conf))
 }
 
 // budget marks a memory budget on the memory chart as the answer fits
