@@ -20,6 +20,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/backbench/backbench/internal/load"
 )
 
 // Schemes understood by ParseTarget from the start; internal/protocol
@@ -162,11 +164,11 @@ func SchemeOf(raw string) string {
 func ParseTarget(raw string) (Target, error) {
 	t := Target{URL: raw, Scheme: SchemeOf(raw)}
 	if t.Scheme == "" {
-		return t, fmt.Errorf("target %q: want SCHEME://HOST[:PORT]/PATH (schemes: %s)", raw, schemeList(", ", ", "))
+		return t, fmt.Errorf("target %q: want SCHEME://HOST[:PORT]/PATH (schemes: %s)", load.RedactURL(raw), schemeList(", ", ", "))
 	}
 	i := strings.Index(raw, "://")
 	if _, ok := lookupScheme(t.Scheme); !ok {
-		return t, fmt.Errorf("target %q: %s", raw, UnknownSchemeError(raw[:i]))
+		return t, fmt.Errorf("target %q: %s", load.RedactURL(raw), UnknownSchemeError(raw[:i]))
 	}
 	rest := raw[i+3:]
 	if strings.HasPrefix(rest, "unix:") {
@@ -178,37 +180,37 @@ func ParseTarget(raw string) (Target, error) {
 			sock, uri = sock[:j], sock[j+1:]
 		}
 		if sock == "" {
-			return t, fmt.Errorf("target %q: empty Unix socket path (want %s://unix:/path/to.sock:/uri)", raw, t.Scheme)
+			return t, fmt.Errorf("target %q: empty Unix socket path (want %s://unix:/path/to.sock:/uri)", load.RedactURL(raw), t.Scheme)
 		}
 		if !strings.HasPrefix(sock, "/") && !strings.HasPrefix(sock, ".") {
-			return t, fmt.Errorf("target %q: Unix socket path %q must be absolute or start with ./", raw, sock)
+			return t, fmt.Errorf("target %q: Unix socket path %q must be absolute or start with ./", load.RedactURL(raw), sock)
 		}
 		t.Network, t.Address, t.Host = "unix", sock, "localhost"
 		return t, t.setURI(uri)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return t, fmt.Errorf("target %q: %v", raw, unwrapURLError(err))
+		return t, fmt.Errorf("target %q: %v", load.RedactURL(raw), unwrapURLError(err))
 	}
 	if u.User != nil {
-		return t, fmt.Errorf("target %q: user info is not supported", raw)
+		return t, fmt.Errorf("target %q: user info is not supported (give credentials with -A or -H)", load.RedactURL(raw))
 	}
 	if u.Fragment != "" {
-		return t, fmt.Errorf("target %q: a fragment (#...) is never sent; remove it", raw)
+		return t, fmt.Errorf("target %q: a fragment (#...) is never sent; remove it", load.RedactURL(raw))
 	}
 	t.Host = u.Hostname()
 	if t.Host == "" {
-		return t, fmt.Errorf("target %q: missing host", raw)
+		return t, fmt.Errorf("target %q: missing host", load.RedactURL(raw))
 	}
 	t.Port = u.Port()
 	if t.Port == "" {
 		if strings.HasSuffix(u.Host, ":") {
-			return t, fmt.Errorf("target %q: empty port", raw)
+			return t, fmt.Errorf("target %q: empty port", load.RedactURL(raw))
 		}
 		t.Port = DefaultPort(t.Scheme)
 	}
 	if p, err := strconv.Atoi(t.Port); err != nil || p < 1 || p > 65535 {
-		return t, fmt.Errorf("target %q: bad port %q (want 1-65535)", raw, t.Port)
+		return t, fmt.Errorf("target %q: bad port %q (want 1-65535)", load.RedactURL(raw), t.Port)
 	}
 	t.Network, t.Address = "tcp", net.JoinHostPort(t.Host, t.Port)
 	t.Path = u.EscapedPath()
@@ -219,7 +221,7 @@ func ParseTarget(raw string) (Target, error) {
 	if strings.Contains(t.RawQuery, " ") {
 		// url.Parse keeps a space of the query as typed; sent, it would
 		// split the request line.
-		return t, fmt.Errorf("target %q: the query has a space (write it as %%20 or +)", raw)
+		return t, fmt.Errorf("target %q: the query has a space (write it as %%20 or +)", load.RedactURL(raw))
 	}
 	return t, nil
 }
@@ -229,10 +231,10 @@ func (t *Target) setURI(uri string) error {
 		uri = "/"
 	}
 	if !strings.HasPrefix(uri, "/") {
-		return fmt.Errorf("target %q: request path %q must start with /", t.URL, uri)
+		return fmt.Errorf("target %q: request path %q must start with /", load.RedactURL(t.URL), load.RedactQuery(uri))
 	}
 	if strings.ContainsAny(uri, " \t\r\n#") {
-		return fmt.Errorf("target %q: request path %q has a space, control byte or '#'", t.URL, uri)
+		return fmt.Errorf("target %q: request path %q has a space, control byte or '#'", load.RedactURL(t.URL), load.RedactQuery(uri))
 	}
 	t.Path, t.RawQuery, _ = strings.Cut(uri, "?")
 	return nil
@@ -252,6 +254,10 @@ func (t Target) WithUnixSocket(path string) Target {
 	t.Network, t.Address = "unix", path
 	return t
 }
+
+// ShownURL is the URL as messages and results show it: its credentials
+// replaced by load.Redacted (load.RedactURL).
+func (t Target) ShownURL() string { return load.RedactURL(t.URL) }
 
 // RequestURI returns the path and, if any, "?" and the query.
 func (t Target) RequestURI() string {
@@ -285,26 +291,26 @@ func ExpandPorts(raw string) ([]string, error) {
 	i := strings.IndexByte(raw, '{')
 	if i < 0 {
 		if strings.IndexByte(raw, '}') >= 0 {
-			return nil, fmt.Errorf("target %q: '}' without '{'", raw)
+			return nil, fmt.Errorf("target %q: '}' without '{'", load.RedactURL(raw))
 		}
 		return []string{raw}, nil
 	}
 	j := strings.IndexByte(raw[i:], '}')
 	if j < 0 {
-		return nil, fmt.Errorf("target %q: '{' without '}'", raw)
+		return nil, fmt.Errorf("target %q: '{' without '}'", load.RedactURL(raw))
 	}
 	j += i
 	if strings.ContainsAny(raw[j+1:], "{}") {
-		return nil, fmt.Errorf("target %q: only one {A..B} range is allowed", raw)
+		return nil, fmt.Errorf("target %q: only one {A..B} range is allowed", load.RedactURL(raw))
 	}
 	a, b, ok := strings.Cut(raw[i+1:j], "..")
 	lo, err1 := strconv.Atoi(a)
 	hi, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || lo < 0 || hi < lo {
-		return nil, fmt.Errorf("target %q: bad range %q (want {LOW..HIGH})", raw, raw[i:j+1])
+		return nil, fmt.Errorf("target %q: bad range %q (want {LOW..HIGH})", load.RedactURL(raw), raw[i:j+1])
 	}
 	if hi-lo+1 > MaxExpanded {
-		return nil, fmt.Errorf("target %q: range of %d addresses (at most %d)", raw, hi-lo+1, MaxExpanded)
+		return nil, fmt.Errorf("target %q: range of %d addresses (at most %d)", load.RedactURL(raw), hi-lo+1, MaxExpanded)
 	}
 	out := make([]string, 0, hi-lo+1)
 	for n := lo; n <= hi; n++ {

@@ -243,6 +243,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	po := o.planOptions(fs, fs.Arg(0))
 	po.Stages, po.RateStages, po.Ramp = o.stages, o.rateStages, o.ramp
 	po.Window, po.WindowSet = o.window, fs.Changed("window")
+	po.KeepSecrets = o.share.keepSecrets
 	r, err := buildLoad(po, o.share.privacy(fs))
 	if err != nil {
 		return err

@@ -120,6 +120,7 @@ func validateCapacity(fs *pflag.FlagSet, o *capacityOptions) (*capacityPlan, err
 	co := plan.CapacityOptions{Load: o.planOptions(fs, fs.Arg(0)), Raw: o.rawFile, Model: o.model, Start: o.start, Max: o.max,
 		Resolution: res, ResolutionText: o.resolution, Confirm: o.confirm, ConfirmSet: fs.Changed("confirm"),
 		MaxTime: o.maxTime, Warmup: o.warmup}
+	co.Load.KeepSecrets = o.share.keepSecrets
 	c, err := co.Build()
 	if err != nil {
 		return nil, err
@@ -148,7 +149,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	rep := capacity.Report{Model: o.model, Objectives: p.Config.Objectives, MaxTime: o.maxTime}
 	if !o.quiet {
-		fmt.Fprintln(stderr, rep.Searching(p.Target.URL, p.Config.Step, p.Config.Confirm))
+		fmt.Fprintln(stderr, rep.Searching(p.ShownURL(), p.Config.Step, p.Config.Confirm))
 		p.Config.OnStep = func(st capacity.Step) { fmt.Fprintln(stderr, rep.StepLine(st)) }
 	}
 	started := time.Now()
@@ -169,7 +170,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else {
 		// The answer stays one line (scripts read it); the table fits.
 		fmt.Fprintln(stdout, rep.Answer())
-		fmt.Fprintf(stdout, "\n%s\n\n", rep.Heading(p.Target.URL, p.Concurrency, p.Config.Step, p.Warmup, p.Config.Confirm, time.Since(started)))
+		fmt.Fprintf(stdout, "\n%s\n\n", rep.Heading(p.ShownURL(), p.Concurrency, p.Config.Step, p.Warmup, p.Config.Confirm, time.Since(started)))
 		if err := rep.TableFit(stdout, tableWidth(o.wide, stdout)); err != nil {
 			return err
 		}
@@ -194,7 +195,7 @@ func (p *capacityPlan) search(ctx context.Context, stderr io.Writer) (capacity.R
 		Schedule: sched,
 		Warmup:   driver.Warmup{Duration: p.Warmup},
 		Options:  execute.Options{Stderr: stderr, Quiet: true, Observe: true, Version: version(), Privacy: p.privacy},
-	}, []driver.Series{{Label: p.Target.URL, Plan: p.Plan}})
+	}, []driver.Series{{Label: p.ShownURL(), Plan: p.Plan}})
 	res, serr := sched.Result()
 	if re := (*driver.RunError)(nil); errors.As(err, &re) {
 		return res, executeError(re.Err)

@@ -68,7 +68,7 @@ type shareOptions struct {
 
 // addShareFlags adds --keep-secrets and, when hostname is true, --no-hostname.
 func addShareFlags(fs *pflag.FlagSet, o *shareOptions, hostname bool) {
-	fs.BoolVar(&o.keepSecrets, "keep-secrets", false, "keep the credentials of the command line (-H Authorization/Cookie values, -A, -C, secret-looking --param values) in what is written, for a private file; by default they read REDACTED")
+	fs.BoolVar(&o.keepSecrets, "keep-secrets", false, "keep the credentials of the command line (-H Authorization/Cookie values, -A, -C, secret-looking --param values, the URL's ?api_key=, ?token=... values) in what is written, for a private file; by default they read REDACTED")
 	if hostname {
 		fs.BoolVar(&o.noHostname, "no-hostname", false, "leave the machine's host name out of the results (environment.hostname is empty)")
 	}

@@ -5,17 +5,25 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/summary"
 )
 
 // mergeASLimit is the address-space limit (RLIMIT_AS) merge must work
@@ -182,4 +190,217 @@ func TestMergeTenThousandUnderASLimit(t *testing.T) {
 			t.Errorf("p%g = %g ms, want %g", q, got, v)
 		}
 	}
+}
+
+// mergeSweepRSSLimit is the peak resident set a merge of two 300-level
+// sweeps (300 requests a level, the second sweep an hour after the
+// first) may reach: docs/merge.md's bound. Its output is about 46 MB of
+// indented JSON (23 MB compact), most of it the levels' timelines, each
+// covering the hour between the two runs in up to stats.TimelineCap
+// windows.
+const mergeSweepRSSLimit = 200 << 20
+
+// syntheticSweep writes a sweep of levels levels (concurrency 1 to levels),
+// reqs requests each, its first level started at start and each next one
+// 125 ms later, built from made-up results through the recorder (so the
+// records carry timelines and histograms as a run's do), without a run.
+func syntheticSweep(path string, levels, reqs int, start time.Time) error {
+	rng := rand.New(rand.NewPCG(uint64(start.Unix()), 7))
+	target := stats.TargetInfo{URL: "http://127.0.0.1:8080/", Protocol: "http", Network: "tcp", Address: "127.0.0.1:8080"}
+	se := document.SweepSeries{Label: target.URL, Target: target}
+	sw := document.Sweep{RequestsPerLevel: int64(reqs)}
+	for c := 1; c <= levels; c++ {
+		rec := recorder.New(recorder.Options{Shards: min(c, 4)})
+		rec.Begin(1e9)
+		at := int64(1e9)
+		for i := range reqs {
+			total := int64(rng.ExpFloat64()*float64(c)*50e3) + 50e3
+			r := load.Result{Start: at, Connected: at + total/10, Written: at + total/5, FirstByte: at + total/2,
+				Done: at + total, Dialed: true, Status: 200, BytesRead: 110, BodyBytes: 0, BytesWritten: 40}
+			rec.Shard(i % min(c, 4)).Record(&r)
+			at += total / int64(c)
+		}
+		// Saved and read back, as a sweep file's records are: histograms
+		// sparse, so that 300 levels of them stay small here.
+		raw, err := json.Marshal(rec.Merge())
+		if err != nil {
+			return err
+		}
+		m := new(stats.Record)
+		if err := json.Unmarshal(raw, m); err != nil {
+			return err
+		}
+		began := start.Add(time.Duration(c-1) * 125 * time.Millisecond).Truncate(time.Microsecond)
+		elapsed := time.Duration(at - 1e9).Truncate(time.Microsecond)
+		m.Plan = stats.Plan{Target: target, Hostname: "127.0.0.1", Port: "8080", Path: "/", Concurrency: c,
+			Requests: int64(reqs), Timeout: 30 * time.Second, HTTPVersion: "1.1", ConnectionHeader: "close", Method: "GET"}
+		m.StartedAt, m.EndedAt, m.Elapsed = stats.Wall{Time: began}, stats.Wall{Time: began.Add(elapsed)}, elapsed
+		m.Environment = stats.Environment{Hostname: "gen", Version: "test", Command: []string{"backbench", "sweep"}}
+		if m.Timeline != nil {
+			m.Timeline.Start = stats.Wall{Time: began}
+		}
+		sw.Levels = append(sw.Levels, c)
+		se.Levels = append(se.Levels, summary.Of(m))
+		se.Records = append(se.Records, m)
+	}
+	sw.Series = []document.SweepSeries{se}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := document.Write(f, &sw); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// TestMergeSweepsRSS merges two synthetic 300-level sweeps an hour apart
+// in a child backbench and reads its peak resident set (the child's own
+// rusage, ru_maxrss): within mergeSweepRSSLimit, as docs/merge.md
+// says. It was 546 MB when every window of a merged timeline held its
+// latency histogram whole and the output was held compact and indented.
+func TestMergeSweepsRSS(t *testing.T) {
+	onceAcrossEngines(t)
+	bin := filepath.Join(t.TempDir(), "backbench")
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	// The binary is built and the two sweeps made at once (each takes a
+	// while under -race).
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			errs[0] = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	}()
+	go func() { defer wg.Done(); errs[1] = syntheticSweep(a, 300, 300, t0) }()
+	go func() { defer wg.Done(); errs[2] = syntheticSweep(b, 300, 300, t0.Add(time.Hour)) }()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := os.Create(filepath.Join(dir, "merged.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	peak := childPeakRSS(t, out, bin, "merge", "-q", "--format", "json", a, b)
+	fi, _ := out.Stat()
+	t.Logf("merge of two 300-level sweeps: %d MB written, peak RSS %d MB", fi.Size()>>20, peak>>20)
+	if peak > mergeSweepRSSLimit {
+		t.Errorf("merge's peak RSS %d MB, above the %d MB bound", peak>>20, mergeSweepRSSLimit>>20)
+	}
+	// The merge is whole: every level, each with both runs' requests and
+	// a timeline over both. Under the race detector, decoding the 44 MB
+	// takes minutes: only the counts are looked for, in the bytes.
+	data, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raceDetector {
+		if n := bytes.Count(data, []byte(`"complete": 600,`)); n < 300 {
+			t.Fatalf("merged: %d records or levels of 600 requests, want 300 at least", n)
+		}
+		return
+	}
+	// (Only what is checked is decoded: the windows' histograms stay raw.)
+	var m struct {
+		Series []struct {
+			Records []struct {
+				Plan struct {
+					Concurrency int `json:"concurrency"`
+				} `json:"plan"`
+				Counts struct {
+					Complete int64 `json:"complete"`
+				} `json:"counts"`
+				Timeline *struct {
+					Width   time.Duration     `json:"width_ns"`
+					Windows []json.RawMessage `json:"windows"`
+				} `json:"timeline"`
+			} `json:"records"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Series) != 1 || len(m.Series[0].Records) != 300 {
+		t.Fatalf("merged: %d series, want 1 of 300 levels", len(m.Series))
+	}
+	for _, r := range m.Series[0].Records {
+		tl := r.Timeline
+		if r.Counts.Complete != 600 || tl == nil || tl.Width*time.Duration(len(tl.Windows)) < time.Hour {
+			t.Fatalf("level %d: %d complete, timeline %v: want 600 over an hour", r.Plan.Concurrency, r.Counts.Complete, tl != nil)
+		}
+	}
+}
+
+// rusageHelperEnv asks the test binary, run again, to be
+// TestRusageHelper: the JSON array of the command to run.
+const rusageHelperEnv = "BACKBENCH_TEST_RUSAGE_OF"
+
+// childPeakRSS runs the command argv with its stdout to out and returns
+// its peak resident set in bytes (ru_maxrss). The command is started by
+// this test binary run again (TestRusageHelper), not by this process: Go
+// starts a child with vfork, and the kernel counts the parent's own peak
+// into the child's ru_maxrss at exec, which here would be every test's
+// memory so far. The helper is small (a few MB), far below the bounds
+// tested.
+func childPeakRSS(t *testing.T, out *os.File, argv ...string) int64 {
+	t.Helper()
+	spec, _ := json.Marshal(argv)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRusageHelper$", "-test.count=1")
+	// The runtime's defaults, whatever this test runs under: GOGC,
+	// GOMEMLIMIT or GODEBUG would move the peak measured.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GODEBUG=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, rusageHelperEnv+"="+string(spec))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = &stdout, &stderr, []*os.File{out}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s%s", argv, err, stdout.String(), stderr.String())
+	}
+	m := regexp.MustCompile(`maxrss=([0-9]+)`).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("the helper said no maxrss: %s", stdout.String())
+	}
+	var kb int64
+	fmt.Sscan(m[1], &kb)
+	return kb << 10 // ru_maxrss is in KiB on Linux
+}
+
+// TestRusageHelper is childPeakRSS's helper, run only by it: it runs the
+// command of rusageHelperEnv with its stdout to file descriptor 3 and
+// prints the command's ru_maxrss, in KiB.
+func TestRusageHelper(t *testing.T) {
+	spec := os.Getenv(rusageHelperEnv)
+	if spec == "" {
+		t.Skip("childPeakRSS's helper")
+	}
+	var argv []string
+	if err := json.Unmarshal([]byte(spec), &argv); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = os.NewFile(3, "out"), &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", argv, err, stderr.String())
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Fatal("no rusage of the child")
+	}
+	fmt.Printf("maxrss=%d\n", ru.Maxrss)
 }

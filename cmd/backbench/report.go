@@ -48,7 +48,11 @@ func reportCmd(args []string, stdout io.Writer) error {
 	}
 	var results []*page.Result
 	for _, name := range fs.Args() {
-		r, err := page.ReadFile(name)
+		read := page.ReadFileRedacted
+		if keepSecrets {
+			read = page.ReadFile
+		}
+		r, err := read(name)
 		if err != nil {
 			return usagef("report: %v", err)
 		}

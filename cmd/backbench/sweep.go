@@ -137,6 +137,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	so := plan.SweepOptions{Load: o.planOptions(fs, ""), Args: fs.Args(), KeepAliveModes: o.kaModes, Levels: o.levels,
 		BackendPIDs: o.backendPIDs, BackendPIDFiles: o.backendPIDFiles, Warmup: o.warmup, WarmupSet: fs.Changed("warmup"),
 		StopOnErrors: o.stopRate != "", Baseline: o.baseline}
+	so.Load.KeepSecrets = o.share.keepSecrets
 	if o.stopRate != "" {
 		r, err := cli.ParseRatio("--stop-error-rate", o.stopRate)
 		if err != nil {

@@ -246,7 +246,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	var announceOnce sync.Once
 	announce := func() {
 		if o.Announce {
-			announceOnce.Do(func() { fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", p.Target.URL) })
+			announceOnce.Do(func() { fmt.Fprintf(stderr, "Benchmarking %s (be patient)\n", p.ShownURL()) })
 		}
 	}
 	var verbose io.Writer

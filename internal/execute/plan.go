@@ -107,6 +107,13 @@ type Plan struct {
 	// and caps GOMAXPROCS at their count unless Threads says otherwise.
 	ClientCPUs []int
 
+	// KeepSecrets keeps the credentials of the target's URL (the password
+	// of its user information, the values of its query parameters that
+	// load.SecretQuery marks) in what Record and ShownURL return
+	// (--keep-secrets). By default they read load.Redacted there; the
+	// requests sent carry them whatever it says.
+	KeepSecrets bool
+
 	// BackendPIDs are sampled from /proc during the run, with their
 	// descendants; FPMStatus is php-fpm's status path, read at the start
 	// and the end (fcgi only).
@@ -146,15 +153,31 @@ func (p *Plan) request() protocol.Request {
 		ContentType: p.ContentType, KeepAlive: p.KeepAlive, Timeout: p.Timeout, Mix: p.Mix}
 }
 
+// ShownURL is the target's URL as every result and message shows it:
+// its credentials replaced by load.Redacted (load.RedactURL) unless
+// KeepSecrets.
+func (p *Plan) ShownURL() string {
+	if p.KeepSecrets {
+		return p.Target.URL
+	}
+	return load.RedactURL(p.Target.URL)
+}
+
 // Record returns the plan as the record keeps it, with what its protocol
-// adds (HTTP's version and Connection header, the report's words).
+// adds (HTTP's version and Connection header, the report's words). The
+// URL and the document path hold the query's credentials only with
+// KeepSecrets (ShownURL).
 func (p *Plan) Record() stats.Plan {
 	t := p.Target
+	path := t.RequestURI()
+	if !p.KeepSecrets {
+		path = load.RedactQuery(path)
+	}
 	rp := stats.Plan{
-		Target:         stats.TargetInfo{URL: t.URL, Protocol: t.Scheme, Network: t.Network, Address: t.Address},
+		Target:         stats.TargetInfo{URL: p.ShownURL(), Protocol: t.Scheme, Network: t.Network, Address: t.Address},
 		Hostname:       t.Host,
 		Port:           t.Port,
-		Path:           t.RequestURI(),
+		Path:           path,
 		Concurrency:    p.Concurrency,
 		Requests:       p.Requests,
 		Duration:       p.Duration,

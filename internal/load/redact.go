@@ -77,21 +77,145 @@ func redactCookieArg(c string) string {
 	return Redacted
 }
 
-// redactURLArg redacts the password of a URL's user information
-// (http://user:password@host/).
+// redactURLArg redacts a URL wherever it stands in an argument (a target,
+// LABEL=URL, --flag=URL): RedactURL from its scheme on.
 func redactURLArg(s string) string {
-	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
+	i := strings.Index(s, "://")
+	if i < 0 {
 		return s
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	// The scheme starts after the last byte before "://" that no scheme
+	// holds ("a=http://", "--proxy=http://").
+	j := i
+	for j > 0 && isSchemeByte(s[j-1]) {
+		j--
+	}
+	return s[:j] + RedactURL(s[j:])
+}
+
+func isSchemeByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+// secretQueryWords are the names of query parameters that hold a
+// credential (SecretQuery).
+var secretQueryWords = []string{"api_key", "apikey", "key", "token", "access_token", "auth", "password",
+	"passwd", "secret", "signature", "sig", "session"}
+
+// SecretQueryWords returns the names that mark a query parameter as a
+// credential (SecretQuery), for the documentation and the tests.
+func SecretQueryWords() []string { return append([]string(nil), secretQueryWords...) }
+
+// SecretQuery reports whether a query parameter's value is a credential:
+// its name (percent-decoded), or one of the words it is made of, is one of
+// SecretQueryWords, in any case. The words of a name are split at every
+// byte that is neither a letter nor a digit and where a lower-case letter
+// is followed by an upper-case one: client_secret, X-Amz-Signature,
+// refresh_token, apiKey and user[password] are credentials; monkey,
+// author, design and keyword are not.
+func SecretQuery(name string) bool {
+	if n, err := url.QueryUnescape(name); err == nil {
+		name = n
+	}
+	if isSecretQueryWord(name) {
+		return true
+	}
+	start := 0
+	for i := 0; i <= len(name); i++ {
+		split := i == len(name) || !isAlnum(name[i])
+		camel := i > 0 && i < len(name) && 'a' <= name[i-1] && name[i-1] <= 'z' && 'A' <= name[i] && name[i] <= 'Z'
+		if !split && !camel {
+			continue
+		}
+		if i > start && isSecretQueryWord(name[start:i]) {
+			return true
+		}
+		start = i
+		if split {
+			start = i + 1
+		}
+	}
+	return false
+}
+
+func isSecretQueryWord(w string) bool {
+	for _, s := range secretQueryWords {
+		if strings.EqualFold(w, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// RedactQuery returns a request URI or URL with the value of every query
+// parameter that SecretQuery marks replaced by Redacted
+// ("/?api_key=REDACTED&page=2"); the rest is kept byte for byte. The
+// query starts at the first "?" and ends at a "#"; its parameters are
+// separated by "&" or ";". A secret parameter without "=" is kept as it
+// is (it has no value).
+func RedactQuery(s string) string {
+	q := strings.IndexByte(s, '?')
+	if q < 0 {
 		return s
 	}
-	if _, has := u.User.Password(); !has {
+	query, frag := s[q+1:], ""
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	var b strings.Builder
+	b.WriteString(s[:q+1])
+	changed := false
+	for i := 0; ; {
+		j := strings.IndexAny(query[i:], "&;")
+		end := len(query)
+		if j >= 0 {
+			end = i + j
+		}
+		part := query[i:end]
+		if name, _, ok := strings.Cut(part, "="); ok && SecretQuery(name) {
+			part = name + "=" + Redacted
+			changed = true
+		}
+		b.WriteString(part)
+		if j < 0 {
+			break
+		}
+		b.WriteByte(query[end])
+		i = end + 1
+	}
+	if !changed {
 		return s
 	}
-	u.User = url.UserPassword(u.User.Username(), Redacted)
-	return u.String()
+	b.WriteString(frag)
+	return b.String()
+}
+
+// RedactURL returns a URL as typed with its credentials replaced by
+// Redacted: the password of its user information
+// (http://user:REDACTED@host/) and the values of the query parameters
+// that SecretQuery marks (?api_key=REDACTED). The rest is kept byte for
+// byte, whether or not the URL would parse (nginx's http://unix:/path:/uri
+// form included), so that it may stand in an error about that URL.
+func RedactURL(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		rest := s[i+3:]
+		// The authority ends at the first "/", "?" or "#"; its user
+		// information at its last "@".
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
+				s = s[:i+3] + rest[:c+1] + Redacted + rest[at:]
+			}
+		}
+	}
+	return RedactQuery(s)
 }
 
 // DefaultValueShorts are the one-letter flags of backbench's commands that
@@ -103,7 +227,8 @@ const DefaultValueShorts = "AcCegHmnopsTtuvX"
 // -H/--header whose name SecretHeader marks (Authorization, Cookie, ...),
 // of -A/--basic-auth, of -C/--cookie (the cookie's name stays),
 // of --param NAME=VALUE whose NAME looks like a secret (SecretParam), and
-// the password of a URL. Every way pflag reads a value is understood: "-H
+// in any argument that holds a URL, its password and the values of its
+// query parameters that SecretQuery marks (RedactURL). Every way pflag reads a value is understood: "-H
 // v", "-Hv", "-kH v" (letters clustered), "--header v" and "--header=v".
 // valueShorts lists the one-letter flags that take a value (a cluster ends
 // at the first of them); "" means DefaultValueShorts.

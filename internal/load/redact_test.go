@@ -55,3 +55,53 @@ func TestSecretParam(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretQuery: a query parameter is a credential when its name, or a
+// word of it, is one of the list, in any case; a name that merely holds
+// one of the words inside another word is not.
+func TestSecretQuery(t *testing.T) {
+	for _, name := range append(SecretQueryWords(), "API_KEY", "ApiKey", "apiKey", "Token", "client_secret",
+		"X-Amz-Signature", "refresh_token", "user[password]", "api%5Fkey", "SESSION", "auth.token", "id_token") {
+		if !SecretQuery(name) {
+			t.Errorf("SecretQuery(%q) = false", name)
+		}
+	}
+	for _, name := range []string{"page", "monkey", "author", "design", "keyword", "tokens", "q", "", "sessions", "signed"} {
+		if SecretQuery(name) {
+			t.Errorf("SecretQuery(%q) = true", name)
+		}
+	}
+}
+
+// TestRedactURL: the values of credential parameters and the password of
+// the user information read REDACTED; every other byte stays as typed,
+// URLs that do not parse included.
+func TestRedactURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"http://h/?api_key=k3y&token=t0k3n", "http://h/?api_key=REDACTED&token=REDACTED"},
+		{"http://h/p?page=2&access_token=x&q=a%20b", "http://h/p?page=2&access_token=REDACTED&q=a%20b"},
+		{"http://h/?a=1;sig=abc#frag", "http://h/?a=1;sig=REDACTED#frag"},
+		{"http://h/?key", "http://h/?key"},
+		{"http://h/?key=", "http://h/?key=REDACTED"},
+		{"http://h/?Api_Key=1&api_key=2", "http://h/?Api_Key=REDACTED&api_key=REDACTED"},
+		{"http://h/?page=2", "http://h/?page=2"},
+		{"http://h/", "http://h/"},
+		{"http://u:pw@h:8080/x?key=1", "http://u:REDACTED@h:8080/x?key=REDACTED"},
+		{"http://u@h/", "http://u@h/"},
+		{"http://u:p@ss@h/", "http://u:REDACTED@h/"},
+		{"http://h/a@b:c", "http://h/a@b:c"},
+		{"fcgi://unix:/run/a.sock:/x.php?password=p", "fcgi://unix:/run/a.sock:/x.php?password=REDACTED"},
+		{"http://u:pw@h:bad port/?secret=s", "http://u:REDACTED@h:bad port/?secret=REDACTED"},
+		{"/x?session=abc", "/x?session=REDACTED"},
+	} {
+		if got := RedactURL(tc.in); got != tc.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	args := []string{"bench", "-n", "1", "http://h/?api_key=k", "a=http://u:p@h/?token=t", "--proxy=http://h/?sig=s", "page?key=1"}
+	want := []string{"bench", "-n", "1", "http://h/?api_key=REDACTED", "a=http://u:REDACTED@h/?token=REDACTED",
+		"--proxy=http://h/?sig=REDACTED", "page?key=1"}
+	if got := RedactArgs(args, ""); !slices.Equal(got, want) {
+		t.Errorf("RedactArgs(%q) = %q, want %q", args, got, want)
+	}
+}

@@ -196,6 +196,7 @@ func (g *Runs) Result() (*stats.Record, error) {
 	}
 	// The inputs may come from a version that kept credentials.
 	g.o.Privacy.Apply(&m.Environment)
+	g.o.Privacy.ApplyPlan(&m.Plan)
 	info, overlap := g.info, g.m.Overlap()
 	if info.WindowSeconds == 0 || m.Elapsed.Seconds() < info.WindowSeconds {
 		info.WindowSeconds = m.Elapsed.Seconds()
@@ -240,15 +241,16 @@ func Sweeps(ins []Input, o Options) (*document.MergedSweep, error) {
 	}
 	levels := map[int]bool{}
 	for k, se0 := range first.Series {
-		ms := document.SweepSeries{Label: se0.Label, Target: se0.Target, KeepAlive: se0.KeepAlive,
+		ms := document.SweepSeries{Label: o.Privacy.URL(se0.Label), Target: se0.Target, KeepAlive: se0.KeepAlive,
 			Levels: []summary.Summary{}, Records: []*stats.Record{}}
+		ms.Target.URL = o.Privacy.URL(ms.Target.URL)
 		// Levels by concurrency per generator, in the first file's order.
 		var order []int
 		byLevel := map[int][]*stats.Record{}
 		for i, in := range ins {
 			se := &in.Sweep.Series[k]
 			if se.Stop != nil {
-				info.Warnings = append(info.Warnings, fmt.Sprintf("%s: series %q stopped after concurrency %d: %s", in.File, se.Label, se.Stop.Concurrency, se.Stop.Reason))
+				info.Warnings = append(info.Warnings, fmt.Sprintf("%s: series %q stopped after concurrency %d: %s", in.File, o.Privacy.URL(se.Label), se.Stop.Concurrency, se.Stop.Reason))
 			}
 			for j, r := range se.Records {
 				c := r.Plan.Concurrency
@@ -260,7 +262,7 @@ func Sweeps(ins []Input, o Options) (*document.MergedSweep, error) {
 				gens[i].Host = o.host(r.Environment.Hostname)
 				gens[i].Complete += s.Complete
 				gens[i].ClientCPUPercent = s.Client.CPUPercent
-				gens[i].Levels = append(gens[i].Levels, document.GeneratorLevel{Label: se.Label, Concurrency: c,
+				gens[i].Levels = append(gens[i].Levels, document.GeneratorLevel{Label: o.Privacy.URL(se.Label), Concurrency: c,
 					Complete: s.Complete, RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"]})
 			}
 		}
@@ -272,7 +274,7 @@ func Sweeps(ins []Input, o Options) (*document.MergedSweep, error) {
 		sort.Ints(order)
 		for _, c := range order {
 			recs := byLevel[c]
-			where := fmt.Sprintf("series %q, concurrency %d: ", se0.Label, c)
+			where := fmt.Sprintf("series %q, concurrency %d: ", ms.Label, c)
 			if len(recs) != len(ins) {
 				if !o.Force {
 					return nil, fmt.Errorf("%sin %d of %d files only (--force merges the levels all files have)", where, len(recs), len(ins))

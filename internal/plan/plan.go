@@ -20,6 +20,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/procstat"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
@@ -40,6 +41,9 @@ func errorf(format string, a ...any) error { return &Error{fmt.Sprintf(format, a
 type Options struct {
 	// URL is the target (fcgi:// or http(s)://, a {A..B} port range too).
 	URL string
+	// KeepSecrets keeps the URL's credentials in what the plan records
+	// (--keep-secrets; execute.Plan.KeepSecrets).
+	KeepSecrets bool
 	// Requests is -n, RequestsSet whether it was given: with a time limit
 	// alone the run has no count limit.
 	Requests    int64
@@ -142,7 +146,8 @@ func (o *Options) Build() (*Load, error) {
 	}
 	r := &execute.Plan{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Concurrency: o.Concurrency, Requests: o.Requests, Duration: o.TimeLimit,
 		Rate: o.Rate, Timeout: o.Timeout, KeepAlive: o.KeepAlive, VariableLength: o.VariableLength,
-		ABCompat: o.ABCompat, Threads: o.Threads, Sched: o.Sched, Engine: o.Engine}
+		ABCompat: o.ABCompat, Threads: o.Threads, Sched: o.Sched, Engine: o.Engine,
+		KeepSecrets: o.KeepSecrets}
 	if r.Proto, err = Protocol(tgt); err != nil {
 		return nil, err
 	}
@@ -445,7 +450,7 @@ func UnixSocket(tgt sockets.Target, path string, upstreams int) (sockets.Target,
 func Protocol(t sockets.Target) (protocol.Protocol, error) {
 	pr, err := protocol.Of(t)
 	if err != nil {
-		return nil, errorf("target %q: %v", t.URL, err)
+		return nil, errorf("target %q: %v", load.RedactURL(t.URL), err)
 	}
 	return pr, nil
 }

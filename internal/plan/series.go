@@ -8,6 +8,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -137,7 +138,7 @@ func (o *SweepOptions) Build() (*Sweep, error) {
 			backend = "" // no label given: the backend is not named
 		}
 		if defaults[label] > 1 {
-			label = t.l.Target.URL // the short default is ambiguous
+			label = t.l.ShownURL() // the short default is ambiguous
 			backend = label
 		} else if fs := byLabel[label]; len(fs) > 1 && defaults[label] == 0 {
 			label += sweep.FactorWords(sweep.PlanFactors(t.l.Plan), fs)
@@ -194,7 +195,7 @@ func SplitLabel(arg string) (label, url string, err error) {
 	}
 	label, url = strings.TrimSpace(arg[:eq]), arg[eq+1:]
 	if label == "" {
-		return "", "", errorf("sweep: empty label in %q (want LABEL=URL)", arg)
+		return "", "", errorf("sweep: empty label in %q (want LABEL=URL)", load.RedactURL(arg))
 	}
 	return label, url, nil
 }

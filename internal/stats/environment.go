@@ -59,6 +59,31 @@ func (p Privacy) Apply(e *Environment) {
 	}
 }
 
+// URL returns a URL (or a label that holds one) as p shows it: its
+// credentials (load.RedactURL: the password of its user information, the
+// values of its query parameters that load.SecretQuery marks) replaced by
+// load.Redacted unless p.KeepSecrets. A string without "://" is returned
+// as it is.
+func (p Privacy) URL(s string) string {
+	if p.KeepSecrets || !strings.Contains(s, "://") {
+		return s
+	}
+	return load.RedactURL(s)
+}
+
+// ApplyPlan makes a record's plan follow p: the credentials of its target
+// URL and of its document path's query replaced by load.Redacted unless
+// p.KeepSecrets. A run's plan is recorded so already (execute.Plan.Record);
+// this is applied again to the plans of saved files written anew (merge),
+// which may come from older versions.
+func (p Privacy) ApplyPlan(pl *Plan) {
+	if p.KeepSecrets {
+		return
+	}
+	pl.Target.URL = p.URL(pl.Target.URL)
+	pl.Path = load.RedactQuery(pl.Path)
+}
+
 // CommandLine is the command line "backbench CMD ARGS..." as a shell
 // would take it back, for a report others read (the Markdown of bench,
 // sweep and compare): arguments with spaces or shell characters in single

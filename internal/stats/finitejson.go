@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,18 +16,88 @@ import (
 // reachable through v's pointers, slices and maps are made finite in place
 // (NaN becomes 0, ±Inf ±math.MaxFloat64) and v is encoded again. The flags
 // refuse such numbers before a run; this is the defence behind them.
+//
+// Memory: v is encoded once, compact, and indented on the way out (a
+// result of many records, such as a merged sweep, is not held three
+// times over: compact, indented and with its newline).
 func EncodeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	err := json.NewEncoder(&indenter{w: bw}).Encode(v)
 	var uve *json.UnsupportedValueError
 	if errors.As(err, &uve) {
 		MakeFinite(v)
-		b, err = json.MarshalIndent(v, "", "  ")
+		err = json.NewEncoder(&indenter{w: bw}).Encode(v)
 	}
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return bw.Flush()
+}
+
+// indenter indents compact JSON as it is written, with two spaces, as
+// json.Indent does: an empty object or array stays {} or [], a colon is
+// followed by one space, strings pass unchanged.
+type indenter struct {
+	w          *bufio.Writer
+	inString   bool // inside a string
+	escaped    bool // after a backslash inside a string
+	needIndent bool // after { or [: a newline unless the value is empty
+	depth      int
+}
+
+// Write indents p, which continues what was written before.
+func (d *indenter) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if d.inString {
+			d.w.WriteByte(c)
+			switch {
+			case d.escaped:
+				d.escaped = false
+			case c == '\\':
+				d.escaped = true
+			case c == '"':
+				d.inString = false
+			}
+			continue
+		}
+		if d.needIndent && c != '}' && c != ']' {
+			d.needIndent = false
+			d.depth++
+			d.newline()
+		}
+		switch c {
+		case '"':
+			d.inString = true
+			d.w.WriteByte(c)
+		case '{', '[':
+			d.needIndent = true
+			d.w.WriteByte(c)
+		case ',':
+			d.w.WriteByte(c)
+			d.newline()
+		case ':':
+			d.w.WriteString(": ")
+		case '}', ']':
+			if d.needIndent {
+				d.needIndent = false
+			} else {
+				d.depth--
+				d.newline()
+			}
+			d.w.WriteByte(c)
+		default:
+			d.w.WriteByte(c)
+		}
+	}
+	return len(p), nil
+}
+
+// newline starts a line at the current depth.
+func (d *indenter) newline() {
+	d.w.WriteByte('\n')
+	for range d.depth {
+		d.w.WriteString("  ")
+	}
 }
 
 // MakeFinite replaces in place every float that is not finite reachable

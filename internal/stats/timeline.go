@@ -90,8 +90,10 @@ type TimelineWindow struct {
 	// open model, the total time in the closed).
 	LatencySum time.Duration
 	LatencyMax time.Duration
-	// Buckets is the histogram of those latencies (LatencyBucket).
-	Buckets [LatencyBuckets]int64
+	// Buckets is the histogram of those latencies (LatencyBucket); nil
+	// until the window's first latency, so that an empty window (most of
+	// a merge's of runs far apart in time) costs no histogram.
+	Buckets *[LatencyBuckets]int64
 	// Backend is what the backend's sampling saw during the window; nil
 	// when the backend was not sampled or no sample fell in it.
 	Backend *BackendSample
@@ -157,8 +159,22 @@ func (w *TimelineWindow) Failed() int64 {
 func (w *TimelineWindow) AddLatency(ns int64) {
 	w.LatencySum += time.Duration(ns)
 	w.LatencyMax = max(w.LatencyMax, time.Duration(ns))
+	if w.Buckets == nil {
+		w.Buckets = new([LatencyBuckets]int64)
+	}
 	w.Buckets[LatencyBucket(ns)]++
 }
+
+// bucketCounts returns the window's histogram, all zeros when it has none.
+func (w *TimelineWindow) bucketCounts() *[LatencyBuckets]int64 {
+	if w.Buckets == nil {
+		return &noBuckets
+	}
+	return w.Buckets
+}
+
+// noBuckets is the histogram of a window without latencies; never written.
+var noBuckets [LatencyBuckets]int64
 
 // Merge adds o to w, exactly.
 func (w *TimelineWindow) Merge(o *TimelineWindow) {
@@ -168,8 +184,15 @@ func (w *TimelineWindow) Merge(o *TimelineWindow) {
 	w.Late += o.Late
 	w.LatencySum += o.LatencySum
 	w.LatencyMax = max(w.LatencyMax, o.LatencyMax)
-	for i, v := range o.Buckets {
-		w.Buckets[i] += v
+	if o.Buckets != nil {
+		if w.Buckets == nil {
+			b := *o.Buckets
+			w.Buckets = &b
+		} else {
+			for i, v := range o.Buckets {
+				w.Buckets[i] += v
+			}
+		}
 	}
 	if o.Backend != nil {
 		if w.Backend == nil {
@@ -186,7 +209,7 @@ func (w *TimelineWindow) Merge(o *TimelineWindow) {
 // without a complete request. q >= 100 is the exact maximum.
 func (w *TimelineWindow) Latency(q float64) time.Duration {
 	var n int64
-	for _, v := range w.Buckets {
+	for _, v := range w.bucketCounts() {
 		n += v
 	}
 	if n == 0 {
@@ -197,7 +220,7 @@ func (w *TimelineWindow) Latency(q float64) time.Duration {
 	}
 	rank := max(int64(float64(n)*q/100+0.999999), 1)
 	var seen int64
-	for i, v := range w.Buckets {
+	for i, v := range w.bucketCounts() {
 		seen += v
 		if seen >= rank {
 			lo, hi := bucketLow(i), bucketLow(i)+1
@@ -218,7 +241,7 @@ func (w *TimelineWindow) MeanLatency() time.Duration {
 		return 0
 	}
 	var n int64
-	for _, v := range w.Buckets {
+	for _, v := range w.bucketCounts() {
 		n += v
 	}
 	if n == 0 {
@@ -257,7 +280,7 @@ func (w TimelineWindow) MarshalJSON() ([]byte, error) {
 			j.Failures[cl.String()] = v
 		}
 	}
-	for i, v := range w.Buckets {
+	for i, v := range w.bucketCounts() {
 		if v != 0 {
 			j.Buckets = append(j.Buckets, [2]int64{int64(i), v})
 		}
@@ -285,6 +308,12 @@ func (w *TimelineWindow) UnmarshalJSON(b []byte) error {
 	for _, p := range j.Buckets {
 		if p[0] < 0 || p[0] >= LatencyBuckets || p[1] < 0 {
 			return fmt.Errorf("stats: timeline: latency bucket %v out of range", p)
+		}
+		if p[1] == 0 {
+			continue
+		}
+		if w.Buckets == nil {
+			w.Buckets = new([LatencyBuckets]int64)
 		}
 		w.Buckets[p[0]] += p[1]
 		n += p[1]
@@ -380,6 +409,10 @@ func (t *Timeline) Clone() *Timeline {
 		if b := c.Windows[i].Backend; b != nil {
 			bb := *b
 			c.Windows[i].Backend = &bb
+		}
+		if b := c.Windows[i].Buckets; b != nil {
+			bb := *b
+			c.Windows[i].Buckets = &bb
 		}
 	}
 	return &c

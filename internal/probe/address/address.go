@@ -82,7 +82,7 @@ type Result struct {
 // FastCGI target that cannot be reached is known only from the first
 // check's dial), the lines and the advice.
 func (r *Result) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "Probing %s (%s %s), each exchange within %v\n\n", r.Target.URL, r.Target.Network, r.Target.Address, r.Timeout)
+	fmt.Fprintf(w, "Probing %s (%s %s), each exchange within %v\n\n", r.Target.ShownURL(), r.Target.Network, r.Target.Address, r.Timeout)
 	for _, l := range r.Lines {
 		fmt.Fprintf(w, "%-28s %-16s %s\n", l.Name, l.Verdict, l.Evidence)
 	}
@@ -178,7 +178,7 @@ func Probe(ctx context.Context, tgt sockets.Target, o Options) (*Result, error) 
 
 // probeTarget is tgt as a probe's document names it.
 func probeTarget(tgt sockets.Target) document.ProbeTarget {
-	return document.ProbeTarget{URL: tgt.URL, Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
+	return document.ProbeTarget{URL: tgt.ShownURL(), Protocol: tgt.Scheme, Network: tgt.Network, Address: tgt.Address}
 }
 
 // reachable checks that one connection can be made and, over TLS
@@ -200,7 +200,7 @@ func reachable(ctx context.Context, tgt sockets.Target, tlsDialer *sockets.Diale
 func runRange(ctx context.Context, w io.Writer, url string, targets []sockets.Target, o Options) error {
 	text := !o.JSON
 	if text {
-		fmt.Fprintf(w, "Probing %d addresses of %s, one after the other\n", len(targets), url)
+		fmt.Fprintf(w, "Probing %d addresses of %s, one after the other\n", len(targets), sockets.Target{URL: url}.ShownURL())
 	}
 	out := document.ProbeRange{URL: url}
 	var done [][]probe.Verdict
@@ -220,7 +220,7 @@ func runRange(ctx context.Context, w io.Writer, url string, targets []sockets.Ta
 			errs = append(errs, ue.Err)
 			out.Addresses = append(out.Addresses, document.ProbeAddress{Target: probeTarget(t), Error: ue.Err.Error()})
 			if text {
-				fmt.Fprintf(w, "Probing %s (%s %s): not reached: %v\n", t.URL, t.Network, t.Address, ue.Err)
+				fmt.Fprintf(w, "Probing %s (%s %s): not reached: %v\n", t.ShownURL(), t.Network, t.Address, ue.Err)
 			}
 			continue
 		case err != nil:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/study/studyfile"
 )
@@ -25,7 +26,7 @@ func seriesPlan(st *studyfile.Study, s *studyfile.Series, t Target) (*execute.Pl
 	o.Insecure, o.DocumentRoot, o.Headers = b.Insecure, t.DocumentRoot, t.Headers
 	l, err := o.Build()
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %v", s.Label, t.URL, err)
+		return nil, fmt.Errorf("%s (%s): %v", s.Label, load.RedactURL(t.URL), err)
 	}
 	l.Plan.ClientCPUs = st.Measure.ClientCPUs
 	return l.Plan, nil

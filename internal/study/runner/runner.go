@@ -330,11 +330,11 @@ func (r *runner) prepare(base string) error {
 		if err != nil {
 			return fmt.Errorf("study: %s: %w", s.Label, err)
 		}
-		u := t.URL
 		plan, err := seriesPlan(r.st, s, t)
 		if err != nil {
 			return fmt.Errorf("study: series %s: %w", s.Label, err)
 		}
+		u := plan.ShownURL()
 		if len(c.series) == 0 {
 			// The protocol as the report's Protocol line names it
 			// ("FastCGI (RESPONDER)", "HTTP/1.1"), its first word.
