@@ -9,6 +9,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/backbench/backbench/internal/grammar"
 	"io"
 	"math"
 	"strconv"
@@ -252,7 +253,7 @@ func ours(b *strings.Builder, s *summary.Summary, line func(label, format string
 		policy += ", " + c.Engine + " engine"
 	}
 	if len(c.CPUs) > 0 {
-		policy += ", pinned to CPU " + cpuList(c.CPUs)
+		policy += ", pinned to CPU " + grammar.FormatCPUs(c.CPUs)
 	}
 	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %s of one core, %d %s%s",
 		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, share, c.Cores, cores, policy)
@@ -384,26 +385,4 @@ func writeUpstreams(w io.Writer, prefix string, ups []summary.UpstreamSummary, h
 	for _, u := range ups {
 		fmt.Fprintf(w, "%s%-36s %9d %8d %10.2f %10.3f %10.3f\n", prefix, u.Address, u.Requests, u.Failed, u.RequestsPerSecond, u.MeanMs, u.P99Ms)
 	}
-}
-
-// cpuList writes CPU numbers as taskset -c takes them, with ranges where
-// the numbers follow each other ("0-2,5").
-func cpuList(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
 }

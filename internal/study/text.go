@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"github.com/backbench/backbench/internal/grammar"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -25,7 +26,7 @@ func WriteText(w io.Writer, res *Result) error {
 	}
 	fmt.Fprintln(w)
 	if len(res.Measure.ClientCPUs) > 0 {
-		fmt.Fprintf(w, "client pinned to CPU %s\n", cpuList(res.Measure.ClientCPUs))
+		fmt.Fprintf(w, "client pinned to CPU %s\n", grammar.FormatCPUs(res.Measure.ClientCPUs))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -45,7 +46,7 @@ func WriteText(w io.Writer, res *Result) error {
 			status += fmt.Sprintf(", PSS %.1f MiB", c.MeanPSSBytes/(1<<20))
 		}
 		if len(c.CPUs) > 0 {
-			status += ", on CPU " + cpuList(c.CPUs)
+			status += ", on CPU " + grammar.FormatCPUs(c.CPUs)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s %s\t%s\n", c.Name, c.Starts, c.Network, c.Address, status)
 	}
@@ -142,25 +143,4 @@ func writeSeries(w io.Writer, res *Result) {
 		}
 	}
 	tw.Flush()
-}
-
-// cpuList writes CPU numbers as taskset -c takes them, with ranges where
-// the numbers follow each other ("0-2,5").
-func cpuList(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%d", cpus[i])
-		if j > i {
-			fmt.Fprintf(&b, "-%d", cpus[j])
-		}
-		i = j + 1
-	}
-	return b.String()
 }
