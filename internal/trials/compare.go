@@ -296,25 +296,11 @@ func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise 
 		if !CanReach(len(s), len(b)) {
 			c.Verdict = NoVerdict
 		}
-		switch sf, bf := AllFailed(s), AllFailed(b); {
-		case sf && bf:
-			c.Unanswered = UnansweredBoth
-		case sf:
-			c.Unanswered = UnansweredSeries
-		case bf:
-			c.Unanswered = UnansweredBaseline
-		}
+		c.Unanswered = whichSides(AllFailed(s), AllFailed(b))
 		if c.Unanswered != "" {
 			c.Verdict = NoVerdict
 		} else if failedShareRule(m.name) {
-			switch sm, bm := ss.FailedRatio > MaxFailedRatio, bs.FailedRatio > MaxFailedRatio; {
-			case sm && bm:
-				c.MostlyFailed = UnansweredBoth
-			case sm:
-				c.MostlyFailed = UnansweredSeries
-			case bm:
-				c.MostlyFailed = UnansweredBaseline
-			}
+			c.MostlyFailed = whichSides(ss.FailedRatio > MaxFailedRatio, bs.FailedRatio > MaxFailedRatio)
 			if c.MostlyFailed != "" {
 				c.Verdict = NoVerdict
 			}
@@ -460,4 +446,18 @@ func RatioLabel(cs []Comparison) string {
 		}
 	}
 	return IntervalLabel(confs...)
+}
+
+// whichSides names the sides for which a condition holds: UnansweredBoth,
+// UnansweredSeries, UnansweredBaseline, or "" for neither.
+func whichSides(series, baseline bool) string {
+	switch {
+	case series && baseline:
+		return UnansweredBoth
+	case series:
+		return UnansweredSeries
+	case baseline:
+		return UnansweredBaseline
+	}
+	return ""
 }
