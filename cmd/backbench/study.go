@@ -40,6 +40,10 @@ type studyOptions struct {
 	repeat   int
 	warmup   int64
 	quick    bool
+	// Rounds until decided.
+	until     string
+	budget    time.Duration
+	maxRepeat int
 	// A capacity study's (a sizing's) own.
 	confirm time.Duration
 	memory  string
@@ -81,6 +85,9 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs.IntVar(&o.repeat, "repeat", 0, "replace the file's trials per level (rounds)")
 	fs.Int64Var(&o.warmup, "warmup", -1, "replace the file's warm-up requests before each trial")
 	fs.BoolVar(&o.quick, "quick", false, "a try of the whole study in seconds: its first 2 levels, 100 requests a level, 2 rounds, no warm-up (unless -c, -n, -t, --repeat or --warmup say otherwise); too short for verdicts")
+	fs.StringVar(&o.until, "until", "", "`decided`: after the first rounds (--repeat, at least 4), run only the series an undecided pair needs, until every pair is decided, the --budget is spent or --max-repeat rounds ran")
+	fs.Var(cli.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time the rounds may take (seconds, or a duration: 10m); default: the file's budget, else none")
+	fs.IntVar(&o.maxRepeat, "max-repeat", 0, "with --until decided: the most rounds (4 to 100; default: the file's max_repeat, else 20)")
 	addSizingFlags(fs, o)
 	fs.SortFlags = false
 	return fs
@@ -114,6 +121,15 @@ func (o *studyOptions) overrides(fs *pflag.FlagSet) (studyfile.Overrides, error)
 	}
 	if fs.Changed("warmup") {
 		ov.Warmup = &o.warmup
+	}
+	if fs.Changed("until") {
+		ov.Until = &o.until
+	}
+	if fs.Changed("budget") {
+		ov.Budget = &o.budget
+	}
+	if fs.Changed("max-repeat") {
+		ov.MaxRepeat = &o.maxRepeat
 	}
 	if fs.Changed("confirm") {
 		ov.Confirm = &o.confirm

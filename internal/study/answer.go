@@ -181,6 +181,13 @@ func compareAll(res *Result, pairs []pair) map[levelKey][]trials.Comparison {
 				continue
 			}
 			cs := trials.CompareLevel(s.Label, b.Label, c, ss.Trials, bs.Trials, res.Noise)
+			if q, ok := res.Sequential(); ok {
+				// Run until decided: the verdicts are the sequential
+				// rule's, whose error rates hold under the looks.
+				for i := range cs {
+					q.Judge(&cs[i], ss.Trials, bs.Trials, res.Noise)
+				}
+			}
 			spans[levelKey{p.s, p.b, c}] = span{len(all), len(cs)}
 			all = append(all, cs...)
 		}

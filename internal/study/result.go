@@ -56,6 +56,9 @@ type Result struct {
 	// Sizing is a capacity study's measurement and answer (nil for a
 	// sweep or a bench).
 	Sizing *Sizing `json:"sizing,omitempty"`
+	// Until says how rounds run until decided ended (nil for a study of
+	// fixed rounds).
+	Until *Stopping `json:"until,omitempty"`
 }
 
 // Factor is a declared factor.
@@ -87,6 +90,92 @@ type Measure struct {
 	// "auto" when pin: auto divided the CPUs.
 	ClientCPUs []int  `json:"client_cpus,omitempty"`
 	Pin        string `json:"pin,omitempty"`
+	// Until is "decided" when the rounds ran until every pair was decided
+	// (Repeat is then the first rounds, those every series ran), absent
+	// for the fixed Repeat rounds; BudgetSeconds is the most time they
+	// could take (0: none), MaxRepeat the most rounds.
+	Until         string  `json:"until,omitempty"`
+	BudgetSeconds float64 `json:"budget_seconds,omitempty"`
+	MaxRepeat     int     `json:"max_repeat,omitempty"`
+}
+
+// UntilDecided is Measure.Until of rounds run until decided.
+const UntilDecided = "decided"
+
+// Sequential is the rule that judges a study run until decided (its
+// looks from the first rounds to MaxRepeat, at the study's noise), and
+// false for a study of fixed rounds.
+func (res *Result) Sequential() (trials.Sequential, bool) {
+	m := res.Measure
+	if m.Until != UntilDecided {
+		return trials.Sequential{}, false
+	}
+	return trials.Sequential{MinRounds: max(m.Repeat, trials.DefaultMinRounds), MaxRounds: m.MaxRepeat, Noise: res.Noise}, true
+}
+
+// How rounds run until decided stopped (Stopping.Stopped).
+const (
+	// StoppedDecided: every pair was decided.
+	StoppedDecided = "decided"
+	// StoppedBudget: the budget was spent.
+	StoppedBudget = "budget"
+	// StoppedMaxRepeat: the most rounds (max_repeat) ran.
+	StoppedMaxRepeat = "max_repeat"
+	// StoppedInterrupted: the study was interrupted.
+	StoppedInterrupted = "interrupted"
+	// StoppedNoSeries: no undecided pair had a side left to run (its
+	// backends failed).
+	StoppedNoSeries = "no_series"
+)
+
+// Stopping is how rounds run until decided ended: the JSON object
+// "until" of a study.
+type Stopping struct {
+	// Stopped is one of the Stopped values.
+	Stopped string `json:"stopped"`
+	// Pairs counts the questions the rule looked at, a pair at a level
+	// (its requests per second); Decided those it decided (a direction
+	// or same).
+	Pairs   int `json:"pairs"`
+	Decided int `json:"decided"`
+	// Rounds is the number of rounds run; Seconds the time they took.
+	Rounds  int     `json:"rounds"`
+	Seconds float64 `json:"seconds"`
+	// Confidence is that of the interval at every look
+	// (trials.Sequential.LookConfidence).
+	Confidence float64 `json:"confidence"`
+}
+
+// Text says how the rounds ended, for the notes: "rounds until decided:
+// every pair decided after 7 rounds (12 of 12 pairs at a level, ...)".
+func (u *Stopping) Text(budget float64, most int) string {
+	var why string
+	switch u.Stopped {
+	case StoppedDecided:
+		why = fmt.Sprintf("every pair decided after %d rounds", u.Rounds)
+	case StoppedBudget:
+		why = fmt.Sprintf("the budget (%s) was spent after %d rounds", trials.Duration(budget), u.Rounds)
+	case StoppedMaxRepeat:
+		why = fmt.Sprintf("the most rounds (max_repeat %d) ran", most)
+	case StoppedInterrupted:
+		why = fmt.Sprintf("interrupted after %d rounds", u.Rounds)
+	default:
+		why = fmt.Sprintf("no undecided pair had a side left to measure after %d rounds", u.Rounds)
+	}
+	return fmt.Sprintf("rounds until decided: %s, in %s; %d of %d pairs (a pair at a level, by its req/s) decided, "+
+		"each look's interval at %s so that looking after every round keeps the 5%% error rate",
+		why, trials.Duration(u.Seconds), u.Decided, u.Pairs, trials.ConfidenceText(u.Confidence))
+}
+
+// Pairs returns the pairs of series that the answers compare (those that
+// differ in exactly one declared factor), each as the indexes of the
+// series and of its baseline in Series.
+func (res *Result) Pairs() [][2]int {
+	var out [][2]int
+	for _, p := range pairsOf(res) {
+		out = append(out, [2]int{p.s, p.b})
+	}
+	return out
 }
 
 // Configuration is one backend configuration: what started, where, and

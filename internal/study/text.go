@@ -106,7 +106,15 @@ func (m Measure) describe() string {
 	if m.Seconds > 0 {
 		parts = append(parts, fmt.Sprintf("%g s", m.Seconds))
 	}
-	parts = append(parts, fmt.Sprintf("%d trials each", m.Repeat))
+	if m.Until == UntilDecided {
+		u := fmt.Sprintf("until decided (the first %d rounds every series, at most %d", m.Repeat, m.MaxRepeat)
+		if m.BudgetSeconds > 0 {
+			u += ", within " + trials.Duration(m.BudgetSeconds)
+		}
+		parts = append(parts, u+")")
+	} else {
+		parts = append(parts, fmt.Sprintf("%d trials each", m.Repeat))
+	}
 	return strings.Join(parts, ", ")
 }
 

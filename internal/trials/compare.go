@@ -168,6 +168,14 @@ type Comparison struct {
 	// a side: below it is the range of the pairwise ratios, of
 	// RatioConfidence (66.7% for 2 against 2, 90% for 3 against 3).
 	RatioCI95 []float64 `json:"ratio_ci95"`
+	// Confidence, when set, is the confidence of RatioCI95 given by the
+	// rule that made it: the sequential rule's interval at every look
+	// (Sequential.LookConfidence, 99.7% for rounds 4 to 20). Absent, the
+	// interval is of RatioConfidence of the trial counts.
+	Confidence float64 `json:"ratio_ci_confidence,omitempty"`
+	// DecidedAt is the round at which the sequential rule decided the
+	// comparison (rounds run until decided; 0 otherwise, or undecided).
+	DecidedAt int `json:"decided_at_round,omitempty"`
 	// PValue is the Mann-Whitney U test's (1 when it cannot say).
 	PValue float64 `json:"p_value"`
 	// Verdict is Faster, Slower, Lower, Higher, Smaller, Larger (a
@@ -430,9 +438,12 @@ func (e Estimate) Interval() []float64 {
 	return []float64{e.Lo, e.Hi}
 }
 
-// RatioConfidence is the confidence of c's ratio interval
-// (RatioConfidence of its trial counts).
+// RatioConfidence is the confidence of c's ratio interval: its
+// Confidence when set, else RatioConfidence of its trial counts.
 func (c *Comparison) RatioConfidence() float64 {
+	if c.Confidence > 0 {
+		return c.Confidence
+	}
 	return RatioConfidence(c.Trials, c.BaselineTrials)
 }
 

@@ -152,6 +152,11 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 	r.res = &study.Result{Question: st.Question, File: st.Path, Noise: DefaultNoise, StartedAt: unixSeconds(start),
 		Measure: study.Measure{Kind: st.Measure.Kind, Levels: st.Measure.Levels, Requests: st.Measure.Requests,
 			Seconds: st.Measure.Duration.Seconds(), Repeat: max(st.Measure.Repeat, 1), Warmup: st.Measure.Warmup}}
+	if st.Measure.Until == studyfile.UntilDecided && st.Measure.Kind != studyfile.MeasureCapacity {
+		me := &r.res.Measure
+		me.Until, me.BudgetSeconds = study.UntilDecided, st.Measure.Budget.Seconds()
+		me.Repeat, me.MaxRepeat = st.Measure.UntilRounds()
+	}
 	if st.Measure.NoiseSet {
 		r.res.Noise = st.Measure.Noise
 	}
@@ -595,22 +600,60 @@ func (r *runner) measure(ctx context.Context) {
 		}
 	}
 	rounds := r.res.Measure.Repeat
+	// Rounds run until decided: after the first rounds, each round runs
+	// only the series an undecided pair needs, until none is left, the
+	// budget is spent or the most rounds ran.
+	q, until := r.res.Sequential()
+	var qs []question
+	var need []bool // nil: every series
+	var stopped string
+	began, last := time.Now(), time.Duration(0)
+	if until {
+		rounds, qs = q.MaxRounds, questions(r.res)
+	}
 	for round := 1; round <= rounds && ctx.Err() == nil; round++ {
+		if until && round > 1 {
+			if round > q.MinRounds {
+				var open int
+				need, open = r.next(q, qs)
+				n := count(need)
+				if open == 0 {
+					stopped = study.StoppedDecided
+					break
+				}
+				if n == 0 {
+					stopped = study.StoppedNoSeries
+					break
+				}
+				r.logf("%d of %d pairs undecided: round %d (of at most %d) runs %d of %d series", open, len(qs), round, rounds, n, len(need))
+			}
+			// The next round is expected to last as long as the last
+			// one did: it does not begin unless it fits in the budget.
+			if b := r.st.Measure.Budget; b > 0 && time.Since(began)+last > b {
+				stopped = study.StoppedBudget
+				break
+			}
+		}
+		roundStart := time.Now()
 		r.res.Rounds = round
 		for si := range r.trials {
 			for li := range r.trials[si] {
 				r.mark[si][li] = len(r.trials[si][li])
 			}
 		}
-		r.logf("round %d of %d", round, rounds)
+		if until && round <= q.MinRounds {
+			r.logf("round %d of the first %d (until decided, at most %d)", round, q.MinRounds, rounds)
+		} else if !until {
+			r.logf("round %d of %d", round, rounds)
+		}
 		var live []*config
 		for _, c := range shared {
-			if !c.dead && c.proc != nil {
+			if !c.dead && c.proc != nil && c.needed(need) {
 				live = append(live, c)
 			}
 		}
 		r.rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
-		r.runRound(ctx, live)
+		r.runRound(ctx, live, need)
 		for _, c := range live {
 			if r.exitedAfterRound(c) {
 				r.lost(ctx, c, round, true, round < rounds)
@@ -619,21 +662,26 @@ func (r *runner) measure(ctx context.Context) {
 		order := slices.Clone(excl)
 		r.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, c := range order {
-			if c.dead || ctx.Err() != nil {
+			if c.dead || ctx.Err() != nil || !c.needed(need) {
 				continue
 			}
 			if !r.start(ctx, c) {
 				continue
 			}
-			r.runRound(ctx, []*config{c})
+			r.runRound(ctx, []*config{c}, need)
 			if r.exitedAfterRound(c) {
 				r.lost(ctx, c, round, false, round < rounds)
 			}
 			r.stop(c)
 		}
+		last = time.Since(roundStart)
 	}
 	if ctx.Err() != nil {
 		r.res.Incomplete = true
+	}
+	if until {
+		r.stopping(q, qs, stopped, began)
+		rounds = r.res.Rounds
 	}
 	if len(excl) > 0 && rounds > 1 {
 		var names []string
@@ -684,13 +732,31 @@ func (r *runner) lost(ctx context.Context, c *config, round int, shared, more bo
 	}
 }
 
-// runRound measures every series of cs at every level, once, through the
-// driver, and keeps each run's summary as a trial.
-func (r *runner) runRound(ctx context.Context, cs []*config) {
+// needed reports whether a series of c is among need (nil: every
+// series).
+func (c *config) needed(need []bool) bool {
+	if need == nil {
+		return true
+	}
+	for _, si := range c.series {
+		if need[si] {
+			return true
+		}
+	}
+	return false
+}
+
+// runRound measures every series of cs that need holds (nil: every one)
+// at every level, once, through the driver, and keeps each run's summary
+// as a trial.
+func (r *runner) runRound(ctx context.Context, cs []*config, need []bool) {
 	var series []driver.Series
 	var idx []int
 	for _, c := range cs {
 		for _, si := range c.series {
+			if need != nil && !need[si] {
+				continue
+			}
 			series = append(series, driver.Series{Label: r.res.Series[si].Label, Plan: r.plans[si]})
 			idx = append(idx, si)
 		}

@@ -105,7 +105,35 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 			p.fail(v.val, "measure pin %q: want auto (or client_cpus here and cpus on each backend)", me.Pin)
 		}
 	}
+	p.parseUntil(m)
 	p.parseSizing(m, n)
+}
+
+// parseUntil reads until, budget and max_repeat: rounds run until every
+// pair is decided.
+func (p *parser) parseUntil(m map[string]pair) {
+	me := &p.s.Measure
+	if v, ok := m["until"]; ok && !isNull(v.val) {
+		me.Until = strings.TrimSpace(p.scalar(v.val, "measure until"))
+		if me.Until != UntilDecided {
+			p.fail(v.val, "measure until %q: want decided (or no until: the fixed repeat rounds)", me.Until)
+		}
+		if me.Kind == MeasureCapacity {
+			p.fail(v.key, "measure until: a capacity study runs its repeat searches; until: decided is for a sweep or a bench")
+		}
+	}
+	if v, ok := m["budget"]; ok {
+		if me.Until == "" {
+			p.fail(v.key, "measure budget: only with until: decided (the rounds' time limit)")
+		}
+		me.Budget = p.duration(v.val, "measure budget", true)
+	}
+	if v, ok := m["max_repeat"]; ok {
+		if me.Until == "" {
+			p.fail(v.key, "measure max_repeat: only with until: decided (the most rounds)")
+		}
+		me.MaxRepeat = int(p.integer(v.val, "measure max_repeat", trials.DefaultMinRounds, trials.MaxRepeat))
+	}
 }
 
 // PinAuto is measure pin's one value: divide the machine's CPUs between

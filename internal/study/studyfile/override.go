@@ -43,6 +43,12 @@ type Overrides struct {
 	// Noise is --noise, the verdicts' noise threshold as a fraction
 	// (read by cli.ParsePercent, as every --noise), for every kind.
 	Noise *float64
+	// Until is --until (decided: rounds run until every pair is
+	// decided), Budget --budget (the rounds' most time) and MaxRepeat
+	// --max-repeat (the most rounds); a sweep or a bench study only.
+	Until     *string
+	Budget    *time.Duration
+	MaxRepeat *int
 }
 
 // Override applies o to m, by m's kind: a capacity study takes -t as a
@@ -54,6 +60,9 @@ func (m *Measure) Override(o Overrides) error {
 		m.Noise, m.NoiseSet = *o.Noise, true
 	}
 	if m.Kind == MeasureCapacity {
+		if o.Until != nil || o.Budget != nil || o.MaxRepeat != nil {
+			return errors.New("--until, --budget, --max-repeat: a capacity study runs its repeat searches; rounds until decided are for a sweep or a bench study")
+		}
 		return m.overrideCapacity(o)
 	}
 	if o.Confirm != nil {
@@ -129,6 +138,9 @@ func (m *Measure) overrideLoad(o Overrides) error {
 	if err := m.overrideRounds(o); err != nil {
 		return err
 	}
+	if err := m.overrideUntil(o); err != nil {
+		return err
+	}
 	if top := m.Levels[len(m.Levels)-1]; m.Requests > 0 && int64(top) > m.Requests {
 		return fmt.Errorf("the highest level (%d) is above the requests per level (%d)", top, m.Requests)
 	}
@@ -172,6 +184,36 @@ func (m *Measure) overrideCapacity(o Overrides) error {
 			return fmt.Errorf("--memory: %v", err)
 		}
 		m.Memory = b
+	}
+	return nil
+}
+
+// overrideUntil applies --until, --budget and --max-repeat to m.
+func (m *Measure) overrideUntil(o Overrides) error {
+	if o.Until != nil {
+		switch *o.Until {
+		case UntilDecided:
+			m.Until = UntilDecided
+		case "":
+			m.Until, m.Budget, m.MaxRepeat = "", 0, 0
+		default:
+			return fmt.Errorf("--until %q: want decided", *o.Until)
+		}
+	}
+	if o.Budget != nil {
+		if *o.Budget <= 0 {
+			return errors.New("--budget: want a positive time (seconds, or a duration: 2m)")
+		}
+		m.Budget = *o.Budget
+	}
+	if o.MaxRepeat != nil {
+		if *o.MaxRepeat < trials.DefaultMinRounds || *o.MaxRepeat > trials.MaxRepeat {
+			return fmt.Errorf("--max-repeat %d: want %d to %d rounds", *o.MaxRepeat, trials.DefaultMinRounds, trials.MaxRepeat)
+		}
+		m.MaxRepeat = *o.MaxRepeat
+	}
+	if m.Until == "" && (o.Budget != nil || o.MaxRepeat != nil) {
+		return errors.New("--budget and --max-repeat: only with --until decided (or until: decided in the file)")
 	}
 	return nil
 }

@@ -22,6 +22,14 @@ func TestMeasureOverride(t *testing.T) {
 		wantErr string
 	}{
 		{"nothing", sweep, Overrides{}, sweep, ""},
+		{"until decided", bench, Overrides{Until: str("decided"), Budget: dur(10 * time.Minute), MaxRepeat: num(30)},
+			Measure{Kind: MeasureBench, Levels: []int{8}, Duration: 30 * time.Second, Repeat: 5, Until: UntilDecided, Budget: 10 * time.Minute, MaxRepeat: 30}, ""},
+		{"until off", Measure{Kind: MeasureBench, Levels: []int{8}, Duration: 30 * time.Second, Repeat: 5, Until: UntilDecided, Budget: time.Minute}, Overrides{Until: str("")}, bench, ""},
+		{"until what", bench, Overrides{Until: str("done")}, Measure{}, `--until "done": want decided`},
+		{"budget without until", bench, Overrides{Budget: dur(time.Minute)}, Measure{}, "--budget and --max-repeat: only with --until decided"},
+		{"budget 0", bench, Overrides{Until: str("decided"), Budget: dur(0)}, Measure{}, "--budget: want a positive time"},
+		{"max-repeat 3", bench, Overrides{Until: str("decided"), MaxRepeat: num(3)}, Measure{}, "--max-repeat 3: want 4 to 100 rounds"},
+		{"capacity until", capac, Overrides{Until: str("decided")}, Measure{}, "--until, --budget, --max-repeat: a capacity study"},
 		{"quick sweep", sweep, Overrides{Quick: true},
 			Measure{Kind: MeasureSweep, Levels: []int{1, 8}, Requests: 100, Repeat: 2}, ""},
 		{"quick keeps -n", sweep, Overrides{Quick: true, Requests: i64(50)},
@@ -68,5 +76,45 @@ func TestMeasureOverride(t *testing.T) {
 				t.Errorf("got %+v\nwant %+v", m, tc.want)
 			}
 		})
+	}
+}
+
+// TestUntilRounds: the first rounds of a study run until decided are its
+// repeat, at least trials.DefaultMinRounds and at most its max_repeat
+// (20 when not given).
+func TestUntilRounds(t *testing.T) {
+	for _, c := range []struct{ repeat, most, first, wantMost int }{
+		{1, 0, 4, 20}, {5, 0, 5, 20}, {8, 6, 6, 6}, {2, 10, 4, 10},
+	} {
+		m := Measure{Repeat: c.repeat, MaxRepeat: c.most, Until: UntilDecided}
+		if first, most := m.UntilRounds(); first != c.first || most != c.wantMost {
+			t.Errorf("repeat %d, max_repeat %d: %d, %d; want %d, %d", c.repeat, c.most, first, most, c.first, c.wantMost)
+		}
+	}
+}
+
+// TestParseUntil: until, budget (the commands' time grammar) and
+// max_repeat are read into the measure.
+func TestParseUntil(t *testing.T) {
+	s, err := Parse("until.yaml", []byte(`question: Which is slower?
+factors:
+  delay: [10ms, 12ms]
+backends:
+  - name: model
+    command: [backbench, serve, --protocol, http, --delay, "{delay}", --listen, "{listen}"]
+    url: "http://{target}/"
+measure:
+  kind: bench
+  concurrency: 1
+  requests: 30
+  until: decided
+  budget: 2m30s
+  max_repeat: 30
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Measure; m.Until != UntilDecided || m.Budget != 150*time.Second || m.MaxRepeat != 30 || m.Repeat != 1 {
+		t.Errorf("measure %+v", m)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // The kinds of a factor.
@@ -223,6 +225,15 @@ type Measure struct {
 	// ClientCPUs are the CPUs every thread of backbench runs on
 	// (client_cpus:, or pin: auto's share); empty: not pinned.
 	ClientCPUs []int
+	// Until is UntilDecided when rounds run until every pair is decided
+	// (until: decided), "" for the fixed Repeat rounds. Budget is then
+	// the most time the rounds may take (0: none) and MaxRepeat the most
+	// rounds (at least trials.DefaultMinRounds; trials.DefaultMaxRepeat
+	// when not given); Repeat is the first rounds, those every series
+	// runs, raised to trials.DefaultMinRounds (UntilRounds).
+	Until     string
+	Budget    time.Duration
+	MaxRepeat int
 	// Pin is "auto" when pin: auto divides the machine's CPUs between the
 	// client and the backends, "" otherwise; PinNote says why pin: auto
 	// pinned nothing ("" when it did).
@@ -280,4 +291,20 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// UntilDecided is until's one value: rounds run until every pair is
+// decided, within the budget and max_repeat.
+const UntilDecided = "decided"
+
+// UntilRounds are the first rounds and the most rounds of a study run
+// until decided: the first rounds every series runs (Repeat, at least
+// trials.DefaultMinRounds, at most the most), the most MaxRepeat
+// (trials.DefaultMaxRepeat when 0).
+func (m *Measure) UntilRounds() (first, most int) {
+	most = m.MaxRepeat
+	if most == 0 {
+		most = trials.DefaultMaxRepeat
+	}
+	return min(max(m.Repeat, trials.DefaultMinRounds), most), most
 }
