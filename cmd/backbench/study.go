@@ -31,6 +31,7 @@ type studyOptions struct {
 	out    string
 	format string
 	quiet  bool
+	wide   bool
 	seed   uint64
 	noise  string
 	// The measurement's overrides (a short try of a long study).
@@ -73,6 +74,7 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs.StringVar(&o.out, "out", ".", "write study.json and study.html into `DIR`")
 	fs.Var(cli.NewChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fs.BoolVar(&o.wide, "wide", false, "print the text as wide as its lines are, not fitted to 100 columns (or the terminal's width)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series in each round (0: random; the result records the order's seed)")
 	fs.StringVar(&o.noise, "noise", "", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\" (2% or 0.02; default: the file's noise, else 2%)")
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "replace the file's concurrency levels with `SPEC` (1,4 or 1:500:10)")
@@ -200,7 +202,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	default:
-		if err := study.WriteText(stdout, res); err != nil {
+		if err := study.WriteTextWidth(stdout, res, tableWidth(o.wide, stdout)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nWrote %s, %s\n", files[0].Name(), files[1].Name())
