@@ -21,6 +21,7 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/report/page"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/study/runner"
 	"github.com/backbench/backbench/internal/study/studyfile"
@@ -72,7 +73,7 @@ Flags:
 func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs := newFlagSet("study")
 	fs.StringVar(&o.out, "out", ".", "write study.json and study.html into `DIR`")
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
+	fs.Var(cli.NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format on stdout: text, json, or markdown (the answers, then a GitHub table per factor, for a pull request)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.BoolVar(&o.wide, "wide", false, "print the text as wide as its lines are, not fitted to 100 columns (or the terminal's width)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series in each round (0: random; the result records the order's seed)")
@@ -199,6 +200,10 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	case "markdown":
+		if err := report.StudyMarkdown(stdout, doc, commandLine("study", args, stats.Privacy{})); err != nil {
 			return err
 		}
 	default:
