@@ -35,7 +35,7 @@ type studyOptions struct {
 	seed   uint64
 	// against is --against, --fail-on and --wide.
 	against againstOptions
-	noise  string
+	noise   string
 	// The measurement's overrides (a short try of a long study).
 	levels   string
 	requests int64
