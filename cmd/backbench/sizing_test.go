@@ -79,7 +79,7 @@ func checkSizing(t *testing.T, r studyRun, slo string) *study.Sizing {
 		!strings.Contains(a.Conclusion, "A 1.0 GiB budget would fit ") {
 		t.Errorf("conclusion: %s", a.Conclusion)
 	}
-	if i := strings.Index(r.stdout, "Answers ("); i < 0 || !strings.Contains(r.stdout[i:], a.Conclusion) {
+	if i := strings.Index(r.words, "Answers ("); i < 0 || !strings.Contains(r.words[i:], flat(a.Conclusion)) {
 		t.Errorf("the text output does not end with the answer:\n%s", r.stdout)
 	}
 	// The searches are the series' trials: compare pairs two sizing

@@ -21,6 +21,7 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/report/page"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/study/runner"
 	"github.com/backbench/backbench/internal/study/studyfile"
@@ -32,7 +33,9 @@ type studyOptions struct {
 	format string
 	quiet  bool
 	seed   uint64
-	noise  string
+	// against is --against, --fail-on and --wide.
+	against againstOptions
+	noise   string
 	// The measurement's overrides (a short try of a long study).
 	levels   string
 	requests int64
@@ -69,14 +72,24 @@ start, listen or verify, was lost during a round, or left processes after
 its stop (its files are written all the same, and stderr names the first
 failure); 130 or 143 when interrupted.
 
+--against OLD/study.json compares the study, once written, with a saved
+run of it (before a change, main's), as backbench compare does: each
+series with the same series (the same levels of every factor) of the old
+study, at every level and metric. --fail-on RULES is then compare's
+regression gate for CI ("req/s slower, p99 higher by 10%"): exit status 4
+when one tripped, 5 when some comparison has no verdict to judge.
+
 Flags:
 `
 
 func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs := newFlagSet("study")
 	fs.StringVar(&o.out, "out", ".", "write study.json and study.html into `DIR`")
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "json"), "format", "report format on stdout: text or json")
+	fs.Var(cli.NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format on stdout: text, json, or markdown (the answers, then a GitHub table per factor, for a pull request)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fs.BoolVar(&o.against.wide, "wide", false, "print the text as wide as its lines are, not fitted to 100 columns (or the terminal's width)")
+	fs.StringVar(&o.against.against, "against", "", "after the study, compare it with the saved study `OLD/study.json`, as compare does (each series with the same series of the old study)")
+	fs.StringVar(&o.against.failOn, "fail-on", "", "with --against, a regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%), 5 when some comparison has no verdict")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the order of the series in each round (0: random; the result records the order's seed)")
 	fs.StringVar(&o.noise, "noise", "", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\" (2% or 0.02; default: the file's noise, else 2%)")
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "replace the file's concurrency levels with `SPEC` (1,4 or 1:500:10)")
@@ -153,6 +166,15 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// The saved study to compare with is read before anything starts;
+	// its noise is the study's, known after the run.
+	against, err := validateAgainst(fs, &o.against, 0)
+	if err != nil {
+		return err
+	}
+	if against != nil && against.base.Kind() != document.KindStudy {
+		return usagef("--against: %s is a %s result, not a study.json: a study compares with a study (compare the others with backbench compare)", o.against.against, against.base.Kind())
+	}
 	st, err := studyfile.Load(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)
@@ -215,14 +237,26 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
+	case "markdown":
+		if err := report.StudyMarkdown(stdout, doc, commandLine("study", args, stats.Privacy{})); err != nil {
+			return err
+		}
 	default:
-		if err := study.WriteText(stdout, res); err != nil {
+		if err := study.WriteTextWidth(stdout, res, tableWidth(o.against.wide, stdout)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nWrote %s, %s\n", files[0].Name(), files[1].Name())
 	}
 	if res.Incomplete {
 		return errInterrupted
+	}
+	// The check against the saved study reads the study.json just
+	// written, as compare would; a failed configuration (exit status 6)
+	// outranks the gate.
+	var gateErr error
+	if against != nil {
+		against.noise = res.Noise
+		gateErr = against.check(stdout, o.format, files[0].Name(), doc)
 	}
 	if whys := res.FailedConfigurations(); len(whys) > 0 {
 		e := &studyFailedError{whys: whys, total: len(res.Configurations)}
@@ -236,7 +270,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return e
 	}
-	return nil
+	return gateErr
 }
 
 // stopLeftovers stops and removes what earlier studies that were killed

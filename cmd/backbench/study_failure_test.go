@@ -135,11 +135,11 @@ measure:
 		if n := strings.Count(r.stderr, words); n != 1 {
 			t.Errorf("stderr says %q %d times, want once:\n%s", words, n, r.stderr)
 		}
-		if n := strings.Count(r.stdout, words); n != 1 {
+		if n := strings.Count(r.words, words); n != 1 {
 			t.Errorf("stdout says %q %d times, want once:\n%s", words, n, r.stdout)
 		}
 	}
-	if !strings.Contains(r.stdout, `backend "which=bad" did not start (its failure is in the notes)`) {
+	if !strings.Contains(r.words, `backend "which=bad" did not start (its failure is in the notes)`) {
 		t.Errorf("the answers do not refer to the failure:\n%s", r.stdout)
 	}
 }
@@ -209,7 +209,7 @@ backends:
 	if b, err := os.ReadFile(filepath.Join(c.Dir, "php-fpm.log")); err != nil || !strings.Contains(string(b), "user has not been defined") {
 		t.Errorf("the kept log: %v\n%s", err, b)
 	}
-	for name, out := range map[string]string{"stderr": r.stderr, "stdout": r.stdout} {
+	for name, out := range map[string]string{"stderr": r.stderr, "stdout": r.words} {
 		if n := strings.Count(out, "user has not been defined"); n != 1 {
 			t.Errorf("%s says it %d times, want once:\n%s", name, n, out)
 		}

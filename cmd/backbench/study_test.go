@@ -66,7 +66,10 @@ type studyRun struct {
 	dir            string
 	code           int
 	stdout, stderr string
-	res            *study.Result
+	// words is stdout's words, one space apart: what the text says,
+	// wherever it wrapped its lines to fit the width.
+	words string
+	res   *study.Result
 }
 
 // runStudy runs backbench study with args (the file last) in a directory
@@ -98,7 +101,7 @@ func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err = cmd.Run()
-	r := studyRun{dir: out, stdout: so.String(), stderr: se.String()}
+	r := studyRun{dir: out, stdout: so.String(), stderr: se.String(), words: flat(so.String())}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
@@ -125,6 +128,9 @@ func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
 	}
 	return r
 }
+
+// flat is s's words one space apart (studyRun.words).
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // marked lists the live processes whose environment holds mark, after
 // waiting up to 10 s for them to be gone (a process killed a moment ago
@@ -262,7 +268,7 @@ func check2008(t *testing.T, r studyRun) {
 	if len(r.res.Answers) != 2 || !strings.HasPrefix(r.res.Answers[0].Conclusion, "transport unix against tcp") {
 		t.Errorf("answers: %+v", r.res.Answers)
 	}
-	if !strings.Contains(r.stdout, "Answers (") || !strings.Contains(r.stdout, r.res.Answers[1].Conclusion) {
+	if !strings.Contains(r.stdout, "Answers (") || !strings.Contains(r.words, flat(r.res.Answers[1].Conclusion)) {
 		t.Errorf("the text output does not end with the answers:\n%s", r.stdout)
 	}
 }
@@ -545,7 +551,7 @@ func TestStudyLifecycle(t *testing.T) {
 			if !strings.Contains(text, tc.words) || strings.Contains(bad.Failure, "\n") {
 				t.Errorf("failure %q does not say %q in one line", text, tc.words)
 			}
-			if !strings.Contains(r.stdout, tc.words) {
+			if !strings.Contains(r.words, flat(tc.words)) {
 				t.Errorf("the output does not say %q:\n%s", tc.words, r.stdout)
 			}
 			if !strings.Contains(r.res.Answers[0].Conclusion, "no verdict") {
@@ -644,7 +650,7 @@ func TestStudyLostRestarted(t *testing.T) {
 			t.Errorf("notes %q, failure %q", notes, c.Failure)
 		}
 	}
-	if !strings.Contains(r.stdout, "lost a second time") {
+	if !strings.Contains(r.words, "lost a second time") {
 		t.Errorf("the output does not say it:\n%s", r.stdout)
 	}
 }

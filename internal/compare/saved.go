@@ -58,6 +58,10 @@ type File struct {
 	study *study.Result
 }
 
+// Kind is the kind of the saved result (document.KindStudy for a
+// study.json).
+func (f *File) Kind() document.Kind { return f.kind }
+
 // Load reads the saved result at path (Read). Every error is a file
 // compare cannot take.
 func Load(path string) (*File, error) {

@@ -167,6 +167,13 @@ type Fetcher interface {
 	Fetch(ctx context.Context, r Request, opts any) (status int, body []byte, err error)
 }
 
+// ScriptNamer is a protocol whose requests name the script the backend
+// runs (FastCGI's SCRIPT_FILENAME): what a failed verification names.
+type ScriptNamer interface {
+	// ScriptFilename is the script r, sent with opts, names.
+	ScriptFilename(r Request, opts any) string
+}
+
 // MaxFetchBody bounds the body a Fetcher returns, in bytes: 1 MiB.
 const MaxFetchBody = 1 << 20
 

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -685,27 +684,41 @@ func (s *Sizing) SortPoints(levels []string) {
 	})
 }
 
-// writeTable writes the sizing table: per pool size, its capacity and its
-// memory and CPU at the answer.
-func (s *Sizing) writeTable(w io.Writer) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tcapacity req/s (median [interval])\trange\tpool PSS\tworker PSS p50/p95/max\tCPU ms/req\tbackend/client/machine cores\n", s.Factor)
+// writeTableFit writes the sizing table: per pool size, its capacity and
+// its memory and CPU at the answer. Wider than width (> 0), each pool
+// size's name is on a line of its own, its figures on indented lines.
+func (s *Sizing) writeTableFit(w io.Writer, width int) {
+	rows := [][]string{{s.Factor, "capacity req/s (median [interval])", "range", "pool PSS", "worker PSS p50/p95/max", "CPU ms/req", "backend/client/machine cores"}}
 	for _, p := range s.Points {
 		name := p.Level
 		if p.Others != "" {
 			name += " (" + p.Others + ")"
 		}
-		if len(p.Searches) == 0 {
-			fmt.Fprintf(tw, "%s\tnot measured\t\t\t\t\t\n", name)
-			continue
+		switch {
+		case len(p.Searches) == 0:
+			rows = append(rows, []string{name, "not measured"})
+		case p.Counted == 0:
+			rows = append(rows, []string{name, fmt.Sprintf("no confirmed rate (%d searches)", len(p.Searches))})
+		default:
+			rows = append(rows, []string{name, pointRate(&p), num(p.Min) + " to " + num(p.Max),
+				Bytes(int64(p.PoolPSSBytes)), Bytes(int64(p.WorkerPSS.P50)) + " / " + Bytes(int64(p.WorkerPSS.P95)) + " / " + Bytes(int64(p.WorkerPSS.Max)),
+				fmt.Sprintf("%.2f", p.CPUPerRequestMs), fmt.Sprintf("%.2f / %.2f / %.2f", p.BackendCores, p.ClientCores, p.MachineCores)})
 		}
-		if p.Counted == 0 {
-			fmt.Fprintf(tw, "%s\tno confirmed rate (%d searches)\t\t\t\t\t\n", name, len(p.Searches))
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s to %s\t%s\t%s / %s / %s\t%.2f\t%.2f / %.2f / %.2f\n", name, pointRate(&p), num(p.Min), num(p.Max),
-			Bytes(int64(p.PoolPSSBytes)), Bytes(int64(p.WorkerPSS.P50)), Bytes(int64(p.WorkerPSS.P95)), Bytes(int64(p.WorkerPSS.Max)),
-			p.CPUPerRequestMs, p.BackendCores, p.ClientCores, p.MachineCores)
 	}
-	tw.Flush()
+	lines := columns(rows)
+	if fits(lines, width) {
+		fmt.Fprint(w, strings.Join(lines, "\n")+"\n")
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", s.Factor)
+	for _, r := range rows[1:] {
+		if len(r) == 2 {
+			fmt.Fprintln(w, wrap("  "+r[0]+": "+r[1], width, "    "))
+			continue
+		}
+		fmt.Fprintln(w, wrap("  "+r[0], width, "    "))
+		fmt.Fprintln(w, wrap(fmt.Sprintf("    capacity %s, range %s", r[1], r[2]), width, "      "))
+		fmt.Fprintln(w, wrap(fmt.Sprintf("    pool PSS %s, worker PSS p50/p95/max %s", r[3], r[4]), width, "      "))
+		fmt.Fprintln(w, wrap(fmt.Sprintf("    CPU %s ms/req, backend/client/machine cores %s", r[5], r[6]), width, "      "))
+	}
 }

@@ -5,32 +5,89 @@ import (
 	"github.com/backbench/backbench/internal/grammar"
 	"io"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/backbench/backbench/internal/trials"
 )
 
-// WriteText writes the study's text report: the configurations, a table of
-// every series at every level (medians of the trials with their intervals,
-// labelled with their real confidence), the notes, and the answers last, where a terminal leaves
-// them in sight.
-func WriteText(w io.Writer, res *Result) error {
-	fmt.Fprintf(w, "Study: %s\n", res.Question)
+// WriteText writes the study's text report as wide as its lines are
+// (WriteTextWidth with no width: --wide).
+func WriteText(w io.Writer, res *Result) error { return WriteTextWidth(w, res, 0) }
+
+// WriteTextWidth writes the study's text report: the configurations, a
+// table of every series at every level (medians of the trials with their
+// intervals, labelled with their real confidence), the notes, and the
+// answers last, where a terminal leaves them in sight. With width > 0
+// (columns) every line fits it but a word longer than a line: sentences
+// wrap with a hanging indent, and a table wider than width is written
+// grouped (a series' label on a line of its own, its levels under it; a
+// configuration's or a pool size's figures on indented lines). width <= 0
+// writes every line whole, as wide as it is.
+func WriteTextWidth(w io.Writer, res *Result, width int) error {
+	fmt.Fprintln(w, wrap(fmt.Sprintf("Study: %s", res.Question), width, "    "))
 	what := fmt.Sprintf("%d configurations, %d series, %s, %d round", len(res.Configurations), len(res.Series), res.Measure.describe(), res.Rounds)
 	if res.Rounds != 1 {
 		what += "s"
 	}
-	fmt.Fprintf(w, "%s, %.1f s in all", what, res.Seconds)
+	what += fmt.Sprintf(", %.1f s in all", res.Seconds)
 	if res.Incomplete {
-		fmt.Fprint(w, " (INCOMPLETE: interrupted)")
+		what += " (INCOMPLETE: interrupted)"
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, wrap(what, width, "    "))
 	if len(res.Measure.ClientCPUs) > 0 {
 		fmt.Fprintf(w, "client pinned to CPU %s\n", grammar.FormatCPUs(res.Measure.ClientCPUs))
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "configuration\tstarts\taddress\tstatus")
+	writeConfigurations(w, res, width)
+	fmt.Fprintln(w)
+	if res.Sizing != nil {
+		res.Sizing.writeTableFit(w, width)
+	} else {
+		writeSeriesFit(w, res, width)
+	}
+	if len(res.Notes) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Notes:")
+		for _, n := range res.Notes {
+			fmt.Fprintln(w, wrap("  - "+n, width, "    "))
+		}
+	}
+	fmt.Fprintln(w)
+	WriteAnswersWidth(w, res, width)
+	return nil
+}
+
+// WriteAnswers writes the answers block as wide as its lines are
+// (WriteAnswersWidth with no width).
+func WriteAnswers(w io.Writer, res *Result) { WriteAnswersWidth(w, res, 0) }
+
+// WriteAnswersWidth writes the answers block: each factor's conclusion,
+// then its details indented; with width > 0 (columns) each wraps to it
+// with a hanging indent (a conclusion's lines after the first under its
+// text, a detail's 2 columns further in).
+func WriteAnswersWidth(w io.Writer, res *Result, width int) {
+	head := fmt.Sprintf("%s; verdicts on ratio intervals of %s, noise %.0f%%", res.Question,
+		strings.TrimSuffix(trials.RatioLabel(res.Comparisons), " interval"), 100*res.Noise)
+	if f := res.FalseDiscoveries; f != nil {
+		head += "; " + f.Text()
+	}
+	fmt.Fprintln(w, wrap(fmt.Sprintf("Answers (%s):", head), width, "  "))
+	for _, a := range res.Answers {
+		fmt.Fprintln(w, wrap("  "+a.Conclusion, width, "    "))
+		for _, d := range a.Details {
+			fmt.Fprintln(w, wrap("      "+d, width, "        "))
+		}
+	}
+	if res.Incomplete {
+		fmt.Fprintln(w, wrap("  The study was interrupted: these answers rest on the rounds that finished.", width, "    "))
+	}
+}
+
+// writeConfigurations writes the table of the configurations; wider than
+// width (> 0), each configuration's name on a line, its starts, address
+// and status on the next, indented.
+func writeConfigurations(w io.Writer, res *Result, width int) {
+	rows := [][]string{{"configuration", "starts", "address", "status"}}
 	for _, c := range res.Configurations {
 		status := "ok"
 		switch {
@@ -48,44 +105,17 @@ func WriteText(w io.Writer, res *Result) error {
 		if len(c.CPUs) > 0 {
 			status += ", on CPU " + grammar.FormatCPUs(c.CPUs)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s %s\t%s\n", c.Name, c.Starts, c.Network, c.Address, status)
+		rows = append(rows, []string{c.Name, fmt.Sprint(c.Starts), c.Network + " " + c.Address, status})
 	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	if res.Sizing != nil {
-		res.Sizing.writeTable(w)
-	} else {
-		writeSeries(w, res)
+	lines := columns(rows)
+	if fits(lines, width) {
+		fmt.Fprint(w, strings.Join(lines, "\n")+"\n")
+		return
 	}
-	if len(res.Notes) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Notes:")
-		for _, n := range res.Notes {
-			fmt.Fprintf(w, "  - %s\n", n)
-		}
-	}
-	fmt.Fprintln(w)
-	WriteAnswers(w, res)
-	return nil
-}
-
-// WriteAnswers writes the answers block: each factor's conclusion, then
-// its details indented.
-func WriteAnswers(w io.Writer, res *Result) {
-	head := fmt.Sprintf("%s; verdicts on ratio intervals of %s, noise %.0f%%", res.Question,
-		strings.TrimSuffix(trials.RatioLabel(res.Comparisons), " interval"), 100*res.Noise)
-	if f := res.FalseDiscoveries; f != nil {
-		head += "; " + f.Text()
-	}
-	fmt.Fprintf(w, "Answers (%s):\n", head)
-	for _, a := range res.Answers {
-		fmt.Fprintf(w, "  %s\n", a.Conclusion)
-		for _, d := range a.Details {
-			fmt.Fprintf(w, "      %s\n", d)
-		}
-	}
-	if res.Incomplete {
-		fmt.Fprintln(w, "  The study was interrupted: these answers rest on the rounds that finished.")
+	fmt.Fprintln(w, "configurations:")
+	for _, r := range rows[1:] {
+		fmt.Fprintln(w, wrap("  "+r[0], width, "    "))
+		fmt.Fprintln(w, wrap(fmt.Sprintf("    %s starts, %s, %s", r[1], r[2], r[3]), width, "      "))
 	}
 }
 
@@ -127,28 +157,131 @@ func (f Figure) text(format string) string {
 	return s
 }
 
-// writeSeries writes the table of every series at every level.
-func writeSeries(w io.Writer, res *Result) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// writeSeriesFit writes the table of every series at every level; wider
+// than width (> 0), grouped by series: each series' label on a line of
+// its own, its levels under it in one table of aligned columns.
+func writeSeriesFit(w io.Writer, res *Result, width int) {
 	var confs []float64
 	for _, s := range res.Series {
 		for _, st := range s.Steps {
 			confs = append(confs, trials.MedianConfidence(len(st.Trials)))
 		}
 	}
-	fmt.Fprintf(tw, "series\tc\treq/s (median [%s])\tp99 ms\tmax ms\tfailed\n", trials.IntervalLabel(confs...))
+	head := []string{"series", "c", fmt.Sprintf("req/s (median [%s])", trials.IntervalLabel(confs...)), "p99 ms", "max ms", "failed"}
+	rows := [][]string{head}
+	var labels []string // the series of each row, "" for the header
+	labels = append(labels, "")
 	for _, s := range res.Series {
 		if len(s.Steps) == 0 {
-			fmt.Fprintf(tw, "%s\t-\tnot measured\t\t\t\n", s.Label)
+			rows = append(rows, []string{s.Label, "-", "not measured", "", "", ""})
+			labels = append(labels, s.Label)
 		}
 		for _, st := range s.Steps {
 			failed := "0"
 			if st.Failed > 0 {
 				failed = fmt.Sprintf("%d (%s)", st.Failed, st.FailureClass)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", s.Label, st.Concurrency, st.RequestsPerSecond.text("%.1f"),
-				st.P99Ms.text("%.2f"), st.MaxMs.text("%.2f"), failed)
+			rows = append(rows, []string{s.Label, fmt.Sprint(st.Concurrency), st.RequestsPerSecond.text("%.1f"),
+				st.P99Ms.text("%.2f"), st.MaxMs.text("%.2f"), failed})
+			labels = append(labels, s.Label)
 		}
 	}
-	tw.Flush()
+	lines := columns(rows)
+	if fits(lines, width) {
+		fmt.Fprint(w, strings.Join(lines, "\n")+"\n")
+		return
+	}
+	narrow := make([][]string, len(rows))
+	for i, r := range rows {
+		narrow[i] = append([]string{""}, r[1:]...)
+	}
+	// The header says what the label lines are; a row still too wide
+	// (intervals of many digits) wraps under its figures.
+	lines = columns(narrow)
+	fmt.Fprintln(w, "series, then each level:")
+	fmt.Fprintln(w, wrap(lines[0], width, "     "))
+	for i := 1; i < len(lines); i++ {
+		if labels[i] != labels[i-1] {
+			fmt.Fprintln(w, wrap(labels[i], width, "  "))
+		}
+		fmt.Fprintln(w, wrap(lines[i], width, "     "))
+	}
+}
+
+// columns lays rows out in columns 2 spaces apart, each as wide as its
+// widest cell (in runes), trailing spaces trimmed (as text/tabwriter
+// does).
+func columns(rows [][]string) []string {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	out := make([]string, len(rows))
+	for j, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		out[j] = strings.TrimRight(b.String(), " ")
+	}
+	return out
+}
+
+// fits reports whether every line is at most width columns (always with
+// width <= 0).
+func fits(lines []string, width int) bool {
+	if width <= 0 {
+		return true
+	}
+	for _, l := range lines {
+		if utf8.RuneCountInString(l) > width {
+			return false
+		}
+	}
+	return true
+}
+
+// wrap breaks line into lines of at most width columns at spaces (never
+// inside an interval "[0.506, 1.574]"), the lines after the first
+// indented by indent; a word longer than a line stays whole. width <= 0,
+// or a line that fits, leaves it as it is.
+func wrap(line string, width int, indent string) string {
+	if width <= 0 || utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	lead := line[:len(line)-len(strings.TrimLeft(line, " "))]
+	var words []string
+	for _, w := range strings.Fields(line) {
+		if n := len(words); n > 0 && strings.Count(words[n-1], "[") > strings.Count(words[n-1], "]") {
+			words[n-1] += " " + w
+			continue
+		}
+		words = append(words, w)
+	}
+	var b strings.Builder
+	b.WriteString(lead)
+	n := utf8.RuneCountInString(lead)
+	for i, word := range words {
+		k := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case n+1+k > width:
+			b.WriteString("\n" + indent)
+			n = utf8.RuneCountInString(indent)
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += k
+	}
+	return b.String()
 }

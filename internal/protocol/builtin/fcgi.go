@@ -114,6 +114,10 @@ func ScriptFilename(r protocol.Request, opts any) string {
 	return v
 }
 
+// ScriptFilename is the SCRIPT_FILENAME param a request sends
+// (protocol.ScriptNamer).
+func (FCGI) ScriptFilename(r protocol.Request, opts any) string { return ScriptFilename(r, opts) }
+
 // Notes are FastCGI's words.
 func (FCGI) Notes() protocol.Notes {
 	return protocol.Notes{

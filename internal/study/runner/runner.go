@@ -486,9 +486,78 @@ func (r *runner) verify(ctx context.Context, c *config) string {
 	case err != nil:
 		return err.Error()
 	case status != want:
-		return fmt.Sprintf("status %d, want %d", status, want)
+		msg := fmt.Sprintf("status %d, want %d", status, want)
+		if b := bodyStart(body); b != "" {
+			msg += fmt.Sprintf("; the body begins %q", b)
+		} else {
+			msg += "; the body is empty"
+		}
+		script := ""
+		if sn, ok := proto.(protocol.ScriptNamer); ok {
+			script = sn.ScriptFilename(req, plan.ProtoOptions)
+		}
+		if h := verifyHint(c.res.Protocol, status, r.res.Series[c.series[0]].URL, script); h != "" {
+			msg += "; " + h
+		}
+		return msg
 	case v.Body != "" && !bytes.Contains(body, []byte(v.Body)):
-		return fmt.Sprintf("the body does not contain %q", v.Body)
+		msg := fmt.Sprintf("the body does not contain %q", v.Body)
+		if b := bodyStart(body); b != "" {
+			msg += fmt.Sprintf("; it begins %q", b)
+		}
+		return msg
+	}
+	return ""
+}
+
+// bodyLines and bodyChars bound what a failed verification quotes of the
+// body: its first 3 non-blank lines, at most 200 characters.
+const (
+	bodyLines = 3
+	bodyChars = 200
+)
+
+// bodyStart is the start of body as one line: its first non-blank lines,
+// trimmed and joined with " / ", cut at bodyChars ("…" marks the cut);
+// "" when it has no text.
+func bodyStart(body []byte) string {
+	var parts []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+		if len(parts) == bodyLines {
+			break
+		}
+	}
+	s := strings.Join(parts, " / ")
+	if r := []rune(s); len(r) > bodyChars {
+		s = string(r[:bodyChars]) + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// verifyHint names the usual cause of a verification answered with
+// status (of a backend of protocol scheme, at url; script is the
+// SCRIPT_FILENAME a FastCGI request sent): a FastCGI 404 or 403 is the
+// script (SCRIPT_FILENAME names no file, or one the server will not
+// run), an HTTP 404 the URL's path. "" for other statuses.
+func verifyHint(scheme string, status int, url, script string) string {
+	sent := ""
+	if script != "" {
+		sent = fmt.Sprintf(" (it was %s)", script)
+	}
+	switch {
+	case scheme == "fcgi" && status == 404:
+		return "a FastCGI 404 is usually SCRIPT_FILENAME" + sent + " naming no file: it is the backend's document_root " +
+			"joined with the URL's path, so check document_root (the current directory when not given) and that the path of " +
+			url + " names the script (/index.php, not /)"
+	case scheme == "fcgi" && status == 403:
+		return "a FastCGI 403 is usually SCRIPT_FILENAME" + sent + " naming a file the server will not run (php-fpm " +
+			"runs only .php files, security.limit_extensions): check that the path of " + url + " names the script " +
+			"(/index.php, not /) and the backend's document_root"
+	case (scheme == "http" || scheme == "https") && status == 404:
+		return "an HTTP 404: the backend serves nothing at the path of " + url + "; check the url's path"
 	}
 	return ""
 }
