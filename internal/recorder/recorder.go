@@ -97,8 +97,8 @@ type Recorder struct {
 	// (-1 until its first completed response): ab's Length rule holds
 	// per target, since the pages of a mix differ in length.
 	docLens []atomic.Int64
-	server   atomic.Pointer[string]
-	stderr   atomic.Pointer[string] // first line of the first FastCGI STDERR sample
+	server  atomic.Pointer[string]
+	stderr  atomic.Pointer[string] // first line of the first FastCGI STDERR sample
 
 	errMu   sync.Mutex
 	errSeen map[string]int64
