@@ -36,6 +36,9 @@ type loadOptions struct {
 	method         string
 	postFile       string
 	targets        string
+	accessLog      string
+	logFormat      string
+	replayMethods  string
 	putFile        string
 	head           bool
 	cookies        []string
@@ -102,6 +105,9 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
 	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m); - reads it from standard input")
 	fs.StringVar(&o.targets, "targets", "", "send the requests of a targets `FILE` (vegeta's format: METHOD URL, headers, @body; '# weight: N' in a block weighs it) in the mix of their weights; - reads it from standard input")
+	fs.StringVar(&o.accessLog, "access-log", "", "replay the requests (methods and paths) of an nginx or Apache access log `FILE` in the log's order; - reads it from standard input")
+	fs.StringVar(&o.logFormat, "log-format", "", "--access-log's format: combined, common, or an nginx log_format `STRING` ($remote_addr, $request, $status ...); default: combined or common lines")
+	fs.StringVar(&o.replayMethods, "replay-methods", "", "--access-log: replay the lines of these methods (a `LIST`: GET,HEAD,POST; default GET,HEAD); bodies are not in a log, so none is sent")
 	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u); - reads it from standard input")
 	fs.BoolVarP(&o.head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
 	fs.StringArrayVarP(&o.cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
@@ -212,7 +218,8 @@ func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
 		BackendPIDs: o.backendPIDs, BackendPIDFile: o.backendPIDFile, FPMStatus: o.fpmStatus,
 		Headers: o.headers, Cookies: o.cookies, BasicAuth: o.basicAuth, Proxy: o.proxy, Method: o.method, Head: o.head,
 		PostFile: o.postFile, PutFile: o.putFile, ContentType: o.contentType, HTTP10: o.http10, DocumentRoot: o.docRoot,
-		Params: o.params, Stdin: readStdin, Targets: o.targets}
+		Params: o.params, Stdin: readStdin, Targets: o.targets,
+		AccessLog: o.accessLog, LogFormat: o.logFormat, ReplayMethods: o.replayMethods}
 }
 
 // buildLoad builds the plan of po, its records keeping what privacy says.

@@ -67,6 +67,9 @@ type Plan struct {
 	Schedule []int32
 	Labels   []string
 	Weights  []int
+	// Replay describes the access log a mix was read from (--access-log);
+	// nil otherwise.
+	Replay *stats.Replay
 
 	// Concurrency is the number of workers (the in-flight ceiling in the
 	// open model).
@@ -197,6 +200,7 @@ func (p *Plan) Record() stats.Plan {
 	}
 	if len(p.Mix) > 0 {
 		rp.Targets, rp.Weights = slices.Clone(p.Labels), slices.Clone(p.Weights)
+		rp.Replay = p.Replay
 	}
 	if t.Port == "" { // nginx-style Unix target
 		rp.Hostname = "unix:" + t.Address

@@ -6,15 +6,21 @@ import (
 
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/protocol"
+	"github.com/backbench/backbench/internal/stats"
 	tfile "github.com/backbench/backbench/internal/targets"
 	"github.com/backbench/backbench/sockets"
 )
 
-// mix reads --targets into the plan's mix: every target's request (its
-// URL resolved against the command line's target, the command line's
-// headers merged under its own) and the schedule of their weights.
+// mix reads --targets or --access-log into the plan's mix: every
+// target's request (its URL resolved against the command line's target,
+// the command line's headers merged under its own) and the schedule of
+// their weights (of the log's order for a log).
 func (o *Options) mix(r *execute.Plan) error {
 	switch {
+	case o.Targets != "" && o.AccessLog != "":
+		return errorf("--targets and --access-log: give one")
+	case o.AccessLog == "" && (o.LogFormat != "" || o.ReplayMethods != ""):
+		return errorf("--log-format and --replay-methods read an access log: add --access-log FILE")
 	case o.PostFile != "" || o.PutFile != "":
 		return errorf("--targets gives the requests and their bodies (@path lines): drop -p and -u")
 	case o.Head || o.Method != "":
@@ -24,6 +30,9 @@ func (o *Options) mix(r *execute.Plan) error {
 	}
 	var ts []tfile.Target
 	var err error
+	if o.AccessLog != "" {
+		return o.replay(r)
+	}
 	if o.Targets == "-" {
 		if o.Stdin == nil {
 			return errorf("--targets -: no standard input")
@@ -46,6 +55,53 @@ func (o *Options) mix(r *execute.Plan) error {
 	if r.Schedule, err = tfile.Schedule(tfile.Weights(ts)); err != nil {
 		return errorf("%s: %v", name, err)
 	}
+	return o.variants(r, name, ts)
+}
+
+// replay reads --access-log into the plan's mix: its distinct requests,
+// sent in the log's order, and what was skipped of it.
+func (o *Options) replay(r *execute.Plan) error {
+	var methods []string
+	if o.ReplayMethods != "" {
+		var err error
+		if methods, err = tfile.ParseMethods(o.ReplayMethods); err != nil {
+			return errorf("--replay-methods: %v", err)
+		}
+	}
+	var lg *tfile.Log
+	var err error
+	name := o.AccessLog
+	if name == "-" {
+		if o.Stdin == nil {
+			return errorf("--access-log -: no standard input")
+		}
+		b, rerr := o.Stdin()
+		if rerr != nil {
+			return errorf("--access-log -: cannot read standard input: %v", rerr)
+		}
+		name = "stdin"
+		lg, err = tfile.ParseLog(bytes.NewReader(b), name, o.LogFormat, methods)
+	} else {
+		lg, err = tfile.ReadLog(name, nil, o.LogFormat, methods)
+	}
+	if err != nil {
+		return errorf("%v", err)
+	}
+	r.Schedule = lg.Order
+	format := o.LogFormat
+	if format == "" {
+		format = "combined"
+	}
+	r.Replay = &stats.Replay{File: name, Format: format, Methods: methods, Lines: lg.Lines, Replayed: lg.Replayed,
+		Skipped: lg.Skipped, Malformed: lg.Malformed, FirstBadLine: lg.FirstBad, FirstBadWhy: lg.FirstBadWhy, Truncated: lg.Truncated}
+	if len(methods) == 0 {
+		r.Replay.Methods = tfile.DefaultMethods
+	}
+	return o.variants(r, name, lg.Targets)
+}
+
+// variants makes the requests of the targets ts read from name.
+func (o *Options) variants(r *execute.Plan, name string, ts []tfile.Target) error {
 	r.Mix, r.Labels, r.Weights = make([]protocol.Variant, len(ts)), make([]string, len(ts)), tfile.Weights(ts)
 	for i, t := range ts {
 		v := protocol.Variant{Method: t.Method, Body: t.Body}

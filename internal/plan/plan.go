@@ -115,6 +115,13 @@ type Options struct {
 	// requests the run sends in the mix of their weights instead of one
 	// request; "-" is standard input.
 	Targets string
+	// AccessLog is --access-log: an nginx or Apache access log whose
+	// requests (their methods and paths) the run sends in the log's order
+	// instead of one request; "-" is standard input. LogFormat is
+	// --log-format ("combined", "common" or an nginx log_format string;
+	// "" reads combined and common lines), ReplayMethods --replay-methods
+	// (a comma-separated list; "" is GET,HEAD).
+	AccessLog, LogFormat, ReplayMethods string
 }
 
 // Defaults are the options of a bench without flags but its URL.
@@ -198,7 +205,7 @@ func (o *Options) Build() (*Load, error) {
 	if err := o.request(r); err != nil {
 		return nil, err
 	}
-	if o.Targets != "" {
+	if o.Targets != "" || o.AccessLog != "" || o.LogFormat != "" || o.ReplayMethods != "" {
 		if err := o.mix(r); err != nil {
 			return nil, err
 		}

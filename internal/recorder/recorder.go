@@ -18,7 +18,8 @@
 // The Length rule is ab's: the body length of the first completed response
 // is the document length, and a later completed response whose body length
 // differs is a Length failure (still counted complete) unless the length is
-// declared variable.
+// declared variable. In a mix of targets the rule holds per target: each
+// target's first completed response sets its own length.
 //
 // Not here: the record itself, its JSON form and its merge of saved
 // records (package stats), and ab's figures derived from a record (package
@@ -92,8 +93,12 @@ type Recorder struct {
 	shards   []*Shard
 	variable bool
 	docLen   atomic.Int64 // -1 until the first completed response
-	server   atomic.Pointer[string]
-	stderr   atomic.Pointer[string] // first line of the first FastCGI STDERR sample
+	// docLens, in a mix of targets, holds each target's document length
+	// (-1 until its first completed response): ab's Length rule holds
+	// per target, since the pages of a mix differ in length.
+	docLens []atomic.Int64
+	server  atomic.Pointer[string]
+	stderr  atomic.Pointer[string] // first line of the first FastCGI STDERR sample
 
 	errMu   sync.Mutex
 	errSeen map[string]int64
@@ -170,6 +175,12 @@ func New(o Options) *Recorder {
 	n := min(max(o.Shards, 1), MaxShards)
 	r := &Recorder{shards: make([]*Shard, n), variable: o.VariableLength, errSeen: map[string]int64{}, rawW: o.Raw}
 	r.docLen.Store(-1)
+	if o.Targets > 1 {
+		r.docLens = make([]atomic.Int64, o.Targets)
+		for i := range r.docLens {
+			r.docLens[i].Store(-1)
+		}
+	}
 	if o.Windows > 0 && o.Span > 0 {
 		r.width = max(int64(o.Span)/int64(min(o.Windows, MaxWindows)), 1)
 	}
@@ -254,9 +265,16 @@ func (s *Shard) Record(res *load.Result) {
 	if res.Class == load.OK {
 		// Load before any CompareAndSwap: a swap, even a failed one, takes
 		// the cache line from the other workers' cores on every request.
-		dl := r.docLen.Load()
-		if dl == -1 && !r.docLen.CompareAndSwap(-1, res.BodyBytes) {
-			dl = r.docLen.Load()
+		doc := &r.docLen
+		if r.docLens != nil && res.Target >= 0 && res.Target < len(r.docLens) {
+			if r.docLen.Load() == -1 {
+				r.docLen.CompareAndSwap(-1, res.BodyBytes) // the report's Document Length
+			}
+			doc = &r.docLens[res.Target]
+		}
+		dl := doc.Load()
+		if dl == -1 && !doc.CompareAndSwap(-1, res.BodyBytes) {
+			dl = doc.Load()
 		}
 		if dl != -1 && dl != res.BodyBytes && !r.variable {
 			res.Class = load.Length

@@ -319,3 +319,24 @@ func TestTargetsMergeExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestLengthPerTarget: in a mix, each target has its own document
+// length; a length that differs within one target is a Length failure.
+func TestLengthPerTarget(t *testing.T) {
+	r := New(Options{Shards: 1, Targets: 2})
+	s := r.Shard(0)
+	for i, c := range []struct {
+		target int
+		bytes  int64
+		want   load.ErrClass
+	}{{0, 10, load.OK}, {1, 0, load.OK}, {0, 10, load.OK}, {1, 0, load.OK}, {1, 5, load.Length}} {
+		res := load.Result{Class: load.OK, Target: c.target, BodyBytes: c.bytes, Start: 1, Done: 2}
+		s.Record(&res)
+		if res.Class != c.want {
+			t.Errorf("%d: class %v, want %v", i, res.Class, c.want)
+		}
+	}
+	if m := r.Merge(); m.DocumentLength != 10 {
+		t.Errorf("document length %d, want the first response's 10", m.DocumentLength)
+	}
+}

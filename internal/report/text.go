@@ -142,6 +142,9 @@ func Text(w io.Writer, s *summary.Summary, o TextOptions) error {
 	}
 	if len(s.Targets) > 0 {
 		writeTargets(b, s.Targets)
+		if s.Replay != nil {
+			writeReplay(b, s.Replay)
+		}
 	}
 	ours(b, s, line)
 	_, err := io.WriteString(w, b.String())
@@ -362,6 +365,19 @@ func writeTargets(b *strings.Builder, ts []summary.TargetSummary) {
 	for _, t := range ts {
 		fmt.Fprintf(b, "  %-*s %6d %9d %7d %8.2f %8.2f %8.2f %11d\n", targetWidth, fitTarget(t.Target), t.Weight, t.Requests, t.Failed,
 			t.P50Ms, t.P99Ms, t.MaxMs, t.BodyBytes)
+	}
+}
+
+// writeReplay notes what an access log replay (--access-log) sent and
+// left out of the log.
+func writeReplay(b *strings.Builder, r *stats.Replay) {
+	fmt.Fprintf(b, "  Replayed %d of %d lines of %s (weights are counts; methods %s): %d skipped, %d malformed\n",
+		r.Replayed, r.Lines, r.File, strings.Join(r.Methods, ","), r.Skipped, r.Malformed)
+	if r.FirstBadLine > 0 {
+		fmt.Fprintf(b, "  First left out: %s:%d: %s\n", r.File, r.FirstBadLine, r.FirstBadWhy)
+	}
+	if r.Truncated {
+		b.WriteString("  The log was cut at 4194304 lines replayed: the rest was not read\n")
 	}
 }
 

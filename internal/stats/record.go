@@ -171,6 +171,9 @@ type Plan struct {
 	// and Weights their weights; empty for one request.
 	Targets []string `json:"targets,omitempty"`
 	Weights []int    `json:"target_weights,omitempty"`
+	// Replay describes the access log the targets were read from
+	// (--access-log); absent otherwise.
+	Replay *Replay `json:"replay,omitempty"`
 	// Concurrency is the number of workers (-c); records merged Together
 	// add them (see Policy).
 	Concurrency int `json:"concurrency"`
@@ -750,6 +753,32 @@ type TargetRecord struct {
 	BodyBytes int64 `json:"body_bytes"`
 	// Total is the total time of its complete requests.
 	Total PhaseRecord `json:"total"`
+}
+
+// Replay describes an access log replayed (--access-log): the targets
+// are its distinct requests, weighted by their counts, sent in its order.
+type Replay struct {
+	// File is the log's name ("stdin" for -), Format its format
+	// ("combined", "common" or an nginx log_format string), Methods the
+	// methods replayed.
+	File    string   `json:"file"`
+	Format  string   `json:"format"`
+	Methods []string `json:"methods"`
+	// Lines counts its non-blank lines, Replayed those sent in order,
+	// Skipped the well-formed ones not sent (another method, no request,
+	// not a path, a rare target past the most frequent 1,000), Malformed
+	// those not read.
+	Lines     int64 `json:"lines"`
+	Replayed  int64 `json:"replayed"`
+	Skipped   int64 `json:"skipped"`
+	Malformed int64 `json:"malformed"`
+	// FirstBadLine is the line of the first skipped or malformed line (0
+	// when none), FirstBadWhy what was wrong with it.
+	FirstBadLine int    `json:"first_bad_line,omitempty"`
+	FirstBadWhy  string `json:"first_bad_why,omitempty"`
+	// Truncated reports a log longer than the replay's limit (4,194,304
+	// lines): the rest was not read.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // NewTargets returns the empty parts of n targets, their histograms

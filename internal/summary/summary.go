@@ -222,6 +222,9 @@ type Summary struct {
 	// Targets has one entry per request of a mix (--targets), in the
 	// targets file's order; absent for one request.
 	Targets []TargetSummary `json:"targets,omitempty"`
+	// Replay describes the access log the targets were read from
+	// (--access-log): its lines replayed, skipped and malformed.
+	Replay *stats.Replay `json:"replay,omitempty"`
 	// Backend is the backend's resource use, when sampled.
 	Backend *stats.BackendUsage `json:"backend,omitempty"`
 	// TLS describes the negotiated TLS session of an https target.
@@ -447,6 +450,10 @@ func Of(m *stats.Record) Summary {
 			ts.MaxMs = ms(t.Total.Max)
 		}
 		s.Targets = append(s.Targets, ts)
+	}
+	if pl.Replay != nil {
+		r := *pl.Replay
+		s.Replay = &r
 	}
 	s.ConnectsOver1s = c.SlowConnects
 	s.Client = m.Client

@@ -1,6 +1,9 @@
 // Package targets reads a targets file, the request mix of --targets, in
 // vegeta's HTTP format, and turns the mix's weights into the deterministic
-// schedule that the workers of a run walk by index.
+// schedule that the workers of a run walk by index. It also reads an
+// nginx or Apache access log for --access-log (ReadLog): the distinct
+// requests of its lines as targets weighted by their counts, and the
+// log's own order of them as the schedule.
 //
 // The format: blocks separated by blank lines; each block starts with
 // `METHOD URL`, then `Name: value` header lines, then an optional `@path`

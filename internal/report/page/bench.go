@@ -150,7 +150,71 @@ func (p *pager) bench(s *summary.Summary) {
 		}
 		p.table("Upstreams ("+s.Balance+")", []string{"address", "requests", "failed", "req/s", "mean ms", "p99 ms"}, rows)
 	}
+	if len(s.Targets) > 0 {
+		p.targets(s)
+	}
 	p.notes("Notes", s.Notes)
+}
+
+// maxTargetPoints bounds the targets drawn on the chart of p99 per target:
+// the ones with the most requests.
+const maxTargetPoints = 30
+
+// targets writes the figures of a mix's targets (--targets, --access-log):
+// a table of every target, what a replayed log left out, and a chart of
+// p99 per target.
+func (p *pager) targets(s *summary.Summary) {
+	var rows [][]cell
+	f := func(v float64) cell { return num(strconv.FormatFloat(v, 'f', 3, 64)) }
+	for _, t := range s.Targets {
+		rows = append(rows, []cell{hdr(t.Target), num(strconv.Itoa(t.Weight)), num(strconv.FormatInt(t.Requests, 10)),
+			num(strconv.FormatInt(t.Failed, 10)), f(t.P50Ms), f(t.P99Ms), f(t.MaxMs), num(strconv.FormatInt(t.BodyBytes, 10))})
+	}
+	weight := "weight"
+	if s.Replay != nil {
+		weight = "lines in the log"
+	}
+	p.table(fmt.Sprintf("Targets (%d; times are Total, in ms)", len(s.Targets)),
+		[]string{"target", weight, "requests", "failed", "p50", "p99", "max", "body bytes"}, rows)
+	if r := s.Replay; r != nil {
+		notes := []string{fmt.Sprintf("Replayed %d of %d lines of %s in its order (methods %s): %d skipped, %d malformed.",
+			r.Replayed, r.Lines, r.File, strings.Join(r.Methods, ","), r.Skipped, r.Malformed)}
+		if r.FirstBadLine > 0 {
+			notes = append(notes, fmt.Sprintf("First line left out: %s:%d: %s.", r.File, r.FirstBadLine, r.FirstBadWhy))
+		}
+		if r.Truncated {
+			notes = append(notes, "The log was cut at the replay's limit of lines: the rest was not read.")
+		}
+		p.notes("Access log", notes)
+	}
+	idx := make([]int, len(s.Targets))
+	for i := range idx {
+		idx[i] = i
+	}
+	title := "p99 of the request time per target"
+	if len(idx) > maxTargetPoints {
+		sort.SliceStable(idx, func(a, b int) bool { return s.Targets[idx[a]].Requests > s.Targets[idx[b]].Requests })
+		idx = idx[:maxTargetPoints]
+		sort.Ints(idx)
+		title += fmt.Sprintf(", the %d with the most requests of %d", maxTargetPoints, len(s.Targets))
+	}
+	ch := &chart{id: p.id("c"), title: title, xLabel: "target", yLabel: "p99 latency (ms)", levelTicks: true,
+		tickNames: map[float64]string{}, marksLow: true}
+	l := &line{label: "p99"}
+	for k, i := range idx {
+		t := s.Targets[i]
+		if t.Complete == 0 {
+			continue
+		}
+		x := float64(k + 1)
+		ch.tickNames[x] = t.Target
+		l.pts = append(l.pts, point{x: x, y: t.P99Ms, failed: t.Failed > 0,
+			tip: fmt.Sprintf("%s: p99 %.3f ms, p50 %.3f ms, max %.3f ms; %d requests, %d failed", t.Target, t.P99Ms, t.P50Ms, t.MaxMs, t.Requests, t.Failed)})
+	}
+	if len(l.pts) > 0 {
+		ch.lines = []*line{l}
+		ch.svg(&p.b)
+	}
 }
 
 // pctOf reads the rank of a percentile row header ("99.9%").

@@ -24,6 +24,8 @@ func seriesPlan(st *studyfile.Study, s *studyfile.Series, t Target) (*execute.Pl
 	o.KeepAlive = s.Levels[studyfile.FactorKeepalive] == "on"
 	o.HTTP10 = s.Levels[studyfile.FactorHTTP] == "1.0"
 	o.Insecure, o.DocumentRoot, o.Headers = b.Insecure, t.DocumentRoot, t.Headers
+	me := &st.Measure
+	o.Targets, o.AccessLog, o.LogFormat, o.ReplayMethods = me.Targets, me.AccessLog, me.LogFormat, me.ReplayMethods
 	l, err := o.Build()
 	if err != nil {
 		return nil, fmt.Errorf("%s (%s): %v", s.Label, load.RedactURL(t.URL), err)

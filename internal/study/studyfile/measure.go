@@ -2,6 +2,7 @@ package studyfile
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/targets"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -106,6 +108,7 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 		}
 	}
 	p.parseUntil(m)
+	p.parseMix(m)
 	p.parseSizing(m, n)
 }
 
@@ -133,6 +136,61 @@ func (p *parser) parseUntil(m map[string]pair) {
 			p.fail(v.key, "measure max_repeat: only with until: decided (the most rounds)")
 		}
 		me.MaxRepeat = int(p.integer(v.val, "measure max_repeat", trials.DefaultMinRounds, trials.MaxRepeat))
+	}
+}
+
+// parseMix reads the request mix of every series: targets (a targets
+// file, as --targets) or access_log (a log replayed, as --access-log,
+// with log_format and replay_methods), each path relative to the study
+// file's directory; the file is read now, so that a bad one is refused
+// before anything starts.
+func (p *parser) parseMix(m map[string]pair) {
+	me := &p.s.Measure
+	rel := func(n *yaml.Node, what string) string {
+		s := strings.TrimSpace(p.scalar(n, what))
+		if s == "" {
+			p.fail(n, "%s: want a file name", what)
+		}
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(filepath.Dir(p.file), s)
+		}
+		return s
+	}
+	t, hasT := m["targets"]
+	a, hasA := m["access_log"]
+	hasT, hasA = hasT && !isNull(t.val), hasA && !isNull(a.val)
+	if hasT && hasA {
+		p.fail(a.key, "measure: targets and access_log: give one (a targets file, or a log to replay)")
+	}
+	if hasT {
+		me.Targets = rel(t.val, "measure targets")
+		if _, err := targets.ReadFile(me.Targets, nil); err != nil {
+			p.fail(t.val, "measure targets: %v", err)
+		}
+	}
+	for _, k := range []string{"log_format", "replay_methods"} {
+		if v, ok := m[k]; ok && !isNull(v.val) && !hasA {
+			p.fail(v.key, "measure %s reads an access log: add access_log", k)
+		}
+	}
+	if !hasA {
+		return
+	}
+	me.AccessLog = rel(a.val, "measure access_log")
+	if v, ok := m["log_format"]; ok && !isNull(v.val) {
+		me.LogFormat = p.scalar(v.val, "measure log_format")
+	}
+	var methods []string
+	if v, ok := m["replay_methods"]; ok && !isNull(v.val) {
+		list, _ := p.stringList(v.val, "measure replay_methods", true)
+		var err error
+		if methods, err = targets.ParseMethods(strings.Join(list, ",")); err != nil {
+			p.fail(v.val, "measure replay_methods: %v", err)
+		}
+		me.ReplayMethods = strings.Join(methods, ",")
+	}
+	if _, err := targets.ReadLog(me.AccessLog, nil, me.LogFormat, methods); err != nil {
+		p.fail(a.val, "measure access_log: %v", err)
 	}
 }
 

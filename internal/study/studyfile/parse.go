@@ -228,7 +228,7 @@ var (
 	fileKeys    = []string{"path", "content"}
 	verifyKeys  = []string{"status", "body"}
 	stopKeys    = []string{"signal", "grace"}
-	measureKeys = []string{"kind", "concurrency", "requests", "duration", "repeat", "warmup", "noise", "timeout", "slo", "confirm", "memory", "client_cpus", "pin", "until", "budget", "max_repeat"}
+	measureKeys = []string{"kind", "concurrency", "requests", "duration", "repeat", "warmup", "noise", "timeout", "slo", "confirm", "memory", "client_cpus", "pin", "until", "budget", "max_repeat", "targets", "access_log", "log_format", "replay_methods"}
 )
 
 // builtins are the placeholders every backend field may use.

@@ -239,6 +239,15 @@ type Measure struct {
 	// pinned nothing ("" when it did).
 	Pin     string
 	PinNote string
+	// Targets is targets:, a targets file (as --targets) every series
+	// sends, its path resolved against the study file's directory; ""
+	// for one request.
+	Targets string
+	// AccessLog is access_log:, an access log every series replays (as
+	// --access-log), resolved like Targets; LogFormat is log_format: and
+	// ReplayMethods replay_methods: (comma-separated), as --log-format and
+	// --replay-methods take them.
+	AccessLog, LogFormat, ReplayMethods string
 }
 
 // Error is a problem of a study file, at a line and column of it.
