@@ -18,6 +18,6 @@ echo "  bench req/s, keep-alive off: $(line off)"
 echo "  bench req/s, keep-alive on:  $(line on)"
 echo "  sweep: best at c=$top: $best; chart $OUT/sweep.png"
 # The study's conclusions, each cut to its factor and first words.
-study=$(grep -o '"conclusion": "[^"]*"' "$OUT/study/study.json" | sed 's/"conclusion": "//; s/"$//; s/ in \(all \)\{0,1\}[0-9]* comparisons\{0,1\}\.$//; s/\.$//' | paste -sd ';' - | sed 's/;/; /g')
+study=$(grep -o '"conclusion": "[^"]*"' "$OUT/study/study.json" | sed 's/"conclusion": "//; s/"$//; s/ in \(all \)\{0,1\}[0-9]* comparisons\{0,1\}\.$//; s/\.$//' | awk 'NR>1{printf "; "} {printf "%s", $0}')
 echo "  study: $study"
 echo "  page: $(cd "$OUT" && pwd)/sweep.html"

@@ -47,7 +47,7 @@ func TestMakeDemo(t *testing.T) {
   bench req/s, keep-alive off: fcgi tcp \d+\.\d+, fcgi unix \d+\.\d+, http tcp \d+\.\d+, http unix \d+\.\d+
   bench req/s, keep-alive on:  fcgi tcp \d+\.\d+, fcgi unix \d+\.\d+, http tcp \d+\.\d+, http unix \d+\.\d+
   sweep: best at c=41: .+, \d+\.\d req/s; chart .*sweep\.png
-  study: transport unix against tcp: [^;]+; keepalive on against off: .+
+  study: transport unix against tcp: .+; keepalive on against off: .+
   page: (/\S+/sweep\.html)$`).MatchString(sum) {
 		t.Errorf("no summary at the end:\n%s", sum)
 	}

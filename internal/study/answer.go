@@ -466,13 +466,13 @@ func (o *openSpan) text() string {
 		}
 	}
 	if s != "" && more != "" {
-		return s + "; " + more
+		return s + ", " + more
 	}
 	return s + more
 }
 
 // text is "req/s same at 3 of 51 levels; undecided at 45 of 51 levels
-// (intervals from 0.47× to 2.96×; up to ~12 more rounds would decide
+// (intervals from 0.47× to 2.96×, up to ~12 more rounds would decide
 // them); faster at c=141 (1.84× [1.00, 3.91])", or, for more than three
 // levels of a verdict, "faster at 28 levels from c=1 to c=411 (1.40× to
 // 13.27×)".
