@@ -439,55 +439,17 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		}
 		return a
 	}
-	var knee *SizingPoint
-	ki := 0
-	for i, p := range ps {
-		if p.Capacity.Median > 0 && within(p, best) {
-			knee, ki = p, i
-			break
-		}
-	}
-	rec := knee
-	var fits string
-	if s.MemoryBudgetBytes > 0 {
-		var perWorker float64
-		for _, p := range ps {
-			perWorker = max(perWorker, p.WorkerPSS.P95)
-		}
-		if perWorker > 0 {
-			room := float64(s.MemoryBudgetBytes) * (1 - s.MemoryMargin)
-			n := int(room / perWorker)
-			var largest *SizingPoint
-			for _, p := range ps {
-				if v, err := strconv.ParseFloat(p.Level, 64); err == nil && v*perWorker <= room && p.Capacity.Median > 0 {
-					largest = p
-				}
-			}
-			fits = fmt.Sprintf("A %s budget would fit %d workers at %s each at p95 under load, with a %.0f%% margin", Bytes(s.MemoryBudgetBytes), n, Bytes(int64(perWorker)), 100*s.MemoryMargin)
-			if largest != nil {
-				fits += fmt.Sprintf("; of the pools measured, the largest that fits is %s = %s", s.Factor, largest.Level)
-				if v, _ := strconv.ParseFloat(knee.Level, 64); v*perWorker > room {
-					rec = largest
-					fits += " (the knee does not fit: set that)"
-				}
-			} else {
-				fits += "; none of the pools measured fits"
-			}
-			fits += "."
-		}
-	}
+	knee, ki := kneeOf(ps, best)
+	rec, fits := s.recommend(ps, knee)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s%s: %s within %s", s.set(rec.Level), at, pointRate(rec), slo)
 	if rec.WorkerPSS.P95 > 0 {
 		fmt.Fprintf(&b, ", %s per worker at p95 under load", Bytes(int64(rec.WorkerPSS.P95)))
 	}
 	b.WriteString(". ")
-	ceiling := rec.LimitedBy == LimitClient && rec.ClientKind == ClientCeiling
-	switch {
-	case !ceiling && (knee.LimitedBy == LimitCores || ki < len(ps)-1 && s.coresLimit(ps[ki:])):
-		// Before the client's lateness: a client that could not send what
-		// it was asked on a saturated machine is held back by the same
-		// cores. Not before its ceiling: that is -c's, whatever the cores.
+	a.KneeLimit = s.limit(ps, ki, rec)
+	switch a.KneeLimit {
+	case LimitCores:
 		busy := s.busiest(ps[ki:])
 		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s were busy (at %s, the backend %s, the client %s",
 			s.Cores, knee.Level, cores(busy), knee.Level, cores(knee.BackendCores), cores(knee.ClientCores))
@@ -495,7 +457,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 			fmt.Fprintf(&b, ", other programs %s", cores(other))
 		}
 		b.WriteString("), so more children add no capacity on this machine: the capacity is the machine's, not the pool's.")
-	case rec.LimitedBy == LimitClient:
+	case LimitClient:
 		fmt.Fprintf(&b, "The knee is the client's limit, not the backend's (%s): the backend serves at least this much.", rec.Reason)
 		switch rec.ClientKind {
 		case ClientCeiling:
@@ -503,7 +465,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		case ClientCPU:
 			b.WriteString(" Give the client more CPU (or its own machine) to measure the backend's own limit.")
 		}
-	case ki == len(ps)-1:
+	case KneeNotReached:
 		fmt.Fprintf(&b, "Capacity still grows at the largest pool measured: the knee is at %s or beyond, where the backend's own limit was met; measure larger pools.", knee.Level)
 	default:
 		fmt.Fprintf(&b, "The knee is the backend's own limit: beyond %s, more workers do not serve more.", knee.Level)
@@ -537,6 +499,77 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	a.Level, a.Knee = rec.Level, knee.Level
 	a.Conclusion = b.String()
 	return a
+}
+
+// kneeOf is the knee of ps (in the factor's order) and its index: the
+// smallest pool whose capacity is within noise of best's.
+func kneeOf(ps []*SizingPoint, best *SizingPoint) (*SizingPoint, int) {
+	for i, p := range ps {
+		if p.Capacity.Median > 0 && within(p, best) {
+			return p, i
+		}
+	}
+	return best, slices.Index(ps, best)
+}
+
+// recommend is the pool to set among ps, given their knee: the knee, or
+// with a memory budget the knee does not fit, the largest pool measured
+// that fits; and with a budget, the sentence on what it fits ("" without).
+func (s *Sizing) recommend(ps []*SizingPoint, knee *SizingPoint) (*SizingPoint, string) {
+	rec := knee
+	var fits string
+	if s.MemoryBudgetBytes > 0 {
+		var perWorker float64
+		for _, p := range ps {
+			perWorker = max(perWorker, p.WorkerPSS.P95)
+		}
+		if perWorker > 0 {
+			room := float64(s.MemoryBudgetBytes) * (1 - s.MemoryMargin)
+			n := int(room / perWorker)
+			var largest *SizingPoint
+			for _, p := range ps {
+				if v, err := strconv.ParseFloat(p.Level, 64); err == nil && v*perWorker <= room && p.Capacity.Median > 0 {
+					largest = p
+				}
+			}
+			fits = fmt.Sprintf("A %s budget would fit %d workers at %s each at p95 under load, with a %.0f%% margin", Bytes(s.MemoryBudgetBytes), n, Bytes(int64(perWorker)), 100*s.MemoryMargin)
+			if largest != nil {
+				fits += fmt.Sprintf("; of the pools measured, the largest that fits is %s = %s", s.Factor, largest.Level)
+				if v, _ := strconv.ParseFloat(knee.Level, 64); v*perWorker > room {
+					rec = largest
+					fits += " (the knee does not fit: set that)"
+				}
+			} else {
+				fits += "; none of the pools measured fits"
+			}
+			fits += "."
+		}
+	}
+	return rec, fits
+}
+
+// KneeNotReached is a sizing Answer's KneeLimit when capacity still grew
+// at the largest pool measured, neither the machine's cores nor the client
+// limiting it: the knee is at Answer.Knee or beyond.
+const KneeNotReached = "not_reached"
+
+// limit is what limits the knee ps[ki], rec being the pool to set: a
+// Limit constant, or KneeNotReached.
+func (s *Sizing) limit(ps []*SizingPoint, ki int, rec *SizingPoint) string {
+	knee := ps[ki]
+	ceiling := rec.LimitedBy == LimitClient && rec.ClientKind == ClientCeiling
+	switch {
+	case !ceiling && (knee.LimitedBy == LimitCores || ki < len(ps)-1 && s.coresLimit(ps[ki:])):
+		// Before the client's lateness: a client that could not send what
+		// it was asked on a saturated machine is held back by the same
+		// cores. Not before its ceiling: that is -c's, whatever the cores.
+		return LimitCores
+	case rec.LimitedBy == LimitClient:
+		return LimitClient
+	case ki == len(ps)-1:
+		return KneeNotReached
+	}
+	return LimitBackend
 }
 
 // unconfirmed says which pool sizes had searches that found a rate they

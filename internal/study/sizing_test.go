@@ -75,6 +75,13 @@ func TestSizingAnswers(t *testing.T) {
 			if a.Knee != knee {
 				t.Errorf("knee %q, want %q: %s", a.Knee, knee, a.Conclusion)
 			}
+			// What limits the knee is kept for the page ("knee ≥ 4"
+			// where it was not reached).
+			limit := map[string]string{"cores": LimitCores, "still grows": KneeNotReached, "shared machine": KneeNotReached,
+				"less after the knee": LimitCores, "backend": LimitBackend, "budget": KneeNotReached}[tc.name]
+			if a.KneeLimit != limit {
+				t.Errorf("knee limit %q, want %q: %s", a.KneeLimit, limit, a.Conclusion)
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(a.Conclusion, w) {
 					t.Errorf("the conclusion lacks %q:\n%s", w, a.Conclusion)
