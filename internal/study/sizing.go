@@ -80,8 +80,11 @@ type SizingPoint struct {
 	// WorkerPSS is the PSS of one worker under load at the answer, in
 	// bytes, over every worker and sample of every search.
 	WorkerPSS Spread `json:"worker_pss_bytes"`
-	// Workers is the most worker processes seen at the answer.
-	Workers int `json:"workers"`
+	// Workers is the most worker processes seen at the answer (the
+	// master not counted); Processes the most processes of the backend's
+	// tree, the master included (0 in files written before it was kept).
+	Workers   int `json:"workers"`
+	Processes int `json:"processes,omitempty"`
 	// CPUPerRequestMs is the backend's CPU time per request at the answer,
 	// in ms; BackendCores and ClientCores their CPU use, in cores (1: one
 	// CPU busy all the time); medians over the searches.
@@ -147,10 +150,13 @@ type SizingLoad struct {
 	PeakPSSBytes int64   `json:"peak_pss_bytes"`
 	// WorkerPSS is one worker's PSS over the workers and samples, in
 	// bytes; WorkerSamples how many readings it rests on; Workers the most
-	// worker processes seen.
+	// worker processes seen (every process of the tree but its leader, a
+	// prefork pool's master; the leader when it is alone); Processes the
+	// most processes of the tree, its leader included.
 	WorkerPSS     Spread `json:"worker_pss_bytes"`
 	WorkerSamples int    `json:"worker_samples"`
 	Workers       int    `json:"workers"`
+	Processes     int    `json:"processes,omitempty"`
 	// CPUPerRequestMs is the backend's CPU per request, in ms;
 	// BackendCores and ClientCores their CPU use, in cores.
 	CPUPerRequestMs float64 `json:"cpu_per_request_ms"`
@@ -336,7 +342,7 @@ func (s *Sizing) Summarize() {
 			pss, cpu = append(pss, a.PoolPSSBytes), append(cpu, a.CPUPerRequestMs)
 			bc, cc, mc = append(bc, a.BackendCores), append(cc, a.ClientCores), append(mc, a.MachineCores)
 			p.PeakPSSBytes = max(p.PeakPSSBytes, a.PeakPSSBytes)
-			p.Workers = max(p.Workers, a.Workers)
+			p.Workers, p.Processes = max(p.Workers, a.Workers), max(p.Processes, a.Processes)
 			worker = append(worker, a.WorkerPSS.P50)
 			p.WorkerPSS.P95 = max(p.WorkerPSS.P95, a.WorkerPSS.P95)
 			p.WorkerPSS.Max = max(p.WorkerPSS.Max, a.WorkerPSS.Max)
@@ -520,8 +526,11 @@ func (s *Sizing) recommend(ps []*SizingPoint, knee *SizingPoint) (*SizingPoint, 
 	var fits string
 	if s.MemoryBudgetBytes > 0 {
 		var perWorker float64
+		var heaviest *SizingPoint
 		for _, p := range ps {
-			perWorker = max(perWorker, p.WorkerPSS.P95)
+			if p.WorkerPSS.P95 > perWorker {
+				perWorker, heaviest = p.WorkerPSS.P95, p
+			}
 		}
 		if perWorker > 0 {
 			room := float64(s.MemoryBudgetBytes) * (1 - s.MemoryMargin)
@@ -532,17 +541,24 @@ func (s *Sizing) recommend(ps []*SizingPoint, knee *SizingPoint) (*SizingPoint, 
 					largest = p
 				}
 			}
-			fits = fmt.Sprintf("A %s budget would fit %d workers at %s each at p95 under load, with a %.0f%% margin", Bytes(s.MemoryBudgetBytes), n, Bytes(int64(perWorker)), 100*s.MemoryMargin)
+			var tail string
 			if largest != nil {
-				fits += fmt.Sprintf("; of the pools measured, the largest that fits is %s = %s", s.Factor, largest.Level)
+				tail = fmt.Sprintf("; of the pools measured, the largest that fits is %s = %s", s.Factor, largest.Level)
 				if v, _ := strconv.ParseFloat(knee.Level, 64); v*perWorker > room {
 					rec = largest
-					fits += " (the knee does not fit: set that)"
+					tail += " (the knee does not fit: set that)"
 				}
 			} else {
-				fits += "; none of the pools measured fits"
+				tail = "; none of the pools measured fits"
 			}
-			fits += "."
+			// The same percentile as the answer's per worker, at the pool
+			// where one worker weighed the most (named when it is not
+			// the one set, whose figure the answer gives).
+			each := Bytes(int64(perWorker)) + " each at p95 under load"
+			if heaviest.WorkerPSS.P95 != rec.WorkerPSS.P95 {
+				each += fmt.Sprintf(" (the most of the pools measured, at %s = %s)", s.Factor, heaviest.Level)
+			}
+			fits = fmt.Sprintf("A %s budget would fit %d workers at %s, with a %.0f%% margin%s.", Bytes(s.MemoryBudgetBytes), n, each, 100*s.MemoryMargin, tail)
 		}
 	}
 	return rec, fits
@@ -655,11 +671,25 @@ func (s *Sizing) detail(p *SizingPoint, slo string) string {
 	}
 	line += ")"
 	if p.PoolPSSBytes > 0 {
-		line += fmt.Sprintf("; pool PSS %s, per worker p50 %s, p95 %s, max %s (%d workers)", Bytes(int64(p.PoolPSSBytes)),
-			Bytes(int64(p.WorkerPSS.P50)), Bytes(int64(p.WorkerPSS.P95)), Bytes(int64(p.WorkerPSS.Max)), p.Workers)
+		line += fmt.Sprintf("; pool PSS %s, per worker p50 %s, p95 %s, max %s (%s)", Bytes(int64(p.PoolPSSBytes)),
+			Bytes(int64(p.WorkerPSS.P50)), Bytes(int64(p.WorkerPSS.P95)), Bytes(int64(p.WorkerPSS.Max)), p.WorkersText())
 	}
 	line += fmt.Sprintf("; CPU %.2f ms a request, backend %s, client %s, machine %s busy of %d", p.CPUPerRequestMs, cores(p.BackendCores), cores(p.ClientCores), cores(p.MachineCores), s.Cores)
 	return line
+}
+
+// WorkersText counts p's processes as every page and text does: "4
+// workers, 5 processes with the master", or "1 worker" for a backend of
+// one process (or a file written before the processes were kept).
+func (p *SizingPoint) WorkersText() string {
+	w := fmt.Sprintf("%d workers", p.Workers)
+	if p.Workers == 1 {
+		w = "1 worker"
+	}
+	if p.Processes > p.Workers {
+		w += fmt.Sprintf(", %d processes with the master", p.Processes)
+	}
+	return w
 }
 
 // pointRate is a pool size's capacity with its interval and what that

@@ -117,7 +117,7 @@ func (p *pager) sizingCharts(st *study.Result) {
 				tip: fmt.Sprintf("%srange of the %d %s %.1f to %.1f req/s", at, n, what, pt.Min, pt.Max)})
 			if pt.PoolPSSBytes > 0 {
 				tip := fmt.Sprintf("%spool PSS %.1f MiB in all (median over the searches at the answer; peak %.1f MiB; %s)",
-					at, pt.PoolPSSBytes/mib, float64(pt.PeakPSSBytes)/mib, plural(pt.Workers, "worker"))
+					at, pt.PoolPSSBytes/mib, float64(pt.PeakPSSBytes)/mib, pt.WorkersText())
 				pool.pts = append(pool.pts, point{x: x, y: pt.PoolPSSBytes / mib, tip: tip})
 			}
 			for k, v := range []float64{pt.WorkerPSS.P50, pt.WorkerPSS.P95, pt.WorkerPSS.Max} {

@@ -507,3 +507,42 @@ func TestSizingChartsConfirmed(t *testing.T) {
 		t.Errorf("the capacity chart names a 95%% interval no search measured:\n%s", all)
 	}
 }
+
+// TestSizingTablesOneCount: a sizing study's configurations table says
+// its processes include the master, and its series table shows neither a
+// concurrency nor a mean (a capacity search has neither), where a sweep
+// study's shows both.
+func TestSizingTablesOneCount(t *testing.T) {
+	heads := func(page *html.Node, prefix string) []string {
+		for _, tb := range find(page, "table") {
+			if strings.HasPrefix(text(find(tb, "caption")[0]), prefix) {
+				var hs []string
+				for _, th := range find(find(tb, "thead")[0], "th") {
+					hs = append(hs, text(th))
+				}
+				return hs
+			}
+		}
+		t.Fatalf("no table captioned %q", prefix)
+		return nil
+	}
+	raw, _ := sizingDoc(t)
+	page := renderStudy(t, raw)
+	if h := heads(page, "Configurations"); !strings.Contains(strings.Join(h, "|"), "processes, master included") {
+		t.Errorf("configurations' columns %q", h)
+	}
+	if h := strings.Join(heads(page, "Series"), "|"); h != "series|searches|capacity req/s|p99 ms|max ms|failed" {
+		t.Errorf("a sizing study's series columns %q", h)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", threeFactorFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep, err := html.Parse(strings.NewReader(renderData(t, "study.json", data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := strings.Join(heads(sweep, "Series"), "|"); h != "series|concurrency|trials|req/s|mean ms|p99 ms|max ms|failed" {
+		t.Errorf("a sweep study's series columns %q", h)
+	}
+}

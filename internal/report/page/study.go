@@ -89,13 +89,21 @@ func (p *pager) study(st *study.Result) {
 			txt(c.Network + " " + c.Address), num(fmt.Sprint(c.Starts)), num(mem), num(fmt.Sprint(c.MaxProcs)), txt(status)})
 	}
 	p.table("Configurations: what each ran, where, and its memory (PSS of its process tree, MiB)",
-		[]string{"configuration", "backend", "command", "address", "starts", "PSS mean / peak", "processes", "status"}, rows)
+		[]string{"configuration", "backend", "command", "address", "starts", "PSS mean / peak", "processes, master included", "status"}, rows)
 	rows = nil
 	for _, se := range st.Series {
 		for _, s := range se.Steps {
 			failed := "0"
 			if s.Failed > 0 {
 				failed = fmt.Sprintf("%d (%s)", s.Failed, s.FailureClass)
+			}
+			if st.Sizing != nil {
+				// A capacity search has no concurrency of its own (the
+				// ceiling of requests in flight) and no mean (the step it
+				// rests on keeps its percentiles).
+				rows = append(rows, []cell{{text: esc(se.Label), th: true}, num(fmt.Sprint(len(s.Trials))),
+					num(figureText(s.RequestsPerSecond, 1)), num(figureText(s.P99Ms, 2)), num(figureText(s.MaxMs, 2)), num(failed)})
+				continue
 			}
 			rows = append(rows, []cell{{text: esc(se.Label), th: true}, num(fmt.Sprint(s.Concurrency)), num(fmt.Sprint(len(s.Trials))),
 				num(figureText(s.RequestsPerSecond, 1)), num(figureText(s.MeanMs, 2)), num(figureText(s.P99Ms, 2)), num(figureText(s.MaxMs, 2)), num(failed)})
@@ -107,7 +115,12 @@ func (p *pager) study(st *study.Result) {
 			confs = append(confs, trials.MedianConfidence(len(s.Trials)))
 		}
 	}
-	p.table("Series: medians of the trials with their intervals ("+trials.IntervalLabel(confs...)+")", []string{"series", "concurrency", "trials", "req/s", "mean ms", "p99 ms", "max ms", "failed"}, rows)
+	if st.Sizing != nil {
+		p.table("Series: medians of the searches with their intervals ("+trials.IntervalLabel(confs...)+"); the latencies and failures of the step each capacity rests on",
+			[]string{"series", "searches", "capacity req/s", "p99 ms", "max ms", "failed"}, rows)
+	} else {
+		p.table("Series: medians of the trials with their intervals ("+trials.IntervalLabel(confs...)+")", []string{"series", "concurrency", "trials", "req/s", "mean ms", "p99 ms", "max ms", "failed"}, rows)
+	}
 	p.comparisons(studyComparisons(st.Comparisons))
 	var notes []string
 	notes = append(notes, st.Notes...)
