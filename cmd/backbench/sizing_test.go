@@ -70,6 +70,11 @@ func checkSizing(t *testing.T, r studyRun, slo string) *study.Sizing {
 		if p.BackendCores <= 0 {
 			t.Errorf("workers=%s: backend CPU %.2f cores at the answer", p.Level, p.BackendCores)
 		}
+		// The tree's processes are counted as a sweep counts them, the
+		// master included (a pool of one is its master's child too).
+		if c := r.res.Configurations[p.Config]; p.Processes != n+1 || c.MaxProcs != n+1 {
+			t.Errorf("workers=%s: %d processes, the configuration %d; want %d with the master", p.Level, p.Processes, c.MaxProcs, n+1)
+		}
 	}
 	if len(r.res.Answers) != 1 || r.res.Answers[0].Factor != "workers" {
 		t.Fatalf("answers: %+v", r.res.Answers)

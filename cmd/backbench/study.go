@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -185,9 +186,19 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return usagef("study: cannot create --out directory: %v", err)
 	}
+	// Off a terminal, one line per event (a backend started, verified,
+	// lost or stopped; a round begun, with its estimated end); on one,
+	// also a live line under them (round, configuration and series,
+	// requests done, the estimated end); -q: none.
 	var log io.Writer
+	var live *cli.LiveWriter
+	var cur atomic.Pointer[runner.Progress]
 	if !o.quiet {
 		log = stderr
+		if isTerminal(stderr) {
+			live = cli.NewLiveWriter(stderr)
+			log, stderr = live, live
+		}
 	}
 	stopLeftovers(stderr)
 	if w, err := backend.StartWatcher(selfPath()); err != nil {
@@ -197,13 +208,34 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// backend and removed its directory.
 		defer w.Close()
 	}
-	res, err := runner.Run(ctx, st, runner.Options{
+	ro := runner.Options{
 		Exec:   execute.Options{Stderr: stderr, Quiet: true, Version: version()},
 		Log:    log,
 		Seed:   o.seed,
 		Redact: func(a []string) []string { return load.RedactArgs(a, "") },
 		Self:   selfPath(),
-	})
+	}
+	endLive := func(*study.Result) {}
+	if live != nil {
+		ro.Progress = func(p runner.Progress) { cur.Store(&p) }
+		stop := cli.StartLiveLine(live, func() string {
+			if p := cur.Load(); p != nil {
+				return "study: " + p.String()
+			}
+			return ""
+		})
+		begun := time.Now()
+		endLive = func(res *study.Result) {
+			stop()
+			// The line ends somewhere: where the study ended, on a line
+			// of its own.
+			if res != nil {
+				fmt.Fprintf(live, "study: ended at %s: %d of %d rounds in %s\n", runner.Clock(time.Now()), res.Rounds, res.Measure.Repeat, time.Since(begun).Round(time.Second))
+			}
+		}
+	}
+	res, err := runner.Run(ctx, st, ro)
+	endLive(res)
 	if err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {

@@ -325,6 +325,11 @@ type Answer struct {
 	// not fit the memory budget. "" in other answers, in a sizing answer
 	// without any capacity, and in files written before it was kept.
 	Knee string `json:"knee,omitempty"`
+	// KneeLimit is what limits a sizing answer's knee: LimitBackend,
+	// LimitCores, LimitClient, or KneeNotReached (capacity still grew at
+	// the largest pool measured: the knee is at Knee or beyond). "" where
+	// Knee is, and in files written before it was kept.
+	KneeLimit string `json:"knee_limit,omitempty"`
 	// Conclusion is one sentence; Details say each pair and level.
 	Conclusion string   `json:"conclusion"`
 	Details    []string `json:"details"`

@@ -79,8 +79,11 @@ type SizingPoint struct {
 	// WorkerPSS is the PSS of one worker under load at the answer, in
 	// bytes, over every worker and sample of every search.
 	WorkerPSS Spread `json:"worker_pss_bytes"`
-	// Workers is the most worker processes seen at the answer.
-	Workers int `json:"workers"`
+	// Workers is the most worker processes seen at the answer (the
+	// master not counted); Processes the most processes of the backend's
+	// tree, the master included (0 in files written before it was kept).
+	Workers   int `json:"workers"`
+	Processes int `json:"processes,omitempty"`
 	// CPUPerRequestMs is the backend's CPU time per request at the answer,
 	// in ms; BackendCores and ClientCores their CPU use, in cores (1: one
 	// CPU busy all the time); medians over the searches.
@@ -146,10 +149,13 @@ type SizingLoad struct {
 	PeakPSSBytes int64   `json:"peak_pss_bytes"`
 	// WorkerPSS is one worker's PSS over the workers and samples, in
 	// bytes; WorkerSamples how many readings it rests on; Workers the most
-	// worker processes seen.
+	// worker processes seen (every process of the tree but its leader, a
+	// prefork pool's master; the leader when it is alone); Processes the
+	// most processes of the tree, its leader included.
 	WorkerPSS     Spread `json:"worker_pss_bytes"`
 	WorkerSamples int    `json:"worker_samples"`
 	Workers       int    `json:"workers"`
+	Processes     int    `json:"processes,omitempty"`
 	// CPUPerRequestMs is the backend's CPU per request, in ms;
 	// BackendCores and ClientCores their CPU use, in cores.
 	CPUPerRequestMs float64 `json:"cpu_per_request_ms"`
@@ -335,7 +341,7 @@ func (s *Sizing) Summarize() {
 			pss, cpu = append(pss, a.PoolPSSBytes), append(cpu, a.CPUPerRequestMs)
 			bc, cc, mc = append(bc, a.BackendCores), append(cc, a.ClientCores), append(mc, a.MachineCores)
 			p.PeakPSSBytes = max(p.PeakPSSBytes, a.PeakPSSBytes)
-			p.Workers = max(p.Workers, a.Workers)
+			p.Workers, p.Processes = max(p.Workers, a.Workers), max(p.Processes, a.Processes)
 			worker = append(worker, a.WorkerPSS.P50)
 			p.WorkerPSS.P95 = max(p.WorkerPSS.P95, a.WorkerPSS.P95)
 			p.WorkerPSS.Max = max(p.WorkerPSS.Max, a.WorkerPSS.Max)
@@ -438,55 +444,17 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		}
 		return a
 	}
-	var knee *SizingPoint
-	ki := 0
-	for i, p := range ps {
-		if p.Capacity.Median > 0 && within(p, best) {
-			knee, ki = p, i
-			break
-		}
-	}
-	rec := knee
-	var fits string
-	if s.MemoryBudgetBytes > 0 {
-		var perWorker float64
-		for _, p := range ps {
-			perWorker = max(perWorker, p.WorkerPSS.P95)
-		}
-		if perWorker > 0 {
-			room := float64(s.MemoryBudgetBytes) * (1 - s.MemoryMargin)
-			n := int(room / perWorker)
-			var largest *SizingPoint
-			for _, p := range ps {
-				if v, err := strconv.ParseFloat(p.Level, 64); err == nil && v*perWorker <= room && p.Capacity.Median > 0 {
-					largest = p
-				}
-			}
-			fits = fmt.Sprintf("A %s budget would fit %d workers at %s each at p95 under load, with a %.0f%% margin", Bytes(s.MemoryBudgetBytes), n, Bytes(int64(perWorker)), 100*s.MemoryMargin)
-			if largest != nil {
-				fits += fmt.Sprintf("; of the pools measured, the largest that fits is %s = %s", s.Factor, largest.Level)
-				if v, _ := strconv.ParseFloat(knee.Level, 64); v*perWorker > room {
-					rec = largest
-					fits += " (the knee does not fit: set that)"
-				}
-			} else {
-				fits += "; none of the pools measured fits"
-			}
-			fits += "."
-		}
-	}
+	knee, ki := kneeOf(ps, best)
+	rec, fits := s.recommend(ps, knee)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s%s: %s within %s", s.set(rec.Level), at, pointRate(rec), slo)
 	if rec.WorkerPSS.P95 > 0 {
 		fmt.Fprintf(&b, ", %s per worker at p95 under load", Bytes(int64(rec.WorkerPSS.P95)))
 	}
 	b.WriteString(". ")
-	ceiling := rec.LimitedBy == LimitClient && rec.ClientKind == ClientCeiling
-	switch {
-	case !ceiling && (knee.LimitedBy == LimitCores || ki < len(ps)-1 && s.coresLimit(ps[ki:])):
-		// Before the client's lateness: a client that could not send what
-		// it was asked on a saturated machine is held back by the same
-		// cores. Not before its ceiling: that is -c's, whatever the cores.
+	a.KneeLimit = s.limit(ps, ki, rec)
+	switch a.KneeLimit {
+	case LimitCores:
 		busy := s.busiest(ps[ki:])
 		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s were busy (at %s, the backend %s, the client %s",
 			s.Cores, knee.Level, cores(busy), knee.Level, cores(knee.BackendCores), cores(knee.ClientCores))
@@ -494,7 +462,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 			fmt.Fprintf(&b, ", other programs %s", cores(other))
 		}
 		b.WriteString("), so more children add no capacity on this machine: the capacity is the machine's, not the pool's.")
-	case rec.LimitedBy == LimitClient:
+	case LimitClient:
 		fmt.Fprintf(&b, "The knee is the client's limit, not the backend's (%s): the backend serves at least this much.", rec.Reason)
 		switch rec.ClientKind {
 		case ClientCeiling:
@@ -502,7 +470,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		case ClientCPU:
 			b.WriteString(" Give the client more CPU (or its own machine) to measure the backend's own limit.")
 		}
-	case ki == len(ps)-1:
+	case KneeNotReached:
 		fmt.Fprintf(&b, "Capacity still grows at the largest pool measured: the knee is at %s or beyond, where the backend's own limit was met; measure larger pools.", knee.Level)
 	default:
 		fmt.Fprintf(&b, "The knee is the backend's own limit: beyond %s, more workers do not serve more.", knee.Level)
@@ -536,6 +504,87 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	a.Level, a.Knee = rec.Level, knee.Level
 	a.Conclusion = b.String()
 	return a
+}
+
+// kneeOf is the knee of ps (in the factor's order) and its index: the
+// smallest pool whose capacity is within noise of best's.
+func kneeOf(ps []*SizingPoint, best *SizingPoint) (*SizingPoint, int) {
+	for i, p := range ps {
+		if p.Capacity.Median > 0 && within(p, best) {
+			return p, i
+		}
+	}
+	return best, slices.Index(ps, best)
+}
+
+// recommend is the pool to set among ps, given their knee: the knee, or
+// with a memory budget the knee does not fit, the largest pool measured
+// that fits; and with a budget, the sentence on what it fits ("" without).
+func (s *Sizing) recommend(ps []*SizingPoint, knee *SizingPoint) (*SizingPoint, string) {
+	rec := knee
+	var fits string
+	if s.MemoryBudgetBytes > 0 {
+		var perWorker float64
+		var heaviest *SizingPoint
+		for _, p := range ps {
+			if p.WorkerPSS.P95 > perWorker {
+				perWorker, heaviest = p.WorkerPSS.P95, p
+			}
+		}
+		if perWorker > 0 {
+			room := float64(s.MemoryBudgetBytes) * (1 - s.MemoryMargin)
+			n := int(room / perWorker)
+			var largest *SizingPoint
+			for _, p := range ps {
+				if v, err := strconv.ParseFloat(p.Level, 64); err == nil && v*perWorker <= room && p.Capacity.Median > 0 {
+					largest = p
+				}
+			}
+			var tail string
+			if largest != nil {
+				tail = fmt.Sprintf("; of the pools measured, the largest that fits is %s = %s", s.Factor, largest.Level)
+				if v, _ := strconv.ParseFloat(knee.Level, 64); v*perWorker > room {
+					rec = largest
+					tail += " (the knee does not fit: set that)"
+				}
+			} else {
+				tail = "; none of the pools measured fits"
+			}
+			// The same percentile as the answer's per worker, at the pool
+			// where one worker weighed the most (named when it is not
+			// the one set, whose figure the answer gives).
+			each := Bytes(int64(perWorker)) + " each at p95 under load"
+			if heaviest.WorkerPSS.P95 != rec.WorkerPSS.P95 {
+				each += fmt.Sprintf(" (the most of the pools measured, at %s = %s)", s.Factor, heaviest.Level)
+			}
+			fits = fmt.Sprintf("A %s budget would fit %d workers at %s, with a %.0f%% margin%s.", Bytes(s.MemoryBudgetBytes), n, each, 100*s.MemoryMargin, tail)
+		}
+	}
+	return rec, fits
+}
+
+// KneeNotReached is a sizing Answer's KneeLimit when capacity still grew
+// at the largest pool measured, neither the machine's cores nor the client
+// limiting it: the knee is at Answer.Knee or beyond.
+const KneeNotReached = "not_reached"
+
+// limit is what limits the knee ps[ki], rec being the pool to set: a
+// Limit constant, or KneeNotReached.
+func (s *Sizing) limit(ps []*SizingPoint, ki int, rec *SizingPoint) string {
+	knee := ps[ki]
+	ceiling := rec.LimitedBy == LimitClient && rec.ClientKind == ClientCeiling
+	switch {
+	case !ceiling && (knee.LimitedBy == LimitCores || ki < len(ps)-1 && s.coresLimit(ps[ki:])):
+		// Before the client's lateness: a client that could not send what
+		// it was asked on a saturated machine is held back by the same
+		// cores. Not before its ceiling: that is -c's, whatever the cores.
+		return LimitCores
+	case rec.LimitedBy == LimitClient:
+		return LimitClient
+	case ki == len(ps)-1:
+		return KneeNotReached
+	}
+	return LimitBackend
 }
 
 // unconfirmed says which pool sizes had searches that found a rate they
@@ -621,11 +670,25 @@ func (s *Sizing) detail(p *SizingPoint, slo string) string {
 	}
 	line += ")"
 	if p.PoolPSSBytes > 0 {
-		line += fmt.Sprintf("; pool PSS %s, per worker p50 %s, p95 %s, max %s (%d workers)", Bytes(int64(p.PoolPSSBytes)),
-			Bytes(int64(p.WorkerPSS.P50)), Bytes(int64(p.WorkerPSS.P95)), Bytes(int64(p.WorkerPSS.Max)), p.Workers)
+		line += fmt.Sprintf("; pool PSS %s, per worker p50 %s, p95 %s, max %s (%s)", Bytes(int64(p.PoolPSSBytes)),
+			Bytes(int64(p.WorkerPSS.P50)), Bytes(int64(p.WorkerPSS.P95)), Bytes(int64(p.WorkerPSS.Max)), p.WorkersText())
 	}
 	line += fmt.Sprintf("; CPU %.2f ms a request, backend %s, client %s, machine %s busy of %d", p.CPUPerRequestMs, cores(p.BackendCores), cores(p.ClientCores), cores(p.MachineCores), s.Cores)
 	return line
+}
+
+// WorkersText counts p's processes as every page and text does: "4
+// workers, 5 processes with the master", or "1 worker" for a backend of
+// one process (or a file written before the processes were kept).
+func (p *SizingPoint) WorkersText() string {
+	w := fmt.Sprintf("%d workers", p.Workers)
+	if p.Workers == 1 {
+		w = "1 worker"
+	}
+	if p.Processes > p.Workers {
+		w += fmt.Sprintf(", %d processes with the master", p.Processes)
+	}
+	return w
 }
 
 // pointRate is a pool size's capacity with its interval and what that

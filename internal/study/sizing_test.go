@@ -50,7 +50,7 @@ func TestSizingAnswers(t *testing.T) {
 			"4", []string{"workers = 4: 150 req/s (one search)", "The knee is the backend's own limit: beyond 4"}, nil},
 		{"budget", Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 8, MemoryBudgetBytes: 100 << 20, MemoryMargin: MemoryMargin,
 			Points: []SizingPoint{point("2", 10, 0.5, 1, 100), point("4", 10, 0.6, 1, 200), point("8", 15, 0.6, 1, 400)}},
-			"4", []string{"workers = 4: 200 req/s (one search)", "A 100.0 MiB budget would fit 5 workers at 15.0 MiB each at p95 under load, with a 20% margin",
+			"4", []string{"workers = 4: 200 req/s (one search)", "A 100.0 MiB budget would fit 5 workers at 15.0 MiB each at p95 under load (the most of the pools measured, at workers = 8), with a 20% margin",
 				"the largest that fits is workers = 4 (the knee does not fit: set that)"}, nil},
 		{"none", Sizing{Factor: "workers", Objectives: []string{"p99<=1ms"}, Cores: 2,
 			Points: []SizingPoint{point("1", 10, 0.5, 1, 0), point("2", 10, 0.6, 1, 0)}},
@@ -74,6 +74,13 @@ func TestSizingAnswers(t *testing.T) {
 			}
 			if a.Knee != knee {
 				t.Errorf("knee %q, want %q: %s", a.Knee, knee, a.Conclusion)
+			}
+			// What limits the knee is kept for the page ("knee ≥ 4"
+			// where it was not reached).
+			limit := map[string]string{"cores": LimitCores, "still grows": KneeNotReached, "shared machine": KneeNotReached,
+				"less after the knee": LimitCores, "backend": LimitBackend, "budget": KneeNotReached}[tc.name]
+			if a.KneeLimit != limit {
+				t.Errorf("knee limit %q, want %q: %s", a.KneeLimit, limit, a.Conclusion)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(a.Conclusion, w) {
@@ -243,5 +250,35 @@ func TestSpreadOf(t *testing.T) {
 	}
 	if s := SpreadOf(nil); s != (Spread{}) {
 		t.Errorf("%+v", s)
+	}
+}
+
+// TestSizingOneCount: processes are counted one way: a pool's workers
+// without the master, and the tree's processes with it, said as such; the
+// per-worker memory of the answer and of the budget's sentence is one
+// percentile (p95), the budget's naming the pool it comes from when it is
+// not the one set.
+func TestSizingOneCount(t *testing.T) {
+	for _, tc := range []struct {
+		workers, procs int
+		want           string
+	}{{4, 5, "4 workers, 5 processes with the master"}, {1, 1, "1 worker"}, {2, 0, "2 workers"}} {
+		p := SizingPoint{Workers: tc.workers, Processes: tc.procs}
+		if got := p.WorkersText(); got != tc.want {
+			t.Errorf("%d workers, %d processes: %q, want %q", tc.workers, tc.procs, got, tc.want)
+		}
+	}
+	s := Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 8, MemoryBudgetBytes: 1 << 30, MemoryMargin: MemoryMargin,
+		Points: []SizingPoint{point("2", 10, 0.5, 1, 100), point("4", 10, 0.6, 1, 200), point("8", 10, 0.6, 1, 202)}}
+	for i := range s.Points {
+		s.Points[i].Searches[0].Answer.Workers, s.Points[i].Searches[0].Answer.Processes = 2<<i, 2<<i+1
+	}
+	s.Summarize()
+	a := s.Answers()[0]
+	if p := s.Points[2]; p.Processes != 9 || !strings.Contains(strings.Join(a.Details, "\n"), "(8 workers, 9 processes with the master)") {
+		t.Errorf("processes %d; details %q", p.Processes, a.Details)
+	}
+	if strings.Count(a.Conclusion, "p95") != 2 || strings.Contains(a.Conclusion, "the most of the pools measured") {
+		t.Errorf("one percentile, one figure: %s", a.Conclusion)
 	}
 }

@@ -21,6 +21,8 @@ tbody tr:nth-child(even){background:#fafafa}td.num{text-align:right;font-variant
 td.failed{color:#a3000b;font-weight:700}td.details{font-size:12px;color:#555;word-break:break-word}
 td.verdict{font-weight:700}td.v-better{color:#fff;background:#0072B2}td.v-worse{color:#fff;background:#A63C00}td.v-same{color:#333;background:#e9e9e9}
 .charts{display:grid;grid-template-columns:1fr;gap:1em}
+p.multiples-title{font-weight:600;margin:.8em 0 .2em}ul.legend-strip{list-style:none;display:flex;flex-wrap:wrap;gap:.2em 1.2em;margin:.2em 0 .4em;padding:0;font-size:13.5px}
+ul.legend-strip li{cursor:pointer;white-space:nowrap}ul.legend-strip svg{display:inline-block;width:36px;height:16px;vertical-align:middle;margin-right:.3em}ul.legend-strip li.off{opacity:.35}
 .multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,520px),1fr));gap:.6em}
 figure.chart{margin:0;border:1px solid #e2e2e2;border-radius:4px;padding:.4em}figure.chart figcaption{font-size:13px;color:#555;padding:0 .4em}
 svg{width:100%;height:auto;display:block;font-family:system-ui,sans-serif}
@@ -45,7 +47,7 @@ const script = `
 (function(){
   function each(root,sel,f){Array.prototype.forEach.call(root.querySelectorAll(sel),f);}
   each(document,'.legend-item[data-series]',function(it){
-    var sec=it.closest('section'),k=it.getAttribute('data-series'),sel='[data-series="'+k+'"]';
+    var sec=it.closest('.factor-charts,section'),k=it.getAttribute('data-series'),sel='[data-series="'+k+'"]';
     it.setAttribute('role','button');it.setAttribute('tabindex','0');it.setAttribute('aria-pressed','true');
     function toggle(){
       var off=!it.classList.contains('off');
@@ -58,7 +60,7 @@ const script = `
     it.addEventListener('mouseleave',function(){hot(false);});
   });
   each(document,'.series[data-series]',function(g){
-    var sec=g.closest('section'),sel='[data-series="'+g.getAttribute('data-series')+'"]';
+    var sec=g.closest('.factor-charts,section'),sel='[data-series="'+g.getAttribute('data-series')+'"]';
     g.addEventListener('mouseenter',function(){sec.classList.add('hl');each(sec,sel,function(e){e.classList.add('hot');});});
     g.addEventListener('mouseleave',function(){sec.classList.remove('hl');each(sec,sel,function(e){e.classList.remove('hot');});});
   });

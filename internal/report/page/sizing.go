@@ -118,7 +118,7 @@ func (p *pager) sizingCharts(st *study.Result) {
 				tip: fmt.Sprintf("%srange of the %d %s %.1f to %.1f req/s", at, n, what, pt.Min, pt.Max)})
 			if pt.PoolPSSBytes > 0 {
 				tip := fmt.Sprintf("%spool PSS %.1f MiB in all (median over the searches at the answer; peak %.1f MiB; %s)",
-					at, pt.PoolPSSBytes/mib, float64(pt.PeakPSSBytes)/mib, plural(pt.Workers, "worker"))
+					at, pt.PoolPSSBytes/mib, float64(pt.PeakPSSBytes)/mib, pt.WorkersText())
 				pool.pts = append(pool.pts, point{x: x, y: pt.PoolPSSBytes / mib, tip: tip})
 			}
 			for k, v := range []float64{pt.WorkerPSS.P50, pt.WorkerPSS.P95, pt.WorkerPSS.Max} {
@@ -151,7 +151,13 @@ func (p *pager) sizingCharts(st *study.Result) {
 		if groups[i] != "" {
 			at = " at " + groups[i]
 		}
-		marks := []mark{{x: x, label: "knee" + at + ": " + knee}}
+		label := "knee" + at + ": " + knee
+		if knee == a.Knee && kneeNotReached(sz, groups[i], a) {
+			// Capacity still grew at the largest pool measured: the knee
+			// is there or beyond, as the answer says.
+			label = "knee" + at + " ≥ " + knee + " (capacity still grew)"
+		}
+		marks := []mark{{x: x, label: label}}
 		if xs, ok := xOf[a.Level]; ok && a.Level != knee {
 			marks = append(marks, mark{x: xs, label: "set" + at + ": " + a.Level + " (the knee does not fit the budget)"})
 		}
@@ -165,6 +171,24 @@ func (p *pager) sizingCharts(st *study.Result) {
 	if !mem.empty() {
 		mem.svg(&p.b)
 	}
+}
+
+// kneeNotReached reports whether a's knee, at the other factors' levels
+// group, was not reached: capacity still grew at the largest pool
+// measured. A file written before the answer kept what limits its knee
+// tells it by the knee being the largest pool measured, limited by
+// neither the machine's cores nor the client.
+func kneeNotReached(sz *study.Sizing, group string, a study.Answer) bool {
+	if a.KneeLimit != "" {
+		return a.KneeLimit == study.KneeNotReached
+	}
+	var last *study.SizingPoint
+	for i := range sz.Points {
+		if p := &sz.Points[i]; p.Others == group && p.Capacity.Median > 0 {
+			last = p
+		}
+	}
+	return last != nil && last.Level == a.Knee && last.LimitedBy != study.LimitCores && last.LimitedBy != study.LimitClient
 }
 
 // capacityTip is a pool size's capacity in words: its median, interval

@@ -249,16 +249,19 @@ func TestSizingCharts(t *testing.T) {
 		}
 	}
 
-	// The knee at the answer's level, on both charts.
+	// The knee at the answer's level, on both charts: capacity still grew
+	// at the largest pool measured, so the knee was not reached, "knee ≥
+	// 4", as the answer says ("the knee is at 4 or beyond").
 	a := st.Answers[0]
 	knee := a.Knee
-	if knee == "" {
-		t.Fatalf("the answer has no knee: %+v", a)
+	if knee == "" || knee != sz.Points[len(sz.Points)-1].Level || !strings.Contains(a.Conclusion, "the knee is at "+knee+" or beyond") {
+		t.Fatalf("the answer's knee is not the largest pool, not reached: %+v", a)
 	}
+	kneeLabel := "knee ≥ " + knee + " (capacity still grew)"
 	for name, f := range map[string]*html.Node{"capacity": capFig, "memory": memFig} {
 		var found bool
 		for _, m := range withClass(f, "g", "mark") {
-			if titleOf(m) != "knee: "+knee {
+			if titleOf(m) != kneeLabel {
 				continue
 			}
 			found = true
@@ -266,12 +269,12 @@ func TestSizingCharts(t *testing.T) {
 			if x := attrNum(l, "x1"); math.Abs(x-xAt[knee]) > 0.06 {
 				t.Errorf("%s chart: the knee's line at x %.1f, the point of %s=%s at %.1f", name, x, sz.Factor, knee, xAt[knee])
 			}
-			if text(find(m, "text")[0]) != "knee: "+knee {
+			if text(find(m, "text")[0]) != kneeLabel {
 				t.Errorf("%s chart: the knee's label %q", name, text(find(m, "text")[0]))
 			}
 		}
 		if !found {
-			t.Errorf("%s chart: no mark titled %q", name, "knee: "+knee)
+			t.Errorf("%s chart: no mark titled %q", name, kneeLabel)
 		}
 	}
 
@@ -354,7 +357,7 @@ func TestSizingChartsVariants(t *testing.T) {
 	first, last := st.Sizing.Points[0].Level, st.Sizing.Points[len(st.Sizing.Points)-1].Level
 
 	page := edit(func(doc map[string]any) { answer(doc)["knee"], answer(doc)["level"] = last, first })
-	if got := marksOf(figureTitled(t, page, "capacity within")); len(got) != 2 || got[0] != "knee: "+last ||
+	if got := marksOf(figureTitled(t, page, "capacity within")); len(got) != 2 || got[0] != "knee ≥ "+last+" (capacity still grew)" ||
 		got[1] != "set: "+first+" (the knee does not fit the budget)" {
 		t.Errorf("a knee that does not fit: marks %q", got)
 	}
@@ -386,8 +389,20 @@ func TestSizingChartsVariants(t *testing.T) {
 	if len(pts["capacity"]) != len(st.Sizing.Points) || len(pts["capacity, transport=unix"]) != len(st.Sizing.Points) {
 		t.Errorf("two groups: lines %v", pts)
 	}
-	if got := marksOf(capFig); len(got) != 2 || got[0] != "knee: "+st.Answers[0].Knee || got[1] != "knee at transport=unix: "+first {
+	if got := marksOf(capFig); len(got) != 2 || got[0] != "knee ≥ "+st.Answers[0].Knee+" (capacity still grew)" || got[1] != "knee at transport=unix: "+first {
 		t.Errorf("two groups: marks %q", got)
+	}
+	// A knee reached: the largest pool serves within noise of the one
+	// before it, which is the knee, drawn as such.
+	mid := st.Sizing.Points[len(st.Sizing.Points)-2].Level
+	page = edit(func(doc map[string]any) {
+		ps := sizing(doc)["points"].([]any)
+		prev, lastP := ps[len(ps)-2].(map[string]any), ps[len(ps)-1].(map[string]any)
+		lastP["capacity"] = prev["capacity"]
+		answer(doc)["knee"], answer(doc)["level"] = mid, mid
+	})
+	if got := marksOf(figureTitled(t, page, "capacity within")); len(got) != 1 || got[0] != "knee: "+mid {
+		t.Errorf("a knee reached: marks %q, want %q", got, "knee: "+mid)
 	}
 	// Levels that are not numbers: at 1, 2, 3 ..., the ticks named.
 	names := []string{"small", "medium", "large", "huge"}
@@ -490,5 +505,44 @@ func TestSizingChartsConfirmed(t *testing.T) {
 	}
 	if strings.Contains(all, "95%") {
 		t.Errorf("the capacity chart names a 95%% interval no search measured:\n%s", all)
+	}
+}
+
+// TestSizingTablesOneCount: a sizing study's configurations table says
+// its processes include the master, and its series table shows neither a
+// concurrency nor a mean (a capacity search has neither), where a sweep
+// study's shows both.
+func TestSizingTablesOneCount(t *testing.T) {
+	heads := func(page *html.Node, prefix string) []string {
+		for _, tb := range find(page, "table") {
+			if strings.HasPrefix(text(find(tb, "caption")[0]), prefix) {
+				var hs []string
+				for _, th := range find(find(tb, "thead")[0], "th") {
+					hs = append(hs, text(th))
+				}
+				return hs
+			}
+		}
+		t.Fatalf("no table captioned %q", prefix)
+		return nil
+	}
+	raw, _ := sizingDoc(t)
+	page := renderStudy(t, raw)
+	if h := heads(page, "Configurations"); !strings.Contains(strings.Join(h, "|"), "processes, master included") {
+		t.Errorf("configurations' columns %q", h)
+	}
+	if h := strings.Join(heads(page, "Series"), "|"); h != "series|searches|capacity req/s|p99 ms|max ms|failed" {
+		t.Errorf("a sizing study's series columns %q", h)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", threeFactorFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep, err := html.Parse(strings.NewReader(renderData(t, "study.json", data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := strings.Join(heads(sweep, "Series"), "|"); h != "series|concurrency|trials|req/s|mean ms|p99 ms|max ms|failed" {
+		t.Errorf("a sweep study's series columns %q", h)
 	}
 }

@@ -298,6 +298,35 @@ func (c *chart) multiples(b *strings.Builder) {
 	b.WriteString("</div>\n")
 }
 
+// sharedMultiples writes charts as small multiples under one heading
+// (title): one y scale and one set of x levels for all, so that they
+// compare at a glance, and one legend (legend's lines, named after the
+// levels of factor) above them, each chart titled by its own title.
+func sharedMultiples(b *strings.Builder, id, title, factor string, charts []*chart, legend []*line) {
+	yr := yrange{minPos: math.Inf(1)}
+	all := &chart{}
+	for _, c := range charts {
+		c.sanitize()
+		r := c.yExtent()
+		yr.minPos, yr.max = math.Min(yr.minPos, r.minPos), math.Max(yr.max, r.max)
+		all.lines = append(all.lines, c.lines...)
+	}
+	xs := all.levelXs()
+	fmt.Fprintf(b, "<p class=\"multiples-title\">%s</p>\n", esc(title))
+	fmt.Fprintf(b, "<ul class=\"legend-strip\" aria-label=\"%s\">", esc("legend: the lines by "+factor))
+	for _, l := range legend {
+		fmt.Fprintf(b, "<li class=\"legend-item\" data-series=\"%d\" style=\"color:%s\"><svg viewBox=\"0 0 36 16\" aria-hidden=\"true\"><line class=\"line\" x1=\"2\" y1=\"8\" x2=\"34\" y2=\"8\"%s/><path class=\"pt%s\" d=\"%s\"/></svg>%s</li>",
+			l.style, report.SeriesColorHex(l.style), dash(l.style), openShape(l.style), marker(l.style, 18, 8, markerR), esc(l.label))
+	}
+	b.WriteString("</ul>\n")
+	fmt.Fprintf(b, "<div class=\"multiples\" id=\"%s\" aria-label=\"%s\">\n", id, esc(title))
+	for _, c := range charts {
+		c.xs = xs
+		c.draw(b, yr, "chart small")
+	}
+	b.WriteString("</div>\n")
+}
+
 // draw writes the chart with the y extent yr and the figure's class.
 func (c *chart) draw(b *strings.Builder, yr yrange, class string) {
 	xmin, xmax := math.Inf(1), math.Inf(-1)

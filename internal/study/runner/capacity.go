@@ -131,9 +131,9 @@ func (r *runner) search(ctx context.Context, c *config, si, round int, objs []ca
 	cfg := capacity.Config{Objectives: objs, Start: plan.CapacityOpenStart, Max: plan.CapacityMaxRate, Resolution: SizingResolution,
 		Step: m.Duration, Confirm: confirm, MaxTime: SizingMaxTime, Overhead: warm.Duration + plan.CapacityStepOverrun,
 		OnStep: func(st capacity.Step) {
-			pool, worker, n, busy := mem.take()
+			pool, worker, n, procs, busy := mem.take()
 			step := stepOf(st, pool, worker, n)
-			step.Load.MachineCores = busy
+			step.Load.MachineCores, step.Load.Processes = busy, procs
 			steps = append(steps, step)
 		}}
 	sched := driver.NewCapacity(ctx, cfg)
@@ -235,6 +235,8 @@ type memSampler struct {
 	pool   []float64
 	worker []float64
 	most   int
+	// procs is the most processes of the tree read, its leader included.
+	procs int
 }
 
 // startMem starts reading p's tree.
@@ -263,11 +265,13 @@ func (m *memSampler) sample() {
 	root := m.proc.PID()
 	var total float64
 	var ws []float64
+	read := 0
 	for _, pid := range pids {
 		v, err := procstat.PSS(pid)
 		if err != nil {
 			continue
 		}
+		read++
 		total += float64(v)
 		if pid != root || len(pids) == 1 {
 			ws = append(ws, float64(v))
@@ -281,15 +285,17 @@ func (m *memSampler) sample() {
 	m.pool = append(m.pool, total)
 	m.worker = append(m.worker, ws...)
 	m.most = max(m.most, len(ws))
+	m.procs = max(m.procs, read)
 }
 
-// take returns what was read since the last take, and the machine's busy
-// CPUs over that time, and starts afresh.
-func (m *memSampler) take() (pool, worker []float64, workers int, busy float64) {
+// take returns what was read since the last take (the most workers, and
+// the most processes of the tree, its leader included), and the machine's
+// busy CPUs over that time, and starts afresh.
+func (m *memSampler) take() (pool, worker []float64, workers, procs int, busy float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pool, worker, workers = m.pool, m.worker, m.most
-	m.pool, m.worker, m.most = nil, nil, 0
+	pool, worker, workers, procs = m.pool, m.worker, m.most, m.procs
+	m.pool, m.worker, m.most, m.procs = nil, nil, 0, 0
 	now := readMachineCPU()
 	busy = now.busySince(m.cpu)
 	m.cpu = now
@@ -365,7 +371,9 @@ func (r *runner) finishCapacity() {
 		if c := &r.res.Configurations[p.Config]; p.PoolPSSBytes > 0 {
 			c.MeanPSSBytes = max(c.MeanPSSBytes, p.PoolPSSBytes)
 			c.PeakPSSBytes = max(c.PeakPSSBytes, p.PeakPSSBytes)
-			c.MaxProcs = max(c.MaxProcs, p.Workers)
+			// The tree's processes, the master included, as a sweep
+			// counts them (Workers is the pool's, without the master).
+			c.MaxProcs = max(c.MaxProcs, p.Processes)
 		}
 	}
 	r.capacitySteps()

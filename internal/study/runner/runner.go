@@ -69,6 +69,10 @@ type Options struct {
 	Noise float64
 	// Redact hides credentials in the command lines kept in the result.
 	Redact func([]string) []string
+	// Progress, if not nil, is called at the start of every round and of
+	// every run (warm-up or measured) of a sweep or bench study, for a
+	// live line; from the goroutine that runs the study.
+	Progress func(Progress)
 	// Self, when not "", is the program run for a backend command named
 	// "backbench" (the seeds' `backbench serve`): the running backbench,
 	// whether or not it is on PATH.
@@ -124,6 +128,9 @@ type runner struct {
 	// dropped back to it.
 	mark [][]int
 	rng  *rand.Rand
+	// prog is where the rounds stand, for Options.Progress and the
+	// rounds' lines.
+	prog progress
 }
 
 // Run runs the study st: it starts every configuration, verifies it,
@@ -456,6 +463,7 @@ func (r *runner) start(ctx context.Context, c *config) bool {
 		}
 		return false
 	}
+	r.logf("%s: verified", c.res.Name)
 	return true
 }
 
@@ -572,6 +580,8 @@ func (r *runner) stop(c *config) {
 	if rep.Killed {
 		c.res.Killed++
 		r.logf("%s: ignored its stop signal for %s: killed", c.res.Name, c.sc.Backend.Grace)
+	} else {
+		r.logf("%s: stopped", c.res.Name)
 	}
 	if len(rep.Left) > 0 {
 		c.res.Left = append(c.res.Left, rep.Left...)
@@ -593,6 +603,9 @@ func (r *runner) stopAll() {
 		c.proc = nil
 		if rep.Killed {
 			c.res.Killed++
+			r.logf("%s: stopped (killed: it ignored its stop signal)", c.res.Name)
+		} else {
+			r.logf("%s: stopped", c.res.Name)
 		}
 		if len(rep.Left) > 0 {
 			c.res.Left = append(c.res.Left, rep.Left...)
@@ -710,10 +723,15 @@ func (r *runner) measure(ctx context.Context) {
 				r.mark[si][li] = len(r.trials[si][li])
 			}
 		}
-		if until && round <= q.MinRounds {
+		r.prog.open = until
+		switch {
+		case !until:
+			r.roundBegins(round, rounds)
+		case round <= q.MinRounds:
+			r.markRound(round, rounds)
 			r.logf("round %d of the first %d (until decided, at most %d)", round, q.MinRounds, rounds)
-		} else if !until {
-			r.logf("round %d of %d", round, rounds)
+		default:
+			r.markRound(round, rounds) // its line says the pairs undecided
 		}
 		var live []*config
 		for _, c := range shared {
@@ -839,6 +857,9 @@ func (r *runner) runRound(ctx context.Context, cs []*config, need []bool) {
 	o.Quiet = true
 	cfg := driver.Config{Schedule: driver.Concurrencies(m.Levels, m.Requests, m.Duration),
 		Warmup: driver.Warmup{Requests: m.Warmup}, KeepOnUnreachable: true, Options: o}
+	if r.o.Progress != nil {
+		cfg.Progress = func(p driver.Progress) { r.runBegins(p, idx) }
+	}
 	res, err := driver.Run(ctx, cfg, series)
 	if err != nil {
 		for _, c := range cs {
