@@ -73,7 +73,6 @@ func pairFiles(old, f *File, noise float64, notes *[]string) []trials.Comparison
 		*notes = append(*notes, n...)
 		return cs
 	}
-	var out []trials.Comparison
 	var olds []trials.Factors
 	var oldLabels []string
 	for i := range old.Series {
@@ -85,6 +84,20 @@ func pairFiles(old, f *File, noise float64, notes *[]string) []trials.Comparison
 		oldLabels = append(oldLabels, old.Series[i].Label)
 	}
 	bothSweeps := f.sweep && old.sweep
+	// The series walked: old's, then f's; a side's level pairs with the
+	// other's of the same concurrency when either file is a sweep, else
+	// with its one level.
+	var walked []trials.Series
+	var saved []*Series
+	for _, file := range []*File{old, f} {
+		for i := range file.Series {
+			s := &file.Series[i]
+			w := summary.SeriesOf(s.Label, s.Levels)
+			w.AnyLevel = !(f.sweep || old.sweep) || s.anyLevel
+			walked, saved = append(walked, w), append(saved, s)
+		}
+	}
+	var pairs []trials.SeriesPair
 	for si := range f.Series {
 		s := &f.Series[si]
 		if len(s.Levels) == 0 {
@@ -97,28 +110,28 @@ func pairFiles(old, f *File, noise float64, notes *[]string) []trials.Comparison
 			continue
 		}
 		for _, m := range matches {
-			o := &old.Series[m.Index]
 			// The pair's sides: the factor's rule decides (TCP, keep-alive
 			// off... is the baseline); the old file is the baseline of a
 			// pair that differs in the backend or in nothing.
-			sd, bd, sf, bf := s, o, f, old
+			p := trials.SeriesPair{Series: len(old.Series) + si, Baseline: m.Index, Factor: m.Factor, Title: m.Title}
 			if m.Swap {
-				sd, bd, sf, bf = o, s, old, f
+				p.Series, p.Baseline = p.Baseline, p.Series
 			}
-			for i := range sd.Levels {
-				l := &sd.Levels[i]
-				bl := bd.level(l.Concurrency, f.sweep || old.sweep)
-				if bl == nil {
-					continue
-				}
-				for _, c := range trials.CompareLevel(sd.Label, bd.Label, l.Concurrency, summary.TrialsOf(l), summary.TrialsOf(bl), noise) {
-					c.File, c.BaselineFile = sf.Path, bf.Path
-					c.Factor, c.FactorTitle = m.Factor, m.Title
-					c.Why = sweep.UnansweredWhy(&c, sd.Label, bd.Label, l, bl)
-					out = append(out, c)
-				}
-			}
+			pairs = append(pairs, p)
 		}
 	}
-	return out
+	pathOf := func(i int) string {
+		if i < len(old.Series) {
+			return old.Path
+		}
+		return f.Path
+	}
+	return trials.ComparePairs(walked, pairs, noise, nil, func(at trials.LevelPair, cs []trials.Comparison) {
+		sd, bd := saved[at.Series], saved[at.Baseline]
+		l, bl := &sd.Levels[at.Level], &bd.Levels[at.BaselineLevel]
+		for k := range cs {
+			cs[k].File, cs[k].BaselineFile = pathOf(at.Series), pathOf(at.Baseline)
+			cs[k].Why = sweep.UnansweredWhy(&cs[k], sd.Label, bd.Label, l, bl)
+		}
+	})
 }

@@ -170,28 +170,41 @@ type levelKey struct{ s, b, c int }
 // (trials.ControlFDR): a direction that does not survive reads
 // undecided.
 func compareAll(res *Result, pairs []pair) map[levelKey][]trials.Comparison {
-	var all []trials.Comparison
 	type span struct{ at, n int }
 	spans := map[levelKey]span{}
-	for _, p := range pairs {
-		s, b := &res.Series[p.s], &res.Series[p.b]
-		for _, c := range res.Measure.Levels {
-			ss, bs := s.step(c), b.step(c)
-			if noAnswer(res, s, ss, b, bs) != "" {
-				continue
+	walked := make([]trials.Series, len(res.Series))
+	for i := range res.Series {
+		s := &res.Series[i]
+		walked[i] = trials.Series{Label: s.Label, Levels: make([]trials.Level, len(res.Measure.Levels))}
+		for k, c := range res.Measure.Levels {
+			walked[i].Levels[k].Concurrency = c
+			if st := s.step(c); st != nil {
+				walked[i].Levels[k].Trials = st.Trials
 			}
-			cs := trials.CompareLevel(s.Label, b.Label, c, ss.Trials, bs.Trials, res.Noise)
-			if q, ok := res.Sequential(); ok {
-				// Run until decided: the verdicts are the sequential
-				// rule's, whose error rates hold under the looks.
-				for i := range cs {
-					q.Judge(&cs[i], ss.Trials, bs.Trials, res.Noise)
-				}
-			}
-			spans[levelKey{p.s, p.b, c}] = span{len(all), len(cs)}
-			all = append(all, cs...)
 		}
 	}
+	walk := make([]trials.SeriesPair, len(pairs))
+	for i, p := range pairs {
+		walk[i] = trials.SeriesPair{Series: p.s, Baseline: p.b, Factor: p.factor}
+	}
+	skip := func(at trials.LevelPair) bool {
+		s, b := &res.Series[at.Series], &res.Series[at.Baseline]
+		return noAnswer(res, s, s.step(at.Concurrency), b, b.step(at.Concurrency)) != ""
+	}
+	q, sequential := res.Sequential()
+	n := 0
+	all := trials.ComparePairs(walked, walk, res.Noise, skip, func(at trials.LevelPair, cs []trials.Comparison) {
+		if sequential {
+			// Run until decided: the verdicts are the sequential
+			// rule's, whose error rates hold under the looks.
+			ss, bs := res.Series[at.Series].step(at.Concurrency), res.Series[at.Baseline].step(at.Concurrency)
+			for i := range cs {
+				q.Judge(&cs[i], ss.Trials, bs.Trials, res.Noise)
+			}
+		}
+		spans[levelKey{at.Series, at.Baseline, at.Concurrency}] = span{n, len(cs)}
+		n += len(cs)
+	})
 	trials.ControlFDR(all, res.Noise)
 	out := map[levelKey][]trials.Comparison{}
 	for k, sp := range spans {

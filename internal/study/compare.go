@@ -24,43 +24,58 @@ func CompareRuns(older, newer *Result, noise float64) (out []trials.Comparison, 
 		notes = append(notes, fmt.Sprintf("the two studies ask different questions (%q, %q): their series are paired by label", older.Question, newer.Question))
 	}
 	bracketed := false
-	byLabel := map[string]*Series{}
+	// The series walked: older's, then newer's, each paired with the
+	// older series of its label.
+	var walked []trials.Series
+	var all []*Series
+	for _, r := range []*Result{older, newer} {
+		for i := range r.Series {
+			walked, all = append(walked, r.Series[i].walked()), append(all, &r.Series[i])
+		}
+	}
+	byLabel := map[string]int{}
 	for i := range older.Series {
-		byLabel[older.Series[i].Label] = &older.Series[i]
+		byLabel[older.Series[i].Label] = i
+	}
+	skip := func(at trials.LevelPair) bool {
+		st, ot := &all[at.Series].Steps[at.Level], &all[at.Baseline].Steps[at.BaselineLevel]
+		if len(ot.Trials) == 0 || len(st.Trials) == 0 {
+			return true
+		}
+		if ot.Complete == 0 || st.Complete == 0 {
+			notes = append(notes, fmt.Sprintf("series %q at concurrency %d: every request failed in one run: no verdict", all[at.Series].Label, st.Concurrency))
+			return true
+		}
+		return false
+	}
+	each := func(at trials.LevelPair, cs []trials.Comparison) {
+		s, o := all[at.Series], all[at.Baseline]
+		for k := range cs {
+			c := &cs[k]
+			if c.Metric == trials.MetricRequestsPerSecond && c.Verdict == trials.NoVerdict && c.Unanswered == "" {
+				if p, b := newer.Sizing.point(s.Label), older.Sizing.point(o.Label); p != nil && b != nil {
+					if v := SizingVerdict(p, b); v != trials.NoVerdict {
+						c.Verdict = v
+						bracketed = true
+					}
+				}
+			}
+		}
 	}
 	for i := range newer.Series {
 		s := &newer.Series[i]
-		o := byLabel[s.Label]
-		if o == nil {
+		o, ok := byLabel[s.Label]
+		if !ok {
 			notes = append(notes, fmt.Sprintf("series %q is in the newer study only: not compared", s.Label))
 			continue
 		}
 		delete(byLabel, s.Label)
-		for _, st := range s.Steps {
-			ot := o.step(st.Concurrency)
-			if ot == nil || len(ot.Trials) == 0 || len(st.Trials) == 0 {
-				continue
-			}
-			if ot.Complete == 0 || st.Complete == 0 {
-				notes = append(notes, fmt.Sprintf("series %q at concurrency %d: every request failed in one run: no verdict", s.Label, st.Concurrency))
-				continue
-			}
-			for _, c := range trials.CompareLevel(s.Label, o.Label, st.Concurrency, st.Trials, ot.Trials, noise) {
-				c.Factor = trials.FactorNone
-				if c.Metric == trials.MetricRequestsPerSecond && c.Verdict == trials.NoVerdict && c.Unanswered == "" {
-					if p, b := newer.Sizing.point(s.Label), older.Sizing.point(o.Label); p != nil && b != nil {
-						if v := SizingVerdict(p, b); v != trials.NoVerdict {
-							c.Verdict = v
-							bracketed = true
-						}
-					}
-				}
-				out = append(out, c)
-			}
-		}
+		// One pair at a time: its notes come in the order of the series.
+		pair := trials.SeriesPair{Series: len(older.Series) + i, Baseline: o, Factor: trials.FactorNone}
+		out = append(out, trials.ComparePairs(walked, []trials.SeriesPair{pair}, noise, skip, each)...)
 	}
 	for _, s := range older.Series {
-		if byLabel[s.Label] != nil {
+		if _, ok := byLabel[s.Label]; ok {
 			notes = append(notes, fmt.Sprintf("series %q is in the older study only: not compared", s.Label))
 		}
 	}
@@ -70,6 +85,16 @@ func CompareRuns(older, newer *Result, noise float64) (out []trials.Comparison, 
 			"every search of the other sustained, and their median capacities differ by more than %.0f%% (the knee's noise)", 100*KneeTolerance))
 	}
 	return out, notes
+}
+
+// walked is s as the pairing walk takes it (trials.ComparePairs): each
+// step's concurrency and trials, in the order of its steps.
+func (s *Series) walked() trials.Series {
+	w := trials.Series{Label: s.Label, Levels: make([]trials.Level, len(s.Steps))}
+	for i, st := range s.Steps {
+		w.Levels[i] = trials.Level{Concurrency: st.Concurrency, Trials: st.Trials}
+	}
+	return w
 }
 
 // point returns the point of the series labelled label (nil when s is nil

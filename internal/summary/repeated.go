@@ -99,3 +99,14 @@ func TrialsOf(s *Summary) []trials.Trial {
 	}
 	return out
 }
+
+// SeriesOf returns the series labelled label whose levels' results are
+// levels as the pairing walk takes it (trials.ComparePairs): each level's
+// concurrency and trials (TrialsOf).
+func SeriesOf(label string, levels []Summary) trials.Series {
+	s := trials.Series{Label: label, Levels: make([]trials.Level, len(levels))}
+	for i := range levels {
+		s.Levels[i] = trials.Level{Concurrency: levels[i].Concurrency, Trials: TrialsOf(&levels[i])}
+	}
+	return s
+}

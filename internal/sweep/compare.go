@@ -106,24 +106,20 @@ func Comparisons(series []SeriesResult, backends []string, baseline string, nois
 	pairs, unpaired := trials.Pairs(fs, baseBackend)
 	var notes []string
 	var unanswered failedSeries
-	for _, pr := range pairs {
-		s, b := &series[idx[pr.Series]], &series[idx[pr.Baseline]]
-		title := pr.Title(fs)
-		for k := range s.Levels {
-			sl := &s.Levels[k]
-			for m := range b.Levels {
-				bl := &b.Levels[m]
-				if bl.Concurrency != sl.Concurrency {
-					continue
-				}
-				for _, c := range trials.CompareLevel(s.Label, b.Label, sl.Concurrency, summary.TrialsOf(sl), summary.TrialsOf(bl), noise) {
-					c.Factor, c.FactorTitle = pr.Factor, title
-					c.Why = unansweredWhy(&c, s.Label, b.Label, sl, bl, &unanswered)
-					out = append(out, c)
-				}
-			}
-		}
+	walked := make([]trials.Series, len(idx))
+	for j, i := range idx {
+		walked[j] = summary.SeriesOf(series[i].Label, series[i].Levels)
 	}
+	walk := make([]trials.SeriesPair, len(pairs))
+	for i, pr := range pairs {
+		walk[i] = trials.SeriesPair{Series: pr.Series, Baseline: pr.Baseline, Factor: pr.Factor, Title: pr.Title(fs)}
+	}
+	out = append(out, trials.ComparePairs(walked, walk, noise, nil, func(at trials.LevelPair, cs []trials.Comparison) {
+		s, b := &series[idx[at.Series]], &series[idx[at.Baseline]]
+		for k := range cs {
+			cs[k].Why = unansweredWhy(&cs[k], s.Label, b.Label, &s.Levels[at.Level], &b.Levels[at.BaselineLevel], &unanswered)
+		}
+	})...)
 	if trials.LabelsAreNames(fs) {
 		for _, pr := range pairs {
 			if pr.Factor != trials.FactorBackend {
