@@ -62,9 +62,15 @@ func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
 	tp.noise = noise
 	tp.on = fs.Changed("repeat") || fs.Changed("precision") || fs.Changed("until")
 	if !tp.on {
-		for _, f := range []string{"max-repeat", "seed", "noise", "baseline", "budget"} {
+		if fs.Changed("budget") {
+			return tp, usagef("--budget needs --until decided")
+		}
+		if fs.Changed("max-repeat") && fs.Lookup("until") != nil {
+			return tp, usagef("--max-repeat needs --precision P or --until decided")
+		}
+		for _, f := range []string{"max-repeat", "seed", "noise", "baseline"} {
 			if fs.Changed(f) {
-				return tp, usagef("--%s needs --repeat N, --precision P or --until decided", f)
+				return tp, usagef("--%s needs --repeat N or --precision P", f)
 			}
 		}
 		return tp, nil

@@ -117,6 +117,9 @@ func (o Options) Build() (Plan, error) {
 	if o.BudgetSet && o.Until == "" {
 		return p, errors.New("--budget needs --until decided")
 	}
+	if o.BudgetSet && o.Budget <= 0 {
+		return p, fmt.Errorf("--budget %v: want more than 0 (without --budget: none)", o.Budget)
+	}
 	if o.Until != "" && !o.RepeatSet {
 		p.Repeat = DefaultMinRounds
 	}
