@@ -48,7 +48,7 @@ type untilSweep struct {
 	Series      []struct {
 		Label  string `json:"label"`
 		Levels []struct {
-			Trials int `json:"trials"`
+			Trials []json.RawMessage `json:"trials"`
 		} `json:"levels"`
 	} `json:"series"`
 }
@@ -97,7 +97,8 @@ func TestSweepUntilDecided(t *testing.T) {
 		if slow.Verdict == trials.Slower {
 			break
 		}
-		t.Logf("try %d: 12 ms against 10 ms: %s %v", try, slow.Verdict, slow.RatioCI95)
+		t.Logf("try %d: 12 ms against 10 ms: %s %v (decided at round %d, withdrawn %v, p %.3g), stopping %+v",
+			try, slow.Verdict, slow.RatioCI95, slow.DecidedAt, slow.Withdrawn, slow.PValue, sw.Stopping)
 	}
 	if slow.Verdict != trials.Slower || slow.DecidedAt < trials.DefaultMinRounds || slow.DecidedAt >= 30 {
 		t.Fatalf("12 ms against 10 ms: %s, decided at round %d: want slower before round 30\n%s", slow.Verdict, slow.DecidedAt, text)
@@ -117,11 +118,12 @@ func TestSweepUntilDecided(t *testing.T) {
 	}
 	trialsOf := map[string]int{}
 	for _, s := range sw.Series {
-		trialsOf[s.Label] = s.Levels[0].Trials
+		trialsOf[s.Label] = len(s.Levels[0].Trials)
 	}
 	if trialsOf["slow"] != slow.DecidedAt || trialsOf["a"] < trialsOf["slow"] || trialsOf["a"] != u.Rounds {
 		t.Errorf("trials %v, slow decided at round %d, %d rounds: slow should stop once decided, a run every round", trialsOf, slow.DecidedAt, u.Rounds)
 	}
+	text = strings.Join(strings.Fields(text), " ")
 	if !strings.Contains(text, "rounds until decided: ") || !strings.Contains(text, "pairs (a pair at a level, by its req/s) decided") ||
 		!strings.Contains(text, "rounds until every pair is decided (the first 4 every series, at most 30 per level, within 20 min)") {
 		t.Errorf("the text does not say how the rounds went:\n%s", text)
