@@ -68,6 +68,13 @@ Backends that differ in more than the backend
 other differences named. A series whose every request failed gets no
 verdict; a note says why.
 
+With --until decided, the rounds are not fixed: at every level, after the
+first rounds (--repeat, default and at least 4) every round runs only the
+series that an undecided pair still needs (interleaved and shuffled as
+ever), until every pair is decided, --budget is spent or --max-repeat
+rounds ran (default 20); the verdicts are the sequential rule's, their
+intervals of its confidence, and a note says why the rounds ended.
+
 Flags:
 `
 
@@ -155,6 +162,14 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	}
 	if p.Sweep, err = so.Build(); err != nil {
 		return nil, err
+	}
+	if p.trials.plan.Until != "" {
+		// Rounds until decided look at the pairs the comparisons will
+		// make: without one there is nothing to decide.
+		p.trials.plan.Pairs = sweep.PlanPairs(p.Series, p.Backends, p.Baseline)
+		if len(p.trials.plan.Pairs) == 0 {
+			return nil, usagef("sweep: --until decided decides pairs of series that differ in one factor, and these series make none: give several URLs (of one backend reached several ways, or several backends) or --keepalive-modes off,on")
+		}
 	}
 	return p, nil
 }
@@ -246,7 +261,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		sloErr = &sloError{judged.Failed}
 	}
 	if p.trials.on {
-		sw.SweepTrials = sweep.TrialsDocument(p.trials.plan, p.trials.noise, p.Baseline, res.Series, p.Backends, notes)
+		sw.SweepTrials = sweep.TrialsDocument(p.trials.plan, p.trials.noise, p.Baseline, res.Series, p.Backends, notes, res.Until)
 	}
 	markdown := o.format == "markdown"
 	if markdown {

@@ -14,6 +14,13 @@ type SweepTrials struct {
 	Seed uint64 `json:"seed"`
 	// Noise is the noise threshold of the verdicts (a fraction).
 	Noise float64 `json:"noise"`
+	// Until is "decided" when the rounds ran until every pair was
+	// decided (--until decided; "" for fixed rounds): Repeat is then the
+	// first rounds, MaxRepeat the most, BudgetSeconds the --budget (0 for
+	// none), and Stopping says how the rounds ended.
+	Until         string           `json:"until,omitempty"`
+	BudgetSeconds float64          `json:"budget_seconds,omitempty"`
+	Stopping      *trials.Stopping `json:"stopping,omitempty"`
 	// Baseline is the label of the series the others are compared with.
 	Baseline string `json:"baseline"`
 	// Comparisons compare every series with the baseline (and each ka

@@ -36,6 +36,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -292,6 +293,12 @@ type Result struct {
 	// Notes are what the user should know of the trials (a series whose
 	// interval stayed wider than the precision asked).
 	Notes []string
+	// Until, with trials run until decided (trials.Plan.Until), says how
+	// their rounds ended over all the steps: decided when every step's
+	// pairs were, else budget when a step's share of the budget was
+	// spent, else max_repeat (or no_series, interrupted); its Pairs and
+	// Decided are summed over the steps, its Rounds the most at a step.
+	Until *trials.Stopping
 }
 
 // RunError is a run that could not be made (a bad plan, a client that
@@ -345,7 +352,12 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 		res.Series[i].Label = s.Label
 	}
 	start := load.Now()
-	defer func() { res.Elapsed = time.Duration(load.Now() - start) }()
+	defer func() {
+		res.Elapsed = time.Duration(load.Now() - start)
+		if res.Until != nil {
+			res.Until.Seconds = res.Elapsed.Seconds()
+		}
+	}()
 	d := &driver{cfg: cfg, series: series, res: &res, first: true, setup: cfg.Options.Setup}
 	defer func() {
 		if d.setup != nil && cfg.Options.Setup == nil {
@@ -373,8 +385,11 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 			unreached: map[int]error{}, reached: map[int]bool{}, lost: map[int]*Stop{}}
 		var lr trials.LevelResult
 		if rounds != nil {
-			lr, err = rounds.Level(active, func(si int) (float64, error) { return d.trial(ctx, lv, si) })
+			lr, err = rounds.Step(active, max(cfg.Schedule.Len()-li, 1), func(si int) (float64, error) { return d.trial(ctx, lv, si) })
 			res.Orders = append(res.Orders, lr.Orders...)
+			if cfg.Trials.Until != "" {
+				d.until(&lr, errors.Is(err, trials.ErrStop))
+			}
 		} else {
 			for _, si := range active {
 				if _, err = d.trial(ctx, lv, si); err != nil {
@@ -402,6 +417,30 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 	return res, nil
 }
 
+// until adds the step whose rounds ended as lr says (stopped: by an
+// interruption) to the result's Until.
+func (d *driver) until(lr *trials.LevelResult, stopped bool) {
+	u := d.res.Until
+	if u == nil {
+		u = &trials.Stopping{Stopped: trials.StoppedDecided, Confidence: d.cfg.Trials.Sequential().LookConfidence()}
+		d.res.Until = u
+	}
+	u.Pairs += lr.Pairs
+	u.Decided += lr.Decided
+	u.Rounds = max(u.Rounds, lr.Rounds)
+	why := lr.Stopped
+	if stopped {
+		why = trials.StoppedInterrupted
+	}
+	// The worst reason of any step: interrupted, budget, max_repeat,
+	// no_series, decided.
+	rank := map[string]int{trials.StoppedDecided: 0, trials.StoppedNoSeries: 1, trials.StoppedMaxRepeat: 2,
+		trials.StoppedBudget: 3, trials.StoppedInterrupted: 4}
+	if rank[why] > rank[u.Stopped] {
+		u.Stopped = why
+	}
+}
+
 // level is the state of one step of the run.
 type level struct {
 	index  int
@@ -425,7 +464,7 @@ type level struct {
 // and trials.ErrStop when ctx ended the run.
 func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) {
 	if lv.lost[si] != nil {
-		return 0, nil // its backend is gone: no more trials at this step
+		return math.NaN(), nil // its backend is gone: no more trials at this step
 	}
 	s := &d.series[si]
 	plan := lv.step.apply(*s.Plan)
@@ -449,7 +488,7 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 		}
 		if lost := run.Record.BackendLost; lost != nil && d.cfg.StopOnLoss {
 			lv.lost[si] = &Stop{Concurrency: plan.Concurrency, ErrorRate: 1, Reason: lost.String()}
-			return 0, nil
+			return math.NaN(), nil
 		}
 		if ctx.Err() != nil {
 			return 0, trials.ErrStop

@@ -89,6 +89,35 @@ func FactorWords(f trials.Factors, fs []trials.Factors) string {
 // the backend, why a series that never answered has no verdict, and which
 // series nothing could be paired with.
 func Comparisons(series []SeriesResult, backends []string, baseline string, noise float64) ([]trials.Comparison, []string) {
+	return comparisons(series, backends, baseline, noise, nil)
+}
+
+// PlanPairs returns the pairs of series (indexes, each series and its
+// baseline) that Comparisons will compare, from their plans
+// (PlanFactors) before any run: what rounds run until decided look at
+// (trials.Plan.Pairs). backends and baseline are as Comparisons takes
+// them.
+func PlanPairs(series []Series, backends []string, baseline string) [][2]int {
+	fs := make([]trials.Factors, len(series))
+	baseBackend := ""
+	for i, s := range series {
+		fs[i] = PlanFactors(s.Plan)
+		fs[i].Backend = backends[i]
+		if s.Label == baseline || backends[i] == baseline {
+			baseBackend = backends[i]
+		}
+	}
+	pairs, _ := trials.Pairs(fs, baseBackend)
+	out := make([][2]int, len(pairs))
+	for i, p := range pairs {
+		out[i] = [2]int{p.Series, p.Baseline}
+	}
+	return out
+}
+
+// comparisons is Comparisons; with q not nil (rounds run until
+// decided), every verdict is the sequential rule's (q.Judge).
+func comparisons(series []SeriesResult, backends []string, baseline string, noise float64, q *trials.Sequential) ([]trials.Comparison, []string) {
 	out := []trials.Comparison{}
 	var idx []int
 	var fs []trials.Factors
@@ -116,8 +145,15 @@ func Comparisons(series []SeriesResult, backends []string, baseline string, nois
 	}
 	out = append(out, trials.ComparePairs(walked, walk, noise, nil, func(at trials.LevelPair, cs []trials.Comparison) {
 		s, b := &series[idx[at.Series]], &series[idx[at.Baseline]]
+		sl, bl := &s.Levels[at.Level], &b.Levels[at.BaselineLevel]
+		if q != nil {
+			st, bt := summary.TrialsOf(sl), summary.TrialsOf(bl)
+			for k := range cs {
+				q.Judge(&cs[k], st, bt, noise)
+			}
+		}
 		for k := range cs {
-			cs[k].Why = unansweredWhy(&cs[k], s.Label, b.Label, &s.Levels[at.Level], &b.Levels[at.BaselineLevel], &unanswered)
+			cs[k].Why = unansweredWhy(&cs[k], s.Label, b.Label, sl, bl, &unanswered)
 		}
 	})...)
 	if trials.LabelsAreNames(fs) {

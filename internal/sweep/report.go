@@ -51,12 +51,26 @@ func (j *Judgement) Mark(sw *document.Sweep) {
 // TrialsDocument is what trials run by plan p add to a sweep's saved form:
 // the plan, the comparisons of series (Comparisons, against baseline with
 // the noise threshold noise, their false discoveries controlled together:
-// trials.ControlFDR) and the notes, the sweep's own (notes) first.
-func TrialsDocument(p trials.Plan, noise float64, baseline string, series []SeriesResult, backends, notes []string) *document.SweepTrials {
-	cs, pairNotes := Comparisons(series, backends, baseline, noise)
+// trials.ControlFDR) and the notes, the sweep's own (notes) first. With
+// rounds run until decided (p.Until), every verdict is the sequential
+// rule's, and until says how the rounds ended (the driver's
+// Result.Until), in the document and in a note.
+func TrialsDocument(p trials.Plan, noise float64, baseline string, series []SeriesResult, backends, notes []string, until *trials.Stopping) *document.SweepTrials {
+	var q *trials.Sequential
+	if p.Until != "" {
+		s := p.Sequential()
+		q = &s
+	}
+	cs, pairNotes := comparisons(series, backends, baseline, noise, q)
 	st := &document.SweepTrials{Repeat: p.Repeat, Precision: p.Precision, MaxRepeat: p.MaxRepeat,
 		Seed: p.Seed, Noise: noise, Baseline: baseline,
 		Comparisons: cs, Notes: append([]string{}, notes...)}
+	if p.Until != "" {
+		st.Until, st.BudgetSeconds, st.Stopping = p.Until, p.Budget.Seconds(), until
+		if until != nil {
+			st.Notes = append(st.Notes, until.Text(p.Budget.Seconds(), p.MaxRepeat))
+		}
+	}
 	st.Notes = append(st.Notes, pairNotes...)
 	if f := trials.ControlFDR(st.Comparisons, noise); f.Comparisons > 1 {
 		st.FalseDiscoveries = &f

@@ -54,7 +54,7 @@ func TestDocument(t *testing.T) {
 // the noise and the baseline, and the sweep's notes first.
 func TestTrialsDocument(t *testing.T) {
 	p := trials.Plan{Repeat: 5, Precision: 0.02, MaxRepeat: 20, Seed: 7}
-	st := TrialsDocument(p, 0.02, "a", nil, nil, []string{"first"})
+	st := TrialsDocument(p, 0.02, "a", nil, nil, []string{"first"}, nil)
 	if st.Repeat != 5 || st.Precision != 0.02 || st.MaxRepeat != 20 || st.Seed != 7 || st.Noise != 0.02 || st.Baseline != "a" {
 		t.Errorf("trials %+v", st)
 	}

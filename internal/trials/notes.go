@@ -59,10 +59,10 @@ func DesignWarning(n int) string {
 }
 
 // Warning is DesignWarning of the trials p asks for: its Repeat, or its
-// MaxRepeat with a precision.
+// MaxRepeat with a precision or rounds until decided.
 func (p Plan) Warning() string {
 	n := p.Repeat
-	if p.Precision > 0 {
+	if p.Precision > 0 || p.Until != "" {
 		n = p.MaxRepeat
 	}
 	return DesignWarning(n)
@@ -92,6 +92,16 @@ func (p Plan) Describe(perLevel bool) string {
 	}
 	if p.Precision > 0 {
 		s = fmt.Sprintf("trials until the req/s interval is within ±%g%% (from %d, at most %d)", 100*p.Precision, p.Repeat, p.MaxRepeat)
+	}
+	if p.Until != "" {
+		s = fmt.Sprintf("rounds until every pair is decided (the first %d every series, at most %d", p.Repeat, p.MaxRepeat)
+		if perLevel {
+			s += " per level"
+		}
+		if p.Budget > 0 {
+			s += ", within " + Duration(p.Budget.Seconds())
+		}
+		s += ")"
 	}
 	return fmt.Sprintf("Trials: %s, in rounds shuffled with --seed %d", s, p.Seed)
 }

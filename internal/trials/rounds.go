@@ -3,9 +3,11 @@ package trials
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Plan says how many trials each series runs at a level.
@@ -17,8 +19,24 @@ type Plan struct {
 	// interval lies within ±Precision of its median (a fraction: 0.02 for
 	// 2%), or MaxRepeat trials have run.
 	Precision float64
-	// MaxRepeat bounds the trials with Precision.
+	// MaxRepeat bounds the trials with Precision or Until.
 	MaxRepeat int
+	// Until, UntilDecided, runs the rounds until every pair of series in
+	// Pairs is decided by the sequential rule on its requests/sec
+	// (Sequential: from Repeat rounds, at least DefaultMinRounds, to
+	// MaxRepeat, at the band 1 ± Noise): after the first Repeat rounds,
+	// each round runs only the series an undecided pair needs. "" for
+	// none.
+	Until string
+	// Budget, with Until, bounds the time of all the rounds of a command
+	// (0: none): each level's rounds beyond the first get an equal share
+	// of what is left of it (Rounds.Step).
+	Budget time.Duration
+	// Noise is the band of Until (0.02 for 1 ± 2%).
+	Noise float64
+	// Pairs are the pairs of series (indexes) Until looks at, each
+	// series and its baseline.
+	Pairs [][2]int
 	// Seed seeds the order of the series within each round.
 	Seed uint64
 }
@@ -33,7 +51,15 @@ const (
 	MaxRepeat = 100
 	// MinPrecisionRepeat is the fewest first trials with --precision.
 	MinPrecisionRepeat = 3
+	// UntilDecided is Plan.Until of rounds run until every pair is
+	// decided.
+	UntilDecided = "decided"
 )
+
+// Sequential is the rule of p's rounds run until decided.
+func (p Plan) Sequential() Sequential {
+	return Sequential{MinRounds: max(p.Repeat, DefaultMinRounds), MaxRounds: p.MaxRepeat, Noise: p.Noise}
+}
 
 // Validate checks p; its errors are one line for the command line.
 func (p Plan) Validate() error {
@@ -46,6 +72,16 @@ func (p Plan) Validate() error {
 		return fmt.Errorf("--repeat %d with --precision: want at least %d first trials", p.Repeat, MinPrecisionRepeat)
 	case p.Precision > 0 && (p.MaxRepeat < p.Repeat || p.MaxRepeat > MaxRepeat):
 		return fmt.Errorf("--max-repeat %d: want from --repeat (%d) to %d", p.MaxRepeat, p.Repeat, MaxRepeat)
+	case p.Until != "" && p.Until != UntilDecided:
+		return fmt.Errorf("--until %q: want decided", p.Until)
+	case p.Until != "" && p.Precision > 0:
+		return errors.New("--until decided and --precision: two rules to stop the rounds; give one")
+	case p.Until != "" && p.Repeat < DefaultMinRounds:
+		return fmt.Errorf("--repeat %d with --until decided: want at least %d first rounds (the sequential rule's first look)", p.Repeat, DefaultMinRounds)
+	case p.Until != "" && (p.MaxRepeat < p.Repeat || p.MaxRepeat > MaxRepeat):
+		return fmt.Errorf("--max-repeat %d: want from --repeat (%d) to %d", p.MaxRepeat, p.Repeat, MaxRepeat)
+	case p.Budget < 0 || p.Budget > 0 && p.Until == "":
+		return errors.New("--budget: only with --until decided, and more than 0")
 	}
 	return nil
 }
@@ -67,12 +103,26 @@ type Options struct {
 	// seed).
 	Seed    uint64
 	SeedSet bool
+	// Until is --until ("" when not given; decided); Budget is --budget,
+	// BudgetSet whether it was given (it needs --until).
+	Until     string
+	Budget    time.Duration
+	BudgetSet bool
 }
 
 // Build checks the options and makes the plan (Validate); its errors are
 // one line for the command line.
 func (o Options) Build() (Plan, error) {
-	p := Plan{Repeat: o.Repeat, MaxRepeat: o.MaxRepeat, Seed: o.Seed}
+	p := Plan{Repeat: o.Repeat, MaxRepeat: o.MaxRepeat, Seed: o.Seed, Until: o.Until, Budget: o.Budget}
+	if o.BudgetSet && o.Until == "" {
+		return p, errors.New("--budget needs --until decided")
+	}
+	if o.BudgetSet && o.Budget <= 0 {
+		return p, fmt.Errorf("--budget %v: want more than 0 (without --budget: none)", o.Budget)
+	}
+	if o.Until != "" && !o.RepeatSet {
+		p.Repeat = DefaultMinRounds
+	}
 	if o.Precision != "" {
 		v, ok := strings.CutSuffix(strings.TrimSpace(o.Precision), "%")
 		f, err := strconv.ParseFloat(v, 64)
@@ -83,8 +133,8 @@ func (o Options) Build() (Plan, error) {
 		if !o.RepeatSet {
 			p.Repeat = DefaultRepeat
 		}
-	} else if o.MaxRepeatSet {
-		return p, errors.New("--max-repeat needs --precision P")
+	} else if o.MaxRepeatSet && o.Until == "" {
+		return p, errors.New("--max-repeat needs --precision P or --until decided")
 	}
 	if err := p.Validate(); err != nil {
 		return p, err
@@ -102,6 +152,8 @@ func (o Options) Build() (Plan, error) {
 type Rounds struct {
 	plan Plan
 	rng  *rand.Rand
+	// began is when the first step began (for Plan.Budget).
+	began time.Time
 }
 
 // NewRounds returns the rounds of plan, which must be valid.
@@ -123,21 +175,61 @@ type LevelResult struct {
 	// than the precision asked when MaxRepeat trials had run; nil without
 	// Precision.
 	Imprecise []int
+	// With Plan.Until: Stopped says why the rounds ended (a Stopped
+	// value), Pairs counts the pairs looked at (those whose both sides
+	// ran at the level) and Decided those the sequential rule decided.
+	Stopped        string
+	Pairs, Decided int
 }
 
-// Level runs the rounds of one level over the given series (indexes).
-// trial runs one trial of a series and returns its requests/sec, which
-// the precision rule reads; an error ends the level (ErrStop after an
-// interruption).
+// Level runs the rounds of one level over the given series (indexes):
+// Step with this level the last.
 func (r *Rounds) Level(series []int, trial func(s int) (float64, error)) (LevelResult, error) {
+	return r.Step(series, 1, trial)
+}
+
+// Step runs the rounds of one level over the given series (indexes);
+// left is the number of levels still to run, this one included, among
+// which what is left of Plan.Budget is shared. trial runs one trial of
+// a series and returns its requests/sec, which the precision rule and the
+// sequential rule read (NaN: the series has no trial to give, its
+// backend lost); an error ends the level (ErrStop after an
+// interruption).
+func (r *Rounds) Step(series []int, left int, trial func(s int) (float64, error)) (LevelResult, error) {
 	var res LevelResult
+	if r.began.IsZero() {
+		r.began = time.Now()
+	}
+	begun := time.Now()
+	// share is the time this level's rounds may take, the first rounds
+	// past it or not (with a budget).
+	var share time.Duration
+	if b := r.plan.Budget; b > 0 {
+		share = max((b-time.Since(r.began))/time.Duration(max(left, 1)), 0)
+	}
 	values := map[int][]float64{}
+	gone := map[int]bool{}
 	most := r.plan.Repeat
-	if r.plan.Precision > 0 {
+	if r.plan.Precision > 0 || r.plan.Until != "" {
 		most = r.plan.MaxRepeat
 	}
+	q := r.plan.Sequential()
 	pending := append([]int(nil), series...)
+	var last time.Duration
 	for res.Rounds < most && len(pending) > 0 {
+		if r.plan.Until != "" && res.Rounds >= r.plan.Repeat {
+			pending = r.undecided(q, series, values, gone, &res)
+			if len(pending) == 0 {
+				break
+			}
+			// The next round is expected to last as long as the last
+			// one did: it does not begin unless it fits in the share.
+			if r.plan.Budget > 0 && time.Since(begun)+last > share {
+				res.Stopped = StoppedBudget
+				break
+			}
+		}
+		roundStart := time.Now()
 		order := append([]int(nil), pending...)
 		r.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		res.Orders = append(res.Orders, order)
@@ -147,9 +239,17 @@ func (r *Rounds) Level(series []int, trial func(s int) (float64, error)) (LevelR
 			if err != nil {
 				return res, err
 			}
+			if math.IsNaN(v) {
+				gone[s] = true
+				continue
+			}
 			values[s] = append(values[s], v)
 		}
+		last = time.Since(roundStart)
 		if res.Rounds < r.plan.Repeat {
+			continue
+		}
+		if r.plan.Until != "" {
 			continue
 		}
 		if r.plan.Precision <= 0 {
@@ -168,6 +268,18 @@ func (r *Rounds) Level(series []int, trial func(s int) (float64, error)) (LevelR
 			pending = nil
 		}
 	}
+	if r.plan.Until != "" {
+		open := r.undecided(q, series, values, gone, &res)
+		switch {
+		case res.Stopped != "":
+		case len(open) == 0 && res.Decided == res.Pairs:
+			res.Stopped = StoppedDecided
+		case len(open) == 0 && res.Rounds < most:
+			res.Stopped = StoppedNoSeries
+		default:
+			res.Stopped = StoppedMaxRepeat
+		}
+	}
 	if r.plan.Precision > 0 {
 		for _, s := range series {
 			if !Median(values[s]).Precise(r.plan.Precision) {
@@ -176,4 +288,51 @@ func (r *Rounds) Level(series []int, trial func(s int) (float64, error)) (LevelR
 		}
 	}
 	return res, nil
+}
+
+// undecided looks at the pairs of the plan whose both sides are among
+// series, by the sequential rule q on their requests/sec so far: it
+// counts them and those decided in res, and returns the series that an
+// undecided pair still needs (both its sides), in the order of series. A
+// pair is settled, neither decided nor needing more, when a side is gone
+// without a trial or every trial of a side had no request per second (it
+// never answered: no verdict to wait for); a side gone keeps its pair
+// from running.
+func (r *Rounds) undecided(q Sequential, series []int, values map[int][]float64, gone map[int]bool, res *LevelResult) []int {
+	in := map[int]bool{}
+	for _, s := range series {
+		in[s] = true
+	}
+	need := map[int]bool{}
+	res.Pairs, res.Decided = 0, 0
+	silent := func(s int) bool {
+		for _, v := range values[s] {
+			if v > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, p := range r.plan.Pairs {
+		s, b := p[0], p[1]
+		if !in[s] || !in[b] {
+			continue
+		}
+		res.Pairs++
+		if q.Decide(values[s], values[b], Faster, Slower).Verdict != Undecided {
+			res.Decided++
+			continue
+		}
+		if silent(s) || silent(b) || gone[s] || gone[b] {
+			continue
+		}
+		need[s], need[b] = true, true
+	}
+	var out []int
+	for _, s := range series {
+		if need[s] {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -2,9 +2,11 @@ package trials
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestRoundsInterleaved(t *testing.T) {
@@ -95,11 +97,106 @@ func TestOptionsBuild(t *testing.T) {
 	}{
 		{Options{Repeat: 3, Precision: "2"}, `bad --precision "2": want a percentage above 0% and below 100% (2%)`},
 		{Options{Repeat: 3, Precision: "100%"}, `bad --precision "100%": want a percentage above 0% and below 100% (2%)`},
-		{Options{Repeat: 3, MaxRepeat: 9, MaxRepeatSet: true}, "--max-repeat needs --precision P"},
+		{Options{Repeat: 3, MaxRepeat: 9, MaxRepeatSet: true}, "--max-repeat needs --precision P or --until decided"},
 		{Options{Repeat: 0, RepeatSet: true}, "--repeat 0: want 1 to 100 trials"},
 	} {
 		if _, err := c.o.Build(); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: %v, want %s", c.o, err, c.want)
+		}
+	}
+}
+
+// untilTrial gives series 0 about 100 req/s, series 1 about 80 (±1%)
+// and series 2 about 100 (±30%), from a seeded generator.
+func untilTrial(ran map[int]int) func(int) (float64, error) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	return func(s int) (float64, error) {
+		ran[s]++
+		j := 2*rng.Float64() - 1
+		switch s {
+		case 1:
+			return 80 * (1 + 0.01*j), nil
+		case 2:
+			return 100 * (1 + 0.3*j), nil
+		}
+		return 100 * (1 + 0.01*j), nil
+	}
+}
+
+// TestRoundsUntilDecided: with Until, the first Repeat rounds run every
+// series; then only the series an undecided pair needs run: a pair
+// decided (1 against 0) stops its series, a noisy one (2 against 0) runs
+// to MaxRepeat, and the level says why it stopped and how many pairs
+// were decided.
+func TestRoundsUntilDecided(t *testing.T) {
+	ran := map[int]int{}
+	p := Plan{Repeat: 4, MaxRepeat: 20, Until: UntilDecided, Noise: 0.02, Seed: 7, Pairs: [][2]int{{1, 0}, {2, 0}}}
+	res, err := NewRounds(p).Step([]int{0, 1, 2}, 1, untilTrial(ran))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rounds != 20 || res.Stopped != StoppedMaxRepeat || res.Pairs != 2 || res.Decided != 1 {
+		t.Errorf("%d rounds, stopped %q, %d of %d decided: want 20, max_repeat, 1 of 2", res.Rounds, res.Stopped, res.Decided, res.Pairs)
+	}
+	if ran[0] != 20 || ran[2] != 20 || ran[1] >= 20 || ran[1] < 4 {
+		t.Errorf("trials run %v: want 20 of series 0 and 2, fewer (at least 4) of series 1", ran)
+	}
+	for k, o := range res.Orders {
+		if k < 4 && len(o) != 3 {
+			t.Errorf("round %d ran %v: the first rounds run every series", k+1, o)
+		}
+	}
+
+	// The decided pair alone: the rounds end when it is decided.
+	ran = map[int]int{}
+	p.Pairs = [][2]int{{1, 0}}
+	res, err = NewRounds(p).Step([]int{0, 1, 2}, 1, untilTrial(ran))
+	if err != nil || res.Stopped != StoppedDecided || res.Rounds >= 20 || res.Decided != 1 {
+		t.Errorf("%+v, %v: want decided before 20 rounds", res, err)
+	}
+	if ran[2] != 4 {
+		t.Errorf("series 2, in no pair, ran %d trials: want the first 4 only", ran[2])
+	}
+
+	// A budget spent: no round past the first ones.
+	ran = map[int]int{}
+	p.Pairs, p.Budget = [][2]int{{2, 0}}, time.Nanosecond
+	res, err = NewRounds(p).Step([]int{0, 1, 2}, 3, untilTrial(ran))
+	if err != nil || res.Stopped != StoppedBudget || res.Rounds != 4 {
+		t.Errorf("%+v, %v: want the budget spent after the first 4 rounds", res, err)
+	}
+
+	// A side gone (its backend lost): its pair is not waited for.
+	p.Budget = 0
+	res, err = NewRounds(p).Step([]int{0, 1, 2}, 1, func(s int) (float64, error) {
+		if s == 2 {
+			return math.NaN(), nil
+		}
+		return 100, nil
+	})
+	if err != nil || res.Stopped != StoppedNoSeries || res.Rounds != 4 {
+		t.Errorf("%+v, %v: want no series left after the first 4 rounds", res, err)
+	}
+}
+
+// TestUntilOptions: --until decided takes 4 first rounds by default,
+// allows --max-repeat, and refuses --budget without it, --precision with
+// it and fewer than 4 first rounds.
+func TestUntilOptions(t *testing.T) {
+	p, err := Options{Repeat: 1, Until: UntilDecided, MaxRepeat: 30, MaxRepeatSet: true}.Build()
+	if err != nil || p.Repeat != DefaultMinRounds || p.MaxRepeat != 30 {
+		t.Errorf("%+v, %v: want 4 first rounds, at most 30", p, err)
+	}
+	for _, o := range []Options{
+		{Repeat: 5, Budget: time.Minute, BudgetSet: true},
+		{Repeat: 5, MaxRepeat: 9, MaxRepeatSet: true},
+		{Repeat: 5, Until: UntilDecided, Precision: "2%", MaxRepeat: 20},
+		{Repeat: 3, RepeatSet: true, Until: UntilDecided, MaxRepeat: 20},
+		{Repeat: 5, Until: "precise", MaxRepeat: 20},
+		{Repeat: 8, RepeatSet: true, Until: UntilDecided, MaxRepeat: 6, MaxRepeatSet: true},
+	} {
+		if _, err := o.Build(); err == nil {
+			t.Errorf("%+v: no error", o)
 		}
 	}
 }

@@ -1,0 +1,58 @@
+package trials
+
+import "fmt"
+
+// How rounds run until decided stopped (Stopping.Stopped).
+const (
+	// StoppedDecided: every pair was decided.
+	StoppedDecided = "decided"
+	// StoppedBudget: the budget was spent.
+	StoppedBudget = "budget"
+	// StoppedMaxRepeat: the most rounds (max_repeat) ran.
+	StoppedMaxRepeat = "max_repeat"
+	// StoppedInterrupted: the run was interrupted.
+	StoppedInterrupted = "interrupted"
+	// StoppedNoSeries: no undecided pair had a side left to run (its
+	// backends failed).
+	StoppedNoSeries = "no_series"
+)
+
+// Stopping is how rounds run until decided ended: the JSON object
+// "until" of a study and "stopping" of a sweep's trials.
+type Stopping struct {
+	// Stopped is one of the Stopped values.
+	Stopped string `json:"stopped"`
+	// Pairs counts the questions the rule looked at, a pair at a level
+	// (its requests per second); Decided those it decided (a direction
+	// or same).
+	Pairs   int `json:"pairs"`
+	Decided int `json:"decided"`
+	// Rounds is the number of rounds run (a sweep's: the most at a
+	// level); Seconds the time they took.
+	Rounds  int     `json:"rounds"`
+	Seconds float64 `json:"seconds"`
+	// Confidence is that of the interval at every look
+	// (trials.Sequential.LookConfidence).
+	Confidence float64 `json:"confidence"`
+}
+
+// Text says how the rounds ended, for the notes: "rounds until decided:
+// every pair decided after 7 rounds (12 of 12 pairs at a level, ...)".
+func (u *Stopping) Text(budget float64, most int) string {
+	var why string
+	switch u.Stopped {
+	case StoppedDecided:
+		why = fmt.Sprintf("every pair decided after %d rounds", u.Rounds)
+	case StoppedBudget:
+		why = fmt.Sprintf("the budget (%s) was spent after %d rounds", Duration(budget), u.Rounds)
+	case StoppedMaxRepeat:
+		why = fmt.Sprintf("the most rounds (max_repeat %d) ran", most)
+	case StoppedInterrupted:
+		why = fmt.Sprintf("interrupted after %d rounds", u.Rounds)
+	default:
+		why = fmt.Sprintf("no undecided pair had a side left to measure after %d rounds", u.Rounds)
+	}
+	return fmt.Sprintf("rounds until decided: %s, in %s; %d of %d pairs (a pair at a level, by its req/s) decided, "+
+		"each look's interval at %s so that looking after every round keeps the 5%% error rate",
+		why, Duration(u.Seconds), u.Decided, u.Pairs, ConfidenceText(u.Confidence))
+}
