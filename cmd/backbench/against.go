@@ -92,7 +92,7 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 	case "markdown":
 		fmt.Fprintln(w)
 		if err := report.CompareMarkdown(w, report.MarkdownCompare{Files: res.Files, Noise: res.Noise,
-			Differences: res.Differences, Notes: res.Notes, Comparisons: res.Comparisons, Gate: res.Gate}); err != nil {
+			Differences: res.Differences, Notes: res.Notes, Comparisons: res.Comparisons, TargetComparisons: res.TargetComparisons, Gate: res.Gate}); err != nil {
 			return err
 		}
 	}

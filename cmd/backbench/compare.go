@@ -106,7 +106,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 	case "markdown":
 		if err := report.CompareMarkdown(stdout, report.MarkdownCompare{Command: commandLine("compare", args, stats.Privacy{}), Files: res.Files,
-			Noise: res.Noise, Differences: res.Differences, Notes: res.Notes, Comparisons: res.Comparisons, Gate: res.Gate}); err != nil {
+			Noise: res.Noise, Differences: res.Differences, Notes: res.Notes, Comparisons: res.Comparisons, TargetComparisons: res.TargetComparisons, Gate: res.Gate}); err != nil {
 			return err
 		}
 	default:

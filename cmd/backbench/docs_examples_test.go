@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/backbench/backbench/internal/realbackend"
 )
 
 // TestDocExamples runs every example of README.md and docs/*.md: in every
@@ -66,6 +68,12 @@ func TestDocExamples(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s:%d", rel, blk.line), func(t *testing.T) {
+				if strings.Contains(blk.text, "php-fpm.yaml") {
+					// A study that starts php-fpm itself.
+					if _, err := realbackend.Binary(); err != nil {
+						realbackend.Missing(t, err.Error())
+					}
+				}
 				work := t.TempDir()
 				for _, c := range cmds {
 					line := rw.rewrite(c)
@@ -286,6 +294,7 @@ func runServeExample(t *testing.T, env []string, dir, line string) {
 //     addresses become a kernel-chosen port and a socket of the test;
 //   - --backend-pid names the FastCGI test backend, --backend-pidfile a
 //     file holding its PID; DIR (the recipes' directory) a test directory;
+//     studies/FILE the repository's file;
 //   - the run is bounded: -n at most 100, -t 1 s, --repeat at most 3, a
 //     sweep's -c at most its first 3 levels (a range A:B:S becomes A:A+S:S),
 //     a capacity search at most 20 req/s (or -c 20) without warm-up and
@@ -378,6 +387,11 @@ func (rw *exampleRewriter) rewrite(line string) string {
 		}
 		return s
 	})
+	// A file of the repository's studies/ (a study file, an access log),
+	// from the block's own directory.
+	if root, err := filepath.Abs(docsRoot); err == nil {
+		line = strings.ReplaceAll(line, " studies/", " "+root+"/studies/")
+	}
 	switch {
 	case strings.HasPrefix(line, "backbench sweep "):
 		line = levelsRe.ReplaceAllStringFunc(line, func(s string) string {
@@ -385,11 +399,7 @@ func (rw *exampleRewriter) rewrite(line string) string {
 			return m[1] + m[2] + " " + shortLevels(m[3])
 		})
 	case strings.HasPrefix(line, "backbench study "):
-		// A study file of the repository, from the block's own
-		// directory; a short try unless the line bounds it itself.
-		if root, err := filepath.Abs(docsRoot); err == nil {
-			line = strings.ReplaceAll(line, " studies/", " "+root+"/studies/")
-		}
+		// A short try unless the line bounds it itself.
 		if !strings.Contains(line, "--quick") && !strings.Contains(line, "--repeat") {
 			line = strings.Replace(line, "backbench study ", "backbench study --quick ", 1)
 		}

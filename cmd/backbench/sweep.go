@@ -100,7 +100,8 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 		"upstream": true, "balance": true, "insecure": true, "fpm-status": true,
 		"client-sched": true, "client-cpus": true, "threads": true, "engine": true, "slo": true, "start-at": true,
 		"putfile": true, "head": true, "cookie": true, "basic-auth": true, "proxy": true,
-		"keep-secrets": true, "no-hostname": true}
+		"keep-secrets": true, "no-hostname": true,
+		"targets": true, "access-log": true, "log-format": true, "replay-methods": true}
 	load.VisitAll(func(f *pflag.Flag) {
 		if !shared[f.Name] {
 			return

@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
@@ -36,6 +37,6 @@ func Judge(res *document.Comparison, rules []gate.Rule) {
 	if rules == nil {
 		return
 	}
-	g := gate.Judge(rules, res.Comparisons)
+	g := gate.Judge(rules, append(slices.Clone(res.Comparisons), res.TargetComparisons...))
 	res.Gate = &g
 }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/backbench/backbench/internal/document"
@@ -30,7 +31,14 @@ func Files(files []*File, noise float64, forced bool) (*document.Comparison, err
 			}
 			res.Differences = append(res.Differences, d)
 		}
-		res.Comparisons = append(res.Comparisons, pairFiles(old, f, noise, &res.Notes)...)
+		cs, tcs := pairFiles(old, f, noise, &res.Notes)
+		res.Comparisons = append(res.Comparisons, cs...)
+		res.TargetComparisons = append(res.TargetComparisons, tcs...)
+	}
+	if slices.ContainsFunc(res.TargetComparisons, func(c trials.Comparison) bool {
+		return c.Trials < 2 || c.BaselineTrials < 2
+	}) {
+		res.Notes = append(res.Notes, "the targets are compared on one run a side (no trials): their ratios have no interval, and so no verdict; run with --repeat N")
 	}
 	for _, f := range files {
 		if !f.hasTrials() {
@@ -59,19 +67,20 @@ func (s *Series) factors() trials.Factors {
 // pairFiles pairs every series of f with the series of old it is to be
 // compared with (trials.MatchSeries, the factors' rule across two runs)
 // and compares them at every level in common; the notes say which series
-// found no partner.
-func pairFiles(old, f *File, noise float64, notes *[]string) []trials.Comparison {
+// found no partner. It returns too the comparisons of each target of a
+// mix that both sides of a pair ran (compareTargets).
+func pairFiles(old, f *File, noise float64, notes *[]string) (out, targets []trials.Comparison) {
 	if old.study != nil || f.study != nil {
 		if old.study == nil || f.study == nil {
 			*notes = append(*notes, fmt.Sprintf("%s and %s: a study compares with a study only", old.Path, f.Path))
-			return nil
+			return nil, nil
 		}
 		cs, n := study.CompareRuns(old.study, f.study, noise)
 		for i := range cs {
 			cs[i].File, cs[i].BaselineFile = f.Path, old.Path
 		}
 		*notes = append(*notes, n...)
-		return cs
+		return cs, nil
 	}
 	var olds []trials.Factors
 	var oldLabels []string
@@ -126,12 +135,36 @@ func pairFiles(old, f *File, noise float64, notes *[]string) []trials.Comparison
 		}
 		return f.Path
 	}
-	return trials.ComparePairs(walked, pairs, noise, nil, func(at trials.LevelPair, cs []trials.Comparison) {
+	out = trials.ComparePairs(walked, pairs, noise, nil, func(at trials.LevelPair, cs []trials.Comparison) {
 		sd, bd := saved[at.Series], saved[at.Baseline]
 		l, bl := &sd.Levels[at.Level], &bd.Levels[at.BaselineLevel]
 		for k := range cs {
 			cs[k].File, cs[k].BaselineFile = pathOf(at.Series), pathOf(at.Baseline)
 			cs[k].Why = sweep.UnansweredWhy(&cs[k], sd.Label, bd.Label, l, bl)
 		}
+		for _, c := range compareTargets(sd.Label, bd.Label, l, bl, noise) {
+			c.File, c.BaselineFile = pathOf(at.Series), pathOf(at.Baseline)
+			c.Factor, c.FactorTitle = at.Factor, at.Title
+			targets = append(targets, c)
+		}
 	})
+	return out, targets
+}
+
+// compareTargets compares, target by target, the mixes (--targets) of
+// two levels: every target both ran (the same "METHOD URL"), on its p50
+// and p99 (trials.CompareTarget), from the trials' own per-target
+// figures. None when either level is of one request.
+func compareTargets(series, baseline string, l, bl *summary.Summary, noise float64) []trials.Comparison {
+	st, sp := summary.TargetTrialsOf(l)
+	bt, bp := summary.TargetTrialsOf(bl)
+	var out []trials.Comparison
+	for i, t := range st {
+		j := slices.Index(bt, t)
+		if j < 0 {
+			continue
+		}
+		out = append(out, trials.CompareTarget(series, baseline, t, l.Concurrency, sp[i], bp[j], noise)...)
+	}
+	return out
 }

@@ -33,7 +33,8 @@ func FuzzLoadSaved(f *testing.F) {
 			return
 		}
 		var notes []string
-		for _, c := range pairFiles(sf, sf, 0.02, &notes) {
+		cs, tcs := pairFiles(sf, sf, 0.02, &notes)
+		for _, c := range append(cs, tcs...) {
 			switch c.Verdict {
 			case "faster", "slower", "lower", "higher", "smaller", "larger", "same", "undecided", "none":
 			default:

@@ -180,6 +180,10 @@ type Comparison struct {
 	Notes       []string `json:"notes"`
 	// Comparisons are the pairs' comparisons.
 	Comparisons []trials.Comparison `json:"comparisons"`
+	// TargetComparisons are the comparisons of each target of a mix
+	// (--targets) that both sides of a pair ran: its p50 and p99, each
+	// with Target set (trials.CompareTarget); absent without mixes.
+	TargetComparisons []trials.Comparison `json:"target_comparisons,omitempty"`
 	// Gate is the regression gate's judgement (compare --fail-on).
 	Gate *gate.Result `json:"gate,omitempty"`
 	// Meta is what Read found.

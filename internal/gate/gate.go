@@ -44,6 +44,10 @@ type Rule struct {
 	// By is the least effect, a fraction: the ratio interval must lie
 	// wholly beyond 1 ± By (0: the verdict alone).
 	By float64 `json:"by,omitempty"`
+	// Target, in a rule "... on PATH", is PATH: the rule then judges the
+	// comparisons of the targets of a mix (--targets) it names
+	// (MatchesTarget), and only them; empty, it judges the whole runs'.
+	Target string `json:"target,omitempty"`
 	// Undecided, in the rule "undecided pass" or "undecided trip" (Metric
 	// empty), is how every rule treats an undecided comparison: UndecidedPass
 	// or UndecidedTrip (by default, the gate cannot judge it).
@@ -91,15 +95,41 @@ func MetricNames() string {
 // verdicts (req/s: faster, slower; mean, p50, p99, max: higher, lower;
 // cpu, pss: larger, smaller). The item "undecided pass" or "undecided
 // trip" says how undecided comparisons count (else the gate cannot judge
-// them). An unknown metric or direction is an error naming the rule.
+// them). A rule may end with "on PATH" ("p99 higher by 10% on
+// /checkout"): it then judges the targets of a mix (--targets) that PATH
+// names (MatchesTarget) alone, on p50 or p99 (the metrics compared per
+// target); PATH keeps its case. An unknown metric or direction is an
+// error naming the rule.
 func Parse(spec string) ([]Rule, error) {
 	var rules []Rule
 	for _, item := range strings.Split(spec, ",") {
-		words := strings.Fields(strings.ToLower(item))
+		fields := strings.Fields(item)
+		target := ""
+		if i := slices.IndexFunc(fields, func(w string) bool { return strings.EqualFold(w, "on") }); i >= 0 {
+			target = strings.Join(fields[i+1:], " ")
+			fields = fields[:i]
+			if target == "" {
+				return nil, fmt.Errorf("%q: no target after \"on\" (want METRIC DIRECTION [by N%%] on PATH, as in 'p99 higher by 10%% on /checkout')", strings.TrimSpace(item))
+			}
+		}
+		words := strings.Fields(strings.ToLower(strings.Join(fields, " ")))
 		if len(words) == 0 {
+			if target != "" {
+				return nil, fmt.Errorf("%q: no metric before \"on\"", strings.TrimSpace(item))
+			}
 			continue
 		}
 		r, err := parseRule(words)
+		if err == nil && target != "" {
+			switch {
+			case r.Metric == "":
+				err = fmt.Errorf("%q takes no target", r.Text)
+			case !slices.Contains(trials.TargetMetrics, r.Metric):
+				err = fmt.Errorf("a target is compared on p50 and p99 only, not %s", r.Text[:strings.IndexByte(r.Text, ' ')])
+			}
+			r.Target = target
+			r.Text += " on " + target
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%q: %v", strings.TrimSpace(item), err)
 		}
@@ -175,6 +205,9 @@ type Finding struct {
 	File         string `json:"file,omitempty"`
 	BaselineFile string `json:"baseline_file,omitempty"`
 	Concurrency  int    `json:"concurrency,omitempty"`
+	// Target is the comparison's target of a mix ("GET /checkout"), for
+	// a rule "... on PATH".
+	Target string `json:"target,omitempty"`
 	// Verdict is the comparison's verdict; Ratio and RatioCI95 its ratio
 	// (new over baseline) and 95% interval.
 	Verdict   string    `json:"verdict,omitempty"`
@@ -226,12 +259,13 @@ func Judge(rules []Rule, cs []trials.Comparison) Result {
 		seen := 0
 		for i := range cs {
 			c := &cs[i]
-			if c.Metric != r.Metric || !Judges(c.Factor) {
+			if c.Metric != r.Metric || !Judges(c.Factor) || (r.Target == "") != (c.Target == "") ||
+				(r.Target != "" && !MatchesTarget(r.Target, c.Target)) {
 				continue
 			}
 			seen++
 			f := Finding{Rule: r.Text, Series: c.Series, Baseline: c.Baseline, File: c.File, BaselineFile: c.BaselineFile,
-				Concurrency: c.Concurrency, Verdict: c.Verdict, Ratio: c.Ratio, RatioCI95: c.RatioCI95}
+				Concurrency: c.Concurrency, Target: c.Target, Verdict: c.Verdict, Ratio: c.Ratio, RatioCI95: c.RatioCI95}
 			switch {
 			case c.Verdict == trials.NoVerdict && (c.MostlyFailed != "" || c.Unanswered != ""):
 				f.Why = failedWhy(c)
@@ -261,8 +295,11 @@ func Judge(rules []Rule, cs []trials.Comparison) Result {
 			}
 		}
 		if seen == 0 {
-			res.Unjudged = append(res.Unjudged, Finding{Rule: r.Text,
-				Why: "no comparison of this metric between two runs of one series (or two backends): nothing to judge"})
+			why := "no comparison of this metric between two runs of one series (or two backends): nothing to judge"
+			if r.Target != "" {
+				why = fmt.Sprintf("no target %s in the mixes (--targets) of both sides of a pair: nothing to judge", r.Target)
+			}
+			res.Unjudged = append(res.Unjudged, Finding{Rule: r.Text, Why: why})
 		}
 	}
 	switch {
@@ -272,6 +309,36 @@ func Judge(rules []Rule, cs []trials.Comparison) Result {
 		res.Status = Unjudged
 	}
 	return res
+}
+
+// MatchesTarget reports whether a rule's PATH names target, a target of
+// a mix as its file gives it ("METHOD URL"): PATH is the whole target
+// ("POST /checkout"), its URL ("/checkout?step=2",
+// "http://shop/checkout"), or the URL's path alone ("/checkout"), so
+// that "on /checkout" names every method's /checkout, whatever its query.
+func MatchesTarget(path, target string) bool {
+	if path == target {
+		return true
+	}
+	_, u, ok := strings.Cut(target, " ")
+	if !ok {
+		return false
+	}
+	if path == u {
+		return true
+	}
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+		if j := strings.IndexByte(u, '/'); j >= 0 {
+			u = u[j:]
+		} else {
+			u = "/"
+		}
+	}
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	return path == u
 }
 
 // failedWhy says why c, withheld for its sides' failures
@@ -331,6 +398,9 @@ func (f Finding) Line() string {
 		return f.Rule + ": " + f.Why
 	}
 	where += fmt.Sprintf(" at c=%d", f.Concurrency)
+	if f.Target != "" {
+		where += ", " + f.Target
+	}
 	if f.Why != "" {
 		return f.Rule + ": " + where + ": " + f.Why
 	}

@@ -208,3 +208,80 @@ func TestJudgeMostlyFailed(t *testing.T) {
 		t.Errorf("req/s slower on a 99%%-failed side: %s %+v", r.Status, r)
 	}
 }
+
+// TestTargetRules: "on PATH" keeps PATH's case, takes p50 and p99 only,
+// and a rule on a target judges the comparisons of the targets it names
+// and no other (neither the whole run's nor another target's), while a
+// rule without one judges the whole run's only.
+func TestTargetRules(t *testing.T) {
+	rules, err := Parse("p99 higher by 10% on /Checkout, req/s slower")
+	if err != nil || len(rules) != 2 || rules[0].Target != "/Checkout" || rules[0].Text != "p99 higher by 10% on /Checkout" ||
+		rules[0].Metric != trials.MetricP99Ms || rules[0].By != 0.1 || rules[1].Target != "" {
+		t.Fatalf("Parse: %+v %v", rules, err)
+	}
+	for spec, want := range map[string]string{
+		"p99 higher on":            "no target",
+		"on /a":                    "no metric",
+		"req/s slower on /a":       "p50 and p99 only",
+		"undecided pass on /a":     "takes no target",
+		"p99 higher by x% on /a":   "bad effect",
+		"p99 higher, p50 lower on": "no target",
+	} {
+		if _, err := Parse(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q): error %v, want %q", spec, err, want)
+		}
+	}
+	for _, tc := range []struct {
+		path, target string
+		want         bool
+	}{
+		{"/checkout", "GET /checkout", true},
+		{"/checkout", "POST /checkout?step=2", true},
+		{"/checkout?step=2", "POST /checkout?step=2", true},
+		{"POST /checkout", "POST /checkout", true},
+		{"/checkout", "GET http://shop:8080/checkout#x", true},
+		{"/", "GET http://shop", true},
+		{"/checkout", "GET /checkout/done", false},
+		{"/checkout", "GET /", false},
+		{"GET /checkout", "POST /checkout", false},
+	} {
+		if got := MatchesTarget(tc.path, tc.target); got != tc.want {
+			t.Errorf("MatchesTarget(%q, %q) = %v", tc.path, tc.target, got)
+		}
+	}
+	one := func(target, metric, verdict string, lo float64) trials.Comparison {
+		r := lo + 0.05
+		return trials.Comparison{Series: "app", Baseline: "app", Concurrency: 2, Target: target, Metric: metric,
+			Trials: 5, BaselineTrials: 5, Verdict: verdict, Ratio: &r, RatioCI95: []float64{lo, lo + 0.1}}
+	}
+	cs := []trials.Comparison{
+		one("", trials.MetricP99Ms, trials.Same, 0.95),
+		one("GET /a", trials.MetricP99Ms, trials.Same, 0.95),
+		one("GET /b", trials.MetricP99Ms, trials.Higher, 1.5),
+	}
+	for spec, want := range map[string]Status{
+		"p99 higher on /b":        Tripped,
+		"p99 higher by 20% on /b": Tripped,
+		"p99 higher by 80% on /b": Passed,
+		"p99 higher on /a":        Passed,
+		"p99 higher":              Passed,
+		"p99 higher on /c":        Unjudged,
+		"p50 higher on /b":        Unjudged,
+	} {
+		rules, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := Judge(rules, cs)
+		if g.Status != want {
+			t.Errorf("%q: %s %+v, want %s", spec, g.Status, g, want)
+		}
+		if want == Tripped && (len(g.Tripped) != 1 || g.Tripped[0].Target != "GET /b" ||
+			!strings.Contains(g.Tripped[0].Line(), "at c=2, GET /b: higher")) {
+			t.Errorf("%q: tripped %+v", spec, g.Tripped)
+		}
+		if spec == "p99 higher on /c" && !strings.Contains(g.Unjudged[0].Why, "no target /c") {
+			t.Errorf("%q: %+v", spec, g.Unjudged)
+		}
+	}
+}

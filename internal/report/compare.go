@@ -39,10 +39,19 @@ func ComparisonTable(w io.Writer, cs []trials.Comparison) error {
 			p = fmt.Sprintf("%.3f", c.PValue)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", series, baseline, c.Concurrency,
-			metricName(c.Metric), valueText(c.BaselineValue, c.BaselineValueCI95),
+			comparisonMetric(c), valueText(c.BaselineValue, c.BaselineValueCI95),
 			valueText(c.Value, c.ValueCI95), c.RatioText(), p, c.VerdictText())
 	}
 	return tw.Flush()
+}
+
+// comparisonMetric is the table's name of c's metric, after its target
+// for a comparison of one target of a mix: "GET /checkout p99 ms".
+func comparisonMetric(c *trials.Comparison) string {
+	if c.Target != "" {
+		return c.Target + " " + metricName(c.Metric)
+	}
+	return metricName(c.Metric)
 }
 
 // metricName is the table's name of a metric.

@@ -60,6 +60,18 @@ func CompareText(w io.Writer, res *document.Comparison, width int) error {
 	if err := ComparisonTableFit(w, rows, width); err != nil {
 		return err
 	}
+	if len(res.TargetComparisons) > 0 {
+		trows := slices.Clone(res.TargetComparisons)
+		if len(res.Files) == 2 && !swapped {
+			for i := range trows {
+				trows[i].File, trows[i].BaselineFile = "", ""
+			}
+		}
+		fmt.Fprintf(w, "\nPer target (p50 and p99 of each target's requests):\n")
+		if err := ComparisonTableFit(w, trows, width); err != nil {
+			return err
+		}
+	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(w, "\n%s", Wrap("Note: "+n, width, "  "))
 	}

@@ -116,7 +116,7 @@ func ComparisonTableFit(w io.Writer, cs []trials.Comparison, width int) error {
 		// rounds (the wide table and the JSON give it).
 		short := *c
 		short.MoreRounds = 0
-		fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\t%s\n", metricName(c.Metric), valueText(c.BaselineValue, c.BaselineValueCI95),
+		fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\t%s\n", comparisonMetric(c), valueText(c.BaselineValue, c.BaselineValueCI95),
 			valueText(c.Value, c.ValueCI95), c.RatioText(), p, short.VerdictText())
 	}
 	return tw.Flush()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -282,6 +283,9 @@ type MarkdownCompare struct {
 	Differences, Notes []string
 	// Comparisons are the rows.
 	Comparisons []trials.Comparison
+	// TargetComparisons are the rows of each target of a mix, in the
+	// table after Comparisons' (no sentences of their own).
+	TargetComparisons []trials.Comparison
 	// Gate is the gate's judgement, nil without --fail-on.
 	Gate *gate.Result
 }
@@ -358,8 +362,9 @@ func CompareMarkdown(w io.Writer, m MarkdownCompare) error {
 	head := []string{"series", "baseline", "c", "metric", "baseline value", "value", "ratio [" + trials.RatioLabel(m.Comparisons) + "]", "p", "verdict"}
 	right := []bool{false, false, true, false, true, true, true, true, false}
 	var rows [][]string
-	for i := range m.Comparisons {
-		c := &m.Comparisons[i]
+	all := append(slices.Clone(m.Comparisons), m.TargetComparisons...)
+	for i := range all {
+		c := &all[i]
 		series, baseline := c.Series, c.Baseline
 		if c.File != "" && len(m.Files) > 2 {
 			series, baseline = c.Series+" ("+c.File+")", c.Baseline+" ("+c.BaselineFile+")"
@@ -368,7 +373,7 @@ func CompareMarkdown(w io.Writer, m MarkdownCompare) error {
 		if c.RatioCI95 != nil {
 			p = fmt.Sprintf("%.3f", c.PValue)
 		}
-		rows = append(rows, []string{series, baseline, strconv.Itoa(c.Concurrency), metricName(c.Metric),
+		rows = append(rows, []string{series, baseline, strconv.Itoa(c.Concurrency), comparisonMetric(c),
 			valueText(c.BaselineValue, c.BaselineValueCI95), valueText(c.Value, c.ValueCI95), c.RatioText(), p, c.VerdictText()})
 	}
 	mdTable(bw, head, right, rows)

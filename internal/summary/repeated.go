@@ -110,3 +110,41 @@ func SeriesOf(label string, levels []Summary) trials.Series {
 	}
 	return s
 }
+
+// TargetTrialsOf returns, for a result of a mix (--targets), its targets
+// ("METHOD URL", in the targets file's order) and each target's trials:
+// each trial's figures those of the target's own requests in that trial
+// (its p50, p99 and max, its failed and finished requests; the trial's
+// time), or the result as one trial when it has none. Nil when the
+// result is of one request, or some trial lacks the per-target parts.
+func TargetTrialsOf(s *Summary) (targets []string, per [][]trials.Trial) {
+	if len(s.Targets) == 0 {
+		return nil, nil
+	}
+	sums := []*Summary{s}
+	if s.Repeated != nil {
+		sums = sums[:0]
+		for _, r := range s.Trials {
+			ts := Of(r)
+			sums = append(sums, &ts)
+		}
+	}
+	for _, t := range s.Targets {
+		targets = append(targets, t.Target)
+	}
+	per = make([][]trials.Trial, len(targets))
+	for _, x := range sums {
+		if len(x.Targets) != len(targets) {
+			return nil, nil
+		}
+		whole := TrialOf(x)
+		for i, t := range x.Targets {
+			if t.Target != targets[i] {
+				return nil, nil
+			}
+			per[i] = append(per[i], trials.Trial{P50Ms: t.P50Ms, P99Ms: t.P99Ms, MaxMs: t.MaxMs,
+				Failed: t.Failed, Finished: t.Requests, Seconds: whole.Seconds, ClientCPUMeasured: whole.ClientCPUMeasured})
+		}
+	}
+	return targets, per
+}

@@ -148,6 +148,10 @@ type Comparison struct {
 	FactorTitle string `json:"factor_title,omitempty"`
 	// Metric is one of the Metric names.
 	Metric string `json:"metric"`
+	// Target, in a comparison of one request of a mix (--targets), is
+	// that request as the targets file gives it ("GET /checkout"); empty
+	// for a comparison of the whole run (see CompareTarget).
+	Target string `json:"target,omitempty"`
 	// Trials and BaselineTrials count the trials of each side.
 	Trials         int `json:"trials"`
 	BaselineTrials int `json:"baseline_trials"`
@@ -321,6 +325,28 @@ func CompareLevel(series, baseline string, concurrency int, s, b []Trial, noise 
 		}
 		c.estimate(noise, roundSeconds(s, b))
 		out = append(out, c)
+	}
+	return out
+}
+
+// TargetMetrics are the metrics compared per target of a mix
+// (CompareTarget): the p50 and p99 of its request time.
+var TargetMetrics = []string{MetricP50Ms, MetricP99Ms}
+
+// CompareTarget compares one target of a mix (--targets), target, of
+// series against baseline at one level, as CompareLevel compares the
+// whole run but on TargetMetrics only: s and b are the target's trials,
+// each trial's figures those of the target's requests in that trial
+// (P50Ms, P99Ms, MaxMs, Failed, Finished; Seconds and ClientCPUMeasured
+// the trial's). One trial a side gives the ratio without a verdict
+// (NoVerdict), as for the whole run.
+func CompareTarget(series, baseline, target string, concurrency int, s, b []Trial, noise float64) []Comparison {
+	var out []Comparison
+	for _, c := range CompareLevel(series, baseline, concurrency, s, b, noise) {
+		if slices.Contains(TargetMetrics, c.Metric) {
+			c.Target = target
+			out = append(out, c)
+		}
 	}
 	return out
 }
