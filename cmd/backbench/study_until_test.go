@@ -111,7 +111,7 @@ func TestStudyUntilDecided(t *testing.T) {
 	default:
 		t.Errorf("stopped: %s", u.Stopped)
 	}
-	if !strings.Contains(r.stdout, "rounds until decided: ") || !strings.Contains(r.stdout, "pairs (a pair at a level, by its req/s) decided") {
+	if !strings.Contains(r.words, "rounds until decided: ") || !strings.Contains(r.words, "pairs (a pair at a level, by its req/s) decided") {
 		t.Errorf("no note of the rounds until decided:\n%s", r.stdout)
 	}
 }
@@ -140,7 +140,7 @@ func TestStudyUntilDecidedStops(t *testing.T) {
 	if c.Metric != trials.MetricRequestsPerSecond || c.Verdict != trials.Slower || c.DecidedAt != res.Rounds {
 		t.Fatalf("comparison %+v after %d rounds", c, res.Rounds)
 	}
-	if !strings.Contains(res.Answers[0].Conclusion, "slower") || !strings.Contains(r.stdout, "every pair decided after") {
+	if !strings.Contains(res.Answers[0].Conclusion, "slower") || !strings.Contains(r.words, "every pair decided after") {
 		t.Errorf("answer:\n%s", r.stdout)
 	}
 }
