@@ -15,6 +15,7 @@ import (
 // replay's counts; a log with no usable line exits 2 with one line naming
 // FILE:LINE.
 func TestAccessLogCLI(t *testing.T) {
+	onceAcrossEngines(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "access.log")
 	lines := `1.2.3.4 - - [07/Dec/2026:12:00:00 +0000] "GET /a HTTP/1.1" 200 5 "-" "x"

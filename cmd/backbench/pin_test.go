@@ -75,6 +75,7 @@ measure:
 // on CPU 1, the study's own threads run on CPU 0 (client_cpus: 0), both
 // read from /proc while the study runs, and study.json records them.
 func TestStudyPinned(t *testing.T) {
+	onceAcrossEngines(t)
 	needTwoCPUs(t)
 	bin := studyBinary(t)
 	f := writeStudy(t, pinnedStudy)
@@ -181,6 +182,7 @@ poll:
 // backbench on CPU 0 (read from /proc while it runs), and its JSON
 // records it; without the flag the record names no CPUs.
 func TestBenchClientCPUs(t *testing.T) {
+	onceAcrossEngines(t)
 	needTwoCPUs(t)
 	bin := studyBinary(t)
 	sd, err := os.MkdirTemp("", "bbpin")
@@ -258,6 +260,7 @@ func TestBenchClientCPUs(t *testing.T) {
 // TestClientCPUsRefused: a CPU list that is not one, or that names a CPU
 // the machine lacks, is a usage error on bench, sweep and capacity.
 func TestClientCPUsRefused(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := studyBinary(t)
 	for _, c := range []struct{ cmd, list, want string }{
 		{"bench", "x", `--client-cpus x: "x": want CPU numbers and ranges separated by commas`},

@@ -54,6 +54,7 @@ func checkKept(t *testing.T, c study.Configuration, tmp string, files ...string)
 // configuration file, the script's log); the second names the command not
 // found. The good backend's directory is removed.
 func TestStudyFailureSaysWhy(t *testing.T) {
+	onceAcrossEngines(t)
 	f := writeStudy(t, `question: Why did they fail?
 factors:
   which: [good, bad, missing]

@@ -70,6 +70,7 @@ func TestStudyProgressOnAPty(t *testing.T) {
 // live line, no carriage return), the rounds' with their estimated end;
 // with -q, nothing.
 func TestStudyProgressOffTerminal(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := studyBinary(t)
 	f := writeStudy(t, progressStudy)
 	for _, quiet := range []bool{false, true} {

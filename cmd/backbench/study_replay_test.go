@@ -15,6 +15,7 @@ import (
 // one), starts both pools (the verification's page answering "index")
 // and replays the log at each level, every request complete.
 func TestStudyReplayPHPFPM(t *testing.T) {
+	onceAcrossEngines(t)
 	page := readDocFile(t, "../../docs/recipes.md")
 	i := strings.Index(page, "## 7. Replay an nginx log")
 	if i < 0 {

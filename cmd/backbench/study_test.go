@@ -83,6 +83,8 @@ func runStudy(t *testing.T, args ...string) studyRun {
 // runStudyEnv is runStudy with env added to the study's environment.
 func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
 	t.Helper()
+	// A study tests what is made of its runs, not the load path: once.
+	onceAcrossEngines(t)
 	bin := studyBinary(t)
 	out := t.TempDir()
 	mark := fmt.Sprintf("BBSTUDY_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
@@ -391,6 +393,7 @@ measure:
 // conclusion names the p99 cost, and a note gives the cause. A busy
 // machine can leave a verdict undecided: the study then runs once more.
 func TestStudyKeepAliveCost(t *testing.T) {
+	onceAcrossEngines(t)
 	f := writeStudy(t, `question: Does keep-alive pay for a pool of 2 workers at c=32?
 factors:
   keepalive: [off, on]
@@ -568,6 +571,7 @@ func TestStudyLifecycle(t *testing.T) {
 // writing study.json and study.html with every configuration's failure.
 // The one that ignores SIGTERM, killed, is no failure.
 func TestStudyFaultsExitStatus(t *testing.T) {
+	onceAcrossEngines(t)
 	f := writeStudy(t, `question: What happens to bad backends?
 factors:
   which: [good, start, listen, verify, sigterm]
@@ -735,6 +739,7 @@ measure:
 // the configurations' files) is gone, the watcher that did it included,
 // and the watcher says what it stopped.
 func TestStudyKilled(t *testing.T) {
+	onceAcrossEngines(t)
 	for _, tc := range []struct {
 		name, flags string
 		killed      bool
@@ -816,6 +821,7 @@ func TestStudyKilled(t *testing.T) {
 // stops it and removes the directory; a process and a directory without
 // the marker are not touched.
 func TestStudyLeftovers(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := studyBinary(t)
 	tmp, err := os.MkdirTemp("", "bbl")
 	if err != nil {

@@ -34,6 +34,7 @@ func verifyFailures(t *testing.T, f, factor string) map[string]study.Configurati
 // name in the URL; for an HTTP backend, the URL's path. Built-in backends
 // (backbench serve --status 404 --body 40).
 func TestStudyVerifySaysWhy(t *testing.T) {
+	onceAcrossEngines(t)
 	f := writeStudy(t, `question: Does a backend that answers 404 say why it fails?
 factors:
   proto: [http, fcgi]

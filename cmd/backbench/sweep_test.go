@@ -563,6 +563,7 @@ func TestSweepLevelLines(t *testing.T) {
 // latencies; its req/s keeps a verdict that names the failures, and a
 // note says why (trials.MaxFailedRatio).
 func TestSweepMostlyFailedNoLatencyVerdict(t *testing.T) {
+	onceAcrossEngines(t)
 	good := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: time.Millisecond})
 	bad := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: time.Millisecond, Fault: "garbage", FaultEvery: 2})
 	code, out, errs, dir := sweepOut(t, "-n", "40", "-c", "1", "--repeat", "4", "--warmup", "0", "--baseline", "good",

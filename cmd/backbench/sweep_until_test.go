@@ -63,6 +63,7 @@ type untilSweep struct {
 // trials past what 30 rounds decide: the sweep is then run once more (a
 // broken rule fails both times).
 func TestSweepUntilDecided(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := studyBinary(t)
 	dir := t.TempDir()
 	urls := []string{startDelayServe(t, bin, dir, "a", "10ms"), startDelayServe(t, bin, dir, "slow", "12ms"),
@@ -133,6 +134,7 @@ func TestSweepUntilDecided(t *testing.T) {
 // TestSweepUntilErrors: --until decided and its flags, given where they
 // cannot apply, are usage errors (exit 2) said before any connection.
 func TestSweepUntilErrors(t *testing.T) {
+	onceAcrossEngines(t)
 	bin := studyBinary(t)
 	dir := t.TempDir()
 	u1, u2 := "a=http://unix:"+filepath.Join(dir, "a.sock")+":/", "b=http://unix:"+filepath.Join(dir, "b.sock")+":/"
