@@ -29,7 +29,7 @@ var longTests = flag.Bool("long", false, "run the long truth tests (also BACKBEN
 // skipUnlessLong skips a long test unless -long or BACKBENCH_LONG=1.
 func skipUnlessLong(t *testing.T) {
 	t.Helper()
-	if os.Getenv("BACKBENCH_LONG") != "1" && !*longTests {
+	if !longEnabled() {
 		t.Skip("a long test: runs with -args -long or BACKBENCH_LONG=1")
 	}
 }
@@ -116,3 +116,7 @@ func longAttempts(t *testing.T, attempt func() []string) {
 		t.Logf("attempt %d: %s; trying again", i, strings.Join(bad, "; "))
 	}
 }
+
+// longEnabled reports whether the long truth tests run (-args -long or
+// BACKBENCH_LONG=1).
+func longEnabled() bool { return os.Getenv("BACKBENCH_LONG") == "1" || *longTests }

@@ -158,7 +158,8 @@ var (
 )
 
 // exampleCommands returns the backbench command lines of a shell block
-// (continuation lines joined) and the variable assignments before them. A
+// (continuation lines joined) and the variable assignments and the files
+// written with printf (`printf ... > access.log`) before them. A
 // line that starts with another program running backbench (GNU parallel's
 // `parallel ... backbench bench ...`) runs its backbench part; in
 // `source <(backbench completion bash)` the part inside the parentheses.
@@ -177,7 +178,7 @@ func exampleCommands(block string) (cmds, prelude []string) {
 		l = strings.TrimPrefix(l, "$ ")
 		switch {
 		case l == "" || strings.HasPrefix(l, "#"):
-		case assignRe.MatchString(l):
+		case assignRe.MatchString(l), strings.HasPrefix(l, "printf ") && strings.Contains(l, " > "):
 			prelude = append(prelude, l)
 		default:
 			m := invokesRe.FindStringSubmatch(l)

@@ -500,11 +500,11 @@ func (r *runner) verify(ctx context.Context, c *config) string {
 		} else {
 			msg += "; the body is empty"
 		}
-		script := ""
+		script, scripted := "", false
 		if sn, ok := proto.(protocol.ScriptNamer); ok {
-			script = sn.ScriptFilename(req, plan.ProtoOptions)
+			script, scripted = sn.ScriptFilename(req, plan.ProtoOptions), true
 		}
-		if h := verifyHint(c.res.Protocol, status, r.res.Series[c.series[0]].URL, script); h != "" {
+		if h := verifyHint(scripted, status, r.res.Series[c.series[0]].URL, script); h != "" {
 			msg += "; " + h
 		}
 		return msg
@@ -546,25 +546,26 @@ func bodyStart(body []byte) string {
 }
 
 // verifyHint names the usual cause of a verification answered with
-// status (of a backend of protocol scheme, at url; script is the
-// SCRIPT_FILENAME a FastCGI request sent): a FastCGI 404 or 403 is the
-// script (SCRIPT_FILENAME names no file, or one the server will not
-// run), an HTTP 404 the URL's path. "" for other statuses.
-func verifyHint(scheme string, status int, url, script string) string {
+// status (at url; scripted says the protocol names a script, as FastCGI
+// does, and script is the SCRIPT_FILENAME its request sent): a 404 or 403
+// of a scripted protocol is the script (SCRIPT_FILENAME names no file, or
+// one the server will not run), another's 404 the URL's path. "" for
+// other statuses.
+func verifyHint(scripted bool, status int, url, script string) string {
 	sent := ""
 	if script != "" {
 		sent = fmt.Sprintf(" (it was %s)", script)
 	}
 	switch {
-	case scheme == "fcgi" && status == 404:
+	case scripted && status == 404:
 		return "a FastCGI 404 is usually SCRIPT_FILENAME" + sent + " naming no file: it is the backend's document_root " +
 			"joined with the URL's path, so check document_root (the current directory when not given) and that the path of " +
 			url + " names the script (/index.php, not /)"
-	case scheme == "fcgi" && status == 403:
+	case scripted && status == 403:
 		return "a FastCGI 403 is usually SCRIPT_FILENAME" + sent + " naming a file the server will not run (php-fpm " +
 			"runs only .php files, security.limit_extensions): check that the path of " + url + " names the script " +
 			"(/index.php, not /) and the backend's document_root"
-	case (scheme == "http" || scheme == "https") && status == 404:
+	case !scripted && status == 404:
 		return "an HTTP 404: the backend serves nothing at the path of " + url + "; check the url's path"
 	}
 	return ""
