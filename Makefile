@@ -45,9 +45,10 @@ test: lint
 # capacity of a prefork:4 backend of 20 ms found at -t 2 and at -t 10
 # and held by a 30 s bench (docs/capacity.md); the sizing of a CPU-bound
 # and of a sleeping prefork pool at 1, 2 and 4 workers (docs/study.md), a
-# CPU-bound pool's capacity against a saturating run, php-fpm's knee.
+# CPU-bound pool's capacity against a saturating run, php-fpm's knee; a
+# study run until decided on four delays, and on six identical backends.
 test-long:
-	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep|TestSizingMemoryAndCompare|TestSizingCoresLimit|TestSizingPHPFPM)$$' -v ./cmd/backbench
+	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep|TestSizingMemoryAndCompare|TestSizingCoresLimit|TestSizingPHPFPM|TestStudyUntilDecided|TestStudyUntilIdentical)$$' -v ./cmd/backbench
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -53,7 +53,12 @@ func stepTrials(t *testing.T, res *study.Result, d string) int {
 // busy machine can spread the trials of 12 ms against 10 ms past what 30
 // rounds decide: the study is then run once more (a broken rule fails
 // both times).
+//
+// A long test (make test-long), as TestStudyUntilIdentical: make test
+// keeps TestStudyUntilDecidedStops and the synthetic truths of
+// internal/trials (TestSequentialTruth).
 func TestStudyUntilDecided(t *testing.T) {
+	skipUnlessLong(t)
 	f := writeStudy(t, untilStudy("10ms, 20ms, 12ms, 10.0ms", "30"))
 	var r studyRun
 	var got map[string]trials.Comparison
@@ -149,6 +154,7 @@ func TestStudyUntilDecidedStops(t *testing.T) {
 // delay written six ways) run until decided: no direction among their
 // comparisons, on any metric.
 func TestStudyUntilIdentical(t *testing.T) {
+	skipUnlessLong(t)
 	r := runStudy(t, writeStudy(t, untilStudy(`10ms, 10.0ms, 10.00ms, "0.01", "0.010", "0.0100"`, "8")))
 	if r.code != 0 || r.res == nil {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
