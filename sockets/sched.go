@@ -134,7 +134,7 @@ func Threads() ([]int, error) {
 // and ignores it).
 func SetSchedSlice(ns uint64) (int, error) {
 	if ns > 0 {
-		if attr, err := unix.SchedGetAttr(0, 0); err == nil {
+		if attr, err := unix.SchedGetAttr(0, 0); err == nil && fairPolicy(attr.Policy) {
 			attr.Runtime = ns
 			if err := unix.SchedSetAttr(0, attr, 0); err != nil {
 				return 0, fmt.Errorf("time slice %d ns: %v", ns, err)
@@ -144,8 +144,19 @@ func SetSchedSlice(ns uint64) (int, error) {
 			}
 		}
 	}
-	return setEveryThread(func(attr *unix.SchedAttr) { attr.Runtime = ns },
-		fmt.Sprintf("time slice %d ns", ns))
+	return setEveryThread(func(attr *unix.SchedAttr) {
+		if fairPolicy(attr.Policy) {
+			attr.Runtime = ns
+		}
+	}, fmt.Sprintf("time slice %d ns", ns))
+}
+
+// fairPolicy reports whether policy is one of the fair scheduler's
+// (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE), whose threads take a custom
+// time slice; a real-time thread (SCHED_FIFO, SCHED_RR) keeps its own
+// attributes, as the kernel refuses a runtime for it.
+func fairPolicy(policy uint32) bool {
+	return policy == unix.SCHED_NORMAL || policy == unix.SCHED_BATCH || policy == unix.SCHED_IDLE
 }
 
 // ThreadCPUTime returns the CPU time the calling OS thread has used
