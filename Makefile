@@ -46,9 +46,10 @@ test: lint
 # and held by a 30 s bench (docs/capacity.md); the sizing of a CPU-bound
 # and of a sleeping prefork pool at 1, 2 and 4 workers (docs/study.md), a
 # CPU-bound pool's capacity against a saturating run, php-fpm's knee; a
-# study run until decided on four delays, and on six identical backends.
+# study run until decided on four delays, and on six identical backends;
+# a sizing held back by -c 4; keep-alive's p99 cost on a pool of 2.
 test-long:
-	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep|TestSizingMemoryAndCompare|TestSizingCoresLimit|TestSizingPHPFPM|TestStudyUntilDecided|TestStudyUntilIdentical)$$' -v ./cmd/backbench
+	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep|TestSizingMemoryAndCompare|TestSizingCoresLimit|TestSizingPHPFPM|TestStudyUntilDecided|TestStudyUntilIdentical|TestSizingClientCeiling|TestStudyKeepAliveCost)$$' -v ./cmd/backbench
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -76,6 +76,7 @@ func sharedMachine(r studyRun) bool {
 // ceiling, every one labelled the client's (the ceiling's), and the answer
 // names the client and says to raise -c.
 func TestSizingClientCeiling(t *testing.T) {
+	skipUnlessLong(t)
 	const slo = "p99<=500ms"
 	r := runStudy(t, "-c", "4", "--repeat", "1", poolStudy(t, "8, 16", "--delay, 20ms", slo, 1))
 	if r.code != 0 || r.res == nil || r.res.Sizing == nil {

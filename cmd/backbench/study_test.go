@@ -392,7 +392,10 @@ measure:
 // keep-alive is faster in req/s (no connects) but its p99 is higher. The
 // conclusion names the p99 cost, and a note gives the cause. A busy
 // machine can leave a verdict undecided: the study then runs once more.
+// A long test (make test-long); make test holds the sentence's rule
+// through internal/study's TestConclusionNamesCost.
 func TestStudyKeepAliveCost(t *testing.T) {
+	skipUnlessLong(t)
 	onceAcrossEngines(t)
 	f := writeStudy(t, `question: Does keep-alive pay for a pool of 2 workers at c=32?
 factors:
