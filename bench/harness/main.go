@@ -13,7 +13,9 @@
 // under bench/ (protoLoops) are built and run as reference lines of the
 // HTTP pairs when present. Last, 10,000 kept connections and the open
 // model's pacing error at 100, 1,000 and 10,000 requests a second
-// (-pacing-only runs that part alone). The whole run takes about eight
+// (-pacing-only runs that part alone). The request mix's pair, 1,000
+// targets against the URL alone (mixPair), runs after the regression
+// baselines (-mix-only runs it alone). The whole run takes about eight
 // minutes.
 //
 // With -baseline BIN (an older backbench binary) it runs, instead of all
@@ -50,6 +52,7 @@ var (
 	rounds  = flag.Int("rounds", 5, "rounds of each pair (alternating the order)")
 	conns   = flag.Int("c", 10, "connections")
 	pacing  = flag.Bool("pacing-only", false, "run only the open model's pacing error report")
+	mix     = flag.Bool("mix-only", false, "run only the request mix's pair: 1,000 targets against the URL alone")
 	// baseline is an older backbench binary: with it the harness runs
 	// this tree's backbench against it on the built-in backends instead
 	// of the peers (baselineRun).
@@ -128,13 +131,16 @@ func run() error {
 	var procs []*exec.Cmd
 	defer func() { stopAll(procs) }()
 
-	if *pacing || *baseline != "" {
+	if *pacing || *mix || *baseline != "" {
 		bb, err := buildBackbench(dir)
 		if err != nil {
 			return err
 		}
 		if *pacing {
 			return pacingError(bb)
+		}
+		if *mix {
+			return mixOnly(bb, dir)
 		}
 		return baselineRun(bb, dir)
 	}
@@ -394,6 +400,11 @@ func run() error {
 			b:      tool{"backbench", []string{bb, "bench", "-q", "-k", "-c", c, "-t", secs, "fcgi://unix:" + bbFCGI + ":/"}},
 		},
 	)
+	mp, err := mixPair(bb, dir, c, secs, "http://unix:"+bbSock+":/", bbPID["http"])
+	if err != nil {
+		return err
+	}
+	pairs = append(pairs, mp)
 
 	fmt.Printf("\n%d rounds per pair, the order of the clients alternating; medians over the rounds\n", *rounds)
 	var rows []row

@@ -13,7 +13,8 @@ import (
 // and .log, byte for byte, and the study, run as the page says against
 // php-fpm (its keys read by the study's parser, which refuses an unknown
 // one), starts both pools (the verification's page answering "index")
-// and replays the log at each level, every request complete.
+// and replays the log at each level, every request complete; study.json
+// and the text give each level's figures per target.
 func TestStudyReplayPHPFPM(t *testing.T) {
 	onceAcrossEngines(t)
 	page := readDocFile(t, "../../docs/recipes.md")
@@ -60,6 +61,21 @@ func TestStudyReplayPHPFPM(t *testing.T) {
 			if st.Failed != 0 || st.Complete != 200 {
 				t.Errorf("%s at c=%d: %d complete, %d failed, want 200 and 0", s.Label, st.Concurrency, st.Complete, st.Failed)
 			}
+			// Per target at each level: the log's paths, their requests
+			// summing to the step's, each with its medians.
+			var sum int64
+			for _, tg := range st.Targets {
+				sum += tg.Requests
+				if tg.Requests > 0 && (tg.P50Ms.Median <= 0 || tg.P99Ms.Median < tg.P50Ms.Median) {
+					t.Errorf("%s at c=%d, %s: p50 %v, p99 %v", s.Label, st.Concurrency, tg.Target, tg.P50Ms, tg.P99Ms)
+				}
+			}
+			if len(st.Targets) < 2 || sum != st.Complete {
+				t.Errorf("%s at c=%d: targets %+v, want the log's paths summing to %d requests", s.Label, st.Concurrency, st.Targets, st.Complete)
+			}
 		}
+	}
+	if !strings.Contains(r.stdout, "Per target (medians of the trials, in ms") || !strings.Contains(r.stdout, "GET /search.php") {
+		t.Errorf("the study's text has no per-target table:\n%s", r.stdout)
 	}
 }

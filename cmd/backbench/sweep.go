@@ -47,7 +47,9 @@ with a short warm-up before each level that is not counted. Prints a table
 DIR/sweep.json, DIR/sweep.svg and DIR/sweep.png (requests/sec and p99
 latency against concurrency, two panels in one image, a third for the
 failure ratio when any level failed), and DIR/sweep.html (the page of
-backbench report for this sweep).
+backbench report for this sweep). With a mix (--targets, --access-log),
+a table per series of its targets at each level follows the table, and
+DIR/sweep-targets.csv has a row per series, level and target.
 
 SPEC: start:end:step (1:500:10 runs 1, 11, ... 491, 500) or a list (1,2,4,8),
 or both (1,2,10:100:10). -n is the number of requests per level, -t the time
@@ -242,7 +244,12 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, err := range errs {
 		fmt.Fprintf(stderr, "backbench: warning: %v (the series stopped)\n", err)
 	}
+	judged := sweep.Judge(res.Series, p.Objectives)
+	sw := p.Config.Document(p.Series, p.Backends, res)
 	names := []string{"sweep.csv", "sweep.json", "sweep.svg", "sweep.png", "sweep.html"}
+	if report.SweepHasTargets(&sw) {
+		names = append(names, report.SweepTargetsFile)
+	}
 	// Every file is written whole to a temporary file, then all are
 	// renamed into place: a failed write leaves the previous sweep's.
 	files := make([]*report.AtomicFile, len(names))
@@ -254,8 +261,6 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer f.Abort()
 		files[i] = f
 	}
-	judged := sweep.Judge(res.Series, p.Objectives)
-	sw := p.Config.Document(p.Series, p.Backends, res)
 	judged.Mark(&sw)
 	var sloErr error
 	if judged.Failed != nil {
@@ -295,14 +300,22 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "svg") },
 		func(w io.Writer) error { return report.SweepChart(w, &sw, "png") },
 		func(w io.Writer) error { return sweepPage(w, &sw, files[1].Name(), o.share.keepSecrets) },
+		func(w io.Writer) error { return report.SweepTargetsCSV(w, &sw) },
 	}
-	for i, write := range writers {
-		if err := write(files[i]); err != nil {
+	for i, f := range files {
+		if err := writers[i](f); err != nil {
 			return fmt.Errorf("writing %s: %w", files[i].Name(), err)
 		}
 	}
 	if err := report.CommitAll(files); err != nil {
 		return err
+	}
+	if !report.SweepHasTargets(&sw) {
+		// A sweep of one request leaves no per-target file of an earlier
+		// sweep of a mix beside its own files.
+		if err := os.Remove(filepath.Join(o.out, report.SweepTargetsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	wrote := stdout
 	if markdown {

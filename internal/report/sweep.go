@@ -119,7 +119,8 @@ const (
 // column when some level's listen queue overflowed or requests failed
 // (the levels the PNG rings), then a line per
 // stopped series saying where and why, and for a cluster target the
-// per-address lines of every level, as bench prints them. A sweep of
+// per-address lines of every level, as bench prints them, and for a mix
+// (--targets) each series' targets at every level (writeSweepTargets). A sweep of
 // trials adds "± x%" (the interval of the median req/s, of 95% from 6
 // trials, the range of the trials below: trials.MedianConfidence) after req/s
 // and, to every series but the baseline, the req/s verdict against the
@@ -270,7 +271,8 @@ func sweepBlock(bw *bufio.Writer, sw *Sweep, idx []int) {
 }
 
 // sweepTail writes what follows the table's rows: a line per stopped
-// series, the per-address lines of cluster targets, the interruption.
+// series, the per-address lines of cluster targets, the per-target
+// tables of a mix (writeSweepTargets), the interruption.
 func sweepTail(bw *bufio.Writer, sw *Sweep) {
 	for _, se := range sw.Series {
 		if se.Stop != nil {
@@ -300,6 +302,7 @@ func sweepTail(bw *bufio.Writer, sw *Sweep) {
 			}
 		}
 	}
+	writeSweepTargets(bw, sw)
 	if sw.Interrupted {
 		bw.WriteString("Interrupted: the sweep was stopped by a signal; the last level is partial.\n")
 	}

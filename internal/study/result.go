@@ -276,6 +276,30 @@ type Step struct {
 	// every response in every trial of a keep-alive series.
 	KeepAliveIgnored bool   `json:"keep_alive_ignored,omitempty"`
 	FailureSample    string `json:"failure_sample,omitempty"`
+	// Targets has one entry per request of a mix (measure's targets or
+	// access_log), in the targets file's order; absent for one request.
+	Targets []TargetStep `json:"targets,omitempty"`
+}
+
+// TargetStep is one request of a mix at a step: its counts summed over
+// the trials, its times the medians of the trials' own (those in which
+// it completed a request) with their intervals (Figure).
+type TargetStep struct {
+	// Target is "METHOD URL" as the targets file gives it (a replayed
+	// log's "METHOD PATH"); Weight its weight (a log's count of lines).
+	Target string `json:"target"`
+	Weight int    `json:"weight"`
+	// Requests counts its finished requests (complete or failed), Failed
+	// its failed ones, BodyBytes the body bytes of its complete
+	// responses, each summed over the trials.
+	Requests  int64 `json:"requests"`
+	Failed    int64 `json:"failed"`
+	BodyBytes int64 `json:"body_bytes"`
+	// P50Ms, P99Ms and MaxMs are the total times of its complete
+	// requests, in ms: the medians of the trials' with their intervals.
+	P50Ms Figure `json:"p50_ms"`
+	P99Ms Figure `json:"p99_ms"`
+	MaxMs Figure `json:"max_ms"`
 }
 
 // Answer is a factor's conclusion and its detail: of a level against the

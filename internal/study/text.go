@@ -1,11 +1,14 @@
 package study
 
 import (
+	"cmp"
 	"fmt"
-	"github.com/backbench/backbench/internal/grammar"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/backbench/backbench/internal/grammar"
 
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -16,7 +19,8 @@ func WriteText(w io.Writer, res *Result) error { return WriteTextWidth(w, res, 0
 
 // WriteTextWidth writes the study's text report: the configurations, a
 // table of every series at every level (medians of the trials with their
-// intervals, labelled with their real confidence), the notes, and the
+// intervals, labelled with their real confidence), for a mix every
+// series' targets at every level (writeTargetsFit), the notes, and the
 // answers last, where a terminal leaves them in sight. With width > 0
 // (columns) every line fits it but a word longer than a line: sentences
 // wrap with a hanging indent, and a table wider than width is written
@@ -44,6 +48,7 @@ func WriteTextWidth(w io.Writer, res *Result, width int) error {
 		res.Sizing.writeTableFit(w, width)
 	} else {
 		writeSeriesFit(w, res, width)
+		writeTargetsFit(w, res, width)
 	}
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(w)
@@ -186,6 +191,15 @@ func writeSeriesFit(w io.Writer, res *Result, width int) {
 			labels = append(labels, s.Label)
 		}
 	}
+	writeRowsFit(w, rows, labels, width, "series, then each level:")
+}
+
+// writeRowsFit writes rows (the header first) in columns; wider than
+// width (> 0), grouped by series: head, the header without its first
+// column, then each series' label (labels[i], the series of row i) on a
+// line of its own where it changes, its rows under it without their first
+// cell.
+func writeRowsFit(w io.Writer, rows [][]string, labels []string, width int, head string) {
 	lines := columns(rows)
 	if fits(lines, width) {
 		fmt.Fprint(w, strings.Join(lines, "\n")+"\n")
@@ -198,7 +212,7 @@ func writeSeriesFit(w io.Writer, res *Result, width int) {
 	// The header says what the label lines are; a row still too wide
 	// (intervals of many digits) wraps under its figures.
 	lines = columns(narrow)
-	fmt.Fprintln(w, "series, then each level:")
+	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, wrap(lines[0], width, "     "))
 	for i := 1; i < len(lines); i++ {
 		if labels[i] != labels[i-1] {
@@ -206,6 +220,85 @@ func writeSeriesFit(w io.Writer, res *Result, width int) {
 		}
 		fmt.Fprintln(w, wrap(lines[i], width, "     "))
 	}
+}
+
+// maxTextTargets is the most targets of a series the text shows at each
+// level; study.json has every one.
+const maxTextTargets = 10
+
+// targetWidth is the most columns a target's label takes in the text.
+const targetWidth = 34
+
+// writeTargetsFit writes, for a study of a mix, every series' targets at
+// every level: requests and failures summed over the trials, the medians
+// of their p50 and p99 in ms (their intervals, and the max, are in
+// study.json); a series of more than maxTextTargets targets shows those
+// with the most requests over its levels, in the file's order, and the
+// heading says so. Wider than width (> 0), grouped by series as the
+// series table is. Nothing for a study of one request.
+func writeTargetsFit(w io.Writer, res *Result, width int) {
+	most := 0
+	rows := [][]string{{"series", "c", "target", "requests", "failed", "p50 ms", "p99 ms"}}
+	labels := []string{""}
+	for _, s := range res.Series {
+		var sums []int64
+		for _, st := range s.Steps {
+			for len(sums) < len(st.Targets) {
+				sums = append(sums, 0)
+			}
+			for i, t := range st.Targets {
+				sums[i] += t.Requests
+			}
+		}
+		most = max(most, len(sums))
+		show := make([]int, len(sums))
+		for i := range show {
+			show[i] = i
+		}
+		if len(show) > maxTextTargets {
+			slices.SortStableFunc(show, func(a, b int) int { return cmp.Compare(sums[b], sums[a]) })
+			show = show[:maxTextTargets]
+			slices.Sort(show)
+		}
+		for _, st := range s.Steps {
+			first := true
+			for _, i := range show {
+				if i >= len(st.Targets) {
+					continue
+				}
+				t := st.Targets[i]
+				label, c := "", ""
+				if first {
+					label, c, first = s.Label, fmt.Sprint(st.Concurrency), false
+				}
+				rows = append(rows, []string{label, c, cutTarget(t.Target), fmt.Sprint(t.Requests), fmt.Sprint(t.Failed),
+					fmt.Sprintf("%.2f", t.P50Ms.Median), fmt.Sprintf("%.2f", t.P99Ms.Median)})
+				labels = append(labels, s.Label)
+			}
+		}
+	}
+	if most == 0 {
+		return
+	}
+	head := "Per target (medians of the trials, in ms; study.json has their intervals and max):"
+	if most > maxTextTargets {
+		head = fmt.Sprintf("Per target (the %d with the most requests of a series' %d; medians of the trials, in ms;"+
+			" study.json has every target, the intervals and max):", maxTextTargets, most)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, wrap(head, width, "    "))
+	writeRowsFit(w, rows, labels, width, "series, then each level's targets:")
+}
+
+// cutTarget cuts a target's label to targetWidth runes, keeping its start
+// (the method) and its end (where paths differ).
+func cutTarget(s string) string {
+	r := []rune(s)
+	if len(r) <= targetWidth {
+		return s
+	}
+	head := 12
+	return string(r[:head]) + "..." + string(r[len(r)-(targetWidth-head-3):])
 }
 
 // columns lays rows out in columns 2 spaces apart, each as wide as its

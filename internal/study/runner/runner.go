@@ -930,6 +930,7 @@ func (r *runner) finish() {
 			sum := trials.Summarize(st.Trials)
 			st.RequestsPerSecond, st.MeanMs = study.FigureOf(sum.RequestsPerSecond), study.FigureOf(sum.MeanMs)
 			st.P99Ms, st.MaxMs = study.FigureOf(sum.P99Ms), study.FigureOf(sum.MaxMs)
+			st.Targets = targetSteps(ts)
 			se.Steps = append(se.Steps, st)
 		}
 	}
@@ -948,4 +949,45 @@ func (r *runner) finish() {
 		r.res.Notes = []string{}
 	}
 	r.res.Answer()
+}
+
+// targetSteps returns the per-target figures of a step of a mix from its
+// trials: each target's requests, failures and body bytes summed, the
+// medians of its p50, p99 and max over the trials in which it completed a
+// request, with their intervals. Nil when the trials ran one request, or
+// not the same targets.
+func targetSteps(ts []*summary.Summary) []study.TargetStep {
+	if len(ts) == 0 || len(ts[0].Targets) == 0 {
+		return nil
+	}
+	out := make([]study.TargetStep, len(ts[0].Targets))
+	per := make([][]trials.Trial, len(out))
+	for i, t := range ts[0].Targets {
+		out[i] = study.TargetStep{Target: t.Target, Weight: t.Weight}
+	}
+	for _, s := range ts {
+		if len(s.Targets) != len(out) {
+			return nil
+		}
+		for i, t := range s.Targets {
+			if t.Target != out[i].Target {
+				return nil
+			}
+			o := &out[i]
+			o.Requests += t.Requests
+			o.Failed += t.Failed
+			o.BodyBytes += t.BodyBytes
+			if t.Complete > 0 {
+				per[i] = append(per[i], trials.Trial{P50Ms: t.P50Ms, P99Ms: t.P99Ms, MaxMs: t.MaxMs})
+			}
+		}
+	}
+	for i := range out {
+		if len(per[i]) == 0 {
+			continue
+		}
+		sum := trials.Summarize(per[i])
+		out[i].P50Ms, out[i].P99Ms, out[i].MaxMs = study.FigureOf(sum.P50Ms), study.FigureOf(sum.P99Ms), study.FigureOf(sum.MaxMs)
+	}
+	return out
 }
