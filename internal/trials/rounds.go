@@ -22,11 +22,11 @@ type Plan struct {
 	// MaxRepeat bounds the trials with Precision or Until.
 	MaxRepeat int
 	// Until, UntilDecided, runs the rounds until every pair of series in
-	// Pairs is decided by the sequential rule on its requests/sec
-	// (Sequential: from Repeat rounds, at least DefaultMinRounds, to
-	// MaxRepeat, at the band 1 ± Noise): after the first Repeat rounds,
-	// each round runs only the series an undecided pair needs. "" for
-	// none.
+	// Pairs is decided by the sequential rule on its requests/sec, and
+	// every question of Saved on its metric (Sequential: from Repeat
+	// rounds, at least DefaultMinRounds, to MaxRepeat, at the band 1 ±
+	// Noise): after the first Repeat rounds, each round runs only the
+	// series an undecided pair or question needs. "" for none.
 	Until string
 	// Budget, with Until, bounds the time of all the rounds of a command
 	// (0: none): each level's rounds beyond the first get an equal share
