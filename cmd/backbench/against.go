@@ -11,10 +11,13 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/compare"
 	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/sweep"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // againstOptions are bench's and sweep's flags of a check against a
@@ -42,6 +45,9 @@ type againstPlan struct {
 	noise float64
 	// wide is --wide: the comparisons not fitted to the width.
 	wide bool
+	// decided, with bench's trials run until decided (untilDecided), is
+	// the sequential rule of every verdict against the baseline.
+	decided *trials.Sequential
 }
 
 // validateAgainst reads --against's file and --fail-on's rules before
@@ -79,7 +85,7 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 	if a == nil {
 		return nil
 	}
-	res, err := compare.Against(a.base, name, d, a.noise, a.rules)
+	res, err := compare.Against(a.base, name, d, a.noise, a.rules, a.decided)
 	if err != nil {
 		return usagef("--against: %v", err)
 	}
@@ -97,6 +103,46 @@ func (a *againstPlan) check(w io.Writer, format, name string, d document.Result)
 		}
 	}
 	return gateOutcome(res.Gate)
+}
+
+// untilDecided sets up bench's trials run until decided (tp's Until)
+// against the saved baseline a: the questions of the rounds
+// (compare.Questions), on the metrics of --fail-on's rules (req/s without
+// any), for the run of plan, labelled label; and the sequential rule of
+// the verdicts after the run. Without --against, a baseline nothing of
+// the run pairs with, or saved trials too few for the rule to decide
+// within --max-repeat, it is a usage error, before any connection.
+func (a *againstPlan) untilDecided(tp *trialPlan, plan *execute.Plan, label string) error {
+	if a == nil {
+		return usagef("bench: --until decided decides the comparison with a saved run: give the run with --against FILE (or stop on the interval's width with --precision P)")
+	}
+	metrics := gate.Metrics(a.rules)
+	if len(metrics) == 0 {
+		metrics = []string{trials.MetricRequestsPerSecond}
+	}
+	f := sweep.PlanFactors(plan)
+	f.Backend = label
+	qs := compare.Questions(a.base, f, plan.Concurrency, metrics)
+	if len(qs) == 0 {
+		return usagef("bench: --until decided: nothing in %s pairs with this run (compare pairs a run with a saved one of the same setup, or one that differs in one factor, at its concurrency): nothing to decide", a.base.Path)
+	}
+	q := tp.plan.Sequential()
+	q.Saved = trials.SavedBaseline
+	most := 0
+	for _, s := range qs {
+		if q.FirstLook(len(s.Baseline)) > 0 {
+			tp.plan.Saved = qs
+			a.decided = &q
+			return nil
+		}
+		most = max(most, len(s.Baseline))
+	}
+	has := fmt.Sprintf("%d trials", most)
+	if most == 1 {
+		has = "one run (no trials)"
+	}
+	return usagef("bench: --until decided: %s has %s at the level compared, too few for the sequential rule to decide against within --max-repeat %d: save it with --repeat %d or more (or raise --max-repeat)",
+		a.base.Path, has, tp.plan.MaxRepeat, trials.DefaultMinRounds+2)
 }
 
 // gateOutcome is the error a gate's judgement exits with: a gateError

@@ -175,6 +175,13 @@ With --repeat N (or --precision P) it runs N trials and reports the pooled
 trials, then the medians of req/s, p50 and p99 with their intervals (95%
 from 6 trials; below, the range of the trials: 50% for 2, 93.75% for 5).
 
+With --until decided and --against FILE, the trials are not a fixed count:
+after the first ones (--repeat, default and at least 4), trials are added
+until the comparisons with the saved run (req/s, or the metrics of
+--fail-on's rules) are decided by the sequential rule (a direction, or the
+same within --noise), --budget is spent or --max-repeat trials ran
+(default 20); a note says which.
+
 Flags:
 `
 
@@ -265,6 +272,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	if fs.Changed("label") && strings.TrimSpace(o.label) == "" {
 		return usagef("bench: --label wants a name")
+	}
+	if tp.plan.Until != "" {
+		if err := against.untilDecided(&tp, r.Plan, strings.TrimSpace(o.label)); err != nil {
+			return err
+		}
 	}
 	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
@@ -365,7 +377,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	sum.Label = strings.TrimSpace(o.label)
 	var doc document.Result = &document.Run{Summary: sum, Record: m}
 	if t != nil {
-		doc = document.NewTrials(t.Runs, t.Pooled, t.Medians, t.Precise, tp.plan.Seed)
+		td := document.NewTrials(t.Runs, t.Pooled, t.Medians, t.Precise, tp.plan.Seed)
+		td.SetUntil(tp.plan, t.Until)
+		doc = td
 	}
 	switch o.format {
 	case "json":

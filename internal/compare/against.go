@@ -7,14 +7,19 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
+	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/trials"
 )
 
 // Against compares the run d, named name, with the saved baseline base as
 // compare compares two files (Files): d is taken as it would be saved,
 // written and read back, so that a run and its saved file compare alike.
-// With rules (--fail-on) the comparisons are judged (Judge). Nothing to
+// With rules (--fail-on) the comparisons are judged (Judge). With q not
+// nil (d's trials ran until decided against base: Questions), every
+// verdict is the sequential rule's, base's trials taken whole at every
+// look, so that the verdicts are those the rounds stopped on. Nothing to
 // pair is an error.
-func Against(base *File, name string, d document.Result, noise float64, rules []gate.Rule) (*document.Comparison, error) {
+func Against(base *File, name string, d document.Result, noise float64, rules []gate.Rule, q *trials.Sequential) (*document.Comparison, error) {
 	var b bytes.Buffer
 	if err := document.Write(&b, d); err != nil {
 		return nil, err
@@ -23,7 +28,7 @@ func Against(base *File, name string, d document.Result, noise float64, rules []
 	if err != nil {
 		return nil, fmt.Errorf("the run read back as saved: %v", err)
 	}
-	res, err := Files([]*File{base, f}, noise, false)
+	res, err := compareFiles([]*File{base, f}, noise, false, q)
 	if err != nil {
 		return nil, err
 	}
@@ -39,4 +44,45 @@ func Judge(res *document.Comparison, rules []gate.Rule) {
 	}
 	g := gate.Judge(rules, append(slices.Clone(res.Comparisons), res.TargetComparisons...))
 	res.Gate = &g
+}
+
+// Questions returns what trials run until decided ask of a bench run
+// against base (bench --repeat --until decided --against FILE), before
+// the run, from the run's factors f (sweep.PlanFactors, its backend its
+// --label) and concurrency: one question per metric of metrics (Metric
+// names) and per level of base that Against will compare the run with,
+// as pairFiles pairs them (the series of base that f matches,
+// trials.MatchSeries; that series' level at concurrency, its only level
+// for a bench result, or every level when the factor's rule makes the
+// run the pair's baseline), each of series 0 (the run's one series)
+// against that level's trials. None when nothing pairs (a study, a
+// series that differs in more than one factor).
+func Questions(base *File, f trials.Factors, concurrency int, metrics []string) []trials.SavedPair {
+	if base.study != nil {
+		return nil
+	}
+	olds, labels := base.seriesFactors()
+	ms, _ := trials.MatchSeries("", f, labels, olds, false)
+	var levels []*summary.Summary
+	for _, m := range ms {
+		s := &base.Series[m.Index]
+		if len(s.Levels) == 0 {
+			continue
+		}
+		if m.Swap {
+			for i := range s.Levels {
+				levels = append(levels, &s.Levels[i])
+			}
+		} else if l := s.level(concurrency, base.sweep); l != nil {
+			levels = append(levels, l)
+		}
+	}
+	var out []trials.SavedPair
+	for _, l := range levels {
+		ts := summary.TrialsOf(l)
+		for _, m := range metrics {
+			out = append(out, trials.SavedPair{Series: 0, Metric: m, Baseline: ts})
+		}
+	}
+	return out
 }

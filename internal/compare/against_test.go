@@ -47,7 +47,7 @@ func TestAgainst(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Against(base, "new.json", readDoc(t, tc.run), 0.02, tc.rules)
+			res, err := Against(base, "new.json", readDoc(t, tc.run), 0.02, tc.rules, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

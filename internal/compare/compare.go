@@ -17,6 +17,14 @@ import (
 // comparison document (without its gate: --fail-on judges it after).
 // Nothing to pair is an error, which names the files and why.
 func Files(files []*File, noise float64, forced bool) (*document.Comparison, error) {
+	return compareFiles(files, noise, forced, nil)
+}
+
+// compareFiles is Files; with q not nil (a run whose trials ran until
+// decided against the first file: Against), every verdict between the
+// first file and another is the sequential rule's, the first file's
+// side taken whole (q.Judge with Saved).
+func compareFiles(files []*File, noise float64, forced bool, q *trials.Sequential) (*document.Comparison, error) {
 	res := &document.Comparison{Noise: noise, Forced: forced, Notes: []string{}, Differences: []string{}, Comparisons: []trials.Comparison{}}
 	old := files[0]
 	for _, f := range files {
@@ -31,7 +39,7 @@ func Files(files []*File, noise float64, forced bool) (*document.Comparison, err
 			}
 			res.Differences = append(res.Differences, d)
 		}
-		cs, tcs := pairFiles(old, f, noise, &res.Notes)
+		cs, tcs := pairFiles(old, f, noise, &res.Notes, q)
 		res.Comparisons = append(res.Comparisons, cs...)
 		res.TargetComparisons = append(res.TargetComparisons, tcs...)
 	}
@@ -59,6 +67,21 @@ func Files(files []*File, noise float64, forced bool) (*document.Comparison, err
 	return res, nil
 }
 
+// seriesFactors returns the factors of f's series (none for a series
+// without a level) and their labels, as a newer run's series are matched
+// with them (trials.MatchSeries).
+func (f *File) seriesFactors() (fs []trials.Factors, labels []string) {
+	for i := range f.Series {
+		if len(f.Series[i].Levels) > 0 {
+			fs = append(fs, f.Series[i].factors())
+		} else {
+			fs = append(fs, trials.Factors{})
+		}
+		labels = append(labels, f.Series[i].Label)
+	}
+	return fs, labels
+}
+
 // factors returns the factors of s (from its first level's result).
 func (s *Series) factors() trials.Factors {
 	return sweep.FactorsOf(s.Backend, &s.Levels[0])
@@ -68,8 +91,10 @@ func (s *Series) factors() trials.Factors {
 // compared with (trials.MatchSeries, the factors' rule across two runs)
 // and compares them at every level in common; the notes say which series
 // found no partner. It returns too the comparisons of each target of a
-// mix that both sides of a pair ran (compareTargets).
-func pairFiles(old, f *File, noise float64, notes *[]string) (out, targets []trials.Comparison) {
+// mix that both sides of a pair ran (compareTargets). With q not nil,
+// every verdict is the sequential rule's, old's side taken as saved
+// (whole at every look).
+func pairFiles(old, f *File, noise float64, notes *[]string, q *trials.Sequential) (out, targets []trials.Comparison) {
 	if old.study != nil || f.study != nil {
 		if old.study == nil || f.study == nil {
 			*notes = append(*notes, fmt.Sprintf("%s and %s: a study compares with a study only", old.Path, f.Path))
@@ -82,16 +107,7 @@ func pairFiles(old, f *File, noise float64, notes *[]string) (out, targets []tri
 		*notes = append(*notes, n...)
 		return cs, nil
 	}
-	var olds []trials.Factors
-	var oldLabels []string
-	for i := range old.Series {
-		if len(old.Series[i].Levels) > 0 {
-			olds = append(olds, old.Series[i].factors())
-		} else {
-			olds = append(olds, trials.Factors{})
-		}
-		oldLabels = append(oldLabels, old.Series[i].Label)
-	}
+	olds, oldLabels := old.seriesFactors()
 	bothSweeps := f.sweep && old.sweep
 	// The series walked: old's, then f's; a side's level pairs with the
 	// other's of the same concurrency when either file is a sweep, else
@@ -138,11 +154,24 @@ func pairFiles(old, f *File, noise float64, notes *[]string) (out, targets []tri
 	out = trials.ComparePairs(walked, pairs, noise, nil, func(at trials.LevelPair, cs []trials.Comparison) {
 		sd, bd := saved[at.Series], saved[at.Baseline]
 		l, bl := &sd.Levels[at.Level], &bd.Levels[at.BaselineLevel]
+		var sq *trials.Sequential
+		if q != nil {
+			s := *q
+			s.Saved = trials.SavedBaseline
+			if at.Series < len(old.Series) {
+				s.Saved = trials.SavedSeries
+			}
+			sq = &s
+			st, bt := summary.TrialsOf(l), summary.TrialsOf(bl)
+			for k := range cs {
+				sq.Judge(&cs[k], st, bt, noise)
+			}
+		}
 		for k := range cs {
 			cs[k].File, cs[k].BaselineFile = pathOf(at.Series), pathOf(at.Baseline)
 			cs[k].Why = sweep.UnansweredWhy(&cs[k], sd.Label, bd.Label, l, bl)
 		}
-		for _, c := range compareTargets(sd.Label, bd.Label, l, bl, noise) {
+		for _, c := range compareTargets(sd.Label, bd.Label, l, bl, noise, sq) {
 			c.File, c.BaselineFile = pathOf(at.Series), pathOf(at.Baseline)
 			c.Factor, c.FactorTitle = at.Factor, at.Title
 			targets = append(targets, c)
@@ -154,8 +183,9 @@ func pairFiles(old, f *File, noise float64, notes *[]string) (out, targets []tri
 // compareTargets compares, target by target, the mixes (--targets) of
 // two levels: every target both ran (the same "METHOD URL"), on its p50
 // and p99 (trials.CompareTarget), from the trials' own per-target
-// figures. None when either level is of one request.
-func compareTargets(series, baseline string, l, bl *summary.Summary, noise float64) []trials.Comparison {
+// figures. None when either level is of one request. With q not nil,
+// every verdict is the sequential rule's (q.Judge).
+func compareTargets(series, baseline string, l, bl *summary.Summary, noise float64, q *trials.Sequential) []trials.Comparison {
 	st, sp := summary.TargetTrialsOf(l)
 	bt, bp := summary.TargetTrialsOf(bl)
 	var out []trials.Comparison
@@ -164,7 +194,13 @@ func compareTargets(series, baseline string, l, bl *summary.Summary, noise float
 		if j < 0 {
 			continue
 		}
-		out = append(out, trials.CompareTarget(series, baseline, t, l.Concurrency, sp[i], bp[j], noise)...)
+		cs := trials.CompareTarget(series, baseline, t, l.Concurrency, sp[i], bp[j], noise)
+		for k := range cs {
+			if q != nil {
+				q.Judge(&cs[k], sp[i], bp[j], noise)
+			}
+		}
+		out = append(out, cs...)
 	}
 	return out
 }

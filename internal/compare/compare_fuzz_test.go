@@ -33,7 +33,7 @@ func FuzzLoadSaved(f *testing.F) {
 			return
 		}
 		var notes []string
-		cs, tcs := pairFiles(sf, sf, 0.02, &notes)
+		cs, tcs := pairFiles(sf, sf, 0.02, &notes, nil)
 		for _, c := range append(cs, tcs...) {
 			switch c.Verdict {
 			case "faster", "slower", "lower", "higher", "smaller", "larger", "same", "undecided", "none":

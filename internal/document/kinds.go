@@ -104,6 +104,17 @@ func NewTrials(runs []*summary.Run, pooled summary.Run, medians trials.Summary, 
 	return &Trials{Summary: &s, Record: pooled.Record, Pooled: pooled, Medians: medians}
 }
 
+// SetUntil records in t's saved form how its trials ran until decided
+// (bench --until decided --against FILE): p's Until, MaxRepeat and
+// Budget, and u, how the trials ended. It does nothing without Until.
+func (t *Trials) SetUntil(p trials.Plan, u *trials.Stopping) {
+	if p.Until == "" || t.Repeated == nil {
+		return
+	}
+	r := t.Repeated
+	r.Until, r.MaxRepeat, r.BudgetSeconds, r.Stopping = p.Until, p.MaxRepeat, p.Budget.Seconds(), u
+}
+
 // mediansOf returns the medians of the trials of a saved result of
 // trials, from the trials' records as the trials' runs gave them
 // (summary.TrialsOf, trials.Summarize: what NewTrials was given); zero

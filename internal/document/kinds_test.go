@@ -250,3 +250,38 @@ func TestTrialsMediansRead(t *testing.T) {
 		}
 	}
 }
+
+// TestTrialsUntil: a result of trials run until decided against a saved
+// run keeps until, max_repeat, budget_seconds and stopping (a sweep's
+// keys), read back as written; a result of a fixed count has none.
+func TestTrialsUntil(t *testing.T) {
+	rec := fixtureRecord(t)
+	pooled := summary.Run{Record: rec, Summary: summary.Of(rec)}
+	runs := []*summary.Run{&pooled, &pooled, &pooled, &pooled}
+	u := &trials.Stopping{Stopped: trials.StoppedDecided, Pairs: 1, Decided: 1, Rounds: 4, Seconds: 2.5, Confidence: 0.99}
+	for _, until := range []string{"", trials.UntilDecided} {
+		tr := NewTrials(runs, pooled, trials.Summary{}, nil, 3)
+		tr.SetUntil(trials.Plan{Until: until, MaxRepeat: 12, Budget: time.Minute}, u)
+		var b bytes.Buffer
+		if err := Write(&b, tr); err != nil {
+			t.Fatal(err)
+		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(b.Bytes(), &keys); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"until", "max_repeat", "budget_seconds", "stopping"} {
+			if _, ok := keys[k]; ok != (until != "") {
+				t.Errorf("until %q: key %q present %v", until, k, ok)
+			}
+		}
+		got, err := Read("trials.json", b.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := got.(*Trials).Repeated
+		if until != "" && (r.Until != until || r.MaxRepeat != 12 || r.BudgetSeconds != 60 || r.Stopping == nil || *r.Stopping != *u) {
+			t.Errorf("read back: until %q, max_repeat %d, budget %v, stopping %+v", r.Until, r.MaxRepeat, r.BudgetSeconds, r.Stopping)
+		}
+	}
+}

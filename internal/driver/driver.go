@@ -385,7 +385,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 			unreached: map[int]error{}, reached: map[int]bool{}, lost: map[int]*Stop{}}
 		var lr trials.LevelResult
 		if rounds != nil {
-			lr, err = rounds.Step(active, max(cfg.Schedule.Len()-li, 1), func(si int) (float64, error) { return d.trial(ctx, lv, si) })
+			lr, err = rounds.StepTrials(active, max(cfg.Schedule.Len()-li, 1), func(si int) (trials.Trial, error) { return d.trial(ctx, lv, si) })
 			res.Orders = append(res.Orders, lr.Orders...)
 			if cfg.Trials.Until != "" {
 				d.until(&lr, errors.Is(err, trials.ErrStop))
@@ -460,11 +460,13 @@ type level struct {
 }
 
 // trial runs one trial of series si at step lv: its warm-up, then the
-// measured run. It returns the run's requests/sec for the precision rule,
+// measured run. It returns the run's figures for the rules of the
+// rounds (its requests/sec NaN when the series has no trial to give),
 // and trials.ErrStop when ctx ended the run.
-func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) {
+func (d *driver) trial(ctx context.Context, lv *level, si int) (trials.Trial, error) {
+	gone := trials.Trial{RequestsPerSecond: math.NaN()}
 	if lv.lost[si] != nil {
-		return math.NaN(), nil // its backend is gone: no more trials at this step
+		return gone, nil // its backend is gone: no more trials at this step
 	}
 	s := &d.series[si]
 	plan := lv.step.apply(*s.Plan)
@@ -481,17 +483,17 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 			Version: d.cfg.Options.Version, Privacy: d.cfg.Options.Privacy, Discard: true}
 		run, err := d.run(ctx, &wp, o, p)
 		if err != nil {
-			return 0, &RunError{Series: s.Label, Concurrency: plan.Concurrency, Err: err}
+			return gone, &RunError{Series: s.Label, Concurrency: plan.Concurrency, Err: err}
 		}
 		if rec := run.Record; rec.Unreachable != nil && lv.index == 0 {
 			lv.unreached[si] = rec.Unreachable
 		}
 		if lost := run.Record.BackendLost; lost != nil && d.cfg.StopOnLoss {
 			lv.lost[si] = &Stop{Concurrency: plan.Concurrency, ErrorRate: 1, Reason: lost.String()}
-			return math.NaN(), nil
+			return gone, nil
 		}
 		if ctx.Err() != nil {
-			return 0, trials.ErrStop
+			return gone, trials.ErrStop
 		}
 	}
 	p.Warmup, p.Requests, p.Duration = false, plan.Requests, plan.Duration
@@ -499,7 +501,7 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 	o.Windows = lv.step.Windows
 	run, err := d.run(ctx, &plan, o, p)
 	if err != nil {
-		return 0, &RunError{Series: s.Label, Concurrency: plan.Concurrency, Err: err}
+		return gone, &RunError{Series: s.Label, Concurrency: plan.Concurrency, Err: err}
 	}
 	rec, sum := run.Record, run.Summary
 	d.runsDone++
@@ -512,19 +514,19 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (float64, error) 
 	interrupted := rec.Interrupted || ctx.Err() != nil
 	if interrupted && d.cfg.Trials != nil {
 		// A trial cut short would drag its median: dropped.
-		return 0, trials.ErrStop
+		return gone, trials.ErrStop
 	}
 	lv.runs[si] = append(lv.runs[si], run)
 	if d.cfg.OnTrial != nil && !interrupted {
 		d.cfg.OnTrial(Trial{Series: si, Level: lv.index, K: k, Record: rec, Summary: &sum})
 	}
 	if interrupted {
-		return 0, trials.ErrStop
+		return gone, trials.ErrStop
 	}
 	if lost := rec.BackendLost; lost != nil && d.cfg.StopOnLoss {
 		lv.lost[si] = &Stop{Concurrency: plan.Concurrency, ErrorRate: stopRatio(&sum), Reason: lost.String()}
 	}
-	return sum.RequestsPerSecond, nil
+	return summary.TrialOf(&sum), nil
 }
 
 // run makes one run of plan with o; the first run of all waits for

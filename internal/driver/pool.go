@@ -23,6 +23,9 @@ type Trials struct {
 	// Precise, with --precision, says whether the requests/sec interval
 	// got within the precision asked.
 	Precise *bool
+	// Until, with bench's trials run until decided (RunTrials), says how
+	// they ended.
+	Until *trials.Stopping
 }
 
 // Pool pools a series' trials at a step (see Trials). precise, with

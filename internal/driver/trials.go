@@ -21,7 +21,9 @@ var ErrNoTrial = errors.New("driver: interrupted before a trial ended")
 // unless o.Quiet, each trial's figures and its note are printed on
 // o.Stderr as it ends. It returns the trials: their runs, the pooled run
 // (whose summary carries the notes and whether the run was interrupted)
-// and the medians. An error of the run is the executor's, unwrapped.
+// and the medians; with trials run until their comparisons against a
+// saved run are decided (tp.Until, tp.Saved), how they ended, in a note
+// too. An error of the run is the executor's, unwrapped.
 func RunTrials(ctx context.Context, plan *execute.Plan, tp *trials.Plan, o execute.Options) (*Trials, error) {
 	stderr := o.Stderr
 	var shortNotes []string
@@ -67,6 +69,9 @@ func RunTrials(ctx context.Context, plan *execute.Plan, tp *trials.Plan, o execu
 			n = fmt.Sprintf("%d of %d trials were too short to trust (the first: %s)", len(shortNotes), kept, n)
 		}
 		pooled.Notes = append(pooled.Notes, n)
+	}
+	if t.Until = res.Until; t.Until != nil {
+		pooled.Notes = append(pooled.Notes, t.Until.SavedText(tp.Budget.Seconds(), tp.MaxRepeat, tp.SavedMetrics()))
 	}
 	return t, nil
 }

@@ -141,6 +141,19 @@ func Parse(spec string) ([]Rule, error) {
 	return rules, nil
 }
 
+// Metrics returns the metrics (trials.Metric* names) of the rules that
+// judge whole runs (not a target of a mix, not "undecided ..."), each
+// once, in the rules' order: the comparisons a gate of rules reads.
+func Metrics(rules []Rule) []string {
+	var out []string
+	for _, r := range rules {
+		if r.Metric != "" && r.Target == "" && !slices.Contains(out, r.Metric) {
+			out = append(out, r.Metric)
+		}
+	}
+	return out
+}
+
 func parseRule(words []string) (Rule, error) {
 	if words[0] == trials.Undecided {
 		if len(words) != 2 || (words[1] != UndecidedPass && words[1] != UndecidedTrip) {

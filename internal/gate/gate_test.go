@@ -3,6 +3,7 @@ package gate
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,5 +284,20 @@ func TestTargetRules(t *testing.T) {
 		if spec == "p99 higher on /c" && !strings.Contains(g.Unjudged[0].Why, "no target /c") {
 			t.Errorf("%q: %+v", spec, g.Unjudged)
 		}
+	}
+}
+
+// TestMetrics: the metrics a gate reads are those of its whole-run rules,
+// each once, in their order: not a target's rule, not "undecided pass".
+func TestMetrics(t *testing.T) {
+	rules, err := Parse("p99 higher by 10%, req/s slower, p99 higher, undecided pass, p50 higher on /x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Metrics(rules); !slices.Equal(got, []string{trials.MetricP99Ms, trials.MetricRequestsPerSecond}) {
+		t.Errorf("Metrics = %q", got)
+	}
+	if got := Metrics(nil); got != nil {
+		t.Errorf("no rules: %q", got)
 	}
 }

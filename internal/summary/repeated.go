@@ -45,6 +45,15 @@ type Repeated struct {
 	// Precise, with --precision, reports whether the requests/sec
 	// interval got within the precision asked before --max-repeat.
 	Precise *bool `json:"precise,omitempty"`
+	// Until, in a bench result, is "decided" when the trials ran until
+	// their comparisons against a saved run were decided (--until decided
+	// --against FILE; "" for a fixed count): MaxRepeat is then the most
+	// trials, BudgetSeconds the --budget (0 for none), and Stopping says
+	// how the trials ended (the keys of a sweep's).
+	Until         string           `json:"until,omitempty"`
+	MaxRepeat     int              `json:"max_repeat,omitempty"`
+	BudgetSeconds float64          `json:"budget_seconds,omitempty"`
+	Stopping      *trials.Stopping `json:"stopping,omitempty"`
 }
 
 // SavedTrials returns the saved form (schema 1) of a result of trials: the

@@ -92,6 +92,8 @@ type metric struct {
 	get      func(Trial) float64
 	up, down string
 	backend  bool
+	// word is the metric's short name, as a --fail-on rule says it.
+	word string
 }
 
 // metrics are the figures compared, in the order of the tables: every
@@ -99,13 +101,13 @@ type metric struct {
 // series is the median of its trials' p99s, its max the median of their
 // maxima), compared by the Mann-Whitney test on the trials' values.
 var metrics = []metric{
-	{MetricRequestsPerSecond, func(t Trial) float64 { return t.RequestsPerSecond }, Faster, Slower, false},
-	{MetricMeanMs, func(t Trial) float64 { return t.MeanMs }, Higher, Lower, false},
-	{MetricP50Ms, func(t Trial) float64 { return t.P50Ms }, Higher, Lower, false},
-	{MetricP99Ms, func(t Trial) float64 { return t.P99Ms }, Higher, Lower, false},
-	{MetricMaxMs, func(t Trial) float64 { return t.MaxMs }, Higher, Lower, false},
-	{MetricBackendCPUPerRequest, func(t Trial) float64 { return t.BackendCPUPerRequest }, Larger, Smaller, true},
-	{MetricBackendPSSBytes, func(t Trial) float64 { return t.BackendPSSBytes }, Larger, Smaller, true},
+	{MetricRequestsPerSecond, func(t Trial) float64 { return t.RequestsPerSecond }, Faster, Slower, false, "req/s"},
+	{MetricMeanMs, func(t Trial) float64 { return t.MeanMs }, Higher, Lower, false, "mean"},
+	{MetricP50Ms, func(t Trial) float64 { return t.P50Ms }, Higher, Lower, false, "p50"},
+	{MetricP99Ms, func(t Trial) float64 { return t.P99Ms }, Higher, Lower, false, "p99"},
+	{MetricMaxMs, func(t Trial) float64 { return t.MaxMs }, Higher, Lower, false, "max"},
+	{MetricBackendCPUPerRequest, func(t Trial) float64 { return t.BackendCPUPerRequest }, Larger, Smaller, true, "cpu"},
+	{MetricBackendPSSBytes, func(t Trial) float64 { return t.BackendPSSBytes }, Larger, Smaller, true, "pss"},
 }
 
 // MinTrialsForVerdict returns the fewest trials a side (the same on both)

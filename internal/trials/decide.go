@@ -144,7 +144,20 @@ type Sequential struct {
 	MinRounds, MaxRounds int
 	// Noise is the band: 0.02 for 1 ± 2%.
 	Noise float64
+	// Saved, when set, says which side is a saved run's trials, which no
+	// round adds to (bench --until decided --against FILE): SavedBaseline
+	// or SavedSeries. Every look then takes all of that side's trials
+	// and the first k of the other's (k the look's round, up to
+	// MaxRounds); "" for two sides that both run in rounds, the first k
+	// of each.
+	Saved string
 }
+
+// The sides of a comparison that a saved run may be (Sequential.Saved).
+const (
+	SavedBaseline = "baseline"
+	SavedSeries   = "series"
+)
 
 // DefaultMinRounds is the first round the sequential rule looks at.
 const DefaultMinRounds = 4
@@ -174,26 +187,34 @@ type Decision struct {
 
 // Decide applies the rule to the per-round values of both sides so far
 // (value i of each from round i; the rounds counted are the fewer of the
-// two, at most MaxRounds): it replays the looks from MinRounds in order
-// and returns the first decision, so that calling it after every round
-// gives what looking after every round gives. up and down are the words
-// for a ratio above and below 1.
+// two, at most MaxRounds; with Saved, those of the side that runs, the
+// saved side taken whole at every look): it replays the looks from
+// MinRounds in order and returns the first decision, so that calling it
+// after every round gives what looking after every round gives. up and
+// down are the words for a ratio above and below 1.
 func (q Sequential) Decide(newer, older []float64, up, down string) Decision {
 	n := min(len(newer), len(older), q.MaxRounds)
+	switch {
+	case q.Saved == SavedBaseline && len(older) > 0:
+		n = min(len(newer), q.MaxRounds)
+	case q.Saved == SavedSeries && len(newer) > 0:
+		n = min(len(older), q.MaxRounds)
+	}
 	d := Decision{Verdict: Undecided, Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Rounds: n}
 	conf := q.LookConfidence()
 	for k := max(q.MinRounds, 1); k <= n; k++ {
+		y, x := q.look(newer, older, k)
 		d.Rounds = k
 		d.Ratio = math.NaN()
-		if mo := Median(older[:k]).Median; mo != 0 {
-			d.Ratio = Median(newer[:k]).Median / mo
+		if mo := Median(x).Median; mo != 0 {
+			d.Ratio = Median(y).Median / mo
 		}
-		r, ok := mosesRankAt(k, k, conf, false)
+		r, ok := mosesRankAt(len(x), len(y), conf, false)
 		if !ok {
 			d.Lo, d.Hi = math.NaN(), math.NaN()
 			continue
 		}
-		d.Lo, d.Hi = mosesAt(newer[:k], older[:k], r)
+		d.Lo, d.Hi = mosesAt(y, x, r)
 		if v := decide(d.Lo, d.Hi, true, q.Noise, up, down); v != Undecided {
 			d.Verdict, d.Final = v, true
 			return d
@@ -201,6 +222,38 @@ func (q Sequential) Decide(newer, older []float64, up, down string) Decision {
 	}
 	d.Final = n >= q.MaxRounds
 	return d
+}
+
+// look returns the values of each side at the look of round k: the first
+// k of a side that runs in rounds, every one of a saved side.
+func (q Sequential) look(newer, older []float64, k int) (y, x []float64) {
+	y, x = newer, older
+	if q.Saved != SavedSeries {
+		y = newer[:k]
+	}
+	if q.Saved != SavedBaseline {
+		x = older[:k]
+	}
+	return y, x
+}
+
+// FirstLook returns the first round, from MinRounds to MaxRounds, at
+// whose look the rule has an interval (and so may decide) against a
+// saved side of saved trials (Saved set), or of a side that runs in
+// rounds too when saved is 0; 0 when none has: the saved trials are too
+// few for the looks' confidence (a saved run of 4 trials is first
+// looked at with an interval at round 9 of 4 to 20, of 6 at round 6).
+func (q Sequential) FirstLook(saved int) int {
+	for k := max(q.MinRounds, 1); k <= q.MaxRounds; k++ {
+		m := saved
+		if m == 0 {
+			m = k
+		}
+		if _, ok := mosesRankAt(m, k, q.LookConfidence(), false); ok {
+			return k
+		}
+	}
+	return 0
 }
 
 // BenjaminiHochberg returns which of the p-values ps are discoveries at a

@@ -3,6 +3,8 @@ package trials
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // VerdictNotes explains, once each, the verdicts the comparisons cs could
@@ -93,7 +95,14 @@ func (p Plan) Describe(perLevel bool) string {
 	if p.Precision > 0 {
 		s = fmt.Sprintf("trials until the req/s interval is within ±%g%% (from %d, at most %d)", 100*p.Precision, p.Repeat, p.MaxRepeat)
 	}
-	if p.Until != "" {
+	switch {
+	case p.Until != "" && len(p.Saved) > 0 && len(p.Pairs) == 0:
+		s = fmt.Sprintf("trials until the comparisons with the saved run (by %s) are decided (the first %d, at most %d", p.SavedMetrics(), p.Repeat, p.MaxRepeat)
+		if p.Budget > 0 {
+			s += ", within " + Duration(p.Budget.Seconds())
+		}
+		s += ")"
+	case p.Until != "":
 		s = fmt.Sprintf("rounds until every pair is decided (the first %d every series, at most %d", p.Repeat, p.MaxRepeat)
 		if perLevel {
 			s += " per level"
@@ -104,4 +113,23 @@ func (p Plan) Describe(perLevel bool) string {
 		s += ")"
 	}
 	return fmt.Sprintf("Trials: %s, in rounds shuffled with --seed %d", s, p.Seed)
+}
+
+// SavedMetrics names the metrics of p's questions against a saved run
+// (Plan.Saved), each once in the order of the tables, as --fail-on's
+// rules say them: "req/s", "req/s and p50".
+func (p Plan) SavedMetrics() string {
+	var words []string
+	for _, m := range metrics {
+		if slices.ContainsFunc(p.Saved, func(q SavedPair) bool { return q.Metric == m.name }) {
+			words = append(words, m.word)
+		}
+	}
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

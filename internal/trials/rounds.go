@@ -22,11 +22,11 @@ type Plan struct {
 	// MaxRepeat bounds the trials with Precision or Until.
 	MaxRepeat int
 	// Until, UntilDecided, runs the rounds until every pair of series in
-	// Pairs is decided by the sequential rule on its requests/sec
-	// (Sequential: from Repeat rounds, at least DefaultMinRounds, to
-	// MaxRepeat, at the band 1 ± Noise): after the first Repeat rounds,
-	// each round runs only the series an undecided pair needs. "" for
-	// none.
+	// Pairs is decided by the sequential rule on its requests/sec, and
+	// every question of Saved on its metric (Sequential: from Repeat
+	// rounds, at least DefaultMinRounds, to MaxRepeat, at the band 1 ±
+	// Noise): after the first Repeat rounds, each round runs only the
+	// series an undecided pair or question needs. "" for none.
 	Until string
 	// Budget, with Until, bounds the time of all the rounds of a command
 	// (0: none): each level's rounds beyond the first get an equal share
@@ -37,8 +37,24 @@ type Plan struct {
 	// Pairs are the pairs of series (indexes) Until looks at, each
 	// series and its baseline.
 	Pairs [][2]int
+	// Saved are the questions Until asks of series against a saved run
+	// (bench --against FILE), beside Pairs: each a series against trials
+	// saved before, on one metric.
+	Saved []SavedPair
 	// Seed seeds the order of the series within each round.
 	Seed uint64
+}
+
+// SavedPair is a question that rounds run until decided ask of a series
+// against a saved run (bench --repeat --until decided --against FILE):
+// the trials of Series (an index) against Baseline, the saved trials,
+// which no round adds to, on Metric (a Metric name), judged as the
+// comparison of the two is (CompareLevel, then the sequential rule with
+// the saved side taken whole: Sequential.Saved).
+type SavedPair struct {
+	Series   int
+	Metric   string
+	Baseline []Trial
 }
 
 // Limits of a Plan.
@@ -82,6 +98,8 @@ func (p Plan) Validate() error {
 		return fmt.Errorf("--max-repeat %d: want from --repeat (%d) to %d", p.MaxRepeat, p.Repeat, MaxRepeat)
 	case p.Budget < 0 || p.Budget > 0 && p.Until == "":
 		return errors.New("--budget: only with --until decided, and more than 0")
+	case len(p.Saved) > 0 && p.Until == "":
+		return errors.New("questions against a saved run: only with --until decided")
 	}
 	return nil
 }
@@ -196,6 +214,17 @@ func (r *Rounds) Level(series []int, trial func(s int) (float64, error)) (LevelR
 // backend lost); an error ends the level (ErrStop after an
 // interruption).
 func (r *Rounds) Step(series []int, left int, trial func(s int) (float64, error)) (LevelResult, error) {
+	return r.StepTrials(series, left, func(s int) (Trial, error) {
+		v, err := trial(s)
+		return Trial{RequestsPerSecond: v}, err
+	})
+}
+
+// StepTrials is Step with every figure of a trial: trial returns the
+// trial's Trial (its RequestsPerSecond NaN when the series has no trial
+// to give), whose requests/sec the precision rule and the pairs read, and
+// whose metrics the questions against a saved run (Plan.Saved) read.
+func (r *Rounds) StepTrials(series []int, left int, trial func(s int) (Trial, error)) (LevelResult, error) {
 	var res LevelResult
 	if r.began.IsZero() {
 		r.began = time.Now()
@@ -207,7 +236,7 @@ func (r *Rounds) Step(series []int, left int, trial func(s int) (float64, error)
 	if b := r.plan.Budget; b > 0 {
 		share = max((b-time.Since(r.began))/time.Duration(max(left, 1)), 0)
 	}
-	values := map[int][]float64{}
+	values := map[int][]Trial{}
 	gone := map[int]bool{}
 	most := r.plan.Repeat
 	if r.plan.Precision > 0 || r.plan.Until != "" {
@@ -239,7 +268,7 @@ func (r *Rounds) Step(series []int, left int, trial func(s int) (float64, error)
 			if err != nil {
 				return res, err
 			}
-			if math.IsNaN(v) {
+			if math.IsNaN(v.RequestsPerSecond) {
 				gone[s] = true
 				continue
 			}
@@ -260,7 +289,7 @@ func (r *Rounds) Step(series []int, left int, trial func(s int) (float64, error)
 		// more precise.
 		done := true
 		for _, s := range pending {
-			if !Median(values[s]).Precise(r.plan.Precision) {
+			if !Median(rps(values[s])).Precise(r.plan.Precision) {
 				done = false
 			}
 		}
@@ -282,7 +311,7 @@ func (r *Rounds) Step(series []int, left int, trial func(s int) (float64, error)
 	}
 	if r.plan.Precision > 0 {
 		for _, s := range series {
-			if !Median(values[s]).Precise(r.plan.Precision) {
+			if !Median(rps(values[s])).Precise(r.plan.Precision) {
 				res.Imprecise = append(res.Imprecise, s)
 			}
 		}
@@ -290,15 +319,19 @@ func (r *Rounds) Step(series []int, left int, trial func(s int) (float64, error)
 	return res, nil
 }
 
+// rps returns the requests/sec of ts.
+func rps(ts []Trial) []float64 { return values(ts, metrics[0].get) }
+
 // undecided looks at the pairs of the plan whose both sides are among
-// series, by the sequential rule q on their requests/sec so far: it
-// counts them and those decided in res, and returns the series that an
-// undecided pair still needs (both its sides), in the order of series. A
-// pair is settled, neither decided nor needing more, when a side is gone
-// without a trial or every trial of a side had no request per second (it
-// never answered: no verdict to wait for); a side gone keeps its pair
-// from running.
-func (r *Rounds) undecided(q Sequential, series []int, values map[int][]float64, gone map[int]bool, res *LevelResult) []int {
+// series, by the sequential rule q on their requests/sec so far, and at
+// the questions against a saved run whose series is among them
+// (savedDecided): it counts them and those decided in res, and returns
+// the series that an undecided pair or question still needs (both sides
+// of a pair), in the order of series. A pair is settled, neither decided
+// nor needing more, when a side is gone without a trial or every trial of
+// a side had no request per second (it never answered: no verdict to
+// wait for); a side gone keeps its pair from running.
+func (r *Rounds) undecided(q Sequential, series []int, values map[int][]Trial, gone map[int]bool, res *LevelResult) []int {
 	in := map[int]bool{}
 	for _, s := range series {
 		in[s] = true
@@ -307,7 +340,7 @@ func (r *Rounds) undecided(q Sequential, series []int, values map[int][]float64,
 	res.Pairs, res.Decided = 0, 0
 	silent := func(s int) bool {
 		for _, v := range values[s] {
-			if v > 0 {
+			if v.RequestsPerSecond > 0 {
 				return false
 			}
 		}
@@ -319,7 +352,7 @@ func (r *Rounds) undecided(q Sequential, series []int, values map[int][]float64,
 			continue
 		}
 		res.Pairs++
-		if q.Decide(values[s], values[b], Faster, Slower).Verdict != Undecided {
+		if q.Decide(rps(values[s]), rps(values[b]), Faster, Slower).Verdict != Undecided {
 			res.Decided++
 			continue
 		}
@@ -328,6 +361,21 @@ func (r *Rounds) undecided(q Sequential, series []int, values map[int][]float64,
 		}
 		need[s], need[b] = true, true
 	}
+	for _, p := range r.plan.Saved {
+		if !in[p.Series] {
+			continue
+		}
+		res.Pairs++
+		decided, settled := q.savedDecided(p, values[p.Series], r.plan.Noise)
+		if decided {
+			res.Decided++
+			continue
+		}
+		if settled || silent(p.Series) || gone[p.Series] {
+			continue
+		}
+		need[p.Series] = true
+	}
 	var out []int
 	for _, s := range series {
 		if need[s] {
@@ -335,4 +383,31 @@ func (r *Rounds) undecided(q Sequential, series []int, values map[int][]float64,
 		}
 	}
 	return out
+}
+
+// savedDecided judges the question p against a saved run on ts, the
+// trials of its series so far, as the comparison of the two will be
+// judged (CompareLevel at noise, then q with the saved side whole): it
+// reports whether the question is decided (a direction or Same), and
+// whether it is settled, undecided but needing no more rounds: the
+// comparison has no verdict whatever the rounds (a side unanswered or
+// mostly failed, a metric of the backend not sampled on both sides), or
+// the saved trials are too few for the rule to decide by its last look
+// (FirstLook).
+func (q Sequential) savedDecided(p SavedPair, ts []Trial, noise float64) (decided, settled bool) {
+	q.Saved = SavedBaseline
+	if q.FirstLook(len(p.Baseline)) == 0 {
+		return false, true
+	}
+	for _, c := range CompareLevel("", "", 0, ts, p.Baseline, noise) {
+		if c.Metric != p.Metric {
+			continue
+		}
+		if c.Unanswered != "" || c.MostlyFailed != "" {
+			return false, true
+		}
+		d, _ := q.DecideMetric(p.Metric, ts, p.Baseline)
+		return d.Verdict != Undecided, false
+	}
+	return false, true
 }

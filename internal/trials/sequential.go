@@ -4,7 +4,8 @@ import "math"
 
 // Judge replaces the verdict of c, a comparison of s against b made by
 // CompareLevel, with the sequential rule's (Decide) on c's metric, the
-// trials of each side taken as its rounds in order: its verdict, its
+// trials of each side taken as its rounds in order (a saved side, with
+// q.Saved, taken whole): its verdict, its
 // ratio and interval at the look that decided (the last look, undecided),
 // the interval's confidence (LookConfidence, in c.Confidence) and the
 // round of that look (c.DecidedAt, 0 when undecided). A comparison
@@ -14,17 +15,10 @@ func (q Sequential) Judge(c *Comparison, s, b []Trial, noise float64) {
 	if c.Verdict == NoVerdict || c.Verdict == "" {
 		return
 	}
-	i := -1
-	for k := range metrics {
-		if metrics[k].name == c.Metric {
-			i = k
-		}
-	}
-	if i < 0 {
+	d, ok := q.DecideMetric(c.Metric, s, b)
+	if !ok {
 		return
 	}
-	m := metrics[i]
-	d := q.Decide(values(s, m.get), values(b, m.get), m.up, m.down)
 	c.Verdict, c.Ratio, c.RatioCI95 = d.Verdict, num(d.Ratio), nil
 	if !math.IsNaN(d.Lo) && !math.IsNaN(d.Hi) {
 		c.RatioCI95 = []float64{d.Lo, d.Hi}
@@ -43,4 +37,16 @@ func (q Sequential) Judge(c *Comparison, s, b []Trial, noise float64) {
 func (q Sequential) RoundsDecided(s, b []Trial) bool {
 	get := metrics[0].get // requests per second
 	return q.Decide(values(s, get), values(b, get), Faster, Slower).Verdict != Undecided
+}
+
+// DecideMetric applies the rule to metric (a Metric name) of s against
+// b, their trials taken as rounds in order (a saved side, with q.Saved,
+// whole); ok is false for a metric that is not one.
+func (q Sequential) DecideMetric(metric string, s, b []Trial) (d Decision, ok bool) {
+	for _, m := range metrics {
+		if m.name == metric {
+			return q.Decide(values(s, m.get), values(b, m.get), m.up, m.down), true
+		}
+	}
+	return Decision{}, false
 }

@@ -39,10 +39,26 @@ type Stopping struct {
 // Text says how the rounds ended, for the notes: "rounds until decided:
 // every pair decided after 7 rounds (12 of 12 pairs at a level, ...)".
 func (u *Stopping) Text(budget float64, most int) string {
+	return u.text(budget, most, "rounds until decided", "pair", "pairs (a pair at a level, by its req/s)")
+}
+
+// SavedText says how trials run until their comparisons against a saved
+// run were decided (bench --until decided --against FILE) ended, for the
+// notes: "trials until decided: every comparison with the saved run
+// decided after 9 rounds, in 3.1 s; 1 of 1 comparisons (req/s) ...";
+// metrics names the metrics asked ("req/s", "req/s and p50").
+func (u *Stopping) SavedText(budget float64, most int, metrics string) string {
+	return u.text(budget, most, "trials until decided", "comparison with the saved run",
+		fmt.Sprintf("comparisons with the saved run (by %s)", metrics))
+}
+
+// text is Text and SavedText: what runs until decided (head), one
+// question (one) and the questions counted (counted).
+func (u *Stopping) text(budget float64, most int, head, one, counted string) string {
 	var why string
 	switch u.Stopped {
 	case StoppedDecided:
-		why = fmt.Sprintf("every pair decided after %d rounds", u.Rounds)
+		why = fmt.Sprintf("every %s decided after %d rounds", one, u.Rounds)
 	case StoppedBudget:
 		why = fmt.Sprintf("the budget (%s) was spent after %d rounds", Duration(budget), u.Rounds)
 	case StoppedMaxRepeat:
@@ -50,9 +66,9 @@ func (u *Stopping) Text(budget float64, most int) string {
 	case StoppedInterrupted:
 		why = fmt.Sprintf("interrupted after %d rounds", u.Rounds)
 	default:
-		why = fmt.Sprintf("no undecided pair had a side left to measure after %d rounds", u.Rounds)
+		why = fmt.Sprintf("no undecided %s had a side left to measure after %d rounds", one, u.Rounds)
 	}
-	return fmt.Sprintf("rounds until decided: %s, in %s; %d of %d pairs (a pair at a level, by its req/s) decided, "+
+	return fmt.Sprintf("%s: %s, in %s; %d of %d %s decided, "+
 		"each look's interval at %s so that looking after every round keeps the 5%% error rate",
-		why, Duration(u.Seconds), u.Decided, u.Pairs, ConfidenceText(u.Confidence))
+		head, why, Duration(u.Seconds), u.Decided, u.Pairs, counted, ConfidenceText(u.Confidence))
 }
