@@ -60,8 +60,8 @@ func TestBenchUntilDecided(t *testing.T) {
 	}
 	flat := strings.Join(strings.Fields(text), " ")
 	var k int
-	if i := strings.Index(flat, "decided after "); i < 0 || func() bool { _, err := fmt.Sscanf(flat[i:], "decided after %d rounds", &k); return err != nil }() || k < 4 || k >= 12 {
-		t.Errorf("decided after %d rounds: want from 4 to before --max-repeat 12\n%s", k, text)
+	if i := strings.Index(flat, "decided after "); i < 0 || func() bool { _, err := fmt.Sscanf(flat[i:], "decided after %d trials", &k); return err != nil }() || k < 4 || k >= 12 {
+		t.Errorf("decided after %d trials: want from 4 to before --max-repeat 12\n%s", k, text)
 	}
 	for _, want := range []string{
 		"Trials: trials until the comparisons with the saved run (by req/s and p50) are decided (the first 4, at most 12)",

@@ -137,11 +137,11 @@ func TestSavedWords(t *testing.T) {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}
 	u := &Stopping{Stopped: StoppedDecided, Pairs: 2, Decided: 2, Rounds: 9, Seconds: 3, Confidence: 0.99}
-	if got := u.SavedText(60, 12, p.SavedMetrics()); !strings.HasPrefix(got, "trials until decided: every comparison with the saved run decided after 9 rounds, in 3 s; 2 of 2 comparisons with the saved run (by req/s and p50) decided") {
+	if got := u.SavedText(60, 12, p.SavedMetrics()); !strings.HasPrefix(got, "trials until decided: every comparison with the saved run decided after 9 trials, in 3 s; 2 of 2 comparisons with the saved run (by req/s and p50) decided") {
 		t.Errorf("SavedText = %q", got)
 	}
 	u.Stopped = StoppedBudget
-	if got := u.SavedText(60, 12, "req/s"); !strings.Contains(got, "the budget (60 s) was spent after 9 rounds") {
+	if got := u.SavedText(60, 12, "req/s"); !strings.Contains(got, "the budget (60 s) was spent after 9 trials") {
 		t.Errorf("SavedText = %q", got)
 	}
 }

@@ -1,6 +1,9 @@
 package trials
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // How rounds run until decided stopped (Stopping.Stopped).
 const (
@@ -39,36 +42,38 @@ type Stopping struct {
 // Text says how the rounds ended, for the notes: "rounds until decided:
 // every pair decided after 7 rounds (12 of 12 pairs at a level, ...)".
 func (u *Stopping) Text(budget float64, most int) string {
-	return u.text(budget, most, "rounds until decided", "pair", "pairs (a pair at a level, by its req/s)")
+	return u.text(budget, most, "rounds until decided", "pair", "pairs (a pair at a level, by its req/s)", "rounds", "max_repeat")
 }
 
 // SavedText says how trials run until their comparisons against a saved
 // run were decided (bench --until decided --against FILE) ended, for the
 // notes: "trials until decided: every comparison with the saved run
-// decided after 9 rounds, in 3.1 s; 1 of 1 comparisons (req/s) ...";
+// decided after 9 trials, in 3.1 s; 1 of 1 comparisons (req/s) ...";
 // metrics names the metrics asked ("req/s", "req/s and p50").
 func (u *Stopping) SavedText(budget float64, most int, metrics string) string {
 	return u.text(budget, most, "trials until decided", "comparison with the saved run",
-		fmt.Sprintf("comparisons with the saved run (by %s)", metrics))
+		fmt.Sprintf("comparisons with the saved run (by %s)", metrics), "trials", "--max-repeat")
 }
 
 // text is Text and SavedText: what runs until decided (head), one
-// question (one) and the questions counted (counted).
-func (u *Stopping) text(budget float64, most int, head, one, counted string) string {
+// question (one), the questions counted (counted), what a round is called
+// (unit: "rounds" in a sweep or a study, "trials" in bench) and the most
+// rounds' name (most: max_repeat, --max-repeat).
+func (u *Stopping) text(budget float64, most int, head, one, counted, unit, mostName string) string {
 	var why string
 	switch u.Stopped {
 	case StoppedDecided:
-		why = fmt.Sprintf("every %s decided after %d rounds", one, u.Rounds)
+		why = fmt.Sprintf("every %s decided after %d %s", one, u.Rounds, unit)
 	case StoppedBudget:
-		why = fmt.Sprintf("the budget (%s) was spent after %d rounds", Duration(budget), u.Rounds)
+		why = fmt.Sprintf("the budget (%s) was spent after %d %s", Duration(budget), u.Rounds, unit)
 	case StoppedMaxRepeat:
-		why = fmt.Sprintf("the most rounds (max_repeat %d) ran", most)
+		why = fmt.Sprintf("the most %s (%s %d) ran", unit, mostName, most)
 	case StoppedInterrupted:
-		why = fmt.Sprintf("interrupted after %d rounds", u.Rounds)
+		why = fmt.Sprintf("interrupted after %d %s", u.Rounds, unit)
 	default:
-		why = fmt.Sprintf("no undecided %s had a side left to measure after %d rounds", one, u.Rounds)
+		why = fmt.Sprintf("no undecided %s had a side left to measure after %d %s", one, u.Rounds, unit)
 	}
 	return fmt.Sprintf("%s: %s, in %s; %d of %d %s decided, "+
-		"each look's interval at %s so that looking after every round keeps the 5%% error rate",
-		head, why, Duration(u.Seconds), u.Decided, u.Pairs, counted, ConfidenceText(u.Confidence))
+		"each look's interval at %s so that looking after every %s keeps the 5%% error rate",
+		head, why, Duration(u.Seconds), u.Decided, u.Pairs, counted, ConfidenceText(u.Confidence), strings.TrimSuffix(unit, "s"))
 }
