@@ -17,7 +17,7 @@ import (
 // CheckSockets checks, without connecting, the Unix socket paths of the
 // target or of its upstreams (sockets.StatUnix): a connection without a
 // request takes some servers down, so reachability over the network is
-// decided by the run's own dials (run.Watch). It fails only when no
+// decided by the run's own dials (Watch). It fails only when no
 // address is left; a bad path in a cluster is reported on stderr and shows
 // in the report as that address's connect failures.
 func CheckSockets(t sockets.Target, ups []sockets.Addr, stderr io.Writer) error {

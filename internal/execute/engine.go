@@ -117,7 +117,7 @@ type ringUser interface {
 	UseRing(*sockets.RingSlot)
 }
 
-// Run runs work(i) for every client i; see run.Engine.
+// Run runs work(i) for every client i; see Engine.
 func (e *ringEngine) Run(clients []load.Client, work func(i int)) {
 	var wg sync.WaitGroup
 	var ring []int

@@ -14,7 +14,6 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
-	"github.com/backbench/backbench/internal/run"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
@@ -76,7 +75,7 @@ type Options struct {
 	// limit, nor checks the Unix socket paths, nor changes the scheduling
 	// or thread cap, nor warns of dead upstreams.
 	Setup *Setup
-	// StopOnLoss ends the run when its backend is lost (run.Watch).
+	// StopOnLoss ends the run when its backend is lost (Watch).
 	StopOnLoss bool
 	// KeepOnUnreachable runs on when no dial reaches the target and
 	// returns the record, with Record.Unreachable set, instead of an
@@ -225,7 +224,7 @@ func (l *LockedWriter) Write(p []byte) (int, error) {
 // Run runs the plan and returns the run: its record and the record's
 // summary, derived once, here, when the record is final. It opens no connection without
 // a request: whether the target can be reached is decided by the run's own
-// first dials (run.Watch), after a check of the Unix socket paths (unless
+// first dials (Watch), after a check of the Unix socket paths (unless
 // o.Setup says the caller made it).
 func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	stderr := o.Stderr
@@ -287,9 +286,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 		samples = &series{}
 		observed = observe(ctx, p, samples)
 	}
-	watch := &run.Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
+	watch := &Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
 		KeepOnUnreachable: o.KeepOnUnreachable}
-	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
+	cfg := Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
 		Watch: watch}
 	if len(p.Mix) > 1 {
 		cfg.Mix = p.Schedule
@@ -305,16 +304,16 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 		ring = &ringEngine{}
 		cfg.Engine = ring
 	}
-	var out run.Outcome
-	var acc run.OpenAccount
+	var out Outcome
+	var acc OpenAccount
 	if p.Rate > 0 {
-		oc := run.OpenConfig{Config: cfg, Rate: p.Rate}
+		oc := OpenConfig{Config: cfg, Rate: p.Rate}
 		if len(p.Stages) > 0 {
 			oc.Stages, oc.Ramp = p.Stages, p.Ramp
 		}
-		out, acc, err = run.Open(ctx, oc)
+		out, acc, err = Open(ctx, oc)
 	} else {
-		out, err = run.Closed(ctx, cfg)
+		out, err = Closed(ctx, cfg)
 	}
 	stopProgress(watch.Unreachable() == nil)
 	if err != nil {
@@ -419,7 +418,7 @@ func lateNote(late time.Duration) string {
 
 // clientHealth turns the runner's measurements into the report's lines,
 // with a warning when the client itself may have been the bottleneck.
-func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
+func clientHealth(out Outcome, policy string) stats.ClientHealth {
 	h := out.Health
 	c := stats.ClientHealth{
 		Scheduling:         policy,
