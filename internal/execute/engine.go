@@ -112,7 +112,7 @@ type ringEngine struct {
 var runOnRings = sockets.RunOnRings
 
 // ringUser is a client that can do its I/O through a ring slot
-// (exchange.Loop).
+// (sockets.Loop).
 type ringUser interface {
 	UseRing(*sockets.RingSlot)
 }

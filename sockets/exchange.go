@@ -1,27 +1,4 @@
-// Package exchange is the request loop that the FastCGI and HTTP load
-// clients share: dial (or reuse a kept connection), write the pre-encoded
-// request, read the response with the protocol's parser, redial once a kept
-// connection that the server closed while idle, classify failures, and close
-// or linger after the response. The protocol's encoding (done once) and its
-// response parser (Reader) are the only differences, so that every
-// load.Result field means the same thing for both protocols:
-//
-//   - Dialed is true only when a connection was established for the
-//     request; Connected is then when, and equals Start otherwise (a
-//     refused dial leaves Dialed false: --raw's connect_ms is 0 for it).
-//   - BytesWritten and BytesRead count the bytes of the attempt that
-//     answered: a redial of a dead kept connection starts them again.
-//   - Reconnects counts those redials (at most one per request).
-//   - Written is when the request's last byte was written, FirstByte when
-//     the first read that returned bytes of the response returned (ab's
-//     Waiting is FirstByte − Written), and Done the response's last byte
-//     or, on a connection the server closes (PeerCloses), the server's
-//     close when it comes within sockets.LingerGrace, as ab's done is.
-//
-// Limits: one request at a time per connection (no pipelining); a dead kept
-// connection is redialed once, and only when not a byte of the response
-// came.
-package exchange
+package sockets
 
 import (
 	"context"
@@ -34,28 +11,49 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/sockets"
 )
 
-// Reader reads one response from the loop's connection into r (status,
+// ResponseReader reads one response from the loop's connection into r (status,
 // body bytes, KeepAlive, Server), counting what it reads with Loop.Read.
 // On failure it returns the class and an error in the user's words that
 // wraps the I/O error met, if any (the loop tests it for a dead kept
 // connection). It may close the connection itself when it must not be
 // reused.
-type Reader interface {
+type ResponseReader interface {
 	ReadResponse(r *load.Result) (load.ErrClass, error)
 }
 
-// Loop is one worker's connection and the settings of its exchanges. It is
-// used by one goroutine.
+// Loop is one worker's connection and the settings of its exchanges: the
+// request loop that the FastCGI and HTTP load clients share. It dials (or
+// reuses a kept connection), writes the pre-encoded request, reads the
+// response with the protocol's parser (a ResponseReader), redials once a
+// kept connection that the server closed while idle, classifies failures,
+// and closes or lingers after the response. The protocol's encoding (done
+// once) and its response parser are the only differences, so that every
+// load.Result field means the same thing for both protocols:
+//
+//   - Dialed is true only when a connection was established for the
+//     request; Connected is then when, and equals Start otherwise (a
+//     refused dial leaves Dialed false: --raw's connect_ms is 0 for it).
+//   - BytesWritten and BytesRead count the bytes of the attempt that
+//     answered: a redial of a dead kept connection starts them again.
+//   - Reconnects counts those redials (at most one per request).
+//   - Written is when the request's last byte was written, FirstByte when
+//     the first read that returned bytes of the response returned (ab's
+//     Waiting is FirstByte − Written), and Done the response's last byte
+//     or, on a connection the server closes (PeerCloses), the server's
+//     close when it comes within LingerGrace, as ab's done is.
+//
+// Limits: one request at a time per connection (no pipelining); a dead kept
+// connection is redialed once, and only when not a byte of the response
+// came. A Loop is used by one goroutine.
 type Loop struct {
 	// Conn is the connection (none open between connections).
-	Conn sockets.Conn
+	Conn Conn
 	// Ctx ends every dial, read and write when cancelled.
 	Ctx context.Context
 	// Dialer makes the connections.
-	Dialer *sockets.Dialer
+	Dialer *Dialer
 	// Timeout bounds a whole request, from dial to last byte.
 	Timeout time.Duration
 	// Request is the encoded request, written whole for every request.
@@ -69,7 +67,7 @@ type Loop struct {
 	Late error
 	// Buf is the read buffer, also used while lingering after a close.
 	Buf []byte
-	// PeerCloses, set by the Reader for each response, says that the
+	// PeerCloses, set by the ResponseReader for each response, says that the
 	// server closes the connection after it: a connection not kept is
 	// then closed after the server's close (TIME_WAIT stays on its side);
 	// otherwise it is closed at once, for waiting would hold one of the
@@ -91,7 +89,7 @@ func (l *Loop) Init() {
 
 // Do sends the request and reads the response with p, filling r; see
 // load.Client.
-func (l *Loop) Do(r *load.Result, p Reader) {
+func (l *Loop) Do(r *load.Result, p ResponseReader) {
 	r.Start = load.Now()
 	deadline := load.Time(r.Start + int64(l.Timeout))
 	if l.Verbose != nil {
@@ -189,8 +187,8 @@ func (l *Loop) Read(r *load.Result, b []byte) (int, error) {
 }
 
 // UseRing makes the loop's connections go through slot s of a ring driver,
-// whose task runs the loop from then on (see sockets.RunOnRings).
-func (l *Loop) UseRing(s *sockets.RingSlot) { l.Conn.UseRing(s) }
+// whose task runs the loop from then on (see RunOnRings).
+func (l *Loop) UseRing(s *RingSlot) { l.Conn.UseRing(s) }
 
 // Close closes the worker's connection, if any, and unhooks it from the
 // run's context: the worker is done.
@@ -198,16 +196,16 @@ func (l *Loop) Close() error { return l.Conn.Release() }
 
 func (l *Loop) dial(r *load.Result, deadline time.Time) bool {
 	if err := l.Conn.Dial(l.Ctx, l.Dialer, deadline); err != nil {
-		r.Upstream = sockets.FailedUpstream(err)
+		r.Upstream = FailedUpstream(err)
 		switch {
 		case l.Ctx.Err() != nil:
 			l.Fail(r, load.Timeout, l.canceled)
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
 			// Not isTimeout: the EAGAIN of a full Unix backlog says
 			// Timeout() too, and is a Connect failure.
-			l.Fail(r, load.Timeout, &sockets.ConnectError{Err: err})
+			l.Fail(r, load.Timeout, &ConnectError{Err: err})
 		default:
-			l.Fail(r, load.Connect, &sockets.ConnectError{Err: err})
+			l.Fail(r, load.Connect, &ConnectError{Err: err})
 		}
 		return false
 	}
@@ -250,7 +248,7 @@ func (l *Loop) IOFailure(class load.ErrClass, op string, err error) (load.ErrCla
 	if isTimeout(err) {
 		return load.Timeout, &wrapped{fmt.Sprintf("%s%s: timeout after %v", l.Prefix, op, l.Timeout), err}
 	}
-	return class, sockets.DescribeError(l.Prefix+op+": ", err)
+	return class, DescribeError(l.Prefix+op+": ", err)
 }
 
 // IOError returns the class and worded error of a failed read of part of a
