@@ -47,7 +47,6 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
-	_ "github.com/backbench/backbench/internal/protocol/builtin" // registers fcgi, http and https
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )

@@ -7,13 +7,17 @@
 //
 // Lookup(scheme) is the one place, beside the URL parser in package
 // sockets, where a scheme string decides anything: every other package
-// asks the Protocol it returns. The built-in protocols are adapters over
-// the packages fcgi and httpprobe, in internal/protocol/builtin, which
-// registers them when it is linked (package execute imports it).
+// asks the Protocol it returns.
 //
-// This package sits low: it imports sockets, internal/load and
-// internal/stats only, so that a protocol's adapter imports it and its own
-// client package, and nothing below it learns of the registry.
+// The built-in protocols, registered by this package's init, are FastCGI
+// (fcgi://, FCGI over package fcgi) and HTTP/1.x (http:// and https://,
+// HTTP over package httpprobe). Each is a thin adapter: it turns a plan's
+// request and options into its client package's Config, and says what the
+// protocol adds to the record, to the notes and to probe. The adapters
+// live here rather than in fcgi and httpprobe so that the wire clients stay
+// free of the registry and of the record (internal/stats): they are
+// libraries the harness in bench/ and the tests use on their own. Another
+// protocol registers from a package of its own that imports this one.
 package protocol
 
 import (
