@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/probe"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
@@ -220,6 +221,15 @@ type ProbeResult struct {
 // ProbeLine is one check's line: its name, verdict and evidence.
 type ProbeLine struct{ Name, Verdict, Evidence string }
 
+// probeLines turns a probe's checks into the registry's lines.
+func probeLines(named []probe.NamedCheck) []ProbeLine {
+	var out []ProbeLine
+	for _, l := range named {
+		out = append(out, ProbeLine{Name: l.Name, Verdict: l.Verdict, Evidence: l.Evidence})
+	}
+	return out
+}
+
 // Prober is the optional part of a protocol's probe: a protocol that
 // implements it tells probe how to select its checks and whether probe
 // opens one connection before them.
@@ -246,6 +256,13 @@ var (
 	byScheme = map[string]Protocol{}
 	all      []Protocol
 )
+
+// The built-in protocols are registered when the package is loaded: HTTP
+// (http.go) and FastCGI (fcgi.go), in that order.
+func init() {
+	MustRegister(HTTP{})
+	MustRegister(FCGI{})
+}
 
 // Register adds p to the registry under each of its schemes and makes the
 // URL parser accept them (sockets.RegisterScheme, for the schemes it does
