@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/backbench/backbench/internal/exchange"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/sockets"
 )
@@ -264,7 +263,7 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 	}
 	return func(ctx context.Context) (load.Client, error) {
 		c := &client{keepAlive: cfg.KeepAlive, verbose: cfg.Verbose, reqs: reqs, vreqs: vreqs} // buf: at the first request (see Do)
-		c.Loop = exchange.Loop{Ctx: ctx, Dialer: dialer, Timeout: cfg.Timeout, Request: reqs[0],
+		c.Loop = sockets.Loop{Ctx: ctx, Dialer: dialer, Timeout: cfg.Timeout, Request: reqs[0],
 			Verbose: cfg.Verbose, VerboseRequest: vreqs[0], Prefix: "fcgi: "}
 		c.Init()
 		return c, nil
@@ -274,7 +273,7 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 // client is one worker's connection: the shared exchange loop and the
 // FastCGI response parser's state. Fields after buf are per-request state.
 type client struct {
-	exchange.Loop
+	sockets.Loop
 	keepAlive bool
 	verbose   io.Writer
 	reqs      [][]byte // the requests, encoded once: one, or a mix's
@@ -335,7 +334,7 @@ func (c *client) fill(r *load.Result, need int) error {
 	return nil
 }
 
-// ReadResponse reads records up to END_REQUEST; see exchange.Reader.
+// ReadResponse reads records up to END_REQUEST; see sockets.ResponseReader.
 func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 	c.r, c.w = 0, 0
 	c.hdr, c.scan, c.inBody = c.hdr[:0], 0, false
@@ -425,9 +424,9 @@ func (c *client) skip(r *load.Result, n int) error {
 func (c *client) readFailed(r *load.Result, err error) (load.ErrClass, error) {
 	switch {
 	case (err == io.EOF || err == io.ErrUnexpectedEOF) && r.BytesRead == 0:
-		return exchange.IOError(load.Receive, err, "fcgi: connection closed with no response")
+		return sockets.IOError(load.Receive, err, "fcgi: connection closed with no response")
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return exchange.IOError(load.Receive, err, "fcgi: connection closed before END_REQUEST")
+		return sockets.IOError(load.Receive, err, "fcgi: connection closed before END_REQUEST")
 	}
 	return c.IOFailure(load.Receive, "read", err)
 }

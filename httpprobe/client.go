@@ -27,7 +27,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/backbench/backbench/internal/exchange"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/sockets"
 )
@@ -111,7 +110,7 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 	}
 	return func(ctx context.Context) (load.Client, error) {
 		c := &client{f: f, isHead: f.reqs[0].isHead} // buf: at the first request (see Do)
-		c.Loop = exchange.Loop{Ctx: ctx, Dialer: f.dialer, Timeout: f.timeout, Request: f.reqs[0].req,
+		c.Loop = sockets.Loop{Ctx: ctx, Dialer: f.dialer, Timeout: f.timeout, Request: f.reqs[0].req,
 			Verbose: f.verbose, VerboseRequest: f.reqs[0].reqHead, Late: f.late, Buf: c.buf}
 		c.Init()
 		return c, nil
@@ -121,7 +120,7 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 // client is one worker's connection and buffers: the shared exchange loop
 // and the HTTP response parser's state. Used by one goroutine.
 type client struct {
-	exchange.Loop
+	sockets.Loop
 	f      *factory
 	isHead bool // the request being sent is a HEAD
 	buf    []byte
@@ -162,7 +161,7 @@ func (c *client) fill(r *load.Result) error {
 
 // ReadResponse reads one whole response, skipping interim 1xx ones, and
 // sets r.Status, r.Server, r.BodyBytes and r.KeepAlive; see
-// exchange.Reader.
+// sockets.ResponseReader.
 func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 	h := &c.head
 	c.w = 0
@@ -213,7 +212,7 @@ func (c *client) ReadResponse(r *load.Result) (load.ErrClass, error) {
 		r.Server = c.server[:copy(c.server[:], h.ServerToken())]
 	}
 	keep := c.f.keepAlive && h.KeepsConn()
-	// Wait for the server's close (exchange.Loop.PeerCloses) only when
+	// Wait for the server's close (sockets.Loop.PeerCloses) only when
 	// the response said it would close: Connection: close, HTTP/1.0
 	// without keep-alive, or a body that runs to the close.
 	c.PeerCloses = !h.KeepsConn()
@@ -311,7 +310,7 @@ func (c *client) body(b []byte) {
 func readFailure(err error, got int64, part string) (load.ErrClass, error) {
 	var msg string
 	switch {
-	case exchange.IsTimeout(err):
+	case sockets.IsTimeout(err):
 		msg = fmt.Sprintf("timeout reading the %s (%d bytes read)", part, got)
 	case err == io.EOF && got == 0:
 		msg = "receive: connection closed before any response byte"
@@ -320,5 +319,5 @@ func readFailure(err error, got int64, part string) (load.ErrClass, error) {
 	default:
 		msg = fmt.Sprintf("receive: %s in the %s (%d bytes read)", sockets.Describe(err), part, got)
 	}
-	return exchange.IOError(load.Receive, err, msg)
+	return sockets.IOError(load.Receive, err, msg)
 }

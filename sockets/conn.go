@@ -2,9 +2,16 @@ package sockets
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
+	"os"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/backbench/backbench/internal/load"
 )
 
 // Conn is the connection of one load client (a worker): the socket, the
@@ -150,4 +157,275 @@ func (c *Conn) CloseAfterPeer(buf []byte) bool {
 func (c *Conn) forget() {
 	c.Conn = nil
 	c.IO.Reset(nil)
+}
+
+// ResponseReader reads one response from the loop's connection into r
+// (status, body bytes, KeepAlive, Server), counting what it reads with
+// Loop.Read. On failure it returns the class and an error in the user's
+// words that wraps the I/O error met, if any (the loop tests it for a dead
+// kept connection). It may close the connection itself when it must not be
+// reused.
+type ResponseReader interface {
+	ReadResponse(r *load.Result) (load.ErrClass, error)
+}
+
+// Loop is one worker's connection and the settings of its exchanges: the
+// request loop that the FastCGI and HTTP load clients share. It dials (or
+// reuses a kept connection), writes the pre-encoded request, reads the
+// response with the protocol's parser (a ResponseReader), redials once a
+// kept connection that the server closed while idle, classifies failures,
+// and closes or lingers after the response. The protocol's encoding (done
+// once) and its response parser are the only differences, so that every
+// load.Result field means the same thing for both protocols:
+//
+//   - Dialed is true only when a connection was established for the
+//     request; Connected is then when, and equals Start otherwise (a
+//     refused dial leaves Dialed false: --raw's connect_ms is 0 for it).
+//   - BytesWritten and BytesRead count the bytes of the attempt that
+//     answered: a redial of a dead kept connection starts them again.
+//   - Reconnects counts those redials (at most one per request).
+//   - Written is when the request's last byte was written, FirstByte when
+//     the first read that returned bytes of the response returned (ab's
+//     Waiting is FirstByte − Written), and Done the response's last byte
+//     or, on a connection the server closes (PeerCloses), the server's
+//     close when it comes within LingerGrace, as ab's done is.
+//
+// Limits: one request at a time per connection (no pipelining); a dead kept
+// connection is redialed once, and only when not a byte of the response
+// came. A Loop is used by one goroutine.
+type Loop struct {
+	// Conn is the connection (none open between connections).
+	Conn Conn
+	// Ctx ends every dial, read and write when cancelled.
+	Ctx context.Context
+	// Dialer makes the connections.
+	Dialer *Dialer
+	// Timeout bounds a whole request, from dial to last byte.
+	Timeout time.Duration
+	// Request is the encoded request, written whole for every request.
+	Request []byte
+	// Verbose, when not nil, receives VerboseRequest before every request.
+	Verbose        io.Writer
+	VerboseRequest []byte
+	// Prefix starts the messages of write and cancel failures ("fcgi: ").
+	Prefix string
+	// Late is the error of a response that completed past the timeout.
+	Late error
+	// Buf is the read buffer, also used while lingering after a close.
+	Buf []byte
+	// PeerCloses, set by the ResponseReader for each response, says that the
+	// server closes the connection after it: a connection not kept is
+	// then closed after the server's close (TIME_WAIT stays on its side);
+	// otherwise it is closed at once, for waiting would hold one of the
+	// server's workers.
+	PeerCloses bool
+
+	dl       load.Deadline
+	canceled error
+}
+
+// Init prepares the loop for its first request, once its fields are set.
+func (l *Loop) Init() {
+	l.dl = load.NewDeadline(l.Timeout)
+	l.canceled = errors.New(l.Prefix + "canceled")
+	if l.Late == nil {
+		l.Late = fmt.Errorf("%sresponse completed after the timeout of %v", l.Prefix, l.Timeout)
+	}
+}
+
+// Do sends the request and reads the response with p, filling r; see
+// load.Client.
+func (l *Loop) Do(r *load.Result, p ResponseReader) {
+	r.Start = load.Now()
+	deadline := load.Time(r.Start + int64(l.Timeout))
+	if l.Verbose != nil {
+		l.Verbose.Write(l.VerboseRequest)
+	}
+	if l.Ctx.Err() != nil {
+		l.Fail(r, load.Timeout, l.canceled)
+		return
+	}
+	reused := l.Conn.Open()
+	if reused {
+		r.Connected = r.Start
+		r.Upstream = l.Conn.Upstream
+	} else if !l.dial(r, deadline) {
+		return
+	}
+	for attempt := 0; ; attempt++ {
+		retryable := reused && attempt == 0
+		// The deadline bounds the whole request. Setting it would undo a
+		// cancellation that ran before, hence the check after it.
+		if err := l.dl.Arm(l.Conn.Conn, r.Start+int64(l.Timeout)); err != nil {
+			l.Fail(r, load.Exceptions, fmt.Errorf("%sset deadline: %w", l.Prefix, err))
+			return
+		}
+		if l.Ctx.Err() != nil {
+			l.Fail(r, load.Timeout, l.canceled)
+			return
+		}
+		n, err := l.Conn.IO.Write(l.Request)
+		r.BytesWritten = int64(n)
+		if err != nil {
+			if retryable && !isTimeout(err) && l.Ctx.Err() == nil {
+				if !l.redial(r, deadline) {
+					return
+				}
+				continue
+			}
+			l.failIO(r, load.Exceptions, "write", err)
+			return
+		}
+		r.Written = load.Now()
+		class, err := p.ReadResponse(r)
+		if err != nil {
+			if retryable && r.BytesRead == 0 && deadConn(err) && l.Ctx.Err() == nil {
+				if !l.redial(r, deadline) {
+					return
+				}
+				continue
+			}
+			if l.Ctx.Err() != nil {
+				class, err = load.Timeout, l.canceled
+			}
+			l.Fail(r, class, err)
+			return
+		}
+		break
+	}
+	r.Done = load.Now()
+	// The timeout bounds the response (to its last byte), not the wait
+	// for the server's close below, which LingerGrace bounds.
+	if r.Done-r.Start > int64(l.Timeout) {
+		r.Class, r.Err = load.Timeout, l.Late
+	}
+	switch {
+	case r.KeepAlive:
+	case l.PeerCloses:
+		// ab's "done" on a connection not kept is the server's close
+		// (REFERENCE §1): its Processing counts a server that closes late
+		// (an event loop's next tick), its Waiting (to the first byte)
+		// does not. When the close does not come within the grace, the
+		// response's last byte stays the end.
+		if l.Conn.CloseAfterPeer(l.Buf) {
+			r.Done = load.Now()
+		}
+	default:
+		l.Conn.Close()
+	}
+}
+
+// Read reads once into b from the connection, counting the bytes in r and
+// timing the first one. It returns an error only when no byte came.
+func (l *Loop) Read(r *load.Result, b []byte) (int, error) {
+	n, err := l.Conn.IO.Read(b)
+	if n > 0 {
+		if r.BytesRead == 0 {
+			r.FirstByte = load.Now()
+		}
+		r.BytesRead += int64(n)
+		return n, nil // a sticky error comes back on the next Read
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return 0, err
+}
+
+// UseRing makes the loop's connections go through slot s of a ring driver,
+// whose task runs the loop from then on (see RunOnRings).
+func (l *Loop) UseRing(s *RingSlot) { l.Conn.UseRing(s) }
+
+// Close closes the worker's connection, if any, and unhooks it from the
+// run's context: the worker is done.
+func (l *Loop) Close() error { return l.Conn.Release() }
+
+func (l *Loop) dial(r *load.Result, deadline time.Time) bool {
+	if err := l.Conn.Dial(l.Ctx, l.Dialer, deadline); err != nil {
+		r.Upstream = FailedUpstream(err)
+		switch {
+		case l.Ctx.Err() != nil:
+			l.Fail(r, load.Timeout, l.canceled)
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+			// Not isTimeout: the EAGAIN of a full Unix backlog says
+			// Timeout() too, and is a Connect failure.
+			l.Fail(r, load.Timeout, &ConnectError{Err: err})
+		default:
+			l.Fail(r, load.Connect, &ConnectError{Err: err})
+		}
+		return false
+	}
+	r.Dialed = true
+	r.Connected = load.Now()
+	l.dl.Forget()
+	r.Upstream = l.Conn.Upstream
+	return true
+}
+
+// redial replaces a kept connection found dead; the bytes of the dead
+// attempt are not the request's.
+func (l *Loop) redial(r *load.Result, deadline time.Time) bool {
+	l.Conn.Close()
+	r.Reconnects++
+	r.BytesWritten, r.BytesRead, r.FirstByte = 0, 0, 0
+	return l.dial(r, deadline)
+}
+
+// Fail ends the request with a failure and drops the connection.
+func (l *Loop) Fail(r *load.Result, class load.ErrClass, err error) {
+	r.Class, r.Err, r.Done = class, err, load.Now()
+	r.KeepAlive = false
+	l.Conn.Close()
+}
+
+// failIO fails the request with an I/O error of the named operation.
+func (l *Loop) failIO(r *load.Result, class load.ErrClass, op string, err error) {
+	if l.Ctx.Err() != nil {
+		l.Fail(r, load.Timeout, l.canceled)
+		return
+	}
+	class, err = l.IOFailure(class, op, err)
+	l.Fail(r, class, err)
+}
+
+// IOFailure classifies and words an I/O error of the named operation
+// ("read"): Timeout for a deadline, otherwise class; the error wraps err.
+func (l *Loop) IOFailure(class load.ErrClass, op string, err error) (load.ErrClass, error) {
+	if isTimeout(err) {
+		return load.Timeout, &wrapped{fmt.Sprintf("%s%s: timeout after %v", l.Prefix, op, l.Timeout), err}
+	}
+	return class, DescribeError(l.Prefix+op+": ", err)
+}
+
+// IOError returns the class and worded error of a failed read of part of a
+// response: Timeout for a deadline, otherwise class; the error wraps err.
+func IOError(class load.ErrClass, err error, msg string) (load.ErrClass, error) {
+	if isTimeout(err) {
+		class = load.Timeout
+	}
+	return class, &wrapped{msg, err}
+}
+
+// wrapped is an error in the user's words, wrapping its cause.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.err }
+
+// IsTimeout reports a deadline error (the request timeout, or the past
+// deadline of a cancelled run).
+func IsTimeout(err error) bool { return isTimeout(err) }
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// deadConn reports an error that, before any byte of a response on a kept
+// connection, means the server had closed it while idle.
+func deadConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

@@ -8,7 +8,10 @@
 // knobs: the RLIMIT_NOFILE raise and the scheduling policy of its threads;
 // and what the kernel says of a full TCP listen queue: the TcpExt
 // ListenOverflows and ListenDrops counters, a listening socket's backlog
-// (netlink sock_diag, as ss -ltn reads it), and setting a backlog.
+// (netlink sock_diag, as ss -ltn reads it), and setting a backlog. And the
+// request loop that the FastCGI and HTTP load clients share on a worker's
+// connection (Loop): dial or reuse, write, read with the protocol's parser,
+// redial a dead kept connection once, classify failures.
 //
 // It is the only package of the module that imports golang.org/x/sys/unix.
 package sockets

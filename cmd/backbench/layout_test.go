@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -96,8 +98,10 @@ func TestLayoutPath(t *testing.T) {
 // package of the module, starts a built-in HTTP backend on a Unix socket
 // (its own process, not measured), runs `bench -q -k -n 300 -c 2` against
 // it with GOCOVERDIR set, and fails when the files whose statements ran
-// differ from the section's first list. The backend is ready when it
-// prints its "listening" line and is stopped by its PID.
+// differ from the section's first list, or their count and their
+// packages' from the section's "That is N files in M packages". The
+// backend is ready when it prints its "listening" line and is stopped by
+// its PID.
 func TestLayoutMeasured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary with -cover and runs a bench")
@@ -186,12 +190,27 @@ func TestLayoutMeasured(t *testing.T) {
 		pkgs[filepath.Dir(f)] = true
 	}
 	t.Logf("a bench -k run executes %d files in %d packages", len(ran), len(pkgs))
+	if got, want := layoutCount(t, root), fmt.Sprintf("That is %d files in %d packages", len(ran), len(pkgs)); got != want {
+		t.Errorf("docs/architecture.md's Layout says %q; the run measured: %q", got, want)
+	}
 	if len(missing) > 0 {
 		t.Errorf("files that a bench -k run executes and docs/architecture.md's Layout does not list:\n%s", strings.Join(missing, "\n"))
 	}
 	if len(extra) > 0 {
 		t.Errorf("files that docs/architecture.md's Layout lists and a bench -k run does not execute:\n%s", strings.Join(extra, "\n"))
 	}
+}
+
+// layoutCount returns the sentence of docs/architecture.md's Layout that
+// counts the bench path's files and packages ("That is N files in M
+// packages"), or "" when there is none.
+func layoutCount(t *testing.T, root string) string {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile(`That is \d+ files in \d+ packages`).FindString(string(page))
 }
 
 // declaredFuncs returns the names of the functions and methods declared

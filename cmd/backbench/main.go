@@ -298,7 +298,7 @@ func exitStatus(cmd string, err error, sig func() os.Signal, stderr io.Writer) i
 // internalPrefixes are the prefixes that backbench's own packages put on
 // their errors ("fixtures: listen unix ..."): the names of Go packages,
 // which mean nothing to a user, so errorLine drops them.
-var internalPrefixes = []string{"fixtures", "execute", "sockets", "httpprobe", "fcgi", "exchange",
+var internalPrefixes = []string{"fixtures", "execute", "sockets", "httpprobe", "fcgi",
 	"procstat", "realbackend", "stats", "trials", "load", "probe", "report", "sweep", "capacity"}
 
 // errorLine is the one line an error is shown as: "backbench COMMAND:

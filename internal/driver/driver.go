@@ -176,7 +176,7 @@ type Config struct {
 	// failure), or where no request finished.
 	StopOnErrors  bool
 	StopErrorRate float64
-	// StopOnLoss ends a run when its backend is lost (run.Watch), and the
+	// StopOnLoss ends a run when its backend is lost (execute.Watch), and the
 	// series after that step.
 	StopOnLoss bool
 	// KeepOnUnreachable keeps the record of a run that reached nothing

@@ -12,7 +12,7 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/protocol/builtin"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/trials"
 	"github.com/backbench/backbench/sockets"
 )
@@ -25,7 +25,7 @@ func plan(t *testing.T, url string, concurrency int, requests int64) *execute.Pl
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &execute.Plan{Target: tgt, KeepAlive: true, Timeout: 5 * time.Second, ProtoOptions: builtin.FCGIOptions{DocumentRoot: "/srv"}, Method: "GET",
+	return &execute.Plan{Target: tgt, KeepAlive: true, Timeout: 5 * time.Second, ProtoOptions: protocol.FCGIOptions{DocumentRoot: "/srv"}, Method: "GET",
 		Concurrency: concurrency, Requests: requests}
 }
 

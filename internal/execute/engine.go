@@ -112,12 +112,12 @@ type ringEngine struct {
 var runOnRings = sockets.RunOnRings
 
 // ringUser is a client that can do its I/O through a ring slot
-// (exchange.Loop).
+// (sockets.Loop).
 type ringUser interface {
 	UseRing(*sockets.RingSlot)
 }
 
-// Run runs work(i) for every client i; see run.Engine.
+// Run runs work(i) for every client i; see Engine.
 func (e *ringEngine) Run(clients []load.Client, work func(i int)) {
 	var wg sync.WaitGroup
 	var ring []int

@@ -3,33 +3,24 @@ package execute
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
-	"github.com/backbench/backbench/internal/run"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
-
-// UnreachableError is returned when no address of the target can be
-// reached: a Unix socket path that is no socket, or a run none of whose
-// dials reached the target (unless Options.KeepOnUnreachable).
-type UnreachableError struct{ Err error }
-
-// Error is the cause's message.
-func (e *UnreachableError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the cause.
-func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // SetupError is a problem with what the user asked for, found only when the
 // run is set up (a client that cannot be built, a file that cannot be
@@ -76,7 +67,7 @@ type Options struct {
 	// limit, nor checks the Unix socket paths, nor changes the scheduling
 	// or thread cap, nor warns of dead upstreams.
 	Setup *Setup
-	// StopOnLoss ends the run when its backend is lost (run.Watch).
+	// StopOnLoss ends the run when its backend is lost (Watch).
 	StopOnLoss bool
 	// KeepOnUnreachable runs on when no dial reaches the target and
 	// returns the record, with Record.Unreachable set, instead of an
@@ -225,7 +216,7 @@ func (l *LockedWriter) Write(p []byte) (int, error) {
 // Run runs the plan and returns the run: its record and the record's
 // summary, derived once, here, when the record is final. It opens no connection without
 // a request: whether the target can be reached is decided by the run's own
-// first dials (run.Watch), after a check of the Unix socket paths (unless
+// first dials (Watch), after a check of the Unix socket paths (unless
 // o.Setup says the caller made it).
 func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	stderr := o.Stderr
@@ -287,9 +278,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 		samples = &series{}
 		observed = observe(ctx, p, samples)
 	}
-	watch := &run.Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
+	watch := &Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
 		KeepOnUnreachable: o.KeepOnUnreachable}
-	cfg := run.Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
+	cfg := Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
 		Watch: watch}
 	if len(p.Mix) > 1 {
 		cfg.Mix = p.Schedule
@@ -305,16 +296,16 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 		ring = &ringEngine{}
 		cfg.Engine = ring
 	}
-	var out run.Outcome
-	var acc run.OpenAccount
+	var out Outcome
+	var acc OpenAccount
 	if p.Rate > 0 {
-		oc := run.OpenConfig{Config: cfg, Rate: p.Rate}
+		oc := OpenConfig{Config: cfg, Rate: p.Rate}
 		if len(p.Stages) > 0 {
 			oc.Stages, oc.Ramp = p.Stages, p.Ramp
 		}
-		out, acc, err = run.Open(ctx, oc)
+		out, acc, err = Open(ctx, oc)
 	} else {
-		out, err = run.Closed(ctx, cfg)
+		out, err = Closed(ctx, cfg)
 	}
 	stopProgress(watch.Unreachable() == nil)
 	if err != nil {
@@ -417,26 +408,27 @@ func lateNote(late time.Duration) string {
 	return fmt.Sprintf("the load started %.1f ms after --start-at (setup took longer than the wait): its window is shifted", float64(late)/1e6)
 }
 
-// clientHealth turns the runner's measurements into the report's lines,
-// with a warning when the client itself may have been the bottleneck.
-func clientHealth(out run.Outcome, policy string) stats.ClientHealth {
-	h := out.Health
-	c := stats.ClientHealth{
-		Scheduling:         policy,
-		CPUUserSeconds:     h.UserCPU.Seconds(),
-		CPUSysSeconds:      h.SysCPU.Seconds(),
-		Cores:              h.Cores,
-		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
-		Warnings:           []string{},
+// tlsInfo describes the TLS sessions of a run (nil without TLS).
+func tlsInfo(d *sockets.Dialer, cfg *tls.Config) *stats.TLSInfo {
+	if d == nil || cfg == nil {
+		return nil
 	}
-	if el := out.Elapsed(); el.Seconds() >= stats.CPUShareMinSeconds {
-		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
+	st, hs, res := d.TLSState()
+	if st == nil {
+		return nil
 	}
-	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
+	info := &stats.TLSInfo{Protocol: tlsVersionName(st.Version), Cipher: tls.CipherSuiteName(st.CipherSuite),
+		ServerName: cfg.ServerName, Handshakes: hs, Resumed: res}
+	if net.ParseIP(info.ServerName) != nil {
+		info.ServerName = "" // not sent as SNI
 	}
-	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("the client's goroutines waited up to %.1f ms for a CPU: latencies include client delay", c.SchedulerLateMaxMs))
+	if st.CurveID != 0 {
+		info.TempKey = st.CurveID.String()
 	}
-	return c
+	return info
+}
+
+// tlsVersionName spells versions as ab (OpenSSL) does: TLSv1.3.
+func tlsVersionName(v uint16) string {
+	return strings.Replace(tls.VersionName(v), "TLS 1", "TLSv1", 1)
 }

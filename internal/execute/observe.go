@@ -10,6 +10,7 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/procstat"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
@@ -296,4 +297,64 @@ func (s *series) fill(tl *stats.Timeline, origin int64) {
 			b.ListenQueued = max(b.ListenQueued, p.queued)
 		}
 	}
+}
+
+// backendSampler samples the backend's processes and php-fpm's status page
+// during a run.
+type backendSampler struct {
+	plan    *Plan
+	sampler *procstat.Sampler
+	usage   stats.BackendUsage
+}
+
+// startBackendSampler starts sampling what the plan asks for; nil when it
+// asks for nothing.
+func startBackendSampler(ctx context.Context, p *Plan, tl *series) *backendSampler {
+	if len(p.BackendPIDs) == 0 && p.FPMStatus == "" {
+		return nil
+	}
+	b := &backendSampler{plan: p, usage: stats.BackendUsage{PIDs: p.BackendPIDs}}
+	if p.FPMStatus != "" {
+		b.usage.FPMStatusStart = b.fpmStatus(ctx)
+	}
+	if len(p.BackendPIDs) > 0 {
+		b.sampler = procstat.StartEach(p.BackendPIDs, 0, tl.reading)
+	}
+	return b
+}
+
+// finish stops the sampling and returns the usage (nil without a probe).
+func (b *backendSampler) finish(ctx context.Context) *stats.BackendUsage {
+	if b == nil {
+		return nil
+	}
+	if b.sampler != nil {
+		u := b.sampler.Stop()
+		b.usage.CPUUserSeconds, b.usage.CPUSysSeconds = u.UserSeconds, u.SysSeconds
+		b.usage.CPUSeconds = u.UserSeconds + u.SysSeconds
+		b.usage.PeakRSSBytes, b.usage.MeanRSSBytes = u.PeakRSS, u.MeanRSS
+		b.usage.PeakPSSBytes, b.usage.MeanPSSBytes, b.usage.PSSFallback = u.PeakPSS, u.MeanPSS, u.PSSFallback
+		b.usage.USSMeanBytes, b.usage.USSMaxBytes = u.USSMean, u.USSMax
+		b.usage.ProcessesMax, b.usage.ProcessesMean = u.MaxProcs, u.MeanProcs
+		b.usage.Samples = u.Samples
+	}
+	if b.plan.FPMStatus != "" {
+		b.usage.FPMStatusEnd = b.fpmStatus(context.WithoutCancel(ctx))
+	}
+	return &b.usage
+}
+
+// fpmStatus reads php-fpm's status page through the plan's protocol; on
+// failure the map holds "error".
+func (b *backendSampler) fpmStatus(ctx context.Context) map[string]string {
+	p := b.plan
+	pr, err := p.Protocol()
+	if err != nil {
+		return map[string]string{"error": err.Error()}
+	}
+	sr, ok := pr.(protocol.StatusReader)
+	if !ok {
+		return map[string]string{"error": "the " + pr.Name() + " protocol has no status page"}
+	}
+	return sr.ReadStatus(ctx, p.Request(nil), p.ProtoOptions, p.FPMStatus)
 }

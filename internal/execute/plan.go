@@ -7,11 +7,33 @@
 // Run raises the file limit, applies the client's scheduling policy and
 // thread cap, checks the Unix socket paths (it opens no connection without a
 // request: whether the target answers is decided by the run's own first
-// dials, run.Watch), builds the protocol's clients, runs the closed or the
-// open model (package run), samples the backend (/proc, php-fpm's status
-// page) and the kernel's listen queue counters, and completes the record:
-// wall-clock times, environment, client health, TLS session, per-upstream
-// parts, and notes from the typed failure causes and the responses.
+// dials, Watch), builds the protocol's clients, runs the closed or the open
+// model, samples the backend (/proc, php-fpm's status page) and the kernel's
+// listen queue counters, and completes the record: wall-clock times,
+// environment, client health, TLS session, per-upstream parts, and notes
+// from the typed failure causes and the responses.
+//
+// The models drive load. In the closed model (Closed), C workers each send
+// one request at a time over their own client until a shared request budget
+// or a time limit runs out. In the open model (Open), requests are scheduled
+// at a constant rate and C is only the ceiling of requests in flight.
+//
+// Counts are exact: the budget is one atomic counter, so N requests are sent
+// whatever N mod C is, and every request that was sent is recorded once,
+// except those in flight when the run's window closes (Outcome.Drained).
+//
+// A run has two ends. Its window closes at its time limit (or when its
+// Watch stops it): from then on no request starts, and the requests in
+// flight are left to finish, within the client's request timeout, on the
+// connections they were sent on; they are drained, not counted (neither
+// complete nor failed), so that the counts and rates are those of the
+// window. Only the end of the caller's context (an interrupt) cuts them:
+// the clients are made with that context, never with the window's, for a
+// connection closed after a request began and before its answer kills some
+// backends (Ruby's fcgi.rb exits on it). A frontend does not do that at
+// the end of a measurement window, and neither does a run.
+//
+// The models know no protocol: clients arrive through a load.ClientFactory.
 //
 // Presentation stays with the caller: progress display is a hook
 // (Options.Progress), and the record is rendered by package report.
@@ -25,7 +47,6 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
-	_ "github.com/backbench/backbench/internal/protocol/builtin" // registers fcgi, http and https
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )

@@ -7,13 +7,17 @@
 //
 // Lookup(scheme) is the one place, beside the URL parser in package
 // sockets, where a scheme string decides anything: every other package
-// asks the Protocol it returns. The built-in protocols are adapters over
-// the packages fcgi and httpprobe, in internal/protocol/builtin, which
-// registers them when it is linked (package execute imports it).
+// asks the Protocol it returns.
 //
-// This package sits low: it imports sockets, internal/load and
-// internal/stats only, so that a protocol's adapter imports it and its own
-// client package, and nothing below it learns of the registry.
+// The built-in protocols, registered by this package's init, are FastCGI
+// (fcgi://, FCGI over package fcgi) and HTTP/1.x (http:// and https://,
+// HTTP over package httpprobe). Each is a thin adapter: it turns a plan's
+// request and options into its client package's Config, and says what the
+// protocol adds to the record, to the notes and to probe. The adapters
+// live here rather than in fcgi and httpprobe so that the wire clients stay
+// free of the registry and of the record (internal/stats): they are
+// libraries the harness in bench/ and the tests use on their own. Another
+// protocol registers from a package of its own that imports this one.
 package protocol
 
 import (
@@ -26,6 +30,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
+	"github.com/backbench/backbench/internal/probe"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
@@ -216,6 +221,15 @@ type ProbeResult struct {
 // ProbeLine is one check's line: its name, verdict and evidence.
 type ProbeLine struct{ Name, Verdict, Evidence string }
 
+// probeLines turns a probe's checks into the registry's lines.
+func probeLines(named []probe.NamedCheck) []ProbeLine {
+	var out []ProbeLine
+	for _, l := range named {
+		out = append(out, ProbeLine{Name: l.Name, Verdict: l.Verdict, Evidence: l.Evidence})
+	}
+	return out
+}
+
 // Prober is the optional part of a protocol's probe: a protocol that
 // implements it tells probe how to select its checks and whether probe
 // opens one connection before them.
@@ -242,6 +256,13 @@ var (
 	byScheme = map[string]Protocol{}
 	all      []Protocol
 )
+
+// The built-in protocols are registered when the package is loaded: HTTP
+// (http.go) and FastCGI (fcgi.go), in that order.
+func init() {
+	MustRegister(HTTP{})
+	MustRegister(FCGI{})
+}
 
 // Register adds p to the registry under each of its schemes and makes the
 // URL parser accept them (sockets.RegisterScheme, for the schemes it does

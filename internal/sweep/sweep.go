@@ -8,7 +8,7 @@
 //   - Levels of all series are interleaved: level 1 of every series, then
 //     the next level of every series, so that drift of the machine (thermal
 //     throttling, a noisy neighbour) hits all series alike.
-//   - Each level of each series is one closed-model run (package run) with
+//   - Each level of each series is one closed-model run (package execute) with
 //     its own Recorder and fresh clients, preceded by a short warm-up run at
 //     the same concurrency whose results are thrown away.
 //   - A stop rule ends a series after a level whose failure ratio passes a

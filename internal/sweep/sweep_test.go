@@ -13,7 +13,7 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/protocol/builtin"
+	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/testnet"
 	"github.com/backbench/backbench/sockets"
 )
@@ -26,7 +26,7 @@ func series(t *testing.T, label, url string, keepAlive bool) Series {
 		t.Fatal(err)
 	}
 	return Series{Label: label, Plan: &execute.Plan{Target: tgt, KeepAlive: keepAlive, Timeout: 5 * time.Second,
-		ProtoOptions: builtin.FCGIOptions{DocumentRoot: "/srv"}, Method: "GET"}}
+		ProtoOptions: protocol.FCGIOptions{DocumentRoot: "/srv"}, Method: "GET"}}
 }
 
 // checkCounts asserts the exact request accounting of every level.

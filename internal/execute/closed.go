@@ -1,25 +1,4 @@
-// Package run drives load. In the closed model (Closed), C workers each send
-// one request at a time over their own client until a shared request budget
-// or a time limit runs out. In the open model (Open), requests are scheduled
-// at a constant rate and C is only the ceiling of requests in flight.
-//
-// Counts are exact: the budget is one atomic counter, so N requests are sent
-// whatever N mod C is, and every request that was sent is recorded once,
-// except those in flight when the run's window closes (Outcome.Drained).
-//
-// A run has two ends. Its window closes at its time limit (or when its
-// Watch stops it): from then on no request starts, and the requests in
-// flight are left to finish, within the client's request timeout, on the
-// connections they were sent on; they are drained, not counted (neither
-// complete nor failed), so that the counts and rates are those of the
-// window. Only the end of the caller's context (an interrupt) cuts them:
-// the clients are made with that context, never with the window's, for a
-// connection closed after a request began and before its answer kills some
-// backends (Ruby's fcgi.rb exits on it). A frontend does not do that at
-// the end of a measurement window, and neither does a run.
-//
-// The runner knows no protocol: clients arrive through a load.ClientFactory.
-package run
+package execute
 
 import (
 	"context"
@@ -128,10 +107,10 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 // workers between requests and never cuts one in flight.
 func drive(ctx context.Context, cfg Config, work func(context.Context, load.Client, *recorder.Shard, int64, int) int64) (Outcome, error) {
 	if cfg.Concurrency < 1 {
-		return Outcome{}, errors.New("run: concurrency must be at least 1")
+		return Outcome{}, errors.New("execute: concurrency must be at least 1")
 	}
 	if cfg.Requests <= 0 && cfg.Duration <= 0 {
-		return Outcome{}, errors.New("run: need a request count or a duration")
+		return Outcome{}, errors.New("execute: need a request count or a duration")
 	}
 	clients, err := makeClients(ctx, cfg.Factory, cfg.Concurrency)
 	if err != nil {

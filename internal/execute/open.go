@@ -1,4 +1,4 @@
-package run
+package execute
 
 import (
 	"context"
@@ -59,7 +59,7 @@ type OpenAccount struct {
 // the ones the run never sent.
 func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 	if cfg.Rate <= 0 && len(cfg.Stages) == 0 {
-		return Outcome{}, OpenAccount{}, errors.New("run: rate must be greater than 0")
+		return Outcome{}, OpenAccount{}, errors.New("execute: rate must be greater than 0")
 	}
 	sched := newSchedule(cfg.Rate, cfg.Stages, cfg.Ramp)
 	sched.mix = cfg.Mix

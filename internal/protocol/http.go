@@ -1,4 +1,4 @@
-package builtin
+package protocol
 
 import (
 	"bufio"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
@@ -31,15 +30,15 @@ type HTTPOptions struct {
 func (HTTP) Name() string { return sockets.SchemeHTTP }
 
 // Schemes are http:// (port 80) and https:// (443, TLS).
-func (HTTP) Schemes() []protocol.Scheme {
-	return []protocol.Scheme{
+func (HTTP) Schemes() []Scheme {
+	return []Scheme{
 		{Name: sockets.SchemeHTTP, Port: sockets.DefaultPort(sockets.SchemeHTTP)},
 		{Name: sockets.SchemeHTTPS, Port: sockets.DefaultPort(sockets.SchemeHTTPS), TLS: true},
 	}
 }
 
 // Check refuses FastCGI's options.
-func (HTTP) Check(f protocol.Flags) error {
+func (HTTP) Check(f Flags) error {
 	switch {
 	case f.DocumentRoot != "" || len(f.Params) > 0:
 		return errors.New("--document-root and --param apply to fcgi:// targets only")
@@ -50,14 +49,14 @@ func (HTTP) Check(f protocol.Flags) error {
 }
 
 // Options returns the HTTP version asked for.
-func (p HTTP) Options(f protocol.Flags) (any, error) {
+func (p HTTP) Options(f Flags) (any, error) {
 	if err := p.Check(f); err != nil {
 		return nil, err
 	}
 	return HTTPOptions{HTTP10: f.HTTP10}, nil
 }
 
-func httpConfig(r protocol.Request, opts any) httpprobe.Config {
+func httpConfig(r Request, opts any) httpprobe.Config {
 	o, _ := opts.(HTTPOptions)
 	return httpprobe.Config{
 		Target: r.Target, Method: r.Method, Headers: r.Headers, Body: r.Body,
@@ -67,7 +66,7 @@ func httpConfig(r protocol.Request, opts any) httpprobe.Config {
 }
 
 // Factory returns httpprobe's client factory.
-func (HTTP) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
+func (HTTP) Factory(r Request, opts any) (load.ClientFactory, error) {
 	cfg := httpConfig(r, opts)
 	for _, v := range r.Mix {
 		cfg.Mix = append(cfg.Mix, httpConfig(v.Apply(r), opts))
@@ -78,7 +77,7 @@ func (HTTP) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
 // Fetch sends the request once on a fresh connection with Connection:
 // close and returns the status and the body (net/http reads the response,
 // which a verification request may afford).
-func (HTTP) Fetch(ctx context.Context, r protocol.Request, opts any) (int, []byte, error) {
+func (HTTP) Fetch(ctx context.Context, r Request, opts any) (int, []byte, error) {
 	cfg := httpConfig(r, opts)
 	cfg.KeepAlive, cfg.Verbose = false, nil
 	timeout := cfg.Timeout
@@ -108,7 +107,7 @@ func (HTTP) Fetch(ctx context.Context, r protocol.Request, opts any) (int, []byt
 		return 0, nil, fmt.Errorf("http: read: %s", sockets.Describe(err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, protocol.MaxFetchBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxFetchBody))
 	if err != nil {
 		return resp.StatusCode, body, fmt.Errorf("http: read body: %s", sockets.Describe(err))
 	}
@@ -117,7 +116,7 @@ func (HTTP) Fetch(ctx context.Context, r protocol.Request, opts any) (int, []byt
 
 // Record sets the HTTP version and the Connection header sent, and the
 // report's words for them.
-func (HTTP) Record(r protocol.Request, opts any, rp *stats.Plan) {
+func (HTTP) Record(r Request, opts any, rp *stats.Plan) {
 	cfg := httpConfig(r, opts)
 	rp.HTTPVersion = "1.1"
 	if cfg.HTTP10 {
@@ -132,8 +131,8 @@ func (HTTP) Record(r protocol.Request, opts any, rp *stats.Plan) {
 }
 
 // Notes are HTTP's words.
-func (HTTP) Notes() protocol.Notes {
-	return protocol.Notes{
+func (HTTP) Notes() Notes {
+	return Notes{
 		KeepAlive:     "keep-alive",
 		AfterResponse: "after the response body",
 		Reconnects:    "HTTP servers do this past their limit of kept connections or their idle timeout: Thin keeps at most 100 by default",
@@ -144,7 +143,7 @@ func (HTTP) Notes() protocol.Notes {
 			}
 			return " (Unicorn and gunicorn's sync workers never keep a connection), so every request paid a new connection, as without -k"
 		},
-		AllNon2xx: func(*summary.Summary, protocol.Request, any, string) string {
+		AllNon2xx: func(*summary.Summary, Request, any, string) string {
 			return "check the URL's path, the Host header (-H 'Host: NAME') and the method"
 		},
 	}
@@ -166,11 +165,11 @@ func (HTTP) SelectChecks(only, skip []string) error {
 func (HTTP) DialFirst() bool { return true }
 
 // Probe runs httpprobe's probe.
-func (HTTP) Probe(ctx context.Context, r protocol.ProbeRequest) (*protocol.ProbeResult, error) {
+func (HTTP) Probe(ctx context.Context, r ProbeRequest) (*ProbeResult, error) {
 	rep, err := httpprobe.Probe(ctx, httpprobe.ProbeConfig{Target: r.Target, Headers: r.Headers, Dialer: r.Dialer,
 		Timeout: r.Timeout, IdleMax: r.IdleMax, MaxRequests: r.MaxRequests, Only: r.Only, Skip: r.Skip})
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ProbeResult{Lines: probeLines(rep.Lines()), Summary: rep.Summary(), Report: rep}, nil
+	return &ProbeResult{Lines: probeLines(rep.Lines()), Summary: rep.Summary(), Report: rep}, nil
 }

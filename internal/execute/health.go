@@ -1,10 +1,13 @@
-package run
+package execute
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // Health is the client side of a run: how much CPU the process used and how
@@ -69,4 +72,28 @@ func (h *healthMeter) finish() Health {
 
 func tvDiff(a, b syscall.Timeval) time.Duration {
 	return time.Duration((a.Sec-b.Sec)*1e9 + (int64(a.Usec)-int64(b.Usec))*1e3)
+}
+
+// clientHealth turns the runner's measurements into the report's lines,
+// with a warning when the client itself may have been the bottleneck.
+func clientHealth(out Outcome, policy string) stats.ClientHealth {
+	h := out.Health
+	c := stats.ClientHealth{
+		Scheduling:         policy,
+		CPUUserSeconds:     h.UserCPU.Seconds(),
+		CPUSysSeconds:      h.SysCPU.Seconds(),
+		Cores:              h.Cores,
+		SchedulerLateMaxMs: float64(h.SchedLateMax) / 1e6,
+		Warnings:           []string{},
+	}
+	if el := out.Elapsed(); el.Seconds() >= stats.CPUShareMinSeconds {
+		c.CPUPercent = float64(h.UserCPU+h.SysCPU) / float64(el) * 100
+	}
+	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("client CPU at %.0f%% of %d cores: the client may have been the bottleneck", c.CPUPercent, c.Cores))
+	}
+	if c.SchedulerLateMaxMs > stats.SchedLateWarnMs {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the client's goroutines waited up to %.1f ms for a CPU: latencies include client delay", c.SchedulerLateMaxMs))
+	}
+	return c
 }

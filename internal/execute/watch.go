@@ -1,7 +1,9 @@
-package run
+package execute
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,7 +11,78 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/sockets"
 )
+
+// UnreachableError is returned when no address of the target can be
+// reached: a Unix socket path that is no socket, or a run none of whose
+// dials reached the target (unless Options.KeepOnUnreachable).
+type UnreachableError struct{ Err error }
+
+// Error is the cause's message.
+func (e *UnreachableError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// CheckSockets checks, without connecting, the Unix socket paths of the
+// target or of its upstreams (sockets.StatUnix): a connection without a
+// request takes some servers down, so reachability over the network is
+// decided by the run's own dials (Watch). It fails only when no
+// address is left; a bad path in a cluster is reported on stderr and shows
+// in the report as that address's connect failures.
+func CheckSockets(t sockets.Target, ups []sockets.Addr, stderr io.Writer) error {
+	if len(ups) == 0 {
+		return sockets.StatUnix(t)
+	}
+	var firstErr error
+	ok := 0
+	for _, a := range ups {
+		ut := t
+		ut.Network, ut.Address = a.Network, a.Address
+		if err := sockets.StatUnix(ut); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			if len(ups) > 1 {
+				fmt.Fprintf(stderr, "backbench: warning: upstream %s: %v\n", a, err)
+			}
+			continue
+		}
+		ok++
+	}
+	if ok == 0 {
+		return firstErr
+	}
+	return nil
+}
+
+// DialError words a dial failure of upstream i (of ups; the target itself
+// when ups is empty) as the unreachable error of exit status 1.
+func DialError(t sockets.Target, ups []sockets.Addr, i int, err error) error {
+	network, address := t.Network, t.Address
+	if i >= 0 && i < len(ups) {
+		network, address = ups[i].Network, ups[i].Address
+	}
+	hint := ""
+	if sockets.IsUnverified(err) {
+		hint = "; --insecure accepts it"
+	}
+	return fmt.Errorf("cannot connect to %s %s: %s%s", network, address, strings.TrimPrefix(err.Error(), "connect: "), hint)
+}
+
+// warnDeadUpstreams reports on stderr the upstreams of a cluster that no
+// dial of the run reached (their failures are in the report).
+func warnDeadUpstreams(t sockets.Target, ups []sockets.Addr, errs []error, stderr io.Writer) {
+	if len(ups) < 2 {
+		return
+	}
+	for i, err := range errs {
+		if err != nil && i < len(ups) {
+			fmt.Fprintf(stderr, "backbench: warning: upstream %s: %v\n", ups[i], DialError(t, ups, i, err))
+		}
+	}
+}
 
 // Watch follows the dials of a run, so that reachability is decided by the
 // run's own connections and never by a connection without a request (some

@@ -1,4 +1,4 @@
-package builtin_test
+package protocol_test
 
 import (
 	"os"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/internal/protocol"
-	"github.com/backbench/backbench/internal/protocol/builtin"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
@@ -48,7 +47,7 @@ func TestLookup(t *testing.T) {
 
 // TestRegisterTaken: a scheme is one protocol's.
 func TestRegisterTaken(t *testing.T) {
-	err := protocol.Register(builtin.FCGI{})
+	err := protocol.Register(protocol.FCGI{})
 	if err == nil || !strings.Contains(err.Error(), `scheme "fcgi" is already registered`) {
 		t.Errorf("registering fcgi twice: %v", err)
 	}
@@ -64,12 +63,12 @@ func TestChecks(t *testing.T) {
 		f    protocol.Flags
 		want string
 	}{
-		{"fcgi --http1.0", builtin.FCGI{}, protocol.Flags{HTTP10: true}, "--http1.0 applies to http:// targets only"},
-		{"fcgi own", builtin.FCGI{}, protocol.Flags{Params: params, DocumentRoot: "/srv", FPMStatus: "/status"}, ""},
-		{"http --param", builtin.HTTP{}, protocol.Flags{Params: params}, "--document-root and --param apply to fcgi:// targets only"},
-		{"http --document-root", builtin.HTTP{}, protocol.Flags{DocumentRoot: "/srv"}, "--document-root and --param apply to fcgi:// targets only"},
-		{"http --fpm-status", builtin.HTTP{}, protocol.Flags{FPMStatus: "/status"}, "--fpm-status applies to fcgi:// targets only"},
-		{"http --http1.0", builtin.HTTP{}, protocol.Flags{HTTP10: true}, ""},
+		{"fcgi --http1.0", protocol.FCGI{}, protocol.Flags{HTTP10: true}, "--http1.0 applies to http:// targets only"},
+		{"fcgi own", protocol.FCGI{}, protocol.Flags{Params: params, DocumentRoot: "/srv", FPMStatus: "/status"}, ""},
+		{"http --param", protocol.HTTP{}, protocol.Flags{Params: params}, "--document-root and --param apply to fcgi:// targets only"},
+		{"http --document-root", protocol.HTTP{}, protocol.Flags{DocumentRoot: "/srv"}, "--document-root and --param apply to fcgi:// targets only"},
+		{"http --fpm-status", protocol.HTTP{}, protocol.Flags{FPMStatus: "/status"}, "--fpm-status applies to fcgi:// targets only"},
+		{"http --http1.0", protocol.HTTP{}, protocol.Flags{HTTP10: true}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.p.Check(tc.f)
@@ -91,21 +90,21 @@ func TestFCGIOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := builtin.FCGI{}.Options(protocol.Flags{})
-	if err != nil || o.(builtin.FCGIOptions).DocumentRoot != wd {
+	o, err := protocol.FCGI{}.Options(protocol.Flags{})
+	if err != nil || o.(protocol.FCGIOptions).DocumentRoot != wd {
 		t.Errorf("default root %+v, %v; want %s", o, err, wd)
 	}
-	o, err = builtin.FCGI{}.Options(protocol.Flags{DocumentRoot: "www/../site", Params: [][2]string{{"A", "1"}}})
-	fo := o.(builtin.FCGIOptions)
+	o, err = protocol.FCGI{}.Options(protocol.Flags{DocumentRoot: "www/../site", Params: [][2]string{{"A", "1"}}})
+	fo := o.(protocol.FCGIOptions)
 	if err != nil || fo.DocumentRoot != filepath.Join(wd, "site") || len(fo.Params) != 1 || fo.Params[0] != [2]string{"A", "1"} {
 		t.Errorf("options %+v, %v", fo, err)
 	}
 	r := protocol.Request{Target: target(t, "fcgi://127.0.0.1/app/index.php?x=1")}
-	if got := builtin.ScriptFilename(r, fo); got != filepath.Join(wd, "site", "app", "index.php") {
+	if got := protocol.ScriptFilename(r, fo); got != filepath.Join(wd, "site", "app", "index.php") {
 		t.Errorf("SCRIPT_FILENAME %s", got)
 	}
 	fo.Params = append(fo.Params, [2]string{"SCRIPT_FILENAME", "/other.php"})
-	if got := builtin.ScriptFilename(r, fo); got != "/other.php" {
+	if got := protocol.ScriptFilename(r, fo); got != "/other.php" {
 		t.Errorf("SCRIPT_FILENAME with --param %s", got)
 	}
 }
@@ -123,19 +122,19 @@ func TestRecordWords(t *testing.T) {
 		conn    string
 		wire    stats.Wire
 	}{
-		{"fcgi", builtin.FCGI{}, "fcgi://127.0.0.1/", nil, nil, false, "", "",
+		{"fcgi", protocol.FCGI{}, "fcgi://127.0.0.1/", nil, nil, false, "", "",
 			stats.Wire{Protocol: "FastCGI (RESPONDER)", KeepAlive: "FCGI_KEEP_CONN clear", Stderr: "FastCGI stderr"}},
-		{"fcgi -k", builtin.FCGI{}, "fcgi://127.0.0.1/", nil, nil, true, "", "",
+		{"fcgi -k", protocol.FCGI{}, "fcgi://127.0.0.1/", nil, nil, true, "", "",
 			stats.Wire{Protocol: "FastCGI (RESPONDER)", KeepAlive: "FCGI_KEEP_CONN set", Stderr: "FastCGI stderr"}},
-		{"http", builtin.HTTP{}, "http://127.0.0.1/", nil, nil, false, "1.1", "close",
+		{"http", protocol.HTTP{}, "http://127.0.0.1/", nil, nil, false, "1.1", "close",
 			stats.Wire{Protocol: "HTTP/1.1", KeepAlive: "Connection: close"}},
-		{"http -k", builtin.HTTP{}, "http://127.0.0.1/", nil, nil, true, "1.1", "",
+		{"http -k", protocol.HTTP{}, "http://127.0.0.1/", nil, nil, true, "1.1", "",
 			stats.Wire{Protocol: "HTTP/1.1", KeepAlive: "HTTP/1.1, no Connection header sent"}},
-		{"http/1.0", builtin.HTTP{}, "http://127.0.0.1/", builtin.HTTPOptions{HTTP10: true}, nil, false, "1.0", "",
+		{"http/1.0", protocol.HTTP{}, "http://127.0.0.1/", protocol.HTTPOptions{HTTP10: true}, nil, false, "1.0", "",
 			stats.Wire{Protocol: "HTTP/1.0", KeepAlive: "HTTP/1.0, no Connection header sent"}},
-		{"http/1.0 -k", builtin.HTTP{}, "https://127.0.0.1/", builtin.HTTPOptions{HTTP10: true}, nil, true, "1.0", "keep-alive",
+		{"http/1.0 -k", protocol.HTTP{}, "https://127.0.0.1/", protocol.HTTPOptions{HTTP10: true}, nil, true, "1.0", "keep-alive",
 			stats.Wire{Protocol: "HTTP/1.0", KeepAlive: "Connection: keep-alive"}},
-		{"-H Connection", builtin.HTTP{}, "http://127.0.0.1/", nil, [][2]string{{"Connection", "upgrade"}}, false, "1.1", "upgrade",
+		{"-H Connection", protocol.HTTP{}, "http://127.0.0.1/", nil, [][2]string{{"Connection", "upgrade"}}, false, "1.1", "upgrade",
 			stats.Wire{Protocol: "HTTP/1.1", KeepAlive: "Connection: upgrade"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,8 +149,8 @@ func TestRecordWords(t *testing.T) {
 
 // TestEnginePreference: only HTTP without keep-alive prefers the ring.
 func TestEnginePreference(t *testing.T) {
-	if !(builtin.HTTP{}).RingByDefault(false) || (builtin.HTTP{}).RingByDefault(true) ||
-		(builtin.FCGI{}).RingByDefault(false) || (builtin.FCGI{}).RingByDefault(true) {
+	if !(protocol.HTTP{}).RingByDefault(false) || (protocol.HTTP{}).RingByDefault(true) ||
+		(protocol.FCGI{}).RingByDefault(false) || (protocol.FCGI{}).RingByDefault(true) {
 		t.Error("engine preference changed")
 	}
 }
@@ -159,7 +158,7 @@ func TestEnginePreference(t *testing.T) {
 // TestProbeSelection: each protocol checks --only against its own checks,
 // and only HTTP dials before them.
 func TestProbeSelection(t *testing.T) {
-	var f, h protocol.Prober = builtin.FCGI{}, builtin.HTTP{}
+	var f, h protocol.Prober = protocol.FCGI{}, protocol.HTTP{}
 	if err := f.SelectChecks([]string{"keep_conn"}, nil); err != nil {
 		t.Errorf("fcgi keep_conn: %v", err)
 	}
@@ -169,10 +168,10 @@ func TestProbeSelection(t *testing.T) {
 	if f.DialFirst() || !h.DialFirst() {
 		t.Error("DialFirst changed")
 	}
-	if _, ok := protocol.Protocol(builtin.FCGI{}).(protocol.StatusReader); !ok {
+	if _, ok := protocol.Protocol(protocol.FCGI{}).(protocol.StatusReader); !ok {
 		t.Error("FastCGI reads php-fpm's status page")
 	}
-	if _, ok := protocol.Protocol(builtin.HTTP{}).(protocol.StatusReader); ok {
+	if _, ok := protocol.Protocol(protocol.HTTP{}).(protocol.StatusReader); ok {
 		t.Error("HTTP has no status page reader")
 	}
 }

@@ -1,4 +1,4 @@
-package builtin
+package protocol
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
@@ -32,12 +31,12 @@ type FCGIOptions struct {
 func (FCGI) Name() string { return sockets.SchemeFCGI }
 
 // Schemes is fcgi:// (port 9000, php-fpm's usual one).
-func (FCGI) Schemes() []protocol.Scheme {
-	return []protocol.Scheme{{Name: sockets.SchemeFCGI, Port: sockets.DefaultPort(sockets.SchemeFCGI)}}
+func (FCGI) Schemes() []Scheme {
+	return []Scheme{{Name: sockets.SchemeFCGI, Port: sockets.DefaultPort(sockets.SchemeFCGI)}}
 }
 
 // Check refuses --http1.0.
-func (FCGI) Check(f protocol.Flags) error {
+func (FCGI) Check(f Flags) error {
 	if f.HTTP10 {
 		return errors.New("--http1.0 applies to http:// targets only")
 	}
@@ -46,7 +45,7 @@ func (FCGI) Check(f protocol.Flags) error {
 
 // Options makes the document root absolute (the current directory when
 // none is given).
-func (p FCGI) Options(f protocol.Flags) (any, error) {
+func (p FCGI) Options(f Flags) (any, error) {
 	if err := p.Check(f); err != nil {
 		return nil, err
 	}
@@ -72,7 +71,7 @@ func fcgiOptions(opts any) FCGIOptions {
 }
 
 // config is the fcgi.Config of a request.
-func fcgiConfig(r protocol.Request, opts any) fcgi.Config {
+func fcgiConfig(r Request, opts any) fcgi.Config {
 	o := fcgiOptions(opts)
 	return fcgi.Config{
 		Target: r.Target, Method: r.Method, Headers: r.Headers, Body: r.Body,
@@ -85,7 +84,7 @@ func fcgiConfig(r protocol.Request, opts any) fcgi.Config {
 // own REQUEST_METHOD, REQUEST_URI, QUERY_STRING, SCRIPT_NAME,
 // SCRIPT_FILENAME (the document root joined with the path), CONTENT_TYPE
 // and CONTENT_LENGTH (fcgi.Params).
-func (FCGI) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
+func (FCGI) Factory(r Request, opts any) (load.ClientFactory, error) {
 	cfg := fcgiConfig(r, opts)
 	for _, v := range r.Mix {
 		cfg.Mix = append(cfg.Mix, fcgiConfig(v.Apply(r), opts))
@@ -95,7 +94,7 @@ func (FCGI) Factory(r protocol.Request, opts any) (load.ClientFactory, error) {
 
 // Record names FastCGI, FCGI_KEEP_CONN and its stderr stream for the
 // report.
-func (FCGI) Record(r protocol.Request, _ any, rp *stats.Plan) {
+func (FCGI) Record(r Request, _ any, rp *stats.Plan) {
 	kc := "FCGI_KEEP_CONN clear"
 	if r.KeepAlive {
 		kc = "FCGI_KEEP_CONN set"
@@ -104,7 +103,7 @@ func (FCGI) Record(r protocol.Request, _ any, rp *stats.Plan) {
 }
 
 // ScriptFilename is the SCRIPT_FILENAME param a request sends.
-func ScriptFilename(r protocol.Request, opts any) string {
+func ScriptFilename(r Request, opts any) string {
 	v := ""
 	for _, kv := range fcgi.Params(fcgiConfig(r, opts)) {
 		if kv[0] == "SCRIPT_FILENAME" {
@@ -115,19 +114,19 @@ func ScriptFilename(r protocol.Request, opts any) string {
 }
 
 // ScriptFilename is the SCRIPT_FILENAME param a request sends
-// (protocol.ScriptNamer).
-func (FCGI) ScriptFilename(r protocol.Request, opts any) string { return ScriptFilename(r, opts) }
+// (ScriptNamer).
+func (FCGI) ScriptFilename(r Request, opts any) string { return ScriptFilename(r, opts) }
 
 // Notes are FastCGI's words.
-func (FCGI) Notes() protocol.Notes {
-	return protocol.Notes{
+func (FCGI) Notes() Notes {
+	return Notes{
 		KeepAlive:     "FCGI_KEEP_CONN",
 		AfterResponse: "after END_REQUEST",
 		Reconnects:    "FastCGI servers that recycle workers do this",
 		ClosedEvery: func(*summary.Summary) string {
 			return " (each request after the first of a connection found it closed and was redialed), so every request paid a new connection, as without -k"
 		},
-		AllNon2xx: func(_ *summary.Summary, r protocol.Request, opts any, said string) string {
+		AllNon2xx: func(_ *summary.Summary, r Request, opts any, said string) string {
 			n := fmt.Sprintf("SCRIPT_FILENAME was %s: check the URL's path and --document-root (default: the current directory), "+
 				"or set --param SCRIPT_FILENAME=/path/to/script", ScriptFilename(r, opts))
 			if said != "" {
@@ -144,18 +143,18 @@ func (FCGI) RingByDefault(bool) bool { return false }
 
 // Fetch sends the request once on a fresh connection (fcgi.Fetch) and
 // returns its CGI status and body.
-func (FCGI) Fetch(ctx context.Context, r protocol.Request, opts any) (int, []byte, error) {
+func (FCGI) Fetch(ctx context.Context, r Request, opts any) (int, []byte, error) {
 	cfg := fcgiConfig(r, opts)
 	cfg.Verbose = nil
 	status, body, err := fcgi.Fetch(ctx, cfg)
-	if len(body) > protocol.MaxFetchBody {
-		body = body[:protocol.MaxFetchBody]
+	if len(body) > MaxFetchBody {
+		body = body[:MaxFetchBody]
 	}
 	return status, body, err
 }
 
 // ReadStatus reads php-fpm's status page (pm.status_path) at path.
-func (FCGI) ReadStatus(ctx context.Context, r protocol.Request, opts any, path string) map[string]string {
+func (FCGI) ReadStatus(ctx context.Context, r Request, opts any, path string) map[string]string {
 	t := r.Target
 	t.Path, t.RawQuery = path, ""
 	status, body, err := fcgi.Fetch(ctx, fcgi.Config{Target: t, Method: "GET", DocumentRoot: fcgiOptions(opts).DocumentRoot,
@@ -181,7 +180,7 @@ func (FCGI) SelectChecks(only, skip []string) error {
 func (FCGI) DialFirst() bool { return false }
 
 // Probe runs fcgi's probe.
-func (FCGI) Probe(ctx context.Context, r protocol.ProbeRequest) (*protocol.ProbeResult, error) {
+func (FCGI) Probe(ctx context.Context, r ProbeRequest) (*ProbeResult, error) {
 	o := fcgiOptions(r.Options)
 	tgt := r.Target
 	rep, err := fcgi.Probe(ctx, fcgi.ProbeConfig{
@@ -190,11 +189,11 @@ func (FCGI) Probe(ctx context.Context, r protocol.ProbeRequest) (*protocol.Probe
 		MaxRequests: r.MaxRequests, Only: r.Only, Skip: r.Skip,
 	})
 	if errors.Is(err, fcgi.ErrUnreachable) {
-		return nil, &protocol.UnreachableError{Err: fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
+		return nil, &UnreachableError{Err: fmt.Errorf("cannot connect to %s %s: %s", tgt.Network, tgt.Address,
 			strings.TrimPrefix(err.Error(), fcgi.ErrUnreachable.Error()+": "))}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ProbeResult{Lines: probeLines(rep.Lines()), Summary: rep.Summary(), Report: rep}, nil
+	return &ProbeResult{Lines: probeLines(rep.Lines()), Summary: rep.Summary(), Report: rep}, nil
 }

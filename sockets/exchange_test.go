@@ -1,4 +1,4 @@
-package exchange_test
+package sockets_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package builtin_test
+package protocol_test
 
 import (
 	"context"
