@@ -58,17 +58,21 @@ func Affinity(tid int) ([]int, error) {
 }
 
 // SetThreadsAffinity puts every thread of this process on cpus: threads
-// started later inherit the mask of the thread that starts them, and a
-// second pass over the threads catches one started by a thread not yet
-// set. It returns how many threads it set. The kernel refuses a mask
-// with no CPU this process may use (its cpuset).
+// started later inherit the mask of the thread that starts them, and the
+// passes over the threads go on until one finds no thread it had not set
+// (a thread started meanwhile by one not yet set would otherwise keep the
+// old mask): every thread then listed was set, so every later one
+// inherits the mask. It returns how many threads it set. The kernel
+// refuses a mask with no CPU this process may use (its cpuset).
 func SetThreadsAffinity(cpus []int) (int, error) {
 	set, err := cpuSet(cpus)
 	if err != nil {
 		return 0, err
 	}
 	done := map[int]bool{}
-	for range 2 {
+	// At most 100 passes: the runtime starts threads by the handful.
+	for pass, fresh := 0, true; fresh && pass < 100; pass++ {
+		fresh = false
 		tids, err := Threads()
 		if err != nil {
 			return len(done), err
@@ -85,7 +89,7 @@ func SetThreadsAffinity(cpus []int) (int, error) {
 			if err != nil {
 				return len(done), fmt.Errorf("CPU affinity %v for thread %d: %v", cpus, tid, err)
 			}
-			done[tid] = true
+			done[tid], fresh = true, true
 		}
 	}
 	return len(done), nil
