@@ -21,13 +21,22 @@ if [ ${#allowed[@]} -eq 0 ]; then
   echo "depcheck: no dependency table found under '## Dependency rules' in $doc"; exit 1
 fi
 bad=0
-for full in $(go list ./...); do
+# One go list over the module: each package and its imports, a line each.
+declare -A imports=()
+while read -r full imps; do
+  imports[$full]="$imps"
+done < <(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./...)
+for full in "${!imports[@]}"; do
   rel=${full#"$mod"}; rel=${rel#/}
+  imps=" ${imports[$full]} "
+  # x/sys/unix and pflag live in one package each.
+  case "$imps" in *" golang.org/x/sys/unix "*) [ "$rel" = sockets ] || { echo "depcheck: $rel imports x/sys/unix (only sockets may)"; bad=1; } ;; esac
+  case "$imps" in *" github.com/spf13/pflag "*) [ "$rel" = cmd/backbench ] || { echo "depcheck: $rel imports pflag (only cmd/backbench may)"; bad=1; } ;; esac
   case "$rel" in cmd/backbench|bench/*) continue ;; esac
   if [ -z "${allowed[$rel]+set}" ]; then
     echo "depcheck: $rel has no row in $doc's Dependency rules"; bad=1; continue
   fi
-  for dep in $(go list -f '{{join .Imports " "}}' "$full"); do
+  for dep in ${imports[$full]}; do
     case "$dep" in "$mod"/*) ;; *) continue ;; esac
     d=${dep#"$mod"/}
     ok=0
@@ -36,13 +45,6 @@ for full in $(go list ./...); do
   done
 done
 for p in "${!allowed[@]}"; do
-  go list "./$p" >/dev/null 2>&1 || { echo "depcheck: $doc names $p, which is not a package"; bad=1; }
-done
-# x/sys/unix and pflag live in one package each.
-for full in $(go list ./...); do
-  rel=${full#"$mod"}; rel=${rel#/}
-  imps=$(go list -f '{{join .Imports " "}}' "$full")
-  case " $imps " in *" golang.org/x/sys/unix "*) [ "$rel" = sockets ] || { echo "depcheck: $rel imports x/sys/unix (only sockets may)"; bad=1; } ;; esac
-  case " $imps " in *" github.com/spf13/pflag "*) [ "$rel" = cmd/backbench ] || { echo "depcheck: $rel imports pflag (only cmd/backbench may)"; bad=1; } ;; esac
+  [ -n "${imports[$mod/$p]+set}" ] || { echo "depcheck: $doc names $p, which is not a package"; bad=1; }
 done
 exit $bad

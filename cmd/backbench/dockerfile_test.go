@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -36,21 +38,13 @@ func TestDockerfile(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^ENTRYPOINT \["/backbench"\]$`).MatchString(last) {
 		t.Errorf("want ENTRYPOINT [\"/backbench\"] (exec form: no shell)")
 	}
-	m := regexp.MustCompile(`(?m)^RUN CGO_ENABLED=0 (go build .*) -o /out/backbench (\./cmd/backbench)$`).FindStringSubmatch(df)
-	if m == nil {
+	if dockerBuild.FindStringSubmatch(df) == nil {
 		t.Fatalf("no 'RUN CGO_ENABLED=0 go build ... -o /out/backbench ./cmd/backbench' line")
 	}
 	if testing.Short() {
 		t.Skip("-short: not building the static binary")
 	}
-	bin := filepath.Join(t.TempDir(), "backbench")
-	args := append(strings.Fields(m[1]), "-o", bin, m[2])
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%q: %v\n%s", args, err, out)
-	}
+	bin := staticBinary(t)
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -68,4 +62,44 @@ func TestDockerfile(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "backbench") {
 		t.Errorf("the static binary's version: %v %s", err, out)
 	}
+}
+
+// dockerBuild is the Dockerfile's build line: its go build command and
+// the package.
+var dockerBuild = regexp.MustCompile(`(?m)^RUN CGO_ENABLED=0 (go build .*) -o /out/backbench (\./cmd/backbench)$`)
+
+// static is the Dockerfile's binary, built once for the package's tests.
+var static struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// staticBinary builds backbench once as the Dockerfile does (its go build
+// line, without cgo) into the shared binary's directory, and returns its
+// path: the image's binary (TestDockerfile), and one whose address space
+// holds no glibc malloc arenas (the merge memory tests).
+func staticBinary(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Dir(sharedBinary(t))
+	df := string(repoFile(t, "Dockerfile"))
+	static.once.Do(func() {
+		m := dockerBuild.FindStringSubmatch(df)
+		if m == nil {
+			static.err = fmt.Errorf("no 'RUN CGO_ENABLED=0 go build ... -o /out/backbench ./cmd/backbench' line in the Dockerfile")
+			return
+		}
+		static.path = filepath.Join(dir, "backbench-static")
+		args := append(strings.Fields(m[1]), "-o", static.path, m[2])
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			static.err = fmt.Errorf("%q: %v\n%s", args, err, out)
+		}
+	})
+	if static.err != nil {
+		t.Fatal(static.err)
+	}
+	return static.path
 }

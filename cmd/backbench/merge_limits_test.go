@@ -88,12 +88,7 @@ func TestMergeTenThousandUnderASLimit(t *testing.T) {
 	// Built without cgo, as the Dockerfile ships it: with cgo, every
 	// thread's glibc malloc arena reserves 64 MiB of address space of its
 	// own (MALLOC_ARENA_MAX), which is not merge's memory.
-	bin := filepath.Join(t.TempDir(), "backbench")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := staticBinary(t)
 	runs := savedRecords(t)
 	const n = 10_000
 	file := filepath.Join(t.TempDir(), "many.json")
@@ -262,25 +257,16 @@ func syntheticSweep(path string, levels, reqs int, start time.Time) error {
 // latency histogram whole and the output was held compact and indented.
 func TestMergeSweepsRSS(t *testing.T) {
 	onceAcrossEngines(t)
-	bin := filepath.Join(t.TempDir(), "backbench")
+	bin := staticBinary(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	// The binary is built and the two sweeps made at once (each takes a
-	// while under -race).
-	errs := make([]error, 3)
+	// The two sweeps are made at once (each takes a while under -race).
+	errs := make([]error, 2)
 	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		build := exec.Command("go", "build", "-o", bin, ".")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			errs[0] = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	}()
-	go func() { defer wg.Done(); errs[1] = syntheticSweep(a, 300, 300, t0) }()
-	go func() { defer wg.Done(); errs[2] = syntheticSweep(b, 300, 300, t0.Add(time.Hour)) }()
+	wg.Add(2)
+	go func() { defer wg.Done(); errs[0] = syntheticSweep(a, 300, 300, t0) }()
+	go func() { defer wg.Done(); errs[1] = syntheticSweep(b, 300, 300, t0.Add(time.Hour)) }()
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -18,14 +17,10 @@ import (
 	"github.com/backbench/backbench/fixtures"
 )
 
-// buildBinary builds the command into a temporary directory.
+// buildBinary is the command built once for the package (sharedBinary).
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "backbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
+	return sharedBinary(t)
 }
 
 // waitFor polls cond every 10 ms for up to d.

@@ -23,15 +23,40 @@ import (
 	"github.com/backbench/backbench/internal/trials"
 )
 
-// studyBin is one build of backbench for the study tests, in a directory
-// put first in PATH, so that a study file's "backbench serve" is it.
+// studyBin is one build of backbench for every test that runs the
+// binary, in a directory put first in PATH by the study tests, so that a
+// study file's "backbench serve" is it; TestMain removes it.
 var studyBin struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
 }
 
-// studyBinary builds backbench once for the study tests.
+// sharedBinary builds backbench once for the package's tests (each go
+// build would link it again) and returns its path. Tests run it, never
+// change it.
+func sharedBinary(t *testing.T) string {
+	t.Helper()
+	studyBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "bbstudybin")
+		if err != nil {
+			studyBin.err = err
+			return
+		}
+		studyBin.dir, studyBin.path = dir, filepath.Join(dir, "backbench")
+		if out, err := exec.Command("go", "build", "-o", studyBin.path, ".").CombinedOutput(); err != nil {
+			studyBin.err = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if studyBin.err != nil {
+		t.Fatal(studyBin.err)
+	}
+	return studyBin.path
+}
+
+// studyBinary is the shared build for the study tests, which run once,
+// with the default engine, and not under -short.
 func studyBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -43,21 +68,7 @@ func studyBinary(t *testing.T) string {
 		// tested there, and its lifecycle once is enough.
 		t.Skip("the study tests run once, with the default engine")
 	}
-	studyBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "bbstudybin")
-		if err != nil {
-			studyBin.err = err
-			return
-		}
-		studyBin.path = filepath.Join(dir, "backbench")
-		if out, err := exec.Command("go", "build", "-o", studyBin.path, ".").CombinedOutput(); err != nil {
-			studyBin.err = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if studyBin.err != nil {
-		t.Fatal(studyBin.err)
-	}
-	return studyBin.path
+	return sharedBinary(t)
 }
 
 // studyRun is one run of backbench study.

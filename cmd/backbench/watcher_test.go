@@ -14,5 +14,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(backend.WatcherEnv) != "" {
 		os.Exit(backend.WatcherMain())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if studyBin.dir != "" {
+		os.RemoveAll(studyBin.dir)
+	}
+	os.Exit(code)
 }
