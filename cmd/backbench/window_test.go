@@ -32,8 +32,8 @@ func alive(t *testing.T, srv *fixtures.Server, after string) {
 // TestTimedEndKeepsFragileBackend: the end of a time limit sends no new
 // request and lets the requests in flight finish, so a backend that dies
 // when a begun request's connection is closed survives a timed bench run
-// (closed and open model, stages), 20 timed runs of a sweep with their
-// warm-ups, and capacity searches of short steps, open and closed.
+// (closed and open model, stages), 20 timed runs of a sweep (half a
+// second each) with their warm-ups, and capacity searches of short steps, open and closed.
 func TestTimedEndKeepsFragileBackend(t *testing.T) {
 	for _, network := range []string{"unix", "tcp"} {
 		for _, extra := range [][]string{nil, {"-k"}, {"--rate", "40"}, {"--stages", "0.5:4,0.5:1"}} {
@@ -59,9 +59,9 @@ func TestTimedEndKeepsFragileBackend(t *testing.T) {
 	}
 	t.Run("sweep", func(t *testing.T) {
 		srv := fragileFCGI(t, "unix")
-		code, out, errs := runMain(t, context.Background(), "sweep", "-q", "--out", t.TempDir(), "--repeat", "5", "-t", "1",
+		code, out, errs := runMain(t, context.Background(), "sweep", "-q", "--out", t.TempDir(), "--repeat", "5", "-t", "0.5",
 			"-c", "1,2,3,4", srv.URL("/x"))
-		alive(t, srv, "sweep --repeat 5 -t 1 -c 1,2,3,4")
+		alive(t, srv, "sweep --repeat 5 -t 0.5 -c 1,2,3,4")
 		if code != 0 {
 			t.Fatalf("exit %d: %s%s", code, out, errs)
 		}
