@@ -15,8 +15,44 @@ import (
 // least 1, and -1 when more than MaxRepeat trials in all would be needed
 // (the interval's centre sits on the band's edge) or there is no interval.
 func RoundsToDecide(lo, hi float64, n int, noise float64) int {
-	if n < 1 || !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+	f, ok := shrink(lo, hi, noise)
+	switch {
+	case !ok || n < 1:
 		return -1
+	case f >= 1:
+		return 1 // decided by its width; a round more settles the test
+	}
+	return roundsFor(float64(n)/(f*f), n)
+}
+
+// RoundsToDecideSaved is RoundsToDecide when only one side grows: n
+// trials that run against m saved ones, which no round adds to. An
+// interval's width goes as √(1/n + 1/m), so the saved side's share of it
+// stays whatever the rounds: -1 when even endless rounds would leave it
+// too wide (or more than MaxRepeat trials would be needed).
+func RoundsToDecideSaved(lo, hi float64, n, m int, noise float64) int {
+	f, ok := shrink(lo, hi, noise)
+	switch {
+	case !ok || n < 1 || m < 1:
+		return -1
+	case f >= 1:
+		return 1
+	}
+	inv := f*f*(1/float64(n)+1/float64(m)) - 1/float64(m)
+	if inv <= 0 {
+		return -1
+	}
+	return roundsFor(1/inv, n)
+}
+
+// shrink is how far the interval [lo, hi] must narrow, its centre held
+// on a log scale, to decide against 1 ± noise: the largest half-width
+// that decides over its half-width now (at least 1: decided by its
+// width); ok is false without an interval or with its centre on the
+// band's edge.
+func shrink(lo, hi, noise float64) (f float64, ok bool) {
+	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+		return 0, false
 	}
 	l, h := math.Log(lo), math.Log(hi)
 	mid, half := (l+h)/2, (h-l)/2
@@ -32,12 +68,17 @@ func RoundsToDecide(lo, hi float64, n int, noise float64) int {
 		target = min(up-mid, mid-down)
 	}
 	if half <= target {
-		return 1 // decided by its width; a round more settles the test
+		return 1, true
 	}
 	if target <= 0 {
-		return -1
+		return 0, false
 	}
-	need := float64(n) * (half / target) * (half / target)
+	return target / half, true
+}
+
+// roundsFor is the rounds past n to need trials a side: at least 1, -1
+// past MaxRepeat.
+func roundsFor(need float64, n int) int {
 	if need > MaxRepeat {
 		return -1
 	}

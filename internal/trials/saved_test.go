@@ -145,3 +145,29 @@ func TestSavedWords(t *testing.T) {
 		t.Errorf("SavedText = %q", got)
 	}
 }
+
+// TestRoundsToDecideSaved: against a saved side as large as the rounds
+// so far, an interval that both sides growing would halve in variance
+// (twice the trials) cannot be decided by the one side that runs; against
+// a saved side of many trials, the estimate is the one of both sides
+// growing; and in between it asks for more rounds than both growing.
+func TestRoundsToDecideSaved(t *testing.T) {
+	// An interval [1.01, 1.09] after 6 trials: its centre at 1.05, its
+	// half-width on a log scale 0.039; a direction needs it within
+	// 1.05/1.02, about 0.029.
+	lo, hi, n := 1.01, 1.09, 6
+	both := RoundsToDecide(lo, hi, n, 0.02)
+	if both < 1 {
+		t.Fatalf("both sides growing: %d rounds, want some", both)
+	}
+	if got := RoundsToDecideSaved(lo, hi, n, 1_000_000, 0.02); got != both {
+		t.Errorf("against a saved side of a million trials: %d rounds, want %d (both growing)", got, both)
+	}
+	if got := RoundsToDecideSaved(lo, hi, n, n, 0.02); got != -1 && got <= both {
+		t.Errorf("against %d saved trials: %d rounds, want more than %d or none", n, got, both)
+	}
+	// Twice the variance to lose: impossible with the saved side as large.
+	if got := RoundsToDecideSaved(0.9, 1.3, 6, 6, 0.02); got != -1 {
+		t.Errorf("[0.9, 1.3] against 6 saved: %d rounds, want -1 (no rounds decide it)", got)
+	}
+}

@@ -28,6 +28,18 @@ func (q Sequential) Judge(c *Comparison, s, b []Trial, noise float64) {
 		c.DecidedAt = d.Rounds
 	}
 	c.estimate(noise, roundSeconds(s, b))
+	if c.MoreRounds != 0 && q.Saved != "" {
+		// Only the side that runs grows.
+		n, m := c.Trials, c.BaselineTrials
+		if q.Saved == SavedSeries {
+			n, m = m, n
+		}
+		c.MoreRounds = RoundsToDecideSaved(c.RatioCI95[0], c.RatioCI95[1], n, m, noise)
+		c.MoreSeconds = 0
+		if rs := roundSeconds(s, b); c.MoreRounds > 0 && rs > 0 {
+			c.MoreSeconds = float64(c.MoreRounds) * rs
+		}
+	}
 }
 
 // RoundsDecided applies the sequential rule to the requests per second
