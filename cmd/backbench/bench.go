@@ -21,7 +21,6 @@ import (
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // loadOptions are the flags of bench that describe the load and the request;
@@ -344,7 +343,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	cli.AnnounceStart(stderr, o.startAt, o.quiet)
 	// run is the run's own record and summary; with trials, the pooled
 	// run's (t holds the trials' runs and medians beside it).
-	var run *summary.Run
+	var run *stats.Run
 	var t *driver.Trials
 	if tp.on {
 		if t, err = driver.RunTrials(ctx, r.Plan, &tp.plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,

@@ -14,7 +14,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/merge"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 type mergeOptions struct {
@@ -95,7 +95,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("merge: cannot create output file: %v", err)
 		}
 		defer f.Abort()
-		if err := report.PercentileCSV(f, summary.PercentileSpectrum(run.Record)); err != nil {
+		if err := report.PercentileCSV(f, stats.PercentileSpectrum(run.Record)); err != nil {
 			return fmt.Errorf("writing %s: %w", o.percentileFile, err)
 		}
 		if err := f.Commit(); err != nil {

@@ -1,11 +1,9 @@
-package summary
+package stats
 
 import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/backbench/backbench/internal/stats"
 )
 
 // WorstWindow is the window of a run's timeline whose p99 latency stood
@@ -43,7 +41,7 @@ const (
 
 // worstWindow returns the timeline's window that stands out, nil when
 // none does.
-func worstWindow(tl *stats.Timeline) *WorstWindow {
+func worstWindow(tl *Timeline) *WorstWindow {
 	if tl == nil || tl.Width <= 0 {
 		return nil
 	}
@@ -72,7 +70,7 @@ func worstWindow(tl *stats.Timeline) *WorstWindow {
 		RequestsPerSecond: float64(w.Complete) / width, MedianRequestsPerSecond: rates[len(rates)/2], Failed: w.Failed()}
 }
 
-// StageSummary is what one stage of a run in stages (stats.Plan.Stages)
+// StageSummary is what one stage of a run in stages (Plan.Stages)
 // did, from the run's timeline: the windows that start within the stage.
 type StageSummary struct {
 	// StartSeconds and EndSeconds bound the stage, in seconds from the
@@ -98,7 +96,7 @@ type StageSummary struct {
 
 // stageSummaries returns the figures of each stage of the plan, nil for
 // a run not in stages or without a timeline.
-func stageSummaries(pl *stats.Plan, tl *stats.Timeline) []StageSummary {
+func stageSummaries(pl *Plan, tl *Timeline) []StageSummary {
 	if len(pl.Stages) == 0 || tl == nil || tl.Width <= 0 {
 		return nil
 	}
@@ -106,7 +104,7 @@ func stageSummaries(pl *stats.Plan, tl *stats.Timeline) []StageSummary {
 	var from time.Duration
 	for _, st := range pl.Stages {
 		to := from + st.Length
-		var sum stats.TimelineWindow
+		var sum TimelineWindow
 		n := 0
 		for i := range tl.Windows {
 			if at := time.Duration(i) * tl.Width; at >= from && at < to {
