@@ -32,38 +32,6 @@ func (e *UsageError) Error() string { return e.msg }
 // Usagef returns a UsageError formatted as fmt.Sprintf does.
 func Usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
 
-// Seconds is a flag Value for a duration given in seconds ("30", "2.5") as
-// ab takes it, or as a Go duration ("500ms", "1m"), from 0 to 1e9 s.
-type Seconds struct{ d *time.Duration }
-
-// NewSeconds returns a Seconds for p, set to def.
-func NewSeconds(p *time.Duration, def time.Duration) *Seconds {
-	*p = def
-	return &Seconds{p}
-}
-
-// String returns the duration in seconds.
-func (v *Seconds) String() string {
-	if v.d == nil {
-		return "0"
-	}
-	return strconv.FormatFloat(v.d.Seconds(), 'f', -1, 64)
-}
-
-// Set reads seconds or a duration (grammar.ParseSeconds); NaN,
-// negatives and more than 1e9 s are refused.
-func (v *Seconds) Set(s string) error {
-	d, err := grammar.ParseSeconds(s)
-	if err != nil {
-		return err
-	}
-	*v.d = d
-	return nil
-}
-
-// Type is the word help shows for the value.
-func (v *Seconds) Type() string { return "seconds" }
-
 // Choice is a flag Value restricted to a few words.
 type Choice struct {
 	p       *string

@@ -150,7 +150,7 @@ func commandPath(what, value string) error {
 	load.Requests, load.RequestsSet = 1_000_000, true
 	seconds := func() (time.Duration, error) {
 		var d time.Duration
-		return d, cli.NewSeconds(&d, 0).Set(value)
+		return d, grammar.NewSeconds(&d, 0).Set(value)
 	}
 	switch what {
 	case "slo": // bench's --slo, and capacity's
