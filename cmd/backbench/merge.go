@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/merge"
 	"github.com/backbench/backbench/internal/report"
@@ -47,7 +46,7 @@ Flags:
 func newMergeFlags(o *mergeOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's, then the generators) or json")
+	fs.Var(NewChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's, then the generators) or json")
 	fs.BoolVar(&o.force, "force", false, "merge runs whose plans differ (the report says so)")
 	fs.BoolVar(&o.wide, "wide", false, "print a merged sweep's table as wide as it is, not fitted to 100 columns (or the terminal's width)")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum to the text report")

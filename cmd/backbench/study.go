@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/backend"
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/grammar"
@@ -87,7 +86,7 @@ Flags:
 func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs := newFlagSet("study")
 	fs.StringVar(&o.out, "out", ".", "write study.json and study.html into `DIR`")
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format on stdout: text, json, or markdown (the answers, then a GitHub table per factor, for a pull request)")
+	fs.Var(NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format on stdout: text, json, or markdown (the answers, then a GitHub table per factor, for a pull request)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.BoolVar(&o.against.wide, "wide", false, "print the text as wide as its lines are, not fitted to 100 columns (or the terminal's width)")
 	fs.StringVar(&o.against.against, "against", "", "after the study, compare it with the saved study `OLD/study.json`, as compare does (each series with the same series of the old study)")
@@ -119,7 +118,7 @@ func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
 func (o *studyOptions) overrides(fs *pflag.FlagSet) (studyfile.Overrides, error) {
 	ov := studyfile.Overrides{Quick: o.quick, Levels: o.levels}
 	if fs.Changed("noise") {
-		noise, err := cli.ParsePercent("--noise", o.noise)
+		noise, err := ParsePercent("--noise", o.noise)
 		if err != nil {
 			return ov, err
 		}
@@ -192,12 +191,12 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// also a live line under them (round, configuration and series,
 	// requests done, the estimated end); -q: none.
 	var log io.Writer
-	var live *cli.LiveWriter
+	var live *LiveWriter
 	var cur atomic.Pointer[runner.Progress]
 	if !o.quiet {
 		log = stderr
 		if isTerminal(stderr) {
-			live = cli.NewLiveWriter(stderr)
+			live = NewLiveWriter(stderr)
 			log, stderr = live, live
 		}
 	}
@@ -219,7 +218,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	endLive := func(*study.Result) {}
 	if live != nil {
 		ro.Progress = func(p runner.Progress) { cur.Store(&p) }
-		stop := cli.StartLiveLine(live, func() string {
+		stop := StartLiveLine(live, func() string {
 			if p := cur.Load(); p != nil {
 				return "study: " + p.String()
 			}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -56,7 +55,7 @@ type trialPlan struct {
 // validateRepeat checks the trial flags; every error is a usage error.
 func validateRepeat(fs *pflag.FlagSet, o *repeatOptions) (trialPlan, error) {
 	tp := trialPlan{}
-	noise, err := cli.ParsePercent("--noise", o.noise)
+	noise, err := ParsePercent("--noise", o.noise)
 	if err != nil {
 		return tp, err
 	}

@@ -13,7 +13,7 @@
 // Its errors name no flag and no key: the caller says where the value
 // came from ("--noise", "measure noise" at a line and column). The package
 // imports nothing of the module, so that the study file's parser
-// (internal/study/studyfile) and the command line (internal/cli,
+// (internal/study/studyfile) and the command line (cmd/backbench,
 // internal/plan) can both use it.
 package grammar
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/study/studyfile"
@@ -188,7 +187,7 @@ func commandPath(what, value string) error {
 		_, err = capacityOptions(load, func(o *plan.CapacityOptions) { o.Confirm, o.ConfirmSet = d, true }).Build()
 		return err
 	case "noise": // --noise of sweep, compare and study
-		_, err := cli.ParsePercent("--noise", value)
+		_, err := grammar.ParsePercent(value)
 		return err
 	case "memory": // study's --memory
 		m := studyfile.Measure{Kind: studyfile.MeasureCapacity, Levels: []int{8}, Duration: time.Second, Repeat: 1}
