@@ -44,7 +44,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/procstat"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 var (
@@ -469,7 +469,7 @@ func pacingError(bb string) error {
 			if err != nil {
 				return fmt.Errorf("--rate %d: %v", rate, err)
 			}
-			var s summary.Summary
+			var s stats.Summary
 			if err := json.Unmarshal(out, &s); err != nil || s.Open == nil || s.Open.ClientLatenessMs == nil {
 				return fmt.Errorf("--rate %d: no open model figures (%v)", rate, err)
 			}

@@ -15,7 +15,6 @@ import (
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -167,7 +166,7 @@ func (e *sloError) Error() string { return "objective failed: " + strings.Join(e
 
 // sloGate prints the verdict on each objective (with text, after the
 // report) and returns a sloError if one failed.
-func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []summary.SLOResult) error {
+func sloGate(stdout io.Writer, text bool, objs []capacity.Objective, rs []stats.SLOResult) error {
 	if len(objs) == 0 {
 		return nil
 	}

@@ -13,15 +13,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // loadOptions are the flags of bench that describe the load and the request;
@@ -98,8 +97,8 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	d := plan.Defaults("")
 	fs.Int64VarP(&o.requests, "requests", "n", d.Requests, "number of requests to perform (with -t alone: no count limit)")
 	fs.IntVarP(&o.concurrency, "concurrency", "c", d.Concurrency, "number of requests to perform at a time (one connection each)")
-	fs.VarP(cli.NewSeconds(&o.timeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
-	fs.VarP(cli.NewSeconds(&o.timeout, d.Timeout), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
+	fs.VarP(grammar.NewSeconds(&o.timeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
+	fs.VarP(grammar.NewSeconds(&o.timeout, d.Timeout), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
 	fs.BoolVarP(&o.keepAlive, "keepalive", "k", false, "keep connections open (HTTP keep-alive, FastCGI FCGI_KEEP_CONN)")
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
 	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
@@ -121,7 +120,7 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
 	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
 	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
-	fs.Var(cli.NewFinite(&o.rate, 0), "rate", "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
+	fs.Var(NewFinite(&o.rate, 0), "rate", "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
 	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
 	fs.StringArrayVar(&o.upstreams, "upstream", nil, "spread connections over this address too: tcp:HOST:PORT or unix:/path (repeatable; replaces the URL's address)")
 	fs.StringVar(&o.balance, "balance", d.Balance, "how connections are spread over several addresses: round-robin or least-conn")
@@ -131,13 +130,13 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	fs.StringVar(&o.fpmStatus, "fpm-status", "", "fcgi: read php-fpm's status page at PATH (pm.status_path) at the start and end of the run")
 	addShareFlags(fs, &o.share, true)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
-	fs.Var(cli.NewChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
+	fs.Var(NewChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
 	fs.StringVar(&o.clientCPUs, "client-cpus", "", "run every thread of the client on these CPUs (a `LIST` as taskset -c takes it: 0, 0-1, 0,2), apart from a backend pinned to others; default: not pinned")
 	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU, but half of them for kept connections to a backend on this machine")
-	fs.Var(cli.NewChoice(&o.engine, d.Engine, execute.EngineAuto, execute.EnginePoller, execute.EngineUring), "engine",
+	fs.Var(NewChoice(&o.engine, d.Engine, execute.EngineAuto, execute.EnginePoller, execute.EngineUring), "engine",
 		"what runs the workers: poller (a goroutine each, on Go's network poller), uring (io_uring, one ring per thread; Linux 5.11+), or auto: uring for closed-model HTTP runs without keep-alive to plain TCP or Unix targets when io_uring can be set up, poller otherwise")
-	fs.Var(cli.NewStartAt(&o.startAt), "start-at", "set up, then start the load at TIME (RFC 3339 or Unix seconds), to start generators on several machines together (see backbench merge)")
+	fs.Var(NewStartAt(&o.startAt), "start-at", "set up, then start the load at TIME (RFC 3339 or Unix seconds), to start generators on several machines together (see backbench merge)")
 	fs.StringArrayVar(&o.slo, "slo", nil, "service level `OBJECTIVE` the run must meet: p50|p90|p99|p99.9|max<=DURATION (p99<=50ms) or errors<=PERCENT (errors<=1%) (repeatable; all must hold): exit status 3 when one fails")
 }
 
@@ -146,11 +145,11 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	addLoadFlags(fs, &o.loadOptions)
 	fs.StringVarP(&o.gnuplotFile, "gnuplot", "g", "", "write every request's times to FILE as ab's gnuplot TSV")
 	fs.StringVarP(&o.percentileFile, "csv", "e", "", "write the percentiles 0..100 to FILE as ab's CSV")
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format: text (ab's), json, or markdown (the headline figures as a GitHub table, for a pull request)")
+	fs.Var(NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format: text (ab's), json, or markdown (the headline figures as a GitHub table, for a pull request)")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
-	fs.Var(cli.NewSeconds(&o.window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
+	fs.Var(grammar.NewSeconds(&o.window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
 	fs.StringVar(&o.stages, "stages", "", "closed model in stages: `LENGTH:CONNECTIONS,...` (30s:10,60s:40): each stage's concurrency for its length; the run lasts their total")
 	fs.StringVar(&o.rateStages, "rate-stages", "", "open model in stages: `LENGTH:RATE,...` (30s:100,60s:400): each stage's requests per second for its length (-c caps requests in flight)")
 	fs.BoolVar(&o.ramp, "ramp", false, "with --stages or --rate-stages: move the load linearly across each stage, from the previous stage's (0 before the first) to its own, instead of jumping")
@@ -193,8 +192,8 @@ func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer
 	fs.SetNormalizeFunc(normalizeAlias)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(stdout, cli.WrapText(usage, cli.HelpWidth(stdout)))
-			fmt.Fprint(stdout, fs.FlagUsagesWrapped(cli.HelpWidth(stdout)))
+			fmt.Fprint(stdout, WrapText(usage, HelpWidth(stdout)))
+			fmt.Fprint(stdout, fs.FlagUsagesWrapped(HelpWidth(stdout)))
 			return errHelp
 		}
 		return usagef("%s %v", fs.Name()+":", err)
@@ -285,7 +284,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	// nothing; "-" is standard output (the terminal's, not -o's). -g and
 	// -e replace their files only once written whole (report.AtomicFile);
 	// --raw and --cpuprofile are streamed as the run goes.
-	out, closeOut, err := cli.OpenOutput(o.output, stdout)
+	out, closeOut, err := OpenOutput(o.output, stdout)
 	if err != nil {
 		return err
 	}
@@ -331,9 +330,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	// From here workers (the Benchmarking line, -v 2) and the progress
 	// write to stderr at once: whole writes, one at a time, under the live
 	// line on a terminal.
-	var lw *cli.LiveWriter
+	var lw *LiveWriter
 	if isTerminal(stderr) {
-		lw = cli.NewLiveWriter(stderr)
+		lw = NewLiveWriter(stderr)
 		stderr = lw
 	} else {
 		stderr = &execute.LockedWriter{W: stderr}
@@ -341,10 +340,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	// The design is judged once every flag is known good, before the
 	// first request.
 	tp.warnDesign(stderr)
-	cli.AnnounceStart(stderr, o.startAt, o.quiet)
+	AnnounceStart(stderr, o.startAt, o.quiet)
 	// run is the run's own record and summary; with trials, the pooled
 	// run's (t holds the trials' runs and medians beside it).
-	var run *summary.Run
+	var run *stats.Run
 	var t *driver.Trials
 	if tp.on {
 		if t, err = driver.RunTrials(ctx, r.Plan, &tp.plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
@@ -356,7 +355,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		run, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
 			Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 			Progress: func(rec *recorder.Recorder) func(bool) {
-				return cli.Progress(rec, stderr, cli.ProgressOptions{Requests: r.Plan.Requests, Limit: r.Plan.Duration,
+				return Progress(rec, stderr, ProgressOptions{Requests: r.Plan.Requests, Limit: r.Plan.Duration,
 					Quiet: o.quiet, Verbosity: o.verbosity, Live: lw})
 			},
 			StartAt: o.startAt, Privacy: r.privacy, Window: o.window})

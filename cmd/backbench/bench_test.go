@@ -19,7 +19,6 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -32,13 +31,13 @@ func runMain(t *testing.T, ctx context.Context, args ...string) (int, string, st
 	return code, out.String(), errb.String()
 }
 
-func benchJSON(t *testing.T, args ...string) summary.Summary {
+func benchJSON(t *testing.T, args ...string) stats.Summary {
 	t.Helper()
 	code, out, errs := runMain(t, context.Background(), append([]string{"bench", "-q", "--format", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var s summary.Summary
+	var s stats.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}
@@ -376,7 +375,7 @@ func TestBenchJSONRecord(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var doc struct {
-		summary.Summary
+		stats.Summary
 		Record *stats.Record `json:"record"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
@@ -395,7 +394,7 @@ func TestBenchJSONRecord(t *testing.T) {
 		!r.EndedAt.After(r.StartedAt.Time) || len(r.Environment.Command) == 0 {
 		t.Errorf("record %+v", r)
 	}
-	again := summary.Of(r)
+	again := stats.SummaryOf(r)
 	if again.Complete != doc.Complete || !reflect.DeepEqual(again.Percentiles, doc.Percentiles) ||
 		again.ConnectionTimes != doc.ConnectionTimes || again.DocumentLength != doc.DocumentLength {
 		t.Errorf("the record's summary differs from the report:\n%+v\n%+v", again, doc.Summary)

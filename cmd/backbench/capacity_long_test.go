@@ -16,7 +16,7 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/plan"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // longTests runs the long truth tests (go test -run X ./cmd/backbench
@@ -87,7 +87,7 @@ func TestCapacityHoldsPrefork4(t *testing.T) {
 				rate := answers["10"]
 				code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "--rate", strconv.FormatFloat(rate, 'f', -1, 64),
 					"-c", strconv.Itoa(plan.CapacityCeiling), "-t", "30", "--slo", obj, srv.URL("/"))
-				var s summary.Summary
+				var s stats.Summary
 				if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 {
 					t.Fatalf("bench: exit %d: %v\n%s", code, err, errs)
 				}

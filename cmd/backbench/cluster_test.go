@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // TestClusterOfSerialWorkers: five serial 10 ms workers reached without a
@@ -32,7 +32,7 @@ func TestClusterOfSerialWorkers(t *testing.T) {
 	}
 	// A serial worker serves one kept connection at a time: one worker
 	// gets one connection, five get five (round-robin, one each).
-	var five summary.Summary
+	var five stats.Summary
 	withSpeedRetries(t, func() []string {
 		one := benchJSON(t, "-k", "-n", "60", "-c", "1", first.URL("/"))
 		five = benchJSON(t, append(args, "-k", "-n", "300", "-c", "5", first.URL("/"))...)
@@ -99,9 +99,9 @@ func TestClusterDeadAddress(t *testing.T) {
 	}
 }
 
-func decodeSummary(t *testing.T, out string) summary.Summary {
+func decodeSummary(t *testing.T, out string) stats.Summary {
 	t.Helper()
-	var s summary.Summary
+	var s stats.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}

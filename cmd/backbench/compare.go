@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/compare"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
@@ -61,7 +60,7 @@ type compareOptions struct {
 func newCompareFlags(o *compareOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "output: text (a table), json, or markdown (the verdicts as a GitHub table, for a pull request)")
+	fs.Var(NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "output: text (a table), json, or markdown (the verdicts as a GitHub table, for a pull request)")
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\"")
 	fs.StringVar(&o.failOn, "fail-on", "", "regression gate: exit status 4 when a verdict of these `RULES` shows (req/s slower, p99 higher by 10%: METRIC DIRECTION [by N%], comma-separated); 5 when some comparison has no verdict to judge")
 	fs.BoolVar(&o.wide, "wide", false, "print the table as wide as it is (one row per metric with every column), not fitted to 100 columns (or the terminal's width)")
@@ -75,7 +74,7 @@ func compareCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err := parseFlags(fs, compareUsage, args, stdout); err != nil {
 		return err
 	}
-	noise, err := cli.ParsePercent("--noise", o.noise)
+	noise, err := ParsePercent("--noise", o.noise)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/httpprobe"
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/completion"
 	"github.com/backbench/backbench/internal/serve"
 )
@@ -94,7 +93,7 @@ func flagInfos(cmd string, fs *pflag.FlagSet) []completion.Flag {
 		if f.Shorthand != "" {
 			fi.Short = "-" + f.Shorthand
 		}
-		if c, ok := f.Value.(*cli.Choice); ok {
+		if c, ok := f.Value.(*Choice); ok {
 			fi.Choices = c.Choices()
 		} else {
 			fi.Choices = wordValues(cmd, f.Name)

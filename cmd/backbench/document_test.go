@@ -13,7 +13,7 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // capacityDocument runs a short open-model capacity search (0.5 s steps from
@@ -67,7 +67,7 @@ func TestCapacityDocument(t *testing.T) {
 			t.Fatalf("step %d: %d records, want 1", i, len(st.Records))
 		}
 		r := st.Records[0]
-		s := summary.Of(r)
+		s := stats.SummaryOf(r)
 		if r.Plan.Rate != st.Rate || s.Complete+s.Failed == 0 || r.Plan.Duration <= 0 {
 			t.Errorf("step %d at %g req/s: record of rate %g, %d finished", i, st.Rate, r.Plan.Rate, s.Complete+s.Failed)
 		}
@@ -107,7 +107,7 @@ func TestCapacityDocument(t *testing.T) {
 	html, _ := os.ReadFile(page)
 	var complete, failed int64
 	for _, st := range da.Steps {
-		s := summary.Of(st.Records[0])
+		s := stats.SummaryOf(st.Records[0])
 		complete, failed = complete+s.Complete, failed+s.Failed
 		tip := fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", s.Complete, s.Failed, report.LatencyOf(&s).Mean)
 		if !strings.Contains(string(html), tip) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -26,14 +25,14 @@ func engines(t *testing.T) []string {
 }
 
 // engineRecord runs bench with JSON output and returns the record.
-func engineRecord(t *testing.T, ctx context.Context, args ...string) (*stats.Record, summary.Summary) {
+func engineRecord(t *testing.T, ctx context.Context, args ...string) (*stats.Record, stats.Summary) {
 	t.Helper()
 	code, out, errs := runMain(t, ctx, append([]string{"bench", "-q", "--format", "json"}, args...)...)
 	if code != 0 && code != exitSIGINT {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var doc struct {
-		summary.Summary
+		stats.Summary
 		Record *stats.Record `json:"record"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Record == nil {

@@ -23,7 +23,6 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -135,7 +134,7 @@ func readRaw(t *testing.T, path string) []rawRow {
 }
 
 // failureCount returns the failures of the named class.
-func failureCount(f summary.Failures, class string) int64 {
+func failureCount(f stats.Failures, class string) int64 {
 	switch class {
 	case "connect":
 		return f.Connect
@@ -157,7 +156,7 @@ var classNames = []string{"connect", "receive", "length", "exceptions", "timeout
 
 // faultRun runs bench through Main against srv and returns the summary, the
 // raw rows and the wall time.
-func faultRun(t *testing.T, srv *fixtures.Server, timeout float64, args ...string) (summary.Summary, []rawRow, time.Duration) {
+func faultRun(t *testing.T, srv *fixtures.Server, timeout float64, args ...string) (stats.Summary, []rawRow, time.Duration) {
 	t.Helper()
 	raw := filepath.Join(t.TempDir(), "raw.csv")
 	all := append([]string{"bench", "-q", "--format", "json", "--raw", raw, "-s", strconv.FormatFloat(timeout, 'f', -1, 64)}, args...)
@@ -168,7 +167,7 @@ func faultRun(t *testing.T, srv *fixtures.Server, timeout float64, args ...strin
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var s summary.Summary
+	var s stats.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}
@@ -179,7 +178,7 @@ func faultRun(t *testing.T, srv *fixtures.Server, timeout float64, args ...strin
 // failures counting in both), the raw rows and the time bounds: no request
 // outlives -s by more than a second, and the run ends within
 // ceil(n/c) × (-s) plus a second.
-func checkAccounting(t *testing.T, s summary.Summary, rows []rawRow, wall time.Duration, n, c int, timeout float64) {
+func checkAccounting(t *testing.T, s stats.Summary, rows []rawRow, wall time.Duration, n, c int, timeout float64) {
 	t.Helper()
 	if got := s.Complete + s.Failed - s.Failures.Length; got != int64(n) {
 		t.Errorf("complete %d + failed %d - length %d = %d, want %d", s.Complete, s.Failed, s.Failures.Length, got, n)
@@ -429,7 +428,7 @@ func TestConnectionRealities(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
-		var s summary.Summary
+		var s stats.Summary
 		if err := json.Unmarshal(out, &s); err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +463,7 @@ func testBacklogFull(t *testing.T, proto string) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var s summary.Summary
+	var s stats.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/backbench/backbench/internal/stats"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+
+	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // newFlagSet returns the flag set of a command: errors are returned, not
@@ -103,4 +110,236 @@ func (o shareOptions) host(name string) string {
 var isTerminal = func(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// UsageError is a bad command line: the command exits with status 2.
+type UsageError struct{ msg string }
+
+// Error returns the message, without the command's name.
+func (e *UsageError) Error() string { return e.msg }
+
+// Usagef returns a UsageError formatted as fmt.Sprintf does.
+func Usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
+
+// Choice is a flag Value restricted to a few words.
+type Choice struct {
+	p       *string
+	choices []string
+}
+
+// NewChoice returns a Choice of choices for p, set to def.
+func NewChoice(p *string, def string, choices ...string) *Choice {
+	*p = def
+	return &Choice{p, choices}
+}
+
+// Choices returns the words the value may take (shell completion offers
+// them).
+func (v *Choice) Choices() []string { return v.choices }
+
+// String returns the word chosen.
+func (v *Choice) String() string { return *v.p }
+
+// Set takes s when it is one of the choices.
+func (v *Choice) Set(s string) error {
+	for _, c := range v.choices {
+		if s == c {
+			*v.p = s
+			return nil
+		}
+	}
+	return fmt.Errorf("want one of %s", strings.Join(v.choices, ", "))
+}
+
+// Type is the choices joined by "|", as help shows them.
+func (v *Choice) Type() string { return strings.Join(v.choices, "|") }
+
+// StartAt is the flag Value of --start-at: a wall-clock time as RFC 3339
+// (2026-12-01T04:00:00Z, fractions allowed) or Unix seconds (1764561600,
+// 1764561600.25).
+type StartAt struct{ t *time.Time }
+
+// NewStartAt returns a StartAt for p, which keeps its value (the zero time:
+// not given).
+func NewStartAt(p *time.Time) *StartAt { return &StartAt{p} }
+
+// String returns the time as RFC 3339, "" when not given.
+func (v *StartAt) String() string {
+	if v.t == nil || v.t.IsZero() {
+		return ""
+	}
+	return v.t.Format(time.RFC3339Nano)
+}
+
+// Set reads RFC 3339 or Unix seconds with at most 9 decimals.
+func (v *StartAt) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		*v.t = t
+		return nil
+	}
+	secs, frac, _ := strings.Cut(s, ".")
+	sec, err1 := strconv.ParseInt(secs, 10, 64)
+	_, err2 := strconv.ParseUint("0"+frac, 10, 64)
+	if err1 != nil || err2 != nil || sec < 0 || len(frac) > 9 {
+		return fmt.Errorf("want RFC 3339 (2026-12-01T04:00:00Z) or Unix seconds (1764561600)")
+	}
+	ns, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+	*v.t = time.Unix(sec, ns)
+	return nil
+}
+
+// Type is the word help shows for the value.
+func (v *StartAt) Type() string { return "TIME" }
+
+// AnnounceStart says on stderr, unless quiet, when a --start-at run will
+// start (nothing for the zero time).
+func AnnounceStart(stderr io.Writer, t time.Time, quiet bool) {
+	if t.IsZero() || quiet {
+		return
+	}
+	fmt.Fprintf(stderr, "Starting at %s (in %.1f s)\n", t.Format(time.RFC3339Nano), max(time.Until(t).Seconds(), 0))
+}
+
+// Finite is a flag Value for a float64 that must be a finite number: NaN,
+// Inf and values beyond float64 are refused when the flag is parsed, so
+// that a bad number is a usage error before any load, never a run whose
+// figures are NaN or a JSON encoding that fails at the end.
+type Finite struct{ p *float64 }
+
+// NewFinite returns a Finite for p, set to def.
+func NewFinite(p *float64, def float64) *Finite {
+	*p = def
+	return &Finite{p}
+}
+
+// String returns the number.
+func (v *Finite) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*v.p, 'g', -1, 64)
+}
+
+// Set reads a finite number (ParseFinite).
+func (v *Finite) Set(s string) error {
+	f, err := ParseFinite(s)
+	if err != nil {
+		return err
+	}
+	*v.p = f
+	return nil
+}
+
+// Type is the word help shows for the value.
+func (v *Finite) Type() string { return "float" }
+
+// ParseFinite reads a finite float64.
+func ParseFinite(s string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("want a finite number")
+	}
+	return f, nil
+}
+
+// ParseRatio reads the value s of flag name, a ratio ("0.05") or a
+// percentage ("5%"), from 0 to 1 (grammar.ParseRatio); anything else is
+// a UsageError.
+func ParseRatio(name, s string) (float64, error) {
+	f, err := grammar.ParseRatio(s)
+	if err != nil {
+		return 0, Usagef("bad %s %q: %v", name, s, err)
+	}
+	return f, nil
+}
+
+// ParsePercent reads the value s of flag name, "2%" or "0.02", as a
+// fraction from 0 to below 1 (grammar.ParsePercent); anything else is a
+// UsageError.
+func ParsePercent(name, s string) (float64, error) {
+	f, err := grammar.ParsePercent(s)
+	if err != nil {
+		return 0, Usagef("bad %s %q: %v", name, s, err)
+	}
+	return f, nil
+}
+
+// HelpWidth is the width help is wrapped to: the terminal's when w is one
+// (at least 40 columns), else 80.
+func HelpWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols >= 40 {
+			return cols
+		}
+	}
+	return 80
+}
+
+// WrapText breaks the lines of text longer than width at spaces; a
+// continuation starts under the text after a line's first run of two
+// spaces or more ("  name   description" lists), else under its indent.
+// Where a word is longer than the line, the rest of the line is left whole.
+func WrapText(text string, width int) string {
+	var b strings.Builder
+	for i, line := range strings.Split(text, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		if j := strings.Index(line[indent:], "  "); j > 0 {
+			k := indent + j
+			for k < len(line) && line[k] == ' ' {
+				k++
+			}
+			if k < width/2 {
+				indent = k
+			}
+		}
+		for len(line) > width {
+			cut := strings.LastIndexByte(line[:width+1], ' ')
+			if cut <= indent {
+				break // one word longer than the line: leave it
+			}
+			b.WriteString(strings.TrimRight(line[:cut], " ") + "\n")
+			line = strings.Repeat(" ", indent) + strings.TrimLeft(line[cut:], " ")
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// OpenOutput opens the file of -o, before any connection so that a bad
+// path costs nothing (a UsageError); "" and "-" are stdout. The command
+// defers done with the address of its error: done renames the report into
+// place, setting that error when the rename fails, or, when the command
+// failed, drops the report and leaves the previous file as it was.
+func OpenOutput(name string, stdout io.Writer) (w io.Writer, done func(cmdErr *error), err error) {
+	if name == "" || name == "-" {
+		return stdout, func(*error) {}, nil
+	}
+	// Written whole or not at all, as every output file: a run that
+	// fails leaves the previous file as it was.
+	f, err := report.CreateAtomic(name)
+	if err != nil {
+		return nil, nil, Usagef("cannot create -o file: %v", err)
+	}
+	return f, func(cmdErr *error) {
+		if *cmdErr != nil {
+			f.Abort()
+			return
+		}
+		if cerr := f.Commit(); cerr != nil {
+			*cmdErr = fmt.Errorf("writing %s: %w", name, cerr)
+		}
+	}, nil
+}
+
+// Commit renames w into place when it is a report.AtomicFile (an output
+// file); standard output has nothing to commit.
+func Commit(w io.Writer) error {
+	if a, ok := w.(*report.AtomicFile); ok {
+		return a.Commit()
+	}
+	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -125,7 +125,7 @@ func TestListenQueueUnix(t *testing.T) {
 // them back off for many seconds.)
 func TestListenOverflowNote(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Backlog: 1})
-	var s summary.Summary
+	var s stats.Summary
 	withSpeedRetries(t, func() []string {
 		s = benchJSON(t, "-n", "120", "-c", "60", "-s", "3", srv.URL("/"))
 		if s.ListenOverflows == nil || s.ListenBacklog == nil || len(s.ListenQueues) != 1 || s.ListenQueues[0].Drops == nil {

@@ -39,7 +39,6 @@ import (
 	"syscall"
 
 	"github.com/backbench/backbench/internal/backend"
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/plan"
 )
@@ -58,10 +57,10 @@ const (
 )
 
 // usageError is a bad command line: exit status 2.
-type usageError = cli.UsageError
+type usageError = UsageError
 
 // usagef returns a usageError formatted as fmt.Sprintf does.
-func usagef(format string, a ...any) error { return cli.Usagef(format, a...) }
+func usagef(format string, a ...any) error { return Usagef(format, a...) }
 
 // unreachableError is a target that cannot be reached at all: exit status 1.
 type unreachableError struct{ err error }

@@ -10,11 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/merge"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 type mergeOptions struct {
@@ -47,7 +46,7 @@ Flags:
 func newMergeFlags(o *mergeOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's, then the generators) or json")
+	fs.Var(NewChoice(&o.format, "text", "text", "json"), "format", "report format: text (ab's, then the generators) or json")
 	fs.BoolVar(&o.force, "force", false, "merge runs whose plans differ (the report says so)")
 	fs.BoolVar(&o.wide, "wide", false, "print a merged sweep's table as wide as it is, not fitted to 100 columns (or the terminal's width)")
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum to the text report")
@@ -95,7 +94,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("merge: cannot create output file: %v", err)
 		}
 		defer f.Abort()
-		if err := report.PercentileCSV(f, summary.PercentileSpectrum(run.Record)); err != nil {
+		if err := report.PercentileCSV(f, stats.PercentileSpectrum(run.Record)); err != nil {
 			return fmt.Errorf("writing %s: %w", o.percentileFile, err)
 		}
 		if err := f.Commit(); err != nil {

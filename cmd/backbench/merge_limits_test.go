@@ -23,7 +23,6 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // mergeASLimit is the address-space limit (RLIMIT_AS) merge must work
@@ -235,7 +234,7 @@ func syntheticSweep(path string, levels, reqs int, start time.Time) error {
 			m.Timeline.Start = stats.Wall{Time: began}
 		}
 		sw.Levels = append(sw.Levels, c)
-		se.Levels = append(se.Levels, summary.Of(m))
+		se.Levels = append(se.Levels, stats.SummaryOf(m))
 		se.Records = append(se.Records, m)
 	}
 	sw.Series = []document.SweepSeries{se}

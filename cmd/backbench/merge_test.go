@@ -21,12 +21,11 @@ import (
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // mergedRun is the JSON of merge --format json for bench files.
 type mergedRun struct {
-	summary.Summary
+	stats.Summary
 	Record     *stats.Record      `json:"record"`
 	Generators []report.Generator `json:"generators"`
 	Merge      report.MergeInfo   `json:"merge"`

@@ -21,7 +21,7 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // browserTab is a page open in headless Chromium (no network: every name
@@ -271,8 +271,8 @@ func pngHas(t *testing.T, path, hex string) int {
 // sweepDoc reads the parts of a sweep.json the browser test checks.
 type sweepDocument struct {
 	Series []struct {
-		Label  string            `json:"label"`
-		Levels []summary.Summary `json:"levels"`
+		Label  string          `json:"label"`
+		Levels []stats.Summary `json:"levels"`
 	} `json:"series"`
 	Comparisons []struct {
 		Series   string `json:"series"`

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/cli"
 )
 
 // TestBenchProgress: without a terminal, ab's heartbeat lines (every tenth
@@ -58,9 +57,9 @@ func TestBenchProgress(t *testing.T) {
 	}
 
 	// A terminal (pretended): the live line, erased; no heartbeat.
-	old, oldEvery := isTerminal, cli.ProgressEvery
-	isTerminal, cli.ProgressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
-	t.Cleanup(func() { isTerminal, cli.ProgressEvery = old, oldEvery })
+	old, oldEvery := isTerminal, ProgressEvery
+	isTerminal, ProgressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
+	t.Cleanup(func() { isTerminal, ProgressEvery = old, oldEvery })
 	code, out, errs := runMain(t, context.Background(), "bench", "-k", "-n", "300", slow.URL("/"))
 	if code != 0 || !regexp.MustCompile(`\r\x1b\[K\d+\.\d s: \d+/300 requests, \d+ req/s, 0 failed, ETA \d+s`).MatchString(errs) ||
 		!strings.HasSuffix(errs, "\r\x1b[K") || strings.Contains(errs, "Completed") || strings.Contains(out, "\r") {

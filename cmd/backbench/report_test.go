@@ -19,14 +19,14 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // reportInputs runs a bench (against a backend that resets every 4th
 // request), a sweep (a healthy FastCGI series and the failing HTTP one) and
 // a probe on built-in backends and saves their JSON in dir: bench.json,
 // sweep.json, probe.json.
-func reportInputs(t *testing.T, dir string) (bench summary.Summary, sw report.Sweep) {
+func reportInputs(t *testing.T, dir string) (bench stats.Summary, sw report.Sweep) {
 	t.Helper()
 	good := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 100})
 	faulty := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 100, Fault: "reset", FaultEvery: 4})

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/cli"
+	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/serve"
 )
 
@@ -28,11 +28,11 @@ Flags:
 func newServeFlags(o *serve.Options) *pflag.FlagSet {
 	fs := newFlagSet("serve")
 	fs.SortFlags = false
-	fs.Var(cli.NewChoice(&o.Protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
+	fs.Var(NewChoice(&o.Protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
 	fs.StringArrayVar(&o.Listens, "listen", nil, "address: tcp:HOST:PORT or unix:/path.sock (repeatable)")
 	fs.StringVar(&o.Model, "model", "threaded", "concurrency model: threaded, serial, prefork:N, evented")
-	fs.Var(cli.NewSeconds(&o.Delay, 0), "delay", "sleep per request (seconds, or a duration: 10ms)")
-	fs.Var(cli.NewSeconds(&o.Work, 0), "work", "CPU busy time per request (seconds, or a duration: 1ms)")
+	fs.Var(grammar.NewSeconds(&o.Delay, 0), "delay", "sleep per request (seconds, or a duration: 10ms)")
+	fs.Var(grammar.NewSeconds(&o.Work, 0), "work", "CPU busy time per request (seconds, or a duration: 1ms)")
 	fs.IntVar(&o.Body, "body", 0, "response body size in bytes")
 	fs.IntVar(&o.Grow, "grow", 0, "leak BYTES of resident memory per request (a backend whose memory grows by a known amount)")
 	fs.IntVar(&o.Status, "status", 200, "response status code")
@@ -71,23 +71,23 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // addBehaviourFlags adds serve's flags for the protocol-level behaviours
 // that probe tells apart (fixtures.Behaviour).
 func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
-	fs.Var(cli.NewChoice(&b.KeepConn, fixtures.KeepConnHonour, fixtures.KeepConnHonour, fixtures.KeepConnIgnore, fixtures.KeepConnAlways),
+	fs.Var(NewChoice(&b.KeepConn, fixtures.KeepConnHonour, fixtures.KeepConnHonour, fixtures.KeepConnIgnore, fixtures.KeepConnAlways),
 		"fcgi-keep-conn", "FastCGI FCGI_KEEP_CONN: honour, ignore (close after every request) or always (keep even without the flag)")
-	fs.Var(cli.NewChoice(&b.Multiplex, fixtures.MuxReject, fixtures.MuxReject, fixtures.MuxSupport, fixtures.MuxLose, fixtures.MuxClose),
+	fs.Var(NewChoice(&b.Multiplex, fixtures.MuxReject, fixtures.MuxReject, fixtures.MuxSupport, fixtures.MuxLose, fixtures.MuxClose),
 		"fcgi-multiplex", "FastCGI second request on a busy connection: reject (CANT_MPX_CONN), support, lose (ignore it) or close")
-	fs.Var(cli.NewChoice(&b.GetValues, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose, fixtures.ReplyMpxsOnly, fixtures.ReplyDie),
+	fs.Var(NewChoice(&b.GetValues, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose, fixtures.ReplyMpxsOnly, fixtures.ReplyDie),
 		"fcgi-get-values", "FastCGI FCGI_GET_VALUES: answer, ignore (connection left open), close, mpxs-only (php-fpm's answer) or die (any name asked takes the server down: Ruby's fcgi.rb)")
-	fs.Var(cli.NewChoice(&b.UnknownType, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose),
+	fs.Var(NewChoice(&b.UnknownType, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyIgnore, fixtures.ReplyClose),
 		"fcgi-unknown-type", "FastCGI unknown management record: answer (UNKNOWN_TYPE), ignore or close")
-	fs.Var(cli.NewChoice(&b.UnknownRole, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyClose),
+	fs.Var(NewChoice(&b.UnknownRole, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyClose),
 		"fcgi-unknown-role", "FastCGI role other than RESPONDER: answer (END_REQUEST UNKNOWN_ROLE) or close")
-	fs.Var(cli.NewSeconds(&b.IdleTimeout, 0), "idle-timeout", "close connections idle this long between requests (HTTP default 5 s; FastCGI: never)")
-	fs.Var(cli.NewChoice(&b.HTTP10KeepAlive, fixtures.HTTP10Announce, fixtures.HTTP10Announce, fixtures.HTTP10Silent, fixtures.HTTP10Ignore),
+	fs.Var(grammar.NewSeconds(&b.IdleTimeout, 0), "idle-timeout", "close connections idle this long between requests (HTTP default 5 s; FastCGI: never)")
+	fs.Var(NewChoice(&b.HTTP10KeepAlive, fixtures.HTTP10Announce, fixtures.HTTP10Announce, fixtures.HTTP10Silent, fixtures.HTTP10Ignore),
 		"http10-keep-alive", "HTTP/1.0 Connection: keep-alive: announce (kept, with Keep-Alive), silent (kept without saying so) or ignore (close)")
 	fs.BoolVar(&b.NoPipelining, "no-pipelining", false, "HTTP: drop pipelined requests (bytes that came after a request)")
 	fs.BoolVar(&b.DieOnEmptyConn, "die-on-empty-conn", false, "exit when a client closes a connection before sending a byte (Ruby's fcgi.rb)")
 	fs.BoolVar(&b.DieOnCutRequest, "die-on-cut-request", false, "FastCGI: exit when a client closes a connection after a request began and before its END_REQUEST (Ruby's fcgi.rb)")
 	fs.Int64Var(&b.ExitAfter, "exit-after", 0, "exit after answering N requests (0: never)")
-	fs.Var(cli.NewSeconds(&b.CloseDelay, 0), "close-delay", "close a connection that is not kept this long after its last response (Thin's or Ruby fcgi's late close)")
+	fs.Var(grammar.NewSeconds(&b.CloseDelay, 0), "close-delay", "close a connection that is not kept this long after its last response (Thin's or Ruby fcgi's late close)")
 	fs.BoolVar(&b.IgnoreClose, "ignore-close", false, "HTTP/1.1: keep the connection after Connection: close, without saying so (uWSGI's --http11-socket)")
 }

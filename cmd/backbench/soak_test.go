@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // BenchmarkSoakRSS runs the built binary against a built-in backend in its
@@ -49,7 +49,7 @@ func BenchmarkSoakRSS(b *testing.B) {
 				if err != nil {
 					b.Fatalf("bench: %v", err)
 				}
-				var s summary.Summary
+				var s stats.Summary
 				if err := json.Unmarshal(out, &s); err != nil {
 					b.Fatal(err)
 				}

@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/internal/backend"
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/report/page"
@@ -86,7 +86,7 @@ Flags:
 func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs := newFlagSet("study")
 	fs.StringVar(&o.out, "out", ".", "write study.json and study.html into `DIR`")
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format on stdout: text, json, or markdown (the answers, then a GitHub table per factor, for a pull request)")
+	fs.Var(NewChoice(&o.format, "text", "text", "json", "markdown"), "format", "report format on stdout: text, json, or markdown (the answers, then a GitHub table per factor, for a pull request)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.BoolVar(&o.against.wide, "wide", false, "print the text as wide as its lines are, not fitted to 100 columns (or the terminal's width)")
 	fs.StringVar(&o.against.against, "against", "", "after the study, compare it with the saved study `OLD/study.json`, as compare does (each series with the same series of the old study)")
@@ -95,12 +95,12 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs.StringVar(&o.noise, "noise", "", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\" (2% or 0.02; default: the file's noise, else 2%)")
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "replace the file's concurrency levels with `SPEC` (1,4 or 1:500:10)")
 	fs.Int64VarP(&o.requests, "requests", "n", 0, "replace the file's requests per level and trial")
-	fs.VarP(cli.NewSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
+	fs.VarP(grammar.NewSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
 	fs.IntVar(&o.repeat, "repeat", 0, "replace the file's trials per level (rounds)")
 	fs.Int64Var(&o.warmup, "warmup", -1, "replace the file's warm-up requests before each trial")
 	fs.BoolVar(&o.quick, "quick", false, "a try of the whole study in seconds: its first 2 levels, 100 requests a level, 2 rounds, no warm-up (unless -c, -n, -t, --repeat or --warmup say otherwise); too short for verdicts")
 	fs.StringVar(&o.until, "until", "", "`decided`: after the first rounds (--repeat, at least 4), run only the series an undecided pair needs, until every pair is decided, the --budget is spent or --max-repeat rounds ran")
-	fs.Var(cli.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time the rounds may take (seconds, or a duration: 10m); default: the file's budget, else none")
+	fs.Var(grammar.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time the rounds may take (seconds, or a duration: 10m); default: the file's budget, else none")
 	fs.IntVar(&o.maxRepeat, "max-repeat", 0, "with --until decided: the most rounds (4 to 100; default: the file's max_repeat, else 20)")
 	addSizingFlags(fs, o)
 	fs.SortFlags = false
@@ -109,7 +109,7 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 
 // addSizingFlags adds the flags of a capacity study (a sizing).
 func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
-	fs.Var(cli.NewSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
+	fs.Var(grammar.NewSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
 	fs.StringVar(&o.memory, "memory", "", "capacity study: replace the file's memory budget (`SIZE`: 2GiB, 512MiB)")
 }
 
@@ -118,7 +118,7 @@ func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
 func (o *studyOptions) overrides(fs *pflag.FlagSet) (studyfile.Overrides, error) {
 	ov := studyfile.Overrides{Quick: o.quick, Levels: o.levels}
 	if fs.Changed("noise") {
-		noise, err := cli.ParsePercent("--noise", o.noise)
+		noise, err := ParsePercent("--noise", o.noise)
 		if err != nil {
 			return ov, err
 		}
@@ -191,12 +191,12 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// also a live line under them (round, configuration and series,
 	// requests done, the estimated end); -q: none.
 	var log io.Writer
-	var live *cli.LiveWriter
+	var live *LiveWriter
 	var cur atomic.Pointer[runner.Progress]
 	if !o.quiet {
 		log = stderr
 		if isTerminal(stderr) {
-			live = cli.NewLiveWriter(stderr)
+			live = NewLiveWriter(stderr)
 			log, stderr = live, live
 		}
 	}
@@ -218,7 +218,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	endLive := func(*study.Result) {}
 	if live != nil {
 		ro.Progress = func(p runner.Progress) { cur.Store(&p) }
-		stop := cli.StartLiveLine(live, func() string {
+		stop := StartLiveLine(live, func() string {
 			if p := cur.Load(); p != nil {
 				return "study: " + p.String()
 			}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
@@ -86,7 +85,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	fs := newFlagSet("sweep")
 	fs.SortFlags = false
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "concurrency levels `SPEC`: start:end:step (1:500:10) or a list (1,2,4,8); required")
-	fs.Var(cli.NewChoice(&o.format, "text", "text", "markdown"), "format", "stdout: text (the table) or markdown (the answers and a GitHub table, for a pull request); the files are written either way")
+	fs.Var(NewChoice(&o.format, "text", "text", "markdown"), "format", "stdout: text (the table) or markdown (the answers and a GitHub table, for a pull request); the files are written either way")
 	fs.StringVar(&o.out, "out", ".", "write sweep.csv, sweep.json, sweep.svg, sweep.png and sweep.html into `DIR`")
 	fs.StringVar(&o.kaModes, "keepalive-modes", "", "run every series with these keep-alive `MODES`: on, off, or on,off (every series twice, also spelt both); default: as -k says")
 	fs.StringVar(&o.stopRate, "stop-error-rate", "", "stop a series after a level whose failure ratio passes `R` (0 to 1, or a percentage like 5%)")
@@ -149,7 +148,7 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 		StopOnErrors: o.stopRate != "", Baseline: o.baseline}
 	so.Load.KeepSecrets = o.share.keepSecrets
 	if o.stopRate != "" {
-		r, err := cli.ParseRatio("--stop-error-rate", o.stopRate)
+		r, err := ParseRatio("--stop-error-rate", o.stopRate)
 		if err != nil {
 			return nil, err
 		}
@@ -210,19 +209,19 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	p.Config.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version(),
 		Privacy: o.share.privacy(fs)}
 
-	cli.AnnounceStart(stderr, o.startAt, o.quiet)
+	AnnounceStart(stderr, o.startAt, o.quiet)
 	execute.WaitUntil(ctx, o.startAt)
 	stop := func(bool) {}
 	switch {
 	case o.quiet:
 	case isTerminal(stderr):
-		erase := cli.StartSweepProgress(&p.Config, stderr)
+		erase := StartSweepProgress(&p.Config, stderr)
 		stop = func(bool) { erase() }
 	default:
 		// Piped or redirected: no live line, one line per finished level,
 		// so that a long sweep is seen to progress (bench prints ab's
 		// "Completed N requests").
-		stop = cli.StartSweepLines(&p.Config, stderr)
+		stop = StartSweepLines(&p.Config, stderr)
 	}
 	var short sweep.ShortTrials
 	if p.trials.on {

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/realbackend"
@@ -379,9 +378,9 @@ func TestSweepUsage(t *testing.T) {
 // TestSweepProgress: on a terminal (pretended) and without -q, stderr gets
 // a redrawn progress line that is erased at the end; stdout stays clean.
 func TestSweepProgress(t *testing.T) {
-	old, oldEvery := isTerminal, cli.ProgressEvery
-	isTerminal, cli.ProgressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
-	t.Cleanup(func() { isTerminal, cli.ProgressEvery = old, oldEvery })
+	old, oldEvery := isTerminal, ProgressEvery
+	isTerminal, ProgressEvery = func(io.Writer) bool { return true }, 5*time.Millisecond
+	t.Cleanup(func() { isTerminal, ProgressEvery = old, oldEvery })
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 5 * time.Millisecond})
 	code, out, errs, _ := sweepOut(t, "-n", "30", "-c", "1,2", "s="+srv.URL("/"))
 	if code != 0 {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // stallServer is an HTTP server on a Unix socket that stalls once: every
@@ -95,8 +94,8 @@ func TestTimelineShowsStall(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var doc struct {
-		WorstWindow *summary.WorstWindow `json:"worst_window"`
-		Record      stats.Record         `json:"record"`
+		WorstWindow *stats.WorstWindow `json:"worst_window"`
+		Record      stats.Record       `json:"record"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
@@ -316,7 +315,7 @@ func TestTimelinePSSGrowth(t *testing.T) {
 // figures.
 func TestRateStagesLand(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
-	run := func(args ...string) (summary.Summary, *stats.Timeline) {
+	run := func(args ...string) (stats.Summary, *stats.Timeline) {
 		t.Helper()
 		code, out, errs := runMain(t, context.Background(), append([]string{"bench", "-q", "--format", "json", "-k", "-c", "8",
 			"--window", "250ms"}, append(args, srv.URL("/"))...)...)
@@ -324,7 +323,7 @@ func TestRateStagesLand(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, code, errs)
 		}
 		var doc struct {
-			summary.Summary
+			stats.Summary
 			Record stats.Record `json:"record"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Record.Timeline == nil {
@@ -384,7 +383,7 @@ func TestClosedStages(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var s summary.Summary
+	var s stats.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}

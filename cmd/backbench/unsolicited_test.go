@@ -9,7 +9,6 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // junkBytes is what the trailing-junk fault sends after each answer.
@@ -41,7 +40,7 @@ func TestUnsolicitedBytesBench(t *testing.T) {
 						t.Fatalf("bench: exit %d: %s", code, errs)
 					}
 					var res struct {
-						summary.Summary
+						stats.Summary
 						Record stats.Record `json:"record"`
 					}
 					if err := json.Unmarshal([]byte(out), &res); err != nil {

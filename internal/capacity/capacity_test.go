@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 func TestParse(t *testing.T) {
@@ -331,13 +330,13 @@ func TestSearchClientHiccup(t *testing.T) {
 
 func TestFromSummary(t *testing.T) {
 	objs := search0Objs()
-	base := func(p99 float64) summary.Summary {
-		return summary.Summary{Complete: 1000, RequestsPerSecond: 200, TimeTaken: 5,
+	base := func(p99 float64) stats.Summary {
+		return stats.Summary{Complete: 1000, RequestsPerSecond: 200, TimeTaken: 5,
 			Spectrum: map[string]float64{"50": 10, "90": 12, "99": p99, "99.9": p99 + 1, "100": p99 + 2},
 			Client:   stats.ClientHealth{Cores: 2, CPUPercent: 20, SchedulerLateMaxMs: 3}}
 	}
-	open := func(s summary.Summary, asked, achieved float64, ceilingLate int64, uncorrectedP99 float64) summary.Summary {
-		s.Open = &summary.OpenModel{RateAsked: asked, RateAchieved: achieved, CeilingLate: ceilingLate, SchedulerLateMaxMs: 4}
+	open := func(s stats.Summary, asked, achieved float64, ceilingLate int64, uncorrectedP99 float64) stats.Summary {
+		s.Open = &stats.OpenModel{RateAsked: asked, RateAchieved: achieved, CeilingLate: ceilingLate, SchedulerLateMaxMs: 4}
 		s.UncorrectedPercentiles = map[string]float64{"50": 10, "90": 11, "99": uncorrectedP99, "100": uncorrectedP99}
 		s.Concurrency = 8
 		return s
@@ -354,10 +353,10 @@ func TestFromSummary(t *testing.T) {
 	backlog.Open.UnsentInFlight = 250
 	failing := base(20)
 	failing.Failed, failing.Non2xx = 10, 5
-	none := summary.Summary{Failed: 10, TimeTaken: 2}
+	none := stats.Summary{Failed: 10, TimeTaken: 2}
 	for _, c := range []struct {
 		name  string
-		s     summary.Summary
+		s     stats.Summary
 		limit string // a part of the reason, "" for none
 	}{
 		{"backend", base(20), ""},

@@ -54,7 +54,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // Metrics an objective can bound: latency percentiles of the total request
@@ -176,7 +175,7 @@ type Measure struct {
 	// the run's length: nothing came back sooner.
 	P50, P90, P99, P999, Max float64
 	// ErrorRate is the share of requests that failed or answered a status
-	// other than 2xx, from 0 to 1 (summary.Summary.ErrorRatio).
+	// other than 2xx, from 0 to 1 (stats.Summary.ErrorRatio).
 	ErrorRate float64
 	// ClientLimit, when not empty, says why the client rather than the
 	// backend may have set the result.
@@ -213,17 +212,17 @@ func (o Objective) Value(m *Measure) float64 {
 }
 
 // Evaluate judges m against every objective, in order.
-func Evaluate(objs []Objective, m *Measure) []summary.SLOResult {
-	out := make([]summary.SLOResult, len(objs))
+func Evaluate(objs []Objective, m *Measure) []stats.SLOResult {
+	out := make([]stats.SLOResult, len(objs))
 	for i, o := range objs {
 		v := o.Value(m)
-		out[i] = summary.SLOResult{Objective: o.Text, Value: v, Pass: v <= o.Bound}
+		out[i] = stats.SLOResult{Objective: o.Text, Value: v, Pass: v <= o.Bound}
 	}
 	return out
 }
 
 // Passed reports whether every result passed.
-func Passed(rs []summary.SLOResult) bool {
+func Passed(rs []stats.SLOResult) bool {
 	for _, r := range rs {
 		if !r.Pass {
 			return false
@@ -234,7 +233,7 @@ func Passed(rs []summary.SLOResult) bool {
 
 // Verdicts writes one line per objective: "p99<=1ms: FAIL, p99 10.2 ms
 // (9.2 ms over)" or "p99<=50ms: pass, p99 10.2 ms".
-func Verdicts(objs []Objective, rs []summary.SLOResult) []string {
+func Verdicts(objs []Objective, rs []stats.SLOResult) []string {
 	out := make([]string, len(objs))
 	for i, o := range objs {
 		r := rs[i]
@@ -250,7 +249,7 @@ func Verdicts(objs []Objective, rs []summary.SLOResult) []string {
 // Judged is the verdict on each objective of one run (Verdicts), and the
 // lines of the objectives it failed: nil when it met every one, a
 // --slo that fails the run otherwise.
-func Judged(objs []Objective, rs []summary.SLOResult) (lines, failed []string) {
+func Judged(objs []Objective, rs []stats.SLOResult) (lines, failed []string) {
 	lines = Verdicts(objs, rs)
 	for i, r := range rs {
 		if !r.Pass {
@@ -268,7 +267,7 @@ func Judged(objs []Objective, rs []summary.SLOResult) (lines, failed []string) {
 // delay was the client's (the in-flight ceiling -c, or its own lateness);
 // or, in either model, a run whose failing latencies were over their bound
 // by no more than the client's goroutines waited for a CPU.
-func FromSummary(s *summary.Summary, objs []Objective) Measure {
+func FromSummary(s *stats.Summary, objs []Objective) Measure {
 	return FromSummaryAt(s, s.RequestsPerSecond, objs)
 }
 
@@ -276,7 +275,7 @@ func FromSummary(s *summary.Summary, objs []Objective) Measure {
 // run given apart from the summary: rps, such as the median of trials
 // beside their pooled run's summary s (an open run's achieved rate is
 // still s.Open's).
-func FromSummaryAt(s *summary.Summary, rps float64, objs []Objective) Measure {
+func FromSummaryAt(s *stats.Summary, rps float64, objs []Objective) Measure {
 	m := Measure{ErrorRate: s.ErrorRatio(), AchievedRPS: rps}
 	if s.Complete > 0 {
 		sp := s.Spectrum
@@ -299,7 +298,7 @@ func FromSummaryAt(s *summary.Summary, rps float64, objs []Objective) Measure {
 // as it is), measured from s (FromSummaryAt) with rps its achieved
 // requests/sec: s's own for one run, the trials' median beside their
 // pooled run's summary.
-func JudgeSummary(s *summary.Summary, rps float64, objs []Objective) {
+func JudgeSummary(s *stats.Summary, rps float64, objs []Objective) {
 	if len(objs) == 0 {
 		return
 	}
@@ -317,7 +316,7 @@ const (
 
 // clientLimit says why the client may have limited the run of s, measured
 // as m, or returns "".
-func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {
+func clientLimit(s *stats.Summary, objs []Objective, m *Measure) string {
 	c := s.Client
 	if c.Cores > 0 && c.CPUPercent >= stats.CPUWarnFraction*100*float64(c.Cores) {
 		return fmt.Sprintf(ReasonClientCPU+" was at %.0f%% of %d cores", c.CPUPercent, c.Cores)
@@ -368,7 +367,7 @@ func clientLimit(s *summary.Summary, objs []Objective, m *Measure) string {
 // uncorrectedWithin reports whether the latencies from the actual send
 // times (ab's ranks; p99.9 read as the longest) pass the latency
 // objectives.
-func uncorrectedWithin(s *summary.Summary, objs []Objective) bool {
+func uncorrectedWithin(s *stats.Summary, objs []Objective) bool {
 	u := s.UncorrectedPercentiles
 	if len(u) == 0 || s.Complete == 0 {
 		return false

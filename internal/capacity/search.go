@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // StepFunc runs one step at a load level (requests per second in the open
@@ -72,7 +72,7 @@ type Step struct {
 	Length time.Duration
 	Measure
 	// Results are the verdicts on the objectives, in order.
-	Results []summary.SLOResult
+	Results []stats.SLOResult
 	// Pass reports that every objective held and so did the load
 	// (Measure.Held).
 	Pass bool

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // Models of a search.
@@ -345,7 +344,7 @@ type StepJSON struct {
 	Longer bool `json:"longer,omitempty"`
 	// SLO are the step's verdicts on the objectives, in order: the
 	// measured value of each objective's metric and whether it held.
-	SLO []summary.SLOResult `json:"slo_results"`
+	SLO []stats.SLOResult `json:"slo_results"`
 	// Records are the step's run records (one per run: a step is one);
 	// absent in files written before they were kept.
 	Records []*stats.Record `json:"records,omitempty"`
@@ -429,7 +428,7 @@ func (r *Report) JSON(concurrency int) JSONReport {
 		sj := StepJSON{Concurrency: concurrency, AchievedRPS: st.AchievedRPS, P50Ms: st.P50, P99Ms: st.P99,
 			ErrorRate: st.ErrorRate, Pass: st.Pass, Confirm: st.Confirm, ClientLimit: st.ClientLimit, SLO: st.Results}
 		if sj.SLO == nil {
-			sj.SLO = []summary.SLOResult{}
+			sj.SLO = []stats.SLOResult{}
 		}
 		sj.LengthSeconds, sj.Again, sj.Longer = st.Length.Seconds(), st.Again, st.Longer
 		if st.Record != nil {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // TestProgressLines: the line that starts a search, each step's line and
@@ -38,7 +38,7 @@ func TestProgressLines(t *testing.T) {
 // TestJudgeSummary: a summary gets its objectives' verdicts, none without
 // objectives.
 func TestJudgeSummary(t *testing.T) {
-	s := &summary.Summary{Complete: 100, Spectrum: map[string]float64{"50": 1, "90": 2, "99": 40, "99.9": 50, "100": 60}}
+	s := &stats.Summary{Complete: 100, Spectrum: map[string]float64{"50": 1, "90": 2, "99": 40, "99.9": 50, "100": 60}}
 	JudgeSummary(s, 100, nil)
 	if s.SLO != nil {
 		t.Fatalf("no objectives: %+v", s.SLO)

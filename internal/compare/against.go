@@ -7,7 +7,7 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/gate"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -63,7 +63,7 @@ func Questions(base *File, f trials.Factors, concurrency int, metrics []string) 
 	}
 	olds, labels := base.seriesFactors()
 	ms, _ := trials.MatchSeries("", f, labels, olds, false)
-	var levels []*summary.Summary
+	var levels []*stats.Summary
 	for _, m := range ms {
 		s := &base.Series[m.Index]
 		if len(s.Levels) == 0 {
@@ -79,7 +79,7 @@ func Questions(base *File, f trials.Factors, concurrency int, metrics []string) 
 	}
 	var out []trials.SavedPair
 	for _, l := range levels {
-		ts := summary.TrialsOf(l)
+		ts := stats.TrialsOf(l)
 		for _, m := range metrics {
 			out = append(out, trials.SavedPair{Series: 0, Metric: m, Baseline: ts})
 		}

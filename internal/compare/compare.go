@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -117,7 +117,7 @@ func pairFiles(old, f *File, noise float64, notes *[]string, q *trials.Sequentia
 	for _, file := range []*File{old, f} {
 		for i := range file.Series {
 			s := &file.Series[i]
-			w := summary.SeriesOf(s.Label, s.Levels)
+			w := stats.SeriesOf(s.Label, s.Levels)
 			w.AnyLevel = !(f.sweep || old.sweep) || s.anyLevel
 			walked, saved = append(walked, w), append(saved, s)
 		}
@@ -162,7 +162,7 @@ func pairFiles(old, f *File, noise float64, notes *[]string, q *trials.Sequentia
 				s.Saved = trials.SavedSeries
 			}
 			sq = &s
-			st, bt := summary.TrialsOf(l), summary.TrialsOf(bl)
+			st, bt := stats.TrialsOf(l), stats.TrialsOf(bl)
 			for k := range cs {
 				sq.Judge(&cs[k], st, bt, noise)
 			}
@@ -185,9 +185,9 @@ func pairFiles(old, f *File, noise float64, notes *[]string, q *trials.Sequentia
 // and p99 (trials.CompareTarget), from the trials' own per-target
 // figures. None when either level is of one request. With q not nil,
 // every verdict is the sequential rule's (q.Judge).
-func compareTargets(series, baseline string, l, bl *summary.Summary, noise float64, q *trials.Sequential) []trials.Comparison {
-	st, sp := summary.TargetTrialsOf(l)
-	bt, bp := summary.TargetTrialsOf(bl)
+func compareTargets(series, baseline string, l, bl *stats.Summary, noise float64, q *trials.Sequential) []trials.Comparison {
+	st, sp := stats.TargetTrialsOf(l)
+	bt, bp := stats.TargetTrialsOf(bl)
 	var out []trials.Comparison
 	for i, t := range st {
 		j := slices.Index(bt, t)

@@ -8,7 +8,6 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -21,20 +20,20 @@ func scaledTrials(t *testing.T, n int, slow float64) *document.Trials {
 	t.Helper()
 	src := readDoc(t, "bench-repeat.json").(*document.Trials)
 	rec := src.Trials[0]
-	runs := make([]*summary.Run, n)
+	runs := make([]*stats.Run, n)
 	recs := make([]*stats.Record, n)
 	ts := make([]trials.Trial, n)
 	for i := range runs {
 		r := *rec
 		r.Elapsed = time.Duration(float64(rec.Elapsed) * slow * (1 + 0.001*float64(i)))
-		runs[i] = &summary.Run{Record: &r, Summary: summary.Of(&r)}
-		recs[i], ts[i] = &r, summary.TrialOf(&runs[i].Summary)
+		runs[i] = &stats.Run{Record: &r, Summary: stats.SummaryOf(&r)}
+		recs[i], ts[i] = &r, stats.TrialOf(&runs[i].Summary)
 	}
 	m, err := stats.MergeAs(stats.InTurn, recs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return document.NewTrials(runs, summary.Run{Record: m, Summary: summary.Of(m)}, trials.Summarize(ts), nil, 1)
+	return document.NewTrials(runs, stats.Run{Record: m, Summary: stats.SummaryOf(m)}, trials.Summarize(ts), nil, 1)
 }
 
 // savedFile is d saved and read back as compare reads a file.

@@ -18,7 +18,6 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // Series is a series of a saved file: a bench result is one series with
@@ -33,7 +32,7 @@ type Series struct {
 	// KeepAlive says whether the series kept its connections.
 	KeepAlive bool
 	// Levels are the series' results, by concurrency.
-	Levels []summary.Summary
+	Levels []stats.Summary
 	// URL is the series' target.
 	URL string
 	// anyLevel: the series' one level matches any (a bench result, a
@@ -116,7 +115,7 @@ func Of(path string, d document.Result) (*File, error) {
 		}
 	case *document.Run, *document.Trials, *document.MergedRun:
 		r := bench
-		s := Series{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []summary.Summary{*r}, URL: r.Target.URL, anyLevel: true}
+		s := Series{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []stats.Summary{*r}, URL: r.Target.URL, anyLevel: true}
 		if r.Label != "" {
 			s.Label = r.Label
 		}
@@ -136,8 +135,8 @@ func Of(path string, d document.Result) (*File, error) {
 }
 
 // levelsOf returns the summaries of a bench result or a sweep's levels.
-func levelsOf(d document.Result) []*summary.Summary {
-	var out []*summary.Summary
+func levelsOf(d document.Result) []*stats.Summary {
+	var out []*stats.Summary
 	if s, _, ok := document.Bench(d); ok {
 		out = append(out, s)
 	}
@@ -182,15 +181,15 @@ func capacitySeries(c *capacity.JSONReport) []Series {
 		byLevel[lv] = append(byLevel[lv], st.Records...)
 	}
 	slices.Sort(order)
-	level := func(recs []*stats.Record) summary.Summary {
-		s := summary.Of(recs[len(recs)-1])
+	level := func(recs []*stats.Record) stats.Summary {
+		s := stats.SummaryOf(recs[len(recs)-1])
 		if len(recs) > 1 {
-			s.Repeated = &summary.Repeated{Trials: recs}
+			s.Repeated = &stats.Repeated{Trials: recs}
 		}
 		return s
 	}
-	series := func(label string, s summary.Summary, anyLevel bool) Series {
-		return Series{Label: label, KeepAlive: s.KeepAlive, Levels: []summary.Summary{s}, URL: s.Target.URL, anyLevel: anyLevel}
+	series := func(label string, s stats.Summary, anyLevel bool) Series {
+		return Series{Label: label, KeepAlive: s.KeepAlive, Levels: []stats.Summary{s}, URL: s.Target.URL, anyLevel: anyLevel}
 	}
 	var out []Series
 	if closed && len(order) > 0 {
@@ -213,7 +212,7 @@ func capacitySeries(c *capacity.JSONReport) []Series {
 
 // runRequests is the request budget of one run of a saved result (of a
 // trial, for a result of trials, whose Requests add up).
-func runRequests(s *summary.Summary) int64 {
+func runRequests(s *stats.Summary) int64 {
 	if s.Repeated != nil && len(s.Trials) > 0 {
 		return s.Trials[0].Plan.Requests
 	}
@@ -308,7 +307,7 @@ func (f *File) series(label string, sweep bool) *Series {
 
 // level finds a level by concurrency; a bench result's only level matches
 // any (their difference is a shape difference).
-func (s *Series) level(c int, sweep bool) *summary.Summary {
+func (s *Series) level(c int, sweep bool) *stats.Summary {
 	if !sweep || s.anyLevel {
 		return &s.Levels[0]
 	}

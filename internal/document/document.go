@@ -22,7 +22,7 @@
 //
 // The reader checks what it reads as saved numbers must be checked: every
 // record's schema (stats.CheckSchema) and counts (stats.Record.Validate),
-// every summary's figures (summary.Summary.CheckSummary). This package is
+// every summary's figures (stats.Summary.CheckSummary). This package is
 // the only one that decodes JSON (with the record's own unmarshalers in
 // internal/stats); renderers, compare and merge take its types. Limits: a
 // probe's checks are an open set of keys, one per check of its protocol,
@@ -42,7 +42,6 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -268,7 +267,7 @@ func checkRecords(m *Meta, kind Kind, data []byte) error {
 			return bad(m.Name, fmt.Errorf("%s JSON: %v", kind, err))
 		}
 		// The trials' records are checked with their summary
-		// (summary.Summary.CheckSummary), as they always were.
+		// (stats.Summary.CheckSummary), as they always were.
 		if rr.Record != nil {
 			raws = append(raws, rr.Record)
 		}
@@ -302,14 +301,14 @@ func decode(name string, kind Kind, keys map[string]json.RawMessage, data []byte
 	case KindRecord:
 		r = &Record{Record: &stats.Record{}}
 	case KindBench:
-		r = &Run{Summary: &summary.Summary{}}
+		r = &Run{Summary: &stats.Summary{}}
 	case KindSweep:
 		r = &Sweep{}
 	case KindMerge:
 		if keys["series"] != nil {
 			r = &MergedSweep{Sweep: &Sweep{}}
 		} else {
-			r = &MergedRun{Summary: &summary.Summary{}}
+			r = &MergedRun{Summary: &stats.Summary{}}
 		}
 	case KindCapacity:
 		r = &Capacity{JSONReport: &capacity.JSONReport{}}
@@ -356,7 +355,7 @@ func upgradeVerdicts(r Result) {
 // gathers the records measured and the notes into the result's Meta.
 func check(r Result) error {
 	m := r.Saved()
-	checkSum := func(s *summary.Summary) error {
+	checkSum := func(s *stats.Summary) error {
 		if s.Repeated != nil && (len(s.Trials) == 0 || slices.Contains(s.Trials, nil)) {
 			return bad(m.Name, errors.New("trials: a result of trials without them"))
 		}
@@ -375,7 +374,7 @@ func check(r Result) error {
 	}
 	// measured adds a level's or a run's records: its trials when it has
 	// some (and they are records), else its record.
-	measured := func(s *summary.Summary, rec *stats.Record) {
+	measured := func(s *stats.Summary, rec *stats.Record) {
 		switch {
 		case s != nil && s.Repeated != nil && !slices.ContainsFunc(s.Trials, OldTrial):
 			m.Records = append(m.Records, s.Trials...)

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // schema1 reads a file of testdata/schema1 (written by the backbench
@@ -49,7 +48,7 @@ func TestReadSchema1(t *testing.T) {
 	}{
 		{"bench.json", KindBench, 1, func(t *testing.T, d Result) {
 			b := d.(*Run)
-			if s := summary.Of(b.Meta.Records[0]); s.Complete != 40 || b.Complete != 40 || s.RequestsPerSecond != b.RequestsPerSecond {
+			if s := stats.SummaryOf(b.Meta.Records[0]); s.Complete != 40 || b.Complete != 40 || s.RequestsPerSecond != b.RequestsPerSecond {
 				t.Errorf("record: %d complete at %g req/s; file %d at %g", s.Complete, s.RequestsPerSecond, b.Complete, b.RequestsPerSecond)
 			}
 		}},
@@ -65,7 +64,7 @@ func TestReadSchema1(t *testing.T) {
 		{"sweep.json", KindSweep, 2, func(t *testing.T, d Result) {
 			levels := d.(*Sweep).Series[0].Levels
 			for i, r := range d.Saved().Records {
-				if s := summary.Of(r); s.Complete != levels[i].Complete || s.Concurrency != levels[i].Concurrency {
+				if s := stats.SummaryOf(r); s.Complete != levels[i].Complete || s.Concurrency != levels[i].Concurrency {
 					t.Errorf("level %d: record %d complete at c=%d, file %d at c=%d", i, s.Complete, s.Concurrency, levels[i].Complete, levels[i].Concurrency)
 				}
 			}

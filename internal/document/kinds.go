@@ -7,7 +7,6 @@ import (
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -58,7 +57,7 @@ type Meta struct {
 type Run struct {
 	// Kind is KindBench.
 	Kind Kind `json:"kind"`
-	*summary.Summary
+	*stats.Summary
 	// Record is the run's record (nil in files made before records).
 	Record *stats.Record `json:"record,omitempty"`
 	// Meta is what Read found.
@@ -76,14 +75,14 @@ type Run struct {
 type Trials struct {
 	// Kind is KindBench.
 	Kind Kind `json:"kind"`
-	*summary.Summary
+	*stats.Summary
 	// Record is the trials' records merged.
 	Record *stats.Record `json:"record,omitempty"`
 	// Pooled is the trials' records merged (stats.InTurn) with that
 	// record's own summary: the figures of ab's report. Read gives it
 	// back from the saved form (its requests/sec the pooled one, without
 	// the trials' part).
-	Pooled summary.Run `json:"-"`
+	Pooled stats.Run `json:"-"`
 	// Medians are the medians of the trials' figures with their
 	// intervals, as the trials ran. Read gives them back from the trials'
 	// records (mediansOf); zero for trials saved as summaries by earlier
@@ -99,8 +98,8 @@ type Trials struct {
 // figures, whether the requests/sec interval got within --precision
 // (nil without it) and the seed of the rounds. The saved form (Summary)
 // is a new value: pooled.Summary is not changed.
-func NewTrials(runs []*summary.Run, pooled summary.Run, medians trials.Summary, precise *bool, seed uint64) *Trials {
-	s := summary.SavedTrials(pooled.Summary, runs, medians, precise, seed)
+func NewTrials(runs []*stats.Run, pooled stats.Run, medians trials.Summary, precise *bool, seed uint64) *Trials {
+	s := stats.SavedTrials(pooled.Summary, runs, medians, precise, seed)
 	return &Trials{Summary: &s, Record: pooled.Record, Pooled: pooled, Medians: medians}
 }
 
@@ -117,24 +116,24 @@ func (t *Trials) SetUntil(p trials.Plan, u *trials.Stopping) {
 
 // mediansOf returns the medians of the trials of a saved result of
 // trials, from the trials' records as the trials' runs gave them
-// (summary.TrialsOf, trials.Summarize: what NewTrials was given); zero
+// (stats.TrialsOf, trials.Summarize: what NewTrials was given); zero
 // when a trial was saved as a summary by an earlier version (OldTrial).
-func mediansOf(s *summary.Summary) trials.Summary {
+func mediansOf(s *stats.Summary) trials.Summary {
 	if s.Repeated == nil || len(s.Trials) == 0 || slices.ContainsFunc(s.Trials, OldTrial) || slices.Contains(s.Trials, nil) {
 		return trials.Summary{}
 	}
-	return trials.Summarize(summary.TrialsOf(s))
+	return trials.Summarize(stats.TrialsOf(s))
 }
 
 // pooledOf returns the pooled run of a saved result of trials: its
 // summary without the trials' part and with the pooled requests/sec.
-func pooledOf(s *summary.Summary, rec *stats.Record) summary.Run {
+func pooledOf(s *stats.Summary, rec *stats.Record) stats.Run {
 	p := *s
 	if s.Repeated != nil {
 		p.RequestsPerSecond = s.PooledRequestsPerSecond
 	}
 	p.Repeated = nil
-	return summary.Run{Record: rec, Summary: p}
+	return stats.Run{Record: rec, Summary: p}
 }
 
 // MergedRun is the merge of bench runs made on several generators: the
@@ -142,7 +141,7 @@ func pooledOf(s *summary.Summary, rec *stats.Record) summary.Run {
 type MergedRun struct {
 	// Kind is KindMerge.
 	Kind Kind `json:"kind"`
-	*summary.Summary
+	*stats.Summary
 	// Record is the merged record.
 	Record *stats.Record `json:"record"`
 	// Generators are the inputs, one per file.
@@ -300,7 +299,7 @@ func (r *ProbeRange) stamp()  { r.Kind = KindProbe }
 // NewRun returns the result of one bench run, *Run, or of repeated
 // trials, *Trials, when s has them (s.Repeated): the one place bench
 // and report tell them apart.
-func NewRun(s *summary.Summary, rec *stats.Record) Result {
+func NewRun(s *stats.Summary, rec *stats.Record) Result {
 	if s.Repeated != nil {
 		return &Trials{Summary: s, Record: rec, Pooled: pooledOf(s, rec), Medians: mediansOf(s)}
 	}
@@ -309,7 +308,7 @@ func NewRun(s *summary.Summary, rec *stats.Record) Result {
 
 // Bench returns the summary and record of a bench result (*Run, *Trials
 // or *MergedRun); ok is false for any other kind.
-func Bench(r Result) (s *summary.Summary, rec *stats.Record, ok bool) {
+func Bench(r Result) (s *stats.Summary, rec *stats.Record, ok bool) {
 	switch b := r.(type) {
 	case *Run:
 		return b.Summary, b.Record, true

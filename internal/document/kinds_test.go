@@ -13,7 +13,6 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -29,11 +28,11 @@ func fixtureRecord(t *testing.T) *stats.Record {
 // the same bytes when written again.
 func TestWriteReadEveryKind(t *testing.T) {
 	rec := fixtureRecord(t)
-	sum := summary.Of(rec)
-	trialSum := summary.Of(rec)
-	trialSum.Repeated = &summary.Repeated{Trials: []*stats.Record{rec}, RequestsPerSecondCI95: []float64{1, 2}}
+	sum := stats.SummaryOf(rec)
+	trialSum := stats.SummaryOf(rec)
+	trialSum.Repeated = &stats.Repeated{Trials: []*stats.Record{rec}, RequestsPerSecondCI95: []float64{1, 2}}
 	sw := &Sweep{Levels: []int{1}, RequestsPerLevel: rec.Plan.Requests,
-		Series: []SweepSeries{{Label: "a", Levels: []summary.Summary{summary.Of(rec)}, Records: []*stats.Record{rec}}}}
+		Series: []SweepSeries{{Label: "a", Levels: []stats.Summary{stats.SummaryOf(rec)}, Records: []*stats.Record{rec}}}}
 	probe, err := NewProbe(ProbeTarget{URL: "http://x/", Protocol: "http", Network: "tcp", Address: "x:80"}, 5,
 		struct {
 			B struct {
@@ -159,7 +158,7 @@ func TestStream(t *testing.T) {
 // and Read gives the pooled run back with its own requests/sec.
 func TestTrialsFiguresApart(t *testing.T) {
 	rec := fixtureRecord(t)
-	pooled := summary.Run{Record: rec, Summary: summary.Of(rec)}
+	pooled := stats.Run{Record: rec, Summary: stats.SummaryOf(rec)}
 	pooledRPS := pooled.Summary.RequestsPerSecond
 	median := pooledRPS / 2
 	if pooledRPS <= 0 {
@@ -169,7 +168,7 @@ func TestTrialsFiguresApart(t *testing.T) {
 		RequestsPerSecond: trials.Estimate{Median: median, Lo: median * 0.9, Hi: median * 1.1, N: 3, Confidence: 0.75},
 		P50Ms:             trials.Estimate{Median: 7, Lo: 6, Hi: 8, N: 3, Confidence: 0.75},
 		P99Ms:             trials.Estimate{Median: 70, Lo: 60, Hi: 80, N: 3, Confidence: 0.75}}
-	runs := []*summary.Run{&pooled, &pooled, &pooled}
+	runs := []*stats.Run{&pooled, &pooled, &pooled}
 	tr := NewTrials(runs, pooled, med, nil, 42)
 	if pooled.Summary.RequestsPerSecond != pooledRPS || pooled.Summary.Repeated != nil {
 		t.Fatal("NewTrials changed the pooled run's summary")
@@ -215,20 +214,20 @@ func TestTrialsFiguresApart(t *testing.T) {
 func TestTrialsMediansRead(t *testing.T) {
 	rec := fixtureRecord(t)
 	for _, n := range []int{1, 3, 6} {
-		runs := make([]*summary.Run, n)
+		runs := make([]*stats.Run, n)
 		recs := make([]*stats.Record, n)
 		ts := make([]trials.Trial, n)
 		for i := range runs {
 			r := *rec
 			r.Elapsed = rec.Elapsed * time.Duration(i+1) // trials apart
-			runs[i] = &summary.Run{Record: &r, Summary: summary.Of(&r)}
-			recs[i], ts[i] = &r, summary.TrialOf(&runs[i].Summary)
+			runs[i] = &stats.Run{Record: &r, Summary: stats.SummaryOf(&r)}
+			recs[i], ts[i] = &r, stats.TrialOf(&runs[i].Summary)
 		}
 		m, err := stats.MergeAs(stats.InTurn, recs...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		written := NewTrials(runs, summary.Run{Record: m, Summary: summary.Of(m)}, trials.Summarize(ts), nil, 7)
+		written := NewTrials(runs, stats.Run{Record: m, Summary: stats.SummaryOf(m)}, trials.Summarize(ts), nil, 7)
 		var b bytes.Buffer
 		if err := Write(&b, written); err != nil {
 			t.Fatal(err)
@@ -256,8 +255,8 @@ func TestTrialsMediansRead(t *testing.T) {
 // keys), read back as written; a result of a fixed count has none.
 func TestTrialsUntil(t *testing.T) {
 	rec := fixtureRecord(t)
-	pooled := summary.Run{Record: rec, Summary: summary.Of(rec)}
-	runs := []*summary.Run{&pooled, &pooled, &pooled, &pooled}
+	pooled := stats.Run{Record: rec, Summary: stats.SummaryOf(rec)}
+	runs := []*stats.Run{&pooled, &pooled, &pooled, &pooled}
 	u := &trials.Stopping{Stopped: trials.StoppedDecided, Pairs: 1, Decided: 1, Rounds: 4, Seconds: 2.5, Confidence: 0.99}
 	for _, until := range []string{"", trials.UntilDecided} {
 		tr := NewTrials(runs, pooled, trials.Summary{}, nil, 3)

@@ -2,7 +2,6 @@ package document
 
 import (
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -45,7 +44,7 @@ type SweepSeries struct {
 	// KeepAlive reports whether the series kept connections open.
 	KeepAlive bool `json:"keep_alive"`
 	// Levels holds one Summary per level run, in order.
-	Levels []summary.Summary `json:"levels"`
+	Levels []stats.Summary `json:"levels"`
 	// Records holds the run record of every level, in the order of
 	// Levels (absent when not known).
 	Records []*stats.Record `json:"records,omitempty"`

@@ -20,7 +20,7 @@
 //     than it has requests.
 //   - The stop rule, after each step: a series whose backend was lost
 //     (StopOnLoss) ends; a series whose failure ratio
-//     (summary.Summary.FailureRatio) at the step passes the bound, or that
+//     (stats.Summary.FailureRatio) at the step passes the bound, or that
 //     finished no request there, ends (StopOnErrors); when no series
 //     reached its target at the first step the run ends (EndUnreachable).
 //   - Before a step that asks for it (Step.Settle), the driver waits for
@@ -43,7 +43,6 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -171,7 +170,7 @@ type Config struct {
 	// Warmup is run before every trial (see Warmup).
 	Warmup Warmup
 	// StopOnErrors turns the stop rule on: a series ends after the first
-	// step whose failure ratio (summary.Summary.FailureRatio) is greater
+	// step whose failure ratio (stats.Summary.FailureRatio) is greater
 	// than StopErrorRate (a ratio from 0 to 1; 0 stops at the first
 	// failure), or where no request finished.
 	StopOnErrors  bool
@@ -236,7 +235,7 @@ type Trial struct {
 	Series, Level, K int
 	// Record is the run's record and Summary its summary.
 	Record  *stats.Record
-	Summary *summary.Summary
+	Summary *stats.Summary
 }
 
 // Stop says where and why the stop rule ended a series.
@@ -257,7 +256,7 @@ type SeriesResult struct {
 	Label string
 	// Levels holds one Summary per step run (with trials, the pooled
 	// trials').
-	Levels []summary.Summary
+	Levels []stats.Summary
 	// Records holds the Record of every step run, beside Levels (with
 	// trials, the trials' merged).
 	Records []*stats.Record
@@ -381,7 +380,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 		if st.Settle > 0 {
 			d.settle(ctx, series[active[0]].Plan, st.Settle)
 		}
-		lv := &level{index: li, step: st, active: active, runs: map[int][]*summary.Run{},
+		lv := &level{index: li, step: st, active: active, runs: map[int][]*stats.Run{},
 			unreached: map[int]error{}, reached: map[int]bool{}, lost: map[int]*Stop{}}
 		var lr trials.LevelResult
 		if rounds != nil {
@@ -447,7 +446,7 @@ type level struct {
 	step   Step
 	active []int
 	// runs are each series' measured records kept at the step.
-	runs map[int][]*summary.Run
+	runs map[int][]*stats.Run
 	// unreached is the dial error of a series' runs that reached nothing;
 	// reached marks a series one of whose measured runs reached its
 	// target.
@@ -526,12 +525,12 @@ func (d *driver) trial(ctx context.Context, lv *level, si int) (trials.Trial, er
 	if lost := rec.BackendLost; lost != nil && d.cfg.StopOnLoss {
 		lv.lost[si] = &Stop{Concurrency: plan.Concurrency, ErrorRate: stopRatio(&sum), Reason: lost.String()}
 	}
-	return summary.TrialOf(&sum), nil
+	return stats.TrialOf(&sum), nil
 }
 
 // run makes one run of plan with o; the first run of all waits for
 // Options.StartAt and announces, and is followed by Prepare.
-func (d *driver) run(ctx context.Context, plan *execute.Plan, o execute.Options, p Progress) (*summary.Run, error) {
+func (d *driver) run(ctx context.Context, plan *execute.Plan, o execute.Options, p Progress) (*stats.Run, error) {
 	o.Setup = d.setup
 	o.Progress, o.KeepRows, o.Raw = nil, false, nil
 	o.StopOnLoss, o.KeepOnUnreachable = d.cfg.StopOnLoss, d.cfg.KeepOnUnreachable
@@ -649,7 +648,7 @@ func allUnreachable(series []SeriesResult) bool {
 // ratio, or 1 when no request finished (nothing succeeded: the step is
 // judged as failed throughout, where the failure ratio, which counts
 // failures, is 0).
-func stopRatio(s *summary.Summary) float64 {
+func stopRatio(s *stats.Summary) float64 {
 	if s.Finished() <= 0 {
 		return 1
 	}
@@ -659,7 +658,7 @@ func stopRatio(s *summary.Summary) float64 {
 // stopRule returns the Stop of a step whose failure ratio passes bound,
 // or where nothing finished, or nil; n is the number of trials pooled in
 // s, named when trials runs.
-func stopRule(s *summary.Summary, bound float64, n int, trials bool) *Stop {
+func stopRule(s *stats.Summary, bound float64, n int, trials bool) *Stop {
 	rate := stopRatio(s)
 	if rate <= bound {
 		return nil

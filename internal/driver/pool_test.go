@@ -8,7 +8,6 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // TestPoolKeepsFiguresApart: pooled trials keep the pooled run's own
@@ -42,13 +41,13 @@ func TestPoolKeepsFiguresApart(t *testing.T) {
 func threeTrials(t *testing.T) *Trials {
 	t.Helper()
 	t0 := time.Unix(1_764_556_800, 0)
-	var runs []*summary.Run
+	var runs []*stats.Run
 	for i, n := range []int64{100, 200, 600} {
 		r := &stats.Record{Schema: stats.Schema, StartedAt: stats.Wall{Time: t0.Add(time.Duration(i) * 2 * time.Second)},
 			Plan: stats.Plan{Target: stats.TargetInfo{URL: "http://x/"}, Concurrency: 2, Requests: n}, Elapsed: time.Second}
 		r.EndedAt = stats.Wall{Time: r.StartedAt.Add(time.Second)}
 		r.Counts.Complete = n
-		runs = append(runs, &summary.Run{Record: r, Summary: summary.Of(r)})
+		runs = append(runs, &stats.Run{Record: r, Summary: stats.SummaryOf(r)})
 	}
 	tr, err := Pool(runs, nil)
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // TestStopRuleRatio: the stop rule's ratio is the failure ratio, a
@@ -26,8 +26,8 @@ func TestStopRuleRatio(t *testing.T) {
 		{"any failure", 99, 1, 0, 0, true, 0.01, "1 of 100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := summary.Summary{Concurrency: 7, Complete: tc.complete, Failed: tc.failed,
-				Failures: summary.Failures{Length: tc.length, Timeout: tc.failed - tc.length}}
+			s := stats.Summary{Concurrency: 7, Complete: tc.complete, Failed: tc.failed,
+				Failures: stats.Failures{Length: tc.length, Timeout: tc.failed - tc.length}}
 			if got := stopRatio(&s); got != tc.rate {
 				t.Errorf("rate %v, want %v", got, tc.rate)
 			}

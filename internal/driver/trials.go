@@ -7,7 +7,7 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -38,7 +38,7 @@ func RunTrials(ctx context.Context, plan *execute.Plan, tp *trials.Plan, o execu
 		Prepare: func() *execute.Setup { return execute.Prepare(plan, plan.Concurrency, o.Quiet, stderr) },
 		OnTrial: func(t Trial) {
 			kept++
-			note := trials.ShortTrialNote(fmt.Sprintf("trial %d", t.K), summary.TrialOf(t.Summary))
+			note := trials.ShortTrialNote(fmt.Sprintf("trial %d", t.K), stats.TrialOf(t.Summary))
 			if note != "" {
 				shortNotes = append(shortNotes, note)
 			}

@@ -10,7 +10,6 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // fakeClient answers at once (or after delay), failing every failEvery-th
@@ -218,11 +217,11 @@ func TestOpenPacing(t *testing.T) {
 }
 
 // summarize merges rec under plan p and derives its Summary.
-func summarize(rec *recorder.Recorder, p stats.Plan, elapsed time.Duration) summary.Summary {
+func summarize(rec *recorder.Recorder, p stats.Plan, elapsed time.Duration) stats.Summary {
 	m := rec.Merge()
 	p.VariableLength = m.Plan.VariableLength
 	m.Plan, m.Elapsed = p, elapsed
-	return summary.Of(m)
+	return stats.SummaryOf(m)
 }
 
 // TestOpenAccount: a rate above what the workers can do in a time limit
@@ -241,7 +240,7 @@ func TestOpenAccount(t *testing.T) {
 		t.Errorf("account %+v over %v", acc, time.Duration(out.Stop-out.Start))
 	}
 	m := rec.Merge()
-	if summary.Of(m).Complete != acc.Recorded {
+	if stats.SummaryOf(m).Complete != acc.Recorded {
 		t.Errorf("complete != recorded %d", acc.Recorded)
 	}
 	if n := m.PhaseCount(stats.PhaseScheduled); n != acc.Recorded+acc.Unsent {

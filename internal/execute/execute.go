@@ -18,7 +18,6 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -218,7 +217,7 @@ func (l *LockedWriter) Write(p []byte) (int, error) {
 // a request: whether the target can be reached is decided by the run's own
 // first dials (Watch), after a check of the Unix socket paths (unless
 // o.Setup says the caller made it).
-func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
+func Run(ctx context.Context, p *Plan, o Options) (*stats.Run, error) {
 	stderr := o.Stderr
 	if stderr == nil {
 		stderr = io.Discard
@@ -348,7 +347,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	}
 	if o.Discard {
 		observed(nil)
-		return &summary.Run{Record: m, Summary: summary.Of(m)}, nil
+		return &stats.Run{Record: m, Summary: stats.SummaryOf(m)}, nil
 	}
 	m.Environment = stats.CurrentEnvironmentFor(o.Version, o.Privacy)
 	m.Environment.Engine = engine
@@ -367,7 +366,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	// in the run. The notes read it (none reads its notes) and are added
 	// to the record; the summary then takes the record's notes, as
 	// deriving it now would.
-	sum := summary.Of(m)
+	sum := stats.SummaryOf(m)
 	m.Notes = append(m.Notes, connectionNotes(m, &sum, p.Target, tw, setup.NoFile)...)
 	m.Notes = append(m.Notes, responseNotes(&sum, p)...)
 	if late > LateStart {
@@ -377,7 +376,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*summary.Run, error) {
 	// Slices a reader may append to are clipped, so that an append to one
 	// copy of the summary never writes into the array another sees.
 	sum.ErrorSamples, sum.Client.Warnings = slices.Clip(sum.ErrorSamples), slices.Clip(sum.Client.Warnings)
-	return &summary.Run{Record: m, Summary: sum}, nil
+	return &stats.Run{Record: m, Summary: sum}, nil
 }
 
 // LateStart is how late after StartAt a run may start before its record

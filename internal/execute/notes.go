@@ -6,7 +6,6 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -15,7 +14,7 @@ import (
 // sockets it left: they are the client's or the kernel's limits, not the
 // server's failures, and the user should know which is which. s is m's
 // summary.
-func connectionNotes(m *stats.Record, s *summary.Summary, t sockets.Target, timeWait int, noFile uint64) []string {
+func connectionNotes(m *stats.Record, s *stats.Summary, t sockets.Target, timeWait int, noFile uint64) []string {
 	var notes []string
 	if n := m.CauseCount(load.KindRefused); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d connections refused: the server stopped listening or its listen queue overflowed", n))
@@ -59,7 +58,7 @@ func connectionNotes(m *stats.Record, s *summary.Summary, t sockets.Target, time
 // non-2xx (the wrong script or path: php-fpm's "Primary script unknown"
 // 404s with the default --document-root), or when a FastCGI backend wrote
 // to stderr. p is the plan run, whose protocol says what to check.
-func responseNotes(s *summary.Summary, p *Plan) []string {
+func responseNotes(s *stats.Summary, p *Plan) []string {
 	var notes []string
 	said := ""
 	if s.StderrFirstLine != "" {
@@ -84,7 +83,7 @@ func responseNotes(s *summary.Summary, p *Plan) []string {
 
 // notesOf returns the words of the summary's protocol (recorded by
 // scheme); a protocol not registered gets neutral words.
-func notesOf(s *summary.Summary) protocol.Notes {
+func notesOf(s *stats.Summary) protocol.Notes {
 	if pr, err := protocol.Lookup(s.Target.Protocol); err == nil {
 		return pr.Notes()
 	}
@@ -96,7 +95,7 @@ func notesOf(s *summary.Summary) protocol.Notes {
 // reason servers of the target's protocol have: a FastCGI server that
 // recycles its workers, an HTTP server past its limit of kept connections
 // or its idle timeout. "" when no kept connection was closed.
-func reconnectNote(s *summary.Summary) string {
+func reconnectNote(s *stats.Summary) string {
 	if s.Reconnects == 0 {
 		return ""
 	}
@@ -119,7 +118,7 @@ func reconnectNote(s *summary.Summary) string {
 //   - a stall of the same look whose time is in the connect is a full
 //     listen queue dropping SYNs (Thin past its backlog of 100), and is
 //     named as such.
-func keepAliveNotes(s *summary.Summary) []string {
+func keepAliveNotes(s *stats.Summary) []string {
 	if !s.KeepAlive || s.Complete == 0 {
 		return nil
 	}

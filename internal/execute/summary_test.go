@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -47,7 +47,7 @@ func TestRunKeepsOneSummary(t *testing.T) {
 				t.Fatal(err)
 			}
 			m, got := run.Record, run.Summary
-			if want := summary.Of(m); !reflect.DeepEqual(got, want) {
+			if want := stats.SummaryOf(m); !reflect.DeepEqual(got, want) {
 				t.Errorf("the kept summary differs from the record's:\n%+v\n%+v", got, want)
 			}
 			if got.Complete != 20 || !reflect.DeepEqual(got.Notes, m.Notes) {

@@ -11,7 +11,6 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // dialClient answers from a script: request number i (0-based, shared by
@@ -60,13 +59,13 @@ func TestWatchUnreachable(t *testing.T) {
 	if err := w.Unreachable(); !errors.Is(err, syscall.ECONNREFUSED) || out.Interrupted {
 		t.Errorf("unreachable %v, interrupted %v", w.Unreachable(), out.Interrupted)
 	}
-	if s := summary.Of(m); s.Failed > 4 {
+	if s := stats.SummaryOf(m); s.Failed > 4 {
 		t.Errorf("%d requests failed before the stop, want at most one per worker", s.Failed)
 	}
 
 	w = &Watch{Upstreams: 2}
 	m, _ = watchRun(t, 2, 2, 100, w, func(_ int64, up int) bool { return up == 1 })
-	if s := summary.Of(m); w.Unreachable() != nil || s.Complete+s.Failed != 100 || w.Lost() != nil {
+	if s := stats.SummaryOf(m); w.Unreachable() != nil || s.Complete+s.Failed != 100 || w.Lost() != nil {
 		t.Errorf("one dead upstream of two: unreachable %v, %d + %d requests, lost %v", w.Unreachable(), s.Complete, s.Failed, w.Lost())
 	}
 	if errs := w.UpstreamErrors(); errs[0] != nil || !errors.Is(errs[1], syscall.ECONNREFUSED) {
@@ -75,7 +74,7 @@ func TestWatchUnreachable(t *testing.T) {
 
 	w = &Watch{KeepOnUnreachable: true}
 	m, _ = watchRun(t, 2, 0, 50, w, func(int64, int) bool { return true })
-	if s := summary.Of(m); w.Unreachable() == nil || s.Failed != 50 {
+	if s := stats.SummaryOf(m); w.Unreachable() == nil || s.Failed != 50 {
 		t.Errorf("KeepOnUnreachable: unreachable %v, %d failed", w.Unreachable(), s.Failed)
 	}
 }
@@ -86,7 +85,7 @@ func TestWatchLost(t *testing.T) {
 	for _, stop := range []bool{false, true} {
 		w := &Watch{StopOnLoss: stop}
 		m, _ := watchRun(t, 1, 0, 100, w, func(i int64, _ int) bool { return i >= 30 })
-		s := summary.Of(m)
+		s := stats.SummaryOf(m)
 		lost := w.Lost()
 		if lost == nil || lost.AfterRequests != 30 || lost.Error != "connection refused" || lost.AtSeconds < 0 || w.Unreachable() != nil {
 			t.Fatalf("stop %v: lost %+v, unreachable %v", stop, lost, w.Unreachable())

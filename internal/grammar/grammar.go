@@ -3,7 +3,8 @@
 // and is refused with the same words wherever it is written: concurrency
 // levels (ParseLevels: sweep's -c, a study's concurrency), times in
 // seconds or as durations (ParseSeconds: -t, -s, --confirm, a study's
-// duration, timeout and confirm), ratios and percentages (ParseRatio,
+// duration, timeout and confirm; Seconds, the flag Value that reads them),
+// ratios and percentages (ParseRatio,
 // ParsePercent: --stop-error-rate, --resolution, --noise, a study's
 // noise) and sizes (ParseSize: study's --memory, a study's memory).
 // Objectives (p99<=50ms) are read by internal/capacity (capacity.Parse),
@@ -12,7 +13,7 @@
 // Its errors name no flag and no key: the caller says where the value
 // came from ("--noise", "measure noise" at a line and column). The package
 // imports nothing of the module, so that the study file's parser
-// (internal/study/studyfile) and the command line (internal/cli,
+// (internal/study/studyfile) and the command line (cmd/backbench,
 // internal/plan) can both use it.
 package grammar
 
@@ -47,6 +48,40 @@ func ParseSeconds(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// Seconds is a flag Value for a duration given in seconds ("30", "2.5") as
+// ab takes it, or as a Go duration ("500ms", "1m"), from 0 to 1e9 s: the
+// flags' reader of ParseSeconds (it implements pflag.Value without
+// importing pflag).
+type Seconds struct{ d *time.Duration }
+
+// NewSeconds returns a Seconds for p, set to def.
+func NewSeconds(p *time.Duration, def time.Duration) *Seconds {
+	*p = def
+	return &Seconds{p}
+}
+
+// String returns the duration in seconds.
+func (v *Seconds) String() string {
+	if v.d == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(v.d.Seconds(), 'f', -1, 64)
+}
+
+// Set reads seconds or a duration (ParseSeconds); NaN,
+// negatives and more than 1e9 s are refused.
+func (v *Seconds) Set(s string) error {
+	d, err := ParseSeconds(s)
+	if err != nil {
+		return err
+	}
+	*v.d = d
+	return nil
+}
+
+// Type is the word help shows for the value.
+func (v *Seconds) Type() string { return "seconds" }
 
 // ParseRatio reads a ratio ("0.05") or a percentage ("5%") as a ratio
 // from 0 to 1.

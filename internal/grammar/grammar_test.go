@@ -55,3 +55,31 @@ func TestParseRatio(t *testing.T) {
 		}
 	}
 }
+
+func TestSeconds(t *testing.T) {
+	good := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"30", 30 * time.Second}, {" 2.5 ", 2500 * time.Millisecond}, {"0", 0}, {"500ms", 500 * time.Millisecond},
+		{"1m", time.Minute}, {"1e9", 1e9 * time.Second},
+	}
+	for _, c := range good {
+		var d time.Duration
+		v := NewSeconds(&d, time.Hour)
+		if err := v.Set(c.in); err != nil || d != c.want {
+			t.Errorf("%q: %v, %v; want %v", c.in, d, err, c.want)
+		}
+	}
+	for _, in := range []string{"NaN", "nan", "Inf", "-Inf", "-1", "1e10", "1e400", "-1s", "300000h", "x", ""} {
+		var d time.Duration
+		if err := NewSeconds(&d, time.Second).Set(in); err == nil || d != time.Second {
+			t.Errorf("%q accepted: %v", in, d)
+		}
+	}
+	var d time.Duration
+	v := NewSeconds(&d, 1500*time.Millisecond)
+	if v.String() != "1.5" || v.Type() != "seconds" || (&Seconds{}).String() != "0" {
+		t.Errorf("String %q, Type %q", v.String(), v.Type())
+	}
+}

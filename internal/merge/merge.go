@@ -13,7 +13,6 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // MinOverlap is the part of the merged window that every run must cover
@@ -116,7 +115,7 @@ func (m *Merge) Read(name string, r io.Reader) error {
 			m.sweeps = append(m.sweeps, in)
 			return nil
 		}
-		s := summary.Of(in.Record)
+		s := stats.SummaryOf(in.Record)
 		m.gens = append(m.gens, document.Generator{File: in.File, Host: m.o.host(in.Record.Environment.Hostname), Complete: s.Complete,
 			RequestsPerSecond: s.RequestsPerSecond, P99Ms: s.Percentiles["99"], ClientCPUPercent: s.Client.CPUPercent})
 		// Merged as it is read: only the merged record is kept.
@@ -137,7 +136,7 @@ func (m *Merge) Result() (document.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := summary.Of(rec)
+	sum := stats.SummaryOf(rec)
 	return &document.MergedRun{Summary: &sum, Record: rec, Generators: m.gens, Info: m.info}, nil
 }
 
@@ -242,7 +241,7 @@ func Sweeps(ins []Input, o Options) (*document.MergedSweep, error) {
 	levels := map[int]bool{}
 	for k, se0 := range first.Series {
 		ms := document.SweepSeries{Label: o.Privacy.URL(se0.Label), Target: se0.Target, KeepAlive: se0.KeepAlive,
-			Levels: []summary.Summary{}, Records: []*stats.Record{}}
+			Levels: []stats.Summary{}, Records: []*stats.Record{}}
 		ms.Target.URL = o.Privacy.URL(ms.Target.URL)
 		// Levels by concurrency per generator, in the first file's order.
 		var order []int
@@ -294,7 +293,7 @@ func Sweeps(ins []Input, o Options) (*document.MergedSweep, error) {
 				return nil, err
 			}
 			ms.Records = append(ms.Records, m)
-			ms.Levels = append(ms.Levels, summary.Of(m))
+			ms.Levels = append(ms.Levels, stats.SummaryOf(m))
 			levels[m.Plan.Concurrency] = true
 		}
 		out.Series = append(out.Series, ms)

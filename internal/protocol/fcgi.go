@@ -11,7 +11,6 @@ import (
 	"github.com/backbench/backbench/fcgi"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -123,10 +122,10 @@ func (FCGI) Notes() Notes {
 		KeepAlive:     "FCGI_KEEP_CONN",
 		AfterResponse: "after END_REQUEST",
 		Reconnects:    "FastCGI servers that recycle workers do this",
-		ClosedEvery: func(*summary.Summary) string {
+		ClosedEvery: func(*stats.Summary) string {
 			return " (each request after the first of a connection found it closed and was redialed), so every request paid a new connection, as without -k"
 		},
-		AllNon2xx: func(_ *summary.Summary, r Request, opts any, said string) string {
+		AllNon2xx: func(_ *stats.Summary, r Request, opts any, said string) string {
 			n := fmt.Sprintf("SCRIPT_FILENAME was %s: check the URL's path and --document-root (default: the current directory), "+
 				"or set --param SCRIPT_FILENAME=/path/to/script", ScriptFilename(r, opts))
 			if said != "" {

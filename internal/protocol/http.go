@@ -12,7 +12,6 @@ import (
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -136,14 +135,14 @@ func (HTTP) Notes() Notes {
 		KeepAlive:     "keep-alive",
 		AfterResponse: "after the response body",
 		Reconnects:    "HTTP servers do this past their limit of kept connections or their idle timeout: Thin keeps at most 100 by default",
-		ClosedEvery: func(s *summary.Summary) string {
+		ClosedEvery: func(s *stats.Summary) string {
 			if s.HTTPVersion == "1.0" {
 				return " over HTTP/1.0 (a response without Content-Length can only end with the close: nginx before a FastCGI app does this), " +
 					"so every request paid a new connection; try -k without --http1.0"
 			}
 			return " (Unicorn and gunicorn's sync workers never keep a connection), so every request paid a new connection, as without -k"
 		},
-		AllNon2xx: func(*summary.Summary, Request, any, string) string {
+		AllNon2xx: func(*stats.Summary, Request, any, string) string {
 			return "check the URL's path, the Host header (-H 'Host: NAME') and the method"
 		},
 	}

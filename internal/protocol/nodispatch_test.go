@@ -24,7 +24,7 @@ var allowed = []struct{ file, line, why string }{
 	{"internal/trials/factors.go", `a.Protocol == "http"`, "factor values are data (a comment there says so)"},
 	{"internal/plan/mix.go", `u.Scheme != r.Target.Scheme || u.Host != r.Target.Host`, "a targets file's full URL must name the command line's own target: an equality of addresses, not dispatch"},
 	{"cmd/backbench/main.go", `var internalPrefixes`, "package names dropped from error messages, not schemes"},
-	{"cmd/backbench/serve.go", `cli.NewChoice(&o.Protocol, "http", "fcgi", "http")`, "which built-in backend serve starts (package fixtures)"},
+	{"cmd/backbench/serve.go", `NewChoice(&o.Protocol, "http", "fcgi", "http")`, "which built-in backend serve starts (package fixtures)"},
 	{"internal/serve/serve.go", `proto = "https"`, "the listening line of serve's own TLS backend"},
 	{"internal/trials/factors.go", `var protocolWords`, "the words a sentence gives a protocol's name (data, not dispatch)"},
 	{"internal/study/studyfile/spec.go", `FactorHTTP = "http"`, "the name of a study file's HTTP-version factor, not a scheme"},

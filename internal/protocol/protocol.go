@@ -32,7 +32,6 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/probe"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -155,12 +154,12 @@ type Notes struct {
 	Reconnects string
 	// ClosedEvery ends the note of a -k run whose server closed the
 	// connection after every response, given the run's summary.
-	ClosedEvery func(s *summary.Summary) string
+	ClosedEvery func(s *stats.Summary) string
 	// AllNon2xx ends the note of a run whose every response was non-2xx:
 	// what to check, given the summary, the request's SCRIPT_FILENAME
 	// (FastCGI) and what the backend said on its error stream ("" for
 	// nothing).
-	AllNon2xx func(s *summary.Summary, r Request, opts any, said string) string
+	AllNon2xx func(s *stats.Summary, r Request, opts any, said string) string
 }
 
 // Fetcher is a protocol that can send one request on a fresh connection

@@ -12,7 +12,6 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // ok returns a completed result whose total time is total ns.
@@ -80,7 +79,7 @@ func TestPercentilesAndMoments(t *testing.T) {
 	m := rec.Merge()
 	s := summarize(m, stats.Plan{Concurrency: 8}, 2e9)
 	sort.Float64s(totals)
-	for _, p := range summary.Percentiles {
+	for _, p := range stats.Percentiles {
 		idx := int(math.Ceil(float64(p)/100*float64(len(totals)))) - 1
 		want := totals[idx]
 		got := s.Percentiles[itoa(p)]
@@ -105,7 +104,7 @@ func TestPercentilesAndMoments(t *testing.T) {
 	if math.Abs(c.Connect.Mean+c.Processing.Mean-c.Total.Mean) > 1e-6 {
 		t.Errorf("connect %v + processing %v != total %v", c.Connect.Mean, c.Processing.Mean, c.Total.Mean)
 	}
-	if sp := summary.PercentileSpectrum(m); len(sp) != 101 || sp[0] != totals[0] || sp[100] != totals[len(totals)-1] {
+	if sp := stats.PercentileSpectrum(m); len(sp) != 101 || sp[0] != totals[0] || sp[100] != totals[len(totals)-1] {
 		t.Errorf("spectrum ends %v %v", sp[0], sp[100])
 	}
 }
@@ -229,11 +228,11 @@ func BenchmarkRecordShardPerWorker(b *testing.B) {
 	})
 }
 
-// summarize derives m's summary.Summary under plan p and an elapsed time.
-func summarize(m *stats.Record, p stats.Plan, elapsed time.Duration) summary.Summary {
+// summarize derives m's stats.Summary under plan p and an elapsed time.
+func summarize(m *stats.Record, p stats.Plan, elapsed time.Duration) stats.Summary {
 	p.VariableLength = m.Plan.VariableLength
 	m.Plan, m.Elapsed = p, elapsed
-	return summary.Of(m)
+	return stats.SummaryOf(m)
 }
 
 // TestClientLateness: in the open model, the lateness of requests whose

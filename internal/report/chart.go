@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 
 	"gonum.org/v1/plot"
@@ -164,7 +164,7 @@ func failurePlot(sw *Sweep) (*plot.Plot, error) {
 		}
 		styleSeries(i, line, marks)
 		p.Add(line, marks)
-		if err := addFailRings(p, se.Levels, func(s *summary.Summary) float64 { return s.FailureRatio() * 100 }); err != nil {
+		if err := addFailRings(p, se.Levels, func(s *stats.Summary) float64 { return s.FailureRatio() * 100 }); err != nil {
 			return nil, err
 		}
 	}
@@ -177,7 +177,7 @@ func failurePlot(sw *Sweep) (*plot.Plot, error) {
 // addFailRings rings the levels with failed requests at y(level); levels
 // where nothing completed are left out, as on the lines. It returns the
 // rings (nil when none) for the legend.
-func addFailRings(p *plot.Plot, levels []summary.Summary, y func(*summary.Summary) float64) error {
+func addFailRings(p *plot.Plot, levels []stats.Summary, y func(*stats.Summary) float64) error {
 	var pts plotter.XYs
 	for k := range levels {
 		if s := &levels[k]; s.Failed > 0 && s.Complete > 0 {
@@ -294,13 +294,13 @@ func sweepPlots(sw *Sweep) (top, bottom *plot.Plot, err error) {
 			}
 		}
 		top.Legend.Add(label, thumbs...)
-		if err := addFailRings(top, se.Levels, func(s *summary.Summary) float64 { return s.RequestsPerSecond }); err != nil {
+		if err := addFailRings(top, se.Levels, func(s *stats.Summary) float64 { return s.RequestsPerSecond }); err != nil {
 			return nil, nil, err
 		}
-		if err := addFailRings(bottom, se.Levels, func(s *summary.Summary) float64 { return LatencyOf(s).P99 }); err != nil {
+		if err := addFailRings(bottom, se.Levels, func(s *stats.Summary) float64 { return LatencyOf(s).P99 }); err != nil {
 			return nil, nil, err
 		}
-		anyFailed = anyFailed || slices.ContainsFunc(se.Levels, func(s summary.Summary) bool { return s.Failed > 0 })
+		anyFailed = anyFailed || slices.ContainsFunc(se.Levels, func(s stats.Summary) bool { return s.Failed > 0 })
 	}
 	if anyFailed {
 		rings, _ := plotter.NewScatter(plotter.XYs{})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // TestSweepCSVFormulaCells gives sweep.csv labels and php-fpm values that
@@ -22,7 +22,7 @@ func TestSweepCSVFormulaCells(t *testing.T) {
 	for _, l := range labels {
 		se := base
 		se.Label = l
-		se.Levels = []summary.Summary{withUse(level(1, 10, 1, 0))}
+		se.Levels = []stats.Summary{withUse(level(1, 10, 1, 0))}
 		se.Levels[0].Backend.FPMStatusEnd = map[string]string{"listen queue": "-5", "active processes": "=1+1", "max children reached": "@x"}
 		sw.Series = append(sw.Series, se)
 	}

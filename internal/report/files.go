@@ -10,13 +10,12 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // JSON writes s as one indented JSON object, with the run's record under
 // "record" when rec is not nil: the result model's run or trials
 // (document.NewRun, document.Write).
-func JSON(w io.Writer, s *summary.Summary, rec *stats.Record) error {
+func JSON(w io.Writer, s *stats.Summary, rec *stats.Record) error {
 	return document.Write(w, document.NewRun(s, rec))
 }
 
@@ -71,7 +70,7 @@ func (f RunFiles) Write(m *stats.Record) error {
 		write func(io.Writer) error
 	}{
 		{f.Gnuplot, func(w io.Writer) error { return Gnuplot(w, m.Rows()) }},
-		{f.Percentiles, func(w io.Writer) error { return PercentileCSV(w, summary.PercentileSpectrum(m)) }},
+		{f.Percentiles, func(w io.Writer) error { return PercentileCSV(w, stats.PercentileSpectrum(m)) }},
 		{f.Timeline, func(w io.Writer) error { return TimelineCSV(w, m.Timeline) }},
 	} {
 		if o.w == nil {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -27,7 +26,7 @@ func wideSweep() Sweep {
 			for li, c := range []int{1, 8, 32} {
 				rps := float64(100*(bi+1)*(li+1)) * map[bool]float64{false: 1, true: 1.25}[ka]
 				l := level(c, rps, float64(10*(li+1)), 0)
-				l.Repeated = &summary.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{rps * 0.98, rps * 1.02},
+				l.Repeated = &stats.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{rps * 0.98, rps * 1.02},
 					P99Ms: float64(10 * (li + 1)), P99MsCI95: []float64{9, 12}, Confidence: 0.9375}
 				se.Levels = append(se.Levels, l)
 				if label == "serial no-ka" {

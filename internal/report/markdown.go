@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/gate"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -111,7 +111,7 @@ func mdInterval(ci []float64, decimals int) string {
 // mean, p50, p99 and max of the request time (with trials: the medians
 // of the trials' figures and their 95% intervals), the requests and the
 // time, then command in a code span.
-func BenchMarkdown(w io.Writer, s *summary.Summary, command string) error {
+func BenchMarkdown(w io.Writer, s *stats.Summary, command string) error {
 	bw := bufio.NewWriter(w)
 	name := s.Target.URL
 	if s.Label != "" {
@@ -170,7 +170,7 @@ func SweepMarkdown(w io.Writer, sw *Sweep, command string) error {
 	}
 	bw.WriteString(":\n\n")
 	for _, se := range sw.Series {
-		var best *summary.Summary
+		var best *stats.Summary
 		for i := range se.Levels {
 			if best == nil || se.Levels[i].RequestsPerSecond > best.RequestsPerSecond {
 				best = &se.Levels[i]

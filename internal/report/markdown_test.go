@@ -14,7 +14,6 @@ import (
 
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -115,8 +114,8 @@ func (tb mdTableRead) align(t *testing.T, col string) east.Alignment {
 	return 0
 }
 
-func withTrials(s summary.Summary) summary.Summary {
-	s.Repeated = &summary.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{1900.5, 1990.25},
+func withTrials(s stats.Summary) stats.Summary {
+	s.Repeated = &stats.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{1900.5, 1990.25},
 		P50Ms: 4.5, P50MsCI95: []float64{4.25, 4.75}, P99Ms: 19.5, P99MsCI95: []float64{18, 21}, MeanMs: 5.125, MeanMsCI95: []float64{5, 5.5},
 		MaxMs: 30, MaxMsCI95: []float64{28, 33}, Confidence: 0.9375}
 	return s
@@ -128,7 +127,7 @@ func withTrials(s summary.Summary) summary.Summary {
 func TestBenchMarkdown(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		s      summary.Summary
+		s      stats.Summary
 		golden string
 	}{{"one run", fixed(), "bench.md.golden"}, {"trials", withTrials(fixed()), "bench_trials.md.golden"}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,7 +172,7 @@ func TestSweepMarkdown(t *testing.T) {
 	base, other := sw.Series[0].Label, sw.Series[1].Label
 	for i := range sw.Series[:2] {
 		l := &sw.Series[i].Levels[0]
-		l.Repeated = &summary.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{l.RequestsPerSecond * 0.98, l.RequestsPerSecond * 1.03},
+		l.Repeated = &stats.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{l.RequestsPerSecond * 0.98, l.RequestsPerSecond * 1.03},
 			P99Ms: 10.5, P99MsCI95: []float64{10, 12}, Confidence: 0.9375}
 	}
 	ratio := 0.8

@@ -9,13 +9,12 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // MergeText writes the merged run as Text does, then the merge's lines:
 // the window, whether it was forced, its warnings and one line per
 // generator.
-func MergeText(w io.Writer, s *summary.Summary, gens []Generator, info *MergeInfo, o TextOptions) error {
+func MergeText(w io.Writer, s *stats.Summary, gens []Generator, info *MergeInfo, o TextOptions) error {
 	if err := Text(w, s, o); err != nil {
 		return err
 	}
@@ -24,7 +23,7 @@ func MergeText(w io.Writer, s *summary.Summary, gens []Generator, info *MergeInf
 
 // MergeJSON writes the merged run as JSON does, with "generators" (one
 // object per input file) and "merge" (MergeInfo).
-func MergeJSON(w io.Writer, s *summary.Summary, rec *stats.Record, gens []Generator, info *MergeInfo) error {
+func MergeJSON(w io.Writer, s *stats.Summary, rec *stats.Record, gens []Generator, info *MergeInfo) error {
 	return document.Write(w, &document.MergedRun{Summary: s, Record: rec, Generators: gens, Info: info})
 }
 

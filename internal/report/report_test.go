@@ -12,29 +12,28 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // fixed is a synthetic summary: golden files never come from a live run.
-func fixed() summary.Summary {
-	return summary.Summary{
+func fixed() stats.Summary {
+	return stats.Summary{
 		Target:         stats.TargetInfo{URL: "fcgi://unix:/run/php/fpm.sock:/index.php?x=1", Protocol: "fcgi", Network: "unix", Address: "/run/php/fpm.sock"},
 		ServerSoftware: "", ServerHostname: "unix:/run/php/fpm.sock", ServerPort: "",
 		DocumentPath: "/index.php?x=1", DocumentLength: 1234, Concurrency: 10, Requests: 1000,
 		Method: "POST", KeepAlive: true, TimeTaken: 0.5123,
 		Complete: 998, Failed: 3,
-		Failures:          summary.Failures{Connect: 1, Receive: 0, Length: 1, Exceptions: 0, Timeout: 1, Protocol: 0},
+		Failures:          stats.Failures{Connect: 1, Receive: 0, Length: 1, Exceptions: 0, Timeout: 1, Protocol: 0},
 		Non2xx:            2,
 		KeepAliveRequests: 998, Reconnects: 4,
 		TotalTransferred: 1432000, TotalBodySent: 12000, HTMLTransferred: 1231532, StderrBytes: 17,
 		RequestsPerSecond: 1948.08, TimePerRequest: 5.133, TimePerRequestAll: 0.513, TransferRate: 2729.77,
-		ConnectionTimes: summary.ConnectionTimes{
-			Connect:    summary.PhaseStats{Min: 0, Mean: 0.02, SD: 0.1, Median: 0, Max: 1.2},
-			Processing: summary.PhaseStats{Min: 1.1, Mean: 5.1, SD: 2.3, Median: 4.6, Max: 31.7},
-			Waiting:    summary.PhaseStats{Min: 1.0, Mean: 5.0, SD: 2.2, Median: 4.4, Max: 31.5},
-			Total:      summary.PhaseStats{Min: 1.1, Mean: 9.1, SD: 1.3, Median: 4.6, Max: 31.8},
+		ConnectionTimes: stats.ConnectionTimes{
+			Connect:    stats.PhaseStats{Min: 0, Mean: 0.02, SD: 0.1, Median: 0, Max: 1.2},
+			Processing: stats.PhaseStats{Min: 1.1, Mean: 5.1, SD: 2.3, Median: 4.6, Max: 31.7},
+			Waiting:    stats.PhaseStats{Min: 1.0, Mean: 5.0, SD: 2.2, Median: 4.4, Max: 31.5},
+			Total:      stats.PhaseStats{Min: 1.1, Mean: 9.1, SD: 1.3, Median: 4.6, Max: 31.8},
 		},
 		Percentiles: map[string]float64{"50": 4.6, "66": 5.2, "75": 5.9, "80": 6.4, "90": 8.1, "95": 10.2, "98": 14.6, "99": 19.9, "100": 31.8},
 		Spectrum:    map[string]float64{"50": 4.6, "75": 5.9, "90": 8.1, "95": 10.2, "99": 19.9, "99.9": 28.5, "99.99": 31.1, "99.999": 31.8, "100": 31.8},
@@ -112,7 +111,7 @@ func TestGoldenTextHTTPNoFailures(t *testing.T) {
 	s.Target = stats.TargetInfo{URL: "http://127.0.0.1:8080/", Protocol: "http", Network: "tcp", Address: "127.0.0.1:8080"}
 	s.ServerSoftware, s.ServerHostname, s.ServerPort, s.DocumentPath = "nginx/1.22.1", "127.0.0.1", "8080", "/"
 	s.HTTPVersion, s.Method, s.KeepAlive = "1.0", "GET", false
-	s.Failed, s.Failures, s.Non2xx, s.TotalBodySent, s.Reconnects, s.ErrorSamples = 0, summary.Failures{}, 0, 0, 0, nil
+	s.Failed, s.Failures, s.Non2xx, s.TotalBodySent, s.Reconnects, s.ErrorSamples = 0, stats.Failures{}, 0, 0, 0, nil
 	s.ConnectionTimes.Total.SD = 3
 	s.Interrupted = true
 	var b bytes.Buffer
@@ -138,15 +137,15 @@ func TestGoldenTextHTTPNoFailures(t *testing.T) {
 
 func TestGoldenTextOpenModel(t *testing.T) {
 	s := fixed()
-	s.Open = &summary.OpenModel{RateAsked: 50, RateAchieved: 49.87, LateRequests: 51, LateMeanMs: 420.5, LateMaxMs: 990.2, CeilingLate: 49, SchedulerLateMaxMs: 1.2,
-		DueRequests: 1003, UnsentRequests: 3, UnsentInFlight: 1, MeanInFlight: 9.99, ClientLatenessMs: &summary.Lateness{P50: 0.008, P99: 0.041, Max: 1.2}}
+	s.Open = &stats.OpenModel{RateAsked: 50, RateAchieved: 49.87, LateRequests: 51, LateMeanMs: 420.5, LateMaxMs: 990.2, CeilingLate: 49, SchedulerLateMaxMs: 1.2,
+		DueRequests: 1003, UnsentRequests: 3, UnsentInFlight: 1, MeanInFlight: 9.99, ClientLatenessMs: &stats.Lateness{P50: 0.008, P99: 0.041, Max: 1.2}}
 	s.UncorrectedPercentiles = map[string]float64{"50": 4.1, "66": 4.5, "75": 5.0, "80": 5.5, "90": 6.1, "95": 7.2, "98": 9.6, "99": 12.9, "100": 1001.8}
 	s.Client.Warnings = []string{"client CPU at 190% of 2 cores: the client may be the bottleneck"}
 	s.ABCompat = true
 	s.Notes = []string{"the server closed 4 kept connections before a request; each was redialed"}
 	s.TLS = &stats.TLSInfo{Protocol: "TLSv1.3", Cipher: "TLS_AES_128_GCM_SHA256", TempKey: "X25519", ServerName: "localhost", Handshakes: 10, Resumed: 9}
 	s.Balance = "round-robin"
-	s.Upstreams = []summary.UpstreamSummary{
+	s.Upstreams = []stats.UpstreamSummary{
 		{Address: "tcp:127.0.0.1:3000", Requests: 500, Complete: 499, Failed: 1, RequestsPerSecond: 974.1, MeanMs: 5.12, P99Ms: 19.5},
 		{Address: "unix:/run/w1.sock", Requests: 501, Complete: 501, RequestsPerSecond: 977.9, MeanMs: 5.01, P99Ms: 18.2},
 	}
@@ -169,7 +168,7 @@ func TestGoldenJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "summary.json.golden", b.Bytes())
-	var back summary.Summary
+	var back stats.Summary
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}

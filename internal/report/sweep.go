@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/document"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -298,7 +298,7 @@ func sweepTail(bw *bufio.Writer, sw *Sweep) {
 					c = strconv.Itoa(s.Concurrency)
 				}
 				fmt.Fprintf(bw, "%11s ", c)
-				writeUpstreams(bw, "", []summary.UpstreamSummary{u}, false)
+				writeUpstreams(bw, "", []stats.UpstreamSummary{u}, false)
 			}
 		}
 	}
@@ -325,7 +325,7 @@ type Latency struct {
 // trials saved before the medians of the mean and the maximum (0) keeps
 // the pooled run's for those two; a level of trials saved by an earlier
 // version with no medians at all gives its own figures (not zeros).
-func LatencyOf(s *summary.Summary) Latency {
+func LatencyOf(s *stats.Summary) Latency {
 	l := Latency{Mean: s.ConnectionTimes.Total.Mean, P50: s.Percentiles["50"], P90: s.Percentiles["90"],
 		P99: s.Percentiles["99"], Max: s.ConnectionTimes.Total.Max}
 	if t := s.Repeated; t != nil && !oldTrialLevel(t) {
@@ -342,12 +342,12 @@ func LatencyOf(s *summary.Summary) Latency {
 
 // oldTrialLevel reports a level of trials saved by an earlier version
 // without its medians: its latency is its own pooled figures.
-func oldTrialLevel(t *summary.Repeated) bool {
+func oldTrialLevel(t *stats.Repeated) bool {
 	return t.P50Ms == 0 && t.P99Ms == 0 && t.PooledRequestsPerSecond == 0 && t.Confidence == 0
 }
 
 // levelOf returns the Summary of se at the given concurrency, or nil.
-func levelOf(se *SweepSeries, level int) *summary.Summary {
+func levelOf(se *SweepSeries, level int) *stats.Summary {
 	for i := range se.Levels {
 		if se.Levels[i].Concurrency == level {
 			return &se.Levels[i]
@@ -358,7 +358,7 @@ func levelOf(se *SweepSeries, level int) *summary.Summary {
 
 // levelCause is why a level is marked, in a few words: "listen queue
 // overflowed", "70% failed (connect)", both, or "" for none.
-func levelCause(s *summary.Summary) string {
+func levelCause(s *stats.Summary) string {
 	var out []string
 	if n, wide := s.ListenOverflow(); n > 0 && wide {
 		out = append(out, "machine's listen queues overflowed")

@@ -13,16 +13,15 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
 // level is a synthetic Summary of one sweep level.
-func level(c int, rps, p99 float64, failed int64) summary.Summary {
+func level(c int, rps, p99 float64, failed int64) stats.Summary {
 	s := fixed()
 	s.Concurrency, s.Requests = c, 1000
 	s.Complete, s.Failed = 1000-failed, failed
-	s.Failures = summary.Failures{Connect: failed}
+	s.Failures = stats.Failures{Connect: failed}
 	s.Non2xx = 0
 	s.RequestsPerSecond = rps
 	s.TransferRate = rps * 1.25
@@ -39,7 +38,7 @@ func level(c int, rps, p99 float64, failed int64) summary.Summary {
 
 // fixedSweep is a synthetic sweep: three series, one stopped early.
 // withUse adds sampled backend use to a level.
-func withUse(s summary.Summary) summary.Summary {
+func withUse(s stats.Summary) stats.Summary {
 	s.Backend = &stats.BackendUsage{PIDs: []int{42}, CPUSeconds: 0.125, Samples: 4, PeakRSSBytes: 41 << 20, ProcessesMax: 5,
 		PeakPSSBytes: 12 << 20, MeanPSSBytes: 11 << 20,
 		FPMStatusEnd: map[string]string{"pool": "www", "listen queue": "3", "active processes": "4", "max children reached": "1"}}
@@ -55,11 +54,11 @@ func fixedSweep() Sweep {
 		Levels: []int{1, 11, 21}, RequestsPerLevel: 1000, StopErrorRate: &rate, TimeTaken: 42.5,
 		Series: []SweepSeries{
 			{Label: "serial", Target: stats.TargetInfo{URL: "fcgi://127.0.0.1:9001/x.php", Protocol: "fcgi", Network: "tcp", Address: "127.0.0.1:9001"},
-				Levels: []summary.Summary{level(1, 98.51, 10.42, 0), withUse(level(11, 99.02, 112.3, 0)), level(21, 97.7, 215.25, 0)}},
+				Levels: []stats.Summary{level(1, 98.51, 10.42, 0), withUse(level(11, 99.02, 112.3, 0)), level(21, 97.7, 215.25, 0)}},
 			{Label: "prefork:4, \"ka\"", KeepAlive: true, Target: stats.TargetInfo{URL: "fcgi://unix:/tmp/p.sock:/x.php", Protocol: "fcgi", Network: "unix", Address: "/tmp/p.sock"},
-				Levels: []summary.Summary{level(1, 99.5, 10.2, 0), level(11, 395.25, 31.5, 0), level(21, 398.125, 55.75, 0)}},
+				Levels: []stats.Summary{level(1, 99.5, 10.2, 0), level(11, 395.25, 31.5, 0), level(21, 398.125, 55.75, 0)}},
 			{Label: "broken", Target: stats.TargetInfo{URL: "http://127.0.0.1:1/", Protocol: "http", Network: "tcp", Address: "127.0.0.1:1"},
-				Levels: []summary.Summary{level(1, 50, 1, 0), level(11, 12.5, 3.25, 700)},
+				Levels: []stats.Summary{level(1, 50, 1, 0), level(11, 12.5, 3.25, 700)},
 				Stop:   &SweepStop{Concurrency: 11, ErrorRate: 0.7, Reason: "700 of 1000 requests failed at concurrency 11 (ratio 0.7 > 0.1): connect 700 (connect: connection refused)"}},
 		},
 	}
@@ -96,7 +95,7 @@ func TestSweepTrials(t *testing.T) {
 	base, other := sw.Series[0].Label, sw.Series[1].Label
 	for i := range sw.Series[:2] {
 		l := &sw.Series[i].Levels[0]
-		l.Repeated = &summary.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{l.RequestsPerSecond * 0.98, l.RequestsPerSecond * 1.03},
+		l.Repeated = &stats.Repeated{Trials: make([]*stats.Record, 5), RequestsPerSecondCI95: []float64{l.RequestsPerSecond * 0.98, l.RequestsPerSecond * 1.03},
 			P99Ms: 10.5, P99MsCI95: []float64{10, 12}, Confidence: 0.9375}
 	}
 	ratio := 0.8
@@ -186,7 +185,7 @@ func TestSweepJSONRoundTrip(t *testing.T) {
 
 func TestSweepChart(t *testing.T) {
 	empty := Sweep{Levels: []int{1, 2}, RequestsPerLevel: 10, Series: []SweepSeries{{Label: "nothing completed",
-		Levels: []summary.Summary{{Concurrency: 1, Failed: 10}}}}}
+		Levels: []stats.Summary{{Concurrency: 1, Failed: 10}}}}}
 	one := fixedSweep()
 	one.Levels = []int{1}
 	for i := range one.Series {
@@ -322,13 +321,13 @@ func TestCapacityChart(t *testing.T) {
 // labelled as medians, and the pooled run's own p90; a run without
 // trials gives its own figures, not labelled.
 func TestLatencyOfLabelled(t *testing.T) {
-	var s summary.Summary
+	var s stats.Summary
 	s.Percentiles = map[string]float64{"50": 1, "90": 2, "99": 3}
 	s.ConnectionTimes.Total.Mean, s.ConnectionTimes.Total.Max = 1.5, 4
 	if got, want := LatencyOf(&s), (Latency{Mean: 1.5, P50: 1, P90: 2, P99: 3, Max: 4}); got != want {
 		t.Errorf("one run: %+v, want %+v", got, want)
 	}
-	s.Repeated = &summary.Repeated{P50Ms: 10, P99Ms: 30, MeanMs: 15, MaxMs: 40}
+	s.Repeated = &stats.Repeated{P50Ms: 10, P99Ms: 30, MeanMs: 15, MaxMs: 40}
 	if got, want := LatencyOf(&s), (Latency{Mean: 15, P50: 10, P90: 2, P99: 30, Max: 40, Medians: true}); got != want {
 		t.Errorf("trials: %+v, want %+v", got, want)
 	}
@@ -338,7 +337,7 @@ func TestLatencyOfLabelled(t *testing.T) {
 	}
 	// A level of trials saved by an earlier version, with its trials and
 	// no medians at all: its own figures, not zeros, and not labelled.
-	s.Repeated = &summary.Repeated{}
+	s.Repeated = &stats.Repeated{}
 	if got, want := LatencyOf(&s), (Latency{Mean: 1.5, P50: 1, P90: 2, P99: 3, Max: 4}); got != want {
 		t.Errorf("old trial level: %+v, want %+v", got, want)
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // SweepTargetsCSVHeader is the header row of SweepTargetsCSV.
@@ -136,6 +136,6 @@ func writeSweepTargets(bw *bufio.Writer, sw *Sweep) {
 }
 
 // writeSweepTarget writes one row of a series' per-target table.
-func writeSweepTarget(bw *bufio.Writer, c string, t summary.TargetSummary) {
+func writeSweepTarget(bw *bufio.Writer, c string, t stats.TargetSummary) {
 	fmt.Fprintf(bw, "%11s %-*s %9d %7d %8.2f %8.2f %8.2f\n", c, targetWidth, fitTarget(t.Target), t.Requests, t.Failed, t.P50Ms, t.P99Ms, t.MaxMs)
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // mixSweep is fixedSweep where every level of the first two series ran a
@@ -21,7 +21,7 @@ func mixSweep() Sweep {
 		for li := range sw.Series[si].Levels {
 			s := &sw.Series[si].Levels[li]
 			f := float64(li + 1)
-			s.Targets = []summary.TargetSummary{
+			s.Targets = []stats.TargetSummary{
 				{Target: "GET /", Weight: 1, Requests: 200, Complete: 200, P50Ms: 1.25 * f, P99Ms: 3.5 * f, MaxMs: 4 * f, BodyBytes: 2400},
 				{Target: "GET /search?q=a-very-long-query-string-that-is-cut", Weight: 3, Requests: 600, Complete: 590, Failed: 10,
 					P50Ms: 9.5 * f, P99Ms: 41.25 * f, MaxMs: 50 * f, BodyBytes: 118000},
@@ -110,7 +110,7 @@ func TestSweepTargetsCut(t *testing.T) {
 			if k < 5 {
 				req = int64(k + 1)
 			}
-			s.Targets = append(s.Targets, summary.TargetSummary{Target: fmt.Sprintf("GET /p%d", k), Weight: 1, Requests: req, Complete: req})
+			s.Targets = append(s.Targets, stats.TargetSummary{Target: fmt.Sprintf("GET /p%d", k), Weight: 1, Requests: req, Complete: req})
 		}
 	}
 	var b bytes.Buffer

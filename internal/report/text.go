@@ -17,7 +17,6 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // TextOptions are the choices of the text report.
@@ -27,7 +26,7 @@ type TextOptions struct {
 }
 
 // Text writes s as ab's report, then backbench's own lines.
-func Text(w io.Writer, s *summary.Summary, o TextOptions) error {
+func Text(w io.Writer, s *stats.Summary, o TextOptions) error {
 	b := &strings.Builder{}
 	line := func(label, format string, a ...any) {
 		fmt.Fprintf(b, "%-24s"+format+"\n", append([]any{label + ":"}, a...)...)
@@ -54,7 +53,7 @@ func Text(w io.Writer, s *summary.Summary, o TextOptions) error {
 	b.WriteString("\n")
 	if s.Open != nil {
 		// -c is only the ceiling of an open-model run: the level is what
-		// was in flight (summary.OpenModel.MeanInFlight).
+		// was in flight (stats.OpenModel.MeanInFlight).
 		line("Concurrency Level", "%.2f (mean in flight, by Little's law from the run)", s.Open.MeanInFlight)
 	} else {
 		line("Concurrency Level", "%d", s.Concurrency)
@@ -101,7 +100,7 @@ func Text(w io.Writer, s *summary.Summary, o TextOptions) error {
 		ct := &s.ConnectionTimes
 		b.WriteString("\nConnection Times (ms)\n")
 		b.WriteString("              min  mean[+/-sd] median   max\n")
-		row := func(label string, p summary.PhaseStats) {
+		row := func(label string, p stats.PhaseStats) {
 			fmt.Fprintf(b, "%-12s%5d %4d %5.1f %6d %7d\n", label+":", ms(p.Min), ms(p.Mean), p.SD, ms(p.Median), ms(p.Max))
 		}
 		row("Connect", ct.Connect)
@@ -134,7 +133,7 @@ func Text(w io.Writer, s *summary.Summary, o TextOptions) error {
 		}
 		if o.Spectrum {
 			b.WriteString("\nPercentile spectrum (ms)\n")
-			for _, p := range summary.SpectrumRanks {
+			for _, p := range stats.SpectrumRanks {
 				k := strconv.FormatFloat(p, 'f', -1, 64)
 				fmt.Fprintf(b, "%9s%%  %10.3f\n", k, s.Spectrum[k])
 			}
@@ -152,7 +151,7 @@ func Text(w io.Writer, s *summary.Summary, o TextOptions) error {
 }
 
 func percentileTable(b *strings.Builder, pct map[string]float64) {
-	for _, p := range summary.Percentiles {
+	for _, p := range stats.Percentiles {
 		v := ms(pct[strconv.Itoa(p)])
 		if p == 100 {
 			fmt.Fprintf(b, " 100%%  %5d (longest request)\n", v)
@@ -167,7 +166,7 @@ func percentileTable(b *strings.Builder, pct map[string]float64) {
 // internal/protocol), or for a record written before they were kept, the
 // same words derived from what such a record holds: an HTTP version for
 // HTTP, none for FastCGI (the only two protocols of those records).
-func WireOf(s *summary.Summary) stats.Wire {
+func WireOf(s *stats.Summary) stats.Wire {
 	if s.Wire != nil {
 		return *s.Wire
 	}
@@ -186,7 +185,7 @@ func WireOf(s *summary.Summary) stats.Wire {
 }
 
 // ours writes backbench's lines after ab's block.
-func ours(b *strings.Builder, s *summary.Summary, line func(label, format string, a ...any)) {
+func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, a ...any)) {
 	b.WriteString("\n")
 	// Say what was sent, in the protocol's words.
 	w := WireOf(s)
@@ -337,7 +336,7 @@ func ours(b *strings.Builder, s *summary.Summary, line func(label, format string
 
 // sane prints ab's warning when the mean and median of a phase are more
 // than one (WARNING) or two (ERROR) standard deviations apart.
-func sane(b *strings.Builder, what string, p summary.PhaseStats) {
+func sane(b *strings.Builder, what string, p stats.PhaseStats) {
 	d := math.Abs(p.Mean - p.Median)
 	switch {
 	case d > 2*p.SD:
@@ -359,7 +358,7 @@ const targetWidth = 34
 // writeTargets writes the table of a mix's targets (--targets): each
 // target's weight, requests, failures, total-time percentiles and body
 // bytes, fitted to 100 columns (a long target is cut in its middle).
-func writeTargets(b *strings.Builder, ts []summary.TargetSummary) {
+func writeTargets(b *strings.Builder, ts []stats.TargetSummary) {
 	fmt.Fprintf(b, "\nTargets (%d; times are Total, in ms)\n", len(ts))
 	fmt.Fprintf(b, "  %-*s %6s %9s %7s %8s %8s %8s %11s\n", targetWidth, "target", "weight", "requests", "failed", "p50", "p99", "max", "body bytes")
 	for _, t := range ts {
@@ -394,7 +393,7 @@ func fitTarget(s string) string {
 
 // writeUpstreams writes the per-address lines of a cluster target, each
 // after prefix, with the header line first when head is set.
-func writeUpstreams(w io.Writer, prefix string, ups []summary.UpstreamSummary, head bool) {
+func writeUpstreams(w io.Writer, prefix string, ups []stats.UpstreamSummary, head bool) {
 	if head {
 		fmt.Fprintf(w, "%s%-36s %9s %8s %10s %10s %10s\n", prefix, "address", "requests", "failed", "req/s", "mean ms", "p99 ms")
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // stallTimeline is a synthetic 20-window run whose window 7 stalled.
@@ -80,7 +79,7 @@ func TestWorstWindowLine(t *testing.T) {
 	var plain, with bytes.Buffer
 	Text(&plain, &s, TextOptions{})
 	rec := &stats.Record{Timeline: stallTimeline()}
-	s.WorstWindow = summary.Of(rec).WorstWindow
+	s.WorstWindow = stats.SummaryOf(rec).WorstWindow
 	if s.WorstWindow == nil || s.WorstWindow.Index != 7 {
 		t.Fatalf("worst window %+v", s.WorstWindow)
 	}

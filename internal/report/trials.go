@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
 // Trials is bench's result of trials as its text report draws it.
 type Trials struct {
 	// Pooled is the pooled run's own summary: ab's report.
-	Pooled *summary.Summary
+	Pooled *stats.Summary
 	// Medians are the trials' medians with their intervals, of Runs
 	// trials.
 	Medians *trials.Summary

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // TestEncodeJSONNonFinite encodes a summary and a record holding NaN and
@@ -16,10 +15,10 @@ import (
 // the finite stand-ins, and the same bytes as json.Encoder for a finite
 // value.
 func TestEncodeJSONNonFinite(t *testing.T) {
-	s := &summary.Summary{RequestsPerSecond: math.NaN(), Percentiles: map[string]float64{"50": math.Inf(1), "99": 2}}
+	s := &stats.Summary{RequestsPerSecond: math.NaN(), Percentiles: map[string]float64{"50": math.Inf(1), "99": 2}}
 	rec := &stats.Record{Plan: stats.Plan{Rate: math.Inf(-1)}}
 	v := struct {
-		*summary.Summary
+		*stats.Summary
 		Record *stats.Record `json:"record"`
 	}{s, rec}
 	var b bytes.Buffer

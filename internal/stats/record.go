@@ -10,9 +10,21 @@
 // BackendUsage, TLSInfo ...), the Environment of a run and EncodeJSON,
 // the one JSON writer of every command.
 //
+// And ab's figures derived from a record (summary.go): the Summary
+// (requests per second, time per request, the connection times table,
+// percentiles and spectrum, the open model's accounting, upstream parts,
+// client warnings) that every report renders, with its methods (Finished,
+// ListenOverflow, CheckSummary) and the verdicts and trial figures that
+// commands add to it (SLOResult, Repeated). A Summary is pure data with
+// JSON tags; it holds nothing that its record cannot give again. A run's
+// summary is derived once: the executor derives it when the record is
+// final and returns it with the record in a Run, a value every later
+// reader of the run takes it from; a record read from a file or made by a
+// merge has its summary derived where it is read or made (SummaryOf).
+//
 // Not here: the recording of requests during a run (package recorder,
-// which produces a Record) and ab's figures derived from a record
-// (package summary). Neither is imported by stats: both import it.
+// which produces a Record, and imports stats) and the rendering of a
+// summary (package report).
 package stats
 
 import (
@@ -46,8 +58,8 @@ const Schema = 1
 // counts by failure class, bytes, each phase's exact moments and HDR
 // histogram, per-upstream parts, typed failure causes, the wall-clock start
 // and end, the plan and the environment. The ab figures are derived from it
-// by package summary; nothing in a Summary is kept that a Record cannot
-// give again.
+// (SummaryOf); nothing in a Summary is kept that a Record cannot give
+// again.
 type Record struct {
 	// Schema is the version of the JSON form: always Schema when written.
 	Schema int `json:"schema"`

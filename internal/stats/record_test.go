@@ -20,7 +20,6 @@ import (
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // results makes n deterministic results of every kind: fast and slow
@@ -126,7 +125,7 @@ func TestMergeHalves(t *testing.T) {
 	if merged.Plan.Requests != 5000 || !merged.StartedAt.Equal(t0) || merged.Elapsed != 2*time.Second {
 		t.Errorf("plan %+v start %v elapsed %v", merged.Plan, merged.StartedAt, merged.Elapsed)
 	}
-	ws, ms := summary.Of(whole), summary.Of(merged)
+	ws, ms := stats.SummaryOf(whole), stats.SummaryOf(merged)
 	if !reflect.DeepEqual(ws.Percentiles, ms.Percentiles) || ws.ConnectionTimes != ms.ConnectionTimes || ws.Failed != ms.Failed {
 		t.Errorf("summaries differ:\n%+v\n%+v", ms, ws)
 	}
@@ -163,8 +162,8 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 			t.Errorf("phase %s changed", stats.Phase(p))
 		}
 	}
-	if !reflect.DeepEqual(summary.Of(&back), summary.Of(m)) {
-		t.Errorf("summary changed:\n%+v\n%+v", summary.Of(&back), summary.Of(m))
+	if !reflect.DeepEqual(stats.SummaryOf(&back), stats.SummaryOf(m)) {
+		t.Errorf("summary changed:\n%+v\n%+v", stats.SummaryOf(&back), stats.SummaryOf(m))
 	}
 	// A merged copy of the read-back record is the record again.
 	again, err := stats.Merge(&back)
@@ -262,7 +261,7 @@ func FuzzRecordJSON(f *testing.F) {
 		if json.Unmarshal(in, &r) != nil {
 			return
 		}
-		_ = summary.Of(&r)
+		_ = stats.SummaryOf(&r)
 		out, err := json.Marshal(&r)
 		if err != nil {
 			t.Fatalf("a record read back does not write: %v", err)

@@ -9,7 +9,7 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 	"github.com/backbench/backbench/sockets"
 )
@@ -17,7 +17,7 @@ import (
 // FactorsOf returns the factors of a series from what its result s says
 // of its plan (target, keep-alive, HTTP version, upstreams), and backend,
 // the label the user gave it ("" for none).
-func FactorsOf(backend string, s *summary.Summary) trials.Factors {
+func FactorsOf(backend string, s *stats.Summary) trials.Factors {
 	f := trials.Factors{Protocol: s.Target.Protocol, Transport: s.Target.Network, KeepAlive: s.KeepAlive,
 		HTTPVersion: s.HTTPVersion, Upstreams: max(len(s.Upstreams), 1), Backend: backend}
 	var tls bool
@@ -137,7 +137,7 @@ func comparisons(series []SeriesResult, backends []string, baseline string, nois
 	var unanswered failedSeries
 	walked := make([]trials.Series, len(idx))
 	for j, i := range idx {
-		walked[j] = summary.SeriesOf(series[i].Label, series[i].Levels)
+		walked[j] = stats.SeriesOf(series[i].Label, series[i].Levels)
 	}
 	walk := make([]trials.SeriesPair, len(pairs))
 	for i, pr := range pairs {
@@ -147,7 +147,7 @@ func comparisons(series []SeriesResult, backends []string, baseline string, nois
 		s, b := &series[idx[at.Series]], &series[idx[at.Baseline]]
 		sl, bl := &s.Levels[at.Level], &b.Levels[at.BaselineLevel]
 		if q != nil {
-			st, bt := summary.TrialsOf(sl), summary.TrialsOf(bl)
+			st, bt := stats.TrialsOf(sl), stats.TrialsOf(bl)
 			for k := range cs {
 				q.Judge(&cs[k], st, bt, noise)
 			}
@@ -208,20 +208,20 @@ func comparisons(series []SeriesResult, backends []string, baseline string, nois
 // the levels compared, s of series and b of baseline: "tls: every
 // request failed (connect: the server's TLS certificate does not verify:
 // ...)"; "" when both answered.
-func UnansweredWhy(c *trials.Comparison, series, baseline string, s, b *summary.Summary) string {
+func UnansweredWhy(c *trials.Comparison, series, baseline string, s, b *stats.Summary) string {
 	return unansweredWhy(c, series, baseline, s, b, nil)
 }
 
 // unansweredWhy is UnansweredWhy that also records the failures in
 // failed, if not nil, for the notes.
-func unansweredWhy(c *trials.Comparison, series, baseline string, s, b *summary.Summary, failed *failedSeries) string {
+func unansweredWhy(c *trials.Comparison, series, baseline string, s, b *stats.Summary, failed *failedSeries) string {
 	if c.Unanswered == "" {
 		return ""
 	}
 	var whys []string
 	for _, side := range []struct {
 		label string
-		s     *summary.Summary
+		s     *stats.Summary
 		on    bool
 	}{{series, s, c.Unanswered != trials.UnansweredBaseline}, {baseline, b, c.Unanswered != trials.UnansweredSeries}} {
 		if side.on {
@@ -262,7 +262,7 @@ func (fs *failedSeries) add(label, why string, c int) {
 // failureWords names the failures of s: its most frequent error sample
 // ("connect: connection refused", "connect: the server's TLS certificate
 // does not verify: ..."), or its failure classes without one.
-func failureWords(s *summary.Summary) string {
+func failureWords(s *stats.Summary) string {
 	best := -1
 	for i, e := range s.ErrorSamples {
 		if best < 0 || e.Count > s.ErrorSamples[best].Count {
@@ -290,9 +290,9 @@ type ShortTrials struct {
 }
 
 // Add counts the trial of series label whose result is s.
-func (st *ShortTrials) Add(label string, s *summary.Summary) {
+func (st *ShortTrials) Add(label string, s *stats.Summary) {
 	st.all++
-	if t := summary.TrialOf(s); t.Short() {
+	if t := stats.TrialOf(s); t.Short() {
 		if st.n == 0 || t.Seconds < st.shortest {
 			st.shortest = t.Seconds
 		}

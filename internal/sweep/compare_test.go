@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -42,12 +42,12 @@ func TestJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	level := func(c int, p99 float64) summary.Summary {
-		return summary.Summary{Concurrency: c, Complete: 10, Spectrum: map[string]float64{"99": p99}}
+	level := func(c int, p99 float64) stats.Summary {
+		return stats.Summary{Concurrency: c, Complete: 10, Spectrum: map[string]float64{"99": p99}}
 	}
 	series := []SeriesResult{
-		{Label: "a", Levels: []summary.Summary{level(1, 10), level(2, 40), level(4, 60)}},
-		{Label: "b", Levels: []summary.Summary{level(1, 80)}},
+		{Label: "a", Levels: []stats.Summary{level(1, 10), level(2, 40), level(4, 60)}},
+		{Label: "b", Levels: []stats.Summary{level(1, 80)}},
 	}
 	j := Judge(series, objs)
 	if len(j.Highest) != 2 || j.Highest[0] != 2 || j.Highest[1] != 0 {
@@ -81,7 +81,7 @@ func TestShortTrials(t *testing.T) {
 		label string
 		secs  float64
 	}{{"a", 0.5}, {"a", 0.25}, {"b", 2}} {
-		sum := summary.Summary{TimeTaken: s.secs}
+		sum := stats.Summary{TimeTaken: s.secs}
 		sum.Client.CPUPercent, sum.Client.CPUUserSeconds = 50, s.secs/2
 		st.Add(s.label, &sum)
 	}

@@ -21,7 +21,7 @@ type Judgement struct {
 }
 
 // Judge applies the objectives objs to every level of every series: it
-// fills each level's SLO verdicts (summary.Summary.SLO) and says each
+// fills each level's SLO verdicts (stats.Summary.SLO) and says each
 // series' highest passing level. Without objectives it does nothing and
 // returns the zero Judgement.
 func Judge(series []SeriesResult, objs []capacity.Objective) Judgement {

@@ -2,7 +2,7 @@ package sweep
 
 import (
 	"github.com/backbench/backbench/internal/document"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -26,7 +26,7 @@ func (cfg *Config) Document(series []Series, backends []string, res Result) docu
 		se := document.SweepSeries{Label: sr.Label, Backend: backends[i], Target: plan.Record().Target,
 			KeepAlive: plan.KeepAlive, Levels: sr.Levels, Records: sr.Records}
 		if se.Levels == nil {
-			se.Levels = []summary.Summary{}
+			se.Levels = []stats.Summary{}
 		}
 		if sr.Stop != nil {
 			se.Stop = &document.SweepStop{Concurrency: sr.Stop.Concurrency, ErrorRate: sr.Stop.ErrorRate, Reason: sr.Stop.Reason}

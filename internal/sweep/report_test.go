@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -16,7 +16,7 @@ func TestDocument(t *testing.T) {
 	ss := []Series{series(t, "a", "fcgi://127.0.0.1:9/x", true), series(t, "b", "fcgi://127.0.0.1:9/y", false)}
 	cfg := Config{Levels: []int{1, 2}, Requests: 50, Duration: 2 * time.Second, StopOnErrors: true, StopErrorRate: 0.05}
 	res := Result{Elapsed: 1500 * time.Millisecond, Interrupted: true, Series: []SeriesResult{
-		{Label: "a", Levels: []summary.Summary{{Concurrency: 1, Complete: 50, Requests: 50}}, Stop: &Stop{Concurrency: 1, ErrorRate: 0.5, Reason: "errors"}},
+		{Label: "a", Levels: []stats.Summary{{Concurrency: 1, Complete: 50, Requests: 50}}, Stop: &Stop{Concurrency: 1, ErrorRate: 0.5, Reason: "errors"}},
 		{Label: "b"},
 	}}
 	sw := cfg.Document(ss, []string{"pool", ""}, res)

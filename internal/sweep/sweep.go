@@ -16,7 +16,7 @@
 //
 // The package knows no protocol and reads no flags: series arrive as
 // execute.Plan values, and results leave as one stats.Record and its
-// summary.Summary per series and level. The runs are the driver's
+// stats.Summary per series and level. The runs are the driver's
 // (internal/driver): this package holds what is a sweep's own and turns a
 // Config into the driver's schedule (driver.Concurrencies) and rules; the
 // warm-up, the interleaving, the trials and the stop rule are the
@@ -66,7 +66,7 @@ type Config struct {
 	// the zero Warmup: none (driver.DefaultWarmup is the usual one).
 	Warmup driver.Warmup
 	// StopOnErrors turns the stop rule on: a series ends after the first
-	// level whose failure ratio (summary.Summary.FailureRatio) is greater
+	// level whose failure ratio (stats.Summary.FailureRatio) is greater
 	// than StopErrorRate (a ratio from 0 to 1; 0 stops at the first
 	// failure), or where no request finished.
 	StopOnErrors  bool

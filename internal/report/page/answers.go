@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/backbench/backbench/internal/document"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -454,7 +454,7 @@ func seriesHeadline(se *document.SweepSeries) string {
 }
 
 // benchHeadline is a bench result's headline figures.
-func benchHeadline(name string, s *summary.Summary) string {
+func benchHeadline(name string, s *stats.Summary) string {
 	out := fmt.Sprintf("%s: %.2f req/s", name, s.RequestsPerSecond)
 	if iv := rpsCI95(s); len(iv) == 2 {
 		out += " [" + ci(iv, 2) + "]"

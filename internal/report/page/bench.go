@@ -8,13 +8,13 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // bench writes a bench result: ab's figures, the connection times, the
 // percentiles, failures by class with their samples, and backbench's own
 // lines (client, upstreams, backend, TLS, notes).
-func (p *pager) bench(s *summary.Summary) {
+func (p *pager) bench(s *stats.Summary) {
 	b := &p.b
 	if s.Interrupted {
 		b.WriteString("<p><strong>Interrupted</strong>: the figures cover the requests completed before the signal.</p>\n")
@@ -106,17 +106,17 @@ func (p *pager) bench(s *summary.Summary) {
 		var rows [][]cell
 		for _, ph := range []struct {
 			name string
-			v    summary.PhaseStats
+			v    stats.PhaseStats
 		}{{"Connect", ct.Connect}, {"Processing", ct.Processing}, {"Waiting", ct.Waiting}, {"Total", ct.Total}} {
 			f := func(v float64) cell { return num(strconv.FormatFloat(v, 'f', 3, 64)) }
 			rows = append(rows, []cell{hdr(ph.name), f(ph.v.Min), f(ph.v.Mean), f(ph.v.SD), f(ph.v.Median), f(ph.v.Max)})
 		}
 		p.table("Connection times (ms)", []string{"phase", "min", "mean", "sd", "median", "max"}, rows)
 		rows = nil
-		for _, pc := range summary.Percentiles {
+		for _, pc := range stats.Percentiles {
 			rows = append(rows, []cell{hdr(strconv.Itoa(pc) + "%"), num(strconv.FormatFloat(s.Percentiles[strconv.Itoa(pc)], 'f', 3, 64))})
 		}
-		for _, pc := range summary.SpectrumRanks {
+		for _, pc := range stats.SpectrumRanks {
 			k := strconv.FormatFloat(pc, 'f', -1, 64)
 			if v, ok := s.Spectrum[k]; ok && pc > 99 && pc < 100 {
 				rows = append(rows, []cell{hdr(k + "%"), num(strconv.FormatFloat(v, 'f', 3, 64))})
@@ -163,7 +163,7 @@ const maxTargetPoints = 30
 // targets writes the figures of a mix's targets (--targets, --access-log):
 // a table of every target, what a replayed log left out, and a chart of
 // p99 per target.
-func (p *pager) targets(s *summary.Summary) {
+func (p *pager) targets(s *stats.Summary) {
 	var rows [][]cell
 	f := func(v float64) cell { return num(strconv.FormatFloat(v, 'f', 3, 64)) }
 	for _, t := range s.Targets {

@@ -9,7 +9,6 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 )
 
 // closedModel reports whether the search was over the concurrency.
@@ -142,15 +141,15 @@ func (p *pager) capacity(c *capacity.JSONReport) {
 // ran in turn (stats.InTurn: a step's records are its trials, run one
 // after the other); false for a step without records (files written
 // before they were kept).
-func stepRecord(s *capacity.StepJSON) (summary.Summary, bool) {
+func stepRecord(s *capacity.StepJSON) (stats.Summary, bool) {
 	if len(s.Records) == 0 {
-		return summary.Summary{}, false
+		return stats.Summary{}, false
 	}
 	m, err := stats.MergeAs(stats.InTurn, s.Records...)
 	if err != nil {
-		return summary.Summary{}, false
+		return stats.Summary{}, false
 	}
-	return summary.Of(m), true
+	return stats.SummaryOf(m), true
 }
 
 // capacityChart draws each latency objective's metric (p99 when there is

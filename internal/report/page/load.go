@@ -9,7 +9,6 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -60,7 +59,7 @@ type Result struct {
 	// bench is a bench result's summary (a run's, the saved form of
 	// trials, a merged run's) and record its run record (nil: none), for
 	// its timeline.
-	bench   *summary.Summary
+	bench   *stats.Summary
 	record  *stats.Record
 	sweep   *document.Sweep
 	probe   *document.Probe
@@ -127,7 +126,7 @@ func From(name string, d document.Result) (*Result, error) {
 // rpsCI95 is the interval of a run's or a level's median req/s (nil
 // without trials or without an interval), of the confidence ciLabel
 // names.
-func rpsCI95(s *summary.Summary) []float64 {
+func rpsCI95(s *stats.Summary) []float64 {
 	if s.Repeated == nil {
 		return nil
 	}
@@ -136,7 +135,7 @@ func rpsCI95(s *summary.Summary) []float64 {
 
 // p99CI95 is the interval of a run's or a level's median p99 (nil
 // without trials or without an interval).
-func p99CI95(s *summary.Summary) []float64 {
+func p99CI95(s *stats.Summary) []float64 {
 	if s.Repeated == nil {
 		return nil
 	}
@@ -146,7 +145,7 @@ func p99CI95(s *summary.Summary) []float64 {
 // ciLabel is "95% interval", "93.75% interval": the real confidence of
 // the intervals of the trials of the runs or levels ss (those with an
 // interval), trials.IntervalLabel.
-func ciLabel(ss ...*summary.Summary) string {
+func ciLabel(ss ...*stats.Summary) string {
 	var confs []float64
 	for _, s := range ss {
 		if len(rpsCI95(s)) == 2 || len(p99CI95(s)) == 2 {
@@ -158,7 +157,7 @@ func ciLabel(ss ...*summary.Summary) string {
 
 // sweepCILabel is ciLabel over every level of sw.
 func sweepCILabel(sw *document.Sweep) string {
-	var ss []*summary.Summary
+	var ss []*stats.Summary
 	for _, se := range sw.Series {
 		for k := range se.Levels {
 			ss = append(ss, &se.Levels[k])
@@ -168,7 +167,7 @@ func sweepCILabel(sw *document.Sweep) string {
 }
 
 // trialCount is the number of trials of a run or a level (0 without).
-func trialCount(s *summary.Summary) int {
+func trialCount(s *stats.Summary) int {
 	if s.Repeated == nil {
 		return 0
 	}

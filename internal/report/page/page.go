@@ -50,7 +50,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -294,7 +294,7 @@ func (p *pager) row(r []cell) {
 }
 
 // classes lists the failure classes with a count, "connect 700, timeout 3".
-func classes(f summary.Failures) string {
+func classes(f stats.Failures) string {
 	var out []string
 	for _, c := range failureClasses(f) {
 		if c.n > 0 {
@@ -311,13 +311,13 @@ type class struct {
 }
 
 // failureClasses are the classes of f in the report's order.
-func failureClasses(f summary.Failures) []class {
+func failureClasses(f stats.Failures) []class {
 	return []class{{"connect", f.Connect}, {"receive", f.Receive}, {"length", f.Length},
 		{"exceptions", f.Exceptions}, {"timeout", f.Timeout}, {"protocol", f.Protocol}}
 }
 
 // failedText says how many requests of a level failed, for a tooltip.
-func failedText(s *summary.Summary) string {
+func failedText(s *stats.Summary) string {
 	if s.Failed == 0 {
 		return ""
 	}
@@ -335,7 +335,7 @@ func ci(v []float64, dec int) string {
 
 // spectrumLine is the percentile spectrum of one run as a chart line: ab's
 // ranks and the spectrum's, 50 to 99.999.
-func spectrumLine(label string, style int, s *summary.Summary) *line {
+func spectrumLine(label string, style int, s *stats.Summary) *line {
 	l := &line{label: label, style: style}
 	if s.Complete == 0 {
 		return l

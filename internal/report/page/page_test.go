@@ -14,7 +14,6 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/stats"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -313,18 +312,18 @@ func TestSize(t *testing.T) {
 	for i := range 4 {
 		se := document.SweepSeries{Label: fmt.Sprintf("series %d with a long label", i)}
 		for _, l := range sw.Levels {
-			s := summary.Summary{Concurrency: l, Requests: 1000, Complete: 900, Failed: 100, TimeTaken: 1.5,
-				Failures: summary.Failures{Connect: 60, Timeout: 40}, RequestsPerSecond: 600 + float64(l),
+			s := stats.Summary{Concurrency: l, Requests: 1000, Complete: 900, Failed: 100, TimeTaken: 1.5,
+				Failures: stats.Failures{Connect: 60, Timeout: 40}, RequestsPerSecond: 600 + float64(l),
 				Percentiles: map[string]float64{}, Spectrum: map[string]float64{},
 				Backend: &stats.BackendUsage{Samples: 10, CPUSeconds: 1.2, PeakRSSBytes: 64 << 20, ProcessesMax: 5,
 					FPMStatusEnd: map[string]string{"listen queue": "7", "active processes": "4", "max children reached": "1"}}}
-			for _, p := range summary.Percentiles {
+			for _, p := range stats.Percentiles {
 				s.Percentiles[fmt.Sprint(p)] = float64(p) / 10
 			}
-			for _, p := range summary.SpectrumRanks {
+			for _, p := range stats.SpectrumRanks {
 				s.Spectrum[fmt.Sprint(p)] = p / 10
 			}
-			s.Repeated = &summary.Repeated{RequestsPerSecondCI95: []float64{500, 700}, P99MsCI95: []float64{9, 11}}
+			s.Repeated = &stats.Repeated{RequestsPerSecondCI95: []float64{500, 700}, P99MsCI95: []float64{9, 11}}
 			for range 5 {
 				s.Trials = append(s.Trials, &stats.Record{})
 			}

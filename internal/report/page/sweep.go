@@ -8,7 +8,7 @@ import (
 
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/report"
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -173,7 +173,7 @@ func chosenLevels(levels []int) []int {
 }
 
 // levelOf returns the Summary of se at concurrency level, or nil.
-func levelOf(se *document.SweepSeries, level int) *summary.Summary {
+func levelOf(se *document.SweepSeries, level int) *stats.Summary {
 	for i := range se.Levels {
 		if se.Levels[i].Concurrency == level {
 			return &se.Levels[i]
@@ -302,7 +302,7 @@ func (p *pager) sweepTable(sw *document.Sweep) {
 // record: the kernel's listen queue overflowed during it (SYNs dropped and
 // sent again after 1 s or more), connects that took 1 s or more, and the
 // notes the run carries. Failed requests are said by failedText.
-func levelCauses(s *summary.Summary) []string {
+func levelCauses(s *stats.Summary) []string {
 	var out []string
 	// The record's own note on the listen queue, when it has one, says it
 	// better (which listener, which counter); this line is for records
@@ -327,7 +327,7 @@ func levelCauses(s *summary.Summary) []string {
 }
 
 // causesText is levelCauses for a tooltip: "; cause: ...".
-func causesText(s *summary.Summary) string {
+func causesText(s *stats.Summary) string {
 	cs := levelCauses(s)
 	if len(cs) == 0 {
 		return ""
@@ -337,7 +337,7 @@ func causesText(s *summary.Summary) string {
 
 // shortCause is a level's cause in a few words, for a table cell:
 // "listen queue overflowed", "25.0% failed (receive 50)", "1 note".
-func shortCause(s *summary.Summary) string {
+func shortCause(s *stats.Summary) string {
 	var out []string
 	if n, wide := s.ListenOverflow(); n > 0 && wide {
 		out = append(out, "machine's listen queues overflowed")

@@ -16,8 +16,8 @@ import (
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/procstat"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -205,7 +205,7 @@ func stepOf(st capacity.Step, pool, worker []float64, workers int) study.SizingS
 	}
 	l.WorkerPSS, l.WorkerSamples, l.Workers = study.SpreadOf(worker), len(worker), workers
 	if rec := st.Record; rec != nil {
-		s := summary.Of(rec)
+		s := stats.SummaryOf(rec)
 		l.Complete = s.Complete
 		secs := rec.Elapsed.Seconds()
 		if b := s.Backend; b != nil && secs > 0 {

@@ -40,9 +40,9 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/protocol"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/study/studyfile"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -122,7 +122,7 @@ type runner struct {
 	plans   []*execute.Plan // per series
 	// trials holds, per series, per level index, the kept trials and
 	// their summaries.
-	trials [][][]*summary.Summary
+	trials [][][]*stats.Summary
 	// mark holds, per series and level, how many trials there were when
 	// the round began: a lost configuration's runs of the round are
 	// dropped back to it.
@@ -363,10 +363,10 @@ func (r *runner) prepare(base string) error {
 		r.res.Series = append(r.res.Series, study.Series{Label: s.Label, Config: ci, Levels: s.Levels, URL: u,
 			KeepAlive: plan.KeepAlive, HTTP10: s.Levels[study.FactorHTTP] == "1.0"})
 	}
-	r.trials = make([][][]*summary.Summary, len(r.res.Series))
+	r.trials = make([][][]*stats.Summary, len(r.res.Series))
 	r.mark = make([][]int, len(r.res.Series))
 	for i := range r.trials {
-		r.trials[i] = make([][]*summary.Summary, len(r.st.Measure.Levels))
+		r.trials[i] = make([][]*stats.Summary, len(r.st.Measure.Levels))
 		r.mark[i] = make([]int, len(r.st.Measure.Levels))
 	}
 	return nil
@@ -899,7 +899,7 @@ func (r *runner) finish() {
 			st.KeepAliveIgnored = true
 			for _, s := range ts {
 				st.KeepAliveIgnored = st.KeepAliveIgnored && s.ClosedEvery()
-				t := summary.TrialOf(s)
+				t := stats.TrialOf(s)
 				st.Trials = append(st.Trials, t)
 				st.Complete += s.Complete
 				st.Failed += s.Failed
@@ -956,7 +956,7 @@ func (r *runner) finish() {
 // medians of its p50, p99 and max over the trials in which it completed a
 // request, with their intervals. Nil when the trials ran one request, or
 // not the same targets.
-func targetSteps(ts []*summary.Summary) []study.TargetStep {
+func targetSteps(ts []*stats.Summary) []study.TargetStep {
 	if len(ts) == 0 || len(ts[0].Targets) == 0 {
 		return nil
 	}

@@ -3,7 +3,7 @@ package runner
 import (
 	"testing"
 
-	"github.com/backbench/backbench/internal/summary"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // TestTargetSteps: a step's per-target figures sum the trials' counts and
@@ -11,13 +11,13 @@ import (
 // completed a request; trials of one request, or of other targets, give
 // none.
 func TestTargetSteps(t *testing.T) {
-	trial := func(p50a, p50b float64, completeB int64) *summary.Summary {
-		return &summary.Summary{Targets: []summary.TargetSummary{
+	trial := func(p50a, p50b float64, completeB int64) *stats.Summary {
+		return &stats.Summary{Targets: []stats.TargetSummary{
 			{Target: "GET /a", Weight: 3, Requests: 30, Complete: 29, Failed: 1, P50Ms: p50a, P99Ms: 2 * p50a, MaxMs: 3 * p50a, BodyBytes: 290},
 			{Target: "POST /b", Weight: 1, Requests: 10, Complete: completeB, Failed: 10 - completeB, P50Ms: p50b, P99Ms: 2 * p50b, MaxMs: 3 * p50b, BodyBytes: 10 * completeB},
 		}}
 	}
-	got := targetSteps([]*summary.Summary{trial(1, 5, 10), trial(3, 0, 0), trial(2, 7, 10)})
+	got := targetSteps([]*stats.Summary{trial(1, 5, 10), trial(3, 0, 0), trial(2, 7, 10)})
 	if len(got) != 2 {
 		t.Fatalf("targets %+v", got)
 	}
@@ -31,12 +31,12 @@ func TestTargetSteps(t *testing.T) {
 	if b.Requests != 30 || b.Failed != 10 || b.BodyBytes != 200 || b.P50Ms.Median != 6 || b.P99Ms.Median != 12 {
 		t.Errorf("POST /b: %+v", b)
 	}
-	if got := targetSteps([]*summary.Summary{{}, {}}); got != nil {
+	if got := targetSteps([]*stats.Summary{{}, {}}); got != nil {
 		t.Errorf("one request: %+v", got)
 	}
 	other := trial(1, 1, 10)
 	other.Targets[1].Target = "POST /c"
-	if got := targetSteps([]*summary.Summary{trial(1, 1, 10), other}); got != nil {
+	if got := targetSteps([]*stats.Summary{trial(1, 1, 10), other}); got != nil {
 		t.Errorf("trials of other targets: %+v", got)
 	}
 }

@@ -3,8 +3,8 @@ package runner
 import (
 	"time"
 
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/summary"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -48,7 +48,7 @@ func schedule(qs []question, n int, decided, settled func(question) bool, runnab
 func (r *runner) trialsOf(si, li int) []trials.Trial {
 	ts := make([]trials.Trial, len(r.trials[si][li]))
 	for i, s := range r.trials[si][li] {
-		ts[i] = summary.TrialOf(s)
+		ts[i] = stats.TrialOf(s)
 	}
 	return ts
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/cli"
 	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/study/studyfile"
@@ -150,7 +149,7 @@ func commandPath(what, value string) error {
 	load.Requests, load.RequestsSet = 1_000_000, true
 	seconds := func() (time.Duration, error) {
 		var d time.Duration
-		return d, cli.NewSeconds(&d, 0).Set(value)
+		return d, grammar.NewSeconds(&d, 0).Set(value)
 	}
 	switch what {
 	case "slo": // bench's --slo, and capacity's
@@ -188,7 +187,7 @@ func commandPath(what, value string) error {
 		_, err = capacityOptions(load, func(o *plan.CapacityOptions) { o.Confirm, o.ConfirmSet = d, true }).Build()
 		return err
 	case "noise": // --noise of sweep, compare and study
-		_, err := cli.ParsePercent("--noise", value)
+		_, err := grammar.ParsePercent(value)
 		return err
 	case "memory": // study's --memory
 		m := studyfile.Measure{Kind: studyfile.MeasureCapacity, Levels: []int{8}, Duration: time.Second, Repeat: 1}

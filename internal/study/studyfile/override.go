@@ -41,7 +41,7 @@ type Overrides struct {
 	Confirm *time.Duration
 	Memory  *string
 	// Noise is --noise, the verdicts' noise threshold as a fraction
-	// (read by cli.ParsePercent, as every --noise), for every kind.
+	// (read by grammar.ParsePercent, as every --noise), for every kind.
 	Noise *float64
 	// Until is --until (decided: rounds run until every pair is
 	// decided), Budget --budget (the rounds' most time) and MaxRepeat

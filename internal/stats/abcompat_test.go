@@ -1,17 +1,15 @@
-package summary
+package stats
 
 import (
 	"testing"
 	"time"
-
-	"github.com/backbench/backbench/internal/stats"
 )
 
 // TestABArithmetic pins ab's quirks on a small known set: totals 1..5 ms.
 func TestABArithmetic(t *testing.T) {
-	var rows []stats.RawRow
+	var rows []RawRow
 	for i, total := range []time.Duration{5_000_400, 1_000_000, 3_000_000, 4_000_000, 2_000_999} {
-		rows = append(rows, stats.RawRow{Start: int64(i), Connect: 0, Processing: total, Waiting: total / 2, Total: total})
+		rows = append(rows, RawRow{Start: int64(i), Connect: 0, Processing: total, Waiting: total / 2, Total: total})
 	}
 	ct, pct := abArithmetic(rows)
 	// µs: 1000 2000 3000 4000 5000 (truncated). Odd count: the median

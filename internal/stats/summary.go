@@ -1,20 +1,9 @@
-// Package summary derives ab's figures from a run's stats.Record: the
-// Summary (requests per second, time per request, the connection times
-// table, percentiles and spectrum, the open model's accounting, upstream
-// parts, client warnings) that every report renders, with its methods
-// (Finished, ListenOverflow, CheckSummary) and the verdicts and trial
-// figures that commands add to it (SLOResult, Repeated). A Summary is pure
-// data with JSON tags; it holds nothing that its record cannot give again.
-//
-// A run's summary is derived once: the executor derives it when the
-// record is final and returns it with the record in a Run, a value every
-// later reader of the run takes it from; a record read from a file or
-// made by a merge has its summary derived where it is read or made (Of).
-//
-// Not here: the recording of requests (package recorder), the record, its
-// JSON form and its merge (package stats), and the rendering of a summary
-// (package report).
-package summary
+// ab's figures derived from a run's Record: the Summary, its parts and
+// methods, the verdicts added to it (SLOResult), a run with its summary
+// (Run), and what the summary takes from the timeline (the worst window,
+// the stages).
+
+package stats
 
 import (
 	"fmt"
@@ -25,7 +14,6 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/load"
-	"github.com/backbench/backbench/internal/stats"
 )
 
 // Percentiles are the ranks of ab's percentile table.
@@ -124,15 +112,15 @@ type Failures struct {
 
 // failuresOf gives each class's count its JSON key. With ByClass, the only
 // place besides package load that names the classes one by one.
-func failuresOf(c stats.ClassCounts) Failures {
+func failuresOf(c ClassCounts) Failures {
 	return Failures{Connect: c[load.Connect], Receive: c[load.Receive], Length: c[load.Length],
 		Exceptions: c[load.Exceptions], Timeout: c[load.Timeout], Protocol: c[load.Protocol]}
 }
 
 // ByClass returns the counts indexed by class, for code that walks the
 // classes (load.ErrClass(1) to load.NumClasses-1) instead of naming them.
-func (f Failures) ByClass() stats.ClassCounts {
-	var c stats.ClassCounts
+func (f Failures) ByClass() ClassCounts {
+	var c ClassCounts
 	c[load.Connect], c[load.Receive], c[load.Length] = f.Connect, f.Receive, f.Length
 	c[load.Exceptions], c[load.Timeout], c[load.Protocol] = f.Exceptions, f.Timeout, f.Protocol
 	return c
@@ -151,18 +139,18 @@ type ConnectionTimes struct {
 type Summary struct {
 	// Label names the series (bench --label): saved runs compare by it,
 	// and it names their backend. Absent without --label.
-	Label          string           `json:"label,omitempty"`
-	Target         stats.TargetInfo `json:"target"`
-	ServerSoftware string           `json:"server_software"`
-	ServerHostname string           `json:"server_hostname"`
-	ServerPort     string           `json:"server_port"`
-	DocumentPath   string           `json:"document_path"`
-	DocumentLength int64            `json:"document_length"`
-	VariableLength bool             `json:"variable_document_length"`
-	Concurrency    int              `json:"concurrency_level"`
-	Requests       int64            `json:"requests"`
-	Method         string           `json:"method"`
-	HTTPVersion    string           `json:"http_version,omitempty"`
+	Label          string     `json:"label,omitempty"`
+	Target         TargetInfo `json:"target"`
+	ServerSoftware string     `json:"server_software"`
+	ServerHostname string     `json:"server_hostname"`
+	ServerPort     string     `json:"server_port"`
+	DocumentPath   string     `json:"document_path"`
+	DocumentLength int64      `json:"document_length"`
+	VariableLength bool       `json:"variable_document_length"`
+	Concurrency    int        `json:"concurrency_level"`
+	Requests       int64      `json:"requests"`
+	Method         string     `json:"method"`
+	HTTPVersion    string     `json:"http_version,omitempty"`
 	// ConnectionHeader is the Connection header sent (HTTP; absent when
 	// none is sent).
 	ConnectionHeader string   `json:"connection_header,omitempty"`
@@ -174,7 +162,7 @@ type Summary struct {
 	Non2xx           int64    `json:"non_2xx_responses"`
 	// Wire is what the protocol says of its requests, for the report
 	// (nil for a record written before it).
-	Wire *stats.Wire `json:"wire,omitempty"`
+	Wire *Wire `json:"wire,omitempty"`
 	// KeepAliveRequests counts the responses after which the connection
 	// stayed open: responses on a kept connection less those whose
 	// connection the next request found closed by the server (Reconnects).
@@ -182,7 +170,7 @@ type Summary struct {
 	Reconnects        int64 `json:"reconnects"`
 	// Drained counts the requests in flight when the run's time limit
 	// came: let finish (within -s), not counted in Complete or Failed nor
-	// in any rate (see stats.Counts.Drained); absent when 0.
+	// in any rate (see Counts.Drained); absent when 0.
 	Drained          int64 `json:"drained_requests,omitempty"`
 	TotalTransferred int64 `json:"total_transferred_bytes"`
 	TotalBodySent    int64 `json:"total_body_sent_bytes"`
@@ -212,9 +200,9 @@ type Summary struct {
 	Open *OpenModel `json:"open_model,omitempty"`
 	// ABCompat reports that ab's arithmetic was used for the connection
 	// times and percentiles.
-	ABCompat     bool                `json:"ab_compat"`
-	Client       stats.ClientHealth  `json:"client"`
-	ErrorSamples []stats.ErrorSample `json:"error_samples"`
+	ABCompat     bool          `json:"ab_compat"`
+	Client       ClientHealth  `json:"client"`
+	ErrorSamples []ErrorSample `json:"error_samples"`
 	// Upstreams has one entry per address of a cluster target (--balance
 	// says how connections were spread); absent for one address.
 	Upstreams []UpstreamSummary `json:"upstreams,omitempty"`
@@ -224,11 +212,11 @@ type Summary struct {
 	Targets []TargetSummary `json:"targets,omitempty"`
 	// Replay describes the access log the targets were read from
 	// (--access-log): its lines replayed, skipped and malformed.
-	Replay *stats.Replay `json:"replay,omitempty"`
+	Replay *Replay `json:"replay,omitempty"`
 	// Backend is the backend's resource use, when sampled.
-	Backend *stats.BackendUsage `json:"backend,omitempty"`
+	Backend *BackendUsage `json:"backend,omitempty"`
 	// TLS describes the negotiated TLS session of an https target.
-	TLS *stats.TLSInfo `json:"tls,omitempty"`
+	TLS *TLSInfo `json:"tls,omitempty"`
 	// ConnectsOver1s counts completed requests whose connect took 1 s or
 	// more: a SYN dropped by a full listen queue and retransmitted.
 	ConnectsOver1s int64 `json:"connects_over_1s"`
@@ -241,8 +229,8 @@ type Summary struct {
 	// ss -ltn shows as Send-Q), when read.
 	ListenBacklog *int `json:"listen_backlog,omitempty"`
 	// ListenQueues are the target's own listening sockets as the kernel
-	// keeps them (stats.Record.ListenQueues): backlog, peak queue and drops.
-	ListenQueues []stats.ListenQueue `json:"listen_queues,omitempty"`
+	// keeps them (Record.ListenQueues): backlog, peak queue and drops.
+	ListenQueues []ListenQueue `json:"listen_queues,omitempty"`
 	// Notes name connection-level conditions met during the run (refused
 	// connections, a full Unix backlog, port exhaustion, reconnects) and
 	// their remedies.
@@ -250,7 +238,7 @@ type Summary struct {
 	Interrupted bool     `json:"interrupted"`
 	// BackendLost says when the backend stopped accepting connections
 	// during the run; nil when it did not.
-	BackendLost *stats.BackendLost `json:"backend_lost"`
+	BackendLost *BackendLost `json:"backend_lost"`
 	// WorstWindow is the window of the run's timeline whose p99 stood
 	// out from the median window's; absent when none did.
 	WorstWindow *WorstWindow `json:"worst_window,omitempty"`
@@ -286,9 +274,7 @@ type PhaseStats struct {
 	Max    float64 `json:"max"`
 }
 
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-func phase(m *stats.Record, p stats.Phase) PhaseStats {
+func phase(m *Record, p Phase) PhaseStats {
 	ph := &m.Phases[p]
 	if ph.N == 0 {
 		return PhaseStats{}
@@ -298,8 +284,8 @@ func phase(m *stats.Record, p stats.Phase) PhaseStats {
 }
 
 // quantile returns the q-th percentile (0..100) of phase p in ms (see
-// stats.PhaseRecord.Quantile).
-func quantile(m *stats.Record, p stats.Phase, q float64) float64 {
+// PhaseRecord.Quantile).
+func quantile(m *Record, p Phase, q float64) float64 {
 	ph := &m.Phases[p]
 	if ph.N == 0 || q >= 100 || q <= 0 {
 		return ms(ph.Quantile(q))
@@ -309,11 +295,11 @@ func quantile(m *stats.Record, p stats.Phase, q float64) float64 {
 }
 
 // Quantile returns the q-th percentile (0..100) of m's total time in ms.
-func Quantile(m *stats.Record, q float64) float64 { return quantile(m, stats.PhaseTotal, q) }
+func Quantile(m *Record, q float64) float64 { return quantile(m, PhaseTotal, q) }
 
-// Of derives ab's figures from the record m. A run's own summary is
+// SummaryOf derives ab's figures from the record m. A run's own summary is
 // derived once, when it is made, and kept in its Run.
-func Of(m *stats.Record) Summary {
+func SummaryOf(m *Record) Summary {
 	c := &m.Counts
 	f := c.Failures
 	pl := &m.Plan
@@ -345,13 +331,13 @@ func Of(m *stats.Record) Summary {
 		StderrFirstLine:   m.StderrFirstLine,
 		Failures:          failuresOf(f),
 		ConnectionTimes: ConnectionTimes{
-			Connect:    phase(m, stats.PhaseConnect),
-			Processing: phase(m, stats.PhaseProcessing),
-			Waiting:    phase(m, stats.PhaseWaiting),
-			Total:      phase(m, stats.PhaseTotal),
+			Connect:    phase(m, PhaseConnect),
+			Processing: phase(m, PhaseProcessing),
+			Waiting:    phase(m, PhaseWaiting),
+			Total:      phase(m, PhaseTotal),
 		},
 		Percentiles:     map[string]float64{},
-		ErrorSamples:    append([]stats.ErrorSample{}, m.ErrorSamples...),
+		ErrorSamples:    append([]ErrorSample{}, m.ErrorSamples...),
 		Notes:           append([]string{}, m.Notes...),
 		Interrupted:     m.Interrupted,
 		Backend:         m.Backend,
@@ -373,9 +359,9 @@ func Of(m *stats.Record) Summary {
 	if s.TimeTaken > 0 {
 		s.TransferRate = float64(s.TotalTransferred) / 1024 / s.TimeTaken
 	}
-	latency := stats.PhaseTotal
+	latency := PhaseTotal
 	if pl.Rate > 0 {
-		latency = stats.PhaseScheduled
+		latency = PhaseScheduled
 	}
 	s.Spectrum = map[string]float64{}
 	if s.Complete > 0 {
@@ -389,14 +375,14 @@ func Of(m *stats.Record) Summary {
 	if pl.Rate > 0 {
 		s.UncorrectedPercentiles = map[string]float64{}
 		for _, p := range Percentiles {
-			s.UncorrectedPercentiles[strconv.Itoa(p)] = quantile(m, stats.PhaseTotal, float64(p))
+			s.UncorrectedPercentiles[strconv.Itoa(p)] = quantile(m, PhaseTotal, float64(p))
 		}
 		o := &OpenModel{RateAsked: pl.Rate, LateRequests: c.Late, CeilingLate: c.Queued,
 			LateMaxMs: ms(c.LateMax), SchedulerLateMaxMs: ms(c.SchedMax),
 			DueRequests: c.Due, UnsentRequests: c.Unsent, UnsentInFlight: c.UnsentInFlight}
-		if m.Phases[stats.PhaseClientLate].N > 0 {
-			o.ClientLatenessMs = &Lateness{P50: quantile(m, stats.PhaseClientLate, 50), P99: quantile(m, stats.PhaseClientLate, 99),
-				Max: quantile(m, stats.PhaseClientLate, 100)}
+		if m.Phases[PhaseClientLate].N > 0 {
+			o.ClientLatenessMs = &Lateness{P50: quantile(m, PhaseClientLate, 50), P99: quantile(m, PhaseClientLate, 99),
+				Max: quantile(m, PhaseClientLate, 100)}
 		}
 		if c.Late > 0 {
 			o.LateMeanMs = float64(c.LateSum) / float64(c.Late) / 1e6
@@ -410,7 +396,7 @@ func Of(m *stats.Record) Summary {
 		// reached: the line shows the mean time measured instead, and
 		// the concurrency is the mean in flight by Little's law.
 		if s.Complete > 0 && s.TimeTaken > 0 {
-			mean := phase(m, stats.PhaseTotal).Mean
+			mean := phase(m, PhaseTotal).Mean
 			s.TimePerRequest = mean
 			o.MeanInFlight = s.RequestsPerSecond * mean / 1000
 		}
@@ -472,7 +458,7 @@ var SpectrumRanks = []float64{50, 75, 90, 95, 99, 99.9, 99.99, 99.999, 100}
 
 // PercentileSpectrum returns m's total time in ms at every integer
 // percentile from 0 to 100 (ab's -e file).
-func PercentileSpectrum(m *stats.Record) []float64 {
+func PercentileSpectrum(m *Record) []float64 {
 	out := make([]float64, 101)
 	for i := range out {
 		out[i] = Quantile(m, float64(i))
@@ -605,7 +591,124 @@ func (s *Summary) CheckSummary() error {
 // never a cache to invalidate: every reader of the run takes Summary.
 type Run struct {
 	// Record is the run's record.
-	Record *stats.Record
-	// Summary is Of(Record), as the record was when the run ended.
+	Record *Record
+	// Summary is SummaryOf(Record), as the record was when the run ended.
 	Summary Summary
+}
+
+// WorstWindow is the window of a run's timeline whose p99 latency stood
+// out from the run's median window by more than the noise (StandsOut).
+type WorstWindow struct {
+	// Index is the window's index in the timeline.
+	Index int `json:"index"`
+	// StartSeconds and EndSeconds bound the window, in seconds from the
+	// run's start.
+	StartSeconds float64 `json:"start_seconds"`
+	EndSeconds   float64 `json:"end_seconds"`
+	// P99Ms and MaxMs are the window's p99 and maximum latency, in ms;
+	// MedianP99Ms is the median of the p99 of the windows with a complete
+	// request.
+	P99Ms       float64 `json:"p99_ms"`
+	MaxMs       float64 `json:"max_ms"`
+	MedianP99Ms float64 `json:"median_p99_ms"`
+	// RequestsPerSecond is the window's complete requests per second,
+	// MedianRequestsPerSecond the median of the windows'.
+	RequestsPerSecond       float64 `json:"requests_per_second"`
+	MedianRequestsPerSecond float64 `json:"median_requests_per_second"`
+	// Failed counts the window's failed requests.
+	Failed int64 `json:"failed"`
+}
+
+// Noise bounds of WorstWindow: a window stands out when its p99 is more
+// than StandsOutFactor times the median window's, and above it by at
+// least StandsOutMinMs and StandsOutMADs median absolute deviations of
+// the windows' p99, among at least 3 windows with complete requests.
+const (
+	StandsOutFactor = 3.0
+	StandsOutMinMs  = 1.0
+	StandsOutMADs   = 5.0
+)
+
+// worstWindow returns the timeline's window that stands out, nil when
+// none does.
+func worstWindow(tl *Timeline) *WorstWindow {
+	if tl == nil || tl.Width <= 0 {
+		return nil
+	}
+	i, median, ok := tl.Worst()
+	if !ok {
+		return nil
+	}
+	w := &tl.Windows[i]
+	p99 := ms(w.Latency(99))
+	width := tl.Width.Seconds()
+	var rates, devs []float64
+	for j := range tl.Windows {
+		if x := &tl.Windows[j]; x.Complete > 0 {
+			rates = append(rates, float64(x.Complete)/width)
+			devs = append(devs, math.Abs(ms(x.Latency(99))-ms(median)))
+		}
+	}
+	slices.Sort(rates)
+	slices.Sort(devs)
+	mad := devs[len(devs)/2]
+	if p99 <= StandsOutFactor*ms(median) || p99-ms(median) < max(StandsOutMinMs, StandsOutMADs*mad) {
+		return nil
+	}
+	return &WorstWindow{Index: i, StartSeconds: float64(i) * width, EndSeconds: float64(i+1) * width,
+		P99Ms: p99, MaxMs: ms(w.LatencyMax), MedianP99Ms: ms(median),
+		RequestsPerSecond: float64(w.Complete) / width, MedianRequestsPerSecond: rates[len(rates)/2], Failed: w.Failed()}
+}
+
+// StageSummary is what one stage of a run in stages (Plan.Stages)
+// did, from the run's timeline: the windows that start within the stage.
+type StageSummary struct {
+	// StartSeconds and EndSeconds bound the stage, in seconds from the
+	// run's start.
+	StartSeconds float64 `json:"start_seconds"`
+	EndSeconds   float64 `json:"end_seconds"`
+	// Target is the stage's rate (open model) or concurrency (closed),
+	// held or, with Ramp, reached at its end.
+	Target float64 `json:"target"`
+	Ramp   bool    `json:"ramp,omitempty"`
+	// Complete and Failed count the requests of its windows;
+	// RequestsPerSecond is Complete over the windows' span.
+	Complete          int64   `json:"complete"`
+	Failed            int64   `json:"failed"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	// P50Ms and P99Ms are the latency percentiles of its windows' complete
+	// requests (the timeline's histogram: within about 12%), MaxMs the
+	// exact maximum, in ms.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+}
+
+// stageSummaries returns the figures of each stage of the plan, nil for
+// a run not in stages or without a timeline.
+func stageSummaries(pl *Plan, tl *Timeline) []StageSummary {
+	if len(pl.Stages) == 0 || tl == nil || tl.Width <= 0 {
+		return nil
+	}
+	var out []StageSummary
+	var from time.Duration
+	for _, st := range pl.Stages {
+		to := from + st.Length
+		var sum TimelineWindow
+		n := 0
+		for i := range tl.Windows {
+			if at := time.Duration(i) * tl.Width; at >= from && at < to {
+				sum.Merge(&tl.Windows[i])
+				n++
+			}
+		}
+		s := StageSummary{StartSeconds: from.Seconds(), EndSeconds: to.Seconds(), Target: st.Target, Ramp: pl.Ramp,
+			Complete: sum.Complete, Failed: sum.Failed(), P50Ms: ms(sum.Latency(50)), P99Ms: ms(sum.Latency(99)), MaxMs: ms(sum.LatencyMax)}
+		if n > 0 {
+			s.RequestsPerSecond = float64(sum.Complete) / (float64(n) * tl.Width.Seconds())
+		}
+		out = append(out, s)
+		from = to
+	}
+	return out
 }

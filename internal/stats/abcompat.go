@@ -1,11 +1,9 @@
-package summary
+package stats
 
 import (
 	"math"
 	"sort"
 	"strconv"
-
-	"github.com/backbench/backbench/internal/stats"
 )
 
 // abArithmetic computes ab 2.4's connection times and percentile table from
@@ -18,7 +16,7 @@ import (
 //   - percentile p takes element n·p/100 (0-based), one rank high; 100 is
 //     the last;
 //   - min, max and medians are rounded to whole ms ((µs + 500) / 1000).
-func abArithmetic(rows []stats.RawRow) (ConnectionTimes, map[string]float64) {
+func abArithmetic(rows []RawRow) (ConnectionTimes, map[string]float64) {
 	n := int64(len(rows))
 	type us struct{ c, d, w, t int64 }
 	v := make([]us, n)

@@ -1,7 +1,6 @@
-package summary
+package stats
 
 import (
-	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -12,7 +11,7 @@ import (
 type Repeated struct {
 	// Trials are the trials' own records, in the order they ran (each
 	// with its started_at); the result is their Merge.
-	Trials []*stats.Record `json:"trials"`
+	Trials []*Record `json:"trials"`
 	// RequestsPerSecondCI95 is the interval of the median requests/sec
 	// (Summary.RequestsPerSecond), [low, high]; null with one trial.
 	// Despite the name, this and every _CI95 interval here is of 95% only
@@ -64,7 +63,7 @@ type Repeated struct {
 // trials (the result model's codec) and a sweep's levels (the driver).
 func SavedTrials(pooled Summary, runs []*Run, m trials.Summary, precise *bool, seed uint64) Summary {
 	s := pooled
-	recs := make([]*stats.Record, len(runs))
+	recs := make([]*Record, len(runs))
 	for i, r := range runs {
 		recs[i] = r.Record
 	}
@@ -96,14 +95,14 @@ func TrialOf(s *Summary) trials.Trial {
 }
 
 // TrialsOf returns the trials of a result (each trial's record's own
-// summary, Of), or the result as one trial when it has none.
+// summary, SummaryOf), or the result as one trial when it has none.
 func TrialsOf(s *Summary) []trials.Trial {
 	if s.Repeated == nil {
 		return []trials.Trial{TrialOf(s)}
 	}
 	out := make([]trials.Trial, len(s.Trials))
 	for i, r := range s.Trials {
-		ts := Of(r)
+		ts := SummaryOf(r)
 		out[i] = TrialOf(&ts)
 	}
 	return out
@@ -134,7 +133,7 @@ func TargetTrialsOf(s *Summary) (targets []string, per [][]trials.Trial) {
 	if s.Repeated != nil {
 		sums = sums[:0]
 		for _, r := range s.Trials {
-			ts := Of(r)
+			ts := SummaryOf(r)
 			sums = append(sums, &ts)
 		}
 	}
