@@ -286,8 +286,9 @@ func TestClientLateness(t *testing.T) {
 }
 
 // TestTargetsMergeExactly: the per-target parts of a mix add up over the
-// shards (which share sets of histograms when there are many targets) to
-// the run's counts, each target's latencies in its own histogram.
+// shards (and the outcomes they still hold, not yet added to the mix's
+// parts) to the run's counts, each target's latencies in its own
+// histogram.
 func TestTargetsMergeExactly(t *testing.T) {
 	for _, n := range []int{3, 1000} {
 		rec := New(Options{Shards: 16, Targets: n})
