@@ -456,8 +456,9 @@ func cpuTime() int64 {
 // same latencies (50 µs plus an exponential of mean 100 µs) and targets
 // picked by a weighted schedule (weights 1 to 3 in turn, as the bench
 // harness's mix). Compare the two cpu-ns/op (the process's CPU time per
-// request; ns/op is the wall clock's) of one run: the ratio, not the
-// figures, is what is meant to stay near 1.
+// request; ns/op is the wall clock's) of one run, and their ratio from one
+// change to the next, never the figures of two runs: on a shared machine
+// only the ratio of neighbouring runs means something.
 func BenchmarkRecordTargets(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	lats := make([]int64, 1<<14)
