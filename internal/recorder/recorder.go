@@ -15,6 +15,18 @@
 // lock; a run has at most MaxShards shards, so the histogram memory stays a
 // few MiB whatever the concurrency.
 //
+// A mix of targets (Options.Targets) keeps, per target, its counts, body
+// bytes, and the exact moments and an HDR histogram (stats.TargetSigFigs
+// digits) of its total times. A shard notes each outcome in a small buffer
+// of its own, under the lock it already holds, and adds the buffer to the
+// run's one set of per-target parts (mixParts) under one short lock every
+// pendingCap requests; that set lays its latency counts out bucket by
+// bucket, so that the ones a run uses stay in a few contiguous rows
+// whatever the number of targets. A set per shard would take 13 MB per
+// shard at 1,000 targets; a histogram per target, one set shared by
+// shards under a lock, took a contended lock and a cache miss or more per
+// request (BenchmarkRecordTargets compares a mix of 1,000 with one).
+//
 // The Length rule is ab's: the body length of the first completed response
 // is the document length, and a later completed response whose body length
 // differs is a Length failure (still counted complete) unless the length is
@@ -28,7 +40,7 @@ package recorder
 
 import (
 	"io"
-	"slices"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,26 +73,56 @@ type Shard struct {
 	rec    *Recorder
 	win    []stats.Window // per slice of the run's time, when Options.Windows asks
 	tl     stats.Timeline // the shard's part of the run's timeline (Width, Windows)
-	tg     *targetShard   // the per-target parts this shard records into (Options.Targets)
+	tp     []pending      // this shard's outcomes not yet added to the mix's parts (Options.Targets)
 	done   atomic.Int64   // requests recorded, for progress
 	failed atomic.Int64   // failed requests recorded, for progress
 	_      [64]byte       // keeps the next shard's lock off this one's cache lines
 }
 
-// targetShard holds the per-target parts of a mix (Options.Targets) that
-// one or more shards record into, under a lock of its own: with many
-// targets there are fewer of them than shards, to bound their memory
-// (MaxTargetBytes).
-type targetShard struct {
-	mu sync.Mutex
-	t  []stats.TargetRecord
-	_  [64]byte
+// pending is the outcome of one request of a mix, kept by its shard until
+// the shard adds its last pendingCap of them to the mix's parts (mixParts).
+type pending struct {
+	target int32
+	flags  uint8 // pendingComplete, pendingFailed
+	total  int64 // total time of a complete request, in ns
+	body   int64 // body bytes of a complete request
 }
 
-// MaxTargetBytes bounds the memory of the per-target histograms of a
-// Recorder, in bytes (64 MiB): shards share a set of them when one set per
-// shard would take more.
-const MaxTargetBytes = 64 << 20
+const (
+	pendingComplete = 1 << iota
+	pendingFailed
+)
+
+// pendingCap is how many outcomes a shard keeps before it adds them to the
+// mix's parts: the mix's lock is taken once per pendingCap requests, and
+// the buffer (24 bytes each) stays in the shard's cache.
+const pendingCap = 256
+
+// mixParts holds the per-target parts of a mix (Options.Targets), one set
+// for the whole run, which the shards add their pending outcomes to under
+// its lock. The targets' latencies are counted in one flat table, in the
+// buckets of an hdrhistogram of stats.TargetSigFigs digits (bucketOf),
+// bucket by bucket: the counts of one bucket for every target side by
+// side, so that the buckets a run's latencies fall in are a few
+// contiguous rows for all its targets (at 1,000 targets, a page per bucket
+// used, where a table target by target, or a histogram per target, would
+// spread them over a page or two per target: at 4 KiB pages, the
+// processor's address cache then misses on nearly every request). Never
+// read on the hot path, the table is made sparse histograms once, by
+// Merge.
+type mixParts struct {
+	mu     sync.Mutex
+	tally  []targetTally
+	counts []uint32      // counts[bucket*len(tally)+target]
+	carry  map[int]int64 // multiples of 2^32 of the counts that wrapped, by index
+}
+
+// targetTally is what a mix's part holds of one target beside its
+// latencies' counts; total.N counts its complete requests.
+type targetTally struct {
+	requests, failed, body int64
+	total                  stats.Moments
+}
 
 // causeSlot counts the failures of one class and kind.
 type causeSlot struct {
@@ -98,6 +140,7 @@ type Recorder struct {
 	// per target, since the pages of a mix differ in length.
 	docLens []atomic.Int64
 	server  atomic.Pointer[string]
+	mix     *mixParts              // nil unless Options.Targets > 1
 	stderr  atomic.Pointer[string] // first line of the first FastCGI STDERR sample
 
 	errMu   sync.Mutex
@@ -191,19 +234,13 @@ func New(o Options) *Recorder {
 	} else if o.Window <= 0 {
 		r.growTo = stats.DefaultWindow
 	}
-	var tgs []*targetShard
 	if o.Targets > 1 {
-		size := int64(stats.NewTargets(1)[0].Total.Hist.ByteSize()) * int64(o.Targets)
-		nt := int(min(max(MaxTargetBytes/size, 1), int64(n)))
-		tgs = make([]*targetShard, nt)
-		for i := range tgs {
-			tgs[i] = &targetShard{t: stats.NewTargets(o.Targets)}
-		}
+		r.mix = &mixParts{tally: make([]targetTally, o.Targets), counts: make([]uint32, o.Targets*targetBuckets)}
 	}
 	for i := range r.shards {
 		s := &Shard{rec: r, keep: o.KeepRows}
-		if tgs != nil {
-			s.tg = tgs[i%len(tgs)]
+		if r.mix != nil {
+			s.tp = make([]pending, 0, pendingCap)
 		}
 		if o.Upstreams > 1 {
 			s.ups = newUpstreams(o.Upstreams)
@@ -406,6 +443,19 @@ func (s *Shard) Record(res *load.Result) {
 	if r.rawW != nil {
 		s.appendRaw(res)
 	}
+	if s.tp != nil && res.Target >= 0 && res.Target < len(r.mix.tally) {
+		e := pending{target: int32(res.Target)}
+		if res.Class == load.OK || res.Class == load.Length {
+			e.flags, e.total, e.body = pendingComplete, res.Done-res.Start, res.BodyBytes
+		}
+		if res.Class != load.OK {
+			e.flags |= pendingFailed
+		}
+		s.tp = append(s.tp, e)
+		if len(s.tp) == pendingCap {
+			s.flushTargets()
+		}
+	}
 	if res.Upstream >= 0 && res.Upstream < len(s.ups) {
 		u := &s.ups[res.Upstream]
 		if res.Class == load.OK || res.Class == load.Length {
@@ -419,26 +469,109 @@ func (s *Shard) Record(res *load.Result) {
 		}
 	}
 	s.mu.Unlock()
-	if tg := s.tg; tg != nil && res.Target >= 0 && res.Target < len(tg.t) {
-		tg.mu.Lock()
-		t := &tg.t[res.Target]
-		t.Requests++
-		if res.Class == load.OK || res.Class == load.Length {
-			t.Complete++
-			t.BodyBytes += res.BodyBytes
-			v := res.Done - res.Start
-			t.Total.Add(v)
-			_ = t.Total.Hist.RecordValue(min(v/1000, stats.HistMax))
-		}
-		if res.Class != load.OK {
-			t.Failed++
-		}
-		tg.mu.Unlock()
-	}
 	if res.Class != load.OK {
 		s.failed.Add(1)
 	}
 	s.done.Add(1)
+}
+
+// flushTargets adds the shard's pending outcomes to the mix's parts.
+// Called with s.mu held.
+func (s *Shard) flushTargets() {
+	m := s.rec.mix
+	n := len(m.tally)
+	m.mu.Lock()
+	for _, e := range s.tp {
+		t := &m.tally[e.target]
+		t.requests++
+		if e.flags&pendingFailed != 0 {
+			t.failed++
+		}
+		if e.flags&pendingComplete != 0 {
+			t.body += e.body
+			t.total.Add(e.total)
+			i := bucketOf(e.total)*n + int(e.target)
+			if m.counts[i]++; m.counts[i] == 0 {
+				m.wrapped(i)
+			}
+		}
+	}
+	m.mu.Unlock()
+	s.tp = s.tp[:0]
+}
+
+// wrapped keeps the 2^32 of count i, which has just wrapped to 0: once per
+// 2^32 requests of one target in one bucket at most. Called with m.mu held.
+func (m *mixParts) wrapped(i int) {
+	if m.carry == nil {
+		m.carry = map[int]int64{}
+	}
+	m.carry[i] += 1 << 32
+}
+
+// The geometry of a target's histogram: an hdrhistogram from stats.HistMin
+// (1 µs) to stats.HistMax at stats.TargetSigFigs digits has sub-buckets of
+// 2^(subHalfMag+1) values each, the first bucket exact to the µs, each
+// next twice as wide, and targetBuckets counts in all.
+const (
+	subHalfMag    = 7    // 2·10^2 = 200 values at 1 µs resolution, rounded up to 256
+	targetBuckets = 3328 // (25 buckets + 1) × 128, to cover stats.HistMax
+)
+
+// bucketOf returns the index, among a target's targetBuckets counts, of a
+// total time of ns nanoseconds: the index of the count an hdrhistogram
+// of the targets' geometry adds it to (its µs, clamped to 0 and
+// stats.HistMax, as the phases' are), so that the counts are that
+// histogram's exactly (TestBucketsAreHDRs).
+func bucketOf(ns int64) int {
+	us := uint64(min(max(ns/1000, 0), stats.HistMax))
+	b := 64 - bits.LeadingZeros64(us|(1<<(subHalfMag+1)-1)) - (subHalfMag + 1)
+	return (b+1)<<subHalfMag + int(us>>b) - 1<<subHalfMag
+}
+
+// bucketValue returns the least value, in µs, of the count at index i of
+// a target's (the inverse of bucketOf).
+func bucketValue(i int) int64 {
+	b, sub := i>>subHalfMag-1, i&(1<<subHalfMag-1)+1<<subHalfMag
+	if b < 0 {
+		b, sub = 0, sub-1<<subHalfMag
+	}
+	return int64(sub) << b
+}
+
+// targets returns the parts of the mix: its tallies and its counts made
+// sparse histograms (stats.SparsePhase), read from the buckets of the
+// least minimum to the greatest maximum only. Called once every shard's
+// pending outcomes have been added (flushTargets).
+func (m *mixParts) targets() []stats.TargetRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.tally)
+	hs := make([]*hdr.PackedHistogram, n)
+	lo, hi := targetBuckets, -1
+	for k := range hs {
+		hs[k] = hdr.NewPacked(stats.HistMin, stats.HistMax, stats.TargetSigFigs)
+		if t := &m.tally[k].total; t.N > 0 {
+			lo, hi = min(lo, bucketOf(int64(t.Min))), max(hi, bucketOf(int64(t.Max)))
+		}
+	}
+	for i := lo; i <= hi; i++ {
+		for k, c := range m.counts[i*n : (i+1)*n] {
+			if c > 0 {
+				_ = hs[k].RecordValues(bucketValue(i), int64(c))
+			}
+		}
+	}
+	for i, c := range m.carry {
+		_ = hs[i%n].RecordValues(bucketValue(i/n), c)
+	}
+	out := make([]stats.TargetRecord, n)
+	for k := range out {
+		t := &m.tally[k]
+		out[k] = stats.TargetRecord{Requests: t.requests, Complete: t.total.N, Failed: t.failed,
+			BodyBytes: t.body, Total: stats.SparsePhase(t.total, hs[k])}
+	}
+	return out
 }
 
 // timelineWindow returns the shard's timeline window of time t (load.Now
@@ -591,6 +724,9 @@ func (r *Recorder) Merge() *stats.Record {
 		if r.rawW != nil {
 			s.flushRaw()
 		}
+		if s.tp != nil {
+			s.flushTargets()
+		}
 		if s.win != nil && m.Windows == nil {
 			m.Windows, m.WindowWidth = make([]stats.Window, len(s.win)), time.Duration(r.width)
 		}
@@ -602,25 +738,8 @@ func (r *Recorder) Merge() *stats.Record {
 		s.mu.Unlock()
 	}
 	m.Timeline = r.timeline()
-	var seen []*targetShard
-	for _, s := range r.shards {
-		if s.tg == nil || slices.Contains(seen, s.tg) {
-			continue
-		}
-		seen = append(seen, s.tg)
-		if m.Targets == nil {
-			m.Targets = stats.NewTargets(len(s.tg.t))
-		}
-		s.tg.mu.Lock()
-		for i := range s.tg.t {
-			t, o := &m.Targets[i], &s.tg.t[i]
-			t.Requests += o.Requests
-			t.Complete += o.Complete
-			t.Failed += o.Failed
-			t.BodyBytes += o.BodyBytes
-			t.Total.Merge(&o.Total)
-		}
-		s.tg.mu.Unlock()
+	if r.mix != nil {
+		m.Targets = r.mix.targets()
 	}
 	for cl := range causes {
 		for k, c := range causes[cl] {

@@ -4,11 +4,15 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/stats"
@@ -281,8 +285,9 @@ func TestClientLateness(t *testing.T) {
 }
 
 // TestTargetsMergeExactly: the per-target parts of a mix add up over the
-// shards (which share sets of histograms when there are many targets) to
-// the run's counts, each target's latencies in its own histogram.
+// shards (and the outcomes they still hold, not yet added to the mix's
+// parts) to the run's counts, each target's latencies in its own
+// histogram.
 func TestTargetsMergeExactly(t *testing.T) {
 	for _, n := range []int{3, 1000} {
 		rec := New(Options{Shards: 16, Targets: n})
@@ -319,6 +324,101 @@ func TestTargetsMergeExactly(t *testing.T) {
 	}
 }
 
+// TestBucketsAreHDRs: a target's counts are those of an hdrhistogram of
+// the targets' geometry: as many, each latency counted at the index of the
+// least value of its bucket there, and each index the bucket of that value.
+func TestBucketsAreHDRs(t *testing.T) {
+	h := hdr.New(stats.HistMin, stats.HistMax, stats.TargetSigFigs)
+	if got := len(h.Export().Counts); got != targetBuckets {
+		t.Fatalf("hdrhistogram has %d counts, targetBuckets says %d", got, targetBuckets)
+	}
+	for i := range bucketOf(stats.HistMax*1000) + 1 { // the buckets past HistMax are not used
+		if got := bucketOf(bucketValue(i) * 1000); got != i {
+			t.Fatalf("bucket %d: least value %d µs, whose bucket is %d", i, bucketValue(i), got)
+		}
+	}
+	us := []int64{stats.HistMax, stats.HistMax - 1}
+	for v := range int64(1 << 16) {
+		us = append(us, v)
+	}
+	for b := range 32 {
+		for d := int64(-2); d <= 2; d++ {
+			us = append(us, int64(1)<<b+d)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		us = append(us, rng.Int64N(stats.HistMax+1))
+	}
+	for _, v := range us {
+		if v < 0 {
+			continue
+		}
+		i := bucketOf(v*1000 + 999)
+		lv := bucketValue(i)
+		if i < 0 || i >= targetBuckets || lv > v || !h.ValuesAreEquivalent(v, lv) {
+			t.Fatalf("%d µs: bucket %d, least value %d µs (hdrhistogram: equivalent %v)", v, i, lv, h.ValuesAreEquivalent(v, lv))
+		}
+	}
+	if bucketOf(-5) != 0 || bucketOf(math.MaxInt64) != bucketOf(stats.HistMax*1000) {
+		t.Errorf("out of range: %d, %d", bucketOf(-5), bucketOf(math.MaxInt64))
+	}
+}
+
+// TestTargetHistogramsExact: each target's histogram, over shards and
+// their pending outcomes, holds what an hdrhistogram of its latencies
+// holds, count for count, and its moments are exact.
+func TestTargetHistogramsExact(t *testing.T) {
+	const n = 5
+	rng := rand.New(rand.NewPCG(7, 8))
+	rec := New(Options{Shards: 4, Targets: n})
+	want := make([]*hdr.Histogram, n)
+	var sum [n]int64
+	for k := range want {
+		want[k] = hdr.New(stats.HistMin, stats.HistMax, stats.TargetSigFigs)
+	}
+	for i := range 5000 { // not a multiple of the shards' pending buffers
+		k := rng.IntN(n)
+		total := int64(rng.ExpFloat64()*float64(int64(k+1)*3e6)) + 1000
+		r := ok(int64(i), total, 5)
+		r.Target = k
+		rec.Shard(i).Record(&r)
+		_ = want[k].RecordValue(total / 1000)
+		sum[k] += total
+	}
+	m := rec.Merge()
+	for k, tr := range m.Targets {
+		got := tr.Total.Histogram()
+		if !got.Equals(want[k]) || tr.Total.N != want[k].TotalCount() || int64(tr.Total.Sum) != sum[k] {
+			t.Errorf("target %d: %d values, sum %d; want %d, %d; histograms equal: %v",
+				k, tr.Total.N, tr.Total.Sum, want[k].TotalCount(), sum[k], got.Equals(want[k]))
+		}
+		if got.SignificantFigures() != stats.TargetSigFigs {
+			t.Errorf("target %d: %d digits", k, got.SignificantFigures())
+		}
+	}
+	if again := rec.Merge(); again.Targets[0].Total.N != m.Targets[0].Total.N {
+		t.Errorf("a second merge: %d values, the first %d", again.Targets[0].Total.N, m.Targets[0].Total.N)
+	}
+}
+
+// TestTargetCountWraps: a target's count of one bucket past 2^32 - 1
+// (2^32 requests of one target in one bucket) is kept whole.
+func TestTargetCountWraps(t *testing.T) {
+	rec := New(Options{Shards: 2, Targets: 3})
+	rec.mix.counts[bucketOf(5e6)*3+1] = math.MaxUint32 - 1 // as if 2^32 - 2 had been counted
+	r := ok(0, 5e6, 1)
+	r.Target = 1
+	for i := range 4 { // the second wraps the count to 0
+		rec.Shard(i).Record(&r)
+	}
+	h := hdr.New(stats.HistMin, stats.HistMax, stats.TargetSigFigs)
+	got := rec.Merge().Targets[1].Total.Histogram()
+	if want := int64(1)<<32 + 2; got.TotalCount() != want || !h.ValuesAreEquivalent(got.Min(), 5000) || !h.ValuesAreEquivalent(got.Max(), 5000) {
+		t.Errorf("%d values from %d to %d µs; want %d, at 5000", got.TotalCount(), got.Min(), got.Max(), want)
+	}
+}
+
 // TestLengthPerTarget: in a mix, each target has its own document
 // length; a length that differs within one target is a Length failure.
 func TestLengthPerTarget(t *testing.T) {
@@ -337,5 +437,64 @@ func TestLengthPerTarget(t *testing.T) {
 	}
 	if m := r.Merge(); m.DocumentLength != 10 {
 		t.Errorf("document length %d, want the first response's 10", m.DocumentLength)
+	}
+}
+
+// cpuTime returns the CPU time the process has used (user and system), in
+// ns: on a shared machine, a benchmark's cost is better read from it than
+// from the wall clock.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkRecordTargets compares recording into a run of one target (no
+// per-target parts) with recording into a mix of 1,000 targets, as the
+// runners' workers do (10 workers, a shard each, as at -c 10), with the
+// same latencies (50 µs plus an exponential of mean 100 µs) and targets
+// picked by a weighted schedule (weights 1 to 3 in turn, as the bench
+// harness's mix). Compare the two cpu-ns/op (the process's CPU time per
+// request; ns/op is the wall clock's) of one run, and their ratio from one
+// change to the next, never the figures of two runs: on a shared machine
+// only the ratio of neighbouring runs means something.
+func BenchmarkRecordTargets(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lats := make([]int64, 1<<14)
+	for i := range lats {
+		lats[i] = 50_000 + int64(rng.ExpFloat64()*100_000)
+	}
+	for _, n := range []int{1, 1000} {
+		var sched []int
+		for k := range n {
+			for range 1 + k%3 {
+				sched = append(sched, k)
+			}
+		}
+		rng.Shuffle(len(sched), func(i, j int) { sched[i], sched[j] = sched[j], sched[i] })
+		b.Run("targets="+strconv.Itoa(n), func(b *testing.B) {
+			const workers = 10
+			rec := New(Options{Shards: workers, Targets: n})
+			rec.Begin(0)
+			var next atomic.Int64
+			b.SetParallelism((workers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
+			b.RunParallel(func(pb *testing.PB) {
+				w := int(next.Add(1) - 1)
+				sh := rec.Shard(w)
+				i := w * 7919
+				for pb.Next() {
+					r := ok(int64(i), lats[i%len(lats)], 512)
+					if n > 1 {
+						r.Target = sched[i%len(sched)]
+					}
+					sh.Record(&r)
+					i++
+				}
+			})
+		})
 	}
 }

@@ -793,14 +793,18 @@ type Replay struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// NewTargets returns the empty parts of n targets, their histograms
-// made (2 significant digits: within 1% of the value).
-func NewTargets(n int) []TargetRecord {
-	t := make([]TargetRecord, n)
-	for i := range t {
-		t[i].Total.Hist = hdr.New(HistMin, HistMax, 2)
-	}
-	return t
+// TargetSigFigs is the significant digits of the histogram of a target of
+// a mix (TargetRecord.Total): 2, each value within 1% (a bucket at most
+// 1/128 of its value wide; exact to the µs below 256 µs), from HistMin to
+// HistMax like a phase's.
+const TargetSigFigs = 2
+
+// SparsePhase returns the phase of moments m whose histogram is h (µs,
+// HistMin to HistMax), kept sparse as a phase read back from JSON is: its
+// memory is its populated buckets. h must hold m.N values; the phase owns
+// it after.
+func SparsePhase(m Moments, h *hdr.PackedHistogram) PhaseRecord {
+	return PhaseRecord{Moments: m, sparse: h}
 }
 
 // Cause counts the failures of one class and kind, with the message of the
