@@ -34,8 +34,8 @@
 // target's first completed response sets its own length.
 //
 // Not here: the record itself, its JSON form and its merge of saved
-// records (package stats), and ab's figures derived from a record (package
-// summary). A recorder knows nothing of plans, files or reports.
+// records, and ab's figures derived from a record (package stats:
+// stats.SummaryOf). A recorder knows nothing of plans, files or reports.
 package recorder
 
 import (
