@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -26,49 +25,12 @@ import (
 // loadOptions are the flags of bench that describe the load and the request;
 // sweep shares them.
 type loadOptions struct {
-	requests       int64
-	concurrency    int
-	timeLimit      time.Duration
-	timeout        time.Duration
-	keepAlive      bool
-	headers        []string
-	method         string
-	postFile       string
-	targets        string
-	accessLog      string
-	logFormat      string
-	replayMethods  string
-	putFile        string
-	head           bool
-	cookies        []string
-	basicAuth      string
-	proxy          string
-	contentType    string
-	variableLength bool
-	quiet          bool
-	verbosity      int
-	http10         bool
-	docRoot        string
-	params         []string
-	unixSocket     string
-	rate           float64
-	abCompat       bool
-	rawFile        string
-	clientSched    string
-	clientCPUs     string
-	threads        int
-	engine         string
-	startAt        time.Time
-	slo            []string
-	// Where the connections go beside the URL (--upstream, --balance,
-	// --insecure), and what to sample of the backend.
-	upstreams      []string
-	balance        string
-	insecure       bool
-	backendPIDs    []int
-	backendPIDFile string
-	fpmStatus      string
-	share          shareOptions
+	// po holds every flag of the load and the request, bound to its
+	// field: one home and one default (plan.Defaults) each.
+	po      plan.Options
+	quiet   bool
+	rawFile string
+	share   shareOptions
 }
 
 // benchOptions are the flags of bench.
@@ -82,11 +44,7 @@ type benchOptions struct {
 	version        bool
 	label          string
 	output         string
-	window         time.Duration
 	timelineCSV    string
-	stages         string
-	rateStages     string
-	ramp           bool
 	repeatOptions
 	againstOptions
 }
@@ -95,49 +53,49 @@ type benchOptions struct {
 // (plan.Defaults).
 func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	d := plan.Defaults("")
-	fs.Int64VarP(&o.requests, "requests", "n", d.Requests, "number of requests to perform (with -t alone: no count limit)")
-	fs.IntVarP(&o.concurrency, "concurrency", "c", d.Concurrency, "number of requests to perform at a time (one connection each)")
-	fs.VarP(grammar.NewSeconds(&o.timeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
-	fs.VarP(grammar.NewSeconds(&o.timeout, d.Timeout), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
-	fs.BoolVarP(&o.keepAlive, "keepalive", "k", false, "keep connections open (HTTP keep-alive, FastCGI FCGI_KEEP_CONN)")
-	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
-	fs.StringVarP(&o.method, "method", "m", "", "request method (default GET, or POST with -p)")
-	fs.StringVarP(&o.postFile, "postfile", "p", "", "file holding the request body (method POST unless -m); - reads it from standard input")
-	fs.StringVar(&o.targets, "targets", "", "send the requests of a targets `FILE` (vegeta's format: METHOD URL, headers, @body; '# weight: N' in a block weighs it) in the mix of their weights; - reads it from standard input")
-	fs.StringVar(&o.accessLog, "access-log", "", "replay the requests (methods and paths) of an nginx or Apache access log `FILE` in the log's order; - reads it from standard input")
-	fs.StringVar(&o.logFormat, "log-format", "", "--access-log's format: combined, common, or an nginx log_format `STRING` ($remote_addr, $request, $status ...); default: combined or common lines")
-	fs.StringVar(&o.replayMethods, "replay-methods", "", "--access-log: replay the lines of these methods (a `LIST`: GET,HEAD,POST; default GET,HEAD); bodies are not in a log, so none is sent")
-	fs.StringVarP(&o.putFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u); - reads it from standard input")
-	fs.BoolVarP(&o.head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
-	fs.StringArrayVarP(&o.cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
-	fs.StringVarP(&o.basicAuth, "basic-auth", "A", "", "HTTP basic authentication 'user:password' (an Authorization header; ab's -A)")
-	fs.StringVarP(&o.proxy, "proxy", "X", "", "ab's proxy: refused, backbench talks to the backend itself (bench the proxy's own URL instead)")
-	fs.StringVarP(&o.contentType, "content-type", "T", "", "Content-Type of the body (default text/plain with -p)")
-	fs.BoolVarP(&o.variableLength, "variable-length", "l", false, "accept a variable document length (no Length failures)")
+	fs.Int64VarP(&o.po.Requests, "requests", "n", d.Requests, "number of requests to perform (with -t alone: no count limit)")
+	fs.IntVarP(&o.po.Concurrency, "concurrency", "c", d.Concurrency, "number of requests to perform at a time (one connection each)")
+	fs.VarP(grammar.NewSeconds(&o.po.TimeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
+	fs.VarP(grammar.NewSeconds(&o.po.Timeout, d.Timeout), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
+	fs.BoolVarP(&o.po.KeepAlive, "keepalive", "k", false, "keep connections open (HTTP keep-alive, FastCGI FCGI_KEEP_CONN)")
+	fs.StringArrayVarP(&o.po.Headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
+	fs.StringVarP(&o.po.Method, "method", "m", "", "request method (default GET, or POST with -p)")
+	fs.StringVarP(&o.po.PostFile, "postfile", "p", "", "file holding the request body (method POST unless -m); - reads it from standard input")
+	fs.StringVar(&o.po.Targets, "targets", "", "send the requests of a targets `FILE` (vegeta's format: METHOD URL, headers, @body; '# weight: N' in a block weighs it) in the mix of their weights; - reads it from standard input")
+	fs.StringVar(&o.po.AccessLog, "access-log", "", "replay the requests (methods and paths) of an nginx or Apache access log `FILE` in the log's order; - reads it from standard input")
+	fs.StringVar(&o.po.LogFormat, "log-format", "", "--access-log's format: combined, common, or an nginx log_format `STRING` ($remote_addr, $request, $status ...); default: combined or common lines")
+	fs.StringVar(&o.po.ReplayMethods, "replay-methods", "", "--access-log: replay the lines of these methods (a `LIST`: GET,HEAD,POST; default GET,HEAD); bodies are not in a log, so none is sent")
+	fs.StringVarP(&o.po.PutFile, "putfile", "u", "", "file holding the request body, method PUT (ab's -u); - reads it from standard input")
+	fs.BoolVarP(&o.po.Head, "head", "i", false, "send HEAD requests instead of GET (ab's -i)")
+	fs.StringArrayVarP(&o.po.Cookies, "cookie", "C", nil, "add a cookie 'name=value' (repeatable; one Cookie header; ab's -C)")
+	fs.StringVarP(&o.po.BasicAuth, "basic-auth", "A", "", "HTTP basic authentication 'user:password' (an Authorization header; ab's -A)")
+	fs.StringVarP(&o.po.Proxy, "proxy", "X", "", "ab's proxy: refused, backbench talks to the backend itself (bench the proxy's own URL instead)")
+	fs.StringVarP(&o.po.ContentType, "content-type", "T", "", "Content-Type of the body (default text/plain with -p)")
+	fs.BoolVarP(&o.po.VariableLength, "variable-length", "l", false, "accept a variable document length (no Length failures)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output on stderr")
-	fs.IntVarP(&o.verbosity, "verbosity", "v", d.Verbosity, "verbosity; 2 or more prints every request and response head on stderr")
-	fs.BoolVar(&o.http10, "http1.0", false, "send HTTP/1.0 requests, as ab does (default HTTP/1.1)")
-	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
-	fs.StringArrayVar(&o.params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
-	fs.StringVar(&o.unixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
-	fs.Var(NewFinite(&o.rate, 0), "rate", "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
-	fs.BoolVar(&o.abCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
-	fs.StringArrayVar(&o.upstreams, "upstream", nil, "spread connections over this address too: tcp:HOST:PORT or unix:/path (repeatable; replaces the URL's address)")
-	fs.StringVar(&o.balance, "balance", d.Balance, "how connections are spread over several addresses: round-robin or least-conn")
-	fs.BoolVar(&o.insecure, "insecure", false, "https: accept any server certificate (self-signed)")
-	fs.IntSliceVar(&o.backendPIDs, "backend-pid", nil, "sample this backend process and its descendants from /proc during the run (repeatable)")
-	fs.StringVar(&o.backendPIDFile, "backend-pidfile", "", "like --backend-pid, with the PID read from FILE")
-	fs.StringVar(&o.fpmStatus, "fpm-status", "", "fcgi: read php-fpm's status page at PATH (pm.status_path) at the start and end of the run")
+	fs.IntVarP(&o.po.Verbosity, "verbosity", "v", d.Verbosity, "verbosity; 2 or more prints every request and response head on stderr")
+	fs.BoolVar(&o.po.HTTP10, "http1.0", false, "send HTTP/1.0 requests, as ab does (default HTTP/1.1)")
+	fs.StringVar(&o.po.DocumentRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")
+	fs.StringArrayVar(&o.po.Params, "param", nil, "FastCGI: set or override a param NAME=VALUE (repeatable)")
+	fs.StringVar(&o.po.UnixSocket, "unix-socket", "", "connect to this Unix socket instead of the URL's host and port")
+	fs.Var(NewFinite(&o.po.Rate, 0), "rate", "open model: send this many requests per second whatever the responses do (-c caps requests in flight); latency counts from each intended start")
+	fs.BoolVar(&o.po.ABCompat, "ab-compat", false, "use ab's own arithmetic for the connection times and percentiles (keeps every request in memory)")
+	fs.StringArrayVar(&o.po.Upstreams, "upstream", nil, "spread connections over this address too: tcp:HOST:PORT or unix:/path (repeatable; replaces the URL's address)")
+	fs.StringVar(&o.po.Balance, "balance", d.Balance, "how connections are spread over several addresses: round-robin or least-conn")
+	fs.BoolVar(&o.po.Insecure, "insecure", false, "https: accept any server certificate (self-signed)")
+	fs.IntSliceVar(&o.po.BackendPIDs, "backend-pid", nil, "sample this backend process and its descendants from /proc during the run (repeatable)")
+	fs.StringVar(&o.po.BackendPIDFile, "backend-pidfile", "", "like --backend-pid, with the PID read from FILE")
+	fs.StringVar(&o.po.FPMStatus, "fpm-status", "", "fcgi: read php-fpm's status page at PATH (pm.status_path) at the start and end of the run")
 	addShareFlags(fs, &o.share, true)
 	fs.StringVar(&o.rawFile, "raw", "", "stream one CSV row per request to FILE (intended and actual start, connect, waiting, total, status, bytes, class)")
-	fs.Var(NewChoice(&o.clientSched, "", "normal", "batch"), "client-sched",
+	fs.Var(NewChoice(&o.po.Sched, "", "normal", "batch"), "client-sched",
 		"scheduling policy of the client's threads: normal (SCHED_OTHER) or batch (SCHED_BATCH: a woken client thread does not preempt the backend on a shared core); default: the policy backbench was started with")
-	fs.StringVar(&o.clientCPUs, "client-cpus", "", "run every thread of the client on these CPUs (a `LIST` as taskset -c takes it: 0, 0-1, 0,2), apart from a backend pinned to others; default: not pinned")
-	fs.IntVar(&o.threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU, but half of them for kept connections to a backend on this machine")
-	fs.Var(NewChoice(&o.engine, d.Engine, execute.EngineAuto, execute.EnginePoller, execute.EngineUring), "engine",
+	fs.StringVar(&o.po.ClientCPUs, "client-cpus", "", "run every thread of the client on these CPUs (a `LIST` as taskset -c takes it: 0, 0-1, 0,2), apart from a backend pinned to others; default: not pinned")
+	fs.IntVar(&o.po.Threads, "threads", 0, "run the client on at most N threads at once (GOMAXPROCS; like wrk's -t); default: every CPU, but half of them for kept connections to a backend on this machine")
+	fs.Var(NewChoice(&o.po.Engine, d.Engine, execute.EngineAuto, execute.EnginePoller, execute.EngineUring), "engine",
 		"what runs the workers: poller (a goroutine each, on Go's network poller), uring (io_uring, one ring per thread; Linux 5.11+), or auto: uring for closed-model HTTP runs without keep-alive to plain TCP or Unix targets when io_uring can be set up, poller otherwise")
-	fs.Var(NewStartAt(&o.startAt), "start-at", "set up, then start the load at TIME (RFC 3339 or Unix seconds), to start generators on several machines together (see backbench merge)")
-	fs.StringArrayVar(&o.slo, "slo", nil, "service level `OBJECTIVE` the run must meet: p50|p90|p99|p99.9|max<=DURATION (p99<=50ms) or errors<=PERCENT (errors<=1%) (repeatable; all must hold): exit status 3 when one fails")
+	fs.Var(NewStartAt(&o.po.StartAt), "start-at", "set up, then start the load at TIME (RFC 3339 or Unix seconds), to start generators on several machines together (see backbench merge)")
+	fs.StringArrayVar(&o.po.SLO, "slo", nil, "service level `OBJECTIVE` the run must meet: p50|p90|p99|p99.9|max<=DURATION (p99<=50ms) or errors<=PERCENT (errors<=1%) (repeatable; all must hold): exit status 3 when one fails")
 }
 
 func newBenchFlags(o *benchOptions) *pflag.FlagSet {
@@ -149,10 +107,10 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
-	fs.Var(grammar.NewSeconds(&o.window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
-	fs.StringVar(&o.stages, "stages", "", "closed model in stages: `LENGTH:CONNECTIONS,...` (30s:10,60s:40): each stage's concurrency for its length; the run lasts their total")
-	fs.StringVar(&o.rateStages, "rate-stages", "", "open model in stages: `LENGTH:RATE,...` (30s:100,60s:400): each stage's requests per second for its length (-c caps requests in flight)")
-	fs.BoolVar(&o.ramp, "ramp", false, "with --stages or --rate-stages: move the load linearly across each stage, from the previous stage's (0 before the first) to its own, instead of jumping")
+	fs.Var(grammar.NewSeconds(&o.po.Window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
+	fs.StringVar(&o.po.Stages, "stages", "", "closed model in stages: `LENGTH:CONNECTIONS,...` (30s:10,60s:40): each stage's concurrency for its length; the run lasts their total")
+	fs.StringVar(&o.po.RateStages, "rate-stages", "", "open model in stages: `LENGTH:RATE,...` (30s:100,60s:400): each stage's requests per second for its length (-c caps requests in flight)")
+	fs.BoolVar(&o.po.Ramp, "ramp", false, "with --stages or --rate-stages: move the load linearly across each stage, from the previous stage's (0 before the first) to its own, instead of jumping")
 	fs.StringVar(&o.timelineCSV, "timeline-csv", "", "write the run's timeline to FILE as CSV: one row per window (requests, failures by class, latency p50/p99/max, backend samples)")
 	fs.StringVar(&o.label, "label", "", "name the result `NAME` (its backend) in the saved JSON: compare pairs and names runs by it rather than by URL")
 	addRepeatFlags(fs, &o.repeatOptions, false)
@@ -216,16 +174,12 @@ type loadPlan struct {
 // planOptions are the options of the load of o at url, as internal/plan
 // takes them.
 func (o *loadOptions) planOptions(fs *pflag.FlagSet, url string) plan.Options {
-	return plan.Options{URL: url, Requests: o.requests, RequestsSet: fs.Changed("requests"), Concurrency: o.concurrency,
-		ConcurrencySet: fs.Changed("concurrency"), TimeLimitSet: fs.Changed("timelimit"), RateSet: fs.Changed("rate"),
-		TimeLimit: o.timeLimit, Timeout: o.timeout, KeepAlive: o.keepAlive, VariableLength: o.variableLength, ABCompat: o.abCompat,
-		Rate: o.rate, Threads: o.threads, Sched: o.clientSched, ClientCPUs: o.clientCPUs, Engine: o.engine, StartAt: o.startAt, Verbosity: o.verbosity,
-		SLO: o.slo, Upstreams: o.upstreams, Balance: o.balance, Insecure: o.insecure, UnixSocket: o.unixSocket,
-		BackendPIDs: o.backendPIDs, BackendPIDFile: o.backendPIDFile, FPMStatus: o.fpmStatus,
-		Headers: o.headers, Cookies: o.cookies, BasicAuth: o.basicAuth, Proxy: o.proxy, Method: o.method, Head: o.head,
-		PostFile: o.postFile, PutFile: o.putFile, ContentType: o.contentType, HTTP10: o.http10, DocumentRoot: o.docRoot,
-		Params: o.params, Stdin: readStdin, Targets: o.targets,
-		AccessLog: o.accessLog, LogFormat: o.logFormat, ReplayMethods: o.replayMethods}
+	po := o.po
+	po.URL, po.Stdin = url, readStdin
+	po.RequestsSet, po.ConcurrencySet = fs.Changed("requests"), fs.Changed("concurrency")
+	po.TimeLimitSet, po.RateSet, po.WindowSet = fs.Changed("timelimit"), fs.Changed("rate"), fs.Changed("window")
+	po.KeepSecrets = o.share.keepSecrets
+	return po
 }
 
 // buildLoad builds the plan of po, its records keeping what privacy says.
@@ -254,9 +208,6 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return usagef("bench: want exactly one URL, got %d (see backbench bench --help)", fs.NArg())
 	}
 	po := o.planOptions(fs, fs.Arg(0))
-	po.Stages, po.RateStages, po.Ramp = o.stages, o.rateStages, o.ramp
-	po.Window, po.WindowSet = o.window, fs.Changed("window")
-	po.KeepSecrets = o.share.keepSecrets
 	r, err := buildLoad(po, o.share.privacy(fs))
 	if err != nil {
 		return err
@@ -277,7 +228,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 	}
-	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.abCompat) {
+	if tp.on && (o.gnuplotFile != "" || o.rawFile != "" || o.po.ABCompat) {
 		return usagef("bench: -g, --raw and --ab-compat keep every request of one run: not with --repeat or --precision")
 	}
 	// Open the output files before the run, so that a bad path costs
@@ -340,25 +291,25 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	// The design is judged once every flag is known good, before the
 	// first request.
 	tp.warnDesign(stderr)
-	AnnounceStart(stderr, o.startAt, o.quiet)
+	AnnounceStart(stderr, o.po.StartAt, o.quiet)
 	// run is the run's own record and summary; with trials, the pooled
 	// run's (t holds the trials' runs and medians beside it).
 	var run *stats.Run
 	var t *driver.Trials
 	if tp.on {
-		if t, err = driver.RunTrials(ctx, r.Plan, &tp.plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
-			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.startAt, Privacy: r.privacy,
-			Window: o.window}); err == nil {
+		if t, err = driver.RunTrials(ctx, r.Plan, &tp.plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.po.Verbosity,
+			Announce: !o.quiet && o.format == "text", Observe: true, Version: version(), StartAt: o.po.StartAt, Privacy: r.privacy,
+			Window: o.po.Window}); err == nil {
 			run = &t.Pooled
 		}
 	} else {
-		run, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity,
+		run, err = execute.Run(ctx, r.Plan, execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.po.Verbosity,
 			Announce: !o.quiet && o.format == "text", KeepRows: gf != nil, Raw: raw, Observe: true, Version: version(),
 			Progress: func(rec *recorder.Recorder) func(bool) {
 				return Progress(rec, stderr, ProgressOptions{Requests: r.Plan.Requests, Limit: r.Plan.Duration,
-					Quiet: o.quiet, Verbosity: o.verbosity, Live: lw})
+					Quiet: o.quiet, Verbosity: o.po.Verbosity, Live: lw})
 			},
-			StartAt: o.startAt, Privacy: r.privacy, Window: o.window})
+			StartAt: o.po.StartAt, Privacy: r.privacy, Window: o.po.Window})
 	}
 	if err != nil {
 		return executeError(err)

@@ -122,7 +122,7 @@ func newSweepFlags(o *sweepOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.backendPIDFiles, "backend-pidfile", nil, "like --backend-pid, the PID read from a file: `[LABEL=]FILE`")
 	addRepeatFlags(fs, &o.repeatOptions, true)
 	addAgainstFlags(fs, &o.againstOptions)
-	o.requests = 1000
+	o.po.Requests = 1000
 	return fs
 }
 
@@ -146,7 +146,6 @@ func validateSweep(fs *pflag.FlagSet, o *sweepOptions) (*sweepPlan, error) {
 	so := plan.SweepOptions{Load: o.planOptions(fs, ""), Args: fs.Args(), KeepAliveModes: o.kaModes, Levels: o.levels,
 		BackendPIDs: o.backendPIDs, BackendPIDFiles: o.backendPIDFiles, Warmup: o.warmup, WarmupSet: fs.Changed("warmup"),
 		StopOnErrors: o.stopRate != "", Baseline: o.baseline}
-	so.Load.KeepSecrets = o.share.keepSecrets
 	if o.stopRate != "" {
 		r, err := ParseRatio("--stop-error-rate", o.stopRate)
 		if err != nil {
@@ -206,11 +205,11 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p.Config.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.verbosity, Setup: setup, Version: version(),
+	p.Config.Options = execute.Options{Stderr: stderr, Quiet: o.quiet, Verbosity: o.po.Verbosity, Setup: setup, Version: version(),
 		Privacy: o.share.privacy(fs)}
 
-	AnnounceStart(stderr, o.startAt, o.quiet)
-	execute.WaitUntil(ctx, o.startAt)
+	AnnounceStart(stderr, o.po.StartAt, o.quiet)
+	execute.WaitUntil(ctx, o.po.StartAt)
 	stop := func(bool) {}
 	switch {
 	case o.quiet:
