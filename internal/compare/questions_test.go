@@ -90,15 +90,15 @@ func TestQuestionsAndDecidedVerdicts(t *testing.T) {
 		}
 		switch c.Metric {
 		case trials.MetricRequestsPerSecond:
-			if c.Verdict != trials.Slower || c.DecidedAt != 6 {
-				t.Errorf("req/s: %s at round %d %v, want slower at round 6", c.Verdict, c.DecidedAt, c.RatioCI95)
+			if c.Verdict != trials.Slower || c.DecidedAt != 5 {
+				t.Errorf("req/s: %s at round %d %v, want slower at round 5 (the first look)", c.Verdict, c.DecidedAt, c.RatioCI95)
 			}
 			if fc := fixed.Comparisons[i]; fc.DecidedAt != 0 || fc.Confidence != 0 {
 				t.Errorf("without the rule: %+v", fc)
 			}
 		case trials.MetricP50Ms:
-			if c.Verdict != trials.Same || c.DecidedAt != 6 {
-				t.Errorf("p50: %s at round %d %v, want same at round 6", c.Verdict, c.DecidedAt, c.RatioCI95)
+			if c.Verdict != trials.Same || c.DecidedAt != 5 {
+				t.Errorf("p50: %s at round %d %v, want same at round 5", c.Verdict, c.DecidedAt, c.RatioCI95)
 			}
 		}
 	}

@@ -176,7 +176,7 @@ type Comparison struct {
 	RatioCI95 []float64 `json:"ratio_ci95"`
 	// Confidence, when set, is the confidence of RatioCI95 given by the
 	// rule that made it: the sequential rule's interval at every look
-	// (Sequential.LookConfidence, 99.7% for rounds 4 to 20). Absent, the
+	// (Sequential.LookConfidence, 99% for rounds 4 to 20). Absent, the
 	// interval is of RatioConfidence of the trial counts.
 	Confidence float64 `json:"ratio_ci_confidence,omitempty"`
 	// DecidedAt is the round at which the sequential rule decided the

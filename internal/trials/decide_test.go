@@ -3,6 +3,7 @@ package trials
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -215,32 +216,39 @@ func TestSequentialTruth(t *testing.T) {
 	}
 }
 
-// TestSequentialLooks: a clear difference is decided at the first look
-// whose interval reaches the looks' confidence (6 rounds for 4 to 20);
+// TestSequentialLooks: the looks of 4 to 20 rounds are at 5, 7, 10, 14
+// and 20, each at 99%; a clear difference is decided at the first look;
 // the rule replays its looks, so deciding on all the rounds at once gives
 // the look that decided first.
 func TestSequentialLooks(t *testing.T) {
 	q := Sequential{MinRounds: 4, MaxRounds: 20, Noise: 0.02}
-	if c := q.LookConfidence(); math.Abs(c-(1-0.05/17)) > 1e-12 {
-		t.Errorf("look confidence %g", c)
+	if c, l := q.LookConfidence(), q.LookRounds(); math.Abs(c-(1-0.05/5)) > 1e-12 || !slices.Equal(l, []int{5, 7, 10, 14, 20}) {
+		t.Errorf("looks at %v, of confidence %g", l, c)
+	}
+	for _, tc := range []struct{ min, max int }{{4, 4}, {4, 5}, {4, 8}, {4, 12}, {4, 30}, {6, 20}, {4, 100}} {
+		q := Sequential{MinRounds: tc.min, MaxRounds: tc.max}
+		l := q.LookRounds()
+		if l[0] < tc.min || l[len(l)-1] != tc.max || !slices.IsSorted(l) || q.FirstLook(0) != l[0] {
+			t.Errorf("%d to %d rounds: looks %v, first with an interval %d", tc.min, tc.max, l, q.FirstLook(0))
+		}
 	}
 	var a, b []float64
 	for i := range 20 {
 		a = append(a, 2000+float64(i))
 		b = append(b, 1000+float64(i))
 	}
-	d := q.Decide(a[:5], b[:5], Faster, Slower)
+	d := q.Decide(a[:4], b[:4], Faster, Slower)
 	if d.Verdict != Undecided || d.Final || !math.IsNaN(d.Lo) {
-		t.Errorf("5 rounds: %+v, want undecided, not final, no interval yet", d)
+		t.Errorf("4 rounds: %+v, want undecided, not final, no interval yet", d)
 	}
 	d = q.Decide(a, b, Faster, Slower)
-	if d.Verdict != Faster || d.Rounds != 6 || !d.Final || !(d.Lo > 1.9 && d.Hi < 2.1) {
-		t.Errorf("20 rounds: %+v, want faster at 6", d)
+	if d.Verdict != Faster || d.Rounds != 5 || !d.Final || !(d.Lo > 1.9 && d.Hi < 2.1) {
+		t.Errorf("20 rounds: %+v, want faster at 5", d)
 	}
 	// Identical values: the same at the first look with an interval.
 	d = q.Decide(b, b, Faster, Slower)
-	if d.Verdict != Same || d.Rounds != 6 {
-		t.Errorf("identical: %+v, want same at 6", d)
+	if d.Verdict != Same || d.Rounds != 5 {
+		t.Errorf("identical: %+v, want same at 5", d)
 	}
 	// MaxRounds reached undecided: final.
 	w := []float64{800, 1200, 900, 1100, 1000, 950, 1050, 1150, 850, 1000, 990, 1010, 1020, 980, 1200, 800, 870, 1130, 1000, 1000}

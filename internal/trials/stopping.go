@@ -2,7 +2,7 @@ package trials
 
 import (
 	"fmt"
-	"strings"
+	"math"
 )
 
 // How rounds run until decided stopped (Stopping.Stopped).
@@ -73,7 +73,11 @@ func (u *Stopping) text(budget float64, most int, head, one, counted, unit, most
 	default:
 		why = fmt.Sprintf("no undecided %s had a side left to measure after %d %s", one, u.Rounds, unit)
 	}
+	looks := 1
+	if u.Confidence < 1 {
+		looks = max(int(math.Round(Alpha/(1-u.Confidence))), 1)
+	}
 	return fmt.Sprintf("%s: %s, in %s; %d of %d %s decided, "+
-		"each look's interval at %s so that looking after every %s keeps the 5%% error rate",
-		head, why, Duration(u.Seconds), u.Decided, u.Pairs, counted, ConfidenceText(u.Confidence), strings.TrimSuffix(unit, "s"))
+		"each look's interval at %s so that its %d planned looks keep the 5%% error rate",
+		head, why, Duration(u.Seconds), u.Decided, u.Pairs, counted, ConfidenceText(u.Confidence), looks)
 }
