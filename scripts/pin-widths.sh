@@ -31,7 +31,7 @@ widths() {
   jq -r '[.comparisons[] | select(.metric == "requests_per_second")] as $c
     | ([$c[] | (.ratio_ci95[1] - .ratio_ci95[0]) / .ratio] | sort) as $w
     | def q(p): $w[(($w|length) - 1) * p | floor];
-    "\(q(0.5)) \(q(0.25)) \(q(0.75)) \([$c[] | select(.verdict != "undecided")] | length)/\($c|length)"' "$1/study.json"
+    "\(q(0.5)) \(q(0.25)) \(q(0.75)) \([$c[] | select(.verdict != "undecided" and .verdict != "none")] | length)/\($c|length)"' "$1/study.json"
 }
 
 echo "| run | design | median width | quartiles | req/s decided | time |"

@@ -32,7 +32,7 @@ fi
 row() {
   jq -r --arg seed "$1" --arg design "$2" '
     def share(c): if (c|length) == 0 then "-" else
-      "\([c[] | select(.verdict != "undecided")] | length)/\(c|length)" end;
+      "\([c[] | select(.verdict != "undecided" and .verdict != "none")] | length)/\(c|length)" end;
     [ $seed, $design,
       "\(.seconds | floor) s",
       share([.comparisons[] | select(.metric == "requests_per_second")]),
