@@ -2,6 +2,8 @@ package study
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/backbench/backbench/internal/trials"
@@ -108,45 +110,100 @@ func distance(r float64) float64 {
 // side look fast, a knee passed. subject is the factor's level ("keepalive
 // on").
 func (res *Result) costNote(subject string, cs []cost, up bool) string {
-	var seen []string
-	had := map[string]bool{}
-	add := func(s string) {
-		if !had[s] {
-			had[s] = true
-			seen = append(seen, s)
+	// Each cause once, with the levels it was seen at: a sweep of 51
+	// levels names a cause in one sentence, not 51.
+	var outnumber, generic []int
+	workers := 0
+	failed := map[int][]int{} // series → levels with failures
+	failedN := map[int]int64{}
+	knees := map[int][]int{} // series → levels after which req/s stopped rising
+	var order []int          // series in the order first seen
+	seen := func(i int) {
+		if !slices.Contains(order, i) {
+			order = append(order, i)
 		}
 	}
 	for _, c := range cs {
-		if c.keepOn && up && c.workers > 0 && c.level > c.workers {
-			add(fmt.Sprintf("kept connections outnumber the pool's workers: at c=%d the backend ran at most %d processes, "+
-				"and each kept connection holds a worker between its requests, so requests on the other connections queue "+
-				"behind them (more req/s without the connects, a longer tail)", c.level, c.workers))
-		} else if c.keepOn && up {
-			add("kept connections can outnumber a pool's workers: each holds a worker between its requests, " +
-				"so with c above the pool size requests queue behind them (more req/s without the connects, a longer tail)")
+		switch {
+		case c.keepOn && up && c.workers > 1 && c.level > c.workers:
+			outnumber = append(outnumber, c.level)
+			workers = max(workers, c.workers)
+		case c.keepOn && up:
+			generic = append(generic, c.level)
 		}
 		// The side that looks fast, and whether its requests failed.
 		fast, slow := c.s, c.b
 		if !up {
 			fast, slow = c.b, c.s
 		}
-		if st := res.Series[fast].step(c.level); st != nil && st.Failed > 0 {
-			add(fmt.Sprintf("failures make a side look fast: %s had %d failed requests at c=%d, and a failed request ends early",
-				res.Series[fast].Label, st.Failed, c.level))
+		if st := res.Series[fast].step(c.level); st != nil && st.Failed > 0 && !slices.Contains(failed[fast], c.level) {
+			failed[fast] = append(failed[fast], c.level)
+			failedN[fast] += st.Failed
+			seen(fast)
 		}
 		for _, side := range []int{slow, fast} {
 			if k := res.kneeBefore(side, c.level); k > 0 {
-				add(fmt.Sprintf("a knee passed: %s's req/s stopped rising after c=%d, and past a knee more connections only queue",
-					res.Series[side].Label, k))
+				if !slices.Contains(knees[side], k) {
+					knees[side] = append(knees[side], k)
+				}
+				seen(side)
 				break
 			}
 		}
 	}
-	if len(seen) == 0 {
+	var causes []string
+	if len(outnumber) > 0 {
+		causes = append(causes, fmt.Sprintf("kept connections outnumber the pool's workers: %s the backend ran at most %d processes, "+
+			"and each kept connection holds a worker between its requests, so requests on the other connections queue "+
+			"behind them (more req/s without the connects, a longer tail)", levelsText(outnumber), workers))
+	} else if len(generic) > 0 {
+		causes = append(causes, "kept connections can outnumber a pool's workers: each holds a worker between its requests, "+
+			"so with c above the pool size requests queue behind them (more req/s without the connects, a longer tail)")
+	}
+	for _, i := range order {
+		if ls := failed[i]; len(ls) > 0 {
+			causes = append(causes, fmt.Sprintf("failures make a side look fast: %s had %d failed requests %s, and a failed request ends early",
+				res.Series[i].Label, failedN[i], levelsText(ls)))
+		}
+	}
+	for _, i := range order {
+		if ls := knees[i]; len(ls) > 0 {
+			slices.Sort(ls)
+			more := ""
+			if len(ls) > 1 {
+				more = fmt.Sprintf(" (flat after %d higher levels too)", len(ls)-1)
+			}
+			causes = append(causes, fmt.Sprintf("a knee passed: %s's req/s stopped rising after c=%d%s, and past a knee more connections only queue",
+				res.Series[i].Label, ls[0], more))
+		}
+	}
+	if len(causes) == 0 {
 		return fmt.Sprintf("Note (%s): the known causes of such a trade are kept connections outnumbering a pool's workers "+
 			"(keep-alive on, c above the pool size), failures that make a side look fast, and a knee passed; none was seen here.", subject)
 	}
-	return fmt.Sprintf("Note (%s): %s.", subject, strings.Join(seen, "; "))
+	return fmt.Sprintf("Note (%s): %s.", subject, strings.Join(causes, "; "))
+}
+
+// levelsText is "at c=32", "at c=11 and 21", "at c=11, 21 and 31", or with
+// more than four levels "at c=11, 21, 31 and 9 more levels", the levels
+// sorted.
+func levelsText(ls []int) string {
+	ls = slices.Clone(ls)
+	slices.Sort(ls)
+	ls = slices.Compact(ls)
+	words := make([]string, 0, 4)
+	for _, l := range ls[:min(len(ls), 3)] {
+		words = append(words, strconv.Itoa(l))
+	}
+	switch {
+	case len(ls) == 1:
+		return "at c=" + words[0]
+	case len(ls) <= 3:
+		return "at c=" + strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+	case len(ls) == 4:
+		return "at c=" + strings.Join(words, ", ") + " and " + strconv.Itoa(ls[3])
+	}
+	return fmt.Sprintf("at c=%s and %d more levels", strings.Join(words, ", "), len(ls)-3)
 }
 
 // kneeBefore returns the level below c after which series i's median

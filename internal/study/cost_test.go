@@ -78,3 +78,49 @@ func TestCostCauses(t *testing.T) {
 		t.Errorf("note: %s", n)
 	}
 }
+
+// TestLevelsText: the levels a cause was seen at, sorted, once each, and
+// past four counted rather than listed, so that a cause seen at every
+// level of a 51-level sweep takes one short clause.
+func TestLevelsText(t *testing.T) {
+	for _, tc := range []struct {
+		ls   []int
+		want string
+	}{
+		{[]int{32}, "at c=32"},
+		{[]int{21, 11}, "at c=11 and 21"},
+		{[]int{31, 11, 21, 11}, "at c=11, 21 and 31"},
+		{[]int{41, 31, 21, 11}, "at c=11, 21, 31 and 41"},
+		{[]int{11, 21, 31, 41, 51, 61}, "at c=11, 21, 31 and 3 more levels"},
+	} {
+		if got := levelsText(tc.ls); got != tc.want {
+			t.Errorf("levelsText(%v) = %q, want %q", tc.ls, got, tc.want)
+		}
+	}
+}
+
+// TestCostNoteOnce: a cause seen at many levels is named once, with its
+// levels: kept connections outnumbering a pool of 2 at ten levels, and a
+// knee passed by one side at its first flat level.
+func TestCostNoteOnce(t *testing.T) {
+	res := &Result{}
+	var cs []cost
+	var a, b []Step
+	for i := 1; i <= 10; i++ {
+		c := 4 * i
+		res.Measure.Levels = append(res.Measure.Levels, c)
+		a = append(a, Step{Concurrency: c, RequestsPerSecond: Figure{Median: 100 * float64(min(i, 3))}})
+		b = append(b, Step{Concurrency: c, RequestsPerSecond: Figure{Median: 30 * float64(i)}})
+		if i > 1 {
+			cs = append(cs, cost{s: 0, b: 1, level: c, keepOn: true, workers: 2})
+		}
+	}
+	res.Series = []Series{{Label: "a", Steps: a}, {Label: "b", Steps: b}}
+	n := res.costNote("keepalive on", cs, true)
+	if strings.Count(n, "outnumber") != 1 || !strings.Contains(n, "at c=8, 12, 16 and 6 more levels the backend ran at most 2 processes") {
+		t.Errorf("note: %s", n)
+	}
+	if strings.Count(n, "a knee passed") != 1 || !strings.Contains(n, "a's req/s stopped rising after c=12 (flat after 6 higher levels too)") {
+		t.Errorf("note: %s", n)
+	}
+}
