@@ -274,7 +274,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	default:
-		if err := study.WriteTextWidth(stdout, res, tableWidth(o.against.wide, stdout)); err != nil {
+		if err := report.StudyText(stdout, res, tableWidth(o.against.wide, stdout)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nWrote %s, %s\n", files[0].Name(), files[1].Name())

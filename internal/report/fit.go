@@ -123,9 +123,14 @@ func ComparisonTableFit(w io.Writer, cs []trials.Comparison, width int) error {
 }
 
 // Wrap breaks each line of text into lines of at most width columns at
-// spaces (not inside brackets), the lines after the first indented by
-// indent; a word longer than a line stays whole. width <= 0 leaves text
-// as it is.
+// spaces, the lines after the first indented by indent; a word longer
+// than a line stays whole, and so does an interval: a space inside
+// brackets ("[0.769, 0.781]", counted, so "[a [b, c] d]" too) is never a
+// break. width <= 0, or text that fits, leaves text as it is. It is the
+// one word-wrapper of the text renderers (sweep's and compare's lines,
+// the gate's, capacity's table, the study's text); help text has its own
+// rule (cmd/backbench's WrapText: a list's continuation under its second
+// column).
 func Wrap(text string, width int, indent string) string {
 	if width <= 0 || Width(text) <= width {
 		return text
@@ -137,10 +142,11 @@ func Wrap(text string, width int, indent string) string {
 		}
 		return strings.Join(lines, "\n")
 	}
-	// An interval "[0.769, 0.781]" is one word: never broken.
+	// An interval "[0.769, 0.781]" is one word: never broken. The
+	// brackets are counted, so an interval inside another stays whole.
 	var words []string
 	for _, w := range strings.Fields(text) {
-		if n := len(words); n > 0 && strings.Contains(words[n-1], "[") && !strings.Contains(words[n-1], "]") {
+		if n := len(words); n > 0 && strings.Count(words[n-1], "[") > strings.Count(words[n-1], "]") {
 			words[n-1] += " " + w
 			continue
 		}

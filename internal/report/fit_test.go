@@ -136,6 +136,14 @@ func TestWrap(t *testing.T) {
 	if got := Wrap("slower, ratio 0.776 [0.769, 0.781]", 25, "  "); got != "slower, ratio 0.776\n  [0.769, 0.781]" {
 		t.Errorf("Wrap broke an interval: %q", got)
 	}
+	// Brackets are counted: an interval inside another, or a second one
+	// opened after the first closed in the same run of words, stays whole.
+	if got := Wrap("a [b [c, d] e] f", 8, ""); got != "a\n[b [c, d] e]\nf" {
+		t.Errorf("Wrap broke a nested interval: %q", got)
+	}
+	if got := Wrap("x [1, 2]y[3, 4] z", 6, ""); got != "x\n[1, 2]y[3, 4]\nz" {
+		t.Errorf("Wrap broke the second interval of a word: %q", got)
+	}
 	if got := Wrap("  tripped: a b c d e f g h", 12, "    "); !strings.HasPrefix(got, "  tripped: a\n    b") {
 		t.Errorf("Wrap lost the indentation: %q", got)
 	}

@@ -20,7 +20,7 @@ import (
 // other factors' levels, the ratio with its interval, the verdict),
 // numbers right-aligned, and the command in a code span.
 func TestStudyMarkdown(t *testing.T) {
-	path := filepath.Join("..", "study", "testdata", "three-factor.json")
+	path := filepath.Join("testdata", "study", "three-factor.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,9 @@
 // what ran (its backend configurations, with their failures), what every
 // series measured (each trial's figures, per concurrency level), the
 // comparisons of the series that differ in exactly one declared factor,
-// and the answers in sentences (Answers), with the text renderer
-// (WriteText). The runner is internal/study/runner, the file's format
+// and the answers in sentences (Answers). Its renderers are
+// internal/report's (StudyText, StudyMarkdown) and internal/report/page's;
+// the runner is internal/study/runner, the file's format
 // internal/study/studyfile. The result is a document of kind study
 // (internal/document): compare and report read it without running
 // anything.

@@ -2,7 +2,6 @@ package study
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
@@ -447,7 +446,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	knee, ki := kneeOf(ps, best)
 	rec, fits := s.recommend(ps, knee)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s: %s within %s", s.set(rec.Level), at, pointRate(rec), slo)
+	fmt.Fprintf(&b, "%s%s: %s within %s", s.set(rec.Level), at, rec.RateText(), slo)
 	if rec.WorkerPSS.P95 > 0 {
 		fmt.Fprintf(&b, ", %s per worker at p95 under load", Bytes(int64(rec.WorkerPSS.P95)))
 	}
@@ -489,7 +488,7 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		case !within(knee, p):
 			word = "more than the knee, beyond noise"
 		}
-		fmt.Fprintf(&b, " %s = %s serves %s, %s", s.Factor, p.Level, pointRate(p), word)
+		fmt.Fprintf(&b, " %s = %s serves %s, %s", s.Factor, p.Level, p.RateText(), word)
 		if rec.PoolPSSBytes > 0 && p.PoolPSSBytes > 0 {
 			fmt.Fprintf(&b, " for %.1f× the memory", p.PoolPSSBytes/rec.PoolPSSBytes)
 		}
@@ -657,8 +656,8 @@ func (s *Sizing) detail(p *SizingPoint, slo string) string {
 		}
 		return line + ")"
 	}
-	line := fmt.Sprintf("%s: %s within %s (range %s to %s over %d confirmed searches", head, pointRate(p), slo,
-		num(p.Min), num(p.Max), p.Counted)
+	line := fmt.Sprintf("%s: %s within %s (range %s to %s over %d confirmed searches", head, p.RateText(), slo,
+		Rate(p.Min), Rate(p.Max), p.Counted)
 	if p.Unconfirmed > 0 {
 		line += fmt.Sprintf("; %d more not confirmed, left out", p.Unconfirmed)
 	}
@@ -691,15 +690,15 @@ func (p *SizingPoint) WorkersText() string {
 	return w
 }
 
-// pointRate is a pool size's capacity with its interval and what that
+// RateText is a pool size's capacity with its interval and what that
 // interval is: "392 [385, 398] req/s (range of 2 searches)", "392 [385,
 // 398] req/s (97% interval)", or "392 req/s (one search)".
-func pointRate(p *SizingPoint) string {
+func (p *SizingPoint) RateText() string {
 	f := p.Capacity
-	s := num(f.Median)
+	s := Rate(f.Median)
 	note := ""
 	if len(f.CI95) == 2 {
-		s += " [" + num(f.CI95[0]) + ", " + num(f.CI95[1]) + "]"
+		s += " [" + Rate(f.CI95[0]) + ", " + Rate(f.CI95[1]) + "]"
 		note = fmt.Sprintf(" (%.0f%% interval)", math.Floor(100*p.Confidence))
 		if f.CI95[0] == p.Min && f.CI95[1] == p.Max {
 			note = fmt.Sprintf(" (range of %d searches)", p.Counted)
@@ -710,8 +709,9 @@ func pointRate(p *SizingPoint) string {
 	return s + " req/s" + note
 }
 
-// num is a rate, whole from 100 on.
-func num(v float64) string {
+// Rate is a rate as the sizing's sentences and table write it: whole
+// from 100 on ("392"), with one decimal below ("12.5").
+func Rate(v float64) string {
 	if math.Abs(v) >= 100 {
 		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 	}
@@ -745,43 +745,4 @@ func (s *Sizing) SortPoints(levels []string) {
 		}
 		return slices.Index(levels, a.Level) < slices.Index(levels, b.Level)
 	})
-}
-
-// writeTableFit writes the sizing table: per pool size, its capacity and
-// its memory and CPU at the answer. Wider than width (> 0), each pool
-// size's name is on a line of its own, its figures on indented lines.
-func (s *Sizing) writeTableFit(w io.Writer, width int) {
-	rows := [][]string{{s.Factor, "capacity req/s (median [interval])", "range", "pool PSS", "worker PSS p50/p95/max", "CPU ms/req", "backend/client/machine cores"}}
-	for _, p := range s.Points {
-		name := p.Level
-		if p.Others != "" {
-			name += " (" + p.Others + ")"
-		}
-		switch {
-		case len(p.Searches) == 0:
-			rows = append(rows, []string{name, "not measured"})
-		case p.Counted == 0:
-			rows = append(rows, []string{name, fmt.Sprintf("no confirmed rate (%d searches)", len(p.Searches))})
-		default:
-			rows = append(rows, []string{name, pointRate(&p), num(p.Min) + " to " + num(p.Max),
-				Bytes(int64(p.PoolPSSBytes)), Bytes(int64(p.WorkerPSS.P50)) + " / " + Bytes(int64(p.WorkerPSS.P95)) + " / " + Bytes(int64(p.WorkerPSS.Max)),
-				fmt.Sprintf("%.2f", p.CPUPerRequestMs), fmt.Sprintf("%.2f / %.2f / %.2f", p.BackendCores, p.ClientCores, p.MachineCores)})
-		}
-	}
-	lines := columns(rows)
-	if fits(lines, width) {
-		fmt.Fprint(w, strings.Join(lines, "\n")+"\n")
-		return
-	}
-	fmt.Fprintf(w, "%s:\n", s.Factor)
-	for _, r := range rows[1:] {
-		if len(r) == 2 {
-			fmt.Fprintln(w, wrap("  "+r[0]+": "+r[1], width, "    "))
-			continue
-		}
-		fmt.Fprintln(w, wrap("  "+r[0], width, "    "))
-		fmt.Fprintln(w, wrap(fmt.Sprintf("    capacity %s, range %s", r[1], r[2]), width, "      "))
-		fmt.Fprintln(w, wrap(fmt.Sprintf("    pool PSS %s, worker PSS p50/p95/max %s", r[3], r[4]), width, "      "))
-		fmt.Fprintln(w, wrap(fmt.Sprintf("    CPU %s ms/req, backend/client/machine cores %s", r[5], r[6]), width, "      "))
-	}
 }

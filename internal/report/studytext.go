@@ -1,4 +1,4 @@
-package study
+package report
 
 import (
 	"cmp"
@@ -9,27 +9,24 @@ import (
 	"unicode/utf8"
 
 	"github.com/backbench/backbench/internal/grammar"
-
+	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/trials"
 )
 
-// WriteText writes the study's text report as wide as its lines are
-// (WriteTextWidth with no width: --wide).
-func WriteText(w io.Writer, res *Result) error { return WriteTextWidth(w, res, 0) }
-
-// WriteTextWidth writes the study's text report: the configurations, a
-// table of every series at every level (medians of the trials with their
-// intervals, labelled with their real confidence), for a mix every
-// series' targets at every level (writeTargetsFit), the notes, and the
-// answers last, where a terminal leaves them in sight. With width > 0
-// (columns) every line fits it but a word longer than a line: sentences
-// wrap with a hanging indent, and a table wider than width is written
-// grouped (a series' label on a line of its own, its levels under it; a
-// configuration's or a pool size's figures on indented lines). width <= 0
-// writes every line whole, as wide as it is.
-func WriteTextWidth(w io.Writer, res *Result, width int) error {
-	fmt.Fprintln(w, wrap(fmt.Sprintf("Study: %s", res.Question), width, "    "))
-	what := fmt.Sprintf("%d configurations, %d series, %s, %d round", len(res.Configurations), len(res.Series), res.Measure.describe(), res.Rounds)
+// StudyText writes a study's text report (study's default output): the
+// configurations, a table of every series at every level (medians of the
+// trials with their intervals, labelled with their real confidence), for
+// a mix every series' targets at every level (writeStudyTargets), the
+// notes, and the answers last, where a terminal leaves them in sight.
+// With width > 0 (columns) every line fits it but a word longer than a
+// line: sentences wrap with a hanging indent (Wrap), and a table wider
+// than width is written grouped (a series' label on a line of its own,
+// its levels under it; a configuration's or a pool size's figures on
+// indented lines). width <= 0 (--wide) writes every line whole, as wide
+// as it is.
+func StudyText(w io.Writer, res *study.Result, width int) error {
+	fmt.Fprintln(w, Wrap(fmt.Sprintf("Study: %s", res.Question), width, "    "))
+	what := fmt.Sprintf("%d configurations, %d series, %s, %d round", len(res.Configurations), len(res.Series), studyMeasure(res.Measure), res.Rounds)
 	if res.Rounds != 1 {
 		what += "s"
 	}
@@ -37,61 +34,57 @@ func WriteTextWidth(w io.Writer, res *Result, width int) error {
 	if res.Incomplete {
 		what += " (INCOMPLETE: interrupted)"
 	}
-	fmt.Fprintln(w, wrap(what, width, "    "))
+	fmt.Fprintln(w, Wrap(what, width, "    "))
 	if len(res.Measure.ClientCPUs) > 0 {
 		fmt.Fprintf(w, "client pinned to CPU %s\n", grammar.FormatCPUs(res.Measure.ClientCPUs))
 	}
 	fmt.Fprintln(w)
-	writeConfigurations(w, res, width)
+	writeStudyConfigurations(w, res, width)
 	fmt.Fprintln(w)
 	if res.Sizing != nil {
-		res.Sizing.writeTableFit(w, width)
+		writeSizing(w, res.Sizing, width)
 	} else {
-		writeSeriesFit(w, res, width)
-		writeTargetsFit(w, res, width)
+		writeStudySeries(w, res, width)
+		writeStudyTargets(w, res, width)
 	}
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Notes:")
 		for _, n := range res.Notes {
-			fmt.Fprintln(w, wrap("  - "+n, width, "    "))
+			fmt.Fprintln(w, Wrap("  - "+n, width, "    "))
 		}
 	}
 	fmt.Fprintln(w)
-	WriteAnswersWidth(w, res, width)
+	writeStudyAnswers(w, res, width)
 	return nil
 }
 
-// WriteAnswers writes the answers block as wide as its lines are
-// (WriteAnswersWidth with no width).
-func WriteAnswers(w io.Writer, res *Result) { WriteAnswersWidth(w, res, 0) }
-
-// WriteAnswersWidth writes the answers block: each factor's conclusion,
+// writeStudyAnswers writes the answers block: each factor's conclusion,
 // then its details indented; with width > 0 (columns) each wraps to it
 // with a hanging indent (a conclusion's lines after the first under its
 // text, a detail's 2 columns further in).
-func WriteAnswersWidth(w io.Writer, res *Result, width int) {
+func writeStudyAnswers(w io.Writer, res *study.Result, width int) {
 	head := fmt.Sprintf("%s; verdicts on ratio intervals of %s, noise %.0f%%", res.Question,
 		strings.TrimSuffix(trials.RatioLabel(res.Comparisons), " interval"), 100*res.Noise)
 	if f := res.FalseDiscoveries; f != nil {
 		head += "; " + f.Text()
 	}
-	fmt.Fprintln(w, wrap(fmt.Sprintf("Answers (%s):", head), width, "  "))
+	fmt.Fprintln(w, Wrap(fmt.Sprintf("Answers (%s):", head), width, "  "))
 	for _, a := range res.Answers {
-		fmt.Fprintln(w, wrap("  "+a.Conclusion, width, "    "))
+		fmt.Fprintln(w, Wrap("  "+a.Conclusion, width, "    "))
 		for _, d := range a.Details {
-			fmt.Fprintln(w, wrap("      "+d, width, "        "))
+			fmt.Fprintln(w, Wrap("      "+d, width, "        "))
 		}
 	}
 	if res.Incomplete {
-		fmt.Fprintln(w, wrap("  The study was interrupted: these answers rest on the rounds that finished.", width, "    "))
+		fmt.Fprintln(w, Wrap("  The study was interrupted: these answers rest on the rounds that finished.", width, "    "))
 	}
 }
 
-// writeConfigurations writes the table of the configurations; wider than
-// width (> 0), each configuration's name on a line, its starts, address
-// and status on the next, indented.
-func writeConfigurations(w io.Writer, res *Result, width int) {
+// writeStudyConfigurations writes the table of the configurations; wider
+// than width (> 0), each configuration's name on a line, its starts,
+// address and status on the next, indented.
+func writeStudyConfigurations(w io.Writer, res *study.Result, width int) {
 	rows := [][]string{{"configuration", "starts", "address", "status"}}
 	for _, c := range res.Configurations {
 		status := "ok"
@@ -119,13 +112,13 @@ func writeConfigurations(w io.Writer, res *Result, width int) {
 	}
 	fmt.Fprintln(w, "configurations:")
 	for _, r := range rows[1:] {
-		fmt.Fprintln(w, wrap("  "+r[0], width, "    "))
-		fmt.Fprintln(w, wrap(fmt.Sprintf("    %s starts, %s, %s", r[1], r[2], r[3]), width, "      "))
+		fmt.Fprintln(w, Wrap("  "+r[0], width, "    "))
+		fmt.Fprintln(w, Wrap(fmt.Sprintf("    %s starts, %s, %s", r[1], r[2], r[3]), width, "      "))
 	}
 }
 
-// describe is "levels 1, 4; 200 requests a level; 5 trials".
-func (m Measure) describe() string {
+// studyMeasure is "c 1,4, 200 requests, 5 trials each".
+func studyMeasure(m study.Measure) string {
 	if m.Kind == "capacity" {
 		return fmt.Sprintf("a capacity search of %g s steps, %d searches each", m.Seconds, m.Repeat)
 	}
@@ -141,7 +134,7 @@ func (m Measure) describe() string {
 	if m.Seconds > 0 {
 		parts = append(parts, fmt.Sprintf("%g s", m.Seconds))
 	}
-	if m.Until == UntilDecided {
+	if m.Until == study.UntilDecided {
 		u := fmt.Sprintf("until decided (the first %d rounds every series, at most %d", m.Repeat, m.MaxRepeat)
 		if m.BudgetSeconds > 0 {
 			u += ", within " + trials.Duration(m.BudgetSeconds)
@@ -153,8 +146,8 @@ func (m Measure) describe() string {
 	return strings.Join(parts, ", ")
 }
 
-// text is "1234.5 [1200.1, 1250.0]" or the median alone.
-func (f Figure) text(format string) string {
+// studyFigure is "1234.5 [1200.1, 1250.0]" or the median alone.
+func studyFigure(f study.Figure, format string) string {
 	s := fmt.Sprintf(format, f.Median)
 	if len(f.CI95) == 2 {
 		s += fmt.Sprintf(" ["+format+", "+format+"]", f.CI95[0], f.CI95[1])
@@ -162,10 +155,10 @@ func (f Figure) text(format string) string {
 	return s
 }
 
-// writeSeriesFit writes the table of every series at every level; wider
-// than width (> 0), grouped by series: each series' label on a line of
-// its own, its levels under it in one table of aligned columns.
-func writeSeriesFit(w io.Writer, res *Result, width int) {
+// writeStudySeries writes the table of every series at every level;
+// wider than width (> 0), grouped by series: each series' label on a line
+// of its own, its levels under it in one table of aligned columns.
+func writeStudySeries(w io.Writer, res *study.Result, width int) {
 	var confs []float64
 	for _, s := range res.Series {
 		for _, st := range s.Steps {
@@ -186,8 +179,8 @@ func writeSeriesFit(w io.Writer, res *Result, width int) {
 			if st.Failed > 0 {
 				failed = fmt.Sprintf("%d (%s)", st.Failed, st.FailureClass)
 			}
-			rows = append(rows, []string{s.Label, fmt.Sprint(st.Concurrency), st.RequestsPerSecond.text("%.1f"),
-				st.P99Ms.text("%.2f"), st.MaxMs.text("%.2f"), failed})
+			rows = append(rows, []string{s.Label, fmt.Sprint(st.Concurrency), studyFigure(st.RequestsPerSecond, "%.1f"),
+				studyFigure(st.P99Ms, "%.2f"), studyFigure(st.MaxMs, "%.2f"), failed})
 			labels = append(labels, s.Label)
 		}
 	}
@@ -213,30 +206,31 @@ func writeRowsFit(w io.Writer, rows [][]string, labels []string, width int, head
 	// (intervals of many digits) wraps under its figures.
 	lines = columns(narrow)
 	fmt.Fprintln(w, head)
-	fmt.Fprintln(w, wrap(lines[0], width, "     "))
+	fmt.Fprintln(w, Wrap(lines[0], width, "     "))
 	for i := 1; i < len(lines); i++ {
 		if labels[i] != labels[i-1] {
-			fmt.Fprintln(w, wrap(labels[i], width, "  "))
+			fmt.Fprintln(w, Wrap(labels[i], width, "  "))
 		}
-		fmt.Fprintln(w, wrap(lines[i], width, "     "))
+		fmt.Fprintln(w, Wrap(lines[i], width, "     "))
 	}
 }
 
-// maxTextTargets is the most targets of a series the text shows at each
-// level; study.json has every one.
-const maxTextTargets = 10
+// maxStudyTargets is the most targets of a series the study's text shows
+// at each level; study.json has every one.
+const maxStudyTargets = 10
 
-// targetWidth is the most columns a target's label takes in the text.
-const targetWidth = 34
+// studyTargetWidth is the most columns a target's label takes in the
+// study's text.
+const studyTargetWidth = 34
 
-// writeTargetsFit writes, for a study of a mix, every series' targets at
+// writeStudyTargets writes, for a study of a mix, every series' targets at
 // every level: requests and failures summed over the trials, the medians
 // of their p50 and p99 in ms (their intervals, and the max, are in
-// study.json); a series of more than maxTextTargets targets shows those
+// study.json); a series of more than maxStudyTargets targets shows those
 // with the most requests over its levels, in the file's order, and the
 // heading says so. Wider than width (> 0), grouped by series as the
 // series table is. Nothing for a study of one request.
-func writeTargetsFit(w io.Writer, res *Result, width int) {
+func writeStudyTargets(w io.Writer, res *study.Result, width int) {
 	most := 0
 	rows := [][]string{{"series", "c", "target", "requests", "failed", "p50 ms", "p99 ms"}}
 	labels := []string{""}
@@ -255,9 +249,9 @@ func writeTargetsFit(w io.Writer, res *Result, width int) {
 		for i := range show {
 			show[i] = i
 		}
-		if len(show) > maxTextTargets {
+		if len(show) > maxStudyTargets {
 			slices.SortStableFunc(show, func(a, b int) int { return cmp.Compare(sums[b], sums[a]) })
-			show = show[:maxTextTargets]
+			show = show[:maxStudyTargets]
 			slices.Sort(show)
 		}
 		for _, st := range s.Steps {
@@ -281,24 +275,64 @@ func writeTargetsFit(w io.Writer, res *Result, width int) {
 		return
 	}
 	head := "Per target (medians of the trials, in ms; study.json has their intervals and max):"
-	if most > maxTextTargets {
+	if most > maxStudyTargets {
 		head = fmt.Sprintf("Per target (the %d with the most requests of a series' %d; medians of the trials, in ms;"+
-			" study.json has every target, the intervals and max):", maxTextTargets, most)
+			" study.json has every target, the intervals and max):", maxStudyTargets, most)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, wrap(head, width, "    "))
+	fmt.Fprintln(w, Wrap(head, width, "    "))
 	writeRowsFit(w, rows, labels, width, "series, then each level's targets:")
 }
 
-// cutTarget cuts a target's label to targetWidth runes, keeping its start
+// writeSizing writes a capacity study's sizing table: per pool size, its
+// capacity and its memory and CPU at the answer. Wider than width (> 0),
+// each pool size's name is on a line of its own, its figures on indented
+// lines.
+func writeSizing(w io.Writer, s *study.Sizing, width int) {
+	rows := [][]string{{s.Factor, "capacity req/s (median [interval])", "range", "pool PSS", "worker PSS p50/p95/max", "CPU ms/req", "backend/client/machine cores"}}
+	for _, p := range s.Points {
+		name := p.Level
+		if p.Others != "" {
+			name += " (" + p.Others + ")"
+		}
+		switch {
+		case len(p.Searches) == 0:
+			rows = append(rows, []string{name, "not measured"})
+		case p.Counted == 0:
+			rows = append(rows, []string{name, fmt.Sprintf("no confirmed rate (%d searches)", len(p.Searches))})
+		default:
+			rows = append(rows, []string{name, p.RateText(), study.Rate(p.Min) + " to " + study.Rate(p.Max),
+				study.Bytes(int64(p.PoolPSSBytes)), study.Bytes(int64(p.WorkerPSS.P50)) + " / " + study.Bytes(int64(p.WorkerPSS.P95)) + " / " + study.Bytes(int64(p.WorkerPSS.Max)),
+				fmt.Sprintf("%.2f", p.CPUPerRequestMs), fmt.Sprintf("%.2f / %.2f / %.2f", p.BackendCores, p.ClientCores, p.MachineCores)})
+		}
+	}
+	lines := columns(rows)
+	if fits(lines, width) {
+		fmt.Fprint(w, strings.Join(lines, "\n")+"\n")
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", s.Factor)
+	for _, r := range rows[1:] {
+		if len(r) == 2 {
+			fmt.Fprintln(w, Wrap("  "+r[0]+": "+r[1], width, "    "))
+			continue
+		}
+		fmt.Fprintln(w, Wrap("  "+r[0], width, "    "))
+		fmt.Fprintln(w, Wrap(fmt.Sprintf("    capacity %s, range %s", r[1], r[2]), width, "      "))
+		fmt.Fprintln(w, Wrap(fmt.Sprintf("    pool PSS %s, worker PSS p50/p95/max %s", r[3], r[4]), width, "      "))
+		fmt.Fprintln(w, Wrap(fmt.Sprintf("    CPU %s ms/req, backend/client/machine cores %s", r[5], r[6]), width, "      "))
+	}
+}
+
+// cutTarget cuts a target's label to studyTargetWidth runes, keeping its start
 // (the method) and its end (where paths differ).
 func cutTarget(s string) string {
 	r := []rune(s)
-	if len(r) <= targetWidth {
+	if len(r) <= studyTargetWidth {
 		return s
 	}
 	head := 12
-	return string(r[:head]) + "..." + string(r[len(r)-(targetWidth-head-3):])
+	return string(r[:head]) + "..." + string(r[len(r)-(studyTargetWidth-head-3):])
 }
 
 // columns lays rows out in columns 2 spaces apart, each as wide as its
@@ -340,41 +374,4 @@ func fits(lines []string, width int) bool {
 		}
 	}
 	return true
-}
-
-// wrap breaks line into lines of at most width columns at spaces (never
-// inside an interval "[0.506, 1.574]"), the lines after the first
-// indented by indent; a word longer than a line stays whole. width <= 0,
-// or a line that fits, leaves it as it is.
-func wrap(line string, width int, indent string) string {
-	if width <= 0 || utf8.RuneCountInString(line) <= width {
-		return line
-	}
-	lead := line[:len(line)-len(strings.TrimLeft(line, " "))]
-	var words []string
-	for _, w := range strings.Fields(line) {
-		if n := len(words); n > 0 && strings.Count(words[n-1], "[") > strings.Count(words[n-1], "]") {
-			words[n-1] += " " + w
-			continue
-		}
-		words = append(words, w)
-	}
-	var b strings.Builder
-	b.WriteString(lead)
-	n := utf8.RuneCountInString(lead)
-	for i, word := range words {
-		k := utf8.RuneCountInString(word)
-		switch {
-		case i == 0:
-		case n+1+k > width:
-			b.WriteString("\n" + indent)
-			n = utf8.RuneCountInString(indent)
-		default:
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(word)
-		n += k
-	}
-	return b.String()
 }

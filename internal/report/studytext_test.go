@@ -1,8 +1,7 @@
-package study_test
+package report
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,13 +12,11 @@ import (
 	"github.com/backbench/backbench/internal/study"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// savedStudy reads testdata/name, a study.json that backbench study
+// savedStudy reads testdata/study/name, a study.json that backbench study
 // wrote, through document.Read, as compare and report read it.
 func savedStudy(t *testing.T, name string) *study.Result {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "study", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,26 +31,8 @@ func savedStudy(t *testing.T, name string) *study.Result {
 	return s.Result
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -run %s -update):\n%s", name, t.Name(), got)
-	}
-}
-
-// widest is the widest line of text, in runes.
-func widest(text string) (int, string) {
+// widestLine is the widest line of text, in runes, and that line.
+func widestLine(text string) (int, string) {
 	n, at := 0, ""
 	for _, l := range strings.Split(text, "\n") {
 		if k := utf8.RuneCountInString(l); k > n {
@@ -63,11 +42,11 @@ func widest(text string) (int, string) {
 	return n, at
 }
 
-// TestTextFits: the text of a saved 3-factor study (a sweep of 8 series)
+// TestStudyTextFits: the text of a saved 3-factor study (a sweep of 8 series)
 // and of a sizing study fits 100 columns, every answer, detail, note and
 // figure still there; with no width (--wide) every line is whole, as
 // wide as before. Golden files pin both widths.
-func TestTextFits(t *testing.T) {
+func TestStudyTextFits(t *testing.T) {
 	for _, c := range []struct{ file, name string }{
 		{"three-factor.json", "three-factor"},
 		{"sizing.json", "sizing"},
@@ -75,16 +54,16 @@ func TestTextFits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			res := savedStudy(t, c.file)
 			var fit, wide bytes.Buffer
-			if err := study.WriteTextWidth(&fit, res, 100); err != nil {
+			if err := StudyText(&fit, res, 100); err != nil {
 				t.Fatal(err)
 			}
-			if err := study.WriteText(&wide, res); err != nil {
+			if err := StudyText(&wide, res, 0); err != nil {
 				t.Fatal(err)
 			}
-			if n, l := widest(fit.String()); n > 100 {
+			if n, l := widestLine(fit.String()); n > 100 {
 				t.Errorf("a line of %d columns: %q", n, l)
 			}
-			if n, _ := widest(wide.String()); n <= 100 {
+			if n, _ := widestLine(wide.String()); n <= 100 {
 				t.Errorf("the wide text is %d columns wide: the test's study should not fit 100", n)
 			}
 			// Nothing lost: the same words, in the same order.
@@ -106,8 +85,8 @@ func TestTextFits(t *testing.T) {
 					}
 				}
 			}
-			golden(t, c.name+".fit.golden", fit.Bytes())
-			golden(t, c.name+".wide.golden", wide.Bytes())
+			golden(t, "study/"+c.name+".fit.golden", fit.Bytes())
+			golden(t, "study/"+c.name+".wide.golden", wide.Bytes())
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package study_test
+package report
 
 import (
 	"bytes"
@@ -29,24 +29,24 @@ func withTargets(res *study.Result, n int) {
 	}
 }
 
-// TestTextTargets: a study of a mix follows its series table with every
+// TestStudyTextTargets: a study of a mix follows its series table with every
 // series' targets at every level (requests, failed, the medians of p50
 // and p99), within 100 columns (grouped by series when the labels make it
 // wider), as wide as it is with no width; a series of more than 10
 // targets shows the 10 with the most requests, and the heading says so.
-// A study of one request has no such table (TestTextFits's golden files).
-func TestTextTargets(t *testing.T) {
+// A study of one request has no such table (TestStudyTextFits's golden files).
+func TestStudyTextTargets(t *testing.T) {
 	res := savedStudy(t, "three-factor.json")
 	withTargets(res, 3)
 	var fit, wide bytes.Buffer
-	if err := study.WriteTextWidth(&fit, res, 100); err != nil {
+	if err := StudyText(&fit, res, 100); err != nil {
 		t.Fatal(err)
 	}
-	if err := study.WriteText(&wide, res); err != nil {
+	if err := StudyText(&wide, res, 0); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "targets.fit.golden", fit.Bytes())
-	if n, l := widest(fit.String()); n > 100 {
+	golden(t, "study/targets.fit.golden", fit.Bytes())
+	if n, l := widestLine(fit.String()); n > 100 {
 		t.Errorf("a line of %d columns: %q", n, l)
 	}
 	for _, out := range []string{fit.String(), wide.String()} {
@@ -65,7 +65,7 @@ func TestTextTargets(t *testing.T) {
 
 	withTargets(res, 12)
 	var cut bytes.Buffer
-	if err := study.WriteTextWidth(&cut, res, 100); err != nil {
+	if err := StudyText(&cut, res, 100); err != nil {
 		t.Fatal(err)
 	}
 	out := cut.String()
