@@ -146,7 +146,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := execute.CheckSockets(p.Target, p.Upstreams, stderr); err != nil {
 		return &unreachableError{err}
 	}
-	rep := capacity.Report{Model: o.model, Objectives: p.Config.Objectives, MaxTime: o.maxTime}
+	rep := report.Capacity{Model: o.model, Objectives: p.Config.Objectives, MaxTime: o.maxTime}
 	if !o.quiet {
 		fmt.Fprintln(stderr, rep.Searching(p.ShownURL(), p.Config.Step, p.Config.Confirm))
 		p.Config.OnStep = func(st capacity.Step) { fmt.Fprintln(stderr, rep.StepLine(st)) }
@@ -207,7 +207,7 @@ func (p *capacityPlan) search(ctx context.Context, stderr io.Writer) (capacity.R
 
 // writeCapacityJSON writes capacity.json: the report's JSON with every
 // step's record, a document of kind capacity.
-func writeCapacityJSON(w io.Writer, rep *capacity.Report, ceiling int) error {
+func writeCapacityJSON(w io.Writer, rep *report.Capacity, ceiling int) error {
 	j := rep.JSON(ceiling)
 	return document.Write(w, &document.Capacity{JSONReport: &j})
 }
@@ -222,7 +222,7 @@ func capacityFiles(dir string) []string {
 }
 
 // writeCapacity writes capacity.json and the chart of rep into dir.
-func writeCapacity(rep *capacity.Report, dir string, ceiling int) error {
+func writeCapacity(rep *report.Capacity, dir string, ceiling int) error {
 	var pts []report.CapacityPoint
 	for _, st := range rep.Result.Steps {
 		pts = append(pts, report.CapacityPoint{Load: st.Level, P99Ms: st.P99, Pass: st.Pass})

@@ -110,6 +110,30 @@ func FormatMs(v float64) string {
 	return strconv.FormatFloat(v, 'f', 3, 64) + " ms"
 }
 
+// FormatRate writes a rate with the digits it has and no more, never
+// rounded ("193.75", "4,210", "9.6875"), with thousands separators.
+func FormatRate(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	whole, frac, dot := strings.Cut(s, ".")
+	neg := strings.HasPrefix(whole, "-")
+	whole = strings.TrimPrefix(whole, "-")
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	if neg {
+		whole = "-" + whole
+	}
+	if dot {
+		return whole + "." + frac
+	}
+	return whole
+}
+
+// FormatLength writes a step's length in seconds: "2 s", "0.5 s", "1.25 s".
+func FormatLength(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}
+
 // Parse reads one objective: p50|p90|p99|p99.9|max<=DURATION (a Go
 // duration with its unit: 50ms, 1.5s) or errors<=PERCENT (1%, 0.5%).
 // Spaces around the parts are allowed.

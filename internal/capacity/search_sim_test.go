@@ -99,15 +99,9 @@ func TestSearchSaturatedNarrows(t *testing.T) {
 					t.Errorf("step at %g failed its latency objective (p99 %.1f ms) and is labelled held back by the client: %s", st.Level, st.P99, st.ClientLimit)
 				}
 			}
-			r := Report{Model: ModelOpen, Objectives: simObjs(), Result: res}
-			if ans := r.Answer(); strings.Contains(ans, "limited by the client") || !strings.Contains(ans, "confirmed by a") {
-				t.Errorf("answer %q", ans)
-			}
 		})
 	}
 }
-
-func simObjs() []Objective { o, _ := ParseAll([]string{"p99<=100ms"}); return o }
 
 // TestSearchCeilingIsTheClient: a backend that never saturates, each
 // request 20 ms, behind a ceiling of 4 in flight: at most 200 req/s get
@@ -122,9 +116,5 @@ func TestSearchCeilingIsTheClient(t *testing.T) {
 	}
 	if res.Capacity <= 0 || res.Capacity > 200 || !res.Confirmed {
 		t.Errorf("capacity %g (confirmed %v), want a confirmed lower bound at most 200 (levels %v)", res.Capacity, res.Confirmed, f.levels)
-	}
-	r := Report{Model: ModelOpen, Objectives: simObjs(), Result: res}
-	if ans := r.Answer(); !strings.Contains(ans, "limited by the client") || !strings.Contains(ans, "confirmed by a") {
-		t.Errorf("answer %q", ans)
 	}
 }
