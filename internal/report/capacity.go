@@ -217,11 +217,7 @@ func (r *Capacity) TableFit(w io.Writer, width int) error {
 	if err := r.Table(&wide); err != nil {
 		return err
 	}
-	widest := 0
-	for _, l := range strings.Split(wide.String(), "\n") {
-		widest = max(widest, utf8.RuneCountInString(l))
-	}
-	if width <= 0 || widest <= width {
+	if width <= 0 || Width(wide.String()) <= width {
 		_, err := io.WriteString(w, wide.String())
 		return err
 	}

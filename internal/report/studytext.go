@@ -365,13 +365,5 @@ func columns(rows [][]string) []string {
 // fits reports whether every line is at most width columns (always with
 // width <= 0).
 func fits(lines []string, width int) bool {
-	if width <= 0 {
-		return true
-	}
-	for _, l := range lines {
-		if utf8.RuneCountInString(l) > width {
-			return false
-		}
-	}
-	return true
+	return width <= 0 || Width(strings.Join(lines, "\n")) <= width
 }
