@@ -1,10 +1,14 @@
-// Package report renders run summaries: ApacheBench's text report (the same
-// labels, order and column widths as ab 2.4, followed by a few lines of our
-// own), JSON, ab's gnuplot TSV (-g) and percentile CSV (-e).
+// Package report renders results as text, Markdown, CSV, JSON and charts:
+// a run's ApacheBench text report (the same labels, order and column
+// widths as ab 2.4, followed by a few lines of our own), JSON, ab's
+// gnuplot TSV (-g) and percentile CSV (-e); a sweep's table, CSV and
+// charts; a capacity search's answer, table, progress lines and chart
+// (Capacity); compare's and the gate's text; a study's text (StudyText);
+// and the Markdown of each. Text that wraps wraps with one function, Wrap.
 //
-// Renderers see only stats values, never clients or connections; golden
-// files in testdata pin every format (go test -run Golden -update rewrites
-// them).
+// Renderers see only results (stats values, the result model's types),
+// never clients or connections; golden files in testdata pin every format
+// (go test -run Golden -update rewrites them).
 package report
 
 import (
