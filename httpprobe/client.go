@@ -234,9 +234,10 @@ type factory struct {
 // and all back to back in one buffer: the one request of the run, or every
 // request of a mix. A client picks a mix's request by its index into a
 // small array of spans, and the bytes it writes all come from one
-// allocation; 1,000 requests allocated one by one (each with a copy of its
-// head for Verbose) took twice the cache lines, and picking one and the
-// kernel's copy of its bytes cost twice what the single request's did.
+// allocation. With 1,000 requests allocated one by one (each beside a copy
+// of its head for Verbose, which is now a prefix of the request), picking
+// one and the kernel's copy of its bytes cost about twice what the single
+// request's did; BenchmarkClientMix measures what is left.
 type requests struct {
 	buf []byte // every request, back to back
 	at  []span // request i is buf[at[i].start:at[i].end]
