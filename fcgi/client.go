@@ -242,32 +242,86 @@ func NewFactory(cfg Config) (load.ClientFactory, error) {
 	if len(cfg.Mix) > 0 {
 		one = cfg.Mix
 	}
-	reqs, vreqs := make([][]byte, len(one)), make([][]byte, len(one))
-	for i, m := range one {
-		if i > 0 || len(cfg.Mix) > 0 {
-			if len(m.Mix) > 0 {
-				return nil, errors.New("fcgi: a mix's request has a mix of its own")
-			}
-			if strings.ContainsAny(m.Method, " \t\r\n") {
-				return nil, fmt.Errorf("fcgi: request %d of the mix: bad method %q", i+1, m.Method)
-			}
+	for i, m := range cfg.Mix {
+		if len(m.Mix) > 0 {
+			return nil, errors.New("fcgi: a mix's request has a mix of its own")
 		}
-		reqs[i] = EncodeRequest(m)
-		if cfg.Verbose != nil {
-			vreqs[i] = verboseRequest(m)
+		if strings.ContainsAny(m.Method, " \t\r\n") {
+			return nil, fmt.Errorf("fcgi: request %d of the mix: bad method %q", i+1, m.Method)
 		}
+	}
+	reqs, err := encodeRequests(one, cfg.Verbose != nil)
+	if err != nil {
+		return nil, err
 	}
 	dialer := cfg.Dialer
 	if dialer == nil {
 		dialer = sockets.NewDialer(cfg.Target, 0)
 	}
 	return func(ctx context.Context) (load.Client, error) {
-		c := &client{keepAlive: cfg.KeepAlive, verbose: cfg.Verbose, reqs: reqs, vreqs: vreqs} // buf: at the first request (see Do)
-		c.Loop = sockets.Loop{Ctx: ctx, Dialer: dialer, Timeout: cfg.Timeout, Request: reqs[0],
-			Verbose: cfg.Verbose, VerboseRequest: vreqs[0], Prefix: "fcgi: "}
+		c := &client{keepAlive: cfg.KeepAlive, verbose: cfg.Verbose, reqs: reqs, mix: len(reqs.at) > 1} // buf: at the first request (see Do)
+		c.Loop = sockets.Loop{Ctx: ctx, Dialer: dialer, Timeout: cfg.Timeout,
+			Verbose: cfg.Verbose, Prefix: "fcgi: "}
+		reqs.use(&c.Loop, 0)
 		c.Init()
 		return c, nil
 	}, nil
+}
+
+// requests are a run's requests as they go on the wire, each encoded once
+// and all back to back in one buffer: the one request of the run, or every
+// request of a mix. A client picks a mix's request by its index into a
+// small array of spans, and the bytes it writes all come from one
+// allocation, not from one of 1,000 scattered over the heap.
+type requests struct {
+	buf  []byte // every request, back to back
+	vbuf []byte // their verbose forms, back to back (empty without Verbose)
+	at   []span // request i is buf[at[i].start:at[i].end]
+}
+
+// span is one request's place in requests.buf and that of its verbose form
+// in vbuf: 16 bytes, four to a cache line.
+type span struct {
+	start, end   uint32 // the request: buf[start:end]
+	vstart, vend uint32 // its verbose form: vbuf[vstart:vend]
+}
+
+// maxRequests bounds the bytes of a run's requests together (the spans'
+// offsets are 32-bit): 4 GiB - 1.
+const maxRequests = 1<<32 - 1
+
+// encodeRequests encodes the requests of cfgs once, into one buffer, and
+// their verbose forms into another when verbose.
+func encodeRequests(cfgs []Config, verbose bool) (requests, error) {
+	var total, vtotal int64
+	reqs, vreqs := make([][]byte, len(cfgs)), make([][]byte, len(cfgs))
+	for i, cfg := range cfgs {
+		reqs[i] = EncodeRequest(cfg)
+		total += int64(len(reqs[i]))
+		if verbose {
+			vreqs[i] = verboseRequest(cfg)
+			vtotal += int64(len(vreqs[i]))
+		}
+	}
+	if total > maxRequests || vtotal > maxRequests {
+		return requests{}, fmt.Errorf("fcgi: the requests add up to more than %d bytes", int64(maxRequests))
+	}
+	q := requests{buf: make([]byte, 0, total), vbuf: make([]byte, 0, vtotal), at: make([]span, len(cfgs))}
+	for i := range cfgs {
+		s := span{start: uint32(len(q.buf)), vstart: uint32(len(q.vbuf))}
+		q.buf = append(q.buf, reqs[i]...)
+		q.vbuf = append(q.vbuf, vreqs[i]...)
+		s.end, s.vend = uint32(len(q.buf)), uint32(len(q.vbuf))
+		q.at[i] = s
+	}
+	return q, nil
+}
+
+// use makes request i of q the one that l sends next.
+func (q *requests) use(l *sockets.Loop, i int) {
+	s := q.at[i]
+	l.Request = q.buf[s.start:s.end:s.end]
+	l.VerboseRequest = q.vbuf[s.vstart:s.vend:s.vend]
 }
 
 // client is one worker's connection: the shared exchange loop and the
@@ -276,8 +330,8 @@ type client struct {
 	sockets.Loop
 	keepAlive bool
 	verbose   io.Writer
-	reqs      [][]byte // the requests, encoded once: one, or a mix's
-	vreqs     [][]byte // their verbose forms (nil without Verbose)
+	reqs      requests // the requests, encoded once: one, or a mix's
+	mix       bool     // a mix: Do sends the request of each Result's Target
 
 	buf    []byte // read buffer; unread bytes are buf[r:w]
 	r, w   int
@@ -302,9 +356,9 @@ func (c *client) Do(r *load.Result) {
 		c.buf = make([]byte, readBufSize)
 		c.Loop.Buf = c.buf
 	}
-	if len(c.reqs) > 1 {
-		// A mix: the runner chose the request by its index.
-		c.Loop.Request, c.Loop.VerboseRequest = c.reqs[r.Target], c.vreqs[r.Target]
+	if c.mix {
+		// The runner chose the request by its index.
+		c.reqs.use(&c.Loop, r.Target)
 	}
 	c.Loop.Do(r, c)
 }
