@@ -221,9 +221,12 @@ func TestBenchClientCPUs(t *testing.T) {
 				break poll
 			case <-time.After(200 * time.Millisecond):
 			}
-			// The load runs once a second has passed: the threads were set.
-			for tid, v := range threadCPUs(cmd.Process.Pid) {
-				seen[tid] = v
+			// The threads alive at the last read while it ran: a thread
+			// read before the mask was set may have ended since (a thread
+			// locked to a goroutine that returned), and what it ran was
+			// not the load.
+			if now := threadCPUs(cmd.Process.Pid); len(now) > 0 {
+				seen = now
 			}
 		}
 		if err != nil {
