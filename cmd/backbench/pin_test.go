@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,32 +213,41 @@ func TestBenchClientCPUs(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		seen := map[string]string{}
+		// The mask holds from the setup to the end of the last run (Done
+		// restores the one before), so only reads taken while some thread
+		// is on CPU 0 count: a thread ever read off it then and never on
+		// it was not pinned; one read off it while the threads were being
+		// set, and on it at a later read, was.
+		onCPU0, offCPU0 := map[string]bool{}, map[string]string{}
 		var err error
 	poll:
 		for {
 			select {
 			case err = <-done:
 				break poll
-			case <-time.After(200 * time.Millisecond):
+			case <-time.After(100 * time.Millisecond):
 			}
-			// The threads alive at the last read while it ran: a thread
-			// read before the mask was set may have ended since (a thread
-			// locked to a goroutine that returned), and what it ran was
-			// not the load.
-			if now := threadCPUs(cmd.Process.Pid); len(now) > 0 {
-				seen = now
+			now := threadCPUs(cmd.Process.Pid)
+			if !slices.Contains(slices.Collect(maps.Values(now)), "0") {
+				continue
+			}
+			for tid, v := range now {
+				if v == "0" {
+					onCPU0[tid] = true
+				} else {
+					offCPU0[tid] = v
+				}
 			}
 		}
 		if err != nil {
 			t.Fatalf("bench: %v\n%s", err, se.String())
 		}
 		if pinned {
-			if len(seen) == 0 {
-				t.Error("no thread read")
+			if len(onCPU0) == 0 {
+				t.Error("no thread read on CPU 0")
 			}
-			for tid, v := range seen {
-				if v != "0" {
+			for tid, v := range offCPU0 {
+				if !onCPU0[tid] {
 					t.Errorf("--client-cpus 0: thread %s may run on %s", tid, v)
 				}
 			}
