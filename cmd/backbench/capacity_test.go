@@ -200,7 +200,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		!strings.Contains(j.Answer, "sustains at least 40 req/s") || !strings.Contains(j.Answer, "--max") ||
 		!strings.Contains(j.Answer, "; 0.5 s steps, confirmed by a 2.5 s run") || j.StepSeconds != 0.5 || j.ConfirmSeconds != 2.5 || !j.Confirmed ||
 		!conf.Confirm || conf.LengthSeconds != 2.5 || conf.Rate != 40 || st.Held != "yes" || st.ServedRPS == nil ||
-		*st.ServedRPS < 36 || *st.ServedRPS > 44 || st.LatencyHalvesMs == nil || st.InFlightHalves == nil {
+		*st.ServedRPS < 36 || *st.ServedRPS > 44 || st.LatencyHalvesMs == nil || st.InFlightHalves == nil || st.InFlightGrowth == nil || st.LatencyGrowthMs == nil {
 		t.Fatalf("report %+v", j)
 	}
 	s := benchJSON(t, "--rate", "40", "-t", "0.5", "-c", "256", srv.URL("/"))

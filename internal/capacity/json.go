@@ -33,18 +33,23 @@ type StepJSON struct {
 	// LengthSeconds is how long the step ran (its counted time).
 	LengthSeconds float64 `json:"length_seconds"`
 	// Held is "yes" (the load was held: served within 2% of the rate, no
-	// growth of the requests in flight or the latency from the step's
-	// first half to its second), "unsure" (growth above noise but not
-	// clearly: the step is run longer) or "no"; HeldReason says what grew
-	// or fell short.
+	// growth of the requests in flight or the latency through the step
+	// beyond half of what a 5% overload adds), "unsure" (growth above
+	// that but not clearly a queue: the step is run longer) or "no";
+	// HeldReason says what grew or fell short.
 	Held       string `json:"held"`
 	HeldReason string `json:"held_reason,omitempty"`
 	// LatencyHalvesMs and InFlightHalves are the step's halves' mean
 	// latency (ms) and mean requests in flight (open model); ServedRPS
 	// the rate of finished requests after the first tenth of the step
-	// (open model). Absent when the step was not judged.
+	// (open model); LatencyGrowthMs and InFlightGrowth the trends the
+	// verdict rests on: how much the latency (ms) and the requests in
+	// flight (open model) grew through the step. Absent when the step
+	// was not judged.
 	LatencyHalvesMs *[2]float64 `json:"latency_halves_ms,omitempty"`
 	InFlightHalves  *[2]float64 `json:"in_flight_halves,omitempty"`
+	LatencyGrowthMs *float64    `json:"latency_growth_ms,omitempty"`
+	InFlightGrowth  *float64    `json:"in_flight_growth,omitempty"`
 	ServedRPS       *float64    `json:"served_rps,omitempty"`
 	// Again marks a second look at a failing level (the first level, or
 	// one below a passing level); Longer a step run longer because the one

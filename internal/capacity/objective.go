@@ -13,12 +13,13 @@
 //
 // A step passes when its objectives hold and its load was held (Judge): the
 // backend served the asked rate within 2%, and neither the requests in
-// flight nor the latency grew from the step's first half to its second. At
-// a utilisation near 100% a queue grows for as long as a step lasts, so
-// that a short step's percentiles pass where an hour's would not; the
-// halves see the growth. A step whose growth is above noise but not clearly
-// a queue (HeldUnsure) is run again twice as long, up to MaxLengthen times
-// Config.Step. A failure at the first level, or below a level that passed
+// flight nor the latency grew through the step by more than half of what
+// an overload of the resolution (5%) would add. At a utilisation near 100%
+// a queue grows for as long as a step lasts, so that a short step's
+// percentiles pass where an hour's would not; the trends see the growth,
+// and a pause of the machine, whose backlog drains, does not move them. A
+// step whose growth is above that but not clearly a queue (HeldUnsure) is
+// run again twice as long, up to MaxLengthen times Config.Step. A failure at the first level, or below a level that passed
 // at the same length or longer, is measured again before the search moves
 // below it: one noisy step does not collapse the search. A failed
 // confirmation steps down (by the resolution, at least StepDown) and
@@ -49,6 +50,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -436,11 +438,19 @@ const (
 	// servedSlack requests over the step for the counting at its edges.
 	ServedShare = 0.98
 	servedSlack = 2
-	// Growth: a half's mean latency or mean requests in flight may exceed
-	// the first half's by GrowthShare of it plus an absolute allowance
-	// (growthLatencyMs, growthInFlight); up to twice that is unsure, more
-	// is a growing queue.
-	GrowthShare     = 0.25
+	// Overload is the overload a step must tell from a steady queue: the
+	// search's resolution (5%). A backend asked (1+Overload) times what it
+	// serves builds a backlog of Overload/(1+Overload) of the asked
+	// requests and adds Overload of the elapsed time to every later
+	// request's latency. A step whose backlog or latency trend adds more
+	// than unsureShare of that over the step is unsure; more than
+	// growingShare, a growing queue.
+	Overload     = 0.05
+	unsureShare  = 0.5
+	growingShare = 0.8
+	// The least growth over a step that is unsure (twice that: growing),
+	// whatever the rate: a few requests' and a millisecond's worth, which
+	// a slow or idle step cannot tell from counting at its edges.
 	growthLatencyMs = 1.0
 	growthInFlight  = 2.0
 )
@@ -457,6 +467,11 @@ type Steadiness struct {
 	// open model only) at the window ends of each half.
 	LatencyMs [2]float64
 	InFlight  [2]float64
+	// LatencyGrowthMs and InFlightGrowth are the trends of the latency
+	// and of the requests in flight over the whole step (the median slope
+	// between every two windows, times the step's length); the verdict
+	// rests on them.
+	LatencyGrowthMs, InFlightGrowth float64
 	// ServedRPS is the rate of finished requests after the first window
 	// (open model; 0 in the closed model, whose rate is not asked).
 	ServedRPS float64
@@ -468,15 +483,19 @@ type Steadiness struct {
 // (equal slices of its time from its start, width each) and the asked
 // rate; a closed-model step (rate 0) is not judged (Judged false, held).
 //
-// The test compares the step's halves. In the open model the backlog
-// (requests due and not yet finished, which counts those the client could
-// not send) is read at the end of every window; a queue that grows makes
-// the second half's mean backlog and the mean latency of the requests due
-// in it larger than the first half's, by half the step's growth, whatever
-// the percentiles. The first window is left out of the latency and the
-// served rate (the pipe fills), the last out of the latency (requests due
-// in it that had not finished when the step ended are missing from it,
-// and they are the slowest; the backlog counts them).
+// A queue that grows makes the backlog (requests due and not yet
+// finished, which counts those the client could not send, read at the end
+// of every window) and the latency of the requests due in each window
+// rise through the step, at a rate set by the overload. Their trends are
+// read as the median of the slopes between every two windows (Theil and
+// Sen's estimator), so that one pause of the machine, whose backlog
+// drains again, does not read as growth the way a half's mean does; a
+// trend adding more than half of what an overload of Overload (the
+// search's resolution) would add over the step is unsure, and more than
+// 0.8 of it a growing queue. The first window is left out of the latency
+// and the served rate (the pipe fills), the last out of the latency
+// (requests due in it that had not finished when the step ended are
+// missing from it, and they are the slowest; the backlog counts them).
 //
 // span is how long the step actually ran from the windows' origin (0: all
 // of them): a run starts its clock after it has made its clients, so its
@@ -500,30 +519,39 @@ func Judge(ws []stats.Window, width, span time.Duration, rate float64) Steadines
 		return s
 	}
 	s.Judged = true
-	// Latency: windows 1 .. n-2, cut in two halves.
-	lat := ws[1 : n-1]
-	h := len(lat) / 2
-	s.LatencyMs = [2]float64{meanLatency(lat[:h]), meanLatency(lat[h:])}
-	grow := func(a, b, abs float64) Held {
-		allowed := a*GrowthShare + abs
-		switch {
-		case b <= a+allowed:
-			return HeldYes
-		case b <= a+2*allowed:
-			return HeldUnsure
-		}
-		return HeldNo
-	}
+	w, T := width.Seconds(), span.Seconds()
 	worst := func(v Held, why string) {
 		if v > s.Verdict {
 			s.Verdict, s.Why = v, why
 		}
 	}
-	worst(grow(s.LatencyMs[0], s.LatencyMs[1], growthLatencyMs), fmt.Sprintf("mean latency grew from %s to %s through the step",
+	grow := func(growth, overload, floor float64) Held {
+		switch {
+		case growth <= max(unsureShare*overload, floor):
+			return HeldYes
+		case growth <= max(growingShare*overload, 2*floor):
+			return HeldUnsure
+		}
+		return HeldNo
+	}
+	// Latency: windows 1 .. n-2, at their middles.
+	lat := ws[1 : n-1]
+	h := len(lat) / 2
+	s.LatencyMs = [2]float64{meanLatency(lat[:h]), meanLatency(lat[h:])}
+	var lt, lv []float64
+	for i, x := range lat {
+		if x.Started > 0 {
+			lt = append(lt, (float64(i)+1.5)*w)
+			lv = append(lv, float64(x.LatencySum)/float64(x.Started)/1e6)
+		}
+	}
+	s.LatencyGrowthMs = trend(lt, lv) * T
+	worst(grow(s.LatencyGrowthMs, Overload*T*1000, growthLatencyMs), fmt.Sprintf("mean latency grew from %s to %s through the step",
 		FormatMs(s.LatencyMs[0]), FormatMs(s.LatencyMs[1])))
-	w := width.Seconds()
+	// Backlog: at the end of every window (or of the run).
 	var finished, served int64
 	var sum [2]float64
+	bt, bv := make([]float64, n), make([]float64, n)
 	for i, x := range ws {
 		finished += x.Finished
 		if i > 0 {
@@ -531,19 +559,45 @@ func Judge(ws []stats.Window, width, span time.Duration, rate float64) Steadines
 		}
 		// Due by the end of window i (or of the run): requests j with
 		// j/rate < that time.
-		end := min(float64(i+1)*w, span.Seconds())
+		end := min(float64(i+1)*w, T)
 		due := math.Ceil(end * rate)
-		sum[i*2/n] += max(due-float64(finished), 0)
+		b := max(due-float64(finished), 0)
+		bt[i], bv[i] = end, b
+		sum[i*2/n] += b
 	}
 	s.InFlight = [2]float64{sum[0] / float64(n/2), sum[1] / float64(n-n/2)}
-	worst(grow(s.InFlight[0], s.InFlight[1], growthInFlight), fmt.Sprintf("requests in flight grew from %.1f to %.1f through the step",
+	s.InFlightGrowth = trend(bt, bv) * T
+	worst(grow(s.InFlightGrowth, Overload/(1+Overload)*rate*T, growthInFlight), fmt.Sprintf("requests in flight grew from %.1f to %.1f through the step",
 		s.InFlight[0], s.InFlight[1]))
-	servedSpan := span.Seconds() - w
+	servedSpan := T - w
 	s.ServedRPS = float64(served) / servedSpan
 	if float64(served) < ServedShare*rate*servedSpan-servedSlack {
 		worst(HeldNo, fmt.Sprintf("the backend served %.1f req/s of the %s asked", s.ServedRPS, FormatRate(rate)))
 	}
 	return s
+}
+
+// trend is the median of the slopes between every two points (x, y) of
+// distinct x: a line's slope that a few outlying points do not move. 0
+// for fewer than two points.
+func trend(x, y []float64) float64 {
+	var slopes []float64
+	for i := range x {
+		for j := i + 1; j < len(x); j++ {
+			if x[j] != x[i] {
+				slopes = append(slopes, (y[j]-y[i])/(x[j]-x[i]))
+			}
+		}
+	}
+	if len(slopes) == 0 {
+		return 0
+	}
+	slices.Sort(slopes)
+	m := len(slopes) / 2
+	if len(slopes)%2 == 1 {
+		return slopes[m]
+	}
+	return (slopes[m-1] + slopes[m]) / 2
 }
 
 // meanLatency is the mean latency of the requests started in ws, in ms.

@@ -283,9 +283,9 @@ func (r *Capacity) JSON(concurrency int) capacity.JSONReport {
 		}
 		sj.Held, sj.HeldReason = [...]string{"yes", "unsure", "no"}[st.Held.Verdict], st.Held.Why
 		if h := st.Held; h.Judged {
-			sj.LatencyHalvesMs = &h.LatencyMs
+			sj.LatencyHalvesMs, sj.LatencyGrowthMs = &h.LatencyMs, &h.LatencyGrowthMs
 			if r.Model == capacity.ModelOpen {
-				sj.InFlightHalves, sj.ServedRPS = &h.InFlight, &h.ServedRPS
+				sj.InFlightHalves, sj.InFlightGrowth, sj.ServedRPS = &h.InFlight, &h.InFlightGrowth, &h.ServedRPS
 			}
 		}
 		if r.Model == capacity.ModelOpen {
