@@ -11,6 +11,12 @@
 // socket is held open by a process of its tree (/proc/PID/fd), so that
 // another program's listener on the address is not taken for it.
 //
+// The per-process files of /proc (stat and the process table, comm,
+// environ, ns/pid, the socket links under fd) are read by
+// internal/procstat, the one reader of them; this package reads only the
+// kernel's tables of listening sockets (/proc/net/tcp, tcp6 and unix,
+// listen.go), which are about addresses, not processes.
+//
 // Limits: Linux only (it reads /proc). The tree is the leader, the
 // processes of its group, their descendants by parent links, and every
 // process of the tree seen before (PIDs and Stop sample it), each known by
@@ -52,6 +58,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/backbench/backbench/internal/procstat"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -161,7 +168,7 @@ func (e *StartError) Head() string {
 			var hs []string
 			for _, pid := range e.Holders {
 				h := "pid " + strconv.Itoa(pid)
-				if c := comm(pid); c != "" {
+				if c := procstat.Comm(pid); c != "" {
 					h += " (" + c + ")"
 				}
 				hs = append(hs, h)
@@ -367,8 +374,8 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	track(p, true)
 	// The leader is not reaped before the Wait below: its stat is its own.
-	if pi, err := readStat(p.pid); err == nil {
-		p.seen[p.pid] = pi.start
+	if pi, err := procstat.ReadStat(p.pid); err == nil {
+		p.seen[p.pid] = pi.Start
 	}
 	p.register()
 	go func() {
@@ -428,7 +435,7 @@ func (p *Process) waitListening(ctx context.Context) error {
 			e.Kind = KindNeverListened
 			e.Timeout = p.spec.StartTimeout
 			if len(others) > 0 {
-				e.Holders = holders(others)
+				e.Holders = procstat.SocketHolders(others, 3)
 			}
 		case <-ctx.Done():
 			e.Kind = KindCanceled
@@ -456,7 +463,7 @@ func (p *Process) ready() (bool, []uint64) {
 	}
 	held := map[uint64]bool{}
 	for pid := range p.tree() {
-		socketInodes(pid, held)
+		procstat.SocketInodes(pid, held)
 	}
 	for _, ino := range inodes {
 		if held[ino] {
@@ -520,7 +527,7 @@ func (p *Process) Tail(n int) []string { return p.out.tail(n) }
 // tree reads /proc and returns the live processes of p's tree (PID ->
 // start time), recording them.
 func (p *Process) tree() map[int]uint64 {
-	all, err := readAll()
+	all, err := procstat.Table()
 	if err != nil {
 		return nil
 	}
@@ -528,14 +535,14 @@ func (p *Process) tree() map[int]uint64 {
 	defer p.mu.Unlock()
 	in := map[int]bool{}
 	for pid, start := range p.seen {
-		if pi, ok := all[pid]; ok && pi.start == start {
+		if pi, ok := all[pid]; ok && pi.Start == start {
 			in[pid] = true
 		}
 	}
 	members := 0
 	for pid, pi := range all {
 		// A PID is not reused while a group of its number exists.
-		if pi.pgid == p.pid && !p.groupGone {
+		if pi.PGID == p.pid && !p.groupGone {
 			in[pid] = true
 			members++
 		}
@@ -546,7 +553,7 @@ func (p *Process) tree() map[int]uint64 {
 	for grew := true; grew; {
 		grew = false
 		for pid, pi := range all {
-			if !in[pid] && in[pi.ppid] {
+			if !in[pid] && in[pi.PPID] {
 				in[pid] = true
 				grew = true
 			}
@@ -555,12 +562,12 @@ func (p *Process) tree() map[int]uint64 {
 	live := make(map[int]uint64, len(in))
 	for pid := range in {
 		pi := all[pid]
-		if old, ok := p.seen[pid]; !ok || old != pi.start {
-			watchSend(fmt.Sprintf("member %d %d", pid, pi.start))
+		if old, ok := p.seen[pid]; !ok || old != pi.Start {
+			watchSend(fmt.Sprintf("member %d %d", pid, pi.Start))
 		}
-		p.seen[pid] = pi.start
-		if pi.alive() {
-			live[pid] = pi.start
+		p.seen[pid] = pi.Start
+		if pi.Alive() {
+			live[pid] = pi.Start
 		}
 	}
 	return live

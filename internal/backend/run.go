@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/backbench/backbench/internal/procstat"
 )
 
 // RunEnv is the environment variable every backend Start starts gets, set
@@ -32,8 +33,8 @@ const watcherGrace = 2 * time.Second
 // runID is this process's RunID, read once.
 var runID = sync.OnceValue(func() string {
 	start := uint64(0)
-	if pi, err := readStat(os.Getpid()); err == nil {
-		start = pi.start
+	if pi, err := procstat.ReadStat(os.Getpid()); err == nil {
+		start = pi.Start
 	}
 	return fmt.Sprintf("%d-%d", os.Getpid(), start)
 })
@@ -65,40 +66,14 @@ func runAlive(id string) bool {
 	if !ok {
 		return true
 	}
-	pi, err := readStat(pid)
-	return err == nil && pi.start == start && pi.alive()
-}
-
-// envOf returns the environment process pid was started with (nil if it
-// cannot be read: gone, or another user's).
-func envOf(pid int) []byte {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	return b
-}
-
-// envValue returns the value of key in a /proc environ block, and whether
-// it is there.
-func envValue(env []byte, key string) (string, bool) {
-	prefix := []byte(key + "=")
-	for _, kv := range bytes.Split(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, prefix); ok {
-			return string(v), true
-		}
-	}
-	return "", false
-}
-
-// pidNS returns the PID namespace of process pid ("self" for this one),
-// "" if unknown.
-func pidNS(pid string) string {
-	l, _ := os.Readlink("/proc/" + pid + "/ns/pid")
-	return l
+	pi, err := procstat.ReadStat(pid)
+	return err == nil && pi.Start == start && pi.Alive()
 }
 
 // spared returns the processes never to be touched: this one, its
 // ancestors (a backbench run by a backend of another run carries that
 // run's marker) and watchers.
-func spared(all map[int]procInfo) map[int]bool {
+func spared(all map[int]procstat.Proc) map[int]bool {
 	s := map[int]bool{}
 	for pid := os.Getpid(); pid > 1 && !s[pid]; {
 		s[pid] = true
@@ -106,7 +81,7 @@ func spared(all map[int]procInfo) map[int]bool {
 		if !ok {
 			break
 		}
-		pid = pi.ppid
+		pid = pi.PPID
 	}
 	return s
 }
@@ -114,29 +89,29 @@ func spared(all map[int]procInfo) map[int]bool {
 // marked returns the live processes of all (in this PID namespace, not
 // spared, not a watcher) whose environment holds RunEnv, by run: run ID
 // -> PID -> start time.
-func marked(all map[int]procInfo) map[string]map[int]uint64 {
+func marked(all map[int]procstat.Proc) map[string]map[int]uint64 {
 	out := map[string]map[int]uint64{}
-	ns := pidNS("self")
+	ns := procstat.PIDNamespace(0)
 	keep := spared(all)
 	for pid, pi := range all {
-		if keep[pid] || !pi.alive() {
+		if keep[pid] || !pi.Alive() {
 			continue
 		}
-		env := envOf(pid)
-		id, ok := envValue(env, RunEnv)
+		env := procstat.Environ(pid)
+		id, ok := procstat.EnvValue(env, RunEnv)
 		if !ok {
 			continue
 		}
-		if _, w := envValue(env, WatcherEnv); w {
+		if _, w := procstat.EnvValue(env, WatcherEnv); w {
 			continue
 		}
-		if pidNS(strconv.Itoa(pid)) != ns {
+		if procstat.PIDNamespace(pid) != ns {
 			continue // a run of another PID namespace: its IDs are not ours
 		}
 		if out[id] == nil {
 			out[id] = map[int]uint64{}
 		}
-		out[id][pid] = pi.start
+		out[id][pid] = pi.Start
 	}
 	return out
 }
@@ -153,14 +128,14 @@ type reaper struct {
 
 // targets returns the live processes of the run now, recording them.
 func (r *reaper) targets() map[int]uint64 {
-	all, err := readAll()
+	all, err := procstat.Table()
 	if err != nil {
 		return nil
 	}
 	in := map[int]bool{}
 	keep := spared(all)
 	for pid, start := range r.seen {
-		if pi, ok := all[pid]; ok && pi.start == start {
+		if pi, ok := all[pid]; ok && pi.Start == start {
 			in[pid] = true
 		}
 	}
@@ -170,8 +145,8 @@ func (r *reaper) targets() map[int]uint64 {
 	// A group is the leader's while the leader (its PID and start time)
 	// runs: its number cannot be another's.
 	for pid, pi := range all {
-		if start, ok := r.leaders[pi.pgid]; ok {
-			if l, ok := all[pi.pgid]; ok && l.start == start && l.alive() {
+		if start, ok := r.leaders[pi.PGID]; ok {
+			if l, ok := all[pi.PGID]; ok && l.Start == start && l.Alive() {
 				in[pid] = true
 			}
 		}
@@ -179,7 +154,7 @@ func (r *reaper) targets() map[int]uint64 {
 	for grew := true; grew; {
 		grew = false
 		for pid, pi := range all {
-			if !in[pid] && in[pi.ppid] {
+			if !in[pid] && in[pi.PPID] {
 				in[pid] = true
 				grew = true
 			}
@@ -191,9 +166,9 @@ func (r *reaper) targets() map[int]uint64 {
 		if keep[pid] {
 			continue
 		}
-		r.seen[pid] = pi.start
-		if pi.alive() {
-			live[pid] = pi.start
+		r.seen[pid] = pi.Start
+		if pi.Alive() {
+			live[pid] = pi.Start
 		}
 	}
 	return live
@@ -211,7 +186,7 @@ func (r *reaper) signal(sig syscall.Signal) []int {
 	var pids []int
 	for pid, start := range live {
 		pids = append(pids, pid)
-		if pi, err := readStat(pid); err == nil && pi.start == start {
+		if pi, err := procstat.ReadStat(pid); err == nil && pi.Start == start {
 			syscall.Kill(pid, sig)
 		}
 	}
@@ -332,7 +307,7 @@ func (l *Leftover) PIDs() []int { return pidsOf(l.Procs) }
 // directories of this user directly under tmp whose name begins with one
 // of prefixes and that hold a DirMarker of a dead run. It signals nothing.
 func FindLeftovers(tmp string, prefixes ...string) ([]*Leftover, error) {
-	all, err := readAll()
+	all, err := procstat.Table()
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
@@ -438,7 +413,7 @@ func (l *Leftover) String() string {
 		var ps []string
 		for _, pid := range pids {
 			p := strconv.Itoa(pid)
-			if c := comm(pid); c != "" {
+			if c := procstat.Comm(pid); c != "" {
 				p += " (" + c + ")"
 			}
 			ps = append(ps, p)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/backbench/backbench/internal/procstat"
 )
 
 // StopReport is what Stop did.
@@ -82,8 +84,8 @@ func (p *Process) signal(sig syscall.Signal) []int {
 	var pids []int
 	for pid, start := range live {
 		pids = append(pids, pid)
-		pi, err := readStat(pid)
-		if err != nil || pi.start != start || pi.pgid == p.pid && !groupGone {
+		pi, err := procstat.ReadStat(pid)
+		if err != nil || pi.Start != start || pi.PGID == p.pid && !groupGone {
 			continue
 		}
 		syscall.Kill(pid, sig)
@@ -152,8 +154,8 @@ func Gone(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
-	pi, err := readStat(pid)
-	return err != nil || !pi.alive()
+	pi, err := procstat.ReadStat(pid)
+	return err != nil || !pi.Alive()
 }
 
 // String says what Stop did in one line: "stopped by SIGTERM in 120ms",
@@ -213,4 +215,22 @@ func KillAll() {
 	for _, p := range ps {
 		p.signal(syscall.SIGKILL)
 	}
+}
+
+// signalNames are the names of the usual signals, for messages.
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
+}
+
+// signalName returns "SIGTERM" for SIGTERM, "signal 40" for one without a name here.
+func signalName(s syscall.Signal) string {
+	if n, ok := signalNames[s]; ok {
+		return n
+	}
+	return "signal " + strconv.Itoa(int(s))
 }

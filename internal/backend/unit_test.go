@@ -15,22 +15,6 @@ import (
 
 func fmtSscan(s string, a ...any) (int, error) { return fmt.Sscan(s, a...) }
 
-func TestParseStat(t *testing.T) {
-	line := "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615"
-	pi, err := parseStat(4242, line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pi.ppid != 1 || pi.pgid != 4242 || pi.state != 'S' || pi.start != 987654 {
-		t.Errorf("%+v", pi)
-	}
-	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S a b c d e f g h i j k l m n o p q r s t u"} {
-		if _, err := parseStat(1, bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 func TestParseHexAddr(t *testing.T) {
 	for in, want := range map[string]string{
 		"0100007F:1F90":                         "127.0.0.1:8080",

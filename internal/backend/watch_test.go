@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/backbench/backbench/internal/procstat"
 )
 
 // envDir is the directory the owner mode claims and starts its backends in.
@@ -167,11 +169,11 @@ func TestLeftovers(t *testing.T) {
 	}
 	dead := fmt.Sprintf("%d-1", os.Getpid()) // this PID, another start time: no such run
 	ppid := os.Getppid()
-	pi, err := readStat(ppid)
+	pi, err := procstat.ReadStat(ppid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	alive := fmt.Sprintf("%d-%d", ppid, pi.start)
+	alive := fmt.Sprintf("%d-%d", ppid, pi.Start)
 	start := func(env ...string) int {
 		cmd := exec.Command(exe)
 		cmd.Env = append(append(os.Environ(), envMode+"="+modeNever), env...)

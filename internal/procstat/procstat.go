@@ -1,8 +1,15 @@
-// Package procstat samples the resource use of a backend's processes from
-// /proc while a run goes: CPU time (user and system, of the given processes
-// and all their descendants, plus what their exited children left in
-// cutime/cstime), memory summed over the process tree, and the number of
-// processes. Linux only; standard library only.
+// Package procstat is the one reader of /proc's per-process files in
+// backbench: /proc/PID/stat (ReadStat; the process table, Table), comm,
+// statm, smaps_rollup (PSS), environ, ns/pid and the socket links under
+// fd (SocketInodes, SocketHolders). internal/backend finds, identifies
+// (PID and start time) and stops a backend's process tree with it; the
+// Sampler samples the resource use of a backend's processes while a run
+// goes: CPU time (user and system, of the given processes and all their
+// descendants, plus what their exited children left in cutime/cstime),
+// memory summed over the process tree, and the number of processes.
+// Linux only; standard library only. The kernel's socket tables
+// (/proc/net/tcp, tcp6, unix), which say what listens at an address, are
+// not per-process files and are read by internal/backend.
 //
 // Memory: RSS counts a page shared by several processes once in each, as
 // ps does, which overstates a prefork pool (its children share the code
@@ -189,43 +196,29 @@ func (s *Sampler) sample() {
 	s.usage.MaxProcs = max(s.usage.MaxProcs, snap.procs)
 }
 
-// procStat is what /proc/PID/stat and statm say of one process.
-type procStat struct {
-	ppid                         int
-	utime, stime, cutime, cstime int64
-	rssPages                     int64
-}
-
+// readTrees reads the process table and sums the trees of roots (each
+// process once, zombies counted): CPU ticks, RSS from /proc/PID/statm,
+// PSS and USS from smaps_rollup (RSS where it cannot be read).
 func readTrees(roots []int) snapshot {
-	all := map[int]procStat{}
+	all, _ := Table()
 	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := readProc(pid)
-		if err != nil {
-			continue
-		}
-		all[pid] = st
-		children[st.ppid] = append(children[st.ppid], pid)
+	for pid, p := range all {
+		children[p.PPID] = append(children[p.PPID], pid)
 	}
 	var snap snapshot
 	seen := map[int]bool{}
 	page := int64(os.Getpagesize())
 	var walk func(int)
 	walk = func(pid int) {
-		st, ok := all[pid]
+		p, ok := all[pid]
 		if !ok || seen[pid] {
 			return
 		}
 		seen[pid] = true
 		snap.procs++
-		snap.utime += st.utime + st.cutime
-		snap.stime += st.stime + st.cstime
-		rss := st.rssPages * page
+		snap.utime += p.UTime + p.CUTime
+		snap.stime += p.STime + p.CSTime
+		rss := rssPages(pid) * page
 		snap.rss += rss
 		if m, err := readRollup(pid); err == nil {
 			snap.pss += m.pss
@@ -247,48 +240,18 @@ func readTrees(roots []int) snapshot {
 	return snap
 }
 
-func readProc(pid int) (procStat, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// rssPages returns the resident set size of process pid in pages, the
+// second field of /proc/PID/statm (0 if it cannot be read).
+func rssPages(pid int) int64 {
+	m, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
 	if err != nil {
-		return procStat{}, err
+		return 0
 	}
-	st, err := parseStat(string(b))
-	if err != nil {
-		return st, err
+	var n int64
+	if f := strings.Fields(string(m)); len(f) > 1 {
+		n, _ = strconv.ParseInt(f[1], 10, 64)
 	}
-	if m, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid)); err == nil {
-		if f := strings.Fields(string(m)); len(f) > 1 {
-			st.rssPages, _ = strconv.ParseInt(f[1], 10, 64)
-		}
-	}
-	return st, nil
-}
-
-// parseStat reads the fields of /proc/PID/stat that matter here. The
-// command name, in parentheses, may hold spaces and parentheses: fields are
-// counted from the last ')'.
-func parseStat(s string) (procStat, error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, errors.New("procstat: bad stat line")
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); ppid is field 4; utime..cstime are 14..17.
-	if len(f) < 15 {
-		return procStat{}, errors.New("procstat: short stat line")
-	}
-	var st procStat
-	var err error
-	num := func(k int) int64 {
-		v, e := strconv.ParseInt(f[k-3], 10, 64)
-		if e != nil {
-			err = e
-		}
-		return v
-	}
-	st.ppid = int(num(4))
-	st.utime, st.stime, st.cutime, st.cstime = num(14), num(15), num(16), num(17)
-	return st, err
+	return n
 }
 
 // rollup is what /proc/PID/smaps_rollup says of a process, in bytes.
@@ -296,6 +259,7 @@ type rollup struct {
 	rss, pss, uss int64
 }
 
+// readRollup reads /proc/PID/smaps_rollup.
 func readRollup(pid int) (rollup, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 	if err != nil {
