@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/backbench/backbench/sockets"
 )
@@ -20,24 +19,11 @@ const MaxFetchBody = 1 << 20
 // page, not for load. cfg.Timeout bounds the whole exchange.
 func Fetch(ctx context.Context, cfg Config) (int, []byte, error) {
 	cfg.KeepAlive = false
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	deadline := time.Now().Add(timeout)
-	d := cfg.Dialer
-	if d == nil {
-		d = sockets.NewDialer(cfg.Target, timeout)
-	}
-	conn, err := d.DialDeadline(ctx, deadline)
+	conn, err := sockets.SendOnce(ctx, cfg.Dialer, cfg.Target, cfg.Timeout, EncodeRequest(cfg), "fcgi")
 	if err != nil {
-		return 0, nil, fmt.Errorf("fcgi: connect: %s", sockets.Describe(err))
+		return 0, nil, err
 	}
 	defer conn.Close()
-	conn.SetDeadline(deadline)
-	if _, err := conn.Write(EncodeRequest(cfg)); err != nil {
-		return 0, nil, fmt.Errorf("fcgi: write: %s", sockets.Describe(err))
-	}
 	br := bufio.NewReader(conn)
 	buf := make([]byte, MaxContent+MaxPadding)
 	var out []byte

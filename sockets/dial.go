@@ -168,6 +168,38 @@ func (d *Dialer) Dial(ctx context.Context) (net.Conn, error) {
 	return nd.DialContext(ctx, d.Network, d.Address)
 }
 
+// DefaultFetchTimeout bounds a one-off exchange (SendOnce) when its
+// timeout is 0 or less: 10 s.
+const DefaultFetchTimeout = 10 * time.Second
+
+// SendOnce opens a fresh connection for one exchange and writes the
+// encoded request req on it: dialled with d, or a Dialer of t when d is
+// nil, the whole exchange bounded by timeout from now
+// (DefaultFetchTimeout when 0 or less), dial and write included, by one
+// deadline set on the connection. The caller reads the response and
+// closes the connection. Its errors start with proto ("fcgi: connect:
+// ...", "http: write: ..."), the cause named by Describe. It is for side
+// requests (a verification, a status page), not for load.
+func SendOnce(ctx context.Context, d *Dialer, t Target, timeout time.Duration, req []byte, proto string) (net.Conn, error) {
+	if timeout <= 0 {
+		timeout = DefaultFetchTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	if d == nil {
+		d = NewDialer(t, timeout)
+	}
+	conn, err := d.DialDeadline(ctx, deadline)
+	if err != nil {
+		return nil, fmt.Errorf("%s: connect: %s", proto, Describe(err))
+	}
+	conn.SetDeadline(deadline)
+	if _, err := conn.Write(req); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%s: write: %s", proto, Describe(err))
+	}
+	return conn, nil
+}
+
 // DialDeadline connects like Dial but with an absolute deadline, which lets a
 // caller bound a whole request (dial and TLS handshake included) by one
 // instant. With several upstreams it picks one by the balancing policy; use

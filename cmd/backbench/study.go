@@ -282,9 +282,9 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if res.Incomplete {
 		return errInterrupted
 	}
-	// The check against the saved study reads the study.json just
-	// written, as compare would; a failed configuration (exit status 6)
-	// outranks the gate.
+	// The check against the saved study takes the study as its
+	// study.json, just written, reads (compare.Against), as compare
+	// would; a failed configuration (exit status 6) outranks the gate.
 	var gateErr error
 	if against != nil {
 		against.noise = res.Noise

@@ -329,9 +329,9 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if res.Interrupted {
 		return errInterrupted
 	}
-	// The check against a saved baseline reads the sweep.json just
-	// written, as compare would; an objective that failed (exit status 3)
-	// outranks the gate.
+	// The check against a saved baseline takes the sweep as its
+	// sweep.json, just written, reads (compare.Against), as compare
+	// would; an objective that failed (exit status 3) outranks the gate.
 	gateErr := p.against.check(stdout, o.format, files[1].Name(), &sw)
 	if sloErr != nil {
 		return sloErr

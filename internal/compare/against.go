@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 
@@ -12,21 +11,18 @@ import (
 )
 
 // Against compares the run d, named name, with the saved baseline base as
-// compare compares two files (Files): d is taken as it would be saved,
-// written and read back, so that a run and its saved file compare alike.
-// With rules (--fail-on) the comparisons are judged (Judge). With q not
-// nil (d's trials ran until decided against base: Questions), every
-// verdict is the sequential rule's, base's trials taken whole at every
-// look, so that the verdicts are those the rounds stopped on. Nothing to
-// pair is an error.
+// compare compares two files (Files): d is taken in memory as Read takes
+// its saved file (Of), which gives the same comparison (TestAgainstAsSaved
+// holds the two together), without writing and reading it back. With
+// rules (--fail-on) the comparisons are judged (Judge). With q not nil
+// (d's trials ran until decided against base: Questions), every verdict
+// is the sequential rule's, base's trials taken whole at every look, so
+// that the verdicts are those the rounds stopped on. Nothing to pair is
+// an error.
 func Against(base *File, name string, d document.Result, noise float64, rules []gate.Rule, q *trials.Sequential) (*document.Comparison, error) {
-	var b bytes.Buffer
-	if err := document.Write(&b, d); err != nil {
-		return nil, err
-	}
-	f, err := Read(name, b.Bytes())
+	f, err := Of(name, d)
 	if err != nil {
-		return nil, fmt.Errorf("the run read back as saved: %v", err)
+		return nil, fmt.Errorf("the run: %v", err)
 	}
 	res, err := compareFiles([]*File{base, f}, noise, false, q)
 	if err != nil {

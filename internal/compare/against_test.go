@@ -43,7 +43,7 @@ func TestAgainst(t *testing.T) {
 	}{
 		{"no rules", "bench-repeat-b.json", nil, false, ""},
 		{"rules", "bench-repeat-b.json", rules, true, ""},
-		{"nothing to pair", "probe.json", rules, false, "the run read back as saved"},
+		{"nothing to pair", "probe.json", rules, false, "new.json is not a bench or sweep result"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -92,7 +92,9 @@ func notSaved(path string) error {
 
 // Of takes the saved result d, named path, as compare pairs it: a bench
 // result, a sweep, a capacity search or a study; anything else is an
-// error.
+// error. A result in memory, not read, is taken as its saved file would
+// be (Read): its records as saved (stats.Record.AsSaved), so that a run
+// and its file compare alike (Against).
 func Of(path string, d document.Result) (*File, error) {
 	notResult := notSaved(path)
 	for _, l := range levelsOf(d) {
@@ -108,14 +110,14 @@ func Of(path string, d document.Result) (*File, error) {
 		sw := document.SweepOf(d)
 		f.levels, f.requestsPerLevel, f.secondsPerLevel = sw.Levels, sw.RequestsPerLevel, sw.SecondsPerLevel
 		for _, se := range sw.Series {
-			f.Series = append(f.Series, Series{Label: se.Label, Backend: se.Backend, KeepAlive: se.KeepAlive, Levels: se.Levels, URL: se.Target.URL})
+			f.Series = append(f.Series, Series{Label: se.Label, Backend: se.Backend, KeepAlive: se.KeepAlive, Levels: asSaved(se.Levels), URL: se.Target.URL})
 		}
 		if len(f.Series) == 0 {
 			return nil, notResult
 		}
 	case *document.Run, *document.Trials, *document.MergedRun:
 		r := bench
-		s := Series{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: []stats.Summary{*r}, URL: r.Target.URL, anyLevel: true}
+		s := Series{Label: r.Target.URL, Backend: r.Label, KeepAlive: r.KeepAlive, Levels: asSaved([]stats.Summary{*r}), URL: r.Target.URL, anyLevel: true}
 		if r.Label != "" {
 			s.Label = r.Label
 		}
@@ -132,6 +134,26 @@ func Of(path string, d document.Result) (*File, error) {
 		return nil, notResult
 	}
 	return f, nil
+}
+
+// asSaved returns levels with their trials' records as saved
+// (stats.Record.AsSaved): the trials' figures are derived from the
+// records (stats.TrialsOf), and a record in memory may keep what its file
+// does not (ab's rows with --ab-compat, which SummaryOf would take over
+// the histograms). levels is not changed.
+func asSaved(levels []stats.Summary) []stats.Summary {
+	out := slices.Clone(levels)
+	for i := range out {
+		if r := out[i].Repeated; r != nil {
+			c := *r
+			c.Trials = make([]*stats.Record, len(r.Trials))
+			for k, t := range r.Trials {
+				c.Trials[k] = t.AsSaved()
+			}
+			out[i].Repeated = &c
+		}
+	}
+	return out
 }
 
 // levelsOf returns the summaries of a bench result or a sweep's levels.
@@ -178,7 +200,9 @@ func capacitySeries(c *capacity.JSONReport) []Series {
 		if byLevel[lv] == nil {
 			order = append(order, lv)
 		}
-		byLevel[lv] = append(byLevel[lv], st.Records...)
+		for _, r := range st.Records {
+			byLevel[lv] = append(byLevel[lv], r.AsSaved())
+		}
 	}
 	slices.Sort(order)
 	level := func(recs []*stats.Record) stats.Summary {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/load"
@@ -79,28 +78,15 @@ func (HTTP) Factory(r Request, opts any) (load.ClientFactory, error) {
 func (HTTP) Fetch(ctx context.Context, r Request, opts any) (int, []byte, error) {
 	cfg := httpConfig(r, opts)
 	cfg.KeepAlive, cfg.Verbose = false, nil
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
 	req, err := httpprobe.BuildRequest(cfg)
 	if err != nil {
 		return 0, nil, err
 	}
-	deadline := time.Now().Add(timeout)
-	d := cfg.Dialer
-	if d == nil {
-		d = sockets.NewDialer(cfg.Target, timeout)
-	}
-	conn, err := d.DialDeadline(ctx, deadline)
+	conn, err := sockets.SendOnce(ctx, cfg.Dialer, cfg.Target, cfg.Timeout, req, "http")
 	if err != nil {
-		return 0, nil, fmt.Errorf("http: connect: %s", sockets.Describe(err))
+		return 0, nil, err
 	}
 	defer conn.Close()
-	conn.SetDeadline(deadline)
-	if _, err := conn.Write(req); err != nil {
-		return 0, nil, fmt.Errorf("http: write: %s", sockets.Describe(err))
-	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		return 0, nil, fmt.Errorf("http: read: %s", sockets.Describe(err))

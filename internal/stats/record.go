@@ -823,6 +823,20 @@ func (r *Record) PhaseCount(p Phase) int64 { return r.Phases[p].N }
 // not part of the JSON form.
 func (r *Record) Rows() []RawRow { return r.rows }
 
+// AsSaved returns r as its saved form holds it (nil for nil): a shallow
+// copy without what JSON does not keep (the kept rows, the raw file's
+// error, the windows, the unreachable error), so that what is derived
+// from it in memory (SummaryOf: ab's arithmetic from the rows with
+// Plan.ABCompat) is what is derived from the file.
+func (r *Record) AsSaved() *Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.rows, c.rawErr, c.Windows, c.WindowWidth, c.Unreachable = nil, nil, nil, 0, nil
+	return &c
+}
+
 // RawErr returns the first error writing the raw file, if any.
 func (r *Record) RawErr() error { return r.rawErr }
 
