@@ -41,7 +41,10 @@ type Config struct {
 	// (internal/targets.Schedule): the run's k-th request (k from 0, in
 	// the order workers take them) sends request Mix[k % len(Mix)]
 	// (load.Result.Target). With a request budget k is the budget's own
-	// count; without one, a counter of its own.
+	// count; without one, each worker counts its own requests from its own
+	// place in the schedule (worker i of c from i/c of it), so that no
+	// counter is shared: every worker sends the mix in its proportions,
+	// and a target's count is within one per worker of its share.
 	Mix []int32
 }
 
@@ -84,14 +87,14 @@ func Closed(ctx context.Context, cfg Config) (Outcome, error) {
 	var budget atomic.Int64
 	budget.Store(cfg.Requests)
 	limited := cfg.Requests > 0
-	var m *mix
-	if len(cfg.Mix) > 0 {
-		m = &mix{sched: cfg.Mix, total: cfg.Requests}
-	}
 	return drive(ctx, cfg, func(window context.Context, c load.Client, sh *recorder.Shard, start int64, i int) int64 {
 		var turn func() bool
 		if len(cfg.Stages) > 0 {
 			turn = stageTurn(window, cfg.Stages, cfg.Ramp, start, i)
+		}
+		var m *mix
+		if n := int64(len(cfg.Mix)); n > 0 {
+			m = &mix{sched: cfg.Mix, total: cfg.Requests, next: int64(i) * n / int64(cfg.Concurrency)}
 		}
 		return worker(window, c, sh, &budget, limited, cfg.Watch, turn, m)
 	})
@@ -207,20 +210,24 @@ func worker(window context.Context, c load.Client, sh *recorder.Shard, budget *a
 	return 0
 }
 
-// mix is a run's schedule of a mix of requests and the count of the
-// requests taken, for a run without a budget.
+// mix is one worker's view of a run's schedule of a mix of requests:
+// the schedule, the run's budget, and for a run without one, where the
+// worker is in the schedule (Config.Mix).
 type mix struct {
 	sched []int32
-	total int64        // the budget; 0: none (next counts)
-	next  atomic.Int64 // requests taken, without a budget
+	total int64 // the budget; 0: none (next counts)
+	next  int64 // the worker's next place in the schedule, without a budget
 }
 
 // pick returns the request of the next one taken: with a budget, the
-// k-th of the run when left remain after it; otherwise the next count.
+// k-th of the run when left remain after it; otherwise the worker's next.
 func (m *mix) pick(limited bool, left int64) int {
 	k := m.total - 1 - left
 	if !limited {
-		k = m.next.Add(1) - 1
+		k = m.next
+		if m.next++; m.next == int64(len(m.sched)) {
+			m.next = 0
+		}
 	}
 	return int(m.sched[k%int64(len(m.sched))])
 }

@@ -247,3 +247,45 @@ func TestOpenAccount(t *testing.T) {
 		t.Errorf("corrected latencies count %d, want %d", n, acc.Recorded+acc.Unsent)
 	}
 }
+
+// mixClient counts the requests asked of each target of a mix and takes
+// slow for target 1, at once for the others.
+type mixClient struct {
+	counts *[2]atomic.Int64
+	slow   time.Duration
+}
+
+func (c *mixClient) Do(r *load.Result) {
+	r.Start = load.Now()
+	c.counts[r.Target].Add(1)
+	if r.Target == 1 {
+		time.Sleep(c.slow)
+	}
+	r.Connected, r.Written, r.FirstByte, r.Done = r.Start, r.Start, r.Start, load.Now()
+	r.Status, r.BodyBytes = 200, 1
+}
+
+func (c *mixClient) Close() error { return nil }
+
+// TestClosedMixTimed: a timed run of a mix (target 1 three times as often
+// as target 0, and slower) sends each target its share of the requests
+// within one per worker, however slow one target is: every worker goes
+// through the schedule in order, from its own place in it.
+func TestClosedMixTimed(t *testing.T) {
+	const c = 4
+	var counts [2]atomic.Int64
+	rec := recorder.New(recorder.Options{Shards: c, Targets: 2})
+	f := func(context.Context) (load.Client, error) { return &mixClient{counts: &counts, slow: 200 * time.Microsecond}, nil }
+	if _, err := Closed(context.Background(), Config{Concurrency: c, Duration: 300 * time.Millisecond, Factory: f, Recorder: rec,
+		Mix: []int32{1, 0, 1, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := counts[0].Load(), counts[1].Load()
+	total := a + b
+	if total < 100 {
+		t.Fatalf("only %d requests", total)
+	}
+	if d := float64(a) - float64(total)/4; d > c || d < -c {
+		t.Errorf("target 0: %d of %d requests, want %.1f ± %d", a, total, float64(total)/4, c)
+	}
+}
