@@ -252,8 +252,13 @@ func TestSizingBadInput(t *testing.T) {
 // p99 <= 100 ms with no client's hold to explain them; the answer names
 // pm.max_children; and on a machine no other program keeps busy, the
 // answer names the machine's cores ("more children add no capacity on
-// this machine") and the knee is at most the cores (held by the long form
-// only: one search a size can move it past them).
+// this machine") and, in the long form, the knee is at most twice the
+// cores. Not at most the cores: on a machine shared with the client, a
+// pool of as many children as cores leaves them partly idle, each child
+// waiting on the client between its requests. Measured on 2 cores (make
+// test-long): at 1 s steps 2 children 5750 req/s with 1.78 cores busy, 4
+// children 6360 with 1.92, 8 children 6390; at 2 s steps 5180, 6390 and
+// 4320: the knee 4 at either length.
 func TestSizingPHPFPM(t *testing.T) {
 	onceAcrossEngines(t)
 	if _, err := realbackend.Binary(); err != nil {
@@ -327,11 +332,11 @@ func phpfpmSizing(t *testing.T, levels, step, confirm, repeat string) {
 			t.Errorf("the answer lacks %q", w)
 		}
 	}
-	if knee, err := strconv.Atoi(a.Knee); err != nil || knee > runtime.NumCPU() {
+	if knee, err := strconv.Atoi(a.Knee); err != nil || knee > 2*runtime.NumCPU() {
 		if longEnabled() {
-			t.Errorf("the knee is %s, want at most the %d cores", a.Knee, runtime.NumCPU())
+			t.Errorf("the knee is %s, want at most twice the %d cores", a.Knee, runtime.NumCPU())
 		} else {
-			t.Logf("the knee is %s, more than the %d cores (held by make test-long only)", a.Knee, runtime.NumCPU())
+			t.Logf("the knee is %s, more than twice the %d cores (held by make test-long only)", a.Knee, runtime.NumCPU())
 		}
 	}
 }
