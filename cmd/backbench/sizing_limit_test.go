@@ -107,8 +107,8 @@ func TestSizingClientCeiling(t *testing.T) {
 	t.Logf("answer: %s", a.Conclusion)
 }
 
-// TestSizingCoresLimit sizes a CPU-bound pool (serve --work 0.3ms, 1, 2
-// and 4 children) on this machine: no search is labelled the client's
+// TestSizingCoresLimit sizes a CPU-bound pool (serve --work 0.3ms, 1, 2,
+// 4 and 8 children) on this machine: no search is labelled the client's
 // while its failing steps broke the objective, and on a machine no other
 // program keeps busy, the answer names the cores ("more children add no
 // capacity on this machine"), the knee is at most the cores, and the
@@ -126,7 +126,7 @@ func TestSizingCoresLimit(t *testing.T) {
 	skipUnlessLong(t)
 	onceAcrossEngines(t)
 	const slo = "p99<=100ms"
-	r := runStudy(t, poolStudy(t, "1, 2, 4", "--work, 0.3ms", slo, 1))
+	r := runStudy(t, poolStudy(t, "1, 2, 4, 8", "--work, 0.3ms", slo, 1))
 	if r.code != 0 || r.res == nil || r.res.Sizing == nil {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
