@@ -76,20 +76,6 @@ func sweepDoc(t *testing.T, urls [2]string) document.Result {
 	return &sw
 }
 
-// roundTrip is d as a saved file: written and read back.
-func roundTrip(t *testing.T, name string, d document.Result) *File {
-	t.Helper()
-	var b bytes.Buffer
-	if err := document.Write(&b, d); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Read(name, b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 // TestAgainstAsSaved: a run compared in memory (Against) compares as its
 // saved file would, written and read back (compare BASE FILE): the same
 // comparison document, to the last bit of every figure, for bench runs
@@ -120,12 +106,12 @@ func TestAgainstAsSaved(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			base := roundTrip(t, "base.json", tc.make())
+			base := savedFile(t, "base.json", tc.make())
 			d := tc.make()
 			for _, q := range []*trials.Sequential{nil, {MinRounds: 3, MaxRounds: 20, Noise: 0.02}} {
 				// compare BASE FILE (Files), with the sequential rule's
 				// verdicts when the run's trials ran until decided.
-				want, err := compareFiles([]*File{base, roundTrip(t, "new.json", d)}, 0.02, false, q)
+				want, err := compareFiles([]*File{base, savedFile(t, "new.json", d)}, 0.02, false, q)
 				if err != nil {
 					t.Fatal(err)
 				}
