@@ -275,7 +275,9 @@ func TestClosedMixTimed(t *testing.T) {
 	const c = 4
 	var counts [2]atomic.Int64
 	rec := recorder.New(recorder.Options{Shards: c, Targets: 2})
-	f := func(context.Context) (load.Client, error) { return &mixClient{counts: &counts, slow: 200 * time.Microsecond}, nil }
+	f := func(context.Context) (load.Client, error) {
+		return &mixClient{counts: &counts, slow: 200 * time.Microsecond}, nil
+	}
 	if _, err := Closed(context.Background(), Config{Concurrency: c, Duration: 300 * time.Millisecond, Factory: f, Recorder: rec,
 		Mix: []int32{1, 0, 1, 1}}); err != nil {
 		t.Fatal(err)
