@@ -477,30 +477,31 @@ func (p *pager) answers(results []*Result, ids []string) {
 	b.WriteString("<section class=\"answers\" id=\"answers\" aria-labelledby=\"answers-h\">\n<h2 id=\"answers-h\">Answers</h2>\n")
 	for i, r := range results {
 		var ss []string
-		switch r.Kind {
+		switch r.Kind() {
 		case KindSweep:
-			if len(sweepTrials(r.sweep).Comparisons) > 0 {
-				ss = answerSentences(sweepAnswerRows(r.sweep))
+			sw := r.sweep()
+			if len(sweepTrials(sw).Comparisons) > 0 {
+				ss = answerSentences(sweepAnswerRows(sw))
 			} else {
-				for k := range r.sweep.Series {
-					ss = append(ss, seriesHeadline(&r.sweep.Series[k]))
+				for k := range sw.Series {
+					ss = append(ss, seriesHeadline(&sw.Series[k]))
 				}
 			}
 		case KindCompare:
-			ss = answerSentences(compareAnswerRows(r.compare.Comparisons))
+			ss = answerSentences(compareAnswerRows(r.compare().Comparisons))
 		case KindCapacity:
-			ss = []string{r.cap.Answer}
+			ss = []string{r.capacity().Answer}
 		case KindStudy:
-			ss = studyAnswers(r.study)
+			ss = studyAnswers(r.study())
 		case KindBench:
-			ss = []string{benchHeadline(r.Name, r.bench)}
+			ss = []string{benchHeadline(r.Name, r.bench())}
 		case KindProbe:
-			ss = r.probe.Summary
+			ss = r.probe().Summary
 		}
 		if len(ss) == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "<p class=\"answer-of\"><a href=\"#%s\">%s: %s</a></p>\n<ul class=\"answer-list\">\n", ids[i], r.Kind, esc(r.Name))
+		fmt.Fprintf(b, "<p class=\"answer-of\"><a href=\"#%s\">%s: %s</a></p>\n<ul class=\"answer-list\">\n", ids[i], r.Kind(), esc(r.Name))
 		for _, s := range ss {
 			fmt.Fprintf(b, "<li class=\"answer-item\">%s</li>\n", esc(s))
 		}
@@ -508,13 +509,13 @@ func (p *pager) answers(results []*Result, ids []string) {
 		// The notes of the whole set (too few trials for a verdict, a
 		// forced comparison) change how every sentence above reads.
 		var notes []string
-		switch r.Kind {
+		switch r.Kind() {
 		case KindSweep:
-			notes = sweepTrials(r.sweep).Notes
+			notes = sweepTrials(r.sweep()).Notes
 		case KindCompare:
-			notes = r.compare.Notes
+			notes = r.compare().Notes
 		case KindStudy:
-			notes = r.study.Notes
+			notes = r.study().Notes
 		}
 		for _, n := range notes {
 			fmt.Fprintf(b, "<p class=\"answer-note\">Note: %s</p>\n", esc(n))

@@ -42,30 +42,23 @@ var (
 // Environment is where a record was made (the run record's `environment`).
 type Environment = stats.Environment
 
-// Result is one parsed result file: the model's types (document), drawn
-// as they are, so that a key the model gains reaches the page with it.
+// Result is one result the page draws: the model's own result
+// (document.Result), drawn from its types as they are so that a key the
+// model gains reaches the page with it, and the little the page shows
+// beside it that the model does not hold.
 type Result struct {
 	// Name is the file's name as given.
 	Name string
-	// Kind is what it holds.
-	Kind Kind
 	// ModTime is when the file was written (zero if unknown); the page
-	// shows it when the record has no start time.
+	// shows it when the result has no start time.
 	ModTime time.Time
-
-	// meta is what the model read beside the kind's own keys: the
-	// schema, environment, start and end the page shows.
-	meta document.Meta
-	// bench is a bench result's summary (a run's, the saved form of
-	// trials, a merged run's) and record its run record (nil: none), for
-	// its timeline.
-	bench   *stats.Summary
-	record  *stats.Record
-	sweep   *document.Sweep
-	probe   *document.Probe
-	compare *document.Comparison
-	cap     *capacity.JSONReport
-	study   *study.Result
+	// Doc is the result as the model holds it: a bench run, its trials or
+	// a merged run (drawn as a bench, its record as a timeline), a sweep
+	// or a merged sweep (as a sweep), a probe or a probe of a port range
+	// (drawn as its first address reached), a capacity search, a
+	// comparison or a study. Its Meta (Saved) gives the schema,
+	// environment, start and end the page shows. From refuses any other.
+	Doc document.Result
 }
 
 // Parse reads one result file: bench, sweep, probe, compare, capacity or
@@ -87,40 +80,88 @@ func Parse(name string, data []byte) (*Result, error) {
 	return From(name, d)
 }
 
-// From takes a saved result of the model (document.Read) as the page's
-// result named name, holding the model's own types; d is not changed. A
-// probe of a port range stands for its first address probed. A bare run
-// record gives an error wrapping ErrNotResult.
+// From takes a result of the model (document.Read) as the page's result
+// named name: d itself, not copied or changed. A bare run record (or no
+// result) gives an error wrapping ErrNotResult.
 func From(name string, d document.Result) (*Result, error) {
-	r := &Result{Name: name, meta: *d.Saved()}
-	if sw := document.SweepOf(d); sw != nil {
-		r.Kind, r.sweep = KindSweep, sw
-		return r, nil
+	switch d.(type) {
+	case *document.Run, *document.Trials, *document.MergedRun, *document.Sweep, *document.MergedSweep,
+		*document.Probe, *document.ProbeRange, *document.Capacity, *document.Comparison, *document.Study:
+		return &Result{Name: name, Doc: d}, nil
 	}
-	if s, rec, ok := document.Bench(d); ok {
-		r.Kind, r.bench, r.record = KindBench, s, rec
-		return r, nil
+	return nil, fmt.Errorf("%s: %w (a bare run record: give the bench or sweep JSON that holds it)", name, ErrNotResult)
+}
+
+// Kind returns what the page draws r as: its model's kind, but a merged
+// run is a bench and a merged sweep a sweep.
+func (r *Result) Kind() Kind {
+	switch {
+	case document.SweepOf(r.Doc) != nil:
+		return KindSweep
 	}
-	switch v := d.(type) {
+	if _, _, ok := document.Bench(r.Doc); ok {
+		return KindBench
+	}
+	return r.Doc.ResultKind()
+}
+
+// meta is what the model read beside r's own keys (zero for a result
+// not read).
+func (r *Result) meta() *document.Meta { return r.Doc.Saved() }
+
+// sweep is r's sweep (nil: r is no sweep).
+func (r *Result) sweep() *document.Sweep { return document.SweepOf(r.Doc) }
+
+// bench is the summary of a bench result (a run's, the saved form of
+// trials, a merged run's); nil: r is no bench.
+func (r *Result) bench() *stats.Summary {
+	s, _, _ := document.Bench(r.Doc)
+	return s
+}
+
+// record is a bench result's run record, for its timeline (nil: none).
+func (r *Result) record() *stats.Record {
+	_, rec, _ := document.Bench(r.Doc)
+	return rec
+}
+
+// probe is r's probe: a probe of a port range stands for its first
+// address reached (an empty probe when none was).
+func (r *Result) probe() *document.Probe {
+	switch v := r.Doc.(type) {
 	case *document.Probe:
-		r.Kind, r.probe = KindProbe, v
+		return v
 	case *document.ProbeRange:
-		r.Kind, r.probe = KindProbe, &document.Probe{}
 		for _, a := range v.Addresses {
 			if a.Probe != nil {
-				return From(name, a.Probe)
+				return a.Probe
 			}
 		}
-	case *document.Capacity:
-		r.Kind, r.cap = KindCapacity, v.JSONReport
-	case *document.Comparison:
-		r.Kind, r.compare = KindCompare, v
-	case *document.Study:
-		r.Kind, r.study = KindStudy, v.Result
-	default:
-		return nil, fmt.Errorf("%s: %w (a bare run record: give the bench or sweep JSON that holds it)", name, ErrNotResult)
+		return &document.Probe{}
 	}
-	return r, nil
+	return nil
+}
+
+// capacity is r's capacity search (nil: r is none).
+func (r *Result) capacity() *capacity.JSONReport {
+	if c, ok := r.Doc.(*document.Capacity); ok {
+		return c.JSONReport
+	}
+	return nil
+}
+
+// compare is r's comparison (nil: r is none).
+func (r *Result) compare() *document.Comparison {
+	c, _ := r.Doc.(*document.Comparison)
+	return c
+}
+
+// study is r's study (nil: r is none).
+func (r *Result) study() *study.Result {
+	if s, ok := r.Doc.(*document.Study); ok {
+		return s.Result
+	}
+	return nil
 }
 
 // rpsCI95 is the interval of a run's or a level's median req/s (nil

@@ -17,8 +17,8 @@ func TestReadFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Kind != KindSweep || r.ModTime.IsZero() {
-		t.Errorf("kind %q, mod time %v: want a sweep with its time", r.Kind, r.ModTime)
+	if r.Kind() != KindSweep || r.ModTime.IsZero() {
+		t.Errorf("kind %q, mod time %v: want a sweep with its time", r.Kind(), r.ModTime)
 	}
 	if _, err := ReadFile(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "none.json") {
 		t.Errorf("missing file: %v, want an error naming it", err)

@@ -84,8 +84,10 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	title := o.Title
 	if title == "" {
 		title = "backbench report"
-		if len(results) == 1 && results[0].Kind == KindStudy && results[0].study.Question != "" {
-			title = results[0].study.Question
+		if len(results) == 1 {
+			if st := results[0].study(); st != nil && st.Question != "" {
+				title = st.Question
+			}
 		}
 	}
 	p := &pager{keepSecrets: o.KeepSecrets}
@@ -96,7 +98,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	var kinds []string
 	count := map[Kind]int{}
 	for _, r := range results {
-		count[r.Kind]++
+		count[r.Kind()]++
 	}
 	for _, k := range []Kind{KindStudy, KindBench, KindSweep, KindProbe, KindCompare, KindCapacity} {
 		if n := count[k]; n > 0 {
@@ -116,11 +118,11 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	p.answers(results, ids)
 	b.WriteString("<nav aria-label=\"results\"><ol>\n")
 	for i, r := range results {
-		fmt.Fprintf(b, "<li><a href=\"#%s\">%s: %s</a></li>\n", ids[i], r.Kind, esc(r.heading()))
+		fmt.Fprintf(b, "<li><a href=\"#%s\">%s: %s</a></li>\n", ids[i], r.Kind(), esc(r.heading()))
 	}
 	var benches []*Result
 	for _, r := range results {
-		if r.Kind == KindBench {
+		if r.Kind() == KindBench {
 			benches = append(benches, r)
 		}
 	}
@@ -129,23 +131,23 @@ func Write(w io.Writer, results []*Result, o Options) error {
 	}
 	b.WriteString("</ol></nav>\n</header>\n<main>\n")
 	for i, r := range results {
-		fmt.Fprintf(b, "<section class=\"result %s\" id=\"%s\" aria-labelledby=\"%s-h\">\n", r.Kind, ids[i], ids[i])
-		fmt.Fprintf(b, "<h2 id=\"%s-h\">%s: %s</h2>\n", ids[i], kindTitle[r.Kind], esc(r.heading()))
+		fmt.Fprintf(b, "<section class=\"result %s\" id=\"%s\" aria-labelledby=\"%s-h\">\n", r.Kind(), ids[i], ids[i])
+		fmt.Fprintf(b, "<h2 id=\"%s-h\">%s: %s</h2>\n", ids[i], kindTitle[r.Kind()], esc(r.heading()))
 		p.provenance(r)
-		switch r.Kind {
+		switch r.Kind() {
 		case KindSweep:
-			p.sweep(r.sweep)
+			p.sweep(r.sweep())
 		case KindBench:
-			p.bench(r.bench)
-			p.timeline(r.record)
+			p.bench(r.bench())
+			p.timeline(r.record())
 		case KindProbe:
-			p.probe(r.probe)
+			p.probe(r.probe())
 		case KindCapacity:
-			p.capacity(r.cap)
+			p.capacity(r.capacity())
 		case KindStudy:
-			p.study(r.study)
+			p.study(r.study())
 		case KindCompare:
-			c := r.compare
+			c := r.compare()
 			if len(c.Files) > 0 {
 				fmt.Fprintf(b, "<p>Compared: %s; noise threshold %g%%.", esc(strings.Join(c.Files, ", ")), c.Noise*100)
 				if c.Forced {
@@ -163,7 +165,7 @@ func Write(w io.Writer, results []*Result, o Options) error {
 		c := &chart{id: p.id("c"), title: "latency percentile spectrum, every bench run", xLabel: "percentile (log scale of 1/(1-p))",
 			yLabel: "total request time (ms)", spectrum: true}
 		for i, r := range benches {
-			c.lines = append(c.lines, spectrumLine(r.Name, i, r.bench))
+			c.lines = append(c.lines, spectrumLine(r.Name, i, r.bench()))
 		}
 		c.svg(b)
 		b.WriteString("</section>\n")
@@ -176,8 +178,8 @@ func Write(w io.Writer, results []*Result, o Options) error {
 // heading names r in its section's heading and the page's contents: a
 // study by its question, anything else by its file.
 func (r *Result) heading() string {
-	if r.Kind == KindStudy && r.study.Question != "" {
-		return r.study.Question
+	if st := r.study(); st != nil && st.Question != "" {
+		return st.Question
 	}
 	return r.Name
 }
@@ -188,7 +190,7 @@ var kindTitle = map[Kind]string{KindStudy: "Study", KindBench: "Bench", KindSwee
 func (p *pager) provenance(r *Result) {
 	var b strings.Builder
 	dd := func(k, v string) { fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>\n", k, v) }
-	m := &r.meta
+	m := r.meta()
 	env := m.Environment
 	if r.heading() != r.Name {
 		dd("file", "<code>"+esc(r.Name)+"</code>")
@@ -211,7 +213,7 @@ func (p *pager) provenance(r *Result) {
 		dd("file written", r.ModTime.UTC().Format("2006-01-02 15:04:05 UTC")+" (the file records no start time)")
 	}
 	if env == nil {
-		if r.Kind == KindBench || r.Kind == KindSweep {
+		if k := r.Kind(); k == KindBench || k == KindSweep {
 			dd("environment", "not recorded (a result saved before run records)")
 		}
 	} else {

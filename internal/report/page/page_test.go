@@ -332,7 +332,7 @@ func TestSize(t *testing.T) {
 		sw.Series = append(sw.Series, se)
 	}
 	var b bytes.Buffer
-	if err := Write(&b, []*Result{{Name: "big.json", Kind: KindSweep, sweep: &sw}}, Options{}); err != nil {
+	if err := Write(&b, []*Result{{Name: "big.json", Doc: &sw}}, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if b.Len() > 2<<20 {
@@ -351,8 +351,8 @@ func TestCapacityWithoutObjectives(t *testing.T) {
   "steps": [{"rate": 40, "concurrency": 256, "achieved_rps": 39.8, "p50_ms": 5, "p99_ms": 9.5, "error_rate": 0, "pass": true, "confirm": false},
     {"rate": 80, "concurrency": 256, "achieved_rps": 79.1, "p50_ms": 40, "p99_ms": 75.25, "error_rate": 0.01, "pass": false, "confirm": false}]}`)
 	r, err := Parse("old-capacity.json", data)
-	if err != nil || r.Kind != KindCapacity {
-		t.Fatalf("Parse: %v, kind %q", err, r.Kind)
+	if err != nil || r.Kind() != KindCapacity {
+		t.Fatalf("Parse: %v, kind %q", err, r.Kind())
 	}
 	var b bytes.Buffer
 	if err := Write(&b, []*Result{r}, Options{}); err != nil {
