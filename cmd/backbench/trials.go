@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -36,12 +36,12 @@ func addRepeatFlags(fs *pflag.FlagSet, o *repeatOptions, withBaseline bool) {
 	fs.StringVar(&o.noise, "noise", "2%", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\"")
 	if withBaseline {
 		fs.StringVar(&o.until, "until", "", "`decided`: after the first rounds (--repeat, default and at least 4), run at each level only the series an undecided pair needs, until every pair is decided, the --budget is spent or --max-repeat rounds ran; verdicts from the sequential rule")
-		fs.Var(grammar.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time all the rounds may take (seconds, or a duration: 10m), each level's added rounds getting an equal share of what is left; default: none")
+		fs.Var(load.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time all the rounds may take (seconds, or a duration: 10m), each level's added rounds getting an equal share of what is left; default: none")
 		fs.StringVar(&o.baseline, "baseline", "", "the backend `LABEL` (or series label) the other backends are compared with, and the table's verdict column (default: the first series)")
 		return
 	}
 	fs.StringVar(&o.until, "until", "", "`decided`: with --against FILE, after the first trials (--repeat, default and at least 4) add trials until the comparisons with the saved run (req/s, or --fail-on's metrics) are decided, the --budget is spent or --max-repeat trials ran; verdicts from the sequential rule")
-	fs.Var(grammar.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time all the trials may take (seconds, or a duration: 1m); default: none")
+	fs.Var(load.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time all the trials may take (seconds, or a duration: 1m); default: none")
 }
 
 // trialPlan is a validated set of trial flags.
