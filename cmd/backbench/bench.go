@@ -15,7 +15,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/report"
@@ -55,8 +55,8 @@ func addLoadFlags(fs *pflag.FlagSet, o *loadOptions) {
 	d := plan.Defaults("")
 	fs.Int64VarP(&o.po.Requests, "requests", "n", d.Requests, "number of requests to perform (with -t alone: no count limit)")
 	fs.IntVarP(&o.po.Concurrency, "concurrency", "c", d.Concurrency, "number of requests to perform at a time (one connection each)")
-	fs.VarP(grammar.NewSeconds(&o.po.TimeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
-	fs.VarP(grammar.NewSeconds(&o.po.Timeout, d.Timeout), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
+	fs.VarP(load.NewSeconds(&o.po.TimeLimit, 0), "timelimit", "t", "time limit of the run in seconds (or a duration: 10s, 1m)")
+	fs.VarP(load.NewSeconds(&o.po.Timeout, d.Timeout), "timeout", "s", "timeout of one whole request, from dial to last byte, in seconds")
 	fs.BoolVarP(&o.po.KeepAlive, "keepalive", "k", false, "keep connections open (HTTP keep-alive, FastCGI FCGI_KEEP_CONN)")
 	fs.StringArrayVarP(&o.po.Headers, "header", "H", nil, "add a request header 'Name: value' (repeatable; the value may contain commas); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
 	fs.StringVarP(&o.po.Method, "method", "m", "", "request method (default GET, or POST with -p)")
@@ -107,7 +107,7 @@ func newBenchFlags(o *benchOptions) *pflag.FlagSet {
 	fs.BoolVar(&o.spectrum, "percentiles", false, "add the full percentile spectrum (50 to 99.999 and max) to the text report")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the client to FILE (for go tool pprof)")
 	fs.BoolVarP(&o.version, "version", "V", false, "print backbench's version and exit (ab's -V)")
-	fs.Var(grammar.NewSeconds(&o.po.Window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
+	fs.Var(load.NewSeconds(&o.po.Window, 0), "window", "width of the windows of the run's timeline (seconds, or a duration: 250ms); default 1 s, narrower for a run shorter than 20 s so that it has about 20")
 	fs.StringVar(&o.po.Stages, "stages", "", "closed model in stages: `LENGTH:CONNECTIONS,...` (30s:10,60s:40): each stage's concurrency for its length; the run lasts their total")
 	fs.StringVar(&o.po.RateStages, "rate-stages", "", "open model in stages: `LENGTH:RATE,...` (30s:100,60s:400): each stage's requests per second for its length (-c caps requests in flight)")
 	fs.BoolVar(&o.po.Ramp, "ramp", false, "with --stages or --rate-stages: move the load linearly across each stage, from the previous stage's (0 before the first) to its own, instead of jumping")

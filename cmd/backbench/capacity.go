@@ -17,7 +17,7 @@ import (
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
@@ -78,9 +78,9 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Var(NewFinite(&o.start, 0), "start", "first level tried: a rate in req/s (default 10) or a concurrency (default 1)")
 	fs.Var(NewFinite(&o.max, 0), "max", "highest level tried (default: 10000000 req/s, or a concurrency of 10000)")
 	fs.StringVar(&o.resolution, "resolution", "2%", "stop bisecting when the passing and failing levels are within `R` (a percentage or a ratio); a failed confirmation steps down by R, at least 5%")
-	fs.Var(grammar.NewSeconds(&o.confirm, 0), "confirm", "confirm the answer by one run this long before giving it (seconds or a duration; 0: none); a failed confirmation steps down by --resolution")
-	fs.Var(grammar.NewSeconds(&o.maxTime, 5*time.Minute), "max-time", "bound of the whole search (seconds or a duration: 5m); at the bound, the best passing step so far")
-	fs.Var(grammar.NewSeconds(&o.warmup, time.Second), "warmup", "uncounted warm-up before each step at the same load (seconds or a duration; 0: none)")
+	fs.Var(load.NewSeconds(&o.confirm, 0), "confirm", "confirm the answer by one run this long before giving it (seconds or a duration; 0: none); a failed confirmation steps down by --resolution")
+	fs.Var(load.NewSeconds(&o.maxTime, 5*time.Minute), "max-time", "bound of the whole search (seconds or a duration: 5m); at the bound, the best passing step so far")
+	fs.Var(load.NewSeconds(&o.warmup, time.Second), "warmup", "uncounted warm-up before each step at the same load (seconds or a duration; 0: none)")
 	fs.StringVar(&o.out, "out", ".", "write capacity.json, capacity.svg and capacity.png into `DIR`")
 	fs.Var(NewChoice(&o.format, "text", "text", "json"), "format", "report on stdout: text or json (the JSON of capacity.json)")
 	fs.BoolVar(&o.wide, "wide", false, "print the steps' table as wide as it is, not fitted to 100 columns (or the terminal's width)")

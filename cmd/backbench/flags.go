@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/stats"
 )
@@ -244,10 +244,10 @@ func ParseFinite(s string) (float64, error) {
 }
 
 // ParseRatio reads the value s of flag name, a ratio ("0.05") or a
-// percentage ("5%"), from 0 to 1 (grammar.ParseRatio); anything else is
+// percentage ("5%"), from 0 to 1 (load.ParseRatio); anything else is
 // a UsageError.
 func ParseRatio(name, s string) (float64, error) {
-	f, err := grammar.ParseRatio(s)
+	f, err := load.ParseRatio(s)
 	if err != nil {
 		return 0, Usagef("bad %s %q: %v", name, s, err)
 	}
@@ -255,10 +255,10 @@ func ParseRatio(name, s string) (float64, error) {
 }
 
 // ParsePercent reads the value s of flag name, "2%" or "0.02", as a
-// fraction from 0 to below 1 (grammar.ParsePercent); anything else is a
+// fraction from 0 to below 1 (load.ParsePercent); anything else is a
 // UsageError.
 func ParsePercent(name, s string) (float64, error) {
-	f, err := grammar.ParsePercent(s)
+	f, err := load.ParsePercent(s)
 	if err != nil {
 		return 0, Usagef("bad %s %q: %v", name, s, err)
 	}

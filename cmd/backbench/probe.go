@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/probe/address"
 	"github.com/backbench/backbench/internal/protocol"
@@ -51,8 +51,8 @@ func newProbeFlags(o *probeOptions) *pflag.FlagSet {
 	fs := newFlagSet("probe")
 	fs.SortFlags = false
 	fs.Var(NewChoice(&o.format, "text", "text", "json"), "format", "output format: text or json")
-	fs.VarP(grammar.NewSeconds(&o.timeout, 5*time.Second), "timeout", "s", "timeout of each exchange of a check, in seconds")
-	fs.Var(grammar.NewSeconds(&o.idleMax, 10*time.Second), "idle-max", "HTTP: longest wait for the server to close an idle kept connection")
+	fs.VarP(load.NewSeconds(&o.timeout, 5*time.Second), "timeout", "s", "timeout of each exchange of a check, in seconds")
+	fs.Var(load.NewSeconds(&o.idleMax, 10*time.Second), "idle-max", "HTTP: longest wait for the server to close an idle kept connection")
 	fs.IntVar(&o.maxRequests, "max-requests", 1000, "most requests sent on one connection by max_requests_per_connection (which also stops after 10 s)")
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable); @FILE adds the headers in FILE, one a line (blank lines and lines starting with # skipped)")
 	fs.StringVar(&o.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT; SCRIPT_FILENAME is this plus the path (default: the current directory)")

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/serve"
 )
 
@@ -31,8 +31,8 @@ func newServeFlags(o *serve.Options) *pflag.FlagSet {
 	fs.Var(NewChoice(&o.Protocol, "http", "fcgi", "http"), "protocol", "protocol to serve: fcgi or http")
 	fs.StringArrayVar(&o.Listens, "listen", nil, "address: tcp:HOST:PORT or unix:/path.sock (repeatable)")
 	fs.StringVar(&o.Model, "model", "threaded", "concurrency model: threaded, serial, prefork:N, evented")
-	fs.Var(grammar.NewSeconds(&o.Delay, 0), "delay", "sleep per request (seconds, or a duration: 10ms)")
-	fs.Var(grammar.NewSeconds(&o.Work, 0), "work", "CPU busy time per request (seconds, or a duration: 1ms)")
+	fs.Var(load.NewSeconds(&o.Delay, 0), "delay", "sleep per request (seconds, or a duration: 10ms)")
+	fs.Var(load.NewSeconds(&o.Work, 0), "work", "CPU busy time per request (seconds, or a duration: 1ms)")
 	fs.IntVar(&o.Body, "body", 0, "response body size in bytes")
 	fs.IntVar(&o.Grow, "grow", 0, "leak BYTES of resident memory per request (a backend whose memory grows by a known amount)")
 	fs.IntVar(&o.Status, "status", 200, "response status code")
@@ -81,13 +81,13 @@ func addBehaviourFlags(fs *pflag.FlagSet, b *fixtures.Behaviour) {
 		"fcgi-unknown-type", "FastCGI unknown management record: answer (UNKNOWN_TYPE), ignore or close")
 	fs.Var(NewChoice(&b.UnknownRole, fixtures.ReplyAnswer, fixtures.ReplyAnswer, fixtures.ReplyClose),
 		"fcgi-unknown-role", "FastCGI role other than RESPONDER: answer (END_REQUEST UNKNOWN_ROLE) or close")
-	fs.Var(grammar.NewSeconds(&b.IdleTimeout, 0), "idle-timeout", "close connections idle this long between requests (HTTP default 5 s; FastCGI: never)")
+	fs.Var(load.NewSeconds(&b.IdleTimeout, 0), "idle-timeout", "close connections idle this long between requests (HTTP default 5 s; FastCGI: never)")
 	fs.Var(NewChoice(&b.HTTP10KeepAlive, fixtures.HTTP10Announce, fixtures.HTTP10Announce, fixtures.HTTP10Silent, fixtures.HTTP10Ignore),
 		"http10-keep-alive", "HTTP/1.0 Connection: keep-alive: announce (kept, with Keep-Alive), silent (kept without saying so) or ignore (close)")
 	fs.BoolVar(&b.NoPipelining, "no-pipelining", false, "HTTP: drop pipelined requests (bytes that came after a request)")
 	fs.BoolVar(&b.DieOnEmptyConn, "die-on-empty-conn", false, "exit when a client closes a connection before sending a byte (Ruby's fcgi.rb)")
 	fs.BoolVar(&b.DieOnCutRequest, "die-on-cut-request", false, "FastCGI: exit when a client closes a connection after a request began and before its END_REQUEST (Ruby's fcgi.rb)")
 	fs.Int64Var(&b.ExitAfter, "exit-after", 0, "exit after answering N requests (0: never)")
-	fs.Var(grammar.NewSeconds(&b.CloseDelay, 0), "close-delay", "close a connection that is not kept this long after its last response (Thin's or Ruby fcgi's late close)")
+	fs.Var(load.NewSeconds(&b.CloseDelay, 0), "close-delay", "close a connection that is not kept this long after its last response (Thin's or Ruby fcgi's late close)")
 	fs.BoolVar(&b.IgnoreClose, "ignore-close", false, "HTTP/1.1: keep the connection after Connection: close, without saying so (uWSGI's --http11-socket)")
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/backbench/backbench/internal/backend"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/report"
 	"github.com/backbench/backbench/internal/report/page"
@@ -95,12 +94,12 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 	fs.StringVar(&o.noise, "noise", "", "noise threshold `P`: a ratio interval wholly inside 1 ± P is \"same\", wholly outside a direction, else \"undecided\" (2% or 0.02; default: the file's noise, else 2%)")
 	fs.StringVarP(&o.levels, "concurrency", "c", "", "replace the file's concurrency levels with `SPEC` (1,4 or 1:500:10)")
 	fs.Int64VarP(&o.requests, "requests", "n", 0, "replace the file's requests per level and trial")
-	fs.VarP(grammar.NewSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
+	fs.VarP(load.NewSeconds(&o.seconds, 0), "timelimit", "t", "replace the file's time per level and trial (seconds, or a duration)")
 	fs.IntVar(&o.repeat, "repeat", 0, "replace the file's trials per level (rounds)")
 	fs.Int64Var(&o.warmup, "warmup", -1, "replace the file's warm-up requests before each trial")
 	fs.BoolVar(&o.quick, "quick", false, "a try of the whole study in seconds: its first 2 levels, 100 requests a level, 2 rounds, no warm-up (unless -c, -n, -t, --repeat or --warmup say otherwise); too short for verdicts")
 	fs.StringVar(&o.until, "until", "", "`decided`: after the first rounds (--repeat, at least 4), run only the series an undecided pair needs, until every pair is decided, the --budget is spent or --max-repeat rounds ran")
-	fs.Var(grammar.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time the rounds may take (seconds, or a duration: 10m); default: the file's budget, else none")
+	fs.Var(load.NewSeconds(&o.budget, 0), "budget", "with --until decided: the most time the rounds may take (seconds, or a duration: 10m); default: the file's budget, else none")
 	fs.IntVar(&o.maxRepeat, "max-repeat", 0, "with --until decided: the most rounds (4 to 100; default: the file's max_repeat, else 20)")
 	addSizingFlags(fs, o)
 	fs.SortFlags = false
@@ -109,7 +108,7 @@ func newStudyFlags(o *studyOptions) *pflag.FlagSet {
 
 // addSizingFlags adds the flags of a capacity study (a sizing).
 func addSizingFlags(fs *pflag.FlagSet, o *studyOptions) {
-	fs.Var(grammar.NewSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
+	fs.Var(load.NewSeconds(&o.confirm, 0), "confirm", "capacity study: replace the file's confirmation run of each search (seconds, or a duration)")
 	fs.StringVar(&o.memory, "memory", "", "capacity study: replace the file's memory budget (`SIZE`: 2GiB, 512MiB)")
 }
 

@@ -3,6 +3,11 @@
 // (Result), the failure classes (ErrClass), and the Client and ClientFactory
 // contracts through which a runner drives a protocol without knowing it.
 //
+// It also holds the one grammar of the values that a command's flags and a
+// study file both take (grammar.go: concurrency levels, seconds, ratios and
+// percentages, sizes, CPU lists), read with one function each and refused
+// with the same words wherever they are written.
+//
 // It imports the standard library only, so that every other package may
 // depend on it without cycles.
 package load

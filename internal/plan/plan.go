@@ -19,7 +19,6 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/procstat"
 	"github.com/backbench/backbench/internal/protocol"
@@ -646,9 +645,9 @@ func ClientCPUs(list string) ([]int, error) {
 	if list == "" {
 		return nil, nil
 	}
-	cpus, err := grammar.ParseCPUs(list)
+	cpus, err := load.ParseCPUs(list)
 	if err == nil {
-		err = grammar.CheckCPUs(cpus, grammar.MachineCPUs())
+		err = load.CheckCPUs(cpus, load.MachineCPUs())
 	}
 	if err != nil {
 		return nil, errorf("--client-cpus %s: %v", list, err)

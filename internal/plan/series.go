@@ -7,7 +7,6 @@ import (
 
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/driver"
-	"github.com/backbench/backbench/internal/grammar"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/sweep"
 	"github.com/backbench/backbench/internal/trials"
@@ -27,7 +26,7 @@ type SweepOptions struct {
 	// BackendPIDs and BackendPIDFiles are --backend-pid [LABEL=]PID and
 	// --backend-pidfile [LABEL=]FILE.
 	BackendPIDs, BackendPIDFiles []string
-	// Levels is -c SPEC: the concurrency levels (grammar.ParseLevels).
+	// Levels is -c SPEC: the concurrency levels (load.ParseLevels).
 	Levels string
 	// StopOnErrors is whether --stop-error-rate was given, StopErrorRate
 	// its value read as a ratio.
@@ -70,7 +69,7 @@ func (o *SweepOptions) Build() (*Sweep, error) {
 	if o.Levels == "" {
 		return nil, errorf("sweep: --concurrency SPEC is required (e.g. 1:500:10 or 1,2,4,8)")
 	}
-	levels, err := grammar.ParseLevels(o.Levels)
+	levels, err := load.ParseLevels(o.Levels)
 	if err != nil {
 		return nil, errorf("sweep: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/study"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -36,7 +36,7 @@ func StudyText(w io.Writer, res *study.Result, width int) error {
 	}
 	fmt.Fprintln(w, Wrap(what, width, "    "))
 	if len(res.Measure.ClientCPUs) > 0 {
-		fmt.Fprintf(w, "client pinned to CPU %s\n", grammar.FormatCPUs(res.Measure.ClientCPUs))
+		fmt.Fprintf(w, "client pinned to CPU %s\n", load.FormatCPUs(res.Measure.ClientCPUs))
 	}
 	fmt.Fprintln(w)
 	writeStudyConfigurations(w, res, width)
@@ -101,7 +101,7 @@ func writeStudyConfigurations(w io.Writer, res *study.Result, width int) {
 			status += fmt.Sprintf(", PSS %.1f MiB", c.MeanPSSBytes/(1<<20))
 		}
 		if len(c.CPUs) > 0 {
-			status += ", on CPU " + grammar.FormatCPUs(c.CPUs)
+			status += ", on CPU " + load.FormatCPUs(c.CPUs)
 		}
 		rows = append(rows, []string{c.Name, fmt.Sprint(c.Starts), c.Network + " " + c.Address, status})
 	}

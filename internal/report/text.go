@@ -13,7 +13,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/backbench/backbench/internal/grammar"
 	"io"
 	"math"
 	"strconv"
@@ -259,7 +258,7 @@ func ours(b *strings.Builder, s *stats.Summary, line func(label, format string, 
 		policy += ", " + c.Engine + " engine"
 	}
 	if len(c.CPUs) > 0 {
-		policy += ", pinned to CPU " + grammar.FormatCPUs(c.CPUs)
+		policy += ", pinned to CPU " + load.FormatCPUs(c.CPUs)
 	}
 	line("Client CPU", "%.2f s (user %.2f + sys %.2f), %s of one core, %d %s%s",
 		c.CPUUserSeconds+c.CPUSysSeconds, c.CPUUserSeconds, c.CPUSysSeconds, share, c.Cores, cores, policy)

@@ -21,7 +21,7 @@
 // Config into the driver's schedule (driver.Concurrencies) and rules; the
 // warm-up, the interleaving, the trials and the stop rule are the
 // driver's. A sweep's own: its Config (its levels read by
-// grammar.ParseLevels, the grammar a study file's shares) and its one
+// load.ParseLevels, the grammar a study file's shares) and its one
 // preparation of the process (Config.Prepare), which targets can be
 // reached (CheckSockets before, Unreachable after), the factors of its
 // series (FactorsOf, PlanFactors, FactorWords) and their comparisons
@@ -44,7 +44,7 @@ import (
 
 	"github.com/backbench/backbench/internal/driver"
 	"github.com/backbench/backbench/internal/execute"
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -55,7 +55,7 @@ type Series = driver.Series
 // Config configures a sweep.
 type Config struct {
 	// Levels are the concurrency levels, strictly increasing (see
-	// grammar.ParseLevels).
+	// load.ParseLevels).
 	Levels []int
 	// Requests is the number of measured requests per level; 0 means no
 	// count limit (Duration is then required).
@@ -111,8 +111,8 @@ func (cfg *Config) Validate(series []Series) error {
 		return errors.New("sweep: no levels")
 	}
 	for i, v := range cfg.Levels {
-		if v < 1 || v > grammar.MaxLevel || (i > 0 && v <= cfg.Levels[i-1]) {
-			return fmt.Errorf("sweep: levels must increase from 1 to %d: %v", grammar.MaxLevel, cfg.Levels)
+		if v < 1 || v > load.MaxLevel || (i > 0 && v <= cfg.Levels[i-1]) {
+			return fmt.Errorf("sweep: levels must increase from 1 to %d: %v", load.MaxLevel, cfg.Levels)
 		}
 	}
 	if cfg.Requests <= 0 && cfg.Duration <= 0 {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/study/studyfile"
 )
@@ -128,13 +128,13 @@ func grammarError(what, value string) error {
 	case "slo":
 		_, err = capacity.Parse(value)
 	case "concurrency":
-		_, err = grammar.ParseLevels(value)
+		_, err = load.ParseLevels(value)
 	case "duration", "timeout", "confirm":
-		_, err = grammar.ParseSeconds(value)
+		_, err = load.ParseSeconds(value)
 	case "noise":
-		_, err = grammar.ParsePercent(value)
+		_, err = load.ParsePercent(value)
 	case "memory":
-		_, err = grammar.ParseSize(value)
+		_, err = load.ParseSize(value)
 	}
 	if err == nil {
 		return errors.New("(no grammar error)")
@@ -145,49 +145,49 @@ func grammarError(what, value string) error {
 // commandPath gives the value to the flag that takes it, as the command
 // does: the flag's Value or reader, then the command's plan.
 func commandPath(what, value string) error {
-	load := plan.Defaults(target)
-	load.Requests, load.RequestsSet = 1_000_000, true
+	opts := plan.Defaults(target)
+	opts.Requests, opts.RequestsSet = 1_000_000, true
 	seconds := func() (time.Duration, error) {
 		var d time.Duration
-		return d, grammar.NewSeconds(&d, 0).Set(value)
+		return d, load.NewSeconds(&d, 0).Set(value)
 	}
 	switch what {
 	case "slo": // bench's --slo, and capacity's
-		load.SLO = []string{value}
-		_, errBench := load.Build()
-		_, errCap := capacityOptions(load, func(o *plan.CapacityOptions) {}).Build()
+		opts.SLO = []string{value}
+		_, errBench := opts.Build()
+		_, errCap := capacityOptions(opts, func(o *plan.CapacityOptions) {}).Build()
 		if (errBench == nil) != (errCap == nil) {
 			return fmt.Errorf("bench says %v, capacity %v", errBench, errCap)
 		}
 		return errCap
 	case "concurrency": // sweep's -c
-		_, err := (&plan.SweepOptions{Load: load, Args: []string{target}, Levels: value}).Build()
+		_, err := (&plan.SweepOptions{Load: opts, Args: []string{target}, Levels: value}).Build()
 		return err
 	case "duration": // sweep's -t
 		d, err := seconds()
 		if err != nil {
 			return err
 		}
-		load.TimeLimit, load.TimeLimitSet = d, true
-		_, err = (&plan.SweepOptions{Load: load, Args: []string{target}, Levels: "1,2"}).Build()
+		opts.TimeLimit, opts.TimeLimitSet = d, true
+		_, err = (&plan.SweepOptions{Load: opts, Args: []string{target}, Levels: "1,2"}).Build()
 		return err
 	case "timeout": // -s
 		d, err := seconds()
 		if err != nil {
 			return err
 		}
-		load.Timeout = d
-		_, err = load.Build()
+		opts.Timeout = d
+		_, err = opts.Build()
 		return err
 	case "confirm": // capacity's --confirm
 		d, err := seconds()
 		if err != nil {
 			return err
 		}
-		_, err = capacityOptions(load, func(o *plan.CapacityOptions) { o.Confirm, o.ConfirmSet = d, true }).Build()
+		_, err = capacityOptions(opts, func(o *plan.CapacityOptions) { o.Confirm, o.ConfirmSet = d, true }).Build()
 		return err
 	case "noise": // --noise of sweep, compare and study
-		_, err := grammar.ParsePercent(value)
+		_, err := load.ParsePercent(value)
 		return err
 	case "memory": // study's --memory
 		m := studyfile.Measure{Kind: studyfile.MeasureCapacity, Levels: []int{8}, Duration: time.Second, Repeat: 1}

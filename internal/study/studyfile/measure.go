@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/backbench/backbench/internal/capacity"
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/targets"
 	"github.com/backbench/backbench/internal/trials"
 )
@@ -74,7 +74,7 @@ func (p *parser) parseMeasure(key, n *yaml.Node) {
 	}
 	if v, ok := m["noise"]; ok {
 		s := p.scalar(v.val, "measure noise")
-		f, err := grammar.ParsePercent(s)
+		f, err := load.ParsePercent(s)
 		if err != nil {
 			p.fail(v.val, "measure noise %q: %v", s, err)
 		}
@@ -195,16 +195,16 @@ func (p *parser) parseMix(m map[string]pair) {
 }
 
 // PinAuto is measure pin's one value: divide the machine's CPUs between
-// the client and the backends (grammar.SplitCPUs).
+// the client and the backends (load.SplitCPUs).
 const PinAuto = "auto"
 
-// cpus reads a CPU list as taskset -c takes it (grammar.ParseCPUs), each
+// cpus reads a CPU list as taskset -c takes it (load.ParseCPUs), each
 // CPU one this machine has.
 func (p *parser) cpus(n *yaml.Node, what string) []int {
 	s := p.scalar(n, what)
-	cpus, err := grammar.ParseCPUs(s)
+	cpus, err := load.ParseCPUs(s)
 	if err == nil {
-		err = grammar.CheckCPUs(cpus, machineCPUs())
+		err = load.CheckCPUs(cpus, machineCPUs())
 	}
 	if err != nil {
 		p.fail(n, "%s %q: %v", what, s, err)
@@ -213,7 +213,7 @@ func (p *parser) cpus(n *yaml.Node, what string) []int {
 }
 
 // machineCPUs are the CPUs of this machine (a variable for the tests).
-var machineCPUs = grammar.MachineCPUs
+var machineCPUs = load.MachineCPUs
 
 // pinAuto gives pin: auto's shares: the client the first half of the
 // machine's CPUs rounded down (at least one), the backends the rest. A
@@ -225,7 +225,7 @@ func (p *parser) pinAuto() {
 		return
 	}
 	all := machineCPUs()
-	client, backends := grammar.SplitCPUs(all)
+	client, backends := load.SplitCPUs(all)
 	if len(client) == 0 {
 		me.PinNote = fmt.Sprintf("pin: auto pinned nothing: this machine has %d CPU, nothing to divide between the client and the backends", len(all))
 		return
@@ -241,7 +241,7 @@ func (p *parser) pinAuto() {
 }
 
 // levels reads measure's concurrency as sweep's -c reads it
-// (grammar.ParseLevels): one level, a spec ("1:500:10", "1,2,4"), or a
+// (load.ParseLevels): one level, a spec ("1:500:10", "1,2,4"), or a
 // list of levels and specs, read as the spec of its items joined by
 // commas (the levels must increase across them, as within one). An error
 // is the spec's, at the item where the spec first fails.
@@ -249,7 +249,7 @@ func (p *parser) levels(n *yaml.Node) []int {
 	n = resolve(n)
 	if n.Kind != yaml.SequenceNode {
 		s := p.scalar(n, "measure concurrency")
-		lv, err := grammar.ParseLevels(s)
+		lv, err := load.ParseLevels(s)
 		if err != nil {
 			p.fail(n, "measure concurrency: %v", err)
 		}
@@ -263,7 +263,7 @@ func (p *parser) levels(n *yaml.Node) []int {
 	for i, it := range items {
 		specs[i] = p.scalar(it, "measure concurrency")
 	}
-	lv, err := grammar.ParseLevels(strings.Join(specs, ","))
+	lv, err := load.ParseLevels(strings.Join(specs, ","))
 	if err == nil {
 		return lv
 	}
@@ -271,7 +271,7 @@ func (p *parser) levels(n *yaml.Node) []int {
 	// items fails every longer one does: the first failing prefix ends
 	// at the item to blame.
 	k := sort.Search(len(items), func(i int) bool {
-		_, e := grammar.ParseLevels(strings.Join(specs[:i+1], ","))
+		_, e := load.ParseLevels(strings.Join(specs[:i+1], ","))
 		return e != nil
 	})
 	p.fail(items[min(k, len(items)-1)], "measure concurrency: %v", err)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -41,7 +41,7 @@ type Overrides struct {
 	Confirm *time.Duration
 	Memory  *string
 	// Noise is --noise, the verdicts' noise threshold as a fraction
-	// (read by grammar.ParsePercent, as every --noise), for every kind.
+	// (read by load.ParsePercent, as every --noise), for every kind.
 	Noise *float64
 	// Until is --until (decided: rounds run until every pair is
 	// decided), Budget --budget (the rounds' most time) and MaxRepeat
@@ -80,7 +80,7 @@ func (m *Measure) overrideLevels(o Overrides, one bool, why string) error {
 	if o.Levels == "" {
 		return nil
 	}
-	lv, err := grammar.ParseLevels(o.Levels)
+	lv, err := load.ParseLevels(o.Levels)
 	if err != nil {
 		return fmt.Errorf("-c %s: %v", o.Levels, err)
 	}
@@ -179,7 +179,7 @@ func (m *Measure) overrideCapacity(o Overrides) error {
 		}
 	}
 	if o.Memory != nil {
-		b, err := grammar.ParseSize(*o.Memory)
+		b, err := load.ParseSize(*o.Memory)
 		if err != nil {
 			return fmt.Errorf("--memory: %v", err)
 		}

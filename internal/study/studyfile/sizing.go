@@ -5,7 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 )
 
 // SizingFactor returns the factor a capacity study sizes: its first
@@ -39,7 +39,7 @@ func (p *parser) parseSizing(m map[string]pair, n *yaml.Node) {
 	}
 	if v, ok := m["memory"]; ok {
 		s := p.scalar(v.val, "measure memory")
-		b, err := grammar.ParseSize(s)
+		b, err := load.ParseSize(s)
 		if err != nil {
 			p.fail(v.val, "measure memory: %v", err)
 		}

@@ -193,7 +193,7 @@ type Measure struct {
 	Kind string
 	// Levels are the concurrency levels, strictly increasing (one for a
 	// bench; none or one for a capacity search), read as sweep's -c
-	// (grammar.ParseLevels).
+	// (load.ParseLevels).
 	Levels []int
 	// Requests per level and trial, 0 when Duration alone bounds it.
 	Requests int64

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// load parses a file of testdata/good.
-func load(t *testing.T, name string) *Study {
+// loadGood parses a file of testdata/good.
+func loadGood(t *testing.T, name string) *Study {
 	t.Helper()
 	s, err := Load(filepath.Join("testdata", "good", name))
 	if err != nil {
@@ -38,7 +38,7 @@ func labels(ss []Series) []string {
 
 // TestExample checks the example of the docs, value by value.
 func TestExample(t *testing.T) {
-	s := load(t, "example.yaml")
+	s := loadGood(t, "example.yaml")
 	if s.Question != "Does a Unix socket pay over TCP for FastCGI, with and without keep-alive?" {
 		t.Errorf("question %q", s.Question)
 	}
@@ -177,7 +177,7 @@ func TestGoodFiles(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			s := load(t, tc.file)
+			s := loadGood(t, tc.file)
 			cs := s.Configurations()
 			if got := names(cs); !reflect.DeepEqual(got, tc.configs) {
 				t.Errorf("configurations %q, want %q", got, tc.configs)
@@ -226,7 +226,7 @@ func TestExpand(t *testing.T) {
 
 // TestVars checks the built-in placeholders over TCP and a Unix socket.
 func TestVars(t *testing.T) {
-	s := load(t, "example.yaml")
+	s := loadGood(t, "example.yaml")
 	cs := s.Configurations()
 	tcp := cs[0].Vars("tcp", "127.0.0.1:9001", "/tmp/d")
 	want := map[string]string{
@@ -267,7 +267,7 @@ func TestLoadMissing(t *testing.T) {
 // TestBackendExpand checks a backend expanded for a configuration, and a
 // file path that a level takes out of the configuration's directory.
 func TestBackendExpand(t *testing.T) {
-	s := load(t, "servers.yaml")
+	s := loadGood(t, "servers.yaml")
 	cs := s.Configurations()
 	c := cs[len(cs)-1]
 	b, err := c.Backend.Expand(c.Vars("tcp", "127.0.0.1:8001", "/run/x"))

@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/backbench/backbench/internal/grammar"
+	"github.com/backbench/backbench/internal/load"
 )
 
 // resolve follows aliases to the node they name.
@@ -166,11 +166,11 @@ func (p *parser) boolean(n *yaml.Node, what string) bool {
 }
 
 // duration reads a time as the commands' -t and -s read it
-// (grammar.ParseSeconds: seconds, "30" or "2.5", or a duration, "500ms",
+// (load.ParseSeconds: seconds, "30" or "2.5", or a duration, "500ms",
 // "1m30s"), at least zero; more than zero when positive is set.
 func (p *parser) duration(n *yaml.Node, what string, positive bool) time.Duration {
 	v := p.scalar(n, what)
-	d, err := grammar.ParseSeconds(v)
+	d, err := load.ParseSeconds(v)
 	if err != nil {
 		p.fail(n, "%s %q: %v", what, v, err)
 	}

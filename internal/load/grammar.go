@@ -1,6 +1,8 @@
-// Package grammar reads the values that a command's flags and a study file
-// both take, with one function each, so that a value means the same thing
-// and is refused with the same words wherever it is written: concurrency
+package load
+
+// The grammar (this file, levels.go, size.go, cpus.go) reads the values
+// that a command's flags and a study file both take, with one function
+// each, so that a value means the same thing and is refused with the same words wherever it is written: concurrency
 // levels (ParseLevels: sweep's -c, a study's concurrency), times in
 // seconds or as durations (ParseSeconds: -t, -s, --confirm, a study's
 // duration, timeout and confirm; Seconds, the flag Value that reads them),
@@ -11,11 +13,10 @@
 // which owns their type.
 //
 // Its errors name no flag and no key: the caller says where the value
-// came from ("--noise", "measure noise" at a line and column). The package
-// imports nothing of the module, so that the study file's parser
-// (internal/study/studyfile) and the command line (cmd/backbench,
-// internal/plan) can both use it.
-package grammar
+// came from ("--noise", "measure noise" at a line and column). Like the
+// rest of package load, it imports nothing of the module, so that the study
+// file's parser (internal/study/studyfile) and the command line
+// (cmd/backbench, internal/plan) can both use it.
 
 import (
 	"errors"
