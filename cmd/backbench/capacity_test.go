@@ -183,7 +183,7 @@ func TestCapacityJSONAndBench(t *testing.T) {
 		stepKeys = append(stepKeys, k)
 	}
 	sort.Strings(stepKeys)
-	if got := strings.Join(stepKeys, " "); got != "achieved_rps concurrency confirm error_rate held in_flight_halves latency_halves_ms length_seconds p50_ms p99_ms pass rate records served_rps slo_results" {
+	if got := strings.Join(stepKeys, " "); got != "achieved_rps concurrency confirm error_rate held in_flight_growth in_flight_halves latency_growth_ms latency_halves_ms length_seconds p50_ms p99_ms pass rate records served_rps slo_results" {
 		t.Errorf("step keys %s", got)
 	}
 	var j capacity.JSONReport

@@ -115,13 +115,23 @@ func drive(ctx context.Context, cfg Config, work func(context.Context, load.Clie
 	if cfg.Requests <= 0 && cfg.Duration <= 0 {
 		return Outcome{}, errors.New("execute: need a request count or a duration")
 	}
-	clients, err := makeClients(ctx, cfg.Factory, cfg.Concurrency)
+	// The clients' context ends with ctx, but only after the window has
+	// closed: a request that an interruption cuts short then finds the
+	// window closed and is drained, never counted as failed (ctx's own
+	// cancellation reaches the window after it wakes those waiting on
+	// ctx, and a worker woken first would record the cut request, and
+	// every request it started until the window closed, as failures).
+	// Its parent never ends, so that a run that ends by itself (a budget
+	// spent, a time limit) cuts nothing in flight.
+	cctx, cancelClients := context.WithCancel(context.WithoutCancel(ctx))
+	window, closeWindow := context.WithCancel(ctx)
+	defer closeWindow()
+	defer context.AfterFunc(ctx, func() { closeWindow(); cancelClients() })()
+	clients, err := makeClients(cctx, cfg.Factory, cfg.Concurrency)
 	if err != nil {
 		return Outcome{}, err
 	}
 	out := Outcome{Start: load.Now()}
-	window, closeWindow := context.WithCancel(ctx)
-	defer closeWindow()
 	if cfg.Duration > 0 {
 		var stop context.CancelFunc
 		window, stop = context.WithDeadline(window, load.Time(out.Start+int64(cfg.Duration)))
