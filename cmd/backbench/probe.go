@@ -10,7 +10,7 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
-	"github.com/backbench/backbench/internal/probe/address"
+	"github.com/backbench/backbench/internal/proberun"
 	"github.com/backbench/backbench/internal/protocol"
 )
 
@@ -74,7 +74,7 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.NArg() != 1 {
 		return usagef("probe: want exactly one URL, got %d (see backbench probe --help)", fs.NArg())
 	}
-	targets, err := address.Targets(fs.Arg(0))
+	targets, err := proberun.Targets(fs.Arg(0))
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -94,7 +94,7 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if targets[0], err = plan.UnixSocket(targets[0], o.unixSocket, 0); err != nil {
 		return err
 	}
-	po := address.Options{Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Insecure: o.insecure,
+	po := proberun.Options{Timeout: o.timeout, IdleMax: o.idleMax, MaxRequests: o.maxRequests, Insecure: o.insecure,
 		Only: o.only, Skip: o.skip, JSON: o.format == "json"}
 	if po.Protocol, err = plan.Protocol(tgt); err != nil {
 		return err
@@ -113,9 +113,9 @@ func probeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	defer closeOut(&err)
 	// The report, text or JSON, goes to -o.
-	err = address.Run(ctx, out, fs.Arg(0), targets, po)
+	err = proberun.Run(ctx, out, fs.Arg(0), targets, po)
 	var ue *protocol.UnreachableError
-	var re *address.RequestError
+	var re *proberun.RequestError
 	switch {
 	case ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())):
 		return errInterrupted

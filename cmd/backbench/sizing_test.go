@@ -161,7 +161,7 @@ func TestSizingCPUBound(t *testing.T) {
 // Why the answer lands where it does, and the study's parameters:
 //
 //   - The search's resolution: it stops when its passing and failing rates
-//     are within 5% (runner.SizingResolution), so its answer may lie up to
+//     are within 5% (studyrun.SizingResolution), so its answer may lie up to
 //     4.8% (1 - 1/1.05) below where the backend stops holding the rate:
 //     inherent.
 //   - The model's own cost: a request costs its sleep plus the accept,

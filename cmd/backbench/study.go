@@ -23,8 +23,8 @@ import (
 	"github.com/backbench/backbench/internal/report/page"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/study/runner"
-	"github.com/backbench/backbench/internal/study/studyfile"
+	"github.com/backbench/backbench/internal/studyfile"
+	"github.com/backbench/backbench/internal/studyrun"
 )
 
 // studyOptions are the flags of study.
@@ -191,7 +191,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// requests done, the estimated end); -q: none.
 	var log io.Writer
 	var live *LiveWriter
-	var cur atomic.Pointer[runner.Progress]
+	var cur atomic.Pointer[studyrun.Progress]
 	if !o.quiet {
 		log = stderr
 		if isTerminal(stderr) {
@@ -207,7 +207,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// backend and removed its directory.
 		defer w.Close()
 	}
-	ro := runner.Options{
+	ro := studyrun.Options{
 		Exec:   execute.Options{Stderr: stderr, Quiet: true, Version: version()},
 		Log:    log,
 		Seed:   o.seed,
@@ -216,7 +216,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	endLive := func(*study.Result) {}
 	if live != nil {
-		ro.Progress = func(p runner.Progress) { cur.Store(&p) }
+		ro.Progress = func(p studyrun.Progress) { cur.Store(&p) }
 		stop := StartLiveLine(live, func() string {
 			if p := cur.Load(); p != nil {
 				return "study: " + p.String()
@@ -229,11 +229,11 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			// The line ends somewhere: where the study ended, on a line
 			// of its own.
 			if res != nil {
-				fmt.Fprintf(live, "study: ended at %s: %d of %d rounds in %s\n", runner.Clock(time.Now()), res.Rounds, res.Measure.Repeat, time.Since(begun).Round(time.Second))
+				fmt.Fprintf(live, "study: ended at %s: %d of %d rounds in %s\n", studyrun.Clock(time.Now()), res.Rounds, res.Measure.Repeat, time.Since(begun).Round(time.Second))
 			}
 		}
 	}
-	res, err := runner.Run(ctx, st, ro)
+	res, err := studyrun.Run(ctx, st, ro)
 	endLive(res)
 	if err != nil {
 		var ue *usageError
@@ -310,7 +310,7 @@ func studyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // processes that carry such a run's marker, the run being dead, and its
 // directories in the temporary directory. Nothing else is touched.
 func stopLeftovers(stderr io.Writer) {
-	ls, err := backend.FindLeftovers(os.TempDir(), runner.DirPrefix)
+	ls, err := backend.FindLeftovers(os.TempDir(), studyrun.DirPrefix)
 	if err != nil {
 		return
 	}

@@ -15,7 +15,7 @@ package load
 // Its errors name no flag and no key: the caller says where the value
 // came from ("--noise", "measure noise" at a line and column). Like the
 // rest of package load, it imports nothing of the module, so that the study
-// file's parser (internal/study/studyfile) and the command line
+// file's parser (internal/studyfile) and the command line
 // (cmd/backbench, internal/plan) can both use it.
 
 import (

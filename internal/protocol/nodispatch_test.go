@@ -27,12 +27,12 @@ var allowed = []struct{ file, line, why string }{
 	{"cmd/backbench/serve.go", `NewChoice(&o.Protocol, "http", "fcgi", "http")`, "which built-in backend serve starts (package fixtures)"},
 	{"internal/serve/serve.go", `proto = "https"`, "the listening line of serve's own TLS backend"},
 	{"internal/trials/factors.go", `var protocolWords`, "the words a sentence gives a protocol's name (data, not dispatch)"},
-	{"internal/study/studyfile/spec.go", `FactorHTTP = "http"`, "the name of a study file's HTTP-version factor, not a scheme"},
+	{"internal/studyfile/spec.go", `FactorHTTP = "http"`, "the name of a study file's HTTP-version factor, not a scheme"},
 	{"internal/study/answer.go", `FactorHTTP = "http"`, "the name of a study file's HTTP-version factor, not a scheme"},
-	{"internal/study/studyfile/backend.go", `scheme != "fcgi" && scheme != "http" && scheme != "https"`, "a study file is checked before anything starts, each error at its line:column (the registry knows no positions); internal/study/studyfile imports nothing of the module"},
-	{"internal/study/studyfile/backend.go", `strings.Cut(b.URL, "://")`, "as above: the URL's scheme read to check it at its position"},
-	{"internal/study/studyfile/backend.go", `b.Insecure && scheme != "https"`, "as above: insecure applies to https URLs, said at the key's position"},
-	{"internal/study/studyfile/backend.go", `b.DocumentRoot != "" && scheme != "fcgi"`, "as above: document_root applies to fcgi URLs, said at the key's position"},
+	{"internal/studyfile/backend.go", `scheme != "fcgi" && scheme != "http" && scheme != "https"`, "a study file is checked before anything starts, each error at its line:column (the registry knows no positions); internal/studyfile imports nothing of the module"},
+	{"internal/studyfile/backend.go", `strings.Cut(b.URL, "://")`, "as above: the URL's scheme read to check it at its position"},
+	{"internal/studyfile/backend.go", `b.Insecure && scheme != "https"`, "as above: insecure applies to https URLs, said at the key's position"},
+	{"internal/studyfile/backend.go", `b.DocumentRoot != "" && scheme != "fcgi"`, "as above: document_root applies to fcgi URLs, said at the key's position"},
 }
 
 // TestNoSchemeDispatch keeps the rule of the registry: outside

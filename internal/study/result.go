@@ -4,8 +4,8 @@
 // comparisons of the series that differ in exactly one declared factor,
 // and the answers in sentences (Answers). Its renderers are
 // internal/report's (StudyText, StudyMarkdown) and internal/report/page's;
-// the runner is internal/study/runner, the file's format
-// internal/study/studyfile. The result is a document of kind study
+// the runner is internal/studyrun, the file's format
+// internal/studyfile. The result is a document of kind study
 // (internal/document): compare and report read it without running
 // anything.
 package study

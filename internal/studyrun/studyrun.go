@@ -1,4 +1,4 @@
-// Package runner runs a study (internal/study/studyfile): it starts every
+// Package studyrun runs a study (internal/studyfile): it starts every
 // backend configuration (internal/backend), waits until it listens,
 // verifies it with one request, measures its series through the one driver
 // (internal/driver) in interleaved rounds, samples its process tree, stops
@@ -20,7 +20,7 @@
 // every step; the answer is the sizing (study.Sizing).
 //
 // Limits: a sweep or a bench is a closed-model run at each level.
-package runner
+package studyrun
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ import (
 	"github.com/backbench/backbench/internal/protocol"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/study/studyfile"
+	"github.com/backbench/backbench/internal/studyfile"
 	"github.com/backbench/backbench/internal/trials"
 )
 

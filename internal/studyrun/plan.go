@@ -1,4 +1,4 @@
-package runner
+package studyrun
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
-	"github.com/backbench/backbench/internal/study/studyfile"
+	"github.com/backbench/backbench/internal/studyfile"
 )
 
 // seriesPlan makes the plan of one series of study st at its target t:

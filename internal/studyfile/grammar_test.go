@@ -11,7 +11,7 @@ import (
 	"github.com/backbench/backbench/internal/capacity"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/plan"
-	"github.com/backbench/backbench/internal/study/studyfile"
+	"github.com/backbench/backbench/internal/studyfile"
 )
 
 // target is the URL of the command path's plans: nothing dials it.

@@ -1,4 +1,4 @@
-package runner
+package studyrun
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/internal/study/studyfile"
+	"github.com/backbench/backbench/internal/studyfile"
 )
 
 // TestSeriesPlan: a series' client-side levels and the study's timeout

@@ -40,7 +40,7 @@ measure:
 func TestSizingStudies(t *testing.T) {
 	for file, setting := range map[string]string{"sizing-prefork.yaml": "--processes", "sizing-php-fpm.yaml": "pm.max_children",
 		"sizing-prefork-models.yaml": "--processes", "sizing-gunicorn.yaml": "--workers", "sizing-puma.yaml": "--workers"} {
-		s, err := Load("../../../studies/" + file)
+		s, err := Load("../../studies/" + file)
 		if err != nil {
 			t.Errorf("%v", err)
 			continue

@@ -1,4 +1,4 @@
-// Package address runs backbench probe on its addresses: one address, or
+// Package proberun runs backbench probe on its addresses: one address, or
 // each address of a {A..B} port range in turn, with the probe of the
 // target's protocol (protocol.Protocol.Probe), and makes of it the probe's
 // document (document.Probe, document.ProbeRange) and its text: one line a
@@ -17,7 +17,7 @@
 // It lives apart from internal/probe, the checks' own library that the
 // protocol packages import, because it stands above the protocols: it
 // picks none, it is handed one, and it writes the result model.
-package address
+package proberun
 
 import (
 	"context"

@@ -13,7 +13,7 @@ import (
 // block with a top-level question: key (other blocks are fragments), and
 // checks that the page's first example is testdata/good/example.yaml.
 func TestDocExamples(t *testing.T) {
-	page, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "study.md"))
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "study.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
