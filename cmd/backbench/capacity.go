@@ -85,7 +85,7 @@ func newCapacityFlags(o *capacityOptions) *pflag.FlagSet {
 	fs.Var(NewChoice(&o.format, "text", "text", "json"), "format", "report on stdout: text or json (the JSON of capacity.json)")
 	fs.BoolVar(&o.wide, "wide", false, "print the steps' table as wide as it is, not fitted to 100 columns (or the terminal's width)")
 	addLoadFlags(fs, &o.loadOptions)
-	o.po.TimeLimit = plan.CapacityStepTime
+	o.po.Duration = plan.CapacityStepTime
 	fs.Lookup("timelimit").Usage = "length of each step in seconds (or a duration: 10s)"
 	fs.Lookup("timelimit").DefValue = "5"
 	fs.Lookup("confirm").DefValue = "5 times -t, at least 30 s"

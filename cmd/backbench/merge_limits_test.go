@@ -226,8 +226,7 @@ func syntheticSweep(path string, levels, reqs int, start time.Time) error {
 		}
 		began := start.Add(time.Duration(c-1) * 125 * time.Millisecond).Truncate(time.Microsecond)
 		elapsed := time.Duration(at - 1e9).Truncate(time.Microsecond)
-		m.Plan = stats.Plan{Target: target, Hostname: "127.0.0.1", Port: "8080", Path: "/", Concurrency: c,
-			Requests: int64(reqs), Timeout: 30 * time.Second, HTTPVersion: "1.1", ConnectionHeader: "close", Method: "GET"}
+		m.Plan = stats.Plan{Shape: stats.Shape{Concurrency: c, Requests: int64(reqs)}, Target: target, Hostname: "127.0.0.1", Port: "8080", Path: "/", Timeout: 30 * time.Second, HTTPVersion: "1.1", ConnectionHeader: "close", Method: "GET"}
 		m.StartedAt, m.EndedAt, m.Elapsed = stats.Wall{Time: began}, stats.Wall{Time: began.Add(elapsed)}, elapsed
 		m.Environment = stats.Environment{Hostname: "gen", Version: "test", Command: []string{"backbench", "sweep"}}
 		if m.Timeline != nil {

@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"context"
+	"github.com/backbench/backbench/internal/stats"
 	"io"
 	"reflect"
 	"testing"
@@ -25,7 +26,7 @@ func savedPlan(t *testing.T, url string, change func(*execute.Plan)) *execute.Pl
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &execute.Plan{Target: tgt, KeepAlive: true, Timeout: 5 * time.Second, Method: "GET", Concurrency: 2, Requests: 40}
+	p := &execute.Plan{Shape: stats.Shape{Concurrency: 2, Requests: 40}, Target: tgt, KeepAlive: true, Timeout: 5 * time.Second, Method: "GET"}
 	if change != nil {
 		change(p)
 	}

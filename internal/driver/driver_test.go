@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"github.com/backbench/backbench/internal/stats"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,8 +26,7 @@ func plan(t *testing.T, url string, concurrency int, requests int64) *execute.Pl
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &execute.Plan{Target: tgt, KeepAlive: true, Timeout: 5 * time.Second, ProtoOptions: protocol.FCGIOptions{DocumentRoot: "/srv"}, Method: "GET",
-		Concurrency: concurrency, Requests: requests}
+	return &execute.Plan{Shape: stats.Shape{Concurrency: concurrency, Requests: requests}, Target: tgt, KeepAlive: true, Timeout: 5 * time.Second, ProtoOptions: protocol.FCGIOptions{DocumentRoot: "/srv"}, Method: "GET"}
 }
 
 // deadUnix is the URL of a Unix socket path where nothing listens (no

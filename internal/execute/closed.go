@@ -12,15 +12,17 @@ import (
 	"github.com/backbench/backbench/internal/stats"
 )
 
-// Config configures a closed-model run.
+// Config configures a run: the plan's shape, by reference, and what runs it.
 type Config struct {
-	// Concurrency is the number of workers, each with its own client.
-	Concurrency int
-	// Requests is the total number of requests; 0 means no count limit
-	// (a Duration is then required).
-	Requests int64
-	// Duration is the time limit of the run; 0 means none.
-	Duration time.Duration
+	// Shape is the run's shape, the plan's own (Plan.Shape): Concurrency
+	// workers, each with its own client; Requests in all (0: no count
+	// limit, a Duration is then required); Duration, the time limit (0:
+	// none). Closed reads Stages as the concurrency of each stage, held
+	// or (Ramp) moved linearly from the previous stage's: worker i works
+	// while the concurrency in force is above i and waits otherwise
+	// (Concurrency should be the largest). Open reads Rate, or Stages as
+	// the rate of each stage.
+	*stats.Shape
 	// Factory makes one client per worker.
 	Factory load.ClientFactory
 	// Recorder receives every result.
@@ -31,12 +33,6 @@ type Config struct {
 	// Engine, when set, runs the workers of a closed-model run; nil: a
 	// goroutine per worker.
 	Engine Engine
-	// Stages, when not empty, are the concurrency of each stage of a
-	// closed-model run, held or (Ramp) moved linearly from the previous
-	// stage's: worker i works while the concurrency in force is above i
-	// and waits otherwise (Concurrency should be the largest).
-	Stages []stats.Stage
-	Ramp   bool
 	// Mix, when not empty, is the schedule of a mix of requests
 	// (internal/targets.Schedule): the run's k-th request (k from 0, in
 	// the order workers take them) sends request Mix[k % len(Mix)]

@@ -58,7 +58,7 @@ func TestClosedExactCounts(t *testing.T) {
 	}{{1, 1, 0}, {10, 3, 0}, {1000, 7, 0}, {997, 13, 5}, {5, 5, 2}} {
 		var calls, closed atomic.Int64
 		rec := recorder.New(recorder.Options{Shards: tc.c})
-		out, err := Closed(context.Background(), Config{Concurrency: tc.c, Requests: tc.n, Factory: factory(0, tc.fail, &calls, &closed), Recorder: rec})
+		out, err := Closed(context.Background(), Config{Shape: &stats.Shape{Concurrency: tc.c, Requests: tc.n}, Factory: factory(0, tc.fail, &calls, &closed), Recorder: rec})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,8 +77,7 @@ func TestClosedDuration(t *testing.T) {
 	var calls, closed atomic.Int64
 	rec := recorder.New(recorder.Options{Shards: 4})
 	start := time.Now()
-	out, err := Closed(context.Background(), Config{Concurrency: 4, Duration: 200 * time.Millisecond,
-		Factory: factory(10*time.Millisecond, 0, &calls, &closed), Recorder: rec})
+	out, err := Closed(context.Background(), Config{Shape: &stats.Shape{Concurrency: 4, Duration: 200 * time.Millisecond}, Factory: factory(10*time.Millisecond, 0, &calls, &closed), Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +108,13 @@ func TestDeadlineDrains(t *testing.T) {
 				clientCtx = append(clientCtx, ctx)
 				return factory(delay, 0, &calls, &closed)(ctx)
 			}
-			cfg := Config{Concurrency: 4, Duration: limit, Factory: f, Recorder: rec}
+			cfg := Config{Shape: &stats.Shape{Concurrency: 4, Duration: limit}, Factory: f, Recorder: rec}
 			var out Outcome
 			var acc OpenAccount
 			var err error
 			if model == "open" {
-				out, acc, err = Open(context.Background(), OpenConfig{Config: cfg, Rate: 1000})
+				cfg.Rate = 1000
+				out, acc, err = Open(context.Background(), cfg)
 			} else {
 				out, err = Closed(context.Background(), cfg)
 			}
@@ -150,7 +150,7 @@ func TestClosedInterrupted(t *testing.T) {
 	rec := recorder.New(recorder.Options{Shards: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	out, err := Closed(ctx, Config{Concurrency: 2, Requests: 1_000_000, Factory: factory(5*time.Millisecond, 0, &calls, &closed), Recorder: rec})
+	out, err := Closed(ctx, Config{Shape: &stats.Shape{Concurrency: 2, Requests: 1_000_000}, Factory: factory(5*time.Millisecond, 0, &calls, &closed), Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,14 +163,14 @@ func TestClosedInterrupted(t *testing.T) {
 func TestClosedBadConfig(t *testing.T) {
 	var calls, closed atomic.Int64
 	rec := recorder.New(recorder.Options{})
-	if _, err := Closed(context.Background(), Config{Concurrency: 0, Requests: 1, Factory: factory(0, 0, &calls, &closed), Recorder: rec}); err == nil {
+	if _, err := Closed(context.Background(), Config{Shape: &stats.Shape{Concurrency: 0, Requests: 1}, Factory: factory(0, 0, &calls, &closed), Recorder: rec}); err == nil {
 		t.Error("concurrency 0 accepted")
 	}
-	if _, err := Closed(context.Background(), Config{Concurrency: 1, Factory: factory(0, 0, &calls, &closed), Recorder: rec}); err == nil {
+	if _, err := Closed(context.Background(), Config{Shape: &stats.Shape{Concurrency: 1}, Factory: factory(0, 0, &calls, &closed), Recorder: rec}); err == nil {
 		t.Error("no limit accepted")
 	}
 	bad := func(context.Context) (load.Client, error) { return nil, errors.New("no client") }
-	if _, err := Closed(context.Background(), Config{Concurrency: 1, Requests: 1, Factory: bad, Recorder: rec}); err == nil {
+	if _, err := Closed(context.Background(), Config{Shape: &stats.Shape{Concurrency: 1, Requests: 1}, Factory: bad, Recorder: rec}); err == nil {
 		t.Error("factory error lost")
 	}
 }
@@ -180,12 +180,11 @@ func TestClosedBadConfig(t *testing.T) {
 func TestOpenPacing(t *testing.T) {
 	var calls, closed atomic.Int64
 	rec := recorder.New(recorder.Options{Shards: 4})
-	out, acc, err := Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 4, Requests: 50,
-		Factory: factory(0, 0, &calls, &closed), Recorder: rec}})
+	out, acc, err := Open(context.Background(), Config{Shape: &stats.Shape{Rate: 200, Concurrency: 4, Requests: 50}, Factory: factory(0, 0, &calls, &closed), Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := summarize(rec, stats.Plan{Rate: 200}, out.Elapsed())
+	s := summarize(rec, stats.Plan{Shape: stats.Shape{Rate: 200}}, out.Elapsed())
 	// 50 requests at 200/s: the last is due at 245 ms.
 	if el := out.Elapsed(); el < 240*time.Millisecond || el > 2*time.Second {
 		t.Errorf("elapsed %v", el)
@@ -200,18 +199,17 @@ func TestOpenPacing(t *testing.T) {
 	}
 
 	rec = recorder.New(recorder.Options{Shards: 1})
-	out, _, err = Open(context.Background(), OpenConfig{Rate: 200, Config: Config{Concurrency: 1, Requests: 20,
-		Factory: factory(20*time.Millisecond, 0, &calls, &closed), Recorder: rec}})
+	out, _, err = Open(context.Background(), Config{Shape: &stats.Shape{Rate: 200, Concurrency: 1, Requests: 20}, Factory: factory(20*time.Millisecond, 0, &calls, &closed), Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = summarize(rec, stats.Plan{Rate: 200}, out.Elapsed())
+	s = summarize(rec, stats.Plan{Shape: stats.Shape{Rate: 200}}, out.Elapsed())
 	// 20 requests of 20 ms due every 5 ms: the last is due at 95 ms and
 	// sent at about 380 ms.
 	if s.Open.CeilingLate < 15 || s.Percentiles["100"] < 200 || s.UncorrectedPercentiles["100"] > s.Percentiles["100"]/2 {
 		t.Errorf("one 20 ms worker at 200/s: open %+v p100 %v uncorrected %v", *s.Open, s.Percentiles["100"], s.UncorrectedPercentiles["100"])
 	}
-	if _, _, err := Open(context.Background(), OpenConfig{Rate: 0, Config: Config{Concurrency: 1, Requests: 1}}); err == nil {
+	if _, _, err := Open(context.Background(), Config{Shape: &stats.Shape{Rate: 0, Concurrency: 1, Requests: 1}}); err == nil {
 		t.Error("rate 0 accepted")
 	}
 }
@@ -230,8 +228,7 @@ func summarize(rec *recorder.Recorder, p stats.Plan, elapsed time.Duration) stat
 func TestOpenAccount(t *testing.T) {
 	var calls, closed atomic.Int64
 	rec := recorder.New(recorder.Options{Shards: 2})
-	out, acc, err := Open(context.Background(), OpenConfig{Rate: 500, Config: Config{Concurrency: 2, Duration: 400 * time.Millisecond,
-		Factory: factory(10*time.Millisecond, 0, &calls, &closed), Recorder: rec}})
+	out, acc, err := Open(context.Background(), Config{Shape: &stats.Shape{Rate: 500, Concurrency: 2, Duration: 400 * time.Millisecond}, Factory: factory(10*time.Millisecond, 0, &calls, &closed), Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,8 +275,7 @@ func TestClosedMixTimed(t *testing.T) {
 	f := func(context.Context) (load.Client, error) {
 		return &mixClient{counts: &counts, slow: 200 * time.Microsecond}, nil
 	}
-	if _, err := Closed(context.Background(), Config{Concurrency: c, Duration: 300 * time.Millisecond, Factory: f, Recorder: rec,
-		Mix: []int32{1, 0, 1, 1}}); err != nil {
+	if _, err := Closed(context.Background(), Config{Shape: &stats.Shape{Concurrency: c, Duration: 300 * time.Millisecond}, Factory: f, Recorder: rec, Mix: []int32{1, 0, 1, 1}}); err != nil {
 		t.Fatal(err)
 	}
 	a, b := counts[0].Load(), counts[1].Load()

@@ -280,8 +280,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Run, error) {
 	}
 	watch := &Watch{Upstreams: len(p.Upstreams), OnReach: announce, StopOnLoss: o.StopOnLoss,
 		KeepOnUnreachable: o.KeepOnUnreachable}
-	cfg := Config{Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Factory: f, Recorder: rec,
-		Watch: watch}
+	cfg := Config{Shape: &p.Shape, Factory: f, Recorder: rec, Watch: watch}
 	if len(p.Mix) > 1 {
 		cfg.Mix = p.Schedule
 	}
@@ -289,7 +288,6 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Run, error) {
 	if p.Rate <= 0 && len(p.Stages) > 0 {
 		// A closed-model run in stages holds workers back in turn: a
 		// goroutine each.
-		cfg.Stages, cfg.Ramp = p.Stages, p.Ramp
 		engine = EnginePoller
 	}
 	if engine == EngineUring {
@@ -299,11 +297,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*stats.Run, error) {
 	var out Outcome
 	var acc OpenAccount
 	if p.Rate > 0 {
-		oc := OpenConfig{Config: cfg, Rate: p.Rate}
-		if len(p.Stages) > 0 {
-			oc.Stages, oc.Ramp = p.Stages, p.Ramp
-		}
-		out, acc, err = Open(ctx, oc)
+		out, acc, err = Open(ctx, cfg)
 	} else {
 		out, err = Closed(ctx, cfg)
 	}

@@ -8,26 +8,7 @@ import (
 
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
-	"github.com/backbench/backbench/internal/stats"
 )
-
-// OpenConfig configures an open-model run: requests are scheduled at a
-// constant rate whatever the responses do, and each latency is measured from
-// its intended send time (the correction for coordinated omission that wrk2
-// made known). Config.Concurrency is the ceiling of requests in flight: when
-// every worker is busy, the next request is sent late, and its latency still
-// counts from its intended time. Config.Requests is the number of requests
-// to schedule.
-type OpenConfig struct {
-	Config
-	// Rate is the arrival rate in requests per second.
-	Rate float64
-	// Stages, when not empty, replace Rate: the rate of each stage, held
-	// or (Ramp) moved linearly from the previous stage's; the run's time
-	// limit should be their total length.
-	Stages []stats.Stage
-	Ramp   bool
-}
 
 // OpenAccount is how the requests that were due in an open-model run ended:
 // Recorded (complete or failed, each once) + Unsent = Due.
@@ -45,7 +26,13 @@ type OpenAccount struct {
 	InFlight int64
 }
 
-// Open runs the open model. Workers take request numbers i = 0, 1, 2 ... from
+// Open runs the open model: requests are scheduled at cfg.Rate (or in the
+// rates of cfg.Stages) whatever the responses do, and each latency is
+// measured from its intended send time (the correction for coordinated
+// omission that wrk2 made known). cfg.Concurrency is the ceiling of requests
+// in flight: when every worker is busy, the next request is sent late, and
+// its latency still counts from its intended time. cfg.Requests, when set,
+// is the number of requests to schedule. Workers take request numbers i = 0, 1, 2 ... from
 // one atomic counter; request i is due at start + i/Rate. A worker that takes
 // a number before its time waits until then (pacer: precise to tens of
 // microseconds); one that takes it late (it was busy: the in-flight ceiling
@@ -57,7 +44,7 @@ type OpenAccount struct {
 // the end of the run, the earliest it could have: leaving it out would hide
 // the worst of a backlog, since exactly the requests that waited longest are
 // the ones the run never sent.
-func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
+func Open(ctx context.Context, cfg Config) (Outcome, OpenAccount, error) {
 	if cfg.Rate <= 0 && len(cfg.Stages) == 0 {
 		return Outcome{}, OpenAccount{}, errors.New("execute: rate must be greater than 0")
 	}
@@ -66,7 +53,7 @@ func Open(ctx context.Context, cfg OpenConfig) (Outcome, OpenAccount, error) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	var pending []pendingReq
-	closed := cfg.Config
+	closed := cfg
 	closed.Engine = nil // the pacer's workers wait on time, not on sockets
 	out, err := drive(ctx, closed, func(window context.Context, c load.Client, sh *recorder.Shard, start int64, _ int) int64 {
 		p, ok := openWorker(window, c, sh, &next, cfg.Requests, start, sched, cfg.Watch)

@@ -92,22 +92,11 @@ type Plan struct {
 	// nil otherwise.
 	Replay *stats.Replay
 
-	// Concurrency is the number of workers (the in-flight ceiling in the
-	// open model).
-	Concurrency int
-	// Requests is the request budget; 0 means none (Duration applies).
-	Requests int64
-	// Duration is the time limit; 0 means none.
-	Duration time.Duration
-	// Rate, when > 0, runs the open model at this many requests per
-	// second.
-	Rate float64
-	// Stages, when not empty, is the load in stages: rates (Rate > 0, the
-	// open model; Rate is then their mean) or concurrencies (the closed
-	// model; Concurrency is the largest), held or ramped (Ramp); Duration
-	// is their total length.
-	Stages []stats.Stage
-	Ramp   bool
+	// Shape is the load's own shape: its concurrency (the in-flight
+	// ceiling in the open model), budget (0: none, the time limit
+	// applies), time limit, rate and stages; one home from the flag to
+	// the record (Record keeps it as it is).
+	stats.Shape
 	// Timeout bounds one request, from dial to last byte.
 	Timeout time.Duration
 	// KeepAlive keeps connections open (HTTP keep-alive, FCGI_KEEP_CONN).
@@ -202,16 +191,11 @@ func (p *Plan) Record() stats.Plan {
 		Hostname:       t.Host,
 		Port:           t.Port,
 		Path:           path,
-		Concurrency:    p.Concurrency,
-		Requests:       p.Requests,
-		Duration:       p.Duration,
+		Shape:          p.Shape,
 		Timeout:        p.Timeout,
 		KeepAlive:      p.KeepAlive,
 		Method:         p.Method,
 		BodySize:       int64(len(p.Body)),
-		Rate:           p.Rate,
-		Stages:         p.Stages,
-		Ramp:           p.Ramp,
 		ABCompat:       p.ABCompat,
 		VariableLength: p.VariableLength,
 		Balance:        p.Balance.String(),

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/backbench/backbench/internal/stats"
 	"runtime"
 	"strings"
 	"testing"
@@ -42,18 +43,18 @@ func TestResolveEngine(t *testing.T) {
 		{"auto, fcgi", Plan{Target: fcgi}, "", nil, EnginePoller, ""},
 		{"uring, fcgi", Plan{Target: fcgi, Engine: EngineUring}, "", nil, EngineUring, ""},
 		{"env uring, fcgi", Plan{Target: fcgi}, "uring", nil, EngineUring, ""},
-		{"auto, open model", Plan{Target: unix, Rate: 10}, "", nil, EnginePoller, ""},
+		{"auto, open model", Plan{Shape: stats.Shape{Rate: 10}, Target: unix}, "", nil, EnginePoller, ""},
 		{"auto, TLS", Plan{Target: unix, TLS: &tls.Config{}}, "", nil, EnginePoller, ""},
 		{"auto, cluster", Plan{Target: unix, Upstreams: two}, "", nil, EnginePoller, ""},
 		{"auto, no io_uring", Plan{Target: unix}, "", noRing, EnginePoller, ""},
 		{"poller", Plan{Target: unix, Engine: EnginePoller}, "uring", nil, EnginePoller, ""},
 		{"uring, keep-alive", Plan{Target: unix, KeepAlive: true, Engine: EngineUring}, "", nil, EngineUring, ""},
 		{"uring, no io_uring", Plan{Target: unix, Engine: EngineUring}, "", noRing, "", "--engine uring: io_uring is not available"},
-		{"uring, open model", Plan{Target: unix, Rate: 10, Engine: EngineUring}, "", nil, "", "closed model only"},
+		{"uring, open model", Plan{Shape: stats.Shape{Rate: 10}, Target: unix, Engine: EngineUring}, "", nil, "", "closed model only"},
 		{"uring, cluster", Plan{Target: unix, Upstreams: two, Engine: EngineUring}, "", nil, "", "not https or clusters"},
 		{"env poller", Plan{Target: unix}, "poller", nil, EnginePoller, ""},
 		{"env uring, keep-alive", Plan{Target: unix, KeepAlive: true}, "uring", nil, EngineUring, ""},
-		{"env uring, open model", Plan{Target: unix, Rate: 10}, "uring", nil, EnginePoller, ""},
+		{"env uring, open model", Plan{Shape: stats.Shape{Rate: 10}, Target: unix}, "uring", nil, EnginePoller, ""},
 		{"env uring, no io_uring", Plan{Target: unix}, "uring", noRing, EnginePoller, ""},
 		{"env bad", Plan{Target: unix}, "epoll", nil, "", "BACKBENCH_ENGINE: bad engine"},
 	} {
@@ -104,7 +105,7 @@ func TestEngineFallback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &Plan{Target: tgt, Concurrency: 3, Requests: 50, Timeout: 5 * time.Second}
+			p := &Plan{Shape: stats.Shape{Concurrency: 3, Requests: 50}, Target: tgt, Timeout: 5 * time.Second}
 			run, err := Run(context.Background(), p, Options{Quiet: true})
 			if err != nil {
 				t.Fatal(err)
@@ -141,7 +142,7 @@ func TestAutoThreads(t *testing.T) {
 			Upstreams: []sockets.Addr{{Network: "tcp", Address: "127.0.0.1:9000"}, {Network: "tcp", Address: "192.0.2.1:9001"}}}, 0},
 		{"remote, keep-alive", Plan{Target: remote, KeepAlive: true}, 0},
 		{"unix, no keep-alive", Plan{Target: unix}, 0},
-		{"unix, open model", Plan{Target: unix, KeepAlive: true, Rate: 100}, 0},
+		{"unix, open model", Plan{Shape: stats.Shape{Rate: 100}, Target: unix, KeepAlive: true}, 0},
 		{"unix, --threads", Plan{Target: unix, KeepAlive: true, Threads: 2}, 0},
 	} {
 		if got := c.p.AutoThreads(); got != c.want {

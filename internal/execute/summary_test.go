@@ -41,7 +41,7 @@ func TestRunKeepsOneSummary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run, err := Run(context.Background(), &Plan{Target: tgt, Concurrency: 2, Requests: 20, Timeout: 10 * time.Second},
+			run, err := Run(context.Background(), &Plan{Shape: stats.Shape{Concurrency: 2, Requests: 20}, Target: tgt, Timeout: 10 * time.Second},
 				Options{Quiet: true})
 			if err != nil {
 				t.Fatal(err)

@@ -192,7 +192,7 @@ func TestThirdProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &execute.Plan{Target: tgt, Proto: pr, ProtoOptions: opts, Method: "GET", Concurrency: 3, Requests: 30, Timeout: 5 * time.Second}
+	p := &execute.Plan{Shape: stats.Shape{Concurrency: 3, Requests: 30}, Target: tgt, Proto: pr, ProtoOptions: opts, Method: "GET", Timeout: 5 * time.Second}
 	if e, err := p.ResolveEngine(); err != nil || e != execute.EnginePoller {
 		t.Errorf("engine %q, %v: want the poller (the protocol does not prefer the ring)", e, err)
 	}
@@ -229,7 +229,7 @@ func TestThirdProtocol(t *testing.T) {
 		t.Errorf("report names another protocol:\n%s", b.String())
 	}
 	// A plan that names only the target finds the protocol itself.
-	q := &execute.Plan{Target: tgt, Method: "GET", Concurrency: 1, Requests: 2, Timeout: 5 * time.Second}
+	q := &execute.Plan{Shape: stats.Shape{Concurrency: 1, Requests: 2}, Target: tgt, Method: "GET", Timeout: 5 * time.Second}
 	run, err = execute.Run(context.Background(), q, execute.Options{})
 	if err != nil || run.Record.Counts.Complete != 2 || rec.Plan.Wire == nil || rec.Plan.Wire.Protocol != "LINE/1" {
 		t.Fatalf("plan without Proto: %v, %+v", err, run)

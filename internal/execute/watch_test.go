@@ -44,7 +44,7 @@ func watchRun(t *testing.T, c, ups int, n int64, w *Watch, refuse func(i int64, 
 	f := func(context.Context) (load.Client, error) {
 		return &dialClient{next: &next, ups: ups, refuse: refuse}, nil
 	}
-	out, err := Closed(context.Background(), Config{Concurrency: c, Requests: n, Factory: f, Recorder: rec, Watch: w})
+	out, err := Closed(context.Background(), Config{Shape: &stats.Shape{Concurrency: c, Requests: n}, Factory: f, Recorder: rec, Watch: w})
 	if err != nil {
 		t.Fatal(err)
 	}

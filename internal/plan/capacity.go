@@ -98,7 +98,7 @@ func (o *CapacityOptions) Build() (*Capacity, error) {
 		return nil, errorf("capacity: want at least one --slo objective, e.g. --slo 'p99<=50ms'")
 	case closed && lo.ConcurrencySet:
 		return nil, errorf("capacity: -c does not apply with --model closed: the search sets it (--start and --max bound it)")
-	case lo.TimeLimit <= 0:
+	case lo.Duration <= 0:
 		return nil, errorf("capacity: -t must be greater than 0 seconds")
 	case o.Start < 0 || o.Max < 0:
 		return nil, errorf("capacity: --start and --max must be greater than 0")
@@ -147,10 +147,10 @@ func (o *CapacityOptions) Build() (*Capacity, error) {
 	}
 	confirm := o.Confirm
 	if !o.ConfirmSet {
-		confirm = max(CapacityConfirmTimes*lo.TimeLimit, CapacityConfirmFloor)
+		confirm = max(CapacityConfirmTimes*lo.Duration, CapacityConfirmFloor)
 	}
 	return &Capacity{Load: l, Warmup: o.Warmup, Config: capacity.Config{
 		Objectives: l.Objectives, Start: start, Max: top, Integer: closed, Resolution: o.Resolution,
-		Step: lo.TimeLimit, Confirm: confirm, MaxTime: o.MaxTime, Overhead: o.Warmup + CapacityStepOverrun,
+		Step: lo.Duration, Confirm: confirm, MaxTime: o.MaxTime, Overhead: o.Warmup + CapacityStepOverrun,
 	}}, nil
 }

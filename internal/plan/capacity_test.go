@@ -13,7 +13,7 @@ import (
 // its URL and one objective.
 func capacityDefaults() CapacityOptions {
 	l := Defaults(httpURL)
-	l.TimeLimit, l.SLO = CapacityStepTime, []string{"p99<=50ms"}
+	l.Duration, l.SLO = CapacityStepTime, []string{"p99<=50ms"}
 	return CapacityOptions{Load: l, Model: capacity.ModelOpen, Resolution: 0.02, ResolutionText: "2%",
 		MaxTime: 5 * time.Minute, Warmup: time.Second}
 }
@@ -34,7 +34,7 @@ func TestCapacityConfirmDefault(t *testing.T) {
 		{10 * time.Second, 0, true, 0},
 	} {
 		o := capacityDefaults()
-		o.Load.TimeLimit, o.Confirm, o.ConfirmSet = c.step, c.confirm, c.set
+		o.Load.Duration, o.Confirm, o.ConfirmSet = c.step, c.confirm, c.set
 		p, err := o.Build()
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
@@ -74,7 +74,7 @@ func TestCapacityBuild(t *testing.T) {
 		{func(o *CapacityOptions) { o.Load.StartAt = time.Now() }, "--start-at does not apply"},
 		{func(o *CapacityOptions) { o.Load.SLO = nil }, "want at least one --slo"},
 		{func(o *CapacityOptions) { o.Model, o.Load.ConcurrencySet = capacity.ModelClosed, true }, "-c does not apply with --model closed"},
-		{func(o *CapacityOptions) { o.Load.TimeLimit = 0 }, "-t must be greater than 0"},
+		{func(o *CapacityOptions) { o.Load.Duration = 0 }, "-t must be greater than 0"},
 		{func(o *CapacityOptions) { o.Start = -1 }, "must be greater than 0"},
 		{func(o *CapacityOptions) { o.Resolution, o.ResolutionText = 1, "100%" }, `bad --resolution "100%"`},
 		{func(o *CapacityOptions) { o.Model, o.Start = capacity.ModelClosed, 1.5 }, "whole concurrencies"},

@@ -43,18 +43,18 @@ type Options struct {
 	// KeepSecrets keeps the URL's credentials in what the plan records
 	// (--keep-secrets; execute.Plan.KeepSecrets).
 	KeepSecrets bool
-	// Requests is -n, RequestsSet whether it was given: with a time limit
-	// alone the run has no count limit.
-	Requests    int64
+	// Shape is the load's shape: -c (Concurrency), -n (Requests), -t
+	// (Duration), --rate (Rate) and --ramp (Ramp), bound straight to the
+	// flags; Build sets its stages (from StageSpec or RateStageSpec) and
+	// hands it to the executor's plan as it is.
+	stats.Shape
+	// RequestsSet says whether -n was given: with a time limit alone the
+	// run has no count limit.
 	RequestsSet bool
-	// Concurrency is -c, TimeLimit -t, Timeout -s.
-	Concurrency int
-	TimeLimit   time.Duration
-	Timeout     time.Duration
+	// Timeout is -s.
+	Timeout time.Duration
 	// KeepAlive is -k, VariableLength -l, ABCompat --ab-compat.
 	KeepAlive, VariableLength, ABCompat bool
-	// Rate is --rate (0: the closed model).
-	Rate float64
 	// Threads is --threads, Sched --client-sched, Engine --engine.
 	Threads int
 	Sched   string
@@ -94,11 +94,10 @@ type Options struct {
 	HTTP10       bool
 	DocumentRoot string
 	Params       []string
-	// Stages is --stages, RateStages --rate-stages, Ramp --ramp: bench's
-	// load in stages, which sets the time limit, and the concurrency or
-	// the rate.
-	Stages, RateStages string
-	Ramp               bool
+	// StageSpec is --stages, RateStageSpec --rate-stages: bench's load in
+	// stages (with Shape.Ramp, --ramp), which sets the time limit, and the
+	// concurrency or the rate.
+	StageSpec, RateStageSpec string
 	// ConcurrencySet, TimeLimitSet and RateSet say whether -c, -t and
 	// --rate were given, for the stages.
 	ConcurrencySet, TimeLimitSet, RateSet bool
@@ -125,8 +124,8 @@ type Options struct {
 
 // Defaults are the options of a bench without flags but its URL.
 func Defaults(url string) Options {
-	return Options{URL: url, Requests: 1, Concurrency: 1, Timeout: 30 * time.Second, Balance: "round-robin",
-		Engine: execute.EngineAuto, Verbosity: 1}
+	return Options{URL: url, Shape: stats.Shape{Requests: 1, Concurrency: 1}, Timeout: 30 * time.Second,
+		Balance: "round-robin", Engine: execute.EngineAuto, Verbosity: 1}
 }
 
 // Load is a checked load: the executor's plan of a run and the --slo
@@ -150,10 +149,9 @@ func (o *Options) Build() (*Load, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &execute.Plan{Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls, Concurrency: o.Concurrency, Requests: o.Requests, Duration: o.TimeLimit,
-		Rate: o.Rate, Timeout: o.Timeout, KeepAlive: o.KeepAlive, VariableLength: o.VariableLength,
-		ABCompat: o.ABCompat, Threads: o.Threads, Sched: o.Sched, Engine: o.Engine,
-		KeepSecrets: o.KeepSecrets}
+	r := &execute.Plan{Shape: o.Shape, Upstreams: cl.upstreams, Balance: cl.balance, TLS: cl.tls,
+		Timeout: o.Timeout, KeepAlive: o.KeepAlive, VariableLength: o.VariableLength, ABCompat: o.ABCompat,
+		Threads: o.Threads, Sched: o.Sched, Engine: o.Engine, KeepSecrets: o.KeepSecrets}
 	if r.Proto, err = Protocol(tgt); err != nil {
 		return nil, err
 	}
@@ -174,11 +172,11 @@ func (o *Options) Build() (*Load, error) {
 		switch {
 		case o.Window < time.Millisecond:
 			return nil, errorf("bench: --window %v: want 1ms or more", o.Window)
-		case o.TimeLimit > 0 && o.Window > o.TimeLimit:
-			return nil, errorf("bench: --window %v is longer than the run (-t %v)", o.Window, o.TimeLimit)
+		case o.Duration > 0 && o.Window > o.Duration:
+			return nil, errorf("bench: --window %v is longer than the run (-t %v)", o.Window, o.Duration)
 		}
 	}
-	if o.RequestsSet || o.TimeLimit == 0 {
+	if o.RequestsSet || o.Duration == 0 {
 		r.Requests = o.Requests
 	} else {
 		r.Requests = 0
@@ -210,7 +208,7 @@ func (o *Options) Build() (*Load, error) {
 		}
 	}
 	if len(stages) > 0 {
-		r.Stages, r.Ramp = stages, o.Ramp
+		r.Stages = stages
 	}
 	return l, nil
 }
@@ -219,13 +217,13 @@ func (o *Options) Build() (*Load, error) {
 // decide: the time limit (their total length), and the largest
 // concurrency (closed model) or the mean rate (open model).
 func (o *Options) stages() ([]stats.Stage, error) {
-	spec, flag, open := o.Stages, "--stages", false
+	spec, flag, open := o.StageSpec, "--stages", false
 	switch {
-	case o.Stages != "" && o.RateStages != "":
+	case o.StageSpec != "" && o.RateStageSpec != "":
 		return nil, errorf("bench: --stages and --rate-stages: give one (connections in the closed model, or rates in the open one)")
-	case o.RateStages != "":
-		spec, flag, open = o.RateStages, "--rate-stages", true
-	case o.Stages == "":
+	case o.RateStageSpec != "":
+		spec, flag, open = o.RateStageSpec, "--rate-stages", true
+	case o.StageSpec == "":
 		if o.Ramp {
 			return nil, errorf("bench: --ramp needs --stages or --rate-stages")
 		}
@@ -239,12 +237,12 @@ func (o *Options) stages() ([]stats.Stage, error) {
 	switch {
 	case o.RequestsSet:
 		return nil, errorf("bench: %s sets the run's length: not with -n", flag)
-	case o.TimeLimitSet && o.TimeLimit != total:
-		return nil, errorf("bench: -t %v differs from the stages' total length %v", o.TimeLimit, total)
+	case o.TimeLimitSet && o.Duration != total:
+		return nil, errorf("bench: -t %v differs from the stages' total length %v", o.Duration, total)
 	case o.RateSet:
 		return nil, errorf("bench: %s with --rate: give the rates as --rate-stages", flag)
 	}
-	o.TimeLimit = total
+	o.Duration = total
 	if open {
 		var n float64
 		prev := 0.0
@@ -279,7 +277,7 @@ func (o *Options) stages() ([]stats.Stage, error) {
 
 // check checks the load's numbers and --start-at.
 func (o *Options) check() error {
-	limited := o.RequestsSet || o.TimeLimit == 0
+	limited := o.RequestsSet || o.Duration == 0
 	switch {
 	case o.Requests < 1 && limited:
 		return errorf("-n %d: the number of requests must be at least 1", o.Requests)

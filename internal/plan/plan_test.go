@@ -144,7 +144,7 @@ func TestBuildRequest(t *testing.T) {
 // TestBuildLimits: -t alone has no count limit; -n with -t keeps it.
 func TestBuildLimits(t *testing.T) {
 	o := Defaults(httpURL)
-	o.TimeLimit = time.Second
+	o.Duration = time.Second
 	l, err := o.Build()
 	if err != nil || l.Requests != 0 || l.Duration != time.Second {
 		t.Fatalf("-t 1: %v, requests %d, duration %v", err, l.Requests, l.Duration)
@@ -315,16 +315,16 @@ func TestSweepSeries(t *testing.T) {
 // concurrency or the mean rate; what contradicts them is refused.
 func TestStages(t *testing.T) {
 	o := Defaults(httpURL)
-	o.Stages, o.Ramp = "1s:2,1s:4", true
+	o.StageSpec, o.Ramp = "1s:2,1s:4", true
 	l, err := o.Build()
 	if err != nil || l.Duration != 2*time.Second || l.Concurrency != 4 || len(l.Plan.Stages) != 2 || !l.Ramp || l.Requests != 0 {
 		t.Fatalf("--stages: %v, %+v", err, l)
 	}
-	if o.TimeLimit != 0 || o.Concurrency != 1 {
+	if o.Duration != 0 || o.Concurrency != 1 {
 		t.Errorf("Build changed its options: %+v", o)
 	}
 	o = Defaults(httpURL)
-	o.RateStages = "1s:100,1s:300"
+	o.RateStageSpec = "1s:100,1s:300"
 	if l, err = o.Build(); err != nil || l.Rate != 200 || l.Duration != 2*time.Second {
 		t.Fatalf("--rate-stages: %v, rate %g", err, l.Rate)
 	}
@@ -332,18 +332,18 @@ func TestStages(t *testing.T) {
 		set  func(o *Options)
 		want string
 	}{
-		{func(o *Options) { o.RateStages = "1s:4" }, "bench: --stages and --rate-stages: give one (connections in the closed model, or rates in the open one)"},
-		{func(o *Options) { o.Stages, o.Ramp = "", true }, "bench: --ramp needs --stages or --rate-stages"},
-		{func(o *Options) { o.Stages = "1s:-4" }, "bench: --stages: *"},
+		{func(o *Options) { o.RateStageSpec = "1s:4" }, "bench: --stages and --rate-stages: give one (connections in the closed model, or rates in the open one)"},
+		{func(o *Options) { o.StageSpec, o.Ramp = "", true }, "bench: --ramp needs --stages or --rate-stages"},
+		{func(o *Options) { o.StageSpec = "1s:-4" }, "bench: --stages: *"},
 		{func(o *Options) { o.RequestsSet = true }, "bench: --stages sets the run's length: not with -n"},
-		{func(o *Options) { o.TimeLimitSet, o.TimeLimit = true, 2*time.Second }, "bench: -t 2s differs from the stages' total length 1s"},
+		{func(o *Options) { o.TimeLimitSet, o.Duration = true, 2*time.Second }, "bench: -t 2s differs from the stages' total length 1s"},
 		{func(o *Options) { o.RateSet = true }, "bench: --stages with --rate: give the rates as --rate-stages"},
-		{func(o *Options) { o.Stages, o.RateStages = "", "1s:0" }, "bench: --rate-stages 1s:0 asks for no request"},
-		{func(o *Options) { o.Stages = "1s:0" }, "bench: --stages 1s:0: want concurrencies from 0 to 1000000, one of them at least 1"},
+		{func(o *Options) { o.StageSpec, o.RateStageSpec = "", "1s:0" }, "bench: --rate-stages 1s:0 asks for no request"},
+		{func(o *Options) { o.StageSpec = "1s:0" }, "bench: --stages 1s:0: want concurrencies from 0 to 1000000, one of them at least 1"},
 		{func(o *Options) { o.ConcurrencySet, o.Concurrency = true, 2 }, "bench: -c 2 is below the stages' largest concurrency 4"},
 	} {
 		o := Defaults(httpURL)
-		o.Stages = "1s:4"
+		o.StageSpec = "1s:4"
 		c.set(&o)
 		if _, err := o.Build(); err == nil || !match(err.Error(), c.want) {
 			t.Errorf("%v, want %s", err, c.want)

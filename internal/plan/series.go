@@ -177,8 +177,8 @@ func (o *SweepOptions) Build() (*Sweep, error) {
 		return nil, errorf("sweep: --baseline %q is not a series label (%s)", s.Baseline, strings.Join(labels, ", "))
 	}
 	r0 := s.Series[0].Plan
-	s.Config = sweep.Config{Levels: levels, EndUnreachable: true, Requests: r0.Requests, Duration: o.Load.TimeLimit,
-		StopOnErrors: o.StopOnErrors, StopErrorRate: o.StopErrorRate, Warmup: driver.DefaultWarmup(r0.Requests, o.Load.TimeLimit)}
+	s.Config = sweep.Config{Levels: levels, EndUnreachable: true, Requests: r0.Requests, Duration: o.Load.Duration,
+		StopOnErrors: o.StopOnErrors, StopErrorRate: o.StopErrorRate, Warmup: driver.DefaultWarmup(r0.Requests, o.Load.Duration)}
 	if o.WarmupSet {
 		s.Config.Warmup = driver.Warmup{Requests: o.Warmup}
 	}

@@ -40,7 +40,7 @@ func TestCountsAndLengthRule(t *testing.T) {
 		for i := range results {
 			rec.Shard(i).Record(&results[i])
 		}
-		s := summarize(rec.Merge(), stats.Plan{Concurrency: 3}, 1e9)
+		s := summarize(rec.Merge(), stats.Plan{Shape: stats.Shape{Concurrency: 3}}, 1e9)
 		wantLength := int64(1)
 		if variable {
 			wantLength = 0
@@ -81,7 +81,7 @@ func TestPercentilesAndMoments(t *testing.T) {
 		totals = append(totals, float64(total)/1e6)
 	}
 	m := rec.Merge()
-	s := summarize(m, stats.Plan{Concurrency: 8}, 2e9)
+	s := summarize(m, stats.Plan{Shape: stats.Shape{Concurrency: 8}}, 2e9)
 	sort.Float64s(totals)
 	for _, p := range stats.Percentiles {
 		idx := int(math.Ceil(float64(p)/100*float64(len(totals)))) - 1
@@ -268,7 +268,7 @@ func TestClientLateness(t *testing.T) {
 				t.Errorf("corrected latencies hold %d, want 100 + 1 unsent", n)
 			}
 			m.Counts.Due, m.Counts.Unsent = 101, 1
-			s := summarize(m, stats.Plan{Rate: 1000}, 0)
+			s := summarize(m, stats.Plan{Shape: stats.Shape{Rate: 1000}}, 0)
 			l := s.Open.ClientLatenessMs
 			want := float64(tc.late) / 1e6
 			if l == nil || math.Abs(l.P50-want) > want*0.01+0.001 || math.Abs(l.Max-want) > want*0.01+0.001 {

@@ -20,7 +20,7 @@ func TestTrialsTextFiguresApart(t *testing.T) {
 	var runs []*stats.Run
 	for i, n := range []int64{100, 200, 600} {
 		r := &stats.Record{Schema: stats.Schema, StartedAt: stats.Wall{Time: t0.Add(time.Duration(i) * 2 * time.Second)},
-			Plan: stats.Plan{Target: stats.TargetInfo{URL: "http://x/"}, Concurrency: 2, Requests: n}, Elapsed: time.Second}
+			Plan: stats.Plan{Shape: stats.Shape{Concurrency: 2, Requests: n}, Target: stats.TargetInfo{URL: "http://x/"}}, Elapsed: time.Second}
 		r.EndedAt = stats.Wall{Time: r.StartedAt.Add(time.Second)}
 		r.Counts.Complete = n
 		runs = append(runs, &stats.Run{Record: r, Summary: stats.SummaryOf(r)})

@@ -16,7 +16,7 @@ import (
 // value.
 func TestEncodeJSONNonFinite(t *testing.T) {
 	s := &stats.Summary{RequestsPerSecond: math.NaN(), Percentiles: map[string]float64{"50": math.Inf(1), "99": 2}}
-	rec := &stats.Record{Plan: stats.Plan{Rate: math.Inf(-1)}}
+	rec := &stats.Record{Plan: stats.Plan{Shape: stats.Shape{Rate: math.Inf(-1)}}}
 	v := struct {
 		*stats.Summary
 		Record *stats.Record `json:"record"`

@@ -529,14 +529,25 @@ func mergeListenQueues(out, in []ListenQueue) []ListenQueue {
 }
 
 // planKeys is p as its JSON object's keys and values: each field under its
-// key, encoded as saved; a field its tag omits when empty is absent.
+// key, encoded as saved; a field its tag omits when empty is absent, and an
+// embedded struct's fields (Shape) are the object's own, as in JSON.
 func planKeys(p *Plan) map[string]json.RawMessage {
 	m := make(map[string]json.RawMessage)
-	v, t := reflect.ValueOf(p).Elem(), reflect.TypeFor[Plan]()
+	addKeys(m, reflect.ValueOf(p).Elem())
+	return m
+}
+
+// addKeys adds the JSON keys and values of the struct v to m.
+func addKeys(m map[string]json.RawMessage, v reflect.Value) {
+	t := v.Type()
 	for i := range t.NumField() {
 		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		f := v.Field(i)
 		if name == "-" || !t.Field(i).IsExported() {
+			continue
+		}
+		if name == "" && t.Field(i).Anonymous && f.Kind() == reflect.Struct {
+			addKeys(m, f)
 			continue
 		}
 		if name == "" {
@@ -551,5 +562,4 @@ func planKeys(p *Plan) map[string]json.RawMessage {
 		}
 		m[name] = j
 	}
-	return m
 }

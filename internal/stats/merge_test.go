@@ -61,7 +61,7 @@ func BenchmarkMergeNotes(b *testing.B) {
 // complete requests, concurrency c and an open-model rate.
 func planned(start time.Time, d time.Duration, n int64, c int, rate float64) *Record {
 	r := &Record{Schema: Schema, StartedAt: Wall{start}, EndedAt: Wall{start.Add(d)}, Elapsed: d,
-		Plan:   Plan{Target: TargetInfo{URL: "http://x/", Protocol: "http"}, Concurrency: c, Requests: n, Rate: rate, Method: "GET"},
+		Plan:   Plan{Shape: Shape{Concurrency: c, Requests: n, Rate: rate}, Target: TargetInfo{URL: "http://x/", Protocol: "http"}, Method: "GET"},
 		Client: ClientHealth{CPUUserSeconds: 1, CPUSysSeconds: 0.5, CPUPercent: 40, Cores: 2, SchedulerLateMaxMs: float64(c), Warnings: []string{"busy"}}}
 	r.Counts.Complete = n
 	return r
@@ -112,7 +112,7 @@ func TestPlanKeysAsSaved(t *testing.T) {
 	full.Upstreams, full.Balance, full.Stages, full.Ramp = []string{"a", "b"}, "rr", []Stage{{}}, true
 	full.HTTPVersion, full.ConnectionHeader, full.Wire = "1.1", "close", &Wire{Protocol: "HTTP/1.1"}
 	for name, p := range map[string]Plan{"zero": {}, "planned": planned(time.Unix(0, 0), time.Second, 1, 1, 0).Plan,
-		"every field": full, "empty lists": {Upstreams: []string{}, Stages: []Stage{}}} {
+		"every field": full, "empty lists": {Upstreams: []string{}, Shape: Shape{Stages: []Stage{}}}} {
 		j, err := json.Marshal(&p)
 		if err != nil {
 			t.Fatal(err)

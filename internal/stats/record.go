@@ -190,23 +190,8 @@ type Plan struct {
 	// Replay describes the access log the targets were read from
 	// (--access-log); absent otherwise.
 	Replay *Replay `json:"replay,omitempty"`
-	// Concurrency is the number of workers (-c); records merged Together
-	// add them (see Policy).
-	Concurrency int `json:"concurrency"`
-	// Requests is the request budget (-n); 0 with a time limit alone.
-	// Merged records add them.
-	Requests int64 `json:"requests"`
-	// Duration is the time limit of the run (-t); 0 for none.
-	Duration time.Duration `json:"time_limit_ns"`
-	// Rate is the open model's arrival rate in requests per second; 0 in
-	// the closed model. With Stages, the mean rate they ask for.
-	Rate float64 `json:"rate"`
-	// Stages, when not empty, is the load in stages (bench --stages): the
-	// rate of each in the open model, the concurrency in the closed; Ramp
-	// says the load moves linearly across each stage from the previous
-	// stage's (0 before the first) instead of jumping.
-	Stages []Stage `json:"stages,omitempty"`
-	Ramp   bool    `json:"ramp,omitempty"`
+	// Shape is the load's shape: -c, -n, -t, --rate and the stages.
+	Shape
 	// Timeout bounds one request, from dial to last byte.
 	Timeout time.Duration `json:"timeout_ns"`
 	// KeepAlive reports -k.
@@ -227,6 +212,33 @@ type Plan struct {
 	VariableLength bool `json:"variable_length"`
 	// ABCompat asks for ab's own arithmetic (kept rows).
 	ABCompat bool `json:"ab_compat"`
+}
+
+// Shape is the shape of a load: how many requests at a time, how many in
+// all, for how long, at what rate and in what stages. One value from the
+// flags to the record: a bench's flags bind into it (plan.Options), the
+// executor's plan keeps it (execute.Plan), a run's workers read it, and
+// the record keeps it as it ran (Plan; in JSON, its keys are the plan's
+// own).
+type Shape struct {
+	// Concurrency is the number of workers (-c; the in-flight ceiling in
+	// the open model); records merged Together
+	// add them (see Policy).
+	Concurrency int `json:"concurrency"`
+	// Requests is the request budget (-n); 0 with a time limit alone.
+	// Merged records add them.
+	Requests int64 `json:"requests"`
+	// Duration is the time limit of the run (-t); 0 for none.
+	Duration time.Duration `json:"time_limit_ns"`
+	// Rate is the open model's arrival rate in requests per second; 0 in
+	// the closed model. With Stages, the mean rate they ask for.
+	Rate float64 `json:"rate"`
+	// Stages, when not empty, is the load in stages (bench --stages): the
+	// rate of each in the open model, the concurrency in the closed; Ramp
+	// says the load moves linearly across each stage from the previous
+	// stage's (0 before the first) instead of jumping.
+	Stages []Stage `json:"stages,omitempty"`
+	Ramp   bool    `json:"ramp,omitempty"`
 }
 
 // Wire is what a run's protocol put on the wire, in the words of the

@@ -66,8 +66,7 @@ func recordOf(rs []load.Result, start, end time.Time) *stats.Record {
 		rec.Shard(i).Record(&r)
 	}
 	m := rec.Merge()
-	m.Plan = stats.Plan{Target: stats.TargetInfo{URL: "fcgi://127.0.0.1:{9000..9001}/x", Protocol: "fcgi", Network: "tcp"},
-		Upstreams: []string{"tcp:127.0.0.1:9000", "tcp:127.0.0.1:9001"}, Concurrency: 2, Requests: int64(len(rs)), Method: "GET"}
+	m.Plan = stats.Plan{Shape: stats.Shape{Concurrency: 2, Requests: int64(len(rs))}, Target: stats.TargetInfo{URL: "fcgi://127.0.0.1:{9000..9001}/x", Protocol: "fcgi", Network: "tcp"}, Upstreams: []string{"tcp:127.0.0.1:9000", "tcp:127.0.0.1:9001"}, Method: "GET"}
 	m.StartedAt, m.EndedAt, m.Elapsed = stats.Wall{start}, stats.Wall{end}, end.Sub(start)
 	m.Environment = stats.CurrentEnvironment("test")
 	return m

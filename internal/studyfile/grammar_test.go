@@ -168,7 +168,7 @@ func commandPath(what, value string) error {
 		if err != nil {
 			return err
 		}
-		opts.TimeLimit, opts.TimeLimitSet = d, true
+		opts.Duration, opts.TimeLimitSet = d, true
 		_, err = (&plan.SweepOptions{Load: opts, Args: []string{target}, Levels: "1,2"}).Build()
 		return err
 	case "timeout": // -s
@@ -200,7 +200,7 @@ func commandPath(what, value string) error {
 // unless load has objectives, changed by set.
 func capacityOptions(load plan.Options, set func(*plan.CapacityOptions)) *plan.CapacityOptions {
 	load.RequestsSet = false
-	load.TimeLimit, load.TimeLimitSet = time.Second, true
+	load.Duration, load.TimeLimitSet = time.Second, true
 	if len(load.SLO) == 0 {
 		load.SLO = []string{"p99<=1s"}
 	}
