@@ -119,7 +119,7 @@ func (r *runner) measureCapacity(ctx context.Context) {
 // reading the pool's memory during every step.
 func (r *runner) search(ctx context.Context, c *config, si, round int, objs []capacity.Objective, confirm time.Duration) (study.SizingSearch, bool) {
 	m := r.st.Measure
-	seriesPlan := *r.plans[si]
+	seriesPlan := *r.series[si].plan
 	seriesPlan.Concurrency = r.ceiling()
 	mem := startMem(c.proc)
 	defer mem.stop()

@@ -119,18 +119,27 @@ type runner struct {
 	o       Options
 	res     *study.Result
 	configs []*config
-	plans   []*execute.Plan // per series
-	// trials holds, per series, per level index, the kept trials and
-	// their summaries.
-	trials [][][]*stats.Summary
-	// mark holds, per series and level, how many trials there were when
-	// the round began: a lost configuration's runs of the round are
-	// dropped back to it.
-	mark [][]int
-	rng  *rand.Rand
+	// series holds each series' state, in the order of res.Series.
+	series []*seriesRun
+	rng    *rand.Rand
 	// prog is where the rounds stand, for Options.Progress and the
 	// rounds' lines.
 	prog progress
+}
+
+// seriesRun is one series' state as the rounds go: its plan, and its kept
+// trials at each of the measure's levels.
+type seriesRun struct {
+	plan   *execute.Plan
+	levels []levelRun
+}
+
+// levelRun is a series' kept trials at one level: their summaries, in the
+// order of the rounds, and how many there were when the round began (mark:
+// a lost configuration's runs of the round are dropped back to it).
+type levelRun struct {
+	trials []*stats.Summary
+	mark   int
 }
 
 // Run runs the study st: it starts every configuration, verifies it,
@@ -177,11 +186,11 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 	if err := r.prepare(base); err != nil {
 		return nil, err
 	}
-	if r.o.Exec.Setup == nil && len(r.plans) > 0 {
+	if r.o.Exec.Setup == nil && len(r.series) > 0 {
 		// One setup for the whole study: the file limit for the highest
 		// level, the client's scheduling policy and thread cap.
 		top := r.ceiling()
-		setup := execute.Prepare(r.plans[0], top, true, r.o.Exec.Stderr)
+		setup := execute.Prepare(r.series[0].plan, top, true, r.o.Exec.Stderr)
 		defer setup.Done()
 		r.o.Exec.Setup = setup
 	}
@@ -359,15 +368,9 @@ func (r *runner) prepare(base string) error {
 			c.res.ProtocolName = name
 		}
 		c.series = append(c.series, si)
-		r.plans = append(r.plans, plan)
+		r.series = append(r.series, &seriesRun{plan: plan, levels: make([]levelRun, len(r.st.Measure.Levels))})
 		r.res.Series = append(r.res.Series, study.Series{Label: s.Label, Config: ci, Levels: s.Levels, URL: u,
 			KeepAlive: plan.KeepAlive, HTTP10: s.Levels[study.FactorHTTP] == "1.0"})
-	}
-	r.trials = make([][][]*stats.Summary, len(r.res.Series))
-	r.mark = make([][]int, len(r.res.Series))
-	for i := range r.trials {
-		r.trials[i] = make([][]*stats.Summary, len(r.st.Measure.Levels))
-		r.mark[i] = make([]int, len(r.st.Measure.Levels))
 	}
 	return nil
 }
@@ -452,7 +455,7 @@ func (r *runner) start(ctx context.Context, c *config) bool {
 	}
 	c.proc = p
 	for _, si := range c.series {
-		r.plans[si].BackendPIDs = []int{p.PID()}
+		r.series[si].plan.BackendPIDs = []int{p.PID()}
 	}
 	r.logf("%s: started (pid %d), listening on %s %s", c.res.Name, p.PID(), c.network, c.addr)
 	if msg := r.verify(ctx, c); msg != "" {
@@ -470,7 +473,7 @@ func (r *runner) start(ctx context.Context, c *config) bool {
 // verify sends one request of c's first series and checks the status and
 // body the study expects; it returns what went wrong ("" if nothing).
 func (r *runner) verify(ctx context.Context, c *config) string {
-	plan := r.plans[c.series[0]]
+	plan := r.series[c.series[0]].plan
 	proto, err := plan.Protocol()
 	if err != nil {
 		return err.Error()
@@ -655,8 +658,8 @@ func (r *runner) exitedAfterRound(c *config) bool {
 // trials after the round's mark) had failed requests.
 func (r *runner) failedThisRound(c *config) bool {
 	for _, si := range c.series {
-		for li, ts := range r.trials[si] {
-			for _, s := range ts[r.mark[si][li]:] {
+		for _, lv := range r.series[si].levels {
+			for _, s := range lv.trials[lv.mark:] {
 				if s.Failed > 0 {
 					return true
 				}
@@ -719,9 +722,9 @@ func (r *runner) measure(ctx context.Context) {
 		}
 		roundStart := time.Now()
 		r.res.Rounds = round
-		for si := range r.trials {
-			for li := range r.trials[si] {
-				r.mark[si][li] = len(r.trials[si][li])
+		for _, sr := range r.series {
+			for li := range sr.levels {
+				sr.levels[li].mark = len(sr.levels[li].trials)
 			}
 		}
 		r.prog.open = until
@@ -790,8 +793,8 @@ func (r *runner) lost(ctx context.Context, c *config, round int, shared, more bo
 	status := c.proc.ExitStatus()
 	c.res.Lost++
 	for _, si := range c.series {
-		for li := range r.trials[si] {
-			r.trials[si][li] = r.trials[si][li][:r.mark[si][li]]
+		for li, lv := range r.series[si].levels {
+			r.series[si].levels[li].trials = lv.trials[:lv.mark]
 		}
 	}
 	tail := c.proc.Tail(tailLines)
@@ -845,7 +848,7 @@ func (r *runner) runRound(ctx context.Context, cs []*config, need []bool) {
 			if need != nil && !need[si] {
 				continue
 			}
-			series = append(series, driver.Series{Label: r.res.Series[si].Label, Plan: r.plans[si]})
+			series = append(series, driver.Series{Label: r.res.Series[si].Label, Plan: r.series[si].plan})
 			idx = append(idx, si)
 		}
 	}
@@ -879,7 +882,8 @@ func (r *runner) runRound(ctx context.Context, cs []*config, need []bool) {
 				lvl = li
 			}
 			s := s
-			r.trials[si][lvl] = append(r.trials[si][lvl], &s)
+			lr := &r.series[si].levels[lvl]
+			lr.trials = append(lr.trials, &s)
 		}
 	}
 }
@@ -890,7 +894,8 @@ func (r *runner) finish() {
 	for si := range r.res.Series {
 		se := &r.res.Series[si]
 		c := r.configs[se.Config]
-		for li, ts := range r.trials[si] {
+		for li, lv := range r.series[si].levels {
+			ts := lv.trials
 			if len(ts) == 0 {
 				continue
 			}

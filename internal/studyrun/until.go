@@ -46,8 +46,9 @@ func schedule(qs []question, n int, decided, settled func(question) bool, runnab
 // trialsOf are the kept trials of series si at level index li, in the
 // order of the rounds.
 func (r *runner) trialsOf(si, li int) []trials.Trial {
-	ts := make([]trials.Trial, len(r.trials[si][li]))
-	for i, s := range r.trials[si][li] {
+	kept := r.series[si].levels[li].trials
+	ts := make([]trials.Trial, len(kept))
+	for i, s := range kept {
 		ts[i] = stats.TrialOf(s)
 	}
 	return ts
@@ -64,7 +65,7 @@ func (r *runner) next(q trials.Sequential, qs []question) (need []bool, open int
 		s, b := r.trialsOf(x.s, x.level), r.trialsOf(x.b, x.level)
 		return !r.runnable(x.s) && len(s) == 0 || !r.runnable(x.b) && len(b) == 0 || trials.AllFailed(s) || trials.AllFailed(b)
 	}
-	return schedule(qs, len(r.trials), decided, settled, r.runnable)
+	return schedule(qs, len(r.series), decided, settled, r.runnable)
 }
 
 // runnable reports whether series si can still be measured: its
