@@ -16,10 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/backend"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/trials"
 )
 
 // studyBin is one build of backbench for every test that runs the
@@ -673,79 +671,6 @@ func TestStudyRunsItself(t *testing.T) {
 	for _, c := range res.Configurations {
 		if c.Failure != "" || c.Starts != 1 || c.Command[0] != "backbench" {
 			t.Errorf("%s: %d starts, failure %q, command %q", c.Name, c.Starts, c.Failure, c.Command)
-		}
-	}
-}
-
-// TestStudyPairs replays the 2008 study on built-in backends: FastCGI
-// serial and evented, each on TCP and on a Unix socket (one label per
-// backend), keep-alive on and off, one sweep with --repeat 5 over the 8
-// series at 2 small levels. The text table and sweep.json hold transport
-// verdicts at each keep-alive mode, keep-alive verdicts on each transport
-// and backend verdicts at each of the four settings, and no other pair:
-// which pairs exist is checked, not which verdict they got.
-func TestStudyPairs(t *testing.T) {
-	var args []string
-	for _, model := range []string{fixtures.ModelSerial, fixtures.ModelEvented} {
-		opts := fixtures.Options{Model: fixtures.Model{Kind: model}, BodyBytes: 5}
-		for _, network := range []string{"tcp", "unix"} {
-			s := fixtures.StartTB(t, fixtures.ProtoFCGI, network, opts)
-			args = append(args, model+"="+s.URL("/x"))
-		}
-	}
-	code, out, errs, dir := sweepOut(t, append([]string{"-q", "-n", "20", "-c", "1,2", "--repeat", "5", "--seed", "8",
-		"--keepalive-modes", "on,off"}, args...)...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	sw, _ := readSweep(t, dir)
-	if len(sw.Series) != 8 || sw.Series[0].Label != "serial tcp ka" || sw.Series[0].Backend != "serial" {
-		t.Fatalf("series %+v", sw.Series)
-	}
-	type pair struct{ factor, series, baseline string }
-	got := map[pair]map[int]int{}
-	for _, c := range sw.Comparisons {
-		p := pair{c.Factor, c.Series, c.Baseline}
-		if got[p] == nil {
-			got[p] = map[int]int{}
-		}
-		got[p][c.Concurrency]++
-		if c.Verdict == "" || c.Verdict == trials.NoVerdict {
-			t.Errorf("%+v: no verdict with 5 trials a side", c)
-		}
-	}
-	want := map[pair]bool{}
-	for _, b := range []string{"serial", "evented"} {
-		for _, ka := range []string{"ka", "no-ka"} {
-			want[pair{trials.FactorTransport, b + " unix " + ka, b + " tcp " + ka}] = true
-		}
-		for _, tr := range []string{"tcp", "unix"} {
-			want[pair{trials.FactorKeepAlive, b + " " + tr + " ka", b + " " + tr + " no-ka"}] = true
-		}
-	}
-	for _, tr := range []string{"tcp", "unix"} {
-		for _, ka := range []string{"ka", "no-ka"} {
-			want[pair{trials.FactorBackend, "evented " + tr + " " + ka, "serial " + tr + " " + ka}] = true
-		}
-	}
-	for p, levels := range got {
-		if !want[p] {
-			t.Errorf("unexpected pair %+v", p)
-		}
-		for _, c := range []int{1, 2} {
-			if levels[c] != 5 {
-				t.Errorf("%+v at c=%d: %d metrics, want 5 (req/s, mean, p50, p99, max)", p, c, levels[c])
-			}
-		}
-	}
-	for p := range want {
-		if got[p] == nil {
-			t.Errorf("missing pair %+v", p)
-		}
-	}
-	for _, h := range []string{"transport: unix vs tcp", "keep-alive: on vs off", "backend: evented vs serial"} {
-		if !strings.Contains(out, h) {
-			t.Errorf("the table has no group %q:\n%s", h, out)
 		}
 	}
 }
