@@ -85,12 +85,6 @@ type studyRun struct {
 // starts inherits; when it has ended, no process may carry the marker.
 func runStudy(t *testing.T, args ...string) studyRun {
 	t.Helper()
-	return runStudyEnv(t, nil, args...)
-}
-
-// runStudyEnv is runStudy with env added to the study's environment.
-func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
-	t.Helper()
 	// A study tests what is made of its runs, not the load path: once.
 	onceAcrossEngines(t)
 	bin := studyBinary(t)
@@ -100,14 +94,13 @@ func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
 	// A short TMPDIR of its own (a socket's path is at most 107 bytes),
 	// removed after the test: the directories of the configurations that
-	// failed are kept there. env may give another (the last one wins).
+	// failed are kept there.
 	tmp, err := os.MkdirTemp("", "bbt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err = cmd.Run()
