@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,44 +61,6 @@ func TestStudyProgressOnAPty(t *testing.T) {
 		`\nstudy: round 2 of 3, ends about \d\d:\d\d:\d\d \(from the rounds so far\)\n`, `\nstudy: transport=unix: stopped\n`} {
 		if !regexp.MustCompile(`(\r\x1b\[K)?` + re).MatchString(strings.ReplaceAll(s, "\r\x1b[K", "\n")) {
 			t.Errorf("no event line %s:\n%q", re, show)
-		}
-	}
-}
-
-// TestStudyProgressOffTerminal: off a terminal, the event lines only (no
-// live line, no carriage return), the rounds' with their estimated end;
-// with -q, nothing.
-func TestStudyProgressOffTerminal(t *testing.T) {
-	onceAcrossEngines(t)
-	bin := studyBinary(t)
-	f := writeStudy(t, progressStudy)
-	for _, quiet := range []bool{false, true} {
-		args := []string{"study", "--out", t.TempDir(), f}
-		if quiet {
-			args = append([]string{"study", "-q"}, args[1:]...)
-		}
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-		var se bytes.Buffer
-		cmd.Stderr = &se
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%v\n%s", err, se.String())
-		}
-		got := se.String()
-		if quiet {
-			if got != "" {
-				t.Errorf("-q: stderr %q", got)
-			}
-			continue
-		}
-		if strings.Contains(got, "\r") || strings.Contains(got, "\x1b") || strings.Contains(got, "requests;") {
-			t.Errorf("a live line off a terminal:\n%q", got)
-		}
-		for _, re := range []string{`(?m)^study: round 1 of 3$`, `(?m)^study: round 3 of 3, ends about \d\d:\d\d:\d\d \(from the rounds so far\)$`,
-			`(?m)^study: transport=tcp: verified$`, `(?m)^study: transport=tcp: stopped$`} {
-			if !regexp.MustCompile(re).MatchString(got) {
-				t.Errorf("stderr lacks %s:\n%s", re, got)
-			}
 		}
 	}
 }

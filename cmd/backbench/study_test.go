@@ -16,11 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/backend"
-	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/study"
-	"github.com/backbench/backbench/internal/trials"
 )
 
 // studyBin is one build of backbench for every test that runs the
@@ -88,12 +85,6 @@ type studyRun struct {
 // starts inherits; when it has ended, no process may carry the marker.
 func runStudy(t *testing.T, args ...string) studyRun {
 	t.Helper()
-	return runStudyEnv(t, nil, args...)
-}
-
-// runStudyEnv is runStudy with env added to the study's environment.
-func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
-	t.Helper()
 	// A study tests what is made of its runs, not the load path: once.
 	onceAcrossEngines(t)
 	bin := studyBinary(t)
@@ -103,14 +94,13 @@ func runStudyEnv(t *testing.T, env []string, args ...string) studyRun {
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), mark)
 	// A short TMPDIR of its own (a socket's path is at most 107 bytes),
 	// removed after the test: the directories of the configurations that
-	// failed are kept there. env may give another (the last one wins).
+	// failed are kept there.
 	tmp, err := os.MkdirTemp("", "bbt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err = cmd.Run()
@@ -204,199 +194,6 @@ func seriesLevels(t *testing.T, res *study.Result, label string) map[string]stri
 	return nil
 }
 
-// checkOneFactor checks that every comparison of res differs in exactly
-// its factor, and returns the comparisons of requests per second by
-// factor, each keyed by the levels the two sides share.
-func checkOneFactor(t *testing.T, res *study.Result) map[string]map[string]trials.Comparison {
-	t.Helper()
-	out := map[string]map[string]trials.Comparison{}
-	for _, c := range res.Comparisons {
-		a, b := seriesLevels(t, res, c.Series), seriesLevels(t, res, c.Baseline)
-		var diff, shared []string
-		for _, f := range res.Factors {
-			if a[f.Name] != b[f.Name] {
-				diff = append(diff, f.Name)
-			} else {
-				shared = append(shared, f.Name+"="+a[f.Name])
-			}
-		}
-		if len(diff) != 1 || diff[0] != c.Factor {
-			t.Errorf("comparison %s vs %s (factor %s) differs in %v", c.Series, c.Baseline, c.Factor, diff)
-		}
-		if c.Metric != trials.MetricRequestsPerSecond {
-			continue
-		}
-		if out[c.Factor] == nil {
-			out[c.Factor] = map[string]trials.Comparison{}
-		}
-		out[c.Factor][fmt.Sprintf("%s c=%d", strings.Join(shared, ","), c.Concurrency)] = c
-	}
-	return out
-}
-
-// TestStudy2008 runs the 2008 seed on built-in backends with short
-// settings: transport verdicts at each keep-alive mode, keep-alive
-// verdicts on each transport, and no pair across two factors.
-func TestStudy2008(t *testing.T) {
-	check2008(t, runStudy(t, "-c", "1,4", "-n", "100", "--repeat", "4", "--warmup", "10", "../../studies/2008-sweep.yaml"))
-}
-
-// TestStudy2008PHPFPM runs the 2008 seed on php-fpm (a master per
-// transport, its pool file written by the study): the same design.
-func TestStudy2008PHPFPM(t *testing.T) {
-	if _, err := realbackend.Binary(); err != nil {
-		realbackend.Missing(t, err.Error())
-	}
-	check2008(t, runStudy(t, "-c", "1,4", "-n", "200", "--repeat", "4", "--warmup", "10", "../../studies/2008-sweep-php-fpm.yaml"))
-}
-
-// check2008 checks a run of a 2008 study: transport verdicts at each
-// keep-alive mode, keep-alive verdicts on each transport, no pair across
-// two factors, and the answers last in the text.
-func check2008(t *testing.T, r studyRun) {
-	t.Helper()
-	if r.code != 0 || r.res == nil {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	byFactor := checkOneFactor(t, r.res)
-	want := map[string][]string{
-		"transport": {"keepalive=off c=1", "keepalive=off c=4", "keepalive=on c=1", "keepalive=on c=4"},
-		"keepalive": {"transport=tcp c=1", "transport=tcp c=4", "transport=unix c=1", "transport=unix c=4"},
-	}
-	for f, keys := range want {
-		if len(byFactor[f]) != len(keys) {
-			t.Errorf("%s: %d comparisons of req/s, want %d: %v", f, len(byFactor[f]), len(keys), byFactor[f])
-		}
-		for _, k := range keys {
-			c, ok := byFactor[f][k]
-			if !ok {
-				t.Errorf("%s: no comparison at %s", f, k)
-				continue
-			}
-			if c.Verdict == trials.NoVerdict {
-				t.Errorf("%s at %s: no verdict with 4 trials a side", f, k)
-			}
-		}
-	}
-	if len(r.res.Answers) != 2 || !strings.HasPrefix(r.res.Answers[0].Conclusion, "transport unix against tcp") {
-		t.Errorf("answers: %+v", r.res.Answers)
-	}
-	if !strings.Contains(r.stdout, "Answers (") || !strings.Contains(r.words, flat(r.res.Answers[1].Conclusion)) {
-		t.Errorf("the text output does not end with the answers:\n%s", r.stdout)
-	}
-}
-
-// TestStudyMoscowPM runs the Moscow.pm seed: FastCGI prefork against an
-// HTTP prefork server, with verdicts on req/s, mean, max and PSS, and the
-// protocol named as part of the deployment.
-func TestStudyMoscowPM(t *testing.T) {
-	r := runStudy(t, "-n", "200", "--repeat", "4", "../../studies/2008-moscow-pm.yaml")
-	if r.code != 0 || r.res == nil {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	checkOneFactor(t, r.res)
-	metrics := map[string]string{}
-	for _, c := range r.res.Comparisons {
-		metrics[c.Metric] = c.Verdict
-	}
-	for _, m := range []string{trials.MetricRequestsPerSecond, trials.MetricMeanMs, trials.MetricMaxMs, trials.MetricBackendPSSBytes} {
-		v, ok := metrics[m]
-		if !ok || v == trials.NoVerdict {
-			t.Errorf("metric %s: verdict %q (present %v)", m, v, ok)
-		}
-	}
-	if c := r.res.Answers[0].Conclusion; !strings.Contains(c, "over HTTP rather than FastCGI") {
-		t.Errorf("the conclusion does not name the protocol: %s", c)
-	}
-	for _, c := range r.res.Configurations {
-		if c.MeanPSSBytes <= 0 || c.MaxProcs < 5 {
-			t.Errorf("%s: PSS %v, %d processes (a master and 4 children)", c.Name, c.MeanPSSBytes, c.MaxProcs)
-		}
-	}
-}
-
-// TestStudyWorkers runs a pool of 2 against a pool of 4, the 4 marked
-// exclusive: it is started in every round, and the notes say so.
-func TestStudyWorkers(t *testing.T) {
-	r := runStudy(t, "-n", "200", "--repeat", "4", "../../studies/workers.yaml")
-	if r.code != 0 || r.res == nil {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	checkOneFactor(t, r.res)
-	for _, c := range r.res.Configurations {
-		want := 1
-		if c.Levels["workers"] == "4" {
-			want = 4
-			if !c.Exclusive {
-				t.Errorf("%s is not exclusive", c.Name)
-			}
-		}
-		if c.Starts != want {
-			t.Errorf("%s started %d times, want %d", c.Name, c.Starts, want)
-		}
-	}
-	if !strings.Contains(strings.Join(r.res.Notes, "\n"), "ran alone (exclusive)") {
-		t.Errorf("notes do not say the pool of 4 ran alone: %v", r.res.Notes)
-	}
-	if len(r.res.Comparisons) == 0 || r.res.Comparisons[0].Verdict == trials.NoVerdict {
-		t.Errorf("no verdict on workers: %+v", r.res.Comparisons)
-	}
-}
-
-// TestStudySeedsRun runs the other seeds, short: each exits 0, and every
-// configuration started and answered.
-func TestStudySeedsRun(t *testing.T) {
-	for _, tc := range []struct{ file, n, c string }{
-		{"2006-rails.yaml", "300", "20"},
-		{"2013-prefork.yaml", "200", "10"},
-		{"2024-tls.yaml", "300", "20"},
-	} {
-		t.Run(tc.file, func(t *testing.T) {
-			r := runStudy(t, "-n", tc.n, "-c", tc.c, "--repeat", "2", "../../studies/"+tc.file)
-			if r.code != 0 || r.res == nil {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-			}
-			checkOneFactor(t, r.res)
-			for _, c := range r.res.Configurations {
-				if c.Failure != "" || c.Starts != 1 {
-					t.Errorf("%s: %s (%d starts)", c.Name, c.Failure, c.Starts)
-				}
-			}
-			for _, s := range r.res.Series {
-				if len(s.Steps) != 1 || s.Steps[0].Failed != 0 || s.Steps[0].Complete == 0 {
-					t.Errorf("%s: %+v", s.Label, s.Steps)
-				}
-			}
-		})
-	}
-}
-
-// TestStudyKeepAliveIgnored: a FastCGI backend that closes every kept
-// connection (as Ruby's fcgi.rb does) gets a keep-alive answer that says
-// keep-alive did not apply.
-func TestStudyKeepAliveIgnored(t *testing.T) {
-	f := writeStudy(t, `question: Does keep-alive pay for a backend that closes every connection?
-factors:
-  keepalive: [off, on]
-backends:
-  - name: closer
-    command: [backbench, serve, --protocol, fcgi, --fcgi-keep-conn, ignore, --listen, "{listen}"]
-    url: "fcgi://{target}/"
-measure:
-  kind: bench
-  concurrency: [2]
-  requests: 100
-  repeat: 2
-`)
-	r := runStudy(t, f)
-	if r.code != 0 || r.res == nil {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if c := r.res.Answers[0].Conclusion; !strings.Contains(c, "keep-alive did not apply") {
-		t.Errorf("conclusion: %s", c)
-	}
-}
-
 // TestStudyKeepAliveCost: a prefork pool of 2 serial workers (php-fpm's
 // children) at c=32 with keep-alive on against off: the kept connections
 // hold the workers, the other connections' requests queue behind them, so
@@ -441,53 +238,6 @@ measure:
 	}
 }
 
-// TestStudyTruth: built-in models of 20 ms and 24 ms at concurrency 1 get
-// "slower" for the 24 ms one, with an interval that covers the true ratio
-// (20/24, a little above with the exchange's own time). A busy machine
-// can leave the trials too spread for a verdict: the study is then run
-// once more (a broken verdict fails both times).
-func TestStudyTruth(t *testing.T) {
-	f := writeStudy(t, `question: Is a 24 ms backend slower than a 20 ms one?
-factors:
-  delay: [20ms, 24ms]
-backends:
-  - name: model
-    command: [backbench, serve, --protocol, http, --delay, "{delay}", --listen, "{listen}"]
-    url: "http://{target}/"
-measure:
-  kind: bench
-  concurrency: [1]
-  requests: 30
-  repeat: 8
-`)
-	var c trials.Comparison
-	var r studyRun
-	for try := 1; try <= 2; try++ {
-		r = runStudy(t, f)
-		if r.code != 0 || r.res == nil {
-			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-		}
-		c = r.res.Comparisons[0]
-		if c.Verdict == trials.Slower {
-			break
-		}
-		t.Logf("try %d: verdict %q, ratio %v", try, c.Verdict, c.RatioCI95)
-	}
-	if c.Metric != trials.MetricRequestsPerSecond || c.Verdict != trials.Slower || c.RatioCI95 == nil {
-		t.Fatalf("comparison %+v", c)
-	}
-	// The true ratio is 20/24 = 0.833 for sleeps of exactly 20 and 24 ms;
-	// each request's own time (and a sleep's overshoot, the same on both)
-	// moves it towards 1: (20+d)/(24+d) is 0.846 for d = 2 ms, 0.862 for
-	// d = 5 ms on a busy machine.
-	if lo, hi := c.RatioCI95[0], c.RatioCI95[1]; lo > 0.87 || hi < 0.82 {
-		t.Errorf("interval [%.3f, %.3f] does not cover the true ratio (0.833 to 0.86)", lo, hi)
-	}
-	if !strings.Contains(r.res.Answers[0].Conclusion, "slower") {
-		t.Errorf("conclusion: %s", r.res.Answers[0].Conclusion)
-	}
-}
-
 // lifecycleStudy is a study of two configurations: a good built-in
 // backend and the one under test (command and options given).
 func lifecycleStudy(bad string) string {
@@ -506,76 +256,6 @@ measure:
   requests: 50
   repeat: 1
 `
-}
-
-// TestStudyLifecycle: a backend that exits at start, one that never
-// listens, one that answers 500 to the verification request, one that
-// dies at the second level and one that ignores SIGTERM: each is reported
-// in one line, the good one is measured, and nothing is left alive.
-func TestStudyLifecycle(t *testing.T) {
-	for _, tc := range []struct {
-		name, backend string
-		kind, words   string
-	}{
-		{"exits at start", `  - name: bad
-    command: [sh, -c, "echo cannot open the config file >&2; exit 3", "{listen}"]
-    url: "http://{target}/"`, study.FailStart, "cannot open the config file"},
-		{"never listens", `  - name: bad
-    command: [sh, -c, "exec sleep 30", "{listen}"]
-    url: "http://{target}/"
-    start_timeout: 1s`, study.FailListen, "did not listen"},
-		{"500 at verification", `  - name: bad
-    command: [backbench, serve, --protocol, http, --status, "500", --listen, "{listen}"]
-    url: "http://{target}/"`, study.FailVerify, "status 500"},
-		{"dies at the second level", `  - name: bad
-    command: [backbench, serve, --protocol, http, --exit-after, "60", --listen, "{listen}"]
-    url: "http://{target}/"`, study.FailLost, "lost"},
-		{"ignores SIGTERM", `  - name: bad
-    command: [backbench, serve, --protocol, http, --ignore-sigterm, --listen, "{listen}"]
-    url: "http://{target}/"
-    stop: {grace: 300ms}`, "", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := runStudy(t, writeStudy(t, lifecycleStudy(tc.backend)))
-			want := exitStudyFailed
-			if tc.kind == "" {
-				want = 0
-			}
-			if r.code != want || r.res == nil {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-			}
-			var good, bad *study.Configuration
-			for i := range r.res.Configurations {
-				if c := &r.res.Configurations[i]; c.Levels["which"] == "good" {
-					good = c
-				} else {
-					bad = c
-				}
-			}
-			if good.Failure != "" {
-				t.Errorf("the good backend failed: %s", good.Failure)
-			}
-			if tc.kind == "" {
-				if bad.Killed != 1 || bad.Failure != "" {
-					t.Errorf("ignoring SIGTERM: killed %d times, failure %q", bad.Killed, bad.Failure)
-				}
-				return
-			}
-			if bad.FailureKind != tc.kind && !(tc.kind == study.FailLost && bad.Lost > 0) {
-				t.Errorf("failure kind %q, want %q (%s)", bad.FailureKind, tc.kind, bad.Failure)
-			}
-			text := bad.Failure + " " + strings.Join(bad.Notes, " ")
-			if !strings.Contains(text, tc.words) || strings.Contains(bad.Failure, "\n") {
-				t.Errorf("failure %q does not say %q in one line", text, tc.words)
-			}
-			if !strings.Contains(r.words, flat(tc.words)) {
-				t.Errorf("the output does not say %q:\n%s", tc.words, r.stdout)
-			}
-			if !strings.Contains(r.res.Answers[0].Conclusion, "no verdict") {
-				t.Errorf("conclusion: %s", r.res.Answers[0].Conclusion)
-			}
-		})
-	}
 }
 
 // TestStudyFaultsExitStatus: a study of a good backend beside one that
@@ -638,38 +318,6 @@ measure:
 	}
 	if !strings.Contains(r.stderr, "3 of 5 configurations failed: backend ") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Errorf("stderr does not name the failures in one line:\n%s", r.stderr)
-	}
-}
-
-// TestStudyLostRestarted: a backend that dies in every round is restarted
-// once, then stopped for good, and the output says both.
-func TestStudyLostRestarted(t *testing.T) {
-	f := writeStudy(t, strings.Replace(lifecycleStudy(`  - name: bad
-    command: [backbench, serve, --protocol, http, --exit-after, "60", --listen, "{listen}"]
-    url: "http://{target}/"`), "repeat: 1", "repeat: 3", 1))
-	r := runStudy(t, f)
-	if r.code != exitStudyFailed || r.res == nil {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	for _, c := range r.res.Configurations {
-		if c.Levels["which"] != "bad" {
-			continue
-		}
-		if c.Starts != 2 || c.Lost != 2 || c.FailureKind != study.FailLost {
-			t.Errorf("%d starts, lost %d times, failure %q: %s", c.Starts, c.Lost, c.FailureKind, c.Failure)
-		}
-		for _, se := range r.res.Series {
-			if se.Levels["which"] == "bad" && len(se.Steps) > 0 {
-				t.Errorf("runs of the rounds it was lost in were kept: %+v", se.Steps)
-			}
-		}
-		notes := strings.Join(c.Notes, "\n")
-		if !strings.Contains(notes, "restarted once") || !strings.Contains(c.Failure, "lost a second time") {
-			t.Errorf("notes %q, failure %q", notes, c.Failure)
-		}
-	}
-	if !strings.Contains(r.words, "lost a second time") {
-		t.Errorf("the output does not say it:\n%s", r.stdout)
 	}
 }
 
@@ -1016,79 +664,6 @@ func TestStudyRunsItself(t *testing.T) {
 	for _, c := range res.Configurations {
 		if c.Failure != "" || c.Starts != 1 || c.Command[0] != "backbench" {
 			t.Errorf("%s: %d starts, failure %q, command %q", c.Name, c.Starts, c.Failure, c.Command)
-		}
-	}
-}
-
-// TestStudyPairs replays the 2008 study on built-in backends: FastCGI
-// serial and evented, each on TCP and on a Unix socket (one label per
-// backend), keep-alive on and off, one sweep with --repeat 5 over the 8
-// series at 2 small levels. The text table and sweep.json hold transport
-// verdicts at each keep-alive mode, keep-alive verdicts on each transport
-// and backend verdicts at each of the four settings, and no other pair:
-// which pairs exist is checked, not which verdict they got.
-func TestStudyPairs(t *testing.T) {
-	var args []string
-	for _, model := range []string{fixtures.ModelSerial, fixtures.ModelEvented} {
-		opts := fixtures.Options{Model: fixtures.Model{Kind: model}, BodyBytes: 5}
-		for _, network := range []string{"tcp", "unix"} {
-			s := fixtures.StartTB(t, fixtures.ProtoFCGI, network, opts)
-			args = append(args, model+"="+s.URL("/x"))
-		}
-	}
-	code, out, errs, dir := sweepOut(t, append([]string{"-q", "-n", "20", "-c", "1,2", "--repeat", "5", "--seed", "8",
-		"--keepalive-modes", "on,off"}, args...)...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	sw, _ := readSweep(t, dir)
-	if len(sw.Series) != 8 || sw.Series[0].Label != "serial tcp ka" || sw.Series[0].Backend != "serial" {
-		t.Fatalf("series %+v", sw.Series)
-	}
-	type pair struct{ factor, series, baseline string }
-	got := map[pair]map[int]int{}
-	for _, c := range sw.Comparisons {
-		p := pair{c.Factor, c.Series, c.Baseline}
-		if got[p] == nil {
-			got[p] = map[int]int{}
-		}
-		got[p][c.Concurrency]++
-		if c.Verdict == "" || c.Verdict == trials.NoVerdict {
-			t.Errorf("%+v: no verdict with 5 trials a side", c)
-		}
-	}
-	want := map[pair]bool{}
-	for _, b := range []string{"serial", "evented"} {
-		for _, ka := range []string{"ka", "no-ka"} {
-			want[pair{trials.FactorTransport, b + " unix " + ka, b + " tcp " + ka}] = true
-		}
-		for _, tr := range []string{"tcp", "unix"} {
-			want[pair{trials.FactorKeepAlive, b + " " + tr + " ka", b + " " + tr + " no-ka"}] = true
-		}
-	}
-	for _, tr := range []string{"tcp", "unix"} {
-		for _, ka := range []string{"ka", "no-ka"} {
-			want[pair{trials.FactorBackend, "evented " + tr + " " + ka, "serial " + tr + " " + ka}] = true
-		}
-	}
-	for p, levels := range got {
-		if !want[p] {
-			t.Errorf("unexpected pair %+v", p)
-		}
-		for _, c := range []int{1, 2} {
-			if levels[c] != 5 {
-				t.Errorf("%+v at c=%d: %d metrics, want 5 (req/s, mean, p50, p99, max)", p, c, levels[c])
-			}
-		}
-	}
-	for p := range want {
-		if got[p] == nil {
-			t.Errorf("missing pair %+v", p)
-		}
-	}
-	for _, h := range []string{"transport: unix vs tcp", "keep-alive: on vs off", "backend: evented vs serial"} {
-		if !strings.Contains(out, h) {
-			t.Errorf("the table has no group %q:\n%s", h, out)
 		}
 	}
 }

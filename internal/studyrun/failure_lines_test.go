@@ -1,4 +1,4 @@
-package main
+package studyrun_test
 
 import (
 	"os"
@@ -10,11 +10,12 @@ import (
 	"github.com/backbench/backbench/internal/backend"
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/studyfile"
 )
 
-// failedConfig returns the configuration of res whose factor which is
-// level.
-func failedConfig(t *testing.T, res *study.Result, level string) study.Configuration {
+// failedServeConfig returns the configuration of res whose factor which
+// is level.
+func failedServeConfig(t *testing.T, res *study.Result, level string) study.Configuration {
 	t.Helper()
 	for _, c := range res.Configurations {
 		if c.Levels["which"] == level {
@@ -25,10 +26,10 @@ func failedConfig(t *testing.T, res *study.Result, level string) study.Configura
 	return study.Configuration{}
 }
 
-// checkKept checks that a failed configuration's directory is kept, in
-// tmp, with the files named, unmarked (no later run takes it for a
+// checkServeKept checks that a failed configuration's directory is kept,
+// in tmp, with the files named, unmarked (no later run takes it for a
 // leftover), and that its failure line names it.
-func checkKept(t *testing.T, c study.Configuration, tmp string, files ...string) {
+func checkServeKept(t *testing.T, c study.Configuration, tmp string, files ...string) {
 	t.Helper()
 	if c.Dir == "" || !strings.HasPrefix(c.Dir, tmp+string(filepath.Separator)) {
 		t.Fatalf("%s: directory %q, want one kept in %s", c.Name, c.Dir, tmp)
@@ -49,13 +50,12 @@ func checkKept(t *testing.T, c study.Configuration, tmp string, files ...string)
 // TestStudyFailureSaysWhy: a backend that exits with status 78 after
 // writing its cause into the log its configuration file names, and a
 // command not on PATH, in a study of 2 rounds beside a good backend. Each
-// failure is one line, said once on stderr and once in the report; the
-// first quotes the log's last lines and keeps its directory (the
-// configuration file, the script's log); the second names the command not
-// found. The good backend's directory is removed.
+// failure is one line, said once in the progress lines and once in the
+// report; the first quotes the log's last lines and keeps its directory
+// (the configuration file, the script's log); the second names the
+// command not found. The good backend's directory is removed.
 func TestStudyFailureSaysWhy(t *testing.T) {
-	onceAcrossEngines(t)
-	f := writeStudy(t, `question: Why did they fail?
+	f := writeServeStudy(t, `question: Why did they fail?
 factors:
   which: [good, bad, missing]
 backends:
@@ -93,14 +93,14 @@ measure:
   repeat: 2
 `)
 	tmp := t.TempDir()
-	r := runStudyEnv(t, []string{"TMPDIR=" + tmp}, "--quiet=false", f)
-	if r.code != exitStudyFailed || r.res == nil {
-		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, exitStudyFailed, r.stdout, r.stderr)
+	r := serveStudyIn(t, tmp, f, studyfile.Overrides{})
+	if !r.failed() {
+		t.Fatalf("the study did not fail\ntext:\n%s\nlog:\n%s", r.text, r.log)
 	}
 	if r.res.Rounds != 2 {
 		t.Errorf("%d rounds, want 2", r.res.Rounds)
 	}
-	bad := failedConfig(t, r.res, "bad")
+	bad := failedServeConfig(t, r.res, "bad")
 	for _, want := range []string{`backend "which=bad" exited at start (status 78): starting up | fatal: see the log`,
 		"; logs/app.log ends: [alert] the pool has no user | [error] initialization failed, status 78;"} {
 		if !strings.Contains(bad.Failure, want) {
@@ -110,13 +110,13 @@ measure:
 	if bad.FailureKind != study.FailStart || strings.Contains(bad.Failure, "\n") {
 		t.Errorf("failure kind %q, or not one line: %q", bad.FailureKind, bad.Failure)
 	}
-	checkKept(t, bad, tmp, "app.conf", "start.sh", "logs/app.log")
-	missing := failedConfig(t, r.res, "missing")
+	checkServeKept(t, bad, tmp, "app.conf", "start.sh", "logs/app.log")
+	missing := failedServeConfig(t, r.res, "missing")
 	if want := `backend "which=missing": command not found: backbench-no-such-program-xyz (not on PATH); its files`; !strings.HasPrefix(missing.Failure, want) {
 		t.Errorf("failure %q, want it to begin %q", missing.Failure, want)
 	}
-	checkKept(t, missing, tmp)
-	good := failedConfig(t, r.res, "good")
+	checkServeKept(t, missing, tmp)
+	good := failedServeConfig(t, r.res, "good")
 	if good.Failed() || good.Dir != "" {
 		t.Errorf("the good backend: failure %q, directory %q", good.Failure, good.Dir)
 	}
@@ -131,17 +131,17 @@ measure:
 		t.Errorf("the study's directory holds %v, want only the failed configurations' %v", names, want)
 	}
 	// Said once: in the progress lines, and in the report (its notes);
-	// the answers and the last line refer to it.
+	// the answers refer to it.
 	for _, words := range []string{"the pool has no user", "command not found: backbench-no-such-program-xyz"} {
-		if n := strings.Count(r.stderr, words); n != 1 {
-			t.Errorf("stderr says %q %d times, want once:\n%s", words, n, r.stderr)
+		if n := strings.Count(r.log, words); n != 1 {
+			t.Errorf("the progress lines say %q %d times, want once:\n%s", words, n, r.log)
 		}
 		if n := strings.Count(r.words, words); n != 1 {
-			t.Errorf("stdout says %q %d times, want once:\n%s", words, n, r.stdout)
+			t.Errorf("the text says %q %d times, want once:\n%s", words, n, r.text)
 		}
 	}
 	if !strings.Contains(r.words, `backend "which=bad" did not start (its failure is in the notes)`) {
-		t.Errorf("the answers do not refer to the failure:\n%s", r.stdout)
+		t.Errorf("the answers do not refer to the failure:\n%s", r.text)
 	}
 }
 
@@ -174,7 +174,7 @@ func TestStudyFailurePHPFPMWithoutR(t *testing.T) {
     document_root: "{dir}"
     transport: unix
 `
-	f := writeStudy(t, `question: Does php-fpm start without -R?
+	f := writeServeStudy(t, `question: Does php-fpm start without -R?
 factors:
   flags: [with-R, without-R]
 backends:
@@ -191,9 +191,9 @@ backends:
   repeat: 2
 `)
 	tmp := t.TempDir()
-	r := runStudyEnv(t, []string{"TMPDIR=" + tmp}, "--quiet=false", f)
-	if r.code != exitStudyFailed || r.res == nil {
-		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, exitStudyFailed, r.stdout, r.stderr)
+	r := serveStudyIn(t, tmp, f, studyfile.Overrides{})
+	if !r.failed() {
+		t.Fatalf("the study did not fail\ntext:\n%s\nlog:\n%s", r.text, r.log)
 	}
 	var c study.Configuration
 	for _, cf := range r.res.Configurations {
@@ -206,13 +206,13 @@ backends:
 	if !strings.Contains(c.Failure, "exited at start (status 78)") || !strings.Contains(c.Failure, "user has not been defined") {
 		t.Errorf("the failure does not quote the cause:\n%s", c.Failure)
 	}
-	checkKept(t, c, tmp, "php-fpm.conf", "php-fpm.log")
+	checkServeKept(t, c, tmp, "php-fpm.conf", "php-fpm.log")
 	if b, err := os.ReadFile(filepath.Join(c.Dir, "php-fpm.log")); err != nil || !strings.Contains(string(b), "user has not been defined") {
 		t.Errorf("the kept log: %v\n%s", err, b)
 	}
-	for name, out := range map[string]string{"stderr": r.stderr, "stdout": r.words} {
+	for name, out := range map[string]string{"the progress lines": r.log, "the text": r.words} {
 		if n := strings.Count(out, "user has not been defined"); n != 1 {
-			t.Errorf("%s says it %d times, want once:\n%s", name, n, out)
+			t.Errorf("%s say it %d times, want once:\n%s", name, n, out)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package studyrun_test
 
 import (
 	"os"
@@ -7,16 +7,17 @@ import (
 
 	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/internal/study"
+	"github.com/backbench/backbench/internal/studyfile"
 )
 
-// verifyFailures runs the study file f, whose every configuration fails
-// its verification, and returns its configurations by the level of
+// verifyServeFailures runs the study file f, whose every configuration
+// fails its verification, and returns its configurations by the level of
 // factor.
-func verifyFailures(t *testing.T, f, factor string) map[string]study.Configuration {
+func verifyServeFailures(t *testing.T, f, factor string) map[string]study.Configuration {
 	t.Helper()
-	r := runStudy(t, f)
-	if r.code != exitStudyFailed || r.res == nil {
-		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, exitStudyFailed, r.stdout, r.stderr)
+	r := serveStudy(t, f, studyfile.Overrides{})
+	if !r.failed() {
+		t.Fatalf("the study did not fail\ntext:\n%s\nlog:\n%s", r.text, r.log)
 	}
 	out := map[string]study.Configuration{}
 	for _, c := range r.res.Configurations {
@@ -34,8 +35,7 @@ func verifyFailures(t *testing.T, f, factor string) map[string]study.Configurati
 // name in the URL; for an HTTP backend, the URL's path. Built-in backends
 // (backbench serve --status 404 --body 40).
 func TestStudyVerifySaysWhy(t *testing.T) {
-	onceAcrossEngines(t)
-	f := writeStudy(t, `question: Does a backend that answers 404 say why it fails?
+	f := writeServeStudy(t, `question: Does a backend that answers 404 say why it fails?
 factors:
   proto: [http, fcgi]
 backends:
@@ -54,7 +54,7 @@ measure:
   requests: 10
   repeat: 1
 `)
-	cs := verifyFailures(t, f, "proto")
+	cs := verifyServeFailures(t, f, "proto")
 	for level, words := range map[string][]string{
 		"http": {"status 404, want 200", "the body begins \"", "an HTTP 404", "http://127.0.0.1:", "/app/", "check the url's path"},
 		"fcgi": {"status 404, want 200", "the body begins \"", "SCRIPT_FILENAME", "(it was /srv/www)", "document_root", "names the script"},
@@ -85,7 +85,7 @@ func TestStudyVerifyPHPFPMNoScript(t *testing.T) {
 	if os.Getuid() != 0 {
 		realbackend.Skip(t, "php-fpm runs its workers as root (-R) only as root")
 	}
-	f := writeStudy(t, `question: Does php-fpm without the script name say why it fails?
+	f := writeServeStudy(t, `question: Does php-fpm without the script name say why it fails?
 factors:
   children: [1, 2]
 backends:
@@ -113,14 +113,14 @@ measure:
   requests: 10
   repeat: 1
 `)
-	for _, c := range verifyFailures(t, f, "children") {
-		checkFPMNoScript(t, c)
+	for _, c := range verifyServeFailures(t, f, "children") {
+		checkServeFPMNoScript(t, c)
 	}
 }
 
-// checkFPMNoScript checks the verification failure of php-fpm sent no
-// script name.
-func checkFPMNoScript(t *testing.T, c study.Configuration) {
+// checkServeFPMNoScript checks the verification failure of php-fpm sent
+// no script name.
+func checkServeFPMNoScript(t *testing.T, c study.Configuration) {
 	t.Helper()
 	if !strings.Contains(c.Failure, "status 403, want 200") && !strings.Contains(c.Failure, "status 404, want 200") {
 		t.Fatalf("the failure does not give php-fpm's status:\n%s", c.Failure)
