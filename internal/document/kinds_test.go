@@ -62,7 +62,7 @@ func TestWriteReadEveryKind(t *testing.T) {
 		{&Comparison{Files: []string{"a", "b"}, Notes: []string{"n"}, Comparisons: []trials.Comparison{{Series: "b", Baseline: "a", Metric: "requests_per_second"}}}, KindCompare, 0},
 		{probe, KindProbe, 0},
 		{&ProbeRange{URL: "http://x:{1..2}/", Addresses: []ProbeAddress{{Probe: probe}, {Target: ProbeTarget{URL: "http://x:2/"}, Error: "refused"}}}, KindProbe, 0},
-		{&Study{Result: &study.Result{Question: "which?"}}, KindStudy, 0},
+		{&Study{Result: &study.Result{Declaration: study.Declaration{Question: "which?"}}}, KindStudy, 0},
 		{&Record{Record: rec}, KindRecord, 1},
 	} {
 		t.Run(fmt.Sprintf("%T", tc.r), func(t *testing.T) {

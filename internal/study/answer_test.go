@@ -23,10 +23,8 @@ func synth(rng *rand.Rand, n int, mean, cv float64) []trials.Trial {
 // design2x2 is a result of a transport × keep-alive study, each series
 // with trials of the req/s that rps gives its levels.
 func design2x2(rng *rand.Rand, n int, rps func(transport, ka string) float64) *Result {
-	res := &Result{Noise: 0.02,
-		Factors: []Factor{{Name: "transport", Levels: []string{"tcp", "unix"}, Baseline: "tcp", Kind: "backend"},
-			{Name: "keepalive", Levels: []string{"off", "on"}, Baseline: "off", Kind: "client"}},
-		Measure: Measure{Kind: "bench", Levels: []int{4}, Repeat: n}}
+	res := &Result{Declaration: Declaration{Factors: []Factor{{Name: "transport", Levels: []string{"tcp", "unix"}, Baseline: "tcp", Kind: "backend"},
+		{Name: "keepalive", Levels: []string{"off", "on"}, Baseline: "off", Kind: "client"}}}, Noise: 0.02, Measure: Measure{Kind: "bench", Levels: []int{4}, Repeat: n}}
 	for ci, tr := range []string{"tcp", "unix"} {
 		res.Configurations = append(res.Configurations, Configuration{Name: "transport=" + tr, ProtocolName: "FastCGI",
 			Levels: map[string]string{"transport": tr}})
@@ -112,9 +110,7 @@ func TestAnswersTruthCoverage(t *testing.T) {
 	truth := 10.0 / 12
 	var slower, covered, n int
 	for range 400 {
-		res := &Result{Noise: 0.02, Factors: []Factor{{Name: "delay", Levels: []string{"10ms", "12ms"}, Baseline: "10ms", Kind: "backend"}},
-			Measure:        Measure{Levels: []int{1}, Repeat: 6},
-			Configurations: []Configuration{{Name: "delay=10ms"}, {Name: "delay=12ms"}}}
+		res := &Result{Declaration: Declaration{Factors: []Factor{{Name: "delay", Levels: []string{"10ms", "12ms"}, Baseline: "10ms", Kind: "backend"}}}, Noise: 0.02, Measure: Measure{Levels: []int{1}, Repeat: 6}, Configurations: []Configuration{{Name: "delay=10ms"}, {Name: "delay=12ms"}}}
 		for i, l := range []string{"10ms", "12ms"} {
 			mean := 100.0
 			if i == 1 {
@@ -165,9 +161,7 @@ func TestAnswersNoVerdictWhenAllFailed(t *testing.T) {
 // names it.
 func TestAnswersComesWith(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	res := &Result{Noise: 0.02, Factors: []Factor{{Name: "server", Levels: []string{"fcgi-prefork", "starman"}, Baseline: "fcgi-prefork", Kind: "backend"}},
-		Measure:        Measure{Levels: []int{10}, Repeat: 5},
-		Configurations: []Configuration{{Name: "server=fcgi-prefork", ProtocolName: "FastCGI"}, {Name: "server=starman", ProtocolName: "HTTP"}}}
+	res := &Result{Declaration: Declaration{Factors: []Factor{{Name: "server", Levels: []string{"fcgi-prefork", "starman"}, Baseline: "fcgi-prefork", Kind: "backend"}}}, Noise: 0.02, Measure: Measure{Levels: []int{10}, Repeat: 5}, Configurations: []Configuration{{Name: "server=fcgi-prefork", ProtocolName: "FastCGI"}, {Name: "server=starman", ProtocolName: "HTTP"}}}
 	for i, l := range []string{"fcgi-prefork", "starman"} {
 		res.Series = append(res.Series, Series{Label: "server=" + l, Config: i, Levels: map[string]string{"server": l},
 			Steps: []Step{{Concurrency: 10, Trials: synth(rng, 5, 1000*(1+float64(i)), 0.03), Complete: 100}}})

@@ -25,7 +25,7 @@ func search(capacity, failed float64) SizingSearch {
 // searches (workers=1, 2 ...), each point with those searches, and its
 // series with a trial per search, as the runner writes them.
 func sizingRun(searches ...[]SizingSearch) *Result {
-	r := &Result{Question: "How many?", Sizing: &Sizing{Factor: "workers", Objectives: []string{"p99<=200ms"}}}
+	r := &Result{Declaration: Declaration{Question: "How many?"}, Sizing: &Sizing{Factor: "workers", Objectives: []string{"p99<=200ms"}}}
 	for i, ses := range searches {
 		label := "workers=" + string(rune('1'+i))
 		p := SizingPoint{Label: label, Series: i, Level: string(rune('1' + i)), Searches: ses}

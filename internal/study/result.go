@@ -19,11 +19,8 @@ import (
 // Result is a study's outcome: what was declared, what ran, what it
 // measured and the answers.
 type Result struct {
-	// Question is the study's question, File its file.
-	Question string `json:"question"`
-	File     string `json:"file,omitempty"`
-	// Factors are the declared factors, in the file's order.
-	Factors []Factor `json:"factors"`
+	// Declaration is the study file's question and factors, as parsed.
+	Declaration
 	// Measure describes the measurement.
 	Measure Measure `json:"measure"`
 	// Configurations are the backend configurations, Series the measured
@@ -62,14 +59,39 @@ type Result struct {
 	Until *Stopping `json:"until,omitempty"`
 }
 
+// Declaration is what a study file declares of its question: the
+// question, the file, and the factors. The parsed file
+// (internal/studyfile.Study) holds it, and the result embeds it as parsed.
+type Declaration struct {
+	// Question is the study's question, a sentence: the page's title.
+	Question string `json:"question"`
+	// File is the file's path as given to the parser.
+	File string `json:"file,omitempty"`
+	// Factors are the declared factors, in the file's order.
+	Factors []Factor `json:"factors"`
+}
+
 // Factor is a declared factor.
 type Factor struct {
-	Name     string   `json:"name"`
-	Levels   []string `json:"levels"`
-	Baseline string   `json:"baseline"`
+	// Name is the factor's name, also its placeholder {Name} when it is
+	// backend-side.
+	Name string `json:"name"`
+	// Levels are the factor's levels as written (numbers as written;
+	// keepalive levels normalised to "on" and "off").
+	Levels []string `json:"levels"`
+	// Baseline is the level the others are compared with: the first
+	// unless the file says otherwise.
+	Baseline string `json:"baseline"`
 	// Kind is "client" (keep-alive, HTTP version: the same backend) or
 	// "backend" (a backend process per level).
 	Kind string `json:"kind"`
+	// Setting is the backend's own name of what the factor sets
+	// ("pm.max_children"), for the sizing answer; "" for none. The
+	// result keeps it in its sizing (Sizing), not here.
+	Setting string `json:"-"`
+	// Line and Col are the position of the factor's name in the file.
+	Line int `json:"-"`
+	Col  int `json:"-"`
 }
 
 // Measure is the measurement every series gets.

@@ -43,7 +43,7 @@ func TestDocExamples(t *testing.T) {
 // unplaced is a copy of a study without its path and positions.
 func unplaced(s *Study) Study {
 	c := *s
-	c.Path = ""
+	c.File = ""
 	c.Factors = append([]Factor(nil), s.Factors...)
 	for i := range c.Factors {
 		c.Factors[i].Line, c.Factors[i].Col = 0, 0

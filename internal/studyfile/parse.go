@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/backbench/backbench/internal/study"
 	"io"
 	"regexp"
 	"strconv"
@@ -257,7 +258,7 @@ func (p *parser) parse() *Study {
 			p.fail(root, "the study file has no %s: it needs question, factors, backends and measure", k)
 		}
 	}
-	p.s = &Study{Path: p.file}
+	p.s = &Study{Declaration: study.Declaration{File: p.file}}
 	if q, ok := top["question"]; ok {
 		p.s.Question = strings.TrimSpace(p.required(q.val, "question"))
 		if strings.ContainsAny(p.s.Question, "\n\r") {

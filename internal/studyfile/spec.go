@@ -10,6 +10,7 @@ package studyfile
 
 import (
 	"fmt"
+	"github.com/backbench/backbench/internal/study"
 	"os"
 	"strings"
 	"syscall"
@@ -86,12 +87,10 @@ const (
 
 // Study is a parsed and validated study file.
 type Study struct {
-	// Path is the file's path as given to Parse or Load.
-	Path string
-	// Question is the study's question, a sentence: the page's title.
-	Question string
-	// Factors are the declared factors in file order.
-	Factors []Factor
+	// Declaration is the question, the file's path as given to Parse or
+	// Load (File), and the declared factors in file order: the result
+	// (study.Result) embeds it as it is.
+	study.Declaration
 	// Exclude lists the combinations left out: each map names factors and
 	// a level of each; a combination matching every entry of one map is
 	// excluded. Levels are normalised as the factors' are.
@@ -102,25 +101,10 @@ type Study struct {
 	Measure Measure
 }
 
-// Factor is one declared factor.
-type Factor struct {
-	// Name is the factor's name, also its placeholder {Name} when it is
-	// backend-side.
-	Name string
-	// Levels are the factor's levels as written (numbers as written;
-	// keepalive levels normalised to "on" and "off").
-	Levels []string
-	// Baseline is the level the others are compared with: the first
-	// unless the file says otherwise.
-	Baseline string
-	// Kind is KindClient or KindBackend.
-	Kind string
-	// Setting is the backend's own name of what the factor sets
-	// ("pm.max_children"), for the sizing answer; "" for none.
-	Setting string
-	// Line and Col are the position of the factor's name in the file.
-	Line, Col int
-}
+// Factor is one declared factor (study.Factor): its name, levels,
+// baseline, kind (KindClient or KindBackend), the backend's own name of
+// its setting, and its place in the file.
+type Factor = study.Factor
 
 // Backend is one declared backend: how to start, check and stop it.
 type Backend struct {

@@ -165,7 +165,7 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 	}
 	r := &runner{st: st, o: o, rng: rand.New(rand.NewPCG(seed, seed>>1|1))}
 	defer r.cleanup(base)
-	r.res = &study.Result{Question: st.Question, File: st.Path, Noise: DefaultNoise, StartedAt: unixSeconds(start),
+	r.res = &study.Result{Declaration: st.Declaration, Noise: DefaultNoise, StartedAt: unixSeconds(start),
 		Measure: study.Measure{Kind: st.Measure.Kind, Levels: st.Measure.Levels, Requests: st.Measure.Requests,
 			Seconds: st.Measure.Duration.Seconds(), Repeat: max(st.Measure.Repeat, 1), Warmup: st.Measure.Warmup}}
 	if st.Measure.Until == studyfile.UntilDecided && st.Measure.Kind != studyfile.MeasureCapacity {
@@ -178,9 +178,6 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 	}
 	if o.Noise > 0 {
 		r.res.Noise = o.Noise
-	}
-	for _, f := range st.Factors {
-		r.res.Factors = append(r.res.Factors, study.Factor{Name: f.Name, Levels: f.Levels, Baseline: f.Baseline, Kind: f.Kind})
 	}
 	r.res.Seed = seed
 	if err := r.prepare(base); err != nil {
