@@ -80,7 +80,7 @@ func (r *runner) measureCapacity(ctx context.Context) {
 		r.res.Notes = append(r.res.Notes, err.Error())
 		return
 	}
-	rounds := r.res.Measure.Repeat
+	rounds := r.rounds
 	for round := 1; round <= rounds && ctx.Err() == nil; round++ {
 		r.res.Rounds = round
 		r.logf("round %d of %d", round, rounds)

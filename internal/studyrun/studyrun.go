@@ -121,6 +121,9 @@ type runner struct {
 	configs []*config
 	// series holds each series' state, in the order of res.Series.
 	series []*seriesRun
+	// rounds is the number of rounds every series runs (until decided:
+	// the first ones), once defaulted: the result's Measure.Repeat.
+	rounds int
 	rng    *rand.Rand
 	// prog is where the rounds stand, for Options.Progress and the
 	// rounds' lines.
@@ -165,14 +168,16 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 	}
 	r := &runner{st: st, o: o, rng: rand.New(rand.NewPCG(seed, seed>>1|1))}
 	defer r.cleanup(base)
+	r.rounds = max(st.Measure.Repeat, 1)
 	r.res = &study.Result{Declaration: st.Declaration, Noise: DefaultNoise, StartedAt: unixSeconds(start),
 		Measure: study.Measure{Kind: st.Measure.Kind, Levels: st.Measure.Levels, Requests: st.Measure.Requests,
-			Seconds: st.Measure.Duration.Seconds(), Repeat: max(st.Measure.Repeat, 1), Warmup: st.Measure.Warmup}}
+			Seconds: st.Measure.Duration.Seconds(), Warmup: st.Measure.Warmup}}
 	if st.Measure.Until == studyfile.UntilDecided && st.Measure.Kind != studyfile.MeasureCapacity {
 		me := &r.res.Measure
 		me.Until, me.BudgetSeconds = study.UntilDecided, st.Measure.Budget.Seconds()
-		me.Repeat, me.MaxRepeat = st.Measure.UntilRounds()
+		r.rounds, me.MaxRepeat = st.Measure.UntilRounds()
 	}
+	r.res.Measure.Repeat = r.rounds
 	if st.Measure.NoiseSet {
 		r.res.Noise = st.Measure.Noise
 	}
@@ -200,8 +205,8 @@ func Run(ctx context.Context, st *studyfile.Study, o Options) (*study.Result, er
 		r.ended(start)
 		return r.res, nil
 	}
-	if n := trials.MinTrialsForVerdict(); r.res.Measure.Repeat < n {
-		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%d trials a series and level: a verdict needs %d a side (set repeat: %d), so the comparisons give ratios without verdicts", r.res.Measure.Repeat, n, n))
+	if n := trials.MinTrialsForVerdict(); r.rounds < n {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%d trials a series and level: a verdict needs %d a side (set repeat: %d), so the comparisons give ratios without verdicts", r.rounds, n, n))
 		r.logf("%s", r.res.Notes[len(r.res.Notes)-1])
 	}
 	r.measure(ctx)
@@ -682,7 +687,7 @@ func (r *runner) measure(ctx context.Context) {
 			r.start(ctx, c)
 		}
 	}
-	rounds := r.res.Measure.Repeat
+	rounds := r.rounds
 	// Rounds run until decided: after the first rounds, each round runs
 	// only the series an undecided pair needs, until none is left, the
 	// budget is spent or the most rounds ran.
