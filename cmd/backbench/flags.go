@@ -276,16 +276,13 @@ func HelpWidth(w io.Writer) int {
 	return 80
 }
 
-// WrapText breaks the lines of text longer than width at spaces; a
-// continuation starts under the text after a line's first run of two
-// spaces or more ("  name   description" lists), else under its indent.
-// Where a word is longer than the line, the rest of the line is left whole.
+// WrapText breaks the lines of text longer than width at spaces
+// (report.Wrap); a continuation starts under the text after a line's first
+// run of two spaces or more ("  name   description" lists), else under its
+// indent. A line whose first word is longer than the line is left whole.
 func WrapText(text string, width int) string {
-	var b strings.Builder
-	for i, line := range strings.Split(text, "\n") {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
 		indent := len(line) - len(strings.TrimLeft(line, " "))
 		if j := strings.Index(line[indent:], "  "); j > 0 {
 			k := indent + j
@@ -296,17 +293,9 @@ func WrapText(text string, width int) string {
 				indent = k
 			}
 		}
-		for len(line) > width {
-			cut := strings.LastIndexByte(line[:width+1], ' ')
-			if cut <= indent {
-				break // one word longer than the line: leave it
-			}
-			b.WriteString(strings.TrimRight(line[:cut], " ") + "\n")
-			line = strings.Repeat(" ", indent) + strings.TrimLeft(line[cut:], " ")
-		}
-		b.WriteString(line)
+		lines[i] = report.Wrap(line, width, strings.Repeat(" ", indent))
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }
 
 // OpenOutput opens the file of -o, before any connection so that a bad

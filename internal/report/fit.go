@@ -123,14 +123,16 @@ func ComparisonTableFit(w io.Writer, cs []trials.Comparison, width int) error {
 }
 
 // Wrap breaks each line of text into lines of at most width columns at
-// spaces, the lines after the first indented by indent; a word longer
-// than a line stays whole, and so does an interval: a space inside
-// brackets ("[0.769, 0.781]", counted, so "[a [b, c] d]" too) is never a
-// break. width <= 0, or text that fits, leaves text as it is. It is the
-// one word-wrapper of the text renderers (sweep's and compare's lines,
-// the gate's, capacity's table, the study's text); help text has its own
-// rule (cmd/backbench's WrapText: a list's continuation under its second
-// column).
+// spaces, the lines after the first indented by indent. The spaces of a
+// line are kept as they are but at a break. A word longer than a line
+// stays whole (it overflows, and the break comes after it), and a line
+// whose first word is longer than width is left whole; an interval
+// stays whole too: a space inside brackets ("[0.769, 0.781]", counted, so
+// "[a [b, c] d]" too) is never a break. width <= 0, or text that fits,
+// leaves text as it is. It is the one word-wrapper: the text renderers'
+// (sweep's and compare's lines, the gate's, capacity's table, the study's
+// text) and help text's (cmd/backbench's WrapText, which picks each
+// line's indent).
 func Wrap(text string, width int, indent string) string {
 	if width <= 0 || Width(text) <= width {
 		return text
@@ -142,33 +144,46 @@ func Wrap(text string, width int, indent string) string {
 		}
 		return strings.Join(lines, "\n")
 	}
-	// An interval "[0.769, 0.781]" is one word: never broken. The
-	// brackets are counted, so an interval inside another stays whole.
-	var words []string
-	for _, w := range strings.Fields(text) {
-		if n := len(words); n > 0 && strings.Count(words[n-1], "[") > strings.Count(words[n-1], "]") {
-			words[n-1] += " " + w
-			continue
-		}
-		words = append(words, w)
-	}
-	lead := text[:len(text)-len(strings.TrimLeft(text, " "))]
 	var b strings.Builder
-	b.WriteString(lead)
-	line := len(lead)
-	for i, word := range words {
-		n := utf8.RuneCountInString(word)
-		switch {
-		case i == 0:
-		case line+1+n > width:
-			b.WriteString("\n" + indent)
-			line = utf8.RuneCountInString(indent)
-		default:
-			b.WriteByte(' ')
-			line++
+	line := text
+	for first := true; Width(line) > width; first = false {
+		cut, fits := breakAt(line, width)
+		if cut < 0 || first && !fits {
+			break
 		}
-		b.WriteString(word)
-		line += n
+		b.WriteString(strings.TrimRight(line[:cut], " ") + "\n")
+		line = indent + strings.TrimLeft(line[cut:], " ")
 	}
+	b.WriteString(line)
 	return b.String()
+}
+
+// breakAt is where Wrap breaks line: the last space outside brackets,
+// after the line's first word, at which what comes before fits in width
+// columns (fits), else the first such space past width; -1 when the line
+// has none.
+func breakAt(line string, width int) (cut int, fits bool) {
+	depth, col, word := 0, 0, false
+	cut = -1
+	for i, r := range line {
+		switch {
+		case r == ' ' && depth == 0 && word:
+			if col > width {
+				if cut >= 0 {
+					return cut, true
+				}
+				return i, false
+			}
+			cut, fits = i, true
+		case r == '[':
+			depth++
+		case r == ']':
+			depth = max(depth-1, 0)
+		}
+		if r != ' ' {
+			word = true
+		}
+		col++
+	}
+	return cut, fits
 }
