@@ -177,11 +177,11 @@ func startProbePortRange(t *testing.T, opts ...fixtures.Options) (string, []*fix
 	return "", nil
 }
 
-// TestProbePortRangeAndTLS: a {A..B} range is probed address by address,
+// TestProbePortRangeAndHTTPS: a {A..B} range is probed address by address,
 // one section each, with a line per check on which they disagree (and a
 // JSON object per address); https is probed over TLS, with Insecure for a
 // self-signed certificate, which without it is an unreachable target.
-func TestProbePortRangeAndTLS(t *testing.T) {
+func TestProbePortRangeAndHTTPS(t *testing.T) {
 	url, _ := startProbePortRange(t, fixtures.Options{}, fixtures.Options{Behaviour: fixtures.Behaviour{KeepConn: fixtures.KeepConnIgnore}})
 	o := proberun.Options{Timeout: 2 * time.Second, MaxRequests: 20}
 	out, err := probeFixtureRun(t, url, o)
