@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/pem"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // TestTLSVerifiesIPHosts: an https target given by IP address is verified
@@ -74,4 +76,14 @@ func TestHTTPSText(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "SSL/TLS Protocol:       TLSv1.3,TLS_") || !strings.Contains(out, "Server Temp Key:") {
 		t.Errorf("exit %d %s\n%s", code, errs, out)
 	}
+}
+
+// decodeSummary reads bench's JSON summary.
+func decodeSummary(t *testing.T, out string) stats.Summary {
+	t.Helper()
+	var s stats.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	return s
 }
