@@ -3,6 +3,7 @@ package execute_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -114,7 +115,8 @@ func TestClusterDeadAddress(t *testing.T) {
 	}
 	// All dead: the target cannot be reached at all.
 	_, _, err = clusterRun(t, "http://"+dead+"/", []string{"tcp:" + dead}, 1, 1)
-	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+	var ue *execute.UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("all dead: %v", err)
 	}
 }
