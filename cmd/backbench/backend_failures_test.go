@@ -54,30 +54,3 @@ func TestBenchBackendFailures(t *testing.T) {
 		t.Errorf("after its death: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
-
-// TestSweepBackendLost: the series whose backend exits stops with that
-// reason; the other series runs every level.
-func TestSweepBackendLost(t *testing.T) {
-	good := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
-	dying := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{Behaviour: fixtures.Behaviour{ExitAfter: 30}})
-	code, out, errs, dir := sweepOut(t, "-q", "-n", "20", "-c", "1,2,4", "good="+good.URL("/x"), "dying="+dying.URL("/x"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	sw, _ := readSweep(t, dir)
-	g, d := sw.Series[0], sw.Series[1]
-	if len(g.Levels) != 3 || g.Stop != nil {
-		t.Errorf("good series: %d levels, stop %+v", len(g.Levels), g.Stop)
-	}
-	// 30 requests: level 1 and its warm-up, then part of level 2.
-	if d.Stop == nil || d.Stop.Concurrency != 2 || len(d.Levels) != 2 ||
-		!strings.Contains(d.Stop.Reason, "the backend stopped accepting connections after ") {
-		t.Fatalf("dying series: %d levels, stop %+v", len(d.Levels), d.Stop)
-	}
-	if bl := d.Levels[1].BackendLost; bl == nil || bl.AfterRequests < 1 || bl.AfterRequests >= 20 || bl.Error != "connection refused" {
-		t.Errorf("level 2: backend_lost %+v", bl)
-	}
-	if !strings.Contains(out, "stopped accepting connections") {
-		t.Errorf("the table does not say why the series stopped:\n%s", out)
-	}
-}

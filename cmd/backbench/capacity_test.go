@@ -65,8 +65,10 @@ func TestCapacityCommand(t *testing.T) {
 	}
 }
 
-// TestSLOGate: bench --slo exits 3 and names the failing objective and by
-// how much; a met objective exits 0; both are in the JSON.
+// TestSLOGate: bench --slo exits 3, prints the verdicts after the report
+// and names the failing objective and by how much on one stderr line; a
+// sweep with a failing level exits 3 and names it. (The verdicts are
+// tested in internal/capacity and internal/sweep.)
 func TestSLOGate(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{Delay: 10 * time.Millisecond})
 	code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", "--slo", "p99<=1ms", "--slo", "errors<=1%", srv.URL("/"))
@@ -77,50 +79,11 @@ func TestSLOGate(t *testing.T) {
 		strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q", errs)
 	}
-	// The same run within p99 <= 500 ms exits 0 (tried again if a loaded
-	// machine stalls the run past it; 50 ms was missed three times in a
-	// row by go test -race -count=3 on a busy 2-core machine).
-	withSpeedRetries(t, func() []string {
-		code, out, errs := runMain(t, context.Background(), "bench", "-q", "-n", "20", "--slo", "p99<=500ms", "--format", "json", srv.URL("/"))
-		var s struct {
-			SLO []struct {
-				Objective string  `json:"objective"`
-				Value     float64 `json:"value"`
-				Pass      bool    `json:"pass"`
-			} `json:"slo_results"`
-		}
-		if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.SLO) != 1 || s.SLO[0].Objective != "p99<=500ms" ||
-			s.SLO[0].Value < 9 || s.SLO[0].Pass != (code == 0) {
-			t.Fatalf("exit %d, slo_results %+v (%v) %s", code, s.SLO, err, errs)
-		}
-		if code != 0 {
-			return []string{fmt.Sprintf("exit %d: %s", code, errs)}
-		}
-		return nil
-	})
-	// A sweep: the highest level that passes, per level in the JSON, and
-	// exit status 3 since one level fails.
-	serial := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{
-		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond})
-	withSpeedRetries(t, func() []string {
-		dir := t.TempDir()
-		code, out, errs := runMain(t, context.Background(), "sweep", "-q", "-c", "1,16", "-n", "48", "--warmup", "0", "--out", dir,
-			"--slo", "p99<=60ms", serial.URL("/"))
-		// c=1 may fail too on a loaded machine ("at c=1; http/unix at
-		// c=16"): the retry below sees to it.
-		if code != exitSLO || !strings.Contains(out, "c=16 FAIL (p99 ") || !strings.Contains(errs, "objective failed: http/unix at c=") ||
-			!strings.Contains(errs, "http/unix at c=16") {
-			t.Fatalf("exit %d\n%s%s", code, out, errs)
-		}
-		if !strings.Contains(out, "highest level that passes: c=1; c=1 pass, c=16 FAIL (p99 ") {
-			return []string{"c=1 did not pass: " + out}
-		}
-		b, _ := os.ReadFile(filepath.Join(dir, "sweep.json"))
-		if !strings.Contains(string(b), `"slo_highest_passing_level": 1`) || strings.Count(string(b), `"slo_results"`) != 2 {
-			t.Errorf("sweep.json lacks the verdicts")
-		}
-		return nil
-	})
+	code, out, errs = runMain(t, context.Background(), "sweep", "-q", "-c", "1", "-n", "10", "--warmup", "0", "--out", t.TempDir(),
+		"--slo", "p99<=1ms", srv.URL("/"))
+	if code != exitSLO || !strings.Contains(out, "c=1 FAIL (p99 ") || !strings.Contains(errs, "objective failed: fcgi/tcp at c=1") {
+		t.Fatalf("sweep: exit %d\n%s%s", code, out, errs)
+	}
 }
 
 // TestCapacityBadInput: a bad objective or flag is one line and exit
