@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,7 +17,6 @@ import (
 	"github.com/backbench/backbench/httpprobe"
 	"github.com/backbench/backbench/internal/completion"
 	"github.com/backbench/backbench/internal/plan"
-	"github.com/backbench/backbench/internal/realbackend"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -39,7 +36,8 @@ func scriptSections(t *testing.T, script string) map[string]string {
 // TestCompletionEveryShell: the bash, zsh and fish scripts name every
 // command, and in each command's part every flag (--name and -x) and every
 // value of a flag that takes a few words, compared with the flag sets the
-// commands parse with.
+// commands parse with. How the scripts complete in their shells is tested
+// in internal/completion (shells_test.go).
 func TestCompletionEveryShell(t *testing.T) {
 	onceAcrossEngines(t)
 	// The flags whose values must be offered: a check that the
@@ -66,6 +64,9 @@ func TestCompletionEveryShell(t *testing.T) {
 				if !ok {
 					t.Errorf("no part for %s", name)
 					continue
+				}
+				if len(flagInfos(name, commands[name]())) == 0 { // report has one flag (-o)
+					t.Errorf("%s has no flags?", name)
 				}
 				for _, f := range flagInfos(name, commands[name]()) {
 					long := strings.TrimPrefix(f.Long, "--")
@@ -130,139 +131,6 @@ func TestCompletionValuesParse(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestBashCompletionQueries sources the bash script in bash and asks it
-// what it completes (COMP_WORDS, COMP_CWORD), for commands, flags and
-// enumerated values.
-func TestBashCompletionQueries(t *testing.T) {
-	onceAcrossEngines(t)
-	file := completionFile(t, "bash", "backbench.bash")
-	for _, tc := range []struct {
-		words []string
-		want  string
-	}{
-		{[]string{"cap"}, "capacity"},
-		{[]string{"ver"}, "version"},
-		{[]string{"sweep", "--keepalive-modes", ""}, "on off on,off off,on both"},
-		{[]string{"sweep", "--keepalive-modes", "o"}, "on off on,off off,on"},
-		{[]string{"capacity", "--model", ""}, "open closed"},
-		{[]string{"capacity", "--keepa"}, "--keepalive"},
-		{[]string{"capacity", "--format", ""}, "text json"},
-		{[]string{"bench", "--engine", ""}, "auto poller uring"},
-		{[]string{"bench", "--balance", ""}, "round-robin least-conn"},
-		{[]string{"serve", "--model", "pre"}, "prefork:"},
-		{[]string{"serve", "--fault", "hang"}, "hang"},
-		{[]string{"probe", "--only", "keep_"}, "keep_conn"},
-		{[]string{"help", "c"}, "capacity compare completion"},
-		{[]string{"completion", "f"}, "fish"},
-	} {
-		cmd := exec.Command("bash", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _backbench; printf '%s\n' "${COMPREPLY[@]}"`,
-			"bash", file, "backbench")
-		cmd.Args = append(cmd.Args, tc.words...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("bash: %v\n%s", err, out)
-		}
-		if got := strings.Join(strings.Fields(string(out)), " "); got != tc.want {
-			t.Errorf("%q completes to %q, want %q", tc.words, got, tc.want)
-		}
-	}
-}
-
-// needShell returns the path of a shell, skipping the test when it is not
-// installed (CI installs zsh and fish: there it fails instead).
-func needShell(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		// Skipped outside CI (and listed at the end of make test).
-		realbackend.Missing(t, name+" is not installed (apt-get install "+name+"; .ci/run installs it)")
-	}
-	return p
-}
-
-// completionFile writes the completion script of shell to a file of that
-// name in a temporary folder and returns its path.
-func completionFile(t *testing.T, shell, name string) string {
-	t.Helper()
-	code, script, errs := runMain(t, context.Background(), "completion", shell)
-	if code != 0 {
-		t.Fatalf("completion %s: exit %d: %s", shell, code, errs)
-	}
-	file := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
-}
-
-// TestFishCompletionQueries loads the fish script in fish and asks it
-// what it completes (complete -C).
-func TestFishCompletionQueries(t *testing.T) {
-	onceAcrossEngines(t)
-	fish := needShell(t, "fish")
-	file := completionFile(t, "fish", "backbench.fish")
-	if out, err := exec.Command(fish, "-n", file).CombinedOutput(); err != nil {
-		t.Fatalf("fish -n: %v\n%s", err, out)
-	}
-	for _, tc := range []struct {
-		line string
-		want []string
-	}{
-		{"backbench cap", []string{"capacity"}},
-		{"backbench sweep --keepalive-modes ", []string{"both", "off", "off,on", "on", "on,off"}},
-		{"backbench capacity --model ", []string{"closed", "open"}},
-		{"backbench bench --form", []string{"--format"}},
-		{"backbench bench --format ", []string{"json", "markdown", "text"}},
-		{"backbench completion ", []string{"bash", "fish", "zsh"}},
-	} {
-		out, err := exec.Command(fish, "--no-config", "-c", `source $argv[1]; complete -C $argv[2]`, file, tc.line).CombinedOutput()
-		if err != nil {
-			t.Fatalf("fish: %v\n%s", err, out)
-		}
-		var got []string
-		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			w, _, _ := strings.Cut(l, "\t")
-			got = append(got, w)
-		}
-		slices.Sort(got)
-		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("%q completes to %q, want %q", tc.line, got, tc.want)
-		}
-	}
-}
-
-// TestZshCompletionRuns loads the zsh script in zsh with the completion
-// system's functions replaced by ones that print their arguments, and runs
-// it for a command and a flag's values.
-func TestZshCompletionRuns(t *testing.T) {
-	onceAcrossEngines(t)
-	zsh := needShell(t, "zsh")
-	file := completionFile(t, "zsh", "_backbench")
-	if out, err := exec.Command(zsh, "-n", file).CombinedOutput(); err != nil {
-		t.Fatalf("zsh -n: %v\n%s", err, out)
-	}
-	run := func(words ...string) string {
-		t.Helper()
-		cmd := exec.Command(zsh, "-f", "-c", `compdef() { print compdef $@ }; _arguments() { print -rl -- $@ }; _values() { print -rl -- $@ }
-source $1; shift; words=($@); CURRENT=$#; _backbench`, "zsh", file, "backbench")
-		cmd.Args = append(cmd.Args, words...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("zsh: %v\n%s", err, out)
-		}
-		return string(out)
-	}
-	if out := run(""); !strings.Contains(out, "compdef _backbench backbench") || !strings.Contains(out, "\ncapacity\n") || !strings.Contains(out, "\nversion\n") {
-		t.Errorf("top level:\n%s", out)
-	}
-	if out := run("sweep", "--keepalive-modes", ""); !strings.Contains(out, "--keepalive-modes[") || !strings.Contains(out, ":value:(on off on,off off,on both)") {
-		t.Errorf("sweep:\n%s", out)
-	}
-	if out := run("capacity", "--mo"); !strings.Contains(out, "--model[") || !strings.Contains(out, ":value:(open closed)") {
-		t.Errorf("capacity:\n%s", out)
 	}
 }
 
@@ -380,73 +248,6 @@ func TestErrorLine(t *testing.T) {
 	} {
 		if got := errorLine(tc.cmd, tc.msg, tc.usage); got != tc.want {
 			t.Errorf("errorLine(%q, %q)\n got %q\nwant %q", tc.cmd, tc.msg, got, tc.want)
-		}
-	}
-}
-
-// TestCompletion sources the bash script and asks it what it completes;
-// the zsh script is checked for every flag (and by zsh -n when installed).
-func TestCompletion(t *testing.T) {
-	code, script, errs := runMain(t, context.Background(), "completion", "bash")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	file := filepath.Join(t.TempDir(), "backbench.bash")
-	os.WriteFile(file, []byte(script), 0o644)
-	complete := func(words ...string) []string {
-		t.Helper()
-		cmd := exec.Command("bash", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _backbench; printf '%s\n' "${COMPREPLY[@]}"`,
-			"bash", file, "backbench")
-		cmd.Args = append(cmd.Args, words...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("bash: %v\n%s", err, out)
-		}
-		return strings.Fields(string(out))
-	}
-	for _, tc := range []struct {
-		words []string
-		want  []string
-	}{
-		{[]string{"co"}, []string{"compare", "completion"}},
-		{[]string{"sweep", "--keepalive-m"}, []string{"--keepalive-modes"}},
-		{[]string{"bench", "--form"}, []string{"--format"}},
-		{[]string{"bench", "--format", ""}, []string{"text", "json", "markdown"}},
-		{[]string{"serve", "--protocol", "f"}, []string{"fcgi"}},
-		{[]string{"probe", "--idle"}, []string{"--idle-max"}},
-		{[]string{"bench", "-n", ""}, nil}, // a value: bash's own completion
-		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}},
-		{[]string{"help", "sw"}, []string{"sweep"}},
-	} {
-		if got := complete(tc.words...); strings.Join(got, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("%q completes to %q, want %q", tc.words, got, tc.want)
-		}
-	}
-	_, zsh, _ := runMain(t, context.Background(), "completion", "zsh")
-	for _, name := range commandNames() {
-		all := complete(name, "-")
-		n := 0
-		commands[name]().VisitAll(func(f *pflag.Flag) {
-			n++
-			if f.Hidden { // refused by the command (capacity's -n, --rate...)
-				return
-			}
-			if !slices.Contains(all, "--"+f.Name) || (f.Shorthand != "" && !slices.Contains(all, "-"+f.Shorthand)) {
-				t.Errorf("bash: %s - does not offer --%s", name, f.Name)
-			}
-			if !strings.Contains(zsh, "'--"+f.Name+"[") && !strings.Contains(zsh, "'*--"+f.Name+"[") && !strings.Contains(zsh, ",--"+f.Name+"}'[") {
-				t.Errorf("zsh: %s lacks --%s", name, f.Name)
-			}
-		})
-		if n == 0 { // report has one flag (-o)
-			t.Errorf("%s has no flags?", name)
-		}
-	}
-	if zshPath, err := exec.LookPath("zsh"); err == nil {
-		file := filepath.Join(t.TempDir(), "_backbench")
-		os.WriteFile(file, []byte(zsh), 0o644)
-		if out, err := exec.Command(zshPath, "-n", file).CombinedOutput(); err != nil {
-			t.Errorf("zsh -n: %v\n%s", err, out)
 		}
 	}
 }

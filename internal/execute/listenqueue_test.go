@@ -1,7 +1,9 @@
-package main
+package execute_test
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -9,13 +11,63 @@ import (
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
+// The listen queues of a run's target as execute.Run reads them (its own
+// listening sockets through sock_diag, the machine's TCP counters) and the
+// notes its summary makes of them. plan (above execute) builds the runs'
+// plans as bench would from its flags.
+
+// execBenchSummary runs against url the plan bench builds by default (one
+// request, one worker, no keep-alive), changed by edit (nil: none), as
+// bench runs it (observed), and returns the run's summary.
+func execBenchSummary(t *testing.T, url string, edit func(*plan.Options)) stats.Summary {
+	t.Helper()
+	o := plan.Defaults(url)
+	if edit != nil {
+		edit(&o)
+	}
+	o.RequestsSet = o.Requests != 1
+	o.ConcurrencySet = o.Concurrency != 1
+	l, err := o.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := execute.Run(context.Background(), l.Plan, execute.Options{Stderr: io.Discard, Quiet: true, Observe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.Summary
+}
+
+// execSpeedAttempts is how many times a speed assertion is tried: a loaded
+// machine can wreck the timing of one run, while a broken feature fails
+// every attempt. Counts are checked on every attempt with t.Fatalf.
+const execSpeedAttempts = 3
+
+// execSpeedRetries runs attempt until it reports nothing wrong, at most
+// execSpeedAttempts times.
+func execSpeedRetries(t *testing.T, attempt func() []string) {
+	t.Helper()
+	for i := 1; ; i++ {
+		bad := attempt()
+		if len(bad) == 0 {
+			return
+		}
+		if i == execSpeedAttempts {
+			t.Fatalf("after %d attempts: %s", i, strings.Join(bad, "; "))
+		}
+		t.Logf("attempt %d: %s; trying again", i, strings.Join(bad, "; "))
+	}
+}
+
 // TestListenOverflowElsewhereNotBlamed: another listener of this machine,
 // with a backlog of 1 and never accepting, is flooded with connects by the
-// test while a bench runs against a healthy backend. The machine-wide
+// test while a run (bench -n 300 -c 2) runs against a healthy backend. The machine-wide
 // TcpExt counters rise; the backend's own socket dropped nothing, and no
 // note blames it.
 func TestListenOverflowElsewhereNotBlamed(t *testing.T) {
@@ -71,7 +123,7 @@ func TestListenOverflowElsewhereNotBlamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := benchJSON(t, "-n", "300", "-c", "2", srv.URL("/"))
+	s := execBenchSummary(t, srv.URL("/"), func(o *plan.Options) { o.Requests, o.Concurrency = 300, 2 })
 	after, err := sockets.TCPListener(full.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +152,7 @@ func TestListenOverflowElsewhereNotBlamed(t *testing.T) {
 // counters are not.
 func TestListenQueueUnix(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{Backlog: 3})
-	s := benchJSON(t, "-n", "20", "-c", "2", srv.URL("/"))
+	s := execBenchSummary(t, srv.URL("/"), func(o *plan.Options) { o.Requests, o.Concurrency = 20, 2 })
 	if s.Complete != 20 {
 		t.Fatalf("%d complete, %d failed", s.Complete, s.Failed)
 	}
@@ -126,8 +178,8 @@ func TestListenQueueUnix(t *testing.T) {
 func TestListenOverflowNote(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Backlog: 1})
 	var s stats.Summary
-	withSpeedRetries(t, func() []string {
-		s = benchJSON(t, "-n", "120", "-c", "60", "-s", "3", srv.URL("/"))
+	execSpeedRetries(t, func() []string {
+		s = execBenchSummary(t, srv.URL("/"), func(o *plan.Options) { o.Requests, o.Concurrency, o.Timeout = 120, 60, 3*time.Second })
 		if s.ListenOverflows == nil || s.ListenBacklog == nil || len(s.ListenQueues) != 1 || s.ListenQueues[0].Drops == nil {
 			t.Fatalf("listen_overflows %v, listen_backlog %v, listen_queues %+v: not read for a loopback target",
 				s.ListenOverflows, s.ListenBacklog, s.ListenQueues)
@@ -171,7 +223,7 @@ func TestListenOverflowNote(t *testing.T) {
 	}
 	// A Unix socket target: the TCP counters say nothing about it.
 	usrv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
-	if u := benchJSON(t, "-n", "5", usrv.URL("/")); u.ListenOverflows != nil {
+	if u := execBenchSummary(t, usrv.URL("/"), func(o *plan.Options) { o.Requests = 5 }); u.ListenOverflows != nil {
 		t.Errorf("listen_overflows %d for a Unix socket target", *u.ListenOverflows)
 	}
 }

@@ -1,23 +1,27 @@
-package main
+package execute_test
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/stats"
+	"github.com/backbench/backbench/internal/testnet"
 )
 
 // TestClusterOfSerialWorkers: five serial 10 ms workers reached without a
-// balancer give about five times one worker's throughput, and the
-// per-address lines add up to the totals.
+// balancer (upstreams, round-robin) give about five times one worker's
+// throughput, and the per-address lines add up to the totals.
 func TestClusterOfSerialWorkers(t *testing.T) {
 	opts := fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond, BodyBytes: 5}
-	var args []string
+	var upstreams []string
 	var first *fixtures.Server
 	for i := range 5 {
 		network := "tcp"
@@ -28,14 +32,16 @@ func TestClusterOfSerialWorkers(t *testing.T) {
 		if first == nil {
 			first = s
 		}
-		args = append(args, "--upstream", s.Network+":"+s.Addr)
+		upstreams = append(upstreams, s.Network+":"+s.Addr)
 	}
 	// A serial worker serves one kept connection at a time: one worker
 	// gets one connection, five get five (round-robin, one each).
 	var five stats.Summary
-	withSpeedRetries(t, func() []string {
-		one := benchJSON(t, "-k", "-n", "60", "-c", "1", first.URL("/"))
-		five = benchJSON(t, append(args, "-k", "-n", "300", "-c", "5", first.URL("/"))...)
+	execSpeedRetries(t, func() []string {
+		one := execBenchSummary(t, first.URL("/"), func(o *plan.Options) { o.KeepAlive, o.Requests, o.Concurrency = true, 60, 1 })
+		five = execBenchSummary(t, first.URL("/"), func(o *plan.Options) {
+			o.Upstreams, o.KeepAlive, o.Requests, o.Concurrency = upstreams, true, 300, 5
+		})
 		if one.Failed != 0 || five.Failed != 0 {
 			t.Fatalf("failures: one %d five %d %v", one.Failed, five.Failed, five.ErrorSamples)
 		}
@@ -62,24 +68,39 @@ func TestClusterOfSerialWorkers(t *testing.T) {
 	}
 }
 
+// clusterRun runs the plan of -n n -c c over upstreams against url (as
+// bench -q), and returns the run and what it wrote on stderr.
+func clusterRun(t *testing.T, url string, upstreams []string, n int64, c int) (*stats.Run, string, error) {
+	t.Helper()
+	o := plan.Defaults(url)
+	o.Upstreams, o.Balance, o.Requests, o.RequestsSet, o.Concurrency, o.ConcurrencySet = upstreams, "round-robin", n, true, c, true
+	l, err := o.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	run, err := execute.Run(context.Background(), l.Plan, execute.Options{Stderr: &stderr, Quiet: true, Observe: true})
+	return run, stderr.String(), err
+}
+
 // TestClusterDeadAddress: one dead address shows as its own connect
-// failures, and the run goes on at the others' pace.
+// failures, after a warning, and the run goes on at the others' pace; all
+// dead, the target cannot be reached at all.
 func TestClusterDeadAddress(t *testing.T) {
-	dead := deadTCPAddr(t)
-	var args []string
+	dead := testnet.DeadTCP(t, "127.0.0.1")
+	var upstreams []string
 	for range 3 {
 		s := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
-		args = append(args, "--upstream", "tcp:"+s.Addr)
+		upstreams = append(upstreams, "tcp:"+s.Addr)
 	}
-	args = append(args, "--upstream", "tcp:"+dead, "--balance", "round-robin", "-n", "400", "-c", "4", "http://"+dead+"/")
-	code, out, errs := runMain(t, context.Background(), append([]string{"bench", "-q", "--format", "json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+	run, errs, err := clusterRun(t, "http://"+dead+"/", append(upstreams, "tcp:"+dead), 400, 4)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !strings.Contains(errs, "warning: upstream tcp:"+dead) {
 		t.Errorf("no warning for the dead upstream: %q", errs)
 	}
-	s := decodeSummary(t, out)
+	s := run.Summary
 	if s.Complete+s.Failed != 400 || s.Failures.Connect != s.Failed || s.Failed < 80 || s.Failed > 120 {
 		t.Errorf("complete %d failed %d (connect %d)", s.Complete, s.Failed, s.Failures.Connect)
 	}
@@ -93,17 +114,9 @@ func TestClusterDeadAddress(t *testing.T) {
 		}
 	}
 	// All dead: the target cannot be reached at all.
-	code, _, errs = runMain(t, context.Background(), "bench", "--upstream", "tcp:"+dead, "http://"+dead+"/")
-	if code != 1 || !strings.Contains(errs, "connection refused") {
-		t.Errorf("all dead: exit %d %q", code, errs)
+	_, _, err = clusterRun(t, "http://"+dead+"/", []string{"tcp:" + dead}, 1, 1)
+	var ue *execute.UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("all dead: %v", err)
 	}
-}
-
-func decodeSummary(t *testing.T, out string) stats.Summary {
-	t.Helper()
-	var s stats.Summary
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatalf("bad JSON: %v\n%s", err, out)
-	}
-	return s
 }
