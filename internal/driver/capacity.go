@@ -46,9 +46,23 @@ const settleSlack = 2 * time.Millisecond
 // driver's: the search reads it to tell an interruption from a failure.
 func NewCapacity(ctx context.Context, cfg capacity.Config) *Capacity {
 	c := &Capacity{cfg: cfg}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	deadline := now().Add(cfg.MaxTime)
 	seq := func(yield func(Step) bool) {
 		c.result, c.err = capacity.Search(ctx, cfg, func(ctx context.Context, level float64, length time.Duration) (capacity.Measure, error) {
 			st := Step{Duration: length, Windows: capacity.StepWindows, Settle: c.settle}
+			if cfg.MaxTime > 0 && st.Settle > 0 {
+				// The search let the step start within --max-time: the
+				// wait for the backend's queue has what is left beyond
+				// the step itself, and none when nothing is.
+				st.SettleFor = deadline.Sub(now().Add(cfg.Overhead + length))
+				if st.SettleFor <= 0 {
+					st.Settle = 0
+				}
+			}
 			if cfg.Integer {
 				st.Concurrency = int(level)
 			} else {
@@ -96,9 +110,10 @@ func (c *Capacity) judge(res *Result) (capacity.Measure, error) {
 		c.quickest = m.P50
 	}
 	c.settle = 0
-	if !capacity.Passed(capacity.Evaluate(c.cfg.Objectives, &m)) || m.Held.Verdict != capacity.HeldYes {
+	if c.quickest > 0 && (!capacity.Passed(capacity.Evaluate(c.cfg.Objectives, &m)) || m.Held.Verdict != capacity.HeldYes) {
 		// The step may have left a queue in the backend: the next one
-		// waits for it to drain.
+		// waits for it to drain. A backend that never answered has no
+		// latency to wait for: its failures are no queue.
 		c.settle = time.Duration(2*c.quickest*1e6) + settleSlack
 	}
 	return m, nil
@@ -131,9 +146,12 @@ const settlePause = 50 * time.Millisecond
 // the step before left behind (requests the client gave up on at the end
 // of the step still wait in the backend's listen backlog): it runs plan
 // one request at a time, two a run on one worker, until both of a run
-// answer within bound, for at most SettleMax.
-func (d *driver) settle(ctx context.Context, p *execute.Plan, bound time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, SettleMax)
+// answer within bound, for at most limit (0: SettleMax; never more).
+func (d *driver) settle(ctx context.Context, p *execute.Plan, bound, limit time.Duration) {
+	if limit <= 0 || limit > SettleMax {
+		limit = SettleMax
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	plan := *p
 	plan.Concurrency, plan.Requests, plan.Duration, plan.Rate = 1, 2, 0, 0

@@ -326,3 +326,71 @@ func TestCapacityMaxTimeStopsEarly(t *testing.T) {
 		t.Errorf("not stopped early: %+v", s.j)
 	}
 }
+
+// runCapacitySteps runs a search of url as runCapacitySearch does and
+// returns the driver's steps (with their settling).
+func runCapacitySteps(t *testing.T, url string, slo []string, edit func(*plan.CapacityOptions)) []driver.Step {
+	t.Helper()
+	l := plan.Defaults(url)
+	l.Duration, l.TimeLimitSet, l.SLO = 300*time.Millisecond, true, slo
+	o := plan.CapacityOptions{Load: l, Model: capacity.ModelOpen, Resolution: 0.02, ResolutionText: "2%",
+		MaxTime: 5 * time.Minute}
+	if edit != nil {
+		edit(&o)
+	}
+	p, err := o.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sched := driver.NewCapacity(ctx, p.Config)
+	res, err := driver.Run(ctx, driver.Config{Schedule: sched, Options: execute.Options{Stderr: io.Discard, Quiet: true, Observe: true}},
+		[]driver.Series{{Label: p.ShownURL(), Plan: p.Plan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sched.Result(); err != nil {
+		t.Fatal(err)
+	}
+	return res.Steps
+}
+
+// TestCapacitySettleBounded: the wait before a step for the backend's
+// queue to drain happens only when the backend ever answered (a backend
+// that fails every request has no queue to wait for: that wait once took
+// 30 s a step, past --max-time), and it has at most what --max-time
+// leaves.
+func TestCapacitySettleBounded(t *testing.T) {
+	capacityTruthOnce(t)
+	reset := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Fault: fixtures.FaultReset})
+	steps := runCapacitySteps(t, reset.URL("/"), []string{"p99<=100ms"}, func(o *plan.CapacityOptions) {
+		o.Confirm, o.ConfirmSet, o.MaxTime = 0, true, 20*time.Second
+	})
+	if len(steps) < 3 {
+		t.Errorf("%d steps against a backend that resets every connection: %+v", len(steps), steps)
+	}
+	for i, st := range steps {
+		if st.Settle != 0 {
+			t.Errorf("step %d waits to settle (%v) for a backend that never answered", i, st.Settle)
+		}
+	}
+	// 20 ms a request against p99 <= 5 ms: every step fails with answers,
+	// so each step after the first waits, within --max-time.
+	slow := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 20 * time.Millisecond})
+	maxTime := 4 * time.Second
+	steps = runCapacitySteps(t, slow.URL("/"), []string{"p99<=5ms"}, func(o *plan.CapacityOptions) {
+		o.Confirm, o.ConfirmSet, o.MaxTime, o.Start = 0, true, maxTime, 10
+	})
+	settled := 0
+	for i, st := range steps {
+		if st.Settle > 0 {
+			settled++
+			if st.SettleFor <= 0 || st.SettleFor > maxTime {
+				t.Errorf("step %d settles for %v, want within --max-time %v", i, st.SettleFor, maxTime)
+			}
+		}
+	}
+	if settled == 0 {
+		t.Errorf("no step after a failed one waited to settle: %+v", steps)
+	}
+}

@@ -74,8 +74,8 @@ type Step struct {
 	Windows int
 	// Settle, when above 0, makes the driver wait before the step until
 	// the backend answers two requests in a row within Settle each (see
-	// settle), for at most SettleMax.
-	Settle time.Duration
+	// settle), for at most SettleFor (0: SettleMax; never more).
+	Settle, SettleFor time.Duration
 }
 
 // apply returns plan p with the step's settings.
@@ -378,7 +378,7 @@ func Run(ctx context.Context, cfg Config, series []Series) (res Result, err erro
 		}
 		res.Steps = append(res.Steps, st)
 		if st.Settle > 0 {
-			d.settle(ctx, series[active[0]].Plan, st.Settle)
+			d.settle(ctx, series[active[0]].Plan, st.Settle, st.SettleFor)
 		}
 		lv := &level{index: li, step: st, active: active, runs: map[int][]*stats.Run{},
 			unreached: map[int]error{}, reached: map[int]bool{}, lost: map[int]*Stop{}}

@@ -359,14 +359,14 @@ func TestCapacityInterrupted(t *testing.T) {
 func TestSettle(t *testing.T) {
 	quick := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{})
 	d := &driver{}
-	d.settle(context.Background(), plan(t, quick.URL("/x.php"), 8, 1000), time.Minute)
+	d.settle(context.Background(), plan(t, quick.URL("/x.php"), 8, 1000), time.Minute, 0)
 	if got := quick.Requests(); got != 2 {
 		t.Errorf("a quick backend got %d requests, want one pair", got)
 	}
 	slow := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 10 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	d.settle(ctx, plan(t, slow.URL("/"), 8, 1000), time.Microsecond)
+	d.settle(ctx, plan(t, slow.URL("/"), 8, 1000), time.Microsecond, 0)
 	if got := slow.Requests(); got < 4 || ctx.Err() == nil {
 		t.Errorf("a backend slower than the bound got %d requests (want pairs until the end), context %v", got, ctx.Err())
 	}
