@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -228,9 +227,3 @@ const readLayout = `(() => {
   document.querySelectorAll('details').forEach(d => { d.open = false; });
   return out;
 })()`
-
-// rgb is a "#RRGGBB" colour as the browser computes it, "rgb(r, g, b)".
-func rgb(hex string) string {
-	v, _ := strconv.ParseUint(hex[1:], 16, 32)
-	return fmt.Sprintf("rgb(%d, %d, %d)", v>>16, v>>8&0xff, v&0xff)
-}

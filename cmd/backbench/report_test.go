@@ -56,3 +56,12 @@ func TestReportBadInput(t *testing.T) {
 		t.Error("a page was written for bad input")
 	}
 }
+
+// TestReportWrites: report -o PAGE writes the page and says so.
+func TestReportWrites(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "r.html")
+	code, out, errs := runMain(t, context.Background(), "report", "-o", page, filepath.Join("..", "..", "internal", "report", "page", "testdata", "bench.json"))
+	if b, err := os.ReadFile(page); code != 0 || out != "Wrote "+page+"\n" || err != nil || !strings.Contains(string(b), "<section class=\"result bench\"") {
+		t.Errorf("report -o: exit %d, stdout %q, stderr %q, page %v", code, out, errs, err)
+	}
+}
