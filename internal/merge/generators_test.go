@@ -44,7 +44,8 @@ func genPlan(t *testing.T, url string, change func(*execute.Plan)) *execute.Plan
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &execute.Plan{Target: tgt, Method: "GET", Timeout: 30 * time.Second, Concurrency: 1}
+	p := &execute.Plan{Target: tgt, Method: "GET", Timeout: 30 * time.Second}
+	p.Concurrency = 1
 	if change != nil {
 		change(p)
 	}

@@ -30,17 +30,15 @@ import (
 // runsQuiet are the executor's options of the runs below: silent.
 var runsQuiet = execute.Options{Stderr: io.Discard, Quiet: true, Observe: true}
 
-// runsPlan builds bench's plan of o (plan.Options.Build), with bench's
-// default timeout of 30 s.
-func runsPlan(t *testing.T, o plan.Options) *plan.Load {
+// runsPlan builds bench's plan against url (plan.Defaults, then change:
+// plan.Options.Build), -n given when change leaves no time limit.
+func runsPlan(t *testing.T, url string, change func(*plan.Options)) *plan.Load {
 	t.Helper()
-	if o.Timeout == 0 {
-		o.Timeout = 30 * time.Second
+	o := plan.Defaults(url)
+	if change != nil {
+		change(&o)
 	}
-	if o.Concurrency == 0 {
-		o.Concurrency = 1
-	}
-	o.RequestsSet = o.Requests > 0
+	o.RequestsSet = o.Duration == 0
 	l, err := o.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +67,7 @@ func runsSave(t *testing.T, dir, name string, d document.Result) string {
 // dir/name.
 func runsBench(t *testing.T, dir, name, url string, n int64, c int) (string, *document.Run) {
 	t.Helper()
-	l := runsPlan(t, plan.Options{URL: url, Requests: n, Concurrency: c})
+	l := runsPlan(t, url, func(o *plan.Options) { o.Requests, o.Concurrency = n, c })
 	run, err := execute.Run(context.Background(), l.Plan, runsQuiet)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +84,7 @@ func runsSweep(t *testing.T, dir string, levels []int, n int64, repeat int, labe
 	t.Helper()
 	var series []sweep.Series
 	for i, u := range urls {
-		series = append(series, sweep.Series{Label: labels[i], Plan: runsPlan(t, plan.Options{URL: u, Requests: n}).Plan})
+		series = append(series, sweep.Series{Label: labels[i], Plan: runsPlan(t, u, func(o *plan.Options) { o.Requests = n }).Plan})
 	}
 	cfg := sweep.Config{Levels: levels, Requests: n, Warmup: driver.DefaultWarmup(n, 0), Options: runsQuiet}
 	var tp *trials.Plan
@@ -126,12 +124,6 @@ func runsSweep(t *testing.T, dir string, levels []int, n int64, repeat int, labe
 // capacity.json into dir.
 func runsCapacity(t *testing.T, dir string, o plan.CapacityOptions) (string, capacity.JSONReport) {
 	t.Helper()
-	if o.Load.Concurrency == 0 {
-		o.Load.Concurrency = 1
-	}
-	if o.Load.Timeout == 0 {
-		o.Load.Timeout = 30 * time.Second
-	}
 	if o.Resolution == 0 {
 		o.Resolution, o.ResolutionText = 0.02, "2%"
 	}
@@ -195,5 +187,13 @@ func runsSerialCapacity(t *testing.T, dir string) (string, capacity.JSONReport) 
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond})
 	return runsCapacity(t, dir, plan.CapacityOptions{Model: capacity.ModelClosed, Confirm: 2500 * time.Millisecond, ConfirmSet: true,
-		Max: 8, Load: plan.Options{URL: srv.URL("/"), TimeLimit: 500 * time.Millisecond, TimeLimitSet: true, SLO: []string{"p99<=18ms", "errors<=1%"}}})
+		Max: 8, Load: runsCapacityLoad(srv.URL("/"), 500*time.Millisecond, "p99<=18ms", "errors<=1%")})
+}
+
+// runsCapacityLoad is the load of a capacity search's steps against url:
+// bench's defaults, steps of step (-t), the objectives slo (--slo).
+func runsCapacityLoad(url string, step time.Duration, slo ...string) plan.Options {
+	o := plan.Defaults(url)
+	o.Duration, o.TimeLimitSet, o.SLO = step, true, slo
+	return o
 }

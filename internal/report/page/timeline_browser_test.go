@@ -85,7 +85,9 @@ func TestTimelinePageInBrowser(t *testing.T) {
 	bin := pageChromium(t)
 	srv := pageStartStallServer(t, 800*time.Millisecond, 400*time.Millisecond)
 	dir := t.TempDir()
-	l := runsPlan(t, plan.Options{URL: "http://unix:" + srv.path + ":/", KeepAlive: true, Concurrency: 2, TimeLimit: 2 * time.Second, TimeLimitSet: true})
+	l := runsPlan(t, "http://unix:"+srv.path+":/", func(o *plan.Options) {
+		o.KeepAlive, o.Concurrency, o.Duration, o.TimeLimitSet = true, 2, 2*time.Second, true
+	})
 	run, err := execute.Run(context.Background(), l.Plan, runsQuiet)
 	if err != nil {
 		t.Fatal(err)
