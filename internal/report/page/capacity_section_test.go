@@ -3,11 +3,17 @@ package page_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/capacity"
+	"github.com/backbench/backbench/internal/plan"
+	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 )
 
 // pageCapacityPointTitle is the tooltip of a step's point on the report's
@@ -76,4 +82,37 @@ func TestReportCapacitySection(t *testing.T) {
 // pageHTMLEsc escapes text as the page does.
 func pageHTMLEsc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// TestCapacityStepRecordsOnPage: the page of an open-model capacity search
+// (0.5 s steps from 10 req/s up to 40, no confirmation, no warm-up) draws
+// each step's figures from its record (the point's tooltip) and says what
+// the records add up to; a capacity.json of schema 1, without records, is
+// still read and drawn.
+func TestCapacityStepRecordsOnPage(t *testing.T) {
+	pageOnceAcrossEngines(t)
+	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
+	dir := t.TempDir()
+	a, j := runsCapacity(t, dir, plan.CapacityOptions{Model: capacity.ModelOpen, ConfirmSet: true, Max: 40, MaxTime: 20 * time.Second,
+		Load: runsCapacityLoad(srv.URL("/"), 500*time.Millisecond, "p99<=2s")})
+	html, err := os.ReadFile(runsPage(t, dir, "page.html", a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var complete, failed int64
+	for _, st := range j.Steps {
+		if len(st.Records) != 1 {
+			t.Fatalf("step at %g req/s: %d records, want 1", st.Rate, len(st.Records))
+		}
+		s := stats.SummaryOf(st.Records[0])
+		complete, failed = complete+s.Complete, failed+s.Failed
+		tip := fmt.Sprintf("; its record: %d complete, %d failed, mean %.2f ms", s.Complete, s.Failed, report.LatencyOf(&s).Mean)
+		if !strings.Contains(string(html), tip) {
+			t.Errorf("step at %g req/s: no point title with %q", st.Rate, tip)
+		}
+	}
+	if want := fmt.Sprintf("From the run records of %d steps: %d requests complete, %d failed.", len(j.Steps), complete, failed); len(j.Steps) > 1 && !strings.Contains(string(html), want) {
+		t.Errorf("the page lacks %q", want)
+	}
+	runsPage(t, dir, "old.html", filepath.Join("..", "..", "document", "testdata", "schema1", "capacity.json"))
 }
