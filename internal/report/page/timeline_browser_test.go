@@ -1,13 +1,79 @@
-package main
+package page_test
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/plan"
 )
+
+// pageStallServer is an HTTP server on a Unix socket that stalls once: every
+// request that arrives from `at` after its first request until `stall`
+// later is held until the stall ends, then every other one is cut short
+// (a Receive failure) and the rest answered.
+type pageStallServer struct {
+	path      string
+	at, stall time.Duration
+	first     atomic.Int64 // Unix ns of the first request
+	held      atomic.Int64
+	mu        sync.Mutex
+	began     time.Time // when the stall began (wall clock)
+}
+
+// pageStartStallServer starts a pageStallServer that stalls at after its
+// first request, for stall; it stops with the test.
+func pageStartStallServer(t *testing.T, at, stall time.Duration) *pageStallServer {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "bbtl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s := &pageStallServer{path: filepath.Join(dir, "s.sock"), at: at, stall: stall}
+	ln, err := net.Listen("unix", s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return s
+}
+
+func (s *pageStallServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	s.first.CompareAndSwap(0, now.UnixNano())
+	begin := time.Unix(0, s.first.Load()).Add(s.at)
+	end := begin.Add(s.stall)
+	if !now.Before(begin) && now.Before(end) {
+		s.mu.Lock()
+		if s.began.IsZero() {
+			s.began = now
+		}
+		s.mu.Unlock()
+		n := s.held.Add(1)
+		time.Sleep(time.Until(end))
+		if n%2 == 1 {
+			if conn, bw, err := http.NewResponseController(w).Hijack(); err == nil {
+				bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
+				bw.Flush()
+				conn.Close()
+				return
+			}
+		}
+	}
+	w.Write([]byte("ok"))
+}
 
 // TestTimelinePageInBrowser: the page of a bench run that stalled shows,
 // in Chromium at 1280×800, the timeline's charts within the window's
@@ -15,23 +81,20 @@ import (
 // the slowest request; the page stays quiet (no console error, no
 // request).
 func TestTimelinePageInBrowser(t *testing.T) {
-	onceAcrossEngines(t)
-	bin := chromium(t)
-	srv := startStallServer(t, 800*time.Millisecond, 400*time.Millisecond)
+	pageOnceAcrossEngines(t)
+	bin := pageChromium(t)
+	srv := pageStartStallServer(t, 800*time.Millisecond, 400*time.Millisecond)
 	dir := t.TempDir()
-	code, out, errs := runMain(t, context.Background(), "bench", "-q", "--format", "json", "-k", "-c", "2", "-t", "2",
-		"http://unix:"+srv.path+":/")
-	if code != 0 {
-		t.Fatalf("bench: exit %d: %s", code, errs)
-	}
-	benchPath, page := filepath.Join(dir, "bench.json"), filepath.Join(dir, "page.html")
-	if err := os.WriteFile(benchPath, []byte(out), 0o644); err != nil {
+	l := runsPlan(t, "http://unix:"+srv.path+":/", func(o *plan.Options) {
+		o.KeepAlive, o.Concurrency, o.Duration, o.TimeLimitSet = true, 2, 2*time.Second, true
+	})
+	run, err := execute.Run(context.Background(), l.Plan, runsQuiet)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := runMain(t, context.Background(), "report", "-o", page, benchPath); code != 0 {
-		t.Fatalf("report: exit %d: %s", code, errs)
-	}
-	tab := openInBrowser(t, bin, "file://"+page, 1280, 800)
+	benchPath := runsSave(t, dir, "bench.json", &document.Run{Summary: &run.Summary, Record: run.Record})
+	page := runsPage(t, dir, "page.html", benchPath)
+	tab := pageOpenInBrowser(t, bin, "file://"+page, 1280, 800)
 	var got struct {
 		Charts []struct {
 			Title  string   `json:"title"`

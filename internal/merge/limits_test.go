@@ -1,4 +1,9 @@
-package main
+package merge_test
+
+// The merge's memory bounds, measured on a process of its own: the
+// program testdata/mergecmd (merge.Merge, then document.Write, as backbench
+// merge --format json does), built without cgo and without the race
+// detector, so that its address space and resident set are the merge's.
 
 import (
 	"bufio"
@@ -20,13 +25,65 @@ import (
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/execute"
 	"github.com/backbench/backbench/internal/load"
 	"github.com/backbench/backbench/internal/recorder"
 	"github.com/backbench/backbench/internal/stats"
 )
 
+// mergeOnceAcrossEngines skips a test in make test's second pass
+// (BACKBENCH_ENGINE set): the test measures what is made of saved runs,
+// which the engine does not change.
+func mergeOnceAcrossEngines(t *testing.T) {
+	t.Helper()
+	if os.Getenv(execute.EngineEnv) != "" {
+		t.Skip("runs once, with the default engine: it tests what is made of the runs, not the load path")
+	}
+}
+
+// mergeCmd is the built testdata/mergecmd, or why it could not be built.
+var mergeCmd struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// mergeCmdBinary builds testdata/mergecmd once, without cgo (as the
+// Dockerfile builds backbench: with cgo, every thread's glibc malloc arena
+// reserves 64 MiB of address space of its own, which is not merge's
+// memory) and without the race detector, and returns its path.
+func mergeCmdBinary(t *testing.T) string {
+	t.Helper()
+	mergeCmd.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mergecmd")
+		if err != nil {
+			mergeCmd.err = err
+			return
+		}
+		mergeCmd.path = filepath.Join(dir, "mergecmd")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", mergeCmd.path, "./testdata/mergecmd")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			mergeCmd.err = fmt.Errorf("go build ./testdata/mergecmd: %v\n%s", err, out)
+		}
+	})
+	if mergeCmd.err != nil {
+		t.Fatal(mergeCmd.err)
+	}
+	return mergeCmd.path
+}
+
+// TestMain removes the built mergecmd after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if mergeCmd.path != "" {
+		os.RemoveAll(filepath.Dir(mergeCmd.path))
+	}
+	os.Exit(code)
+}
+
 // mergeASLimit is the address-space limit (RLIMIT_AS) merge must work
-// under. A trivial run of the binary (merge of an empty file) needs about
+// under. A trivial run of backbench (merge of an empty file) needs about
 // 800 MiB of address space on amd64, nearly all of it reserved by the Go
 // runtime at start (heap arena index, page summaries) and never touched:
 // below 700 MiB the runtime dies before main ("failed to reserve page
@@ -35,16 +92,14 @@ import (
 // records.
 const mergeASLimit = 1 << 30
 
-// savedRecords runs the built-in backend three times with different loads
-// and returns the three bench JSON reports' records (as saved).
-func savedRecords(t *testing.T) []json.RawMessage {
+// mergeSavedRecords runs the built-in backend three times with different
+// loads and returns the three bench JSON reports' records (as saved).
+func mergeSavedRecords(t *testing.T) []json.RawMessage {
 	t.Helper()
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{})
-	dir := t.TempDir()
 	var out []json.RawMessage
-	for i, n := range []string{"300", "500", "700"} {
-		p := benchFile(t, dir, fmt.Sprintf("r%d.json", i), "-n", n, "-c", "2", srv.URL("/"))
-		b, err := os.ReadFile(p)
+	for _, n := range []int64{300, 500, 700} {
+		b, err := genRun(t, genPlan(t, srv.URL("/"), func(p *execute.Plan) { p.Requests, p.Concurrency = n, 2 }), execute.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,43 +107,41 @@ func savedRecords(t *testing.T) []json.RawMessage {
 			Record json.RawMessage `json:"record"`
 		}
 		if err := json.Unmarshal(b, &rep); err != nil || rep.Record == nil {
-			t.Fatalf("%s: no record: %v", p, err)
+			t.Fatalf("run of %d: no record: %v", n, err)
 		}
 		out = append(out, rep.Record)
 	}
 	return out
 }
 
-var startedAt = regexp.MustCompile(`"started_at": *([0-9]+)\.[0-9]+`)
+var mergeStartedAt = regexp.MustCompile(`"started_at": *([0-9]+)\.[0-9]+`)
 
-// withStart returns the record raw with its start's microseconds set to
+// mergeWithStart returns the record raw with its start's microseconds set to
 // us: another run as far as merge's identity check goes.
-func withStart(t *testing.T, raw []byte, us int) []byte {
+func mergeWithStart(t *testing.T, raw []byte, us int) []byte {
 	t.Helper()
-	if !startedAt.Match(raw) {
+	if !mergeStartedAt.Match(raw) {
 		t.Fatalf("no started_at in %.200s", raw)
 	}
-	return startedAt.ReplaceAll(raw, fmt.Appendf(nil, `"started_at": ${1}.%06d`, us))
+	return mergeStartedAt.ReplaceAll(raw, fmt.Appendf(nil, `"started_at": ${1}.%06d`, us))
 }
 
 // TestMergeTenThousandUnderASLimit merges 10,000 saved records (copies of
 // three real runs, each with its own start) in one file under a 1 GiB
-// address-space limit (prlimit on the built binary), and checks the
+// address-space limit (prlimit on the built testdata/mergecmd, a process
+// that merges as backbench merge --format json does), and checks the
 // totals: counts and sums are the copies' sums, and every phase's
 // histogram is bucket for bucket the one of a dense merge of the same
 // runs done with hdrhistogram's own Decode and Merge (so every percentile
 // is the same).
 func TestMergeTenThousandUnderASLimit(t *testing.T) {
-	onceAcrossEngines(t)
+	mergeOnceAcrossEngines(t)
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Skip("no prlimit (util-linux) to limit the address space")
 	}
-	// Built without cgo, as the Dockerfile ships it: with cgo, every
-	// thread's glibc malloc arena reserves 64 MiB of address space of its
-	// own (MALLOC_ARENA_MAX), which is not merge's memory.
-	bin := staticBinary(t)
-	runs := savedRecords(t)
+	bin := mergeCmdBinary(t)
+	runs := mergeSavedRecords(t)
 	const n = 10_000
 	file := filepath.Join(t.TempDir(), "many.json")
 	f, err := os.Create(file)
@@ -100,7 +153,7 @@ func TestMergeTenThousandUnderASLimit(t *testing.T) {
 	for i := range n {
 		j := i % len(runs)
 		copies[j]++
-		w.Write(withStart(t, runs[j], i))
+		w.Write(mergeWithStart(t, runs[j], i))
 		w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
@@ -111,19 +164,23 @@ func TestMergeTenThousandUnderASLimit(t *testing.T) {
 	// The trivial run works under the limit: what fails below is merge.
 	empty := filepath.Join(t.TempDir(), "empty.json")
 	os.WriteFile(empty, nil, 0o644)
-	if out, _ := exec.Command(prlimit, fmt.Sprintf("--as=%d", mergeASLimit), bin, "merge", empty).CombinedOutput(); !strings.Contains(string(out), "empty") {
+	if out, _ := exec.Command(prlimit, fmt.Sprintf("--as=%d", mergeASLimit), bin, empty).CombinedOutput(); !strings.Contains(string(out), "empty") {
 		t.Fatalf("a trivial run fails under the limit: %s", out)
 	}
-	cmd := exec.Command(prlimit, fmt.Sprintf("--as=%d", mergeASLimit), bin, "merge", "-q", "--format", "json", file)
+	cmd := exec.Command(prlimit, fmt.Sprintf("--as=%d", mergeASLimit), bin, file)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("merge of %d records under RLIMIT_AS %d: %v\n%.2000s", n, mergeASLimit, err, stderr.String())
 	}
-	var m mergedRun
-	if err := json.Unmarshal(out, &m); err != nil {
+	d, err := document.Read(file, out)
+	if err != nil {
 		t.Fatalf("merge output: %v", err)
+	}
+	m, ok := d.(*document.MergedRun)
+	if !ok {
+		t.Fatalf("merge output: a %T, want a merged run", d)
 	}
 	if len(m.Generators) != n || m.Generators[0].File != file+"#1" || m.Generators[n-1].File != fmt.Sprintf("%s#%d", file, n) {
 		t.Errorf("%d generators (first %q), want %d named FILE#K", len(m.Generators), m.Generators[0].File, n)
@@ -194,11 +251,11 @@ func TestMergeTenThousandUnderASLimit(t *testing.T) {
 // windows.
 const mergeSweepRSSLimit = 200 << 20
 
-// syntheticSweep writes a sweep of levels levels (concurrency 1 to levels),
+// mergeSyntheticSweep writes a sweep of levels levels (concurrency 1 to levels),
 // reqs requests each, its first level started at start and each next one
 // 125 ms later, built from made-up results through the recorder (so the
 // records carry timelines and histograms as a run's do), without a run.
-func syntheticSweep(path string, levels, reqs int, start time.Time) error {
+func mergeSyntheticSweep(path string, levels, reqs int, start time.Time) error {
 	rng := rand.New(rand.NewPCG(uint64(start.Unix()), 7))
 	target := stats.TargetInfo{URL: "http://127.0.0.1:8080/", Protocol: "http", Network: "tcp", Address: "127.0.0.1:8080"}
 	se := document.SweepSeries{Label: target.URL, Target: target}
@@ -249,13 +306,13 @@ func syntheticSweep(path string, levels, reqs int, start time.Time) error {
 }
 
 // TestMergeSweepsRSS merges two synthetic 300-level sweeps an hour apart
-// in a child backbench and reads its peak resident set (the child's own
-// rusage, ru_maxrss): within mergeSweepRSSLimit, as docs/merge.md
-// says. It was 546 MB when every window of a merged timeline held its
+// in a child process (testdata/mergecmd) and reads its peak resident set
+// (the child's own rusage, ru_maxrss): within mergeSweepRSSLimit, as
+// docs/merge.md says. It was 546 MB when every window of a merged timeline held its
 // latency histogram whole and the output was held compact and indented.
 func TestMergeSweepsRSS(t *testing.T) {
-	onceAcrossEngines(t)
-	bin := staticBinary(t)
+	mergeOnceAcrossEngines(t)
+	bin := mergeCmdBinary(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -263,8 +320,8 @@ func TestMergeSweepsRSS(t *testing.T) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); errs[0] = syntheticSweep(a, 300, 300, t0) }()
-	go func() { defer wg.Done(); errs[1] = syntheticSweep(b, 300, 300, t0.Add(time.Hour)) }()
+	go func() { defer wg.Done(); errs[0] = mergeSyntheticSweep(a, 300, 300, t0) }()
+	go func() { defer wg.Done(); errs[1] = mergeSyntheticSweep(b, 300, 300, t0.Add(time.Hour)) }()
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -276,7 +333,7 @@ func TestMergeSweepsRSS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	peak := childPeakRSS(t, out, bin, "merge", "-q", "--format", "json", a, b)
+	peak := mergePeakRSS(t, out, bin, a, b)
 	fi, _ := out.Stat()
 	t.Logf("merge of two 300-level sweeps: %d MB written, peak RSS %d MB", fi.Size()>>20, peak>>20)
 	if peak > mergeSweepRSSLimit {
@@ -289,7 +346,7 @@ func TestMergeSweepsRSS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raceDetector {
+	if mergeRaceDetector {
 		if n := bytes.Count(data, []byte(`"complete": 600,`)); n < 300 {
 			t.Fatalf("merged: %d records or levels of 600 requests, want 300 at least", n)
 		}
@@ -326,21 +383,21 @@ func TestMergeSweepsRSS(t *testing.T) {
 	}
 }
 
-// rusageHelperEnv asks the test binary, run again, to be
-// TestRusageHelper: the JSON array of the command to run.
-const rusageHelperEnv = "BACKBENCH_TEST_RUSAGE_OF"
+// mergeRusageHelperEnv asks the test binary, run again, to be
+// TestMergeRusageHelper: the JSON array of the command to run.
+const mergeRusageHelperEnv = "BACKBENCH_TEST_MERGE_RUSAGE_OF"
 
-// childPeakRSS runs the command argv with its stdout to out and returns
+// mergePeakRSS runs the command argv with its stdout to out and returns
 // its peak resident set in bytes (ru_maxrss). The command is started by
-// this test binary run again (TestRusageHelper), not by this process: Go
+// this test binary run again (TestMergeRusageHelper), not by this process: Go
 // starts a child with vfork, and the kernel counts the parent's own peak
 // into the child's ru_maxrss at exec, which here would be every test's
 // memory so far. The helper is small (a few MB), far below the bounds
 // tested.
-func childPeakRSS(t *testing.T, out *os.File, argv ...string) int64 {
+func mergePeakRSS(t *testing.T, out *os.File, argv ...string) int64 {
 	t.Helper()
 	spec, _ := json.Marshal(argv)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRusageHelper$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMergeRusageHelper$", "-test.count=1")
 	// The runtime's defaults, whatever this test runs under: GOGC,
 	// GOMEMLIMIT or GODEBUG would move the peak measured.
 	var env []string
@@ -349,7 +406,7 @@ func childPeakRSS(t *testing.T, out *os.File, argv ...string) int64 {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, rusageHelperEnv+"="+string(spec))
+	cmd.Env = append(env, mergeRusageHelperEnv+"="+string(spec))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = &stdout, &stderr, []*os.File{out}
 	if err := cmd.Run(); err != nil {
@@ -364,13 +421,13 @@ func childPeakRSS(t *testing.T, out *os.File, argv ...string) int64 {
 	return kb << 10 // ru_maxrss is in KiB on Linux
 }
 
-// TestRusageHelper is childPeakRSS's helper, run only by it: it runs the
-// command of rusageHelperEnv with its stdout to file descriptor 3 and
+// TestMergeRusageHelper is mergePeakRSS's helper, run only by it: it runs the
+// command of mergeRusageHelperEnv with its stdout to file descriptor 3 and
 // prints the command's ru_maxrss, in KiB.
-func TestRusageHelper(t *testing.T) {
-	spec := os.Getenv(rusageHelperEnv)
+func TestMergeRusageHelper(t *testing.T) {
+	spec := os.Getenv(mergeRusageHelperEnv)
 	if spec == "" {
-		t.Skip("childPeakRSS's helper")
+		t.Skip("mergePeakRSS's helper")
 	}
 	var argv []string
 	if err := json.Unmarshal([]byte(spec), &argv); err != nil {
