@@ -477,13 +477,18 @@ func (s *Summary) Finished() int64 {
 // connection after every response: HTTP says "Connection: close", so
 // nothing was counted as kept; a FastCGI server just closes, so every
 // request after the first of a connection found it closed and was
-// redialed. False for a run without keep-alive or without a response.
+// redialed. Pooled trials (Repeated) each opened their own first
+// connections. False for a run without keep-alive or without a response.
 func (s *Summary) ClosedEvery() bool {
 	if !s.KeepAlive || s.Complete == 0 {
 		return false
 	}
+	first := int64(s.Concurrency)
+	if s.Repeated != nil && len(s.Trials) > 1 {
+		first *= int64(len(s.Trials))
+	}
 	return s.KeepAliveRequests == 0 ||
-		(s.Reconnects > 0 && s.Complete > int64(s.Concurrency) && s.Reconnects >= s.Complete-int64(s.Concurrency))
+		(s.Reconnects > 0 && s.Complete > first && s.Reconnects >= s.Complete-first)
 }
 
 // FailureRatio is the run's failure ratio, from 0 to 1: failed requests

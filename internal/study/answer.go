@@ -651,7 +651,7 @@ func conclusion(f Factor, level string, t tally, lo, hi float64, one *trials.Com
 		s += fmt.Sprintf("; %d without verdict: %s", none, firstUnique(why))
 	}
 	if len(kaIgnored) > 0 {
-		s += "; keep-alive did not apply to " + strings.Join(slices.Sorted(maps.Keys(kaIgnored)), ", ") + ": the backend closed every kept connection"
+		s += "; " + trials.KeepAliveIgnored(slices.Sorted(maps.Keys(kaIgnored)))
 	}
 	return s + "."
 }

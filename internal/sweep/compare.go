@@ -135,6 +135,9 @@ func comparisons(series []SeriesResult, backends []string, baseline string, nois
 	pairs, unpaired := trials.Pairs(fs, baseBackend)
 	var notes []string
 	var unanswered failedSeries
+	// kaIgnored are the keep-alive series whose backend closed every
+	// kept connection at some level of a keep-alive pair.
+	var kaIgnored []string
 	walked := make([]trials.Series, len(idx))
 	for j, i := range idx {
 		walked[j] = stats.SeriesOf(series[i].Label, series[i].Levels)
@@ -155,7 +158,13 @@ func comparisons(series []SeriesResult, backends []string, baseline string, nois
 		for k := range cs {
 			cs[k].Why = unansweredWhy(&cs[k], s.Label, b.Label, sl, bl, &unanswered)
 		}
+		if at.Factor == trials.FactorKeepAlive && sl.ClosedEvery() && !slices.Contains(kaIgnored, s.Label) {
+			kaIgnored = append(kaIgnored, s.Label)
+		}
 	})...)
+	if len(kaIgnored) > 0 {
+		notes = append(notes, trials.KeepAliveIgnored(kaIgnored))
+	}
 	if trials.LabelsAreNames(fs) {
 		for _, pr := range pairs {
 			if pr.Factor != trials.FactorBackend {

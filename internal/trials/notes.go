@@ -7,6 +7,16 @@ import (
 	"strings"
 )
 
+// KeepAliveIgnored is the sentence of a keep-alive comparison whose
+// keep-alive side's backend closed every kept connection
+// (stats.Summary.ClosedEvery): names are those sides (a study's
+// configurations, a sweep's series). A study's answer and a sweep's notes
+// say it alike: that comparison is of two ways of paying a connection a
+// request, not of keep-alive.
+func KeepAliveIgnored(names []string) string {
+	return "keep-alive did not apply to " + strings.Join(names, ", ") + ": the backend closed every kept connection"
+}
+
 // VerdictNotes explains, once each, the verdicts the comparisons cs could
 // not give (too few trials for the rank test) and the marker of short
 // trials (ShortNote) and the verdicts withheld for a side's failures
