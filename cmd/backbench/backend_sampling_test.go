@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"context"
 	"os"
 	"os/exec"
@@ -178,4 +179,49 @@ func TestFPMStatus(t *testing.T) {
 			t.Errorf("level %s: php-fpm columns %q", row[1], row[16:])
 		}
 	}
+}
+
+// poolPIDs returns pid and its children.
+func poolPIDs(pid int) []int {
+	pids := []int{pid}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			pids = append(pids, c)
+		}
+	}
+	return pids
+}
+
+// readRollupForTest returns the Pss and Rss of smaps_rollup, in bytes.
+func readRollupForTest(pid int) ([2]int64, error) {
+	var out [2]int64
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return out, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "Pss:":
+			out[0] = v << 10
+		case "Rss:":
+			out[1] = v << 10
+		}
+	}
+	return out, nil
 }

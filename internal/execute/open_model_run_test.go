@@ -1,20 +1,55 @@
-package main
+package execute_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/execute"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
+
+// openSpeedAttempts is how many times a speed assertion of the open model
+// is tried: a loaded machine may slow one attempt down.
+const openSpeedAttempts = 3
+
+// retryOpenSpeed runs attempt until it reports no problem, at most
+// openSpeedAttempts times, and fails the test with the last problems.
+func retryOpenSpeed(t *testing.T, attempt func() []string) {
+	t.Helper()
+	for i := 1; ; i++ {
+		bad := attempt()
+		if len(bad) == 0 {
+			return
+		}
+		if i == openSpeedAttempts {
+			t.Fatalf("after %d attempts: %s", i, strings.Join(bad, "; "))
+		}
+		t.Logf("attempt %d: %s; trying again", i, strings.Join(bad, "; "))
+	}
+}
+
+// openRun runs bench --rate rate -c c -k against url, with -n n (or -t
+// limit when n is 0), and returns the summary.
+func openRun(t *testing.T, url string, rate float64, n int64, limit time.Duration, c int) stats.Summary {
+	t.Helper()
+	po := plan.Defaults(url)
+	po.Rate, po.RateSet, po.Concurrency, po.KeepAlive = rate, true, c, true
+	if n > 0 {
+		po.Requests, po.RequestsSet = n, true
+	} else {
+		po.TimeLimit, po.TimeLimitSet = limit, true
+	}
+	return runBenchPlan(t, context.Background(), po, execute.Options{Quiet: true, Observe: true}).Summary
+}
 
 // TestOpenModelPacingError: against a fast backend with free workers, the
 // open model's corrected latencies exceed the uncorrected ones only by the
@@ -37,18 +72,18 @@ import (
 // running, as make test runs it (apart, without -race, with
 // BACKBENCH_PACING=1). Elsewhere it skips.
 func TestOpenModelPacingError(t *testing.T) {
-	if raceDetector || os.Getenv("BACKBENCH_PACING") != "1" {
+	if pacingRaceDetector || os.Getenv("BACKBENCH_PACING") != "1" {
 		t.Skip("pacing accuracy is measured apart, on a plain build: BACKBENCH_PACING=1 go test -run TestOpenModelPacingError (make test does)")
 	}
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
 	attempt := 0
-	withSpeedRetries(t, func() (bad []string) {
+	retryOpenSpeed(t, func() (bad []string) {
 		// A burst of other work holds the CPUs for a while; the next
 		// attempt waits a little for it to pass.
 		if attempt++; attempt > 1 {
 			time.Sleep(2 * time.Second)
 		}
-		s := benchJSON(t, "--rate", "1000", "-n", "1000", "-c", "16", "-k", srv.URL("/"))
+		s := openRun(t, srv.URL("/"), 1000, 1000, 0, 16)
 		if s.Open == nil || s.Complete != 1000 || s.Failed != 0 || s.Open.ClientLatenessMs == nil {
 			t.Fatalf("complete %d failed %d open %+v", s.Complete, s.Failed, s.Open)
 		}
@@ -72,7 +107,7 @@ func TestOpenModelPacingError(t *testing.T) {
 			// failure (a broken pacer still fails on a machine that lets
 			// the client run).
 			if starved {
-				if attempt < speedAttempts {
+				if attempt < openSpeedAttempts {
 					bad = append(bad, msg)
 				} else {
 					t.Logf("inconclusive on a starved machine: %s", msg)
@@ -87,11 +122,11 @@ func TestOpenModelPacingError(t *testing.T) {
 
 // TestOpenModelAccounting: a serial 10 ms backend asked for 500 requests a
 // second for 1 s with -c 2 does about 100 of them; every one of the ~500
-// due is complete, failed or unsent.
+// due is complete, failed or unsent; the text report has the due line.
 func TestOpenModelAccounting(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 10 * time.Millisecond})
-	s := benchJSON(t, "--rate", "500", "-t", "1", "-c", "2", "-k", srv.URL("/"))
+	s := openRun(t, srv.URL("/"), 500, 0, time.Second, 2)
 	o := s.Open
 	if o == nil {
 		t.Fatal("no open_model")
@@ -110,55 +145,11 @@ func TestOpenModelAccounting(t *testing.T) {
 	if p := s.Percentiles["99"]; p < 500 {
 		t.Errorf("corrected p99 %.1f ms: the unsent requests are missing from it", p)
 	}
-	code, out, errs := runMain(t, context.Background(), "bench", "-q", "--rate", "500", "-t", "0.3", "-c", "2", "-k", srv.URL("/"))
-	if code != 0 || !strings.Contains(out, "Due requests:") || !strings.Contains(out, "unsent") {
-		t.Errorf("exit %d, text report lacks the due line:\n%s%s", code, out, errs)
+	short := openRun(t, srv.URL("/"), 500, 0, 300*time.Millisecond, 2)
+	var b bytes.Buffer
+	if err := report.Text(&b, &short, report.TextOptions{}); err != nil || !strings.Contains(b.String(), "Due requests:") || !strings.Contains(b.String(), "unsent") {
+		t.Errorf("%v: text report lacks the due line:\n%s", err, b.String())
 	}
-}
-
-// poolPIDs returns pid and its children.
-func poolPIDs(pid int) []int {
-	pids := []int{pid}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		c, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			pids = append(pids, c)
-		}
-	}
-	return pids
-}
-
-// readRollupForTest returns the Pss and Rss of smaps_rollup, in bytes.
-func readRollupForTest(pid int) ([2]int64, error) {
-	var out [2]int64
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return out, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "Pss:":
-			out[0] = v << 10
-		case "Rss:":
-			out[1] = v << 10
-		}
-	}
-	return out, nil
 }
 
 // TestOpenModelLinesFromTheRun: an open-model run with a ceiling far above
@@ -169,7 +160,7 @@ func readRollupForTest(pid int) ([2]int64, error) {
 // machine).
 func TestOpenModelLinesFromTheRun(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Delay: 2 * time.Millisecond})
-	s := benchJSON(t, "--rate", "200", "-n", "300", "-c", "256", "-k", srv.URL("/"))
+	s := openRun(t, srv.URL("/"), 200, 300, 0, 256)
 	if s.Open == nil || s.Complete != 300 || s.Failed != 0 {
 		t.Fatalf("open %+v, %d complete, %d failed", s.Open, s.Complete, s.Failed)
 	}
@@ -197,14 +188,13 @@ func TestOpenModelLinesFromTheRun(t *testing.T) {
 			// differ (backbench itself runs one run at a time). A second
 			// run tells a slice never set from that.
 			t.Logf("client time slice %v ms: run again", slice)
-			slice = benchJSON(t, "--rate", "200", "-n", "300", "-c", "256", "-k", srv.URL("/")).Client.TimeSliceMs
+			slice = openRun(t, srv.URL("/"), 200, 300, 0, 256).Client.TimeSliceMs
 		}
 		if slice != 0.1 {
 			t.Errorf("client time slice %v ms in an open-model run at 200 req/s, want 0.1", slice)
 		}
 		// Above OpenModelSliceMaxRate the threads keep the default.
-		hi := benchJSON(t, "--rate", "5000", "-n", "300", "-c", "8", "-k", srv.URL("/"))
-		if hi.Client.TimeSliceMs != 0 {
+		if hi := openRun(t, srv.URL("/"), 5000, 300, 0, 8); hi.Client.TimeSliceMs != 0 {
 			t.Errorf("client time slice %v ms at 5000 req/s, want the kernel's default", hi.Client.TimeSliceMs)
 		}
 	}
@@ -235,7 +225,7 @@ func TestOpenModelLinesFromTheRun(t *testing.T) {
 func TestOpenModelCeilingReached(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{
 		Model: fixtures.Model{Kind: fixtures.ModelSerial}, Delay: 20 * time.Millisecond})
-	s := benchJSON(t, "--rate", "100", "-n", "40", "-c", "2", "-k", srv.URL("/"))
+	s := openRun(t, srv.URL("/"), 100, 40, 0, 2)
 	if s.Open == nil || s.Complete+s.Failed == 0 {
 		t.Fatalf("open %+v, %d complete, %d failed", s.Open, s.Complete, s.Failed)
 	}
@@ -252,7 +242,8 @@ func TestOpenModelCeilingReached(t *testing.T) {
 		t.Errorf("report lacks %q:\n%s", want, b.String())
 	}
 
-	closed := benchJSON(t, "-n", "10", "-c", "2", "-k", srv.URL("/"))
+	lo := benchLoad{n: 10, c: 2, timeout: 30, keepAlive: true}
+	closed := runBenchPlan(t, context.Background(), lo.options(srv.URL("/")), execute.Options{Quiet: true, Observe: true}).Summary
 	if want := float64(closed.Concurrency) * closed.TimeTaken * 1000 / float64(closed.Complete); closed.TimePerRequest != want {
 		t.Errorf("closed model: time per request %.3f ms, want ab's c × time / done %.3f", closed.TimePerRequest, want)
 	}
