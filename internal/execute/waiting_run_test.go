@@ -1,12 +1,14 @@
-package main
+package execute_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
+	"github.com/backbench/backbench/internal/execute"
 )
 
 // TestWaitingAsAbDefinesIt: Waiting runs from the request's last byte
@@ -20,7 +22,7 @@ import (
 // preempted read could part them). Both protocols, both engines.
 func TestWaitingAsAbDefinesIt(t *testing.T) {
 	const closeDelay = 5 * time.Millisecond
-	for _, engine := range engines(t) {
+	for _, engine := range enginesToRun(t) {
 		for _, proto := range []string{fixtures.ProtoHTTP, fixtures.ProtoFCGI} {
 			for _, network := range []string{"tcp", "unix"} {
 				name := engine + "/" + proto + "/" + network
@@ -31,8 +33,9 @@ func TestWaitingAsAbDefinesIt(t *testing.T) {
 					// A worker whose server once let sockets.LingerGrace
 					// pass (a starved machine) stops waiting for closes:
 					// hence the retries; a broken Waiting fails them all.
-					withSpeedRetries(t, func() (bad []string) {
-						s := benchJSON(t, "--engine", engine, "-n", "40", "-c", "2", late.URL("/"))
+					retryOpenSpeed(t, func() (bad []string) {
+						s := runBenchPlan(t, context.Background(), benchLoad{n: 40, c: 2, timeout: 30, engine: engine}.options(late.URL("/")),
+							execute.Options{Quiet: true, Observe: true}).Summary
 						if s.Complete != 40 || s.Failed != 0 {
 							t.Fatalf("late close: %d complete, %d failed", s.Complete, s.Failed)
 						}
@@ -45,7 +48,8 @@ func TestWaitingAsAbDefinesIt(t *testing.T) {
 							bad = append(bad, fmt.Sprintf("late close: Waiting median %.3f ms counts the server's close", ct.Waiting.Median))
 						}
 
-						s = benchJSON(t, "--engine", engine, "-n", "400", "-c", "2", "-k", kept.URL("/"))
+						s = runBenchPlan(t, context.Background(), benchLoad{n: 400, c: 2, timeout: 30, keepAlive: true, engine: engine}.options(kept.URL("/")),
+							execute.Options{Quiet: true, Observe: true}).Summary
 						if s.Complete != 400 || s.Failed != 0 {
 							t.Fatalf("kept: %d complete, %d failed", s.Complete, s.Failed)
 						}
