@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-
 )
 
 // The tests of measurement truth against built-in backends (closed and
