@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/internal/realbackend"
 )
+
+// These tests sample a backend process of their own (the binary's
+// serve, a pool of processes); php-fpm's status page is tested in
+// internal/execute and internal/sweep (fpm_status_test.go).
 
 // TestBackendMemoryPSS: a pool of 3 processes sharing 64 MiB of read-only
 // data (serve --processes 3 --preload) uses about a third of its summed RSS;
@@ -146,38 +149,6 @@ func TestBackendResourceUse(t *testing.T) {
 	code, _, errs := runMain(t, context.Background(), "bench", "--backend-pid", "999999999", "http://127.0.0.1:1/")
 	if code != 2 || !strings.Contains(errs, "no process") {
 		t.Errorf("missing pid: exit %d %q", code, errs)
-	}
-}
-
-// TestFPMStatus reads php-fpm's status page before and after a run.
-func TestFPMStatus(t *testing.T) {
-	fpm := realbackend.PHPFPM(t, "unix")
-	s := benchJSON(t, "-k", "-n", "40", "-c", "2", "--document-root", fpm.DocRoot,
-		"--fpm-status", realbackend.StatusPath, "--backend-pid", strconv.Itoa(fpm.PID), fpm.URL(realbackend.HelloScript))
-	if s.Failed != 0 || s.Backend == nil {
-		t.Fatalf("failed %d backend %+v", s.Failed, s.Backend)
-	}
-	b := s.Backend
-	if b.FPMStatusStart["pool"] != "backbench" || b.FPMStatusEnd["listen queue"] == "" {
-		t.Errorf("status %v / %v", b.FPMStatusStart, b.FPMStatusEnd)
-	}
-	if b.ProcessesMax != 5 { // the master and pm.max_children = 4
-		t.Errorf("php-fpm processes %d, want 5", b.ProcessesMax)
-	}
-	// A sweep puts the status read at the end of each level in its CSV.
-	code, _, errs, dir := sweepOut(t, "-q", "-k", "-n", "20", "-c", "1,2", "--warmup", "0", "--document-root", fpm.DocRoot,
-		"--fpm-status", realbackend.StatusPath, fpm.URL(realbackend.HelloScript))
-	if code != 0 {
-		t.Fatalf("sweep: exit %d: %s", code, errs)
-	}
-	_, rows := readSweep(t, dir)
-	if len(rows) != 3 || rows[0][16] != "fpm_listen_queue" {
-		t.Fatalf("sweep.csv %v", rows)
-	}
-	for _, row := range rows[1:] {
-		if active, err := strconv.Atoi(row[17]); err != nil || active < 1 || row[16] == "" || row[18] == "" {
-			t.Errorf("level %s: php-fpm columns %q", row[1], row[16:])
-		}
 	}
 }
 
