@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/stats"
 	"github.com/backbench/backbench/sockets"
 )
 
@@ -21,26 +19,9 @@ func engines(t *testing.T) []string {
 	return []string{"poller", "uring"}
 }
 
-// engineRecord runs bench with JSON output and returns the record.
-func engineRecord(t *testing.T, ctx context.Context, args ...string) (*stats.Record, stats.Summary) {
-	t.Helper()
-	code, out, errs := runMain(t, ctx, append([]string{"bench", "-q", "--format", "json"}, args...)...)
-	if code != 0 && code != exitSIGINT {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	var doc struct {
-		stats.Summary
-		Record *stats.Record `json:"record"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Record == nil {
-		t.Fatalf("bad JSON: %v\n%s", err, out)
-	}
-	return doc.Record, doc.Summary
-}
-
 // The engines' runs (counts, classes, time limit, cancel, TIME_WAIT, GC)
-// are tested in internal/execute (engine_run_test.go); engines and
-// engineRecord serve the high-concurrency tests here.
+// are tested in internal/execute (engine_run_test.go); engines serves
+// the file-limit tests of highc_test.go here.
 
 // TestEngineFlag: a bad --engine is a usage error; uring where it cannot
 // run (open model, TLS, clusters) too.

@@ -43,7 +43,7 @@ func TestTimedStepsKeepFragileBackend(t *testing.T) {
 	t.Run("sweep", func(t *testing.T) {
 		srv := fragileStepsBackend(t)
 		po := plan.Defaults("")
-		po.TimeLimit, po.TimeLimitSet = 500*time.Millisecond, true
+		po.Duration, po.TimeLimitSet = 500*time.Millisecond, true
 		so := plan.SweepOptions{Load: po, Args: []string{srv.URL("/x")}, Levels: "1,2,3,4"}
 		sp, err := so.Build()
 		if err != nil {
@@ -66,7 +66,7 @@ func TestTimedStepsKeepFragileBackend(t *testing.T) {
 		t.Run("capacity/"+model, func(t *testing.T) {
 			srv := fragileStepsBackend(t)
 			po := plan.Defaults(srv.URL("/x"))
-			po.TimeLimit, po.TimeLimitSet, po.SLO = 300*time.Millisecond, true, []string{"p99<=1s"}
+			po.Duration, po.TimeLimitSet, po.SLO = 300*time.Millisecond, true, []string{"p99<=1s"}
 			co := plan.CapacityOptions{Load: po, Model: model, Resolution: 0.02, ResolutionText: "2%", ConfirmSet: true,
 				Warmup: 100 * time.Millisecond}
 			if model == capacity.ModelOpen {

@@ -28,7 +28,7 @@ func enginesToRun(t *testing.T) []string {
 // engine, --threads threads when not 0) against url.
 func timedLoad(url, engine string, limit time.Duration, c, threads int) plan.Options {
 	po := plan.Defaults(url)
-	po.TimeLimit, po.TimeLimitSet, po.Concurrency, po.Engine, po.Threads = limit, true, c, engine, threads
+	po.Duration, po.TimeLimitSet, po.Concurrency, po.Engine, po.Threads = limit, true, c, engine, threads
 	return po
 }
 

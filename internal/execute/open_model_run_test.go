@@ -46,7 +46,7 @@ func openRun(t *testing.T, url string, rate float64, n int64, limit time.Duratio
 	if n > 0 {
 		po.Requests, po.RequestsSet = n, true
 	} else {
-		po.TimeLimit, po.TimeLimitSet = limit, true
+		po.Duration, po.TimeLimitSet = limit, true
 	}
 	return runBenchPlan(t, context.Background(), po, execute.Options{Quiet: true, Observe: true}).Summary
 }

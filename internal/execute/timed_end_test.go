@@ -45,7 +45,7 @@ func TestTimedEndKeepsFragileBackend(t *testing.T) {
 			{"", func(*plan.Options) {}, true},
 			{"-k", func(po *plan.Options) { po.KeepAlive = true }, true},
 			{"--rate 40", func(po *plan.Options) { po.Rate, po.RateSet = 40, true }, false},
-			{"--stages 0.5:4,0.5:1", func(po *plan.Options) { po.Stages = "0.5:4,0.5:1" }, false},
+			{"--stages 0.5:4,0.5:1", func(po *plan.Options) { po.StageSpec = "0.5:4,0.5:1" }, false},
 		} {
 			t.Run("bench/"+network+tc.name, func(t *testing.T) {
 				srv := fragileBackend(t, network)

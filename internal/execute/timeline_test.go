@@ -177,7 +177,7 @@ func stagedRun(t *testing.T, url string, set func(po *plan.Options)) *stats.Run 
 		t.Fatalf("%+v: no timeline", po)
 	}
 	if len(run.Record.Plan.Stages) == 0 {
-		t.Errorf("%q %q: the record's plan has no stages", po.Stages, po.RateStages)
+		t.Errorf("%q %q: the record's plan has no stages", po.StageSpec, po.RateStageSpec)
 	}
 	return run
 }
@@ -196,7 +196,7 @@ func TestRateStagesLand(t *testing.T) {
 			t.Errorf("%s: %d requests, want %.1f ± 2%%", what, got, want)
 		}
 	}
-	run := stagedRun(t, srv.URL("/"), func(po *plan.Options) { po.RateStages = "1s:200,1s:600" })
+	run := stagedRun(t, srv.URL("/"), func(po *plan.Options) { po.RateStageSpec = "1s:200,1s:600" })
 	s, tl := run.Summary, run.Record.Timeline
 	for i := range 8 {
 		want := 200 * 0.25
@@ -217,7 +217,7 @@ func TestRateStagesLand(t *testing.T) {
 		within("stage 2's req/s", int64(s.Stages[1].RequestsPerSecond+0.5), 600)
 	}
 	// 0 → 400 req/s over 1 s: n(t) = 200 t².
-	run = stagedRun(t, srv.URL("/"), func(po *plan.Options) { po.Ramp, po.RateStages = true, "1s:400" })
+	run = stagedRun(t, srv.URL("/"), func(po *plan.Options) { po.Ramp, po.RateStageSpec = true, "1s:400" })
 	s, tl = run.Summary, run.Record.Timeline
 	for i := range 4 {
 		a, b := 0.25*float64(i), 0.25*float64(i+1)
@@ -239,7 +239,7 @@ func TestRateStagesLand(t *testing.T) {
 func TestClosedStages(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 10 * time.Millisecond})
 	po := plan.Defaults(srv.URL("/"))
-	po.KeepAlive, po.Stages = true, "0.6s:1,0.6s:4"
+	po.KeepAlive, po.StageSpec = true, "0.6s:1,0.6s:4"
 	s := runBenchPlan(t, context.Background(), po, execute.Options{Quiet: true, Observe: true}).Summary
 	if s.Concurrency != 4 || len(s.Stages) != 2 {
 		t.Fatalf("concurrency %d, stages %+v", s.Concurrency, s.Stages)

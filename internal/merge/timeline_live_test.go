@@ -24,7 +24,7 @@ import (
 func TestMergeTimelinesLive(t *testing.T) {
 	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 500 * time.Microsecond})
 	po := plan.Defaults(srv.URL("/"))
-	po.TimeLimit, po.TimeLimitSet, po.Concurrency, po.KeepAlive = time.Second, true, 2, true
+	po.Duration, po.TimeLimitSet, po.Concurrency, po.KeepAlive = time.Second, true, 2, true
 	l, err := po.Build()
 	if err != nil {
 		t.Fatal(err)
