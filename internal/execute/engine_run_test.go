@@ -86,9 +86,8 @@ func TestEngineRefusedMidRun(t *testing.T) {
 	t.Parallel()
 	for _, engine := range enginesToRun(t) {
 		srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Delay: 5 * time.Millisecond})
-		time.AfterFunc(150*time.Millisecond, func() { srv.Close() })
 		s := runBenchPlan(t, context.Background(), benchLoad{n: 2000, c: 2, timeout: 1, engine: engine}.options(srv.URL("/")),
-			execute.Options{Quiet: true, Observe: true}).Summary
+			execute.Options{Quiet: true, Observe: true, Started: closeAfterRequests(srv, 10)}).Summary
 		if s.Complete < 1 || s.Failures.Connect < 1 || s.Complete+s.Failed != 2000 {
 			t.Errorf("%s: complete %d failures %+v", engine, s.Complete, s.Failures)
 		}

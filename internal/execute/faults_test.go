@@ -377,9 +377,8 @@ func TestConnectionRealities(t *testing.T) {
 	}
 	t.Run("http/tcp refused mid-run", func(t *testing.T) {
 		srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{Delay: 5 * time.Millisecond})
-		time.AfterFunc(150*time.Millisecond, func() { srv.Close() })
 		s := runBenchPlan(t, context.Background(), benchLoad{n: 2000, c: 2, timeout: 1}.options(srv.URL("/")),
-			execute.Options{Quiet: true, Observe: true}).Summary
+			execute.Options{Quiet: true, Observe: true, Started: closeAfterRequests(srv, 10)}).Summary
 		if s.Complete < 1 || s.Failures.Connect < 1 || s.Complete+s.Failed != 2000 {
 			t.Errorf("complete %d failures %+v", s.Complete, s.Failures)
 		}
@@ -387,6 +386,21 @@ func TestConnectionRealities(t *testing.T) {
 			t.Errorf("notes %q samples %v: no word of refused connections", s.Notes, s.ErrorSamples)
 		}
 	})
+}
+
+// closeAfterRequests is an execute.Options.Started that closes srv once
+// n requests of the run have finished: the server goes away mid-run
+// whatever the machine's speed (a timer could fire before the first
+// request on a loaded machine).
+func closeAfterRequests(srv *fixtures.Server, n int64) func(done func() int64) {
+	return func(done func() int64) {
+		go func() {
+			for done() < n {
+				time.Sleep(time.Millisecond)
+			}
+			srv.Close()
+		}()
+	}
 }
 
 // checkBacklogFull runs against a Unix listener with a backlog of 1 that
