@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,97 +175,6 @@ poll:
 	}
 	if strings.Contains(strings.Join(res.Notes, "\n"), "nothing was pinned") {
 		t.Errorf("notes say nothing was pinned: %v", res.Notes)
-	}
-}
-
-// TestBenchClientCPUs: bench --client-cpus 0 runs every thread of
-// backbench on CPU 0 (read from /proc while it runs), and its JSON
-// records it; without the flag the record names no CPUs.
-func TestBenchClientCPUs(t *testing.T) {
-	onceAcrossEngines(t)
-	needTwoCPUs(t)
-	bin := studyBinary(t)
-	sd, err := os.MkdirTemp("", "bbpin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sd)
-	sock := filepath.Join(sd, "s")
-	srv := exec.Command(bin, "serve", "--protocol", "fcgi", "--listen", "unix:"+sock)
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Kill(); srv.Wait() }()
-	if !waitFor(10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil }) {
-		t.Fatal("serve did not listen")
-	}
-	for _, pinned := range []bool{true, false} {
-		args := []string{"bench", "-q", "-t", "2", "-n", "100000000", "-c", "4", "-k", "--unix-socket", sock, "--format", "json"}
-		if pinned {
-			args = append(args, "--client-cpus", "0")
-		}
-		cmd := exec.Command(bin, append(args, "fcgi://localhost/")...)
-		var so, se bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &so, &se
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		// The mask holds from the setup to the end of the last run (Done
-		// restores the one before), so only reads taken while some thread
-		// is on CPU 0 count: a thread ever read off it then and never on
-		// it was not pinned; one read off it while the threads were being
-		// set, and on it at a later read, was.
-		onCPU0, offCPU0 := map[string]bool{}, map[string]string{}
-		var err error
-	poll:
-		for {
-			select {
-			case err = <-done:
-				break poll
-			case <-time.After(100 * time.Millisecond):
-			}
-			now := threadCPUs(cmd.Process.Pid)
-			if !slices.Contains(slices.Collect(maps.Values(now)), "0") {
-				continue
-			}
-			for tid, v := range now {
-				if v == "0" {
-					onCPU0[tid] = true
-				} else {
-					offCPU0[tid] = v
-				}
-			}
-		}
-		if err != nil {
-			t.Fatalf("bench: %v\n%s", err, se.String())
-		}
-		if pinned {
-			if len(onCPU0) == 0 {
-				t.Error("no thread read on CPU 0")
-			}
-			for tid, v := range offCPU0 {
-				if !onCPU0[tid] {
-					t.Errorf("--client-cpus 0: thread %s may run on %s", tid, v)
-				}
-			}
-		}
-		var rec struct {
-			Client struct {
-				CPUs  []int `json:"cpus"`
-				Cores int   `json:"cores"`
-			} `json:"client"`
-		}
-		if err := json.Unmarshal(so.Bytes(), &rec); err != nil {
-			t.Fatalf("bench's JSON: %v\n%s", err, so.String())
-		}
-		switch {
-		case pinned && (!slices.Equal(rec.Client.CPUs, []int{0}) || rec.Client.Cores != 1):
-			t.Errorf("--client-cpus 0: the record's client %+v, want CPUs [0] and 1 core", rec.Client)
-		case !pinned && rec.Client.CPUs != nil:
-			t.Errorf("not pinned: the record's client CPUs %v", rec.Client.CPUs)
-		}
 	}
 }
 
