@@ -71,13 +71,14 @@ demo: build
 	@BB=$(BIN) bash scripts/studydemo.sh
 	@bash scripts/demo-summary.sh
 
-# Every real-backend test (cmd/backbench/integration*_test.go, over
-# scripts/backends.sh): php-fpm, fcgiwrap and Thin, which `make test` runs
-# too, and Perl FCGI, Puma, Unicorn, Starman, gunicorn and nginx in front of
-# php-fpm, each skipped when not installed (`bash scripts/backends.sh
-# install` installs them all). About a minute.
+# Every real-backend test over scripts/backends.sh (realbackends*_test.go
+# in internal/execute and internal/proberun, realsweep_test.go in
+# internal/sweep): php-fpm, fcgiwrap, Thin and Ruby's FastCGI servers,
+# which `make test` runs too, and Perl FCGI, Puma, Unicorn, Starman,
+# gunicorn and nginx in front of php-fpm, each skipped when not installed
+# (`bash scripts/backends.sh install` installs them all). About a minute.
 integration:
-	$(GO) test -race -count=1 -timeout 15m -tags integration -run '^TestReal' -v ./cmd/backbench
+	$(GO) test -race -count=1 -timeout 15m -tags integration -run '^TestReal' -v ./internal/execute ./internal/proberun ./internal/sweep
 
 # Request-path benchmarks of both protocols (ns/op, allocs/op).
 bench-go:

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/backbench/backbench/internal/load"
 )
 
 // lineRecorder is an HTTP backend on 127.0.0.1 that keeps the request
@@ -72,11 +70,11 @@ func runBinCode(t *testing.T, bin, dir string, args ...string) (int, string, str
 // byte of every file written, of stdout and of stderr of bench (text,
 // JSON, Markdown, -g, -e, --raw), sweep (two series whose labels are
 // their URLs), capacity, study (a built-in backend), merge (of runs and
-// of sweeps), compare and report: the secret is nowhere, REDACTED stands
-// for it, the parameter's name and the others' values stay. The requests
-// sent carry it (the backend's request lines). A URL with user
-// information is refused with its password redacted in the error, by
-// bench, sweep and capacity.
+// of sweeps), compare and report: the secret is nowhere, and study.json's
+// series show REDACTED for it. The requests sent carry it (the backend's
+// request lines). What a run's record shows instead is tested in
+// internal/execute (TestQueryCredentialInRecord), the refusal of a URL
+// with user information in internal/plan (TestCredentialURLRefused).
 func TestNoQueryCredentialInResults(t *testing.T) {
 	onceAcrossEngines(t)
 	bin := studyBinary(t)
@@ -142,26 +140,6 @@ measure:
 			run("report", "-o", "page.html", "a.json", "merged.json", "sw/sweep.json", "merged-sweep.json",
 				"cap/capacity.json", "st/study.json")
 
-			// Refused: the password of user information, and a bad port
-			// with a key in the query, in bench, sweep and capacity.
-			const password = "Pw9userinfoSECRET"
-			for _, bad := range []string{strings.Replace(srv.url, "http://", "http://user:"+password+"@", 1) + "/",
-				"http://127.0.0.1:0/" + query} {
-				for _, cmd := range [][]string{{"bench", "-n", "1"}, {"sweep", "-n", "1", "-c", "1"}, {"capacity", "--max", "20", "--slo", "p99<=1s"}} {
-					code, out, errs := runBinCode(t, bin, dir, append(cmd, bad)...)
-					if code == 0 {
-						t.Errorf("%s %s: exit 0", cmd[0], bad)
-					}
-					if strings.Contains(bad, "@") && !strings.Contains(errs, "user info") {
-						t.Errorf("%s %s: the error does not say why:\n%s", cmd[0], bad, errs)
-					}
-					if !strings.Contains(errs, load.Redacted) {
-						t.Errorf("%s %s: the error shows no %s:\n%s", cmd[0], bad, load.Redacted, errs)
-					}
-					outs = append(outs, cmd[0]+" (refused): "+out+errs)
-				}
-			}
-
 			n := 0
 			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 				if err != nil || d.IsDir() || p == studyFile {
@@ -169,10 +147,8 @@ measure:
 				}
 				n++
 				b, _ := os.ReadFile(p)
-				for _, s := range []string{secret, password} {
-					if bytes.Contains(b, []byte(s)) {
-						t.Errorf("%s holds %s", p, s)
-					}
+				if bytes.Contains(b, []byte(secret)) {
+					t.Errorf("%s holds %s", p, secret)
 				}
 				return nil
 			})
@@ -180,19 +156,8 @@ measure:
 				t.Errorf("only %d files were written", n)
 			}
 			for _, out := range outs {
-				for _, s := range []string{secret, password} {
-					if strings.Contains(out, s) {
-						t.Errorf("the output of %s holds %s:\n%s", out[:strings.IndexByte(out, ':')], s, out)
-					}
-				}
-			}
-			// What stands instead: the name, REDACTED, the other values.
-			// (encoding/json writes "&" as \u0026.)
-			a, _ := os.ReadFile(filepath.Join(dir, "a.json"))
-			for _, want := range []string{`"url": "` + srv.url + `/a?page=2\u0026` + name + `=REDACTED"`,
-				`"document_path": "/a?page=2\u0026` + name + `=REDACTED"`} {
-				if !bytes.Contains(a, []byte(want)) {
-					t.Errorf("a.json lacks %s", want)
+				if strings.Contains(out, secret) {
+					t.Errorf("the output of %s holds %s:\n%s", out[:strings.IndexByte(out, ':')], secret, out)
 				}
 			}
 			st, _ := os.ReadFile(filepath.Join(dir, "st", "study.json"))

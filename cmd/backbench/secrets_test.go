@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,27 +43,15 @@ func secretsIn(b []byte) []string {
 	return found
 }
 
-// runBin runs the built binary in dir and returns its stdout and stderr;
-// a non-zero exit fails the test.
-func runBin(t *testing.T, bin, dir string, args ...string) (string, string) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, errb.String())
-	}
-	return out.String(), errb.String()
-}
-
 // TestNoCredentialInResults gives a credential five ways to the real binary
 // (so that the recorded command line is the one typed) and greps every byte
 // of every file written and of stdout of bench (text and JSON, -g, -e,
 // --raw), sweep (its five files), capacity (text and JSON, its files), merge
 // (text, JSON, -e), compare and report, against both built-in backends. A
 // file saved with --keep-secrets keeps them, and merge and report written
-// from it redact them again; -v 2 shows that the requests sent carry them.
+// from it redact them again. The record's own redaction, what
+// --keep-secrets keeps in it and the requests sent with them are tested in
+// internal/execute (TestCredentialsInRecord).
 func TestNoCredentialInResults(t *testing.T) {
 	onceAcrossEngines(t)
 	bin := buildBinary(t)
@@ -76,7 +63,10 @@ func TestNoCredentialInResults(t *testing.T) {
 			sec := secretArgs(proto == fixtures.ProtoFCGI)
 			var stdouts []string
 			run := func(args ...string) string {
-				out, _ := runBin(t, bin, dir, args...)
+				code, out, errs := runBinCode(t, bin, dir, args...)
+				if code != 0 {
+					t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, errs)
+				}
 				stdouts = append(stdouts, strings.Join(args[:1], "")+": "+out)
 				return out
 			}
@@ -101,9 +91,6 @@ func TestNoCredentialInResults(t *testing.T) {
 
 			// A private file keeps them; what is made from it again does not.
 			kept := run(bench("--format", "json", "--keep-secrets")...)
-			if found := secretsIn([]byte(kept)); len(found) < 4 {
-				t.Errorf("--keep-secrets kept only %v of the credentials", found)
-			}
 			stdouts = stdouts[:len(stdouts)-1]
 			os.WriteFile(filepath.Join(dir, "private.json"), []byte(kept), 0o600)
 			run("merge", "--format", "json", "private.json", "a.json")
@@ -129,69 +116,6 @@ func TestNoCredentialInResults(t *testing.T) {
 					t.Errorf("stdout of %s holds %v", out[:strings.IndexByte(out, ':')], found)
 				}
 			}
-			b, _ := os.ReadFile(filepath.Join(dir, "a.json"))
-			if !bytes.Contains(b, []byte("REDACTED")) {
-				t.Errorf("a.json has no REDACTED mark")
-			}
-			// The requests sent still carry the real credentials.
-			_, errs := runBin(t, bin, dir, append(append([]string{"bench", "-v", "2", "-n", "1", "-c", "1"}, sec...), url)...)
-			// Every credential but -A's, which is sent in base64.
-			want := 4
-			if proto == fixtures.ProtoFCGI {
-				want = 5
-			}
-			if found := secretsIn([]byte(errs)); len(found) != want {
-				t.Errorf("-v 2 shows %v sent, want every credential:\n%s", found, errs)
-			}
 		})
-	}
-}
-
-// TestNoHostname checks that --no-hostname leaves the host name out of a
-// bench record, and that it is there without the flag.
-func TestNoHostname(t *testing.T) {
-	onceAcrossEngines(t)
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		t.Skip("no host name")
-	}
-	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
-	for _, no := range []bool{false, true} {
-		args := []string{"-n", "2", srv.URL("/")}
-		if no {
-			args = append(args, "--no-hostname")
-		}
-		code, out, _ := runMain(t, t.Context(), append([]string{"bench", "-q", "--format", "json"}, args...)...)
-		if code != 0 {
-			t.Fatalf("exit %d", code)
-		}
-		has := strings.Contains(out, `"hostname": "`+host+`"`)
-		if has == no {
-			t.Errorf("--no-hostname=%v: host name in the record: %v", no, has)
-		}
-	}
-}
-
-// TestSweepCSVFormulaLabel runs a sweep whose labels would start formulas
-// in a spreadsheet (@, +, -): sweep.csv holds them quoted with a leading
-// single quote, and sweep.json as typed.
-func TestSweepCSVFormulaLabel(t *testing.T) {
-	onceAcrossEngines(t)
-	srv := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{})
-	out := t.TempDir()
-	code, _, errs := runMain(t, t.Context(), "sweep", "-q", "-n", "4", "-c", "1", "--out", out,
-		"@SUM(1+1)*cmd|' /C calc'!A0="+srv.URL("/a"), "+1="+srv.URL("/b"), "plain="+srv.URL("/c"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	b, _ := os.ReadFile(filepath.Join(out, "sweep.csv"))
-	for _, want := range []string{"\n\"'@SUM(1+1)*cmd|' /C calc'!A0\",1,", "\n\"'+1\",1,", "\nplain,1,"} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("sweep.csv lacks %q:\n%s", want, b)
-		}
-	}
-	js, _ := os.ReadFile(filepath.Join(out, "sweep.json"))
-	if !strings.Contains(string(js), `"label": "@SUM(1+1)*cmd|' /C calc'!A0"`) {
-		t.Errorf("sweep.json changed the label")
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"os"
@@ -9,70 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/backbench/backbench/fixtures"
 )
 
-// TestServeGetValuesDie: --fcgi-get-values die answers a GET_VALUES that
-// asks for nothing and goes down on one that asks for a name.
-func TestServeGetValuesDie(t *testing.T) {
-	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{Behaviour: fixtures.Behaviour{GetValues: fixtures.ReplyDie}})
-	c, err := net.Dial("tcp", srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	empty := []byte{1, 9, 0, 0, 0, 0, 0, 0}
-	if _, err := c.Write(empty); err != nil {
-		t.Fatal(err)
-	}
-	var h [8]byte
-	if _, err := c.Read(h[:]); err != nil || h[1] != 10 || h[4] != 0 || h[5] != 0 {
-		t.Fatalf("empty GET_VALUES: %v %v, want an empty GET_VALUES_RESULT", h, err)
-	}
-	named := []byte{1, 9, 0, 0, 0, 16, 0, 0, 14, 0}
-	named = append(named, "FCGI_MAX_CONNS"...)
-	if _, err := c.Write(named); err != nil {
-		t.Fatal(err)
-	}
-	if !waitDied(srv) {
-		t.Fatal("a GET_VALUES asking for a name did not take the backend down")
-	}
-}
-
-// TestServeExitAfter: `backbench serve --exit-after 3` answers 3 requests
-// and exits with one error line saying so; bench reports the loss.
-func TestServeExitAfter(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	go func() {
-		done <- Main(ctx, nil, []string{"serve", "--protocol", "fcgi", "--listen", "unix:" + sock, "--exit-after", "3"}, &out, &errb)
-	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve did not listen")
-		}
-	}
-	s := benchJSON(t, "-n", "6", "fcgi://unix:"+sock+":/x")
-	if s.Complete != 3 || s.BackendLost == nil || s.BackendLost.AfterRequests != 3 {
-		t.Errorf("complete %d, lost %+v", s.Complete, s.BackendLost)
-	}
-	if code := <-done; code != 1 || !strings.Contains(errb.String(), "exited after 3 requests") ||
-		strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
-		t.Errorf("serve: exit %d, stderr %q", code, errb.String())
-	}
-	code, _, errs := runMain(t, context.Background(), "serve", "--listen", "unix:"+sock, "--exit-after", "-1")
-	if code != exitUsage || !strings.Contains(errs, "--exit-after") {
-		t.Errorf("--exit-after -1: exit %d, %q", code, errs)
-	}
-}
+// What serve's backends do under load is tested in internal/serve
+// (TestServeExitAfter, TestServeFault) and fixtures
+// (TestFCGIGetValuesDie); here, the command line's exit statuses.
 
 // TestServeExitStatus: bad serve command lines give one line on stderr and
 // exit 2 before anything listens; a listen address that cannot be used
@@ -117,6 +57,7 @@ func TestServeExitStatus(t *testing.T) {
 		{"bad delay", []string{"serve", "--listen", okListen, "--delay", "soon"}, 2, "want seconds"},
 		{"unexpected argument", []string{"serve", "--listen", okListen, "extra"}, 2, "unexpected argument"},
 		{"unknown flag", []string{"serve", "--frob"}, 2, "unknown flag"},
+		{"negative exit-after", []string{"serve", "--listen", okListen, "--exit-after", "-1"}, 2, "--exit-after"},
 		{"address in use", []string{"serve", "--listen", "tcp:" + busy.Addr().String()}, 1, "address already in use"},
 		{"listen on a regular file", []string{"serve", "--listen", "unix:" + regular}, 1, "is not a socket (left alone)"},
 		{"socket directory missing", []string{"serve", "--listen", "unix:" + filepath.Join(dir, "no", "such", "s.sock")}, 1, "no such file or directory"},
@@ -149,36 +90,5 @@ func TestServeExitStatus(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ok.sock")); err == nil {
 		t.Error("a bad command line left a listening socket behind")
-	}
-}
-
-// TestServeFault: serve takes a valid fault and applies it.
-func TestServeFault(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, nil, []string{"serve", "--listen", "unix:" + sock, "--fault", fixtures.FaultBadStatus, "--fault-every", "2"}, &out, &errb)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exit %d: %s", code, errb.String())
-		}
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve did not listen")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	s := benchJSON(t, "-n", "10", "-k", "http://unix:"+sock+":/")
-	if s.Complete != 5 || s.Failures.Protocol != 5 || s.Failed != 5 {
-		t.Errorf("complete %d, failures %+v: want 5 and 5 protocol", s.Complete, s.Failures)
 	}
 }

@@ -1,7 +1,9 @@
 // Package realbackend starts real backends for tests: php-fpm and fcgiwrap,
 // each run as a child process of the test with its own configuration, scripts, port or Unix
 // socket and temporary directory, and stopped by PID when the test ends. It
-// never uses the system's php-fpm service.
+// never uses the system's php-fpm service. StartScripted starts the others
+// (Thin, Ruby's fcgi.rb, Puma, gunicorn, nginx ...) with
+// scripts/backends.sh, each serving the same three endpoints.
 //
 // When the backend is not installed the test is skipped, except when the
 // environment has CI=true, where a missing backend fails the test.
