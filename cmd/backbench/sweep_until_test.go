@@ -1,37 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// startDelayServe starts the built-in HTTP backend of bin answering after
-// delay on a Unix socket in dir, and returns its URL; the test's end
-// stops it (by its PID).
-func startDelayServe(t *testing.T, bin, dir, name, delay string) string {
-	t.Helper()
-	sock := filepath.Join(dir, name+".sock")
-	cmd := exec.Command(bin, "serve", "--protocol", "http", "--delay", delay, "--listen", "unix:"+sock)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "listening ") {
-		t.Fatalf("serve: %q, %v", line, err)
-	}
-	return name + "=http://unix:" + sock + ":/"
-}
 
 // TestSweepUntilErrors: --until decided and its flags, given where they
 // cannot apply, are usage errors (exit 2) said before any connection.
