@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/compare"
 	"github.com/backbench/backbench/internal/document"
 	"github.com/backbench/backbench/internal/driver"
@@ -108,8 +107,11 @@ func TestLiveBenchUntilDecided(t *testing.T) {
 		t.Skip("runs trials until decided (-short)")
 	}
 	dir := t.TempDir()
-	fast := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 10 * time.Millisecond}).URL("/")
-	slow := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: 12 * time.Millisecond}).URL("/")
+	// The backends run in processes of their own, as a real deployment's
+	// do: in the test's process their scheduling mixes with the client's
+	// and makes the req/s of short trials too noisy to decide.
+	fast := liveServeProcess(t, 10*time.Millisecond)
+	slow := liveServeProcess(t, 12*time.Millisecond)
 	two := func(o *plan.Options) { o.Concurrency = 2 }
 	q := trials.Sequential{MinRounds: 4, MaxRounds: 12}
 	var r liveUntilRun

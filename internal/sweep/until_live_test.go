@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -25,9 +24,9 @@ func TestLiveSweepUntilDecided(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs rounds until decided (-short)")
 	}
-	start := func(name string, delay time.Duration) string {
-		return name + "=" + fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{Delay: delay}).URL("/")
-	}
+	// The backends run in processes of their own, as a real deployment's
+	// do: in the test's process their scheduling mixes with the client's.
+	start := func(name string, delay time.Duration) string { return name + "=" + liveServeProcess(t, delay) }
 	urls := []string{start("a", 10*time.Millisecond), start("slow", 12*time.Millisecond), start("same", 10*time.Millisecond)}
 	var r sweepDocRun
 	var slow trials.Comparison
