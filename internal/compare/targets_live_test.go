@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/backbench/backbench/fixtures"
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/report"
@@ -34,12 +32,13 @@ func TestLiveCompareTargets(t *testing.T) {
 	if err := os.WriteFile(file, []byte("GET /a\n\nGET /b\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 10,
-		PathDelays: map[string]time.Duration{"/a": 10 * time.Millisecond, "/b": 10 * time.Millisecond}})
-	slow := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 10,
-		PathDelays: map[string]time.Duration{"/a": 10 * time.Millisecond, "/b": 60 * time.Millisecond}})
-	bench := func(name string, srv *fixtures.Server, repeat int) string {
-		return liveBenchFile(t, dir, name, liveBench(srv.URL("/"), 200, func(o *plan.Options) { o.Concurrency, o.Targets = 4, file }), repeat, "app")
+	// The backends run in processes of their own, as a real deployment's
+	// do: in the test's process their scheduling mixes with the client's,
+	// and a pause of either shows in a p99 of a few dozen requests.
+	base := liveServePathsProcess(t, 0, "/a=10ms,/b=10ms")
+	slow := liveServePathsProcess(t, 0, "/a=10ms,/b=60ms")
+	bench := func(name string, url string, repeat int) string {
+		return liveBenchFile(t, dir, name, liveBench(url, 200, func(o *plan.Options) { o.Concurrency, o.Targets = 4, file }), repeat, "app")
 	}
 	var before, after string
 	liveSpeedRetries(t, func() (bad []string) {
@@ -116,10 +115,10 @@ func TestLiveCompareTargets(t *testing.T) {
 	}
 
 	// Two sweeps: per target at each level.
-	sweepFile := func(name string, srv *fixtures.Server) string {
+	sweepFile := func(name string, url string) string {
 		l := plan.Defaults("")
 		l.Requests, l.RequestsSet, l.KeepAlive, l.Targets = 20, true, true, file
-		return liveSweepFile(t, dir, name, plan.SweepOptions{Load: l, Args: []string{srv.URL("/")}, Levels: "1,2"})
+		return liveSweepFile(t, dir, name, plan.SweepOptions{Load: l, Args: []string{url}, Levels: "1,2"})
 	}
 	sa, sb := sweepFile("sa.json", base), sweepFile("sb.json", slow)
 	r = liveMustCompare(t, "", sa, sb)
