@@ -42,9 +42,10 @@ func checkCounts(t *testing.T, sr SeriesResult, n int64) {
 // TestModels reproduces the server models of the study with a 20 ms
 // service time (long beside the client's own cost, even under -race on a
 // busy machine): serial stays near 50 req/s at every level, prefork:4 near
-// 200, threaded grows with the concurrency. (cmd/backbench's
-// TestSweepModels runs the 10 ms case.) Speed is asserted as ratios
-// with wide margins, except the physical ceiling of the serial server.
+// 200, threaded grows with the concurrency. (TestLiveSweepModels runs
+// the 10 ms case through plan and the renderers.) Speed is
+// asserted as ratios with wide margins, except the physical ceiling of
+// the serial server.
 func TestModels(t *testing.T) {
 	const n = 40
 	for _, tc := range []struct{ proto, network string }{

@@ -1,4 +1,4 @@
-package main
+package sweep_test
 
 import (
 	"fmt"
@@ -11,31 +11,39 @@ import (
 	"testing"
 
 	"github.com/backbench/backbench/fixtures"
-	"github.com/backbench/backbench/internal/report"
+	"github.com/backbench/backbench/internal/document"
+	"github.com/backbench/backbench/internal/plan"
 	"github.com/backbench/backbench/internal/trials"
 )
 
-// sweepPairs runs a sweep with the fewest trials that can give a verdict
-// (trials.MinTrialsForVerdict) and returns its document and stdout, and
-// the set of its comparisons as "title: series / baseline", each
-// checked to be at every level on the five metrics.
-func sweepPairs(t *testing.T, levels []int, args ...string) (report.Sweep, string, []string) {
-	t.Helper()
+// livePairsOptions are the options of a sweep of 10 requests per level at
+// levels, of the series args.
+func livePairsOptions(levels []int, args ...string) plan.SweepOptions {
 	var cs []string
 	for _, c := range levels {
 		cs = append(cs, strconv.Itoa(c))
 	}
-	code, out, errs, dir := sweepOut(t, append([]string{"-q", "-n", "10", "-c", strings.Join(cs, ","),
-		"--repeat", strconv.Itoa(trials.MinTrialsForVerdict()), "--seed", "34"}, args...)...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+	return sweepDocOptions(10, strings.Join(cs, ","), args...)
+}
+
+// livePairs runs the sweep of so with the fewest trials that can give a
+// verdict (trials.MinTrialsForVerdict, seed 34) and returns its document
+// and text, and the set of its comparisons as "title: series / baseline",
+// each checked to be at every level on the five metrics.
+func livePairs(t *testing.T, so plan.SweepOptions) (*document.Sweep, string, []string) {
+	t.Helper()
+	levels, _ := livePairsLevels(so.Levels)
+	r := runSweepDoc(t, so, sweepDocTrials(t, trials.MinTrialsForVerdict(), 34))
+	if r.sw == nil {
+		t.Fatalf("no target answered: %q", r.warnings)
 	}
-	sw, _ := readSweep(t, dir)
+	sw := r.sw
+	sweepDocFiles(t, sw)
 	if sw.SweepTrials == nil {
 		t.Fatal("no trials in sweep.json")
 	}
 	got := map[string]map[int]int{}
-	for _, c := range sw.Comparisons {
+	for _, c := range sw.SweepTrials.Comparisons {
 		k := fmt.Sprintf("%s: %s / %s", c.FactorTitle, c.Series, c.Baseline)
 		if !strings.HasPrefix(c.FactorTitle, c.Factor+": ") {
 			t.Errorf("%s: factor %q", k, c.Factor)
@@ -55,33 +63,48 @@ func sweepPairs(t *testing.T, levels []int, args ...string) (report.Sweep, strin
 		}
 	}
 	slices.Sort(pairs)
-	return sw, out, pairs
+	return sw, r.text, pairs
 }
 
-// TestSweepPairsOfLabels replays, on built-in backends, the sweeps whose
-// design sweep infers from its labels, and checks which pairs
-// sweep.json compares (not the verdicts): one FastCGI backend reached
+// livePairsLevels reads a list of levels (1,2).
+func livePairsLevels(spec string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// TestLiveSweepPairsOfLabels replays, on built-in backends, the sweeps
+// whose design a sweep infers from its labels, and checks which pairs the
+// saved sweep compares (not the verdicts): one FastCGI backend reached
 // over TCP (t) and a Unix socket (u) with keep-alive on and off gives
 // transport pairs at both modes and keep-alive pairs on both transports,
 // none across two factors; one label on both URLs compares the
 // transports; FastCGI against HTTP, labelled fcgi and starman (Moscow.pm
-// 2008), compares the backends and names the protocol in the title and
-// a note.
-func TestSweepPairsOfLabels(t *testing.T) {
-	onceAcrossEngines(t)
+// 2008), compares the backends and names the protocol in the title and a
+// note.
+func TestLiveSweepPairsOfLabels(t *testing.T) {
+	sweepDocOnce(t)
 	opts := fixtures.Options{Model: fixtures.Model{Kind: fixtures.ModelThreaded}, BodyBytes: 5}
 	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", opts)
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", opts)
 	http := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", opts)
 	for _, tc := range []struct {
-		name string
-		args []string
-		want []string
-		note string
+		name    string
+		kaModes string
+		args    []string
+		want    []string
+		note    string
 	}{
 		{
-			name: "t and u over keep-alive modes",
-			args: []string{"--keepalive-modes", "on,off", "t=" + tcp.URL("/x"), "u=" + unix.URL("/x")},
+			name:    "t and u over keep-alive modes",
+			kaModes: "on,off",
+			args:    []string{"t=" + tcp.URL("/x"), "u=" + unix.URL("/x")},
 			want: []string{
 				"keep-alive: on vs off: t ka / t no-ka",
 				"keep-alive: on vs off: u ka / u no-ka",
@@ -103,11 +126,13 @@ func TestSweepPairsOfLabels(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sw, out, pairs := sweepPairs(t, []int{1, 2}, tc.args...)
+			so := livePairsOptions([]int{1, 2}, tc.args...)
+			so.KeepAliveModes = tc.kaModes
+			sw, out, pairs := livePairs(t, so)
 			if !slices.Equal(pairs, tc.want) {
 				t.Errorf("pairs:\n  %s\nwant:\n  %s", strings.Join(pairs, "\n  "), strings.Join(tc.want, "\n  "))
 			}
-			for _, c := range sw.Comparisons {
+			for _, c := range sw.SweepTrials.Comparisons {
 				if c.Verdict == "" || c.Verdict == trials.NoVerdict {
 					t.Errorf("%s %s c=%d %s: no verdict with %d trials a side", c.FactorTitle, c.Series, c.Concurrency, c.Metric, c.Trials)
 				}
@@ -125,15 +150,15 @@ func TestSweepPairsOfLabels(t *testing.T) {
 	}
 }
 
-// TestSweepTLSAndPlain: the 2024 question (TLS in front or not) on
+// TestLiveSweepTLSAndPlain: the 2024 question (TLS in front or not) on
 // built-in HTTP backends, one with a self-signed certificate. With
-// --insecure (which applies to the https series only) the sweep compares
+// Insecure (which applies to the https series only) the sweep compares
 // "tls: on vs off" with verdicts; without it, every TLS request fails on
 // the certificate, and the comparisons have no verdict and say why, in
-// sweep.json, the table and a note. --insecure with no https target is
-// still refused.
-func TestSweepTLSAndPlain(t *testing.T) {
-	onceAcrossEngines(t)
+// the saved sweep, the table and a note. (Insecure with no https target:
+// plan's TestSweepOptionsErrors.)
+func TestLiveSweepTLSAndPlain(t *testing.T) {
+	sweepDocOnce(t)
 	cfg, err := fixtures.SelfSignedTLS()
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +171,9 @@ func TestSweepTLSAndPlain(t *testing.T) {
 	}
 
 	t.Run("insecure", func(t *testing.T) {
-		sw, _, pairs := sweepPairs(t, []int{1}, "--insecure", "-k", tlsURL, plainURL)
+		so := livePairsOptions([]int{1}, tlsURL, plainURL)
+		so.Load.Insecure, so.Load.KeepAlive = true, true
+		sw, _, pairs := livePairs(t, so)
 		if want := []string{"tls: on vs off: tls / plain"}; !slices.Equal(pairs, want) {
 			t.Errorf("pairs %v, want %v", pairs, want)
 		}
@@ -155,7 +182,7 @@ func TestSweepTLSAndPlain(t *testing.T) {
 				t.Errorf("%s: %d failed", se.Label, se.Levels[0].Failed)
 			}
 		}
-		for _, c := range sw.Comparisons {
+		for _, c := range sw.SweepTrials.Comparisons {
 			if c.Verdict == trials.NoVerdict || c.Unanswered != "" {
 				t.Errorf("%s: verdict %q, unanswered %q", c.Metric, c.Verdict, c.Unanswered)
 			}
@@ -163,11 +190,11 @@ func TestSweepTLSAndPlain(t *testing.T) {
 	})
 
 	t.Run("certificate not verified", func(t *testing.T) {
-		sw, out, pairs := sweepPairs(t, []int{1}, tlsURL, plainURL)
+		sw, out, pairs := livePairs(t, livePairsOptions([]int{1}, tlsURL, plainURL))
 		if want := []string{"tls: on vs off: tls / plain"}; !slices.Equal(pairs, want) {
 			t.Errorf("pairs %v, want %v", pairs, want)
 		}
-		for _, c := range sw.Comparisons {
+		for _, c := range sw.SweepTrials.Comparisons {
 			if c.Verdict != trials.NoVerdict || c.Unanswered != "series" || !strings.Contains(c.Why, "certificate does not verify") {
 				t.Errorf("%s: verdict %q, unanswered %q, why %q: want no verdict, the certificate named", c.Metric, c.Verdict, c.Unanswered, c.Why)
 			}
@@ -186,20 +213,14 @@ func TestSweepTLSAndPlain(t *testing.T) {
 			t.Errorf("no note says why tls has no verdict: %q", sw.SweepTrials.Notes)
 		}
 	})
-
-	t.Run("insecure without https", func(t *testing.T) {
-		code, _, errs, _ := sweepOut(t, "-q", "-n", "10", "-c", "1", "--insecure", plainURL, "other="+plain.URL("/x"))
-		if code != exitUsage || !strings.Contains(errs, "--insecure applies to https:// targets only") {
-			t.Errorf("exit %d, stderr %q", code, errs)
-		}
-	})
 }
 
-// TestSweepBackendPerSeries: --backend-pid LABEL=PID and --backend-pidfile
-// LABEL=FILE sample each series' own backend; a bare PID applies to every
-// series, as before; a label that names no series is a usage error.
-func TestSweepBackendPerSeries(t *testing.T) {
-	onceAcrossEngines(t)
+// TestLiveSweepBackendPerSeries: backend PIDs and PID files given per
+// label (LABEL=PID, LABEL=FILE) sample each series' own backend; a bare
+// PID applies to every series. (A label that names no series: plan's
+// TestSweepOptionsErrors.)
+func TestLiveSweepBackendPerSeries(t *testing.T) {
+	sweepDocOnce(t)
 	srv := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
 	var procs []int
 	for range 3 {
@@ -212,13 +233,12 @@ func TestSweepBackendPerSeries(t *testing.T) {
 	}
 	pidfile := filepath.Join(t.TempDir(), "b.pid")
 	os.WriteFile(pidfile, []byte(strconv.Itoa(procs[1])+"\n"), 0o644)
-	code, _, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4",
-		"--backend-pid", "a="+strconv.Itoa(procs[0]), "--backend-pidfile", "b="+pidfile, "--backend-pid", strconv.Itoa(procs[2]),
-		"a="+srv.URL("/x"), "b="+srv.URL("/y"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	sw, _ := readSweep(t, dir)
+	so := livePairsOptions([]int{1}, "a="+srv.URL("/x"), "b="+srv.URL("/y"))
+	so.BackendPIDs = []string{"a=" + strconv.Itoa(procs[0]), strconv.Itoa(procs[2])}
+	so.BackendPIDFiles = []string{"b=" + pidfile}
+	r := runSweepDoc(t, so, sweepDocTrials(t, 4, 0))
+	sw := r.sw
+	sweepDocFiles(t, sw)
 	want := map[string][]int{"a": {procs[2], procs[0]}, "b": {procs[2], procs[1]}}
 	for _, se := range sw.Series {
 		for _, l := range se.Levels {
@@ -230,42 +250,36 @@ func TestSweepBackendPerSeries(t *testing.T) {
 	// Sampled on both sides: verdicts on the backend's CPU per request and
 	// memory too.
 	metrics := map[string]bool{}
-	for _, c := range sw.Comparisons {
+	for _, c := range sw.SweepTrials.Comparisons {
 		metrics[c.Metric] = true
 	}
 	if !metrics[trials.MetricBackendCPUPerRequest] || !metrics[trials.MetricBackendPSSBytes] {
 		t.Errorf("comparisons of sampled series without the backend's metrics: %v", metrics)
 	}
-	code, _, errs, _ = sweepOut(t, "-q", "-n", "10", "-c", "1", "--backend-pid", "c="+strconv.Itoa(procs[0]), "a="+srv.URL("/x"))
-	if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, `"c"`) {
-		t.Errorf("unknown label: exit %d, %q", code, errs)
-	}
 }
 
-// TestSweepUnpairedNote: a backend two factors or more from every other
-// series (b over HTTP, where backend a is FastCGI over TCP and over a
-// Unix socket: the label a on two URLs names a backend) is compared with
-// a's closest series as a deployment, the protocol named in the title and
-// a note, while a's two transports are compared; only series that
-// nothing can pair (two unlabelled URLs two factors apart: one backend)
-// are "not compared", with a note that says how they differ.
-func TestSweepUnpairedNote(t *testing.T) {
-	onceAcrossEngines(t)
+// TestLiveSweepUnpairedNote: a backend two factors or more from every
+// other series (b over HTTP, where backend a is FastCGI over TCP and over
+// a Unix socket: the label a on two URLs names a backend) is compared
+// with a's closest series as a deployment, the protocol named in the
+// title and a note, while a's two transports are compared; only series
+// that nothing can pair (two unlabelled URLs two factors apart: one
+// backend) are "not compared", with a note that says how they differ.
+func TestLiveSweepUnpairedNote(t *testing.T) {
+	sweepDocOnce(t)
 	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{BodyBytes: 5})
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 5})
 	web := fixtures.StartTB(t, fixtures.ProtoHTTP, "tcp", fixtures.Options{BodyBytes: 5})
 	webUnix := fixtures.StartTB(t, fixtures.ProtoHTTP, "unix", fixtures.Options{BodyBytes: 5})
-	code, out, errs, dir := sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", "a="+tcp.URL("/x"), "a="+unix.URL("/x"), "b="+web.URL("/x"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	sw, _ := readSweep(t, dir)
+	r := runSweepDoc(t, livePairsOptions([]int{1}, "a="+tcp.URL("/x"), "a="+unix.URL("/x"), "b="+web.URL("/x")), sweepDocTrials(t, 4, 0))
+	sw, out := r.sw, r.text
+	sweepDocFiles(t, sw)
 	notes := strings.Join(sw.Notes, "\n")
 	if !strings.Contains(notes, "b differs from a tcp in more than the backend (over HTTP rather than FastCGI)") || strings.Contains(out, "not compared") {
 		t.Errorf("notes %q\n%s", sw.Notes, out)
 	}
 	transport, backend := 0, 0
-	for _, c := range sw.Comparisons {
+	for _, c := range sw.SweepTrials.Comparisons {
 		switch c.Factor {
 		case trials.FactorTransport:
 			transport++
@@ -282,14 +296,12 @@ func TestSweepUnpairedNote(t *testing.T) {
 		t.Errorf("%d transport and %d backend comparisons, want 5 each (one pair, five metrics)", transport, backend)
 	}
 
-	code, out, errs, dir = sweepOut(t, "-q", "-n", "10", "-c", "1", "--repeat", "4", tcp.URL("/x"), webUnix.URL("/x"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	sw, _ = readSweep(t, dir)
+	r = runSweepDoc(t, livePairsOptions([]int{1}, tcp.URL("/x"), webUnix.URL("/x")), sweepDocTrials(t, 4, 0))
+	sw, out = r.sw, r.text
+	sweepDocFiles(t, sw)
 	notes = strings.Join(sw.Notes, "\n")
-	if len(sw.Comparisons) != 0 || !strings.Contains(notes, "fcgi/tcp differs from every other series in more than one factor (from http/unix in transport tcp vs unix, protocol fcgi vs http)") ||
+	if len(sw.SweepTrials.Comparisons) != 0 || !strings.Contains(notes, "fcgi/tcp differs from every other series in more than one factor (from http/unix in transport tcp vs unix, protocol fcgi vs http)") ||
 		!strings.Contains(out, "not compared") {
-		t.Errorf("unlabelled, two factors apart: %d comparisons, notes %q", len(sw.Comparisons), sw.Notes)
+		t.Errorf("unlabelled, two factors apart: %d comparisons, notes %q", len(sw.SweepTrials.Comparisons), sw.Notes)
 	}
 }
