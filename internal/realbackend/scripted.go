@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"github.com/backbench/backbench/internal/procstat"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,11 +155,6 @@ func (b *Scripted) stop(tb testing.TB, script string) {
 
 // Alive reports whether process pid runs and is not a zombie.
 func Alive(pid int) bool {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state is the field after the ")" of the command name.
-	i := bytes.LastIndexByte(st, ')')
-	return i > 0 && i+2 < len(st) && st[i+2] != 'Z'
+	p, err := procstat.ReadStat(pid)
+	return err == nil && p.Alive()
 }
