@@ -37,7 +37,7 @@ test: lint
 	@mkdir -p bin && : >"$$BACKBENCH_SKIPLOG"
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 	BACKBENCH_ENGINE=poller $(GO) test -race -count=1 -timeout 25m ./cmd/backbench ./internal/...
-	BACKBENCH_PACING=1 $(GO) test -count=1 -run '^(TestOpenModelPacingError|TestHighConcurrency)$$' -v ./cmd/backbench ./internal/execute
+	BACKBENCH_PACING=1 $(GO) test -count=1 -run '^(TestOpenModelPacingError|TestHighConcurrency)$$' -v ./internal/execute
 	cd deploy/kubernetes && $(GO) test -race -count=1 ./...
 	@bash scripts/skipped-tests.sh "$$BACKBENCH_SKIPLOG"
 
