@@ -3,25 +3,10 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/backbench/backbench/internal/realbackend"
 )
-
-// chromium returns the path of Debian's chromium, or skips the test (fails
-// it under CI=true, where .ci/run installs it).
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	realbackend.Missing(t, "chromium is not installed (apt-get install chromium)")
-	return ""
-}
 
 // TestReportBadInput: a file that is not a backbench result, of a newer
 // schema, or missing is one line on stderr and exit status 2.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/backbench/backbench/internal/browsertest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +47,7 @@ const studyChartsInBrowser = `[...document.querySelectorAll('section.study .fact
 // holds at least two lines (that factor's levels side by side), each
 // drawn and inside its chart, with no console error.
 func TestStudyThreeFactorPageInBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	r := runStudy(t, writeStudy(t, threeFactorStudy))
 	if r.code != 0 || r.res == nil {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -58,13 +59,13 @@ func TestStudyThreeFactorPageInBrowser(t *testing.T) {
 	if _, err := os.Stat(page); err != nil {
 		t.Fatal(err)
 	}
-	tab := openInBrowser(t, bin, "file://"+page, 1280, 800)
+	tab := browsertest.Open(t, bin, "file://"+page, 1280, 800)
 	var charts []struct {
 		Factor, Title string
 		Lines, Bad    int
 	}
-	tab.eval(studyChartsInBrowser, &charts)
-	tab.checkQuiet()
+	tab.Eval(studyChartsInBrowser, &charts)
+	tab.CheckQuiet()
 	perFactor := map[string]int{}
 	for _, c := range charts {
 		perFactor[c.Factor]++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/backbench/backbench/internal/browsertest"
 	"html"
 	"os"
 	"os/exec"
@@ -579,7 +580,7 @@ func (s *syncBuffer) String() string {
 // study.json) opens in headless Chromium with the answers first, in
 // sight, the factors' charts drawn, and nothing wider than the window.
 func TestStudyPageInBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	r := runStudy(t, "-c", "1,2", "-n", "60", "--repeat", "2", "../../studies/2008-sweep.yaml")
 	if r.code != 0 || r.res == nil {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -591,10 +592,10 @@ func TestStudyPageInBrowser(t *testing.T) {
 	if out, err := exec.Command(studyBinary(t), "report", "-o", page, filepath.Join(r.dir, "study.json")).CombinedOutput(); err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
-	tab := openInBrowser(t, bin, "file://"+page, 1280, 800)
+	tab := browsertest.Open(t, bin, "file://"+page, 1280, 800)
 	var l pageLayout
-	tab.eval(readLayout, &l)
-	tab.checkQuiet()
+	tab.Eval(readLayout, &l)
+	tab.CheckQuiet()
 	var want []string
 	for _, a := range r.res.Answers {
 		want = append(want, a.Conclusion)
@@ -611,9 +612,9 @@ func TestStudyPageInBrowser(t *testing.T) {
 	// The question is the page's title and heading; the study's start
 	// and length are recorded and shown.
 	var title, h1, prov string
-	tab.eval(`document.title`, &title)
-	tab.eval(`document.querySelector('h1').textContent`, &h1)
-	tab.eval(`document.querySelector('section.study dl.prov').textContent`, &prov)
+	tab.Eval(`document.title`, &title)
+	tab.Eval(`document.querySelector('h1').textContent`, &h1)
+	tab.Eval(`document.querySelector('section.study dl.prov').textContent`, &prov)
 	if title != r.res.Question || h1 != r.res.Question {
 		t.Errorf("title %q, heading %q; want the question %q", title, h1, r.res.Question)
 	}
@@ -623,13 +624,13 @@ func TestStudyPageInBrowser(t *testing.T) {
 	// No table breaks a word: a cell of one word (headers, names, levels)
 	// keeps it on one line; commands wrap inside their own cells.
 	var broken []string
-	tab.eval(brokenWords, &broken)
+	tab.Eval(brokenWords, &broken)
 	if len(broken) > 0 {
 		t.Errorf("table cells whose one word is broken across lines: %q", broken)
 	}
 	var charts, commands int
-	tab.eval(`document.querySelectorAll('section.study svg').length`, &charts)
-	tab.eval(`[...document.querySelectorAll('section.study td code')].filter(c => c.textContent.includes('backbench serve')).length`, &commands)
+	tab.Eval(`document.querySelectorAll('section.study svg').length`, &charts)
+	tab.Eval(`[...document.querySelectorAll('section.study td code')].filter(c => c.textContent.includes('backbench serve')).length`, &commands)
 	if charts < 4 || commands != 2 {
 		t.Errorf("%d charts (want 2 per factor), %d commands shown (want 2)", charts, commands)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backbench/backbench/internal/gate"
 	"github.com/backbench/backbench/internal/plan"
@@ -35,8 +36,8 @@ func TestLiveCompareTargets(t *testing.T) {
 	// The backends run in processes of their own, as a real deployment's
 	// do: in the test's process their scheduling mixes with the client's,
 	// and a pause of either shows in a p99 of a few dozen requests.
-	base := liveServePathsProcess(t, 0, "/a=10ms,/b=10ms")
-	slow := liveServePathsProcess(t, 0, "/a=10ms,/b=60ms")
+	base := liveServePathsProcess(t, 0, map[string]time.Duration{"/a": 10 * time.Millisecond, "/b": 10 * time.Millisecond})
+	slow := liveServePathsProcess(t, 0, map[string]time.Duration{"/a": 10 * time.Millisecond, "/b": 60 * time.Millisecond})
 	bench := func(name string, url string, repeat int) string {
 		return liveBenchFile(t, dir, name, liveBench(url, 200, func(o *plan.Options) { o.Concurrency, o.Targets = 4, file }), repeat, "app")
 	}

@@ -1,85 +1,23 @@
 package sweep_test
 
 import (
-	"bufio"
-	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/backbench/backbench/fixtures"
 )
 
-// The test binary is also a backend process: with liveServeDelayEnv set,
-// TestMain serves the built-in HTTP backend answering after that delay
-// on the Unix socket liveServeSockEnv names, says "listening" on stdout
-// and serves until SIGTERM, instead of running the tests.
-const (
-	liveServeDelayEnv = "BACKBENCH_SWEEP_TEST_SERVE_DELAY"
-	liveServeSockEnv  = "BACKBENCH_SWEEP_TEST_SERVE_SOCK"
-)
-
-// TestMain runs the tests, or a backend process (liveServeProcess).
+// TestMain runs the tests, or, in a process fixtures.StartChild started,
+// its backend.
 func TestMain(m *testing.M) {
-	if d := os.Getenv(liveServeDelayEnv); d != "" {
-		os.Exit(liveServeMain(d, os.Getenv(liveServeSockEnv)))
-	}
+	fixtures.ServeIfChild()
 	os.Exit(m.Run())
 }
 
-// liveServeMain is the backend process: the built-in HTTP backend on the
-// Unix socket sock, answering after delay, until SIGTERM.
-func liveServeMain(delay, sock string) int {
-	d, err := time.ParseDuration(delay)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	srv, err := fixtures.Start(fixtures.ProtoHTTP, "unix", sock, fixtures.Options{Delay: d})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	fmt.Println("listening " + sock)
-	<-sig
-	srv.Close()
-	return 0
-}
-
 // liveServeProcess starts the built-in HTTP backend answering after delay
-// in a process of its own (this test binary, as liveServeMain), so that
-// its scheduling does not mix with the client's, on a Unix socket in a
-// temporary directory; the test's end stops it by its PID. It returns
-// the backend's URL.
+// in a process of its own (fixtures.StartChild), and returns its URL.
 func liveServeProcess(t *testing.T, delay time.Duration) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(t.TempDir(), "b.sock")
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), liveServeDelayEnv+"="+delay.String(), liveServeSockEnv+"="+sock)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "listening ") {
-		t.Fatalf("backend process: %q, %v", line, err)
-	}
-	return "http://unix:" + sock + ":/"
+	return fixtures.StartChild(t, fixtures.ProtoHTTP, fixtures.Options{Delay: delay}) + "/"
 }

@@ -2,6 +2,7 @@ package page_test
 
 import (
 	"fmt"
+	"github.com/backbench/backbench/internal/browsertest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -148,7 +149,7 @@ func pageCheckCapacity(t *testing.T, cs *pageCapacityState, j capacity.JSONRepor
 // every chart of the sweep, a second click shows it again.
 func TestReportInBrowser(t *testing.T) {
 	pageOnceAcrossEngines(t)
-	bin := pageChromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	bench, sw := pageReportInputs(t, dir)
 	capName, capRep := runsSerialCapacity(t, t.TempDir())
@@ -169,8 +170,8 @@ func TestReportInBrowser(t *testing.T) {
 	}
 
 	url := "file://" + page
-	tab := pageOpenInBrowser(t, bin, url, 1200, 900)
-	step, eval := tab.step, tab.eval
+	tab := browsertest.Open(t, bin, url, 1200, 900)
+	step, eval := tab.Step, tab.Eval
 	legend := chromedp.CSS(`#r2 figure.chart .legend-item[data-series="0"]`)
 	var st pageReportState
 	var cs pageCapacityState
@@ -183,11 +184,11 @@ func TestReportInBrowser(t *testing.T) {
 	step(chromedp.Click(legend, chromedp.NodeVisible))
 	eval(pageShownSeries, &afterOn)
 	if shot := os.Getenv("BACKBENCH_SCREENSHOT"); shot != "" {
-		if png, err := chromedp.Run(tab.ctx, chromedp.FullScreenshot(90)); err == nil {
+		if png, err := tab.Screenshot(); err == nil {
 			_ = os.WriteFile(shot, png, 0o644)
 		}
 	}
-	tab.checkQuiet()
+	tab.CheckQuiet()
 	if len(st.Sections) != 5 || !strings.HasPrefix(st.Sections[0], "r1 result bench") || !strings.HasPrefix(st.Sections[1], "r2 result sweep") ||
 		!strings.HasPrefix(st.Sections[2], "r3 result probe") || !strings.HasPrefix(st.Sections[3], "r4 result capacity") {
 		t.Errorf("sections: %q", st.Sections)

@@ -1,6 +1,7 @@
 package page_test
 
 import (
+	"github.com/backbench/backbench/internal/browsertest"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,7 +77,7 @@ const pageReadSizing = `(() => {
 // knee's line through the answer's point.
 func TestSizingPageInBrowser(t *testing.T) {
 	pageOnceAcrossEngines(t)
-	bin := pageChromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("testdata", "sizing-study.json"))
 	if err != nil {
@@ -92,10 +93,10 @@ func TestSizingPageInBrowser(t *testing.T) {
 	}
 	sz, a := res.Sizing, res.Answers[0]
 	pagePath := runsPage(t, dir, "study.html", filepath.Join("testdata", "sizing-study.json"))
-	tab := pageOpenInBrowser(t, bin, "file://"+pagePath, 1280, 800)
+	tab := browsertest.Open(t, bin, "file://"+pagePath, 1280, 800)
 	var charts map[string]*pageSizingChart
-	tab.eval(pageReadSizing, &charts)
-	tab.checkQuiet()
+	tab.Eval(pageReadSizing, &charts)
+	tab.CheckQuiet()
 	for _, name := range []string{"capacity", "memory"} {
 		c := charts[name]
 		if c == nil {

@@ -3,6 +3,7 @@ package page_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/backbench/backbench/internal/browsertest"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -169,7 +170,7 @@ func pageReadSweepDoc(t *testing.T, path string) pageSweepDocument {
 // start and its command; nothing on the console.
 func TestPageInBrowser(t *testing.T) {
 	pageOnceAcrossEngines(t)
-	bin := pageChromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	unix := fixtures.StartTB(t, fixtures.ProtoFCGI, "unix", fixtures.Options{BodyBytes: 100})
 	tcp := fixtures.StartTB(t, fixtures.ProtoFCGI, "tcp", fixtures.Options{BodyBytes: 100, Delay: time.Millisecond})
@@ -193,15 +194,15 @@ func TestPageInBrowser(t *testing.T) {
 
 	page := runsPage(t, dir, "page.html", benchPath, filepath.Join(trialsDir, "sweep.json"), filepath.Join(queueDir, "sweep.json"), capName, filepath.Join(manyDir, "sweep.json"))
 	url := "file://" + page
-	tab := pageOpenInBrowser(t, bin, url, 1280, 800)
+	tab := browsertest.Open(t, bin, url, 1280, 800)
 	var l pageSweepLayout
-	tab.eval(pageReadLayout, &l)
+	tab.Eval(pageReadLayout, &l)
 	// The page a sweep writes itself reads the same way: answers first,
 	// one per pair, nothing wider than the window.
 	var own pageSweepLayout
-	tab.visit("file://" + filepath.Join(trialsDir, "sweep.html"))
-	tab.eval(pageReadLayout, &own)
-	tab.checkQuiet()
+	tab.Visit("file://" + filepath.Join(trialsDir, "sweep.html"))
+	tab.Eval(pageReadLayout, &own)
+	tab.CheckQuiet()
 	if got := own.Answers["r1"]; len(got) == 0 || own.FirstAnswer <= 0 || own.FirstAnswer > own.ViewportH || own.ScrollWidth > own.ClientWidth || len(own.Wide) > 0 {
 		t.Errorf("sweep.html: answers %q (first ends at %.0f of %.0f), width %v of %v, wide %q", got, own.FirstAnswer, own.ViewportH, own.ScrollWidth, own.ClientWidth, own.Wide)
 	} else if !slices.Equal(got, l.Answers["r2"]) {

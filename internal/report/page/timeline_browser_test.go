@@ -2,6 +2,7 @@ package page_test
 
 import (
 	"context"
+	"github.com/backbench/backbench/internal/browsertest"
 	"net"
 	"net/http"
 	"os"
@@ -82,7 +83,7 @@ func (s *pageStallServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // request).
 func TestTimelinePageInBrowser(t *testing.T) {
 	pageOnceAcrossEngines(t)
-	bin := pageChromium(t)
+	bin := browsertest.Chromium(t)
 	srv := pageStartStallServer(t, 800*time.Millisecond, 400*time.Millisecond)
 	dir := t.TempDir()
 	l := runsPlan(t, "http://unix:"+srv.path+":/", func(o *plan.Options) {
@@ -94,7 +95,7 @@ func TestTimelinePageInBrowser(t *testing.T) {
 	}
 	benchPath := runsSave(t, dir, "bench.json", &document.Run{Summary: &run.Summary, Record: run.Record})
 	page := runsPage(t, dir, "page.html", benchPath)
-	tab := pageOpenInBrowser(t, bin, "file://"+page, 1280, 800)
+	tab := browsertest.Open(t, bin, "file://"+page, 1280, 800)
 	var got struct {
 		Charts []struct {
 			Title  string   `json:"title"`
@@ -107,7 +108,7 @@ func TestTimelinePageInBrowser(t *testing.T) {
 		Viewport float64 `json:"viewport"`
 		Scroll   float64 `json:"scroll"`
 	}
-	tab.eval(`(() => {
+	tab.Eval(`(() => {
   const out = {charts: [], viewport: document.documentElement.clientWidth, scroll: document.documentElement.scrollWidth};
   document.querySelectorAll('figure.chart').forEach(f => {
     const title = f.querySelector('svg > title');
@@ -121,7 +122,7 @@ func TestTimelinePageInBrowser(t *testing.T) {
   });
   return out;
 })()`, &got)
-	tab.checkQuiet()
+	tab.CheckQuiet()
 	if len(got.Charts) < 2 {
 		t.Fatalf("timeline charts on the page: %+v", got.Charts)
 	}
