@@ -593,8 +593,8 @@ func TestStudyPageInBrowser(t *testing.T) {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
 	tab := browsertest.Open(t, bin, "file://"+page, 1280, 800)
-	var l pageLayout
-	tab.Eval(readLayout, &l)
+	var l browsertest.Layout
+	tab.Eval(browsertest.ReadLayout, &l)
 	tab.CheckQuiet()
 	var want []string
 	for _, a := range r.res.Answers {

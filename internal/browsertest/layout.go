@@ -1,8 +1,8 @@
-package main
+package browsertest
 
-// pageLayout is what the study page test reads from the page (the sweep
-// page test is internal/report/page's TestPageInBrowser).
-type pageLayout struct {
+// Layout is what the page tests read of a sweep's or a study's page
+// (ReadLayout).
+type Layout struct {
 	ViewportH    float64 `json:"viewportH"`
 	AnswersTop   float64 `json:"answersTop"`
 	FirstChart   float64 `json:"firstChart"`
@@ -22,12 +22,12 @@ type pageLayout struct {
 	Multiples    []float64           `json:"multiples"`
 }
 
-// readLayout measures the page: where the answers block lies against the
+// ReadLayout measures the page: where the answers block lies against the
 // first viewport and the first chart, the answers per section, elements
 // wider than the viewport (with every <details> closed, then open), every
 // ringed point's tooltip, each legend entry's colour, the cause cell of
 // every level row and each section's provenance terms.
-const readLayout = `(() => {
+const ReadLayout = `(() => {
   const vw = document.documentElement.clientWidth;
   const wide = () => [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > vw + 0.5)
     .slice(0, 5).map(e => e.tagName + '.' + e.getAttribute('class') + ' ' + (e.textContent || '').slice(0, 40) + ' ' + Math.round(e.getBoundingClientRect().right));
