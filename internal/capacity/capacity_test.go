@@ -457,6 +457,52 @@ func TestSearchConfirmStepsDown(t *testing.T) {
 	}
 }
 
+// TestSearchConfirmFallsBack: when every level of the confirmations' walk
+// fails (search steps too short to see the queue passed levels far above
+// what the backend sustains), the highest level below them that passed a
+// search step is confirmed, and is the answer, the reason saying how far
+// it is from the lowest failing rate; when that fails too, none is.
+func TestSearchConfirmFallsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sustains float64 // the most a confirmation passes at
+		want     []float64
+		capacity float64
+	}{
+		{"confirmed below", 120, []float64{100, 200, 200, 190, 190, 180, 180, 171, 171, 100}, 100},
+		{"none", 90, []float64{100, 200, 200, 190, 190, 180, 180, 171, 171, 100, 100}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeBackend{capacity: 200}
+			step := func(ctx context.Context, level float64, length time.Duration) (Measure, error) {
+				m, err := f.step(ctx, level, length)
+				if length > time.Minute && level > tc.sustains {
+					m.P99 = 70
+				}
+				return m, err
+			}
+			res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 100, Max: 200,
+				Step: time.Minute, Confirm: 5 * time.Minute, Now: func() time.Time { return f.now }}, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalLevels(f.levels, tc.want) || res.Capacity != tc.capacity || res.Confirmed != (tc.capacity > 0) || res.Unconfirmed != (tc.capacity == 0) {
+				t.Fatalf("levels %v capacity %g confirmed %v; want %v and %g", f.levels, res.Capacity, res.Confirmed, tc.want, tc.capacity)
+			}
+			want := "no confirmation run passed"
+			if tc.capacity > 0 {
+				want = "the confirmations from 200 down to 171 failed; 100, the highest rate below them that passed a search step, was confirmed, 42% below the lowest failing rate"
+				if !res.Steps[res.Best].Confirm || res.Steps[res.Best].Level != 100 || res.Steps[res.FirstFail].Level != 171 {
+					t.Errorf("best %d first fail %d: %+v", res.Best, res.FirstFail, res.Steps)
+				}
+			}
+			if res.Reason != want {
+				t.Errorf("reason %q, want %q", res.Reason, want)
+			}
+		})
+	}
+}
+
 // TestSearchLengthens: a step that cannot tell whether its load held is run
 // twice as long, then four times, and judged on the longest; a step unsure
 // at every length fails; a step whose objectives held but whose load grew

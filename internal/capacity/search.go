@@ -3,7 +3,9 @@ package capacity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -162,7 +164,10 @@ type searcher struct {
 	lo, hi      float64
 	confirmed   bool
 	unconfirmed bool
-	limit       string // why the client ended the search
+	// fallback: every level of the confirmations' walk failed, and lo is
+	// the highest level below them that passed a search step.
+	fallback bool
+	limit    string // why the client ended the search
 	// quickest is the lowest P50 of a passing step, in ms: the backend's
 	// latency with no queue (0 until a step passed).
 	quickest float64
@@ -399,34 +404,38 @@ func (s *searcher) saturated(st *Step) bool {
 
 // confirm runs lo once for Config.Confirm. If it fails (a queue the steps
 // were too short to see), hi becomes that level and the level below it by
-// the resolution (at least StepDown) is confirmed, up to MaxConfirms levels in all; if every
-// one fails, no level is confirmed and the answer is none. A step-down
-// level passed its search step above it, so its failure contradicts a
-// passing higher rate: it is measured again before the search moves below
-// it. A confirmation that the client still held back after its retries
-// ends the search: lo is a lower bound.
+// the resolution (at least StepDown) is confirmed, up to MaxConfirms
+// levels in all. A step-down level passed its search step above it, so
+// its failure contradicts a passing higher rate: it is measured again
+// before the search moves below it. If every one fails, the highest level
+// below them that passed a search step (steps too short had passed levels
+// far above it) is confirmed the same way, the answer when it passes
+// (Result.Reason then says how far the search stayed from its
+// resolution); else no level is confirmed and the answer is none. A
+// confirmation that the client still held back after its retries ends
+// the search: lo is a lower bound.
 func (s *searcher) confirm(ctx context.Context) error {
 	if s.cfg.Confirm <= 0 {
 		s.confirmed = true
 		return nil
 	}
 	level := s.lo
-	for i := range MaxConfirms {
-		before := len(s.steps)
-		st, err := s.tryAgain(ctx, level, s.cfg.Confirm, true)
-		// A level the client's retries already ran more than once has had
-		// its second look.
-		if err == nil && !s.done() && st.ClientLimit == "" && !st.Pass && i > 0 && len(s.steps) == before+1 {
-			st, err = s.tryAgain(ctx, level, s.cfg.Confirm, true)
-			if err == nil && !s.done() {
-				s.steps[len(s.steps)-1].Again = true
+	for i := range MaxConfirms + 1 {
+		if i == MaxConfirms {
+			if level = s.passedBelow(s.hi); level <= 0 {
+				break
 			}
+			s.fallback = true
 		}
+		st, err := s.confirmAt(ctx, level, i > 0)
 		if err != nil || s.done() {
 			return err
 		}
 		if st.ClientLimit != "" {
 			s.limit = st.ClientLimit
+			if s.fallback {
+				s.lo = level
+			}
 			return nil
 		}
 		if st.Pass {
@@ -438,13 +447,44 @@ func (s *searcher) confirm(ctx context.Context) error {
 		if next >= level {
 			next = level - 1
 		}
-		if next <= 0 || next < s.cfg.Start/16 {
+		if s.fallback || next <= 0 || next < s.cfg.Start/16 {
 			break
 		}
 		level = next
 	}
 	s.lo, s.unconfirmed = 0, true
 	return nil
+}
+
+// confirmAt runs a confirmation of level, and once more when it failed,
+// again is set and the client's retries did not already run it twice.
+func (s *searcher) confirmAt(ctx context.Context, level float64, again bool) (Step, error) {
+	before := len(s.steps)
+	st, err := s.tryAgain(ctx, level, s.cfg.Confirm, true)
+	if err == nil && !s.done() && st.ClientLimit == "" && !st.Pass && again && len(s.steps) == before+1 {
+		st, err = s.tryAgain(ctx, level, s.cfg.Confirm, true)
+		if err == nil && !s.done() {
+			s.steps[len(s.steps)-1].Again = true
+		}
+	}
+	return st, err
+}
+
+// firstConfirm is the index of the first confirmation step (0 if none).
+func (s *searcher) firstConfirm() int {
+	return max(0, slices.IndexFunc(s.steps, func(st Step) bool { return st.Confirm }))
+}
+
+// passedBelow is the highest level below level that passed a search step
+// (not a confirmation), 0 when none did.
+func (s *searcher) passedBelow(level float64) float64 {
+	var l float64
+	for _, st := range s.steps {
+		if st.Pass && !st.Confirm && st.Level < level {
+			l = max(l, st.Level)
+		}
+	}
+	return l
 }
 
 func (s *searcher) result() Result {
@@ -467,6 +507,12 @@ func (s *searcher) result() Result {
 		}
 		if !st.Pass && st.Level > s.lo && (r.FirstFail < 0 || st.Level < s.steps[r.FirstFail].Level) {
 			r.FirstFail = i
+		}
+	}
+	if s.fallback && r.Confirmed && r.FirstFail >= 0 {
+		if fail := s.steps[r.FirstFail].Level; fail > s.lo*(1+s.cfg.Resolution) {
+			r.Reason = fmt.Sprintf("the confirmations from %s down to %s failed; %s, the highest rate below them that passed a search step, was confirmed, %.0f%% below the lowest failing rate",
+				FormatRate(s.steps[s.firstConfirm()].Level), FormatRate(s.hi), FormatRate(s.lo), 100*(1-s.lo/fail))
 		}
 	}
 	return r

@@ -158,6 +158,9 @@ func (r *Capacity) Answer() string {
 		fmt.Fprintf(&b, "; limited by the client, not the backend: %s", res.Reason)
 	case res.AtMax:
 		fmt.Fprintf(&b, "; %s was the highest %s allowed (--max)", r.FormatLevel(res.Capacity), r.noun())
+	case res.Confirmed && res.Reason != "":
+		// Confirmed below its failed confirmations' walk (capacity.Search).
+		b.WriteString("; " + res.Reason)
 	}
 	if res.StoppedEarly {
 		fmt.Fprintf(&b, "; stopped early at --max-time %s: the best passing step so far", r.MaxTime)

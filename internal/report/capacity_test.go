@@ -76,8 +76,8 @@ func searchedCapacity(t *testing.T, model string, f *capacityFake, cfg capacity.
 
 // TestCapacityAnswer: the answer's sentence of searches that end each
 // way: a rate or a concurrency confirmed, nothing passing, the time
-// bound, the client, --max, a confirmation that refuted a level, and
-// confirmations that all failed.
+// bound, the client, --max, a confirmation that refuted a level,
+// confirmations that all failed, and a level confirmed below them.
 func TestCapacityAnswer(t *testing.T) {
 	const (
 		open, closed = capacity.ModelOpen, capacity.ModelClosed
@@ -120,6 +120,14 @@ func TestCapacityAnswer(t *testing.T) {
 				}
 			}},
 			exact: "sustains no rate confirmed with p99 <= 50 ms; 60 s steps; no 300 s confirmation run passed (200, 190, 180, 171 req/s)"},
+		{name: "confirmed below the walk", model: open, cfg: capacity.Config{Start: 100, Max: 200, Confirm: confirm},
+			fake: capacityFake{truth: 200, tweak: func(level float64, length time.Duration, _ int, m *capacity.Measure) {
+				if length > time.Minute && level > 120 {
+					m.P99 = 70
+				}
+			}},
+			exact: "sustains 100 req/s with p99 <= 50 ms (p99 at that rate: 38.2 ms; first failing rate 171 req/s: p99 70.0 ms); 60 s steps, confirmed by a 300 s run; " +
+				"the confirmations from 200 down to 171 failed; 100, the highest rate below them that passed a search step, was confirmed, 42% below the lowest failing rate"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ans := searchedCapacity(t, c.model, &c.fake, c.cfg).Answer()

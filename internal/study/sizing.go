@@ -454,13 +454,18 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 	a.KneeLimit = s.limit(ps, ki, rec)
 	switch a.KneeLimit {
 	case LimitCores:
-		busy := s.busiest(ps[ki:])
-		fmt.Fprintf(&b, "The knee is the machine's %d cores: from %s on, %s were busy (at %s, the backend %s, the client %s",
-			s.Cores, knee.Level, cores(busy), knee.Level, cores(knee.BackendCores), cores(knee.ClientCores))
+		fmt.Fprintf(&b, "The knee is the machine's %d cores: at %s, %s were busy (the backend %s, the client %s",
+			s.Cores, knee.Level, cores(knee.busy()), cores(knee.BackendCores), cores(knee.ClientCores))
 		if other := knee.MachineCores - knee.BackendCores - knee.ClientCores; other > 0.25 {
 			fmt.Fprintf(&b, ", other programs %s", cores(other))
 		}
-		b.WriteString("), so more children add no capacity on this machine: the capacity is the machine's, not the pool's.")
+		b.WriteString(")")
+		for _, p := range ps[ki+1:] {
+			if p.Capacity.Median > 0 {
+				fmt.Fprintf(&b, "; at %s, %s", p.Level, cores(p.busy()))
+			}
+		}
+		b.WriteString("; so more children add no capacity on this machine: the capacity is the machine's, not the pool's.")
 	case LimitClient:
 		fmt.Fprintf(&b, "The knee is the client's limit, not the backend's (%s): the backend serves at least this much.", rec.Reason)
 		switch rec.ClientKind {
@@ -633,14 +638,10 @@ func (s *Sizing) coresLimit(ps []*SizingPoint) bool {
 	return false
 }
 
-// busiest is the most cores busy at one of ps: the machine's, or the
-// backend's and the client's together where that is more.
-func (s *Sizing) busiest(ps []*SizingPoint) float64 {
-	var m float64
-	for _, p := range ps {
-		m = max(m, p.BackendCores+p.ClientCores, p.MachineCores)
-	}
-	return m
+// busy is the cores busy at p: the machine's, or the backend's and the
+// client's together where that is more (medians over its searches).
+func (p *SizingPoint) busy() float64 {
+	return max(p.BackendCores+p.ClientCores, p.MachineCores)
 }
 
 // detail is one pool size's line.

@@ -44,7 +44,7 @@ func TestSizingAnswers(t *testing.T) {
 			"4", []string{"workers = 4: 155 [155, 261] req/s (range of 2 searches)", "Other programs kept 1.40 cores of the machine's 2 busy during the searches"}, nil},
 		{"less after the knee", Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 2,
 			Points: []SizingPoint{point("1", 10, 0.9, 1.9, 100), point("2", 10, 1.7, 1.95, 180), point("4", 10, 1.5, 1.9, 104)}},
-			"2", []string{"workers = 4 serves 104 req/s (one search), less than the knee, beyond noise", "from 2 on, 1.95 cores were busy"}, nil},
+			"2", []string{"workers = 4 serves 104 req/s (one search), less than the knee, beyond noise", "at 2, 1.95 cores were busy (the backend 1.70 cores, the client 0.20 cores); at 4, 1.90 cores; so more children add no capacity"}, nil},
 		{"backend", Sizing{Factor: "workers", Objectives: []string{"p99<=100ms"}, Cores: 8,
 			Points: []SizingPoint{point("2", 10, 0.5, 1, 100), point("4", 10, 0.6, 1, 150), point("8", 10, 0.6, 1, 152)}},
 			"4", []string{"workers = 4: 150 req/s (one search)", "The knee is the backend's own limit: beyond 4"}, nil},
