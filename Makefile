@@ -49,7 +49,7 @@ test: lint
 # study run until decided on four delays, and on six identical backends;
 # a sizing held back by -c 4; keep-alive's p99 cost on a pool of 2.
 test-long:
-	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep|TestSizingMemoryAndCompare|TestSizingCoresLimit|TestSizingPHPFPM|TestStudyUntilDecided|TestStudyUntilIdentical|TestSizingClientCeiling|TestStudyKeepAliveCost)$$' -v ./cmd/backbench
+	BACKBENCH_LONG=1 $(GO) test -count=1 -timeout 40m -run '^(TestCapacityHoldsPrefork4|TestSizingCPUBound|TestSizingSleep|TestSizingMemoryAndCompare|TestSizingCoresLimit|TestSizingPHPFPM|TestStudyUntilDecided|TestStudyUntilIdentical|TestSizingClientCeiling|TestStudyKeepAliveCost|TestSizingStarman)$$' -v ./cmd/backbench
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -460,17 +460,25 @@ func TestSearchConfirmStepsDown(t *testing.T) {
 // TestSearchConfirmFallsBack: when every level of the confirmations' walk
 // fails (search steps too short to see the queue passed levels far above
 // what the backend sustains), the highest level below them that passed a
-// search step is confirmed, and is the answer, the reason saying how far
-// it is from the lowest failing rate; when that fails too, none is.
+// search step is confirmed, and the levels between it and the lowest
+// failed confirmation are bisected with confirmation runs, up to
+// MaxConfirms of them: resolved to 5% (no reason given), or with a finer
+// resolution, the reason saying how far the answer stayed from the lowest
+// failing rate; when the level below fails too, none is confirmed.
 func TestSearchConfirmFallsBack(t *testing.T) {
+	walk := []float64{100, 200, 200, 190, 190, 180, 180, 171, 171}
 	for _, tc := range []struct {
-		name     string
-		sustains float64 // the most a confirmation passes at
-		want     []float64
-		capacity float64
+		name       string
+		sustains   float64 // the most a confirmation passes at
+		resolution float64
+		want       []float64
+		capacity   float64
+		reason     string
 	}{
-		{"confirmed below", 120, []float64{100, 200, 200, 190, 190, 180, 180, 171, 171, 100}, 100},
-		{"none", 90, []float64{100, 200, 200, 190, 190, 180, 180, 171, 171, 100, 100}, 0},
+		{"resolved", 120, 0.05, append(walk, 100, 135, 117, 126, 121), 117, ""},
+		{"not resolved", 120, 0.001, append(walk, 100, 135, 117, 126, 121), 117,
+			"the confirmations from 200 down to 171 failed, and bisecting below them with confirmation runs ended at 117, 3% below the lowest failing rate"},
+		{"none", 90, 0.05, append(walk, 100, 100), 0, "no confirmation run passed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeBackend{capacity: 200}
@@ -481,7 +489,7 @@ func TestSearchConfirmFallsBack(t *testing.T) {
 				}
 				return m, err
 			}
-			res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 100, Max: 200,
+			res, err := Search(context.Background(), Config{Objectives: search0Objs(), Start: 100, Max: 200, Resolution: tc.resolution,
 				Step: time.Minute, Confirm: 5 * time.Minute, Now: func() time.Time { return f.now }}, step)
 			if err != nil {
 				t.Fatal(err)
@@ -489,15 +497,11 @@ func TestSearchConfirmFallsBack(t *testing.T) {
 			if !equalLevels(f.levels, tc.want) || res.Capacity != tc.capacity || res.Confirmed != (tc.capacity > 0) || res.Unconfirmed != (tc.capacity == 0) {
 				t.Fatalf("levels %v capacity %g confirmed %v; want %v and %g", f.levels, res.Capacity, res.Confirmed, tc.want, tc.capacity)
 			}
-			want := "no confirmation run passed"
-			if tc.capacity > 0 {
-				want = "the confirmations from 200 down to 171 failed; 100, the highest rate below them that passed a search step, was confirmed, 42% below the lowest failing rate"
-				if !res.Steps[res.Best].Confirm || res.Steps[res.Best].Level != 100 || res.Steps[res.FirstFail].Level != 171 {
-					t.Errorf("best %d first fail %d: %+v", res.Best, res.FirstFail, res.Steps)
-				}
+			if tc.capacity > 0 && (!res.Steps[res.Best].Confirm || res.Steps[res.Best].Level != tc.capacity || res.Steps[res.FirstFail].Level != 121) {
+				t.Errorf("best %d first fail %d: %+v", res.Best, res.FirstFail, res.Steps)
 			}
-			if res.Reason != want {
-				t.Errorf("reason %q, want %q", res.Reason, want)
+			if res.Reason != tc.reason {
+				t.Errorf("reason %q, want %q", res.Reason, tc.reason)
 			}
 		})
 	}

@@ -164,9 +164,10 @@ type searcher struct {
 	lo, hi      float64
 	confirmed   bool
 	unconfirmed bool
-	// fallback: every level of the confirmations' walk failed, and lo is
-	// the highest level below them that passed a search step.
+	// fallback: every level of the confirmations' walk failed, the last
+	// at walkEnd, and lo was confirmed below them (confirm).
 	fallback bool
+	walkEnd  float64
 	limit    string // why the client ended the search
 	// quickest is the lowest P50 of a passing step, in ms: the backend's
 	// latency with no queue (0 until a step passed).
@@ -407,11 +408,14 @@ func (s *searcher) saturated(st *Step) bool {
 // the resolution (at least StepDown) is confirmed, up to MaxConfirms
 // levels in all. A step-down level passed its search step above it, so
 // its failure contradicts a passing higher rate: it is measured again
-// before the search moves below it. If every one fails, the highest level
-// below them that passed a search step (steps too short had passed levels
-// far above it) is confirmed the same way, the answer when it passes
-// (Result.Reason then says how far the search stayed from its
-// resolution); else no level is confirmed and the answer is none. A
+// before the search moves below it. If every one fails (steps too short
+// to see a queue passed levels far above what the backend sustains), the
+// highest level below them that passed a search step is confirmed the
+// same way; when it passes, the levels between it and the lowest failed
+// confirmation are bisected with confirmation runs (narrow), and
+// Result.Reason says how far the answer stayed from the resolution when
+// that bound was reached first. Else no level is confirmed and the answer
+// is none. A
 // confirmation that the client still held back after its retries ends
 // the search: lo is a lower bound.
 func (s *searcher) confirm(ctx context.Context) error {
@@ -425,7 +429,7 @@ func (s *searcher) confirm(ctx context.Context) error {
 			if level = s.passedBelow(s.hi); level <= 0 {
 				break
 			}
-			s.fallback = true
+			s.fallback, s.walkEnd = true, s.hi
 		}
 		st, err := s.confirmAt(ctx, level, i > 0)
 		if err != nil || s.done() {
@@ -440,6 +444,9 @@ func (s *searcher) confirm(ctx context.Context) error {
 		}
 		if st.Pass {
 			s.lo, s.confirmed = level, true
+			if s.fallback {
+				return s.narrow(ctx)
+			}
 			return nil
 		}
 		s.hi, s.atMax = level, false
@@ -453,6 +460,32 @@ func (s *searcher) confirm(ctx context.Context) error {
 		level = next
 	}
 	s.lo, s.unconfirmed = 0, true
+	return nil
+}
+
+// narrow bisects between lo, confirmed below the confirmations' walk,
+// and hi, the lowest level whose confirmation failed, with confirmation
+// runs, up to MaxConfirms levels, until they are within the resolution.
+func (s *searcher) narrow(ctx context.Context) error {
+	for range MaxConfirms {
+		level := s.round((s.lo+s.hi)/2, s.lo)
+		if s.close() || level >= s.hi {
+			return nil
+		}
+		st, err := s.confirmAt(ctx, level, false)
+		if err != nil || s.done() {
+			return err
+		}
+		switch {
+		case st.ClientLimit != "":
+			s.limit = st.ClientLimit
+			return nil
+		case st.Pass:
+			s.lo = level
+		default:
+			s.hi = level
+		}
+	}
 	return nil
 }
 
@@ -511,8 +544,8 @@ func (s *searcher) result() Result {
 	}
 	if s.fallback && r.Confirmed && r.FirstFail >= 0 {
 		if fail := s.steps[r.FirstFail].Level; fail > s.lo*(1+s.cfg.Resolution) {
-			r.Reason = fmt.Sprintf("the confirmations from %s down to %s failed; %s, the highest rate below them that passed a search step, was confirmed, %.0f%% below the lowest failing rate",
-				FormatRate(s.steps[s.firstConfirm()].Level), FormatRate(s.hi), FormatRate(s.lo), 100*(1-s.lo/fail))
+			r.Reason = fmt.Sprintf("the confirmations from %s down to %s failed, and bisecting below them with confirmation runs ended at %s, %.0f%% below the lowest failing rate",
+				FormatRate(s.steps[s.firstConfirm()].Level), FormatRate(s.walkEnd), FormatRate(s.lo), 100*(1-s.lo/fail))
 		}
 	}
 	return r

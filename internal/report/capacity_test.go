@@ -120,14 +120,14 @@ func TestCapacityAnswer(t *testing.T) {
 				}
 			}},
 			exact: "sustains no rate confirmed with p99 <= 50 ms; 60 s steps; no 300 s confirmation run passed (200, 190, 180, 171 req/s)"},
-		{name: "confirmed below the walk", model: open, cfg: capacity.Config{Start: 100, Max: 200, Confirm: confirm},
+		{name: "confirmed below the walk", model: open, cfg: capacity.Config{Start: 100, Max: 200, Resolution: 0.001, Confirm: confirm},
 			fake: capacityFake{truth: 200, tweak: func(level float64, length time.Duration, _ int, m *capacity.Measure) {
 				if length > time.Minute && level > 120 {
 					m.P99 = 70
 				}
 			}},
-			exact: "sustains 100 req/s with p99 <= 50 ms (p99 at that rate: 38.2 ms; first failing rate 171 req/s: p99 70.0 ms); 60 s steps, confirmed by a 300 s run; " +
-				"the confirmations from 200 down to 171 failed; 100, the highest rate below them that passed a search step, was confirmed, 42% below the lowest failing rate"},
+			exact: "sustains 117 req/s with p99 <= 50 ms (p99 at that rate: 38.2 ms; first failing rate 121 req/s: p99 70.0 ms); 60 s steps, confirmed by a 300 s run; " +
+				"the confirmations from 200 down to 171 failed, and bisecting below them with confirmation runs ended at 117, 3% below the lowest failing rate"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ans := searchedCapacity(t, c.model, &c.fake, c.cfg).Answer()

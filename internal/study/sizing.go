@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/backbench/backbench/internal/trials"
 )
 
@@ -375,15 +377,94 @@ func median(xs []float64) float64 {
 
 // within reports whether p's capacity is within noise of best's: its
 // median within KneeTolerance of best's, or their intervals overlapping
-// (pool sizes whose intervals overlap are not ranked). Only confirmed
-// searches make the intervals, so a search cut short by a stall of the
-// machine does not widen them.
-func within(p, best *SizingPoint) bool {
+// (pool sizes whose intervals overlap are not ranked), or, where the pool
+// sizes' own searches give a spread (n), their difference within it (not
+// apart). Only confirmed searches make the intervals and the spread, so a
+// search cut short by a stall of the machine does not widen them.
+func (s *Sizing) within(p, best *SizingPoint, n noise) bool {
 	if p.Capacity.Median >= best.Capacity.Median*(1-KneeTolerance) {
 		return true
 	}
 	a, b := p.Capacity.CI95, best.Capacity.CI95
-	return len(a) == 2 && len(b) == 2 && a[1] >= b[0] && b[1] >= a[0]
+	if len(a) == 2 && len(b) == 2 && a[1] >= b[0] && b[1] >= a[0] {
+		return true
+	}
+	return n.df > 0 && !s.apart(p, best, n)
+}
+
+// noise is the spread of one search's capacity, on a log scale, among the
+// pool sizes of one answer: the standard deviation of each counted
+// search's log capacity about its pool size's mean, pooled over the pool
+// sizes with two counted searches or more, on df degrees of freedom (0:
+// none had two). On a shared machine the searches of every pool size meet
+// the same stalls, so their spreads pool.
+type noise struct {
+	sd    float64
+	df    int
+	pools int
+}
+
+// logCaps are the logs of p's counted searches' capacities.
+func (s *Sizing) logCaps(p *SizingPoint) []float64 {
+	var xs []float64
+	for _, se := range p.Searches {
+		if s.Counts(&se) {
+			xs = append(xs, math.Log(se.Capacity))
+		}
+	}
+	return xs
+}
+
+// noiseOf is the pooled spread of ps (noise).
+func (s *Sizing) noiseOf(ps []*SizingPoint) noise {
+	var ss float64
+	var df int
+	for _, p := range ps {
+		xs := s.logCaps(p)
+		if len(xs) < 2 {
+			continue
+		}
+		m := mean(xs)
+		for _, x := range xs {
+			ss += (x - m) * (x - m)
+		}
+		df += len(xs) - 1
+	}
+	if df == 0 {
+		return noise{}
+	}
+	pools := 0
+	for _, p := range ps {
+		if p.Capacity.Median > 0 {
+			pools++
+		}
+	}
+	return noise{sd: math.Sqrt(ss / float64(df)), df: df, pools: pools}
+}
+
+// apart reports whether a's and b's capacities differ beyond the noise n:
+// their mean log capacities differ by more than the 97.5% quantile of
+// Student's t on n.df degrees of freedom times the difference's standard
+// error (a two-sided pooled two-sample t test at 95%). TestKneeNoise
+// measures how often it ranks pool sizes of one truth, and how often it
+// finds a real step.
+func (s *Sizing) apart(a, b *SizingPoint, n noise) bool {
+	x, y := s.logCaps(a), s.logCaps(b)
+	if len(x) == 0 || len(y) == 0 || n.df == 0 {
+		return true
+	}
+	se := n.sd * math.Sqrt(1/float64(len(x))+1/float64(len(y)))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n.df)}.Quantile(0.975)
+	return math.Abs(mean(x)-mean(y)) > t*se
+}
+
+// mean is the mean of xs (not empty).
+func mean(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // Answers returns the sizing answers, one per combination of the other
@@ -443,7 +524,8 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		}
 		return a
 	}
-	knee, ki := kneeOf(ps, best)
+	n := s.noiseOf(ps)
+	knee, ki := s.kneeOf(ps, best, n)
 	rec, fits := s.recommend(ps, knee)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s%s: %s within %s", s.set(rec.Level), at, rec.RateText(), slo)
@@ -488,9 +570,9 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 		}
 		word := "within noise of the knee"
 		switch {
-		case !within(p, knee):
+		case !s.within(p, knee, n):
 			word = "less than the knee, beyond noise"
-		case !within(knee, p):
+		case !s.within(knee, p, n):
 			word = "more than the knee, beyond noise"
 		}
 		fmt.Fprintf(&b, " %s = %s serves %s, %s", s.Factor, p.Level, p.RateText(), word)
@@ -498,6 +580,13 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 			fmt.Fprintf(&b, " for %.1f× the memory", p.PoolPSSBytes/rec.PoolPSSBytes)
 		}
 		b.WriteString(".")
+	}
+	if knee.Capacity.Median < best.Capacity.Median*(1-KneeTolerance) {
+		// Within noise of the best by the searches' spread alone, though
+		// their medians are further apart than KneeTolerance: not ranked,
+		// which more searches may change.
+		fmt.Fprintf(&b, " The searches' spread leaves %s = %s within noise of the best, %s = %s (%s against %s req/s), their medians more than %.0f%% apart: more searches a pool size (--repeat) would rank them.",
+			s.Factor, knee.Level, s.Factor, best.Level, Rate(knee.Capacity.Median), Rate(best.Capacity.Median), 100*KneeTolerance)
 	}
 	if fits != "" {
 		b.WriteString(" " + fits)
@@ -512,9 +601,9 @@ func (s *Sizing) answer(group string, ps []*SizingPoint) Answer {
 
 // kneeOf is the knee of ps (in the factor's order) and its index: the
 // smallest pool whose capacity is within noise of best's.
-func kneeOf(ps []*SizingPoint, best *SizingPoint) (*SizingPoint, int) {
+func (s *Sizing) kneeOf(ps []*SizingPoint, best *SizingPoint, n noise) (*SizingPoint, int) {
 	for i, p := range ps {
-		if p.Capacity.Median > 0 && within(p, best) {
+		if p.Capacity.Median > 0 && s.within(p, best, n) {
 			return p, i
 		}
 	}

@@ -39,7 +39,7 @@ measure:
 // its workers, under the backend's own name of the setting.
 func TestSizingStudies(t *testing.T) {
 	for file, setting := range map[string]string{"sizing-prefork.yaml": "--processes", "sizing-php-fpm.yaml": "pm.max_children",
-		"sizing-prefork-models.yaml": "--processes", "sizing-gunicorn.yaml": "--workers", "sizing-puma.yaml": "--workers"} {
+		"sizing-prefork-models.yaml": "--processes", "sizing-gunicorn.yaml": "--workers", "sizing-puma.yaml": "--workers", "sizing-starman.yaml": "--workers"} {
 		s, err := Load("../../studies/" + file)
 		if err != nil {
 			t.Errorf("%v", err)
