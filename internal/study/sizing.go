@@ -377,9 +377,9 @@ func median(xs []float64) float64 {
 
 // within reports whether p's capacity is within noise of best's: its
 // median within KneeTolerance of best's, or their intervals overlapping
-// (pool sizes whose intervals overlap are not ranked), or, where the pool
-// sizes' own searches give a spread (n), their difference within it (not
-// apart). Only confirmed searches make the intervals and the spread, so a
+// (pool sizes whose intervals overlap are not ranked), or, where both
+// saturated the cores and the pool sizes' own searches give a spread (n),
+// their difference within it (not apart). Only confirmed searches make the intervals and the spread, so a
 // search cut short by a stall of the machine does not widen them.
 func (s *Sizing) within(p, best *SizingPoint, n noise) bool {
 	if p.Capacity.Median >= best.Capacity.Median*(1-KneeTolerance) {
@@ -389,7 +389,20 @@ func (s *Sizing) within(p, best *SizingPoint, n noise) bool {
 	if len(a) == 2 && len(b) == 2 && a[1] >= b[0] && b[1] >= a[0] {
 		return true
 	}
-	return n.df > 0 && !s.apart(p, best, n)
+	return n.df > 0 && s.saturated(p) && s.saturated(best) && !s.apart(p, best, n)
+}
+
+// saturated reports whether the cores were the limit at p: its searches
+// were limited by them (NameLimit), or the backend and the client kept
+// CoresShare or more of the cores that other programs left (at least one)
+// busy. Pool sizes that saturate the cores are expected to serve alike,
+// so only they are left unranked by the spread alone.
+func (s *Sizing) saturated(p *SizingPoint) bool {
+	if s.Cores <= 0 || p.Capacity.Median <= 0 {
+		return false
+	}
+	others := max(0, p.MachineCores-p.BackendCores-p.ClientCores)
+	return p.LimitedBy == LimitCores || p.BackendCores+p.ClientCores >= CoresShare*max(float64(s.Cores)-others, 1)
 }
 
 // noise is the spread of one search's capacity, on a log scale, among the
@@ -707,24 +720,10 @@ func (s *Sizing) others(ps []*SizingPoint) float64 {
 	return m
 }
 
-// coresLimit reports whether, at a pool of ps, the cores were the limit:
-// its searches were limited by them (NameLimit), or the backend and the
-// client kept CoresShare or more of the cores that other programs left
-// (at least one) busy.
+// coresLimit reports whether the cores were the limit at a pool of ps
+// (saturated).
 func (s *Sizing) coresLimit(ps []*SizingPoint) bool {
-	if s.Cores <= 0 {
-		return false
-	}
-	for _, p := range ps {
-		if p.Capacity.Median <= 0 {
-			continue
-		}
-		others := max(0, p.MachineCores-p.BackendCores-p.ClientCores)
-		if p.LimitedBy == LimitCores || p.BackendCores+p.ClientCores >= CoresShare*max(float64(s.Cores)-others, 1) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps, s.saturated)
 }
 
 // busy is the cores busy at p: the machine's, or the backend's and the
