@@ -415,9 +415,8 @@ func (s *searcher) saturated(st *Step) bool {
 // confirmation are bisected with confirmation runs (narrow), and
 // Result.Reason says how far the answer stayed from the resolution when
 // that bound was reached first. Else no level is confirmed and the answer
-// is none. A
-// confirmation that the client still held back after its retries ends
-// the search: lo is a lower bound.
+// is none. A confirmation that the client still held back after its
+// retries ends the search: lo is a lower bound.
 func (s *searcher) confirm(ctx context.Context) error {
 	if s.cfg.Confirm <= 0 {
 		s.confirmed = true

@@ -379,8 +379,9 @@ func median(xs []float64) float64 {
 // median within KneeTolerance of best's, or their intervals overlapping
 // (pool sizes whose intervals overlap are not ranked), or, where both
 // saturated the cores and the pool sizes' own searches give a spread (n),
-// their difference within it (not apart). Only confirmed searches make the intervals and the spread, so a
-// search cut short by a stall of the machine does not widen them.
+// their difference within it (not apart). Only confirmed searches make
+// the intervals and the spread, so a search cut short by a stall of the
+// machine does not widen them.
 func (s *Sizing) within(p, best *SizingPoint, n noise) bool {
 	if p.Capacity.Median >= best.Capacity.Median*(1-KneeTolerance) {
 		return true
@@ -412,9 +413,8 @@ func (s *Sizing) saturated(p *SizingPoint) bool {
 // none had two). On a shared machine the searches of every pool size meet
 // the same stalls, so their spreads pool.
 type noise struct {
-	sd    float64
-	df    int
-	pools int
+	sd float64
+	df int
 }
 
 // logCaps are the logs of p's counted searches' capacities.
@@ -446,13 +446,7 @@ func (s *Sizing) noiseOf(ps []*SizingPoint) noise {
 	if df == 0 {
 		return noise{}
 	}
-	pools := 0
-	for _, p := range ps {
-		if p.Capacity.Median > 0 {
-			pools++
-		}
-	}
-	return noise{sd: math.Sqrt(ss / float64(df)), df: df, pools: pools}
+	return noise{sd: math.Sqrt(ss / float64(df)), df: df}
 }
 
 // apart reports whether a's and b's capacities differ beyond the noise n:
