@@ -197,15 +197,22 @@ func TestSizingSleep(t *testing.T) {
 	skipUnlessLong(t)
 	const slo = "p99<=500ms"
 	r := runStudy(t, sizingStudy(t, "--delay, 50ms", slo))
-	sz := checkSizing(t, r, slo)
+	sleepTruth(t, r, checkSizing(t, r, slo))
+}
+
+// sleepTruth checks a sizing of pools of 1, 2 and 4 workers that sleep
+// 50 ms a request: each median within 10% of N / 50 ms, none limited by
+// the cores (a sleeping pool spends little CPU: its limit is its own
+// workers'), and the answer that capacity still grows at 4.
+func sleepTruth(t *testing.T, r studyRun, sz *study.Sizing) {
+	t.Helper()
 	for _, p := range sz.Points {
 		n, _ := strconv.Atoi(p.Level)
 		truth := float64(n) / 0.050
+		t.Logf("workers=%s: %s, limited by %s", p.Level, p.RateText(), p.LimitedBy)
 		if p.Capacity.Median < 0.9*truth || p.Capacity.Median > 1.1*truth {
 			t.Errorf("workers=%s: %.1f req/s, want within 10%% of N / 50 ms = %.0f", p.Level, p.Capacity.Median, truth)
 		}
-		// A sleeping pool spends little CPU: its limit is its own
-		// workers', never the machine's cores.
 		if p.LimitedBy == study.LimitCores {
 			t.Errorf("workers=%s: limited by the cores (%s), want the backend's own limit", p.Level, p.Reason)
 		}
@@ -489,19 +496,5 @@ func TestSizingStarman(t *testing.T) {
 	}
 	const slo = "p99<=500ms"
 	r := runStudy(t, "-t", "1s", "--confirm", "2s", "--repeat", "3", writeStudy(t, text))
-	sz := checkSizingOf(t, r, slo, "--workers", "2.0 GiB", true)
-	for _, p := range sz.Points {
-		n, _ := strconv.Atoi(p.Level)
-		truth := float64(n) / 0.050
-		t.Logf("--workers = %s: %s, limited by %s", p.Level, p.RateText(), p.LimitedBy)
-		if p.Capacity.Median < 0.9*truth || p.Capacity.Median > 1.1*truth {
-			t.Errorf("--workers = %s: %.1f req/s, want within 10%% of N / 50 ms = %.0f", p.Level, p.Capacity.Median, truth)
-		}
-		if p.LimitedBy == study.LimitCores {
-			t.Errorf("--workers = %s: limited by the cores (%s), want the backend's own limit", p.Level, p.Reason)
-		}
-	}
-	if a := r.res.Answers[0]; a.Level != "4" || !strings.Contains(a.Conclusion, "Capacity still grows at the largest pool measured") {
-		t.Errorf("answer: %s", a.Conclusion)
-	}
+	sleepTruth(t, r, checkSizingOf(t, r, slo, "--workers", "2.0 GiB", true))
 }
