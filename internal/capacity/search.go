@@ -110,7 +110,9 @@ type Result struct {
 	// Capacity, -1 if none.
 	FirstFail int
 	// LimitedBy is LimitedByBackend or LimitedByClient; Reason says why the
-	// client limited it, or why the search ended without a failing level.
+	// client limited it, why the search ended without a failing level, or,
+	// for a level confirmed below a failed confirmations' walk, how far it
+	// stayed from the resolution.
 	LimitedBy, Reason string
 	// AtMax reports that Capacity is Config.Max: higher levels were not
 	// tried.
